@@ -1,0 +1,125 @@
+package io.sandgate;
+
+import java.time.Clock;
+import java.util.EnumSet;
+
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.sandgate.config.SandgateConfig;
+import io.sandgate.ingress.Ingress;
+import io.sandgate.ingress.IngressServlet;
+import io.sandgate.store.Store;
+import io.sandgate.web.AccessLogFilter;
+import io.sandgate.web.HealthServlet;
+import io.sandgate.web.MetricsServlet;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.FilterRegistration;
+import jakarta.servlet.ServletContext;
+import jakarta.servlet.ServletRegistration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The composition root: builds every component from one validated configuration and installs the
+ * servlets. The WAR's listener and the embedded runner both come through here, so the two
+ * artifacts cannot drift apart.
+ */
+public final class Sandgate implements AutoCloseable
+{
+    private static final Logger LOG = LoggerFactory.getLogger(Sandgate.class);
+    /** Jetty publishes its thread pool under this name; the proxy client shares it when present. */
+    private static final String JETTY_EXECUTOR = "org.eclipse.jetty.server.Executor";
+
+    private final SandgateConfig config;
+    private final PrometheusMeterRegistry metrics;
+    private final Store store;
+    private final Ingress ingress;
+
+    private Sandgate(SandgateConfig config, PrometheusMeterRegistry metrics, Store store, Ingress ingress)
+    {
+        this.config = config;
+        this.metrics = metrics;
+        this.store = store;
+        this.ingress = ingress;
+    }
+
+    public static Sandgate create(SandgateConfig config)
+    {
+        PrometheusMeterRegistry metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        new JvmMemoryMetrics().bindTo(metrics);
+        new JvmGcMetrics().bindTo(metrics);
+        new JvmThreadMetrics().bindTo(metrics);
+        new ProcessorMetrics().bindTo(metrics);
+        Store store = Store.create(config, metrics);
+        try
+        {
+            Ingress ingress = new Ingress(config.ingress(), store.routes(), metrics, Clock.systemUTC());
+            return new Sandgate(config, metrics, store, ingress);
+        }
+        catch (RuntimeException x)
+        {
+            store.close();
+            throw x;
+        }
+    }
+
+    /** Registers Sandgate's servlets and filter in a context that is starting. */
+    public void install(ServletContext context)
+    {
+        FilterRegistration.Dynamic access = context.addFilter("sandgate-access", new AccessLogFilter(metrics, config.ingress().prefix(), config.accessLog()));
+        access.setAsyncSupported(true);
+        access.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), false, "/*");
+
+        String prefix = config.ingress().prefix();
+        ServletRegistration.Dynamic ingressServlet = context.addServlet("sandgate-ingress", new IngressServlet(ingress));
+        ingressServlet.setAsyncSupported(true);
+        ingressServlet.setLoadOnStartup(1);
+        ingressServlet.addMapping(prefix + "*");
+        ingressServlet.setInitParameter("idleTimeout", Long.toString(config.ingress().idleTimeout().toMillis()));
+        // No total timeout: a noVNC session or an SSE stream may last all day.
+        ingressServlet.setInitParameter("timeout", "0");
+        ingressServlet.setInitParameter("maxConnections", Integer.toString(config.ingress().maxConnectionsPerSandbox()));
+        if (context.getAttribute(JETTY_EXECUTOR) == null)
+            ingressServlet.setInitParameter("maxThreads", "200");
+
+        HealthServlet health = new HealthServlet(store);
+        context.addServlet("sandgate-healthz", health).addMapping("/healthz");
+        context.addServlet("sandgate-readyz", health).addMapping("/readyz");
+        context.addServlet("sandgate-metrics", new MetricsServlet(metrics)).addMapping("/metrics");
+        LOG.info("Sandgate ready: store={} ingress={} access={} config={}", config.store().type().name().toLowerCase(java.util.Locale.ROOT),
+            prefix, config.ingress().access().name().toLowerCase(java.util.Locale.ROOT), config.source());
+        if (config.adminToken().isEmpty())
+            LOG.info("admin.token is not set: the admin API is off");
+    }
+
+    public SandgateConfig config()
+    {
+        return config;
+    }
+
+    public Ingress ingress()
+    {
+        return ingress;
+    }
+
+    public Store store()
+    {
+        return store;
+    }
+
+    public PrometheusMeterRegistry metrics()
+    {
+        return metrics;
+    }
+
+    @Override
+    public void close()
+    {
+        store.close();
+        metrics.close();
+    }
+}

@@ -1,0 +1,140 @@
+package io.sandgate.config;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+import static io.sandgate.config.ValueParser.bool;
+import static io.sandgate.config.ValueParser.duration;
+import static io.sandgate.config.ValueParser.integer;
+import static io.sandgate.config.ValueParser.list;
+import static io.sandgate.config.ValueParser.map;
+import static io.sandgate.config.ValueParser.oneOf;
+import static io.sandgate.config.ValueParser.regex;
+import static io.sandgate.config.ValueParser.string;
+
+/**
+ * Every setting Sandgate knows, in the order of the reference table in the README. A key that is
+ * not listed here stops start-up.
+ */
+public final class ConfigKeys
+{
+    public static final ConfigKey<String> CONFIG = ConfigKey.of("config", "conf/sandgate.yaml", string(),
+        "Path of the YAML file; a missing file is an error unless it is this default.");
+
+    public static final ConfigKey<String> SERVER_HOST = ConfigKey.of("server.host", "0.0.0.0", string(),
+        "Embedded runner: address to listen on.");
+    public static final ConfigKey<Integer> SERVER_PORT = ConfigKey.of("server.port", "8080", integer(0, 65535),
+        "Embedded runner: HTTP port (0 picks a free one).");
+    public static final ConfigKey<Integer> SERVER_MAX_THREADS = ConfigKey.of("server.max-threads", "200", integer(8, 10_000),
+        "Embedded runner: size of the request thread pool.");
+    public static final ConfigKey<Duration> SERVER_STOP_TIMEOUT = ConfigKey.of("server.stop-timeout", "10s", duration(),
+        "Embedded runner: how long a stop waits for exchanges in flight.");
+
+    public static final ConfigKey<StoreConfig.Type> STORE_TYPE = ConfigKey.of("store.type", "memory", oneOf(StoreConfig.Type.class),
+        "`memory` (single replica) or `redis` (shared by all replicas).");
+    public static final ConfigKey<String> REDIS_ADDRESS = ConfigKey.of("store.redis.address", "redis://127.0.0.1:6379", string(),
+        "Single Redis server (`redis://` or `rediss://`).");
+    public static final ConfigKey<List<String>> REDIS_CLUSTER_NODES = ConfigKey.of("store.redis.cluster-nodes", null, list(),
+        "Redis Cluster seed nodes; when set, used instead of the single address.");
+    public static final ConfigKey<List<String>> REDIS_SENTINEL_NODES = ConfigKey.of("store.redis.sentinel-nodes", null, list(),
+        "Redis Sentinel nodes; needs `store.redis.sentinel-master`.");
+    public static final ConfigKey<String> REDIS_SENTINEL_MASTER = ConfigKey.of("store.redis.sentinel-master", null, string(),
+        "Master name watched by the sentinels.");
+    public static final ConfigKey<String> REDIS_USERNAME = ConfigKey.of("store.redis.username", null, string(),
+        "Redis ACL user.");
+    public static final ConfigKey<Secret> REDIS_PASSWORD = ConfigKey.secret("store.redis.password", "(none)",
+        "Redis password (redacted wherever config is shown).");
+    public static final ConfigKey<Integer> REDIS_DATABASE = ConfigKey.of("store.redis.database", "0", integer(0, 15),
+        "Redis database number (single and sentinel modes).");
+    public static final ConfigKey<Duration> REDIS_TIMEOUT = ConfigKey.of("store.redis.timeout", "1s", duration(),
+        "Redis command timeout; a route miss while Redis is down fails after this.");
+    public static final ConfigKey<Duration> REDIS_REVALIDATE_INTERVAL = ConfigKey.of("store.redis.revalidate-interval", "30s", duration(),
+        "Cached routes are re-read this often even without change notifications (a safety net).");
+    public static final ConfigKey<Duration> REDIS_POLL_INTERVAL = ConfigKey.of("store.redis.poll-interval", "500ms", duration(),
+        "Re-read interval used instead when keyspace notifications cannot be enabled on the server.");
+
+    public static final ConfigKey<String> INGRESS_PREFIX = ConfigKey.of("ingress.prefix", "/vnc/", string(),
+        "Ingress mount; starts and ends with `/`.");
+    public static final ConfigKey<Pattern> INGRESS_ID_PATTERN = ConfigKey.of("ingress.id-pattern", "\\d+", regex(),
+        "Sandbox id pattern, always matched whole.");
+    public static final ConfigKey<Integer> INGRESS_ID_MAX_LENGTH = ConfigKey.of("ingress.id-max-length", "64", integer(1, 255),
+        "Longer ids are answered 400.");
+    public static final ConfigKey<String> INGRESS_ROUTES_KEY = ConfigKey.of("ingress.routes-key", "vnc_sandboxes", string(),
+        "Redis hash of sandbox id -> `host:port`.");
+    public static final ConfigKey<Map<String, String>> INGRESS_STATIC_ROUTES = ConfigKey.of("ingress.static-routes", null, map(),
+        "Routes loaded into the in-memory store at start (`id: host:port`).");
+    public static final ConfigKey<String> INGRESS_HEADER = ConfigKey.of("ingress.header", "X-Sandbox-Id", string(),
+        "Request header naming the sandbox, the last resolution step.");
+    public static final ConfigKey<String> COOKIE_NAME = ConfigKey.of("ingress.cookie.name", "vnc_session_id", string(),
+        "Session cookie name.");
+    public static final ConfigKey<Secret> COOKIE_SECRET = ConfigKey.secret("ingress.cookie.secret", "random per start, with a warning",
+        "HMAC key for session cookies and grants; set it (same on every replica) in production.");
+    public static final ConfigKey<Duration> COOKIE_TTL = ConfigKey.of("ingress.cookie.ttl", "12h", duration(),
+        "Lifetime of a session cookie entry.");
+    public static final ConfigKey<CookieConfig.SecureMode> COOKIE_SECURE = ConfigKey.of("ingress.cookie.secure", "auto", oneOf(CookieConfig.SecureMode.class),
+        "`auto` (Secure behind HTTPS), `always` or `never`.");
+    public static final ConfigKey<Integer> COOKIE_MAX_SANDBOXES = ConfigKey.of("ingress.cookie.max-sandboxes", "8", integer(1, 32),
+        "Sandboxes one browser may hold in its cookie at once (tabs on several sandboxes).");
+    public static final ConfigKey<IngressConfig.Access> INGRESS_ACCESS = ConfigKey.of("ingress.access", "open", oneOf(IngressConfig.Access.class),
+        "`open`, or `signed`: the first URL must carry a grant token.");
+    public static final ConfigKey<String> GRANT_PARAM = ConfigKey.of("ingress.grant.param", "sandgate_grant", string(),
+        "Query parameter that carries a grant token in `signed` mode.");
+    public static final ConfigKey<List<String>> TRUSTED_PROXIES = ConfigKey.of("ingress.trusted-proxies", null, list(),
+        "CIDRs whose X-Forwarded-* headers are kept; from anyone else they are dropped.");
+    public static final ConfigKey<Duration> INGRESS_IDLE_TIMEOUT = ConfigKey.of("ingress.idle-timeout", "3600s", duration(),
+        "Idle timeout of an exchange with a sandbox (no total timeout).");
+    public static final ConfigKey<Duration> INGRESS_CONNECT_TIMEOUT = ConfigKey.of("ingress.connect-timeout", "5s", duration(),
+        "Connect timeout towards a sandbox.");
+    public static final ConfigKey<Duration> INGRESS_DESTINATION_IDLE_TIMEOUT = ConfigKey.of("ingress.destination-idle-timeout", "60s", duration(),
+        "Connection pools to sandbox addresses unused this long are released (pod IPs churn).");
+    public static final ConfigKey<Integer> INGRESS_MAX_CONNECTIONS = ConfigKey.of("ingress.max-connections-per-sandbox", "256", integer(1, 65_535),
+        "Connection pool size towards one sandbox address.");
+    public static final ConfigKey<Integer> ROUTE_CACHE_SIZE = ConfigKey.of("ingress.route-cache-size", "100000", integer(16, 10_000_000),
+        "Routes kept in each replica's local cache.");
+
+    public static final ConfigKey<Secret> ADMIN_TOKEN = ConfigKey.secret("admin.token", "(none: admin API off)",
+        "Bearer token for `/admin/`.");
+    public static final ConfigKey<Boolean> ACCESS_LOG = ConfigKey.of("log.access", "true", bool(),
+        "Write one access-log line per request (logger `sandgate.access`).");
+
+    public static final List<ConfigKey<?>> ALL = List.of(
+        CONFIG,
+        SERVER_HOST, SERVER_PORT, SERVER_MAX_THREADS, SERVER_STOP_TIMEOUT,
+        STORE_TYPE, REDIS_ADDRESS, REDIS_CLUSTER_NODES, REDIS_SENTINEL_NODES, REDIS_SENTINEL_MASTER,
+        REDIS_USERNAME, REDIS_PASSWORD, REDIS_DATABASE, REDIS_TIMEOUT, REDIS_REVALIDATE_INTERVAL, REDIS_POLL_INTERVAL,
+        INGRESS_PREFIX, INGRESS_ID_PATTERN, INGRESS_ID_MAX_LENGTH, INGRESS_ROUTES_KEY, INGRESS_STATIC_ROUTES, INGRESS_HEADER,
+        COOKIE_NAME, COOKIE_SECRET, COOKIE_TTL, COOKIE_SECURE, COOKIE_MAX_SANDBOXES,
+        INGRESS_ACCESS, GRANT_PARAM, TRUSTED_PROXIES,
+        INGRESS_IDLE_TIMEOUT, INGRESS_CONNECT_TIMEOUT, INGRESS_DESTINATION_IDLE_TIMEOUT, INGRESS_MAX_CONNECTIONS, ROUTE_CACHE_SIZE,
+        ADMIN_TOKEN, ACCESS_LOG);
+
+    private ConfigKeys()
+    {
+    }
+
+    /** The key with this dotted name, or null. */
+    public static ConfigKey<?> byName(String name)
+    {
+        for (ConfigKey<?> key : ALL)
+        {
+            if (key.name().equals(name))
+                return key;
+        }
+        return null;
+    }
+
+    /** The README's configuration table, generated so that it cannot drift from the code. */
+    public static String referenceTable()
+    {
+        StringBuilder table = new StringBuilder("| key | default | meaning |\n|---|---|---|\n");
+        for (ConfigKey<?> key : ALL)
+        {
+            table.append("| `").append(key.name()).append("` | ")
+                .append(key.defaultValue() == null ? key.defaultText() : "`" + key.defaultText() + "`")
+                .append(" | ").append(key.description()).append(" |\n");
+        }
+        return table.toString();
+    }
+}

@@ -1,0 +1,266 @@
+package io.sandgate.config;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import io.sandgate.net.Cidr;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
+import org.yaml.snakeyaml.error.YAMLException;
+
+/**
+ * Reads the configuration from its four sources and validates it whole. Precedence, highest first:
+ * system property {@code sandgate.<key>}, environment variable {@code SANDGATE_<KEY>}, servlet
+ * context-param {@code sandgate.<key>}, the YAML file, the default. Unknown keys in any source and
+ * unparsable values stop start-up with one message per problem.
+ */
+public final class ConfigLoader
+{
+    private static final String PREFIX = "sandgate.";
+
+    private final Map<String, Object> raw = new HashMap<>();
+    private final Map<String, String> origin = new HashMap<>();
+    private final List<String> problems = new ArrayList<>();
+
+    private ConfigLoader()
+    {
+    }
+
+    /**
+     * @param contextParams servlet context-params (all of them; only {@code sandgate.*} are read)
+     * @param systemProperties system properties (only {@code sandgate.*} are read)
+     * @param environment environment variables (only {@code SANDGATE_*} are read)
+     */
+    public static SandgateConfig load(Map<String, String> contextParams, Map<String, String> systemProperties, Map<String, String> environment)
+    {
+        ConfigLoader loader = new ConfigLoader();
+        String path = firstNonNull(
+            systemProperties.get(ConfigKeys.CONFIG.propertyName()),
+            environment.get(ConfigKeys.CONFIG.envName()),
+            contextParams.get(ConfigKeys.CONFIG.propertyName()));
+        String source = loader.readYaml(path == null ? ConfigKeys.CONFIG.defaultValue() : path, path != null);
+        loader.overlay(contextParams, "context-param");
+        loader.overlayEnvironment(environment);
+        loader.overlay(systemProperties, "system property");
+        return loader.build(source);
+    }
+
+    /** The process's own system properties and environment, no context-params: the embedded runner. */
+    public static SandgateConfig loadEmbedded()
+    {
+        Map<String, String> properties = new HashMap<>();
+        System.getProperties().forEach((k, v) -> properties.put(k.toString(), v.toString()));
+        return load(Map.of(), properties, System.getenv());
+    }
+
+    /** Builds a configuration from dotted keys and raw values only, as tests and tools need. */
+    public static SandgateConfig fromValues(Map<String, ?> values)
+    {
+        ConfigLoader loader = new ConfigLoader();
+        values.forEach((name, value) -> loader.put(name, value, "value"));
+        return loader.build("none");
+    }
+
+    private String readYaml(String path, boolean explicit)
+    {
+        Path file = Path.of(path);
+        if (!Files.exists(file))
+        {
+            if (explicit)
+                problems.add(ConfigKeys.CONFIG.name() + ": file " + path + " does not exist (expected: a readable YAML file)");
+            return "none";
+        }
+        try (Reader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8))
+        {
+            Object document = new Yaml(new SafeConstructor(new LoaderOptions())).load(reader);
+            if (document instanceof Map<?, ?> map)
+                flatten("", map, path);
+            else if (document != null)
+                problems.add(path + ": top level is not a map (expected: keys such as server:, ingress:)");
+        }
+        catch (IOException | YAMLException x)
+        {
+            problems.add(path + ": cannot be read (" + x.getMessage().lines().findFirst().orElse("") + ")");
+        }
+        return path;
+    }
+
+    private void flatten(String parent, Map<?, ?> map, String file)
+    {
+        map.forEach((k, value) ->
+        {
+            String name = parent + k;
+            ConfigKey<?> key = ConfigKeys.byName(name);
+            // A key whose type is itself a map (static routes) stops the descent.
+            if (value instanceof Map<?, ?> child && key == null)
+                flatten(name + ".", child, file);
+            else if (value != null)
+                put(name, value, "YAML " + file);
+        });
+    }
+
+    private void overlay(Map<String, String> values, String kind)
+    {
+        values.forEach((name, value) ->
+        {
+            if (name.startsWith(PREFIX))
+                put(name.substring(PREFIX.length()), value, kind + " " + name);
+        });
+    }
+
+    private void overlayEnvironment(Map<String, String> environment)
+    {
+        Map<String, String> byEnvName = new HashMap<>();
+        for (ConfigKey<?> key : ConfigKeys.ALL)
+            byEnvName.put(key.envName(), key.name());
+        environment.forEach((name, value) ->
+        {
+            if (!name.startsWith("SANDGATE_"))
+                return;
+            String dotted = byEnvName.get(name);
+            if (dotted == null)
+                problems.add("environment variable " + name + ": unknown setting (expected: SANDGATE_ followed by a key from the reference, e.g. SANDGATE_SERVER_PORT)");
+            else
+                put(dotted, value, "environment variable " + name);
+        });
+    }
+
+    private void put(String name, Object value, String from)
+    {
+        if (ConfigKeys.byName(name) == null)
+        {
+            problems.add(name + ": unknown setting in " + from + suggestion(name));
+            return;
+        }
+        raw.put(name, value);
+        origin.put(name, from);
+    }
+
+    private static String suggestion(String name)
+    {
+        String best = null;
+        int bestDistance = 4;
+        for (ConfigKey<?> key : ConfigKeys.ALL)
+        {
+            int d = distance(name, key.name());
+            if (d < bestDistance)
+            {
+                bestDistance = d;
+                best = key.name();
+            }
+        }
+        return best == null ? "" : " (did you mean " + best + "?)";
+    }
+
+    private static int distance(String a, String b)
+    {
+        int[] prev = new int[b.length() + 1];
+        int[] cur = new int[b.length() + 1];
+        for (int j = 0; j <= b.length(); j++)
+            prev[j] = j;
+        for (int i = 1; i <= a.length(); i++)
+        {
+            cur[0] = i;
+            for (int j = 1; j <= b.length(); j++)
+                cur[j] = Math.min(Math.min(cur[j - 1], prev[j]) + 1, prev[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1));
+            int[] t = prev;
+            prev = cur;
+            cur = t;
+        }
+        return prev[b.length()];
+    }
+
+    private <T> T get(ConfigKey<T> key)
+    {
+        Object value = raw.containsKey(key.name()) ? raw.get(key.name()) : key.defaultValue();
+        if (value == null)
+            return null;
+        try
+        {
+            return key.parser().parse(value);
+        }
+        catch (IllegalArgumentException x)
+        {
+            String shown = key.secret() ? "" : " '" + value + "'";
+            String from = origin.getOrDefault(key.name(), "default");
+            problems.add(key.name() + ":" + shown + " from " + from + " (expected: " + x.getMessage() + ")");
+            return null;
+        }
+    }
+
+    private SandgateConfig build(String source)
+    {
+        Map<ConfigKey<?>, Object> values = new LinkedHashMap<>();
+        for (ConfigKey<?> key : ConfigKeys.ALL)
+            values.put(key, get(key));
+        if (!problems.isEmpty())
+            throw new ConfigException(problems);
+        try
+        {
+            return assemble(source);
+        }
+        catch (IllegalArgumentException x)
+        {
+            throw new ConfigException(x.getMessage());
+        }
+    }
+
+    private SandgateConfig assemble(String source)
+    {
+        ServerConfig server = new ServerConfig(get(ConfigKeys.SERVER_HOST), get(ConfigKeys.SERVER_PORT),
+            get(ConfigKeys.SERVER_MAX_THREADS), get(ConfigKeys.SERVER_STOP_TIMEOUT));
+        StoreConfig.Redis redis = new StoreConfig.Redis(get(ConfigKeys.REDIS_ADDRESS),
+            orEmpty(get(ConfigKeys.REDIS_CLUSTER_NODES)), orEmpty(get(ConfigKeys.REDIS_SENTINEL_NODES)),
+            Optional.ofNullable(get(ConfigKeys.REDIS_SENTINEL_MASTER)), Optional.ofNullable(get(ConfigKeys.REDIS_USERNAME)),
+            Optional.ofNullable(get(ConfigKeys.REDIS_PASSWORD)), get(ConfigKeys.REDIS_DATABASE), get(ConfigKeys.REDIS_TIMEOUT),
+            get(ConfigKeys.REDIS_REVALIDATE_INTERVAL), get(ConfigKeys.REDIS_POLL_INTERVAL));
+        StoreConfig store = new StoreConfig(get(ConfigKeys.STORE_TYPE), redis);
+        CookieConfig cookie = new CookieConfig(get(ConfigKeys.COOKIE_NAME), Optional.ofNullable(get(ConfigKeys.COOKIE_SECRET)),
+            get(ConfigKeys.COOKIE_TTL), get(ConfigKeys.COOKIE_SECURE), get(ConfigKeys.COOKIE_MAX_SANDBOXES));
+        List<Cidr> trusted = new ArrayList<>();
+        for (String cidr : orEmpty(get(ConfigKeys.TRUSTED_PROXIES)))
+        {
+            try
+            {
+                trusted.add(Cidr.parse(cidr));
+            }
+            catch (IllegalArgumentException x)
+            {
+                throw new IllegalArgumentException(ConfigKeys.TRUSTED_PROXIES.name() + ": " + x.getMessage());
+            }
+        }
+        Map<String, String> staticRoutes = get(ConfigKeys.INGRESS_STATIC_ROUTES);
+        IngressConfig ingress = new IngressConfig(get(ConfigKeys.INGRESS_PREFIX), get(ConfigKeys.INGRESS_ID_PATTERN),
+            get(ConfigKeys.INGRESS_ID_MAX_LENGTH), get(ConfigKeys.INGRESS_ROUTES_KEY), staticRoutes == null ? Map.of() : staticRoutes,
+            get(ConfigKeys.INGRESS_HEADER), cookie, get(ConfigKeys.INGRESS_ACCESS), get(ConfigKeys.GRANT_PARAM), trusted,
+            get(ConfigKeys.INGRESS_IDLE_TIMEOUT), get(ConfigKeys.INGRESS_CONNECT_TIMEOUT),
+            get(ConfigKeys.INGRESS_DESTINATION_IDLE_TIMEOUT), get(ConfigKeys.INGRESS_MAX_CONNECTIONS), get(ConfigKeys.ROUTE_CACHE_SIZE));
+        return new SandgateConfig(source, server, store, ingress, Optional.ofNullable(get(ConfigKeys.ADMIN_TOKEN)), get(ConfigKeys.ACCESS_LOG));
+    }
+
+    private static <T> List<T> orEmpty(List<T> list)
+    {
+        return list == null ? List.of() : list;
+    }
+
+    @SafeVarargs
+    private static <T> T firstNonNull(T... values)
+    {
+        for (T value : values)
+        {
+            if (value != null)
+                return value;
+        }
+        return null;
+    }
+}

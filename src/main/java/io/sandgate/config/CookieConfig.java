@@ -1,0 +1,35 @@
+package io.sandgate.config;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * The ingress session cookie.
+ *
+ * @param name cookie name
+ * @param secret HMAC key; empty means a random key is made at start (cookies die with the process)
+ * @param ttl lifetime of one sandbox entry in the cookie
+ * @param secure when to add the Secure attribute
+ * @param maxSandboxes how many sandboxes one cookie may carry (one per open tab)
+ */
+public record CookieConfig(String name, Optional<Secret> secret, Duration ttl, SecureMode secure, int maxSandboxes)
+{
+    public enum SecureMode
+    {
+        AUTO, ALWAYS, NEVER
+    }
+
+    public CookieConfig
+    {
+        Objects.requireNonNull(secret, "secret");
+        if (!name.matches("[A-Za-z0-9_!#$%&'*+.^`|~-]+"))
+            throw new IllegalArgumentException(ConfigKeys.COOKIE_NAME.name() + ": " + name + " (expected: a cookie name token)");
+        secret.ifPresent(s ->
+        {
+            if (s.bytes().length < 16)
+                throw new IllegalArgumentException(ConfigKeys.COOKIE_SECRET.name() + ": too short (expected: at least 16 bytes)");
+        });
+        StoreConfig.positive(ConfigKeys.COOKIE_TTL, ttl);
+    }
+}

@@ -1,0 +1,55 @@
+package io.sandgate.config;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+import io.sandgate.net.Cidr;
+
+/**
+ * The ingress face: how a browser's requests find their sandbox.
+ *
+ * @param prefix mount, starting and ending with '/'
+ * @param idPattern sandbox id pattern, always matched whole
+ * @param idMaxLength longer ids are rejected before the pattern runs
+ * @param routesKey Redis hash holding id -> host:port
+ * @param staticRoutes routes seeded into the in-memory store
+ * @param header request header naming the sandbox
+ * @param cookie the session cookie
+ * @param access open, or signed (grant token required on the first URL)
+ * @param grantParam query parameter carrying a grant
+ * @param trustedProxies peers whose X-Forwarded-* headers are believed
+ * @param idleTimeout idle timeout towards sandboxes
+ * @param connectTimeout connect timeout towards sandboxes
+ * @param destinationIdleTimeout unused per-address pools are released after this
+ * @param maxConnectionsPerSandbox pool size per sandbox address
+ * @param routeCacheSize local route cache size
+ */
+public record IngressConfig(String prefix, Pattern idPattern, int idMaxLength, String routesKey,
+                            Map<String, String> staticRoutes, String header, CookieConfig cookie, Access access,
+                            String grantParam, List<Cidr> trustedProxies, Duration idleTimeout, Duration connectTimeout,
+                            Duration destinationIdleTimeout, int maxConnectionsPerSandbox, int routeCacheSize)
+{
+    public enum Access
+    {
+        OPEN, SIGNED
+    }
+
+    public IngressConfig
+    {
+        if (!prefix.matches("/([A-Za-z0-9._~-]+/)+"))
+            throw new IllegalArgumentException(ConfigKeys.INGRESS_PREFIX.name() + ": " + prefix + " (expected: a path that starts and ends with '/', such as /vnc/)");
+        if (routesKey.isBlank())
+            throw new IllegalArgumentException(ConfigKeys.INGRESS_ROUTES_KEY.name() + ": empty (expected: a Redis key name)");
+        if (!header.matches("[A-Za-z0-9-]+"))
+            throw new IllegalArgumentException(ConfigKeys.INGRESS_HEADER.name() + ": " + header + " (expected: a header name)");
+        if (!grantParam.matches("[A-Za-z0-9_.-]+"))
+            throw new IllegalArgumentException(ConfigKeys.GRANT_PARAM.name() + ": " + grantParam + " (expected: letters, digits, '_', '.', '-')");
+        staticRoutes = Map.copyOf(staticRoutes);
+        trustedProxies = List.copyOf(trustedProxies);
+        StoreConfig.positive(ConfigKeys.INGRESS_IDLE_TIMEOUT, idleTimeout);
+        StoreConfig.positive(ConfigKeys.INGRESS_CONNECT_TIMEOUT, connectTimeout);
+        StoreConfig.positive(ConfigKeys.INGRESS_DESTINATION_IDLE_TIMEOUT, destinationIdleTimeout);
+    }
+}

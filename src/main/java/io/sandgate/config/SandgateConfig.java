@@ -1,0 +1,26 @@
+package io.sandgate.config;
+
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * The whole configuration, parsed and validated once at start and never changed after.
+ *
+ * @param source where the YAML came from, for messages ("none" without a file)
+ * @param server embedded listener
+ * @param store shared state
+ * @param ingress the ingress face
+ * @param adminToken bearer token for /admin/; empty turns the admin API off
+ * @param accessLog whether to write access-log lines
+ */
+public record SandgateConfig(String source, ServerConfig server, StoreConfig store, IngressConfig ingress,
+                             Optional<Secret> adminToken, boolean accessLog)
+{
+    public SandgateConfig
+    {
+        Objects.requireNonNull(server, "server");
+        Objects.requireNonNull(store, "store");
+        Objects.requireNonNull(ingress, "ingress");
+        Objects.requireNonNull(adminToken, "adminToken");
+    }
+}

@@ -1,0 +1,64 @@
+package io.sandgate.config;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * Where shared state lives.
+ *
+ * @param type memory (one replica) or redis (every replica sees the same state)
+ * @param redis how to reach Redis; used only when type is redis
+ */
+public record StoreConfig(Type type, Redis redis)
+{
+    public enum Type
+    {
+        MEMORY, REDIS
+    }
+
+    public StoreConfig
+    {
+        Objects.requireNonNull(type, "type");
+        Objects.requireNonNull(redis, "redis");
+    }
+
+    /**
+     * @param address single server URI
+     * @param clusterNodes cluster seed nodes; when non-empty, cluster mode
+     * @param sentinelNodes sentinel nodes; when non-empty, sentinel mode
+     * @param sentinelMaster master name for sentinel mode
+     * @param username ACL user
+     * @param password password, never printed
+     * @param database database number (not in cluster mode)
+     * @param timeout command timeout
+     * @param revalidateInterval full re-read of cached routes, even with notifications
+     * @param pollInterval re-read interval when keyspace notifications are unavailable
+     */
+    public record Redis(String address, List<String> clusterNodes, List<String> sentinelNodes,
+                        Optional<String> sentinelMaster, Optional<String> username, Optional<Secret> password,
+                        int database, Duration timeout, Duration revalidateInterval, Duration pollInterval)
+    {
+        public Redis
+        {
+            if (!address.startsWith("redis://") && !address.startsWith("rediss://"))
+                throw new IllegalArgumentException(ConfigKeys.REDIS_ADDRESS.name() + ": " + address + " (expected: redis://host:port or rediss://host:port)");
+            clusterNodes = List.copyOf(clusterNodes);
+            sentinelNodes = List.copyOf(sentinelNodes);
+            if (!sentinelNodes.isEmpty() && sentinelMaster.isEmpty())
+                throw new IllegalArgumentException(ConfigKeys.REDIS_SENTINEL_MASTER.name() + ": missing (expected: the master name, since store.redis.sentinel-nodes is set)");
+            if (!clusterNodes.isEmpty() && !sentinelNodes.isEmpty())
+                throw new IllegalArgumentException(ConfigKeys.REDIS_CLUSTER_NODES.name() + ": set together with store.redis.sentinel-nodes (expected: one of them)");
+            positive(ConfigKeys.REDIS_TIMEOUT, timeout);
+            positive(ConfigKeys.REDIS_REVALIDATE_INTERVAL, revalidateInterval);
+            positive(ConfigKeys.REDIS_POLL_INTERVAL, pollInterval);
+        }
+    }
+
+    static void positive(ConfigKey<Duration> key, Duration value)
+    {
+        if (value.isZero() || value.isNegative())
+            throw new IllegalArgumentException(key.name() + ": " + value + " (expected: > 0)");
+    }
+}

@@ -1,0 +1,198 @@
+package io.sandgate.config;
+
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
+
+/**
+ * Turns one raw value (a string from a property, an environment variable or a context-param, or a
+ * scalar, list or map from YAML) into a typed value. Throws {@link IllegalArgumentException} with a
+ * message that completes "expected: ...".
+ *
+ * @param <T> the typed value
+ */
+@FunctionalInterface
+public interface ValueParser<T>
+{
+    T parse(Object raw);
+
+    static ValueParser<String> string()
+    {
+        return raw -> scalar(raw, "a string");
+    }
+
+    static ValueParser<Secret> secret()
+    {
+        return raw -> new Secret(scalar(raw, "a non-empty secret"));
+    }
+
+    static ValueParser<Integer> integer(int min, int max)
+    {
+        String expected = "an integer from " + min + " to " + max;
+        return raw ->
+        {
+            try
+            {
+                int value = Integer.parseInt(scalar(raw, expected).trim());
+                if (value < min || value > max)
+                    throw new IllegalArgumentException(expected);
+                return value;
+            }
+            catch (NumberFormatException x)
+            {
+                throw new IllegalArgumentException(expected);
+            }
+        };
+    }
+
+    static ValueParser<Boolean> bool()
+    {
+        return raw ->
+        {
+            String value = scalar(raw, "true or false").trim().toLowerCase(Locale.ROOT);
+            return switch (value)
+            {
+                case "true", "yes", "on" -> true;
+                case "false", "no", "off" -> false;
+                default -> throw new IllegalArgumentException("true or false");
+            };
+        };
+    }
+
+    Pattern DURATION = Pattern.compile("(\\d+)\\s*(ms|s|m|h|d)");
+
+    /** Durations as {@code 500ms}, {@code 30s}, {@code 5m}, {@code 1h}, {@code 1d} or ISO-8601 ({@code PT1H}). */
+    static ValueParser<Duration> duration()
+    {
+        String expected = "a duration such as 500ms, 30s, 5m, 1h or PT1H";
+        return raw ->
+        {
+            String value = scalar(raw, expected).trim();
+            Matcher m = DURATION.matcher(value);
+            if (m.matches())
+            {
+                long n = Long.parseLong(m.group(1));
+                return switch (m.group(2))
+                {
+                    case "ms" -> Duration.ofMillis(n);
+                    case "s" -> Duration.ofSeconds(n);
+                    case "m" -> Duration.ofMinutes(n);
+                    case "h" -> Duration.ofHours(n);
+                    default -> Duration.ofDays(n);
+                };
+            }
+            try
+            {
+                Duration d = Duration.parse(value);
+                if (d.isNegative())
+                    throw new IllegalArgumentException(expected);
+                return d;
+            }
+            catch (DateTimeParseException x)
+            {
+                throw new IllegalArgumentException(expected);
+            }
+        };
+    }
+
+    static <E extends Enum<E>> ValueParser<E> oneOf(Class<E> type)
+    {
+        List<String> names = new ArrayList<>();
+        for (E e : type.getEnumConstants())
+            names.add(e.name().toLowerCase(Locale.ROOT));
+        String expected = "one of " + String.join(", ", names);
+        return raw ->
+        {
+            String value = scalar(raw, expected).trim().toUpperCase(Locale.ROOT).replace('-', '_');
+            try
+            {
+                return Enum.valueOf(type, value);
+            }
+            catch (IllegalArgumentException x)
+            {
+                throw new IllegalArgumentException(expected);
+            }
+        };
+    }
+
+    static ValueParser<Pattern> regex()
+    {
+        return raw ->
+        {
+            try
+            {
+                return Pattern.compile(scalar(raw, "a regular expression"));
+            }
+            catch (PatternSyntaxException x)
+            {
+                throw new IllegalArgumentException("a regular expression (" + x.getDescription() + ")");
+            }
+        };
+    }
+
+    /** A YAML list, or a comma-separated string from a property or environment variable. */
+    static ValueParser<List<String>> list()
+    {
+        return raw ->
+        {
+            List<String> result = new ArrayList<>();
+            if (raw instanceof List<?> items)
+            {
+                for (Object item : items)
+                    result.add(scalar(item, "a list of strings"));
+            }
+            else
+            {
+                for (String item : scalar(raw, "a list of strings").split(","))
+                {
+                    if (!item.isBlank())
+                        result.add(item.trim());
+                }
+            }
+            return List.copyOf(result);
+        };
+    }
+
+    /** A YAML map, or {@code k1=v1,k2=v2} from a property or environment variable. */
+    static ValueParser<Map<String, String>> map()
+    {
+        String expected = "a map of strings (YAML map, or k1=v1,k2=v2)";
+        return raw ->
+        {
+            Map<String, String> result = new LinkedHashMap<>();
+            if (raw instanceof Map<?, ?> entries)
+            {
+                entries.forEach((k, v) -> result.put(scalar(k, expected), scalar(v, expected)));
+            }
+            else
+            {
+                for (String pair : scalar(raw, expected).split(","))
+                {
+                    if (pair.isBlank())
+                        continue;
+                    int eq = pair.indexOf('=');
+                    if (eq <= 0)
+                        throw new IllegalArgumentException(expected);
+                    result.put(pair.substring(0, eq).trim(), pair.substring(eq + 1).trim());
+                }
+            }
+            return Map.copyOf(result);
+        };
+    }
+
+    private static String scalar(Object raw, String expected)
+    {
+        if (raw instanceof String s)
+            return s;
+        if (raw instanceof Number || raw instanceof Boolean)
+            return raw.toString();
+        throw new IllegalArgumentException(expected);
+    }
+}

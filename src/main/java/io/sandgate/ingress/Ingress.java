@@ -1,0 +1,119 @@
+package io.sandgate.ingress;
+
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.sandgate.config.IngressConfig;
+import io.sandgate.store.Route;
+import io.sandgate.store.RouteStore;
+import io.sandgate.web.ClientInfo;
+import io.sandgate.web.GatewayException;
+import jakarta.servlet.http.Cookie;
+import jakarta.servlet.http.HttpServletRequest;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The ingress face without the servlet: turns a request into a decision and a route. Built once by
+ * the composition root.
+ */
+public final class Ingress
+{
+    private static final Logger LOG = LoggerFactory.getLogger(Ingress.class);
+
+    private final IngressConfig config;
+    private final RouteStore routes;
+    private final ClientInfo clients;
+    private final SessionResolver resolver;
+    private final Grants grants;
+    private final Map<IngressDecision.Source, Counter> resolutions = new EnumMap<>(IngressDecision.Source.class);
+
+    public Ingress(IngressConfig config, RouteStore routes, MeterRegistry registry, Clock clock)
+    {
+        this.config = config;
+        this.routes = routes;
+        this.clients = new ClientInfo(config.trustedProxies());
+        byte[] key;
+        if (config.cookie().secret().isPresent())
+        {
+            key = config.cookie().secret().get().bytes();
+        }
+        else
+        {
+            key = new byte[32];
+            new SecureRandom().nextBytes(key);
+            LOG.warn("ingress.cookie.secret is not set: using a random key. Session cookies and grants will not survive a restart "
+                + "and will not work across replicas; set the same secret on every replica.");
+        }
+        Signer signer = new Signer(key);
+        IdSyntax ids = new IdSyntax(config.idPattern(), config.idMaxLength());
+        SessionCookie cookie = new SessionCookie(signer, ids, config.cookie().ttl(), config.cookie().maxSandboxes(), clock);
+        this.grants = new Grants(signer, clock);
+        this.resolver = new SessionResolver(config, ids, cookie, grants);
+        for (IngressDecision.Source source : IngressDecision.Source.values())
+        {
+            resolutions.put(source, Counter.builder("sandgate.ingress.resolution")
+                .tag("source", source.name().toLowerCase(java.util.Locale.ROOT))
+                .description("Ingress requests by the resolution step that found their sandbox").register(registry));
+        }
+    }
+
+    public IngressConfig config()
+    {
+        return config;
+    }
+
+    public ClientInfo clients()
+    {
+        return clients;
+    }
+
+    /** Issues grant tokens with this gateway's secret (admin API, tests, the {@code grant} command). */
+    public Grants grants()
+    {
+        return grants;
+    }
+
+    /** Resolves the request's sandbox; see {@link SessionResolver}. */
+    public IngressDecision decide(HttpServletRequest request)
+    {
+        String path = request.getRequestURI().substring(request.getContextPath().length());
+        IngressRequest ingressRequest = new IngressRequest(request.getMethod(), path, request.getQueryString(),
+            clients.origin(request), request.getHeader("Referer"), sessionCookies(request), request.getHeader(config.header()));
+        boolean secure = "https".equals(clients.scheme(request));
+        IngressDecision decision = resolver.resolve(ingressRequest, secure, config.cookie().secure());
+        if (decision instanceof IngressDecision.Forward forward)
+            resolutions.get(forward.source()).increment();
+        return decision;
+    }
+
+    /** The sandbox's route, from the local cache when possible. */
+    public Route route(String sandboxId)
+    {
+        Optional<Route> route = routes.find(sandboxId);
+        if (route.isEmpty())
+            throw GatewayException.notFound("no route for sandbox " + sandboxId);
+        return route.get();
+    }
+
+    private List<String> sessionCookies(HttpServletRequest request)
+    {
+        Cookie[] cookies = request.getCookies();
+        if (cookies == null)
+            return Collections.emptyList();
+        List<String> values = new java.util.ArrayList<>(1);
+        for (Cookie cookie : cookies)
+        {
+            if (cookie.getName().equals(config.cookie().name()))
+                values.add(cookie.getValue());
+        }
+        return values;
+    }
+}

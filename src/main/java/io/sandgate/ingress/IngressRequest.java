@@ -1,0 +1,24 @@
+package io.sandgate.ingress;
+
+import java.util.List;
+
+/**
+ * What session resolution reads from a request, taken out of the servlet API so that the rules
+ * can be tested without a server.
+ *
+ * @param method HTTP method
+ * @param path raw (still percent-encoded) path below the context, e.g. {@code /vnc/37579/app/ui.js}
+ * @param query raw query string, or null
+ * @param origin the origin the client used, e.g. {@code http://gw.example:8080}
+ * @param referer the Referer header, or null
+ * @param cookies values of every cookie with the session cookie's name
+ * @param headerId the sandbox header, or null
+ */
+public record IngressRequest(String method, String path, String query, String origin, String referer,
+                             List<String> cookies, String headerId)
+{
+    public IngressRequest
+    {
+        cookies = List.copyOf(cookies);
+    }
+}

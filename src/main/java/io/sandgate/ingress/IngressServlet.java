@@ -1,0 +1,374 @@
+package io.sandgate.ingress;
+
+import java.io.IOException;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.sandgate.ingress.IngressDecision.Forward;
+import io.sandgate.ingress.IngressDecision.Redirect;
+import io.sandgate.store.Route;
+import io.sandgate.web.ClientInfo;
+import io.sandgate.web.Errors;
+import io.sandgate.web.GatewayException;
+import io.sandgate.web.RequestAttribute;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletOutputStream;
+import jakarta.servlet.WriteListener;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.eclipse.jetty.client.HttpClient;
+import org.eclipse.jetty.client.Request;
+import org.eclipse.jetty.client.Response;
+import org.eclipse.jetty.ee10.proxy.AsyncProxyServlet;
+import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.io.ClientConnector;
+import org.eclipse.jetty.util.Callback;
+
+/**
+ * Servlet glue of the ingress face: asks {@link Ingress} where a request goes, then lets Jetty's
+ * asynchronous proxy servlet stream it there. Overrides only the hooks whose defaults do not fit a
+ * sandbox gateway: target rewriting, forwarding headers, response flushing and error bodies.
+ */
+public class IngressServlet extends AsyncProxyServlet
+{
+    /** The decision for this request, read by the proxy hooks and the access log. */
+    public static final RequestAttribute<Forward> FORWARD = RequestAttribute.of("ingress.forward", Forward.class);
+    private static final RequestAttribute<Route> ROUTE = RequestAttribute.of("ingress.route", Route.class);
+    private static final RequestAttribute<FlushingWriter> WRITER = RequestAttribute.of("ingress.writer", FlushingWriter.class);
+
+    private final Ingress ingress;
+
+    public IngressServlet(Ingress ingress)
+    {
+        this.ingress = ingress;
+    }
+
+    @Override
+    protected void service(HttpServletRequest clientRequest, HttpServletResponse proxyResponse) throws ServletException, IOException
+    {
+        Forward forward;
+        Route route;
+        try
+        {
+            IngressDecision decision = ingress.decide(clientRequest);
+            if (decision instanceof Redirect redirect)
+            {
+                if (redirect.setCookie() != null)
+                    proxyResponse.addHeader("Set-Cookie", redirect.setCookie());
+                proxyResponse.setStatus(redirect.status());
+                proxyResponse.setHeader("Location", redirect.location());
+                proxyResponse.setHeader("Cache-Control", "no-store");
+                return;
+            }
+            forward = (Forward)decision;
+            FORWARD.set(clientRequest, forward);
+            route = ingress.route(forward.sandboxId());
+            // Only once the sandbox is known to exist: a cookie for a dead id would misroute
+            // the id-less requests that follow.
+            if (forward.setCookie() != null)
+                proxyResponse.addHeader("Set-Cookie", forward.setCookie());
+        }
+        catch (RuntimeException x)
+        {
+            Errors.write(clientRequest, proxyResponse, Errors.map(x));
+            return;
+        }
+        ROUTE.set(clientRequest, route);
+        super.service(clientRequest, proxyResponse);
+    }
+
+    @Override
+    protected String rewriteTarget(HttpServletRequest clientRequest)
+    {
+        return "http://" + ROUTE.get(clientRequest).authority() + FORWARD.get(clientRequest).upstreamPath();
+    }
+
+    @Override
+    protected HttpClient newHttpClient(ClientConnector clientConnector)
+    {
+        clientConnector.setConnectTimeout(ingress.config().connectTimeout());
+        HttpClient client = super.newHttpClient(clientConnector);
+        // Sandbox pods come and go all day; without this every pod IP ever seen keeps a
+        // destination (and its pool) in the client forever.
+        client.setDestinationIdleTimeout(ingress.config().destinationIdleTimeout().toMillis());
+        client.setConnectTimeout(ingress.config().connectTimeout().toMillis());
+        return client;
+    }
+
+    /**
+     * Copies the client's headers, less what belongs to the gateway: the session cookie (a
+     * credential for the gateway, not for the sandbox), the sandbox header, and forwarding headers
+     * from a peer that is not a trusted proxy.
+     */
+    @Override
+    protected void copyRequestHeaders(HttpServletRequest clientRequest, Request proxyRequest)
+    {
+        super.copyRequestHeaders(clientRequest, proxyRequest);
+        boolean trusted = ingress.clients().isTrusted(clientRequest);
+        String cookieName = ingress.config().cookie().name();
+        proxyRequest.headers(headers ->
+        {
+            headers.remove(ingress.config().header());
+            if (!trusted)
+            {
+                for (String name : ClientInfo.FORWARDING_HEADERS)
+                    headers.remove(name);
+            }
+            List<String> cookies = new ArrayList<>();
+            for (HttpField field : headers.getFields(HttpHeader.COOKIE))
+            {
+                String kept = withoutCookie(field.getValue(), cookieName);
+                if (kept != null)
+                    cookies.add(kept);
+            }
+            headers.remove(HttpHeader.COOKIE);
+            if (!cookies.isEmpty())
+                headers.put(HttpHeader.COOKIE, String.join("; ", cookies));
+        });
+    }
+
+    /**
+     * Adds Via and the de-facto {@code X-Forwarded-*} headers that web UIs in sandboxes read
+     * (Jetty 12.1 sends RFC 7239 {@code Forwarded} instead). {@code X-Forwarded-Prefix} tells the
+     * sandbox where it is mounted so that it can build absolute links.
+     */
+    @Override
+    protected void addProxyHeaders(HttpServletRequest clientRequest, Request proxyRequest)
+    {
+        addViaHeader(clientRequest, proxyRequest);
+        ClientInfo clients = ingress.clients();
+        Forward forward = FORWARD.get(clientRequest);
+        String prefix = ingress.config().prefix();
+        String mount = forward.source() == IngressDecision.Source.PATH ? prefix + forward.sandboxId() : prefix.substring(0, prefix.length() - 1);
+        proxyRequest.headers(headers ->
+        {
+            String chain = headers.get(ClientInfo.X_FORWARDED_FOR);
+            headers.put(ClientInfo.X_FORWARDED_FOR, chain == null ? clientRequest.getRemoteAddr() : chain + ", " + clientRequest.getRemoteAddr());
+            headers.put(ClientInfo.X_FORWARDED_PROTO, clients.scheme(clientRequest));
+            headers.put(ClientInfo.X_FORWARDED_HOST, clients.host(clientRequest));
+            headers.put(ClientInfo.X_FORWARDED_PREFIX, mount);
+        });
+    }
+
+    /**
+     * Keeps redirects inside the gateway: a sandbox answering {@code Location: /x} or
+     * {@code http://10.1.2.3:6080/x} means its own {@code /x}, which the browser reaches under the
+     * ingress prefix. Rewriting also keeps pod addresses from leaking to the browser.
+     */
+    @Override
+    protected String filterServerResponseHeader(HttpServletRequest clientRequest, Response serverResponse, String headerName, String headerValue)
+    {
+        if (!"location".equalsIgnoreCase(headerName))
+            return headerValue;
+        String path = headerValue;
+        if (!headerValue.startsWith("/"))
+        {
+            try
+            {
+                URI uri = URI.create(headerValue);
+                if (uri.getRawAuthority() == null || !uri.getRawAuthority().equalsIgnoreCase(ROUTE.get(clientRequest).authority()))
+                    return headerValue;
+                path = (uri.getRawPath() == null || uri.getRawPath().isEmpty() ? "/" : uri.getRawPath()) + (uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery());
+            }
+            catch (IllegalArgumentException x)
+            {
+                return headerValue;
+            }
+        }
+        else if (headerValue.startsWith("//"))
+        {
+            return headerValue;
+        }
+        Forward forward = FORWARD.get(clientRequest);
+        String prefix = ingress.config().prefix();
+        return forward.source() == IngressDecision.Source.PATH ? prefix + forward.sandboxId() + path : prefix.substring(0, prefix.length() - 1) + path;
+    }
+
+    /**
+     * Writes each chunk and flushes it. Servlet containers aggregate small writes (Jetty up to a
+     * quarter of the buffer), which would hold back SSE events and chunked streams from a sandbox
+     * until the buffer fills; a gateway must pass them on as they arrive.
+     */
+    @Override
+    protected void onResponseContent(HttpServletRequest request, HttpServletResponse response, Response proxyResponse,
+                                     byte[] buffer, int offset, int length, Callback callback)
+    {
+        try
+        {
+            FlushingWriter writer = WRITER.get(request);
+            if (writer == null)
+            {
+                writer = new FlushingWriter(request, proxyResponse);
+                WRITER.set(request, writer);
+                // Data first: setWriteListener() may call onWritePossible() at once on another thread.
+                writer.data(buffer, offset, length, callback);
+                response.getOutputStream().setWriteListener(writer);
+            }
+            else
+            {
+                writer.data(buffer, offset, length, callback);
+                writer.onWritePossible();
+            }
+        }
+        catch (Throwable x)
+        {
+            callback.failed(x);
+            proxyResponse.abort(x);
+        }
+    }
+
+    @Override
+    protected void onProxyResponseFailure(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Response serverResponse, Throwable failure)
+    {
+        if (proxyResponse.isCommitted())
+        {
+            // Headers are gone; the only honest signal left is to cut the response short.
+            super.onProxyResponseFailure(clientRequest, proxyResponse, serverResponse, failure);
+            return;
+        }
+        try
+        {
+            proxyResponse.reset();
+            Errors.write(clientRequest, proxyResponse, Errors.map(failure));
+        }
+        catch (IOException | IllegalStateException x)
+        {
+            _log.debug("Cannot write error response", x);
+        }
+        finally
+        {
+            if (clientRequest.isAsyncStarted())
+                clientRequest.getAsyncContext().complete();
+        }
+    }
+
+    @Override
+    protected void sendProxyResponseError(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, int status)
+    {
+        if (proxyResponse.isCommitted())
+        {
+            super.sendProxyResponseError(clientRequest, proxyResponse, status);
+            return;
+        }
+        try
+        {
+            GatewayException error = status == 504
+                ? new GatewayException(504, "upstream_timeout", "the sandbox did not answer in time")
+                : new GatewayException(status, status == 403 ? "forbidden" : "upstream_failed", "the exchange with the sandbox failed");
+            Errors.write(clientRequest, proxyResponse, error);
+        }
+        catch (IOException x)
+        {
+            _log.debug("Cannot write error response", x);
+        }
+        finally
+        {
+            if (clientRequest.isAsyncStarted())
+                clientRequest.getAsyncContext().complete();
+        }
+    }
+
+    private static String withoutCookie(String header, String name)
+    {
+        StringBuilder kept = new StringBuilder();
+        for (String pair : header.split(";"))
+        {
+            String trimmed = pair.trim();
+            if (trimmed.isEmpty() || trimmed.startsWith(name + "="))
+                continue;
+            if (kept.length() > 0)
+                kept.append("; ");
+            kept.append(trimmed);
+        }
+        return kept.length() == 0 ? null : kept.toString();
+    }
+
+    /**
+     * Non-blocking write-then-flush of one chunk at a time; the proxy demands the next chunk from
+     * the sandbox only when this one has been flushed, which is the back-pressure.
+     */
+    private static final class FlushingWriter implements WriteListener
+    {
+        private enum State
+        {
+            IDLE, WRITE, FLUSH, DONE
+        }
+
+        private final HttpServletRequest request;
+        private final Response proxyResponse;
+        private State state = State.IDLE;
+        private byte[] buffer;
+        private int offset;
+        private int length;
+        private Callback callback;
+
+        FlushingWriter(HttpServletRequest request, Response proxyResponse)
+        {
+            this.request = request;
+            this.proxyResponse = proxyResponse;
+        }
+
+        void data(byte[] bytes, int offset, int length, Callback callback)
+        {
+            if (state != State.IDLE)
+                throw new IllegalStateException("write pending: " + state);
+            this.buffer = bytes;
+            this.offset = offset;
+            this.length = length;
+            this.callback = callback;
+            this.state = State.WRITE;
+        }
+
+        @Override
+        public void onWritePossible() throws IOException
+        {
+            ServletOutputStream output = request.getAsyncContext().getResponse().getOutputStream();
+            while (true)
+            {
+                switch (state)
+                {
+                    case WRITE ->
+                    {
+                        state = State.FLUSH;
+                        output.write(buffer, offset, length);
+                        if (!output.isReady())
+                            return;
+                    }
+                    case FLUSH ->
+                    {
+                        state = State.DONE;
+                        output.flush();
+                        if (!output.isReady())
+                            return;
+                    }
+                    case DONE ->
+                    {
+                        Callback c = callback;
+                        buffer = null;
+                        callback = null;
+                        // Reset before succeeding: the callback may deliver the next chunk at once.
+                        state = State.IDLE;
+                        c.succeeded();
+                        return;
+                    }
+                    case IDLE ->
+                    {
+                        return;
+                    }
+                }
+            }
+        }
+
+        @Override
+        public void onError(Throwable failure)
+        {
+            Callback c = callback;
+            callback = null;
+            if (c != null)
+                c.failed(failure);
+            proxyResponse.abort(failure);
+        }
+    }
+}

@@ -1,0 +1,184 @@
+package io.sandgate.ingress;
+
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.util.Locale;
+
+import io.sandgate.config.CookieConfig;
+import io.sandgate.config.IngressConfig;
+import io.sandgate.ingress.IngressDecision.Forward;
+import io.sandgate.ingress.IngressDecision.Redirect;
+import io.sandgate.ingress.IngressDecision.Source;
+import io.sandgate.web.GatewayException;
+
+/**
+ * Finds the sandbox of an ingress request although most requests of a noVNC session carry no id:
+ * the path ({@code /vnc/{id}/...}), then a same-origin Referer under {@code /vnc/{id}/}, then the
+ * signed session cookie, then the sandbox header. In {@code signed} access mode every id found must
+ * also be in the session cookie, which only a grant token puts there.
+ */
+public final class SessionResolver
+{
+    private final String prefix;
+    private final IdSyntax ids;
+    private final SessionCookie cookie;
+    private final Grants grants;
+    private final IngressConfig.Access access;
+    private final String grantParam;
+    private final String cookieName;
+    private final String cookieAttributes;
+
+    SessionResolver(IngressConfig config, IdSyntax ids, SessionCookie cookie, Grants grants)
+    {
+        this.prefix = config.prefix();
+        this.ids = ids;
+        this.cookie = cookie;
+        this.grants = grants;
+        this.access = config.access();
+        this.grantParam = config.grantParam();
+        this.cookieName = config.cookie().name();
+        this.cookieAttributes = "; Path=" + prefix + "; Max-Age=" + cookie.ttl().toSeconds() + "; HttpOnly; SameSite=Lax";
+    }
+
+    /**
+     * @param secure whether the client reached us over HTTPS (directly or via a trusted proxy)
+     * @throws GatewayException 400 for a malformed id, 403 for a forged cookie or missing grant,
+     *         404 when nothing names a sandbox
+     */
+    public IngressDecision resolve(IngressRequest request, boolean secure, CookieConfig.SecureMode secureMode)
+    {
+        String path = request.path();
+        if (!path.startsWith(prefix))
+        {
+            if ((path + "/").equals(prefix))
+                return new Redirect(308, prefix + query(request.query()), null);
+            throw GatewayException.notFound("not an ingress path");
+        }
+        SessionCookie.Decoded session = cookie.decode(request.cookies());
+        String rest = path.substring(prefix.length());
+        int slash = rest.indexOf('/');
+        String first = slash < 0 ? rest : rest.substring(0, slash);
+
+        if (ids.isId(first))
+            return fromPath(request, session, first, slash < 0 ? null : rest.substring(slash), secure, secureMode);
+        if (!first.isEmpty() && (ids.isOverlongId(first) || !IdSyntax.isPlainSegment(first)))
+            throw GatewayException.badRequest("malformed sandbox id in path");
+
+        String upstreamPath = "/" + rest + query(request.query());
+        String fromReferer = refererId(request);
+        if (fromReferer != null)
+            return forward(session, fromReferer, Source.REFERER, upstreamPath);
+        if (!session.entries().isEmpty())
+            return forward(session, session.entries().get(0).id(), Source.COOKIE, upstreamPath);
+        if (session.forged())
+            throw GatewayException.forbidden("session cookie is invalid or expired; open the sandbox link again");
+        if (request.headerId() != null)
+        {
+            if (!ids.isId(request.headerId()))
+                throw GatewayException.badRequest("malformed sandbox id in header");
+            return forward(session, request.headerId(), Source.HEADER, upstreamPath);
+        }
+        throw GatewayException.notFound("no sandbox session: open " + prefix + "{id}/ first");
+    }
+
+    private IngressDecision fromPath(IngressRequest request, SessionCookie.Decoded session, String id, String tail,
+                                     boolean secure, CookieConfig.SecureMode secureMode)
+    {
+        String grant = access == IngressConfig.Access.SIGNED ? param(request.query(), grantParam) : null;
+        if (grant != null)
+        {
+            Grants.Grant verified = grants.verify(grant);
+            if (verified == null || !verified.id().equals(id))
+                throw GatewayException.forbidden("grant token is invalid, expired or for another sandbox");
+            String location = prefix + id + (tail == null ? "/" : tail) + query(withoutParam(request.query(), grantParam));
+            return new Redirect(303, location, setCookie(session, id, secure, secureMode));
+        }
+        if (tail == null)
+            return new Redirect(308, prefix + id + "/" + query(request.query()), null);
+        if (access == IngressConfig.Access.SIGNED && !session.contains(id))
+            throw GatewayException.forbidden("this sandbox needs a grant: open the link you were given");
+        String setCookie = session.isFirst(id) ? null : setCookie(session, id, secure, secureMode);
+        return new Forward(id, Source.PATH, tail + query(request.query()), setCookie);
+    }
+
+    private Forward forward(SessionCookie.Decoded session, String id, Source source, String upstreamPath)
+    {
+        if (access == IngressConfig.Access.SIGNED && !session.contains(id))
+            throw GatewayException.forbidden("no grant for this sandbox in the session");
+        return new Forward(id, source, upstreamPath, null);
+    }
+
+    /** The id in a same-origin Referer's path, or null. A cross-origin Referer proves nothing. */
+    private String refererId(IngressRequest request)
+    {
+        String referer = request.referer();
+        if (referer == null || request.origin() == null)
+            return null;
+        URI uri;
+        try
+        {
+            uri = new URI(referer);
+        }
+        catch (URISyntaxException x)
+        {
+            return null;
+        }
+        if (uri.getScheme() == null || uri.getRawAuthority() == null || uri.getRawPath() == null)
+            return null;
+        String origin = uri.getScheme().toLowerCase(Locale.ROOT) + "://" + uri.getRawAuthority().toLowerCase(Locale.ROOT);
+        if (!origin.equals(request.origin().toLowerCase(Locale.ROOT)))
+            return null;
+        String path = uri.getRawPath();
+        if (!path.startsWith(prefix))
+            return null;
+        String rest = path.substring(prefix.length());
+        int slash = rest.indexOf('/');
+        // Only a page under /vnc/{id}/ counts: /vnc/{id} without the slash was never served.
+        if (slash < 0)
+            return null;
+        String id = rest.substring(0, slash);
+        return ids.isId(id) ? id : null;
+    }
+
+    private String setCookie(SessionCookie.Decoded session, String id, boolean secure, CookieConfig.SecureMode secureMode)
+    {
+        boolean addSecure = secureMode == CookieConfig.SecureMode.ALWAYS || (secureMode == CookieConfig.SecureMode.AUTO && secure);
+        return cookieName + "=" + cookie.withFirst(session, id) + cookieAttributes + (addSecure ? "; Secure" : "");
+    }
+
+    private static String query(String query)
+    {
+        return query == null || query.isEmpty() ? "" : "?" + query;
+    }
+
+    static String param(String query, String name)
+    {
+        if (query == null)
+            return null;
+        for (String pair : query.split("&"))
+        {
+            int eq = pair.indexOf('=');
+            if (eq > 0 && pair.substring(0, eq).equals(name))
+                return pair.substring(eq + 1);
+        }
+        return null;
+    }
+
+    static String withoutParam(String query, String name)
+    {
+        if (query == null)
+            return null;
+        StringBuilder kept = new StringBuilder();
+        for (String pair : query.split("&"))
+        {
+            int eq = pair.indexOf('=');
+            String key = eq < 0 ? pair : pair.substring(0, eq);
+            if (key.equals(name) || pair.isEmpty())
+                continue;
+            if (kept.length() > 0)
+                kept.append('&');
+            kept.append(pair);
+        }
+        return kept.length() == 0 ? null : kept.toString();
+    }
+}

@@ -1,0 +1,94 @@
+package io.sandgate.launcher;
+
+import java.net.URI;
+
+import io.sandgate.Sandgate;
+import io.sandgate.config.SandgateConfig;
+import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.handler.GracefulHandler;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+
+/**
+ * Sandgate on an embedded Jetty: the same listener and servlets as the WAR, in one process. Tests
+ * start it on port 0.
+ */
+public final class EmbeddedServer implements AutoCloseable
+{
+    private final Server server;
+    private final ServerConnector connector;
+    private final ServletContextHandler context;
+
+    private EmbeddedServer(Server server, ServerConnector connector, ServletContextHandler context)
+    {
+        this.server = server;
+        this.connector = connector;
+        this.context = context;
+    }
+
+    public static EmbeddedServer start(SandgateConfig config) throws Exception
+    {
+        QueuedThreadPool threads = new QueuedThreadPool(config.server().maxThreads());
+        threads.setName("sandgate");
+        Server server = new Server(threads);
+        HttpConfiguration http = new HttpConfiguration();
+        http.setSendServerVersion(false);
+        http.setSendXPoweredBy(false);
+        ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http));
+        connector.setHost(config.server().host());
+        connector.setPort(config.server().port());
+        server.addConnector(connector);
+
+        ServletContextHandler context = new ServletContextHandler("/");
+        context.addEventListener(new SandgateListener(config));
+        server.setHandler(new GracefulHandler(context));
+        server.setStopTimeout(config.server().stopTimeout().toMillis());
+        server.setStopAtShutdown(true);
+        try
+        {
+            server.start();
+        }
+        catch (Exception x)
+        {
+            server.stop();
+            throw x;
+        }
+        EmbeddedServer embedded = new EmbeddedServer(server, connector, context);
+        // A failed start must fail here, not leave a server answering 503 to everything.
+        if (!context.isAvailable() || embedded.sandgate() == null)
+        {
+            server.stop();
+            throw new IllegalStateException("Sandgate failed to start; see the log above");
+        }
+        return embedded;
+    }
+
+    public int port()
+    {
+        return connector.getLocalPort();
+    }
+
+    public URI uri()
+    {
+        return URI.create("http://127.0.0.1:" + port());
+    }
+
+    public Sandgate sandgate()
+    {
+        return (Sandgate)context.getServletContext().getAttribute(SandgateListener.ATTRIBUTE);
+    }
+
+    public void join() throws InterruptedException
+    {
+        server.join();
+    }
+
+    @Override
+    public void close() throws Exception
+    {
+        server.stop();
+    }
+}

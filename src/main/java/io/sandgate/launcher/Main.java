@@ -1,0 +1,79 @@
+package io.sandgate.launcher;
+
+import java.time.Clock;
+import java.time.Duration;
+
+import io.sandgate.config.ConfigException;
+import io.sandgate.config.ConfigLoader;
+import io.sandgate.config.SandgateConfig;
+import io.sandgate.config.ValueParser;
+import io.sandgate.ingress.Grants;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code java -jar sandgate.jar} runs the gateway on embedded Jetty;
+ * {@code java -jar sandgate.jar grant ID SUBJECT [TTL]} prints a grant token for signed access.
+ */
+public final class Main
+{
+    private static final Logger LOG = LoggerFactory.getLogger(Main.class);
+
+    private Main()
+    {
+    }
+
+    public static void main(String[] args) throws Exception
+    {
+        SandgateConfig config;
+        try
+        {
+            config = ConfigLoader.loadEmbedded();
+        }
+        catch (ConfigException x)
+        {
+            System.err.println(x.getMessage());
+            System.exit(2);
+            return;
+        }
+        if (args.length > 0 && args[0].equals("grant"))
+        {
+            grant(config, args);
+            return;
+        }
+        if (args.length > 0)
+        {
+            System.err.println("usage: java -jar sandgate.jar [grant ID SUBJECT [TTL]]");
+            System.exit(2);
+        }
+        try
+        {
+            EmbeddedServer server = EmbeddedServer.start(config);
+            LOG.info("Sandgate listening on http://{}:{}/", config.server().host(), server.port());
+            server.join();
+        }
+        catch (ConfigException x)
+        {
+            System.err.println(x.getMessage());
+            System.exit(2);
+        }
+    }
+
+    private static void grant(SandgateConfig config, String[] args)
+    {
+        if (args.length < 3 || config.ingress().cookie().secret().isEmpty())
+        {
+            System.err.println("usage: java -jar sandgate.jar grant ID SUBJECT [TTL]  (needs ingress.cookie.secret)");
+            System.exit(2);
+        }
+        String id = args[1];
+        if (!config.ingress().idPattern().matcher(id).matches())
+        {
+            System.err.println("grant: " + id + " does not match ingress.id-pattern " + config.ingress().idPattern());
+            System.exit(2);
+        }
+        Duration ttl = args.length > 3 ? ValueParser.duration().parse(args[3]) : Duration.ofMinutes(5);
+        String token = Grants.create(config.ingress().cookie().secret().get(), Clock.systemUTC()).issue(id, args[2], ttl);
+        System.out.println(config.ingress().prefix() + id + "/?" + config.ingress().grantParam() + "=" + token);
+    }
+}

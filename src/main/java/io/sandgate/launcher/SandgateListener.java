@@ -1,0 +1,72 @@
+package io.sandgate.launcher;
+
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.Map;
+
+import io.sandgate.Sandgate;
+import io.sandgate.config.ConfigLoader;
+import io.sandgate.config.SandgateConfig;
+import jakarta.servlet.ServletContext;
+import jakarta.servlet.ServletContextEvent;
+import jakarta.servlet.ServletContextListener;
+
+/**
+ * Starts Sandgate inside a servlet context. Declared in {@code web.xml} for the WAR (so it may
+ * register servlets in any container, with or without annotation scanning), and added by the
+ * embedded runner with a configuration it has already loaded.
+ */
+public class SandgateListener implements ServletContextListener
+{
+    /** Where the running instance is kept, for the embedded runner and tests. */
+    public static final String ATTRIBUTE = Sandgate.class.getName();
+
+    private final SandgateConfig preloaded;
+    private Sandgate sandgate;
+
+    /** For web.xml: configuration from context-params, system properties, environment and YAML. */
+    public SandgateListener()
+    {
+        this(null);
+    }
+
+    public SandgateListener(SandgateConfig preloaded)
+    {
+        this.preloaded = preloaded;
+    }
+
+    @Override
+    public void contextInitialized(ServletContextEvent event)
+    {
+        ServletContext context = event.getServletContext();
+        SandgateConfig config = preloaded != null ? preloaded : load(context);
+        sandgate = Sandgate.create(config);
+        try
+        {
+            sandgate.install(context);
+        }
+        catch (RuntimeException x)
+        {
+            sandgate.close();
+            throw x;
+        }
+        context.setAttribute(ATTRIBUTE, sandgate);
+    }
+
+    @Override
+    public void contextDestroyed(ServletContextEvent event)
+    {
+        if (sandgate != null)
+            sandgate.close();
+    }
+
+    private static SandgateConfig load(ServletContext context)
+    {
+        Map<String, String> params = new HashMap<>();
+        for (String name : Collections.list(context.getInitParameterNames()))
+            params.put(name, context.getInitParameter(name));
+        Map<String, String> properties = new HashMap<>();
+        System.getProperties().forEach((k, v) -> properties.put(k.toString(), v.toString()));
+        return ConfigLoader.load(params, properties, System.getenv());
+    }
+}

@@ -1,0 +1,58 @@
+package io.sandgate.store;
+
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+
+/** The embedded default: one replica, state in this process, nothing to run beside it. */
+final class MemoryStore implements Store, RouteStore
+{
+    private final Map<String, Route> routes = new ConcurrentHashMap<>();
+
+    MemoryStore(Map<String, String> staticRoutes)
+    {
+        routes.putAll(Routes.parseStatic(staticRoutes));
+    }
+
+    @Override
+    public RouteStore routes()
+    {
+        return this;
+    }
+
+    @Override
+    public StoreHealth health()
+    {
+        return new StoreHealth("memory", true, "in-process");
+    }
+
+    @Override
+    public Optional<Route> find(String id)
+    {
+        return Optional.ofNullable(routes.get(id));
+    }
+
+    @Override
+    public void put(String id, Route route)
+    {
+        routes.put(id, route);
+    }
+
+    @Override
+    public boolean remove(String id)
+    {
+        return routes.remove(id) != null;
+    }
+
+    @Override
+    public Map<String, Route> all()
+    {
+        return new TreeMap<>(routes);
+    }
+
+    @Override
+    public void close()
+    {
+    }
+}

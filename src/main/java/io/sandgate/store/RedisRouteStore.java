@@ -1,0 +1,344 @@
+package io.sandgate.store;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.sandgate.config.StoreConfig;
+import org.redisson.api.RMap;
+import org.redisson.api.RPatternTopic;
+import org.redisson.api.RedissonClient;
+import org.redisson.api.listener.PatternStatusListener;
+import org.redisson.api.redisnode.RedisNode;
+import org.redisson.api.redisnode.RedisNodes;
+import org.redisson.client.RedisException;
+import org.redisson.client.codec.StringCodec;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Routes in a Redis hash, {@code id -> host:port}, as any Redis client writes them.
+ *
+ * <p>Each replica keeps the routes it has used in a local map, so a cached route costs no Redis
+ * round trip. Redisson's local-cached map would not do: it only hears of writes made through
+ * Redisson, and the pod watcher of the seed architecture writes with a plain {@code HSET}. Instead
+ * this store subscribes to Redis keyspace notifications for the hash ({@code __keyspace@*__:key}),
+ * which Redis emits for every {@code HSET}, {@code HDEL} or {@code DEL} whoever sends it, and then
+ * re-reads the cached ids with one {@code HMGET}. Notifications say that the hash changed, not
+ * which field, hence the re-read of all cached ids; bursts are coalesced into one.</p>
+ *
+ * <p>Pub/sub is fire-and-forget, so three safety nets bound staleness: notifications are
+ * (re-)enabled with {@code CONFIG SET} whenever a connection was lost (a restarted Redis forgets
+ * them); while they are not confirmed, cached ids are re-read every poll interval; and every
+ * revalidate interval they are re-read regardless. When Redis is down, cached routes keep routing
+ * and misses fail fast with {@link StoreUnavailableException}.</p>
+ */
+final class RedisRouteStore implements RouteStore
+{
+    private static final Logger LOG = LoggerFactory.getLogger(RedisRouteStore.class);
+    /** K: keyspace channel, h: hash commands, g: DEL/RENAME/EXPIRE, x: expired keys. */
+    private static final String REQUIRED_EVENTS = "Khgx";
+    private static final int BATCH = 1000;
+
+    private final RedissonClient redisson;
+    private final String key;
+    private final RMap<String, String> hash;
+    private final StoreConfig.Redis config;
+    private final int cacheSize;
+    private final ScheduledExecutorService scheduler;
+    private final Map<String, Route> cache = new ConcurrentHashMap<>();
+    /** Bumped on every change notification, so a miss that raced with a write re-reads. */
+    private final AtomicLong changes = new AtomicLong();
+    private final AtomicBoolean refreshScheduled = new AtomicBoolean();
+    private final Counter hits;
+    private final Counter misses;
+    private volatile boolean notificationsConfirmed;
+    private volatile boolean reachable = true;
+    private volatile long lastFullRefreshNanos = System.nanoTime();
+
+    RedisRouteStore(RedissonClient redisson, String key, StoreConfig.Redis config, int cacheSize, MeterRegistry registry, ScheduledExecutorService scheduler)
+    {
+        this.redisson = redisson;
+        this.key = key;
+        this.hash = redisson.getMap(key, StringCodec.INSTANCE);
+        this.config = config;
+        this.cacheSize = cacheSize;
+        this.scheduler = scheduler;
+        this.hits = Counter.builder("sandgate.route.cache").tag("result", "hit").description("Route lookups answered from the local cache").register(registry);
+        this.misses = Counter.builder("sandgate.route.cache").tag("result", "miss").description("Route lookups that asked Redis").register(registry);
+        registry.gauge("sandgate.route.cache.size", cache, Map::size);
+    }
+
+    void start()
+    {
+        RPatternTopic topic = redisson.getPatternTopic("__keyspace@*__:" + globEscape(key), StringCodec.INSTANCE);
+        topic.addListener(String.class, (pattern, channel, event) -> onChange());
+        topic.addListenerAsync(new PatternStatusListener()
+        {
+            @Override
+            public void onPSubscribe(String pattern)
+            {
+                // (Re)subscribed, at start or after a reconnect: make sure the server emits events.
+                notificationsConfirmed = false;
+                scheduler.execute(RedisRouteStore.this::tick);
+            }
+
+            @Override
+            public void onPUnsubscribe(String pattern)
+            {
+                notificationsConfirmed = false;
+            }
+        });
+        long period = config.pollInterval().toMillis();
+        scheduler.scheduleWithFixedDelay(this::tick, period, period, TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public Optional<Route> find(String id)
+    {
+        Route cached = cache.get(id);
+        if (cached != null)
+        {
+            hits.increment();
+            return Optional.of(cached);
+        }
+        misses.increment();
+        long before = changes.get();
+        String value;
+        try
+        {
+            value = hash.get(id);
+            reachable = true;
+        }
+        catch (RuntimeException x)
+        {
+            // RedisException in all its forms, or the client shutting down: either way, no answer.
+            reachable = false;
+            throw new StoreUnavailableException("route store unreachable", x);
+        }
+        Route route = parse(id, value);
+        if (route == null)
+            return Optional.empty();
+        if (cache.size() >= cacheSize)
+            evict();
+        cache.put(id, route);
+        // A write that landed between our HGET and the put may have been applied to the cache
+        // before our stale value: read again.
+        if (changes.get() != before)
+            onChange();
+        return Optional.of(route);
+    }
+
+    @Override
+    public void put(String id, Route route)
+    {
+        hash.fastPut(id, route.format());
+        cache.put(id, route);
+    }
+
+    @Override
+    public boolean remove(String id)
+    {
+        cache.remove(id);
+        return hash.fastRemove(id) > 0;
+    }
+
+    @Override
+    public Map<String, Route> all()
+    {
+        Map<String, Route> routes = new TreeMap<>();
+        hash.readAllMap().forEach((id, value) ->
+        {
+            Route route = parse(id, value);
+            if (route != null)
+                routes.put(id, route);
+        });
+        return routes;
+    }
+
+    StoreHealth health()
+    {
+        try
+        {
+            hash.isExists();
+            reachable = true;
+        }
+        catch (RedisException x)
+        {
+            reachable = false;
+        }
+        String mode = notificationsConfirmed ? "keyspace notifications" : "polling every " + config.pollInterval().toMillis() + "ms";
+        return new StoreHealth("redis", reachable, reachable
+            ? "reachable; " + cache.size() + " routes cached; changes seen by " + mode
+            : "unreachable; serving " + cache.size() + " cached routes");
+    }
+
+    void onDisconnect()
+    {
+        // A restarted Redis has forgotten notify-keyspace-events, and events sent while we were
+        // away are lost: poll until the tick has re-enabled them and re-read everything.
+        notificationsConfirmed = false;
+    }
+
+    private void onChange()
+    {
+        changes.incrementAndGet();
+        if (refreshScheduled.compareAndSet(false, true))
+        {
+            // A short delay folds a burst of writes (a pod watcher resync) into one HMGET.
+            scheduler.schedule(() ->
+            {
+                refreshScheduled.set(false);
+                refreshQuietly();
+            }, 20, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private void tick()
+    {
+        boolean due = System.nanoTime() - lastFullRefreshNanos > config.revalidateInterval().toNanos();
+        if (notificationsConfirmed && !due)
+            return;
+        try
+        {
+            if (!notificationsConfirmed)
+                notificationsConfirmed = enableNotifications();
+            refresh();
+            lastFullRefreshNanos = System.nanoTime();
+        }
+        catch (RedisException x)
+        {
+            notificationsConfirmed = false;
+            if (reachable)
+                LOG.warn("Route store: Redis unreachable ({}); serving {} cached routes", x.getClass().getSimpleName(), cache.size());
+            reachable = false;
+        }
+    }
+
+    private void refreshQuietly()
+    {
+        try
+        {
+            refresh();
+        }
+        catch (RedisException x)
+        {
+            notificationsConfirmed = false;
+            reachable = false;
+        }
+    }
+
+    /** Re-reads every cached id with HMGET, in batches; drops ids whose route is gone. */
+    private void refresh()
+    {
+        List<String> ids = new ArrayList<>(cache.keySet());
+        for (int from = 0; from < ids.size(); from += BATCH)
+        {
+            List<String> batch = ids.subList(from, Math.min(ids.size(), from + BATCH));
+            Map<String, String> values = hash.getAll(new HashSet<>(batch));
+            for (String id : batch)
+            {
+                Route route = parse(id, values.get(id));
+                if (route == null)
+                    cache.remove(id);
+                else
+                    cache.put(id, route);
+            }
+        }
+        if (!reachable)
+            LOG.info("Route store: Redis reachable again");
+        reachable = true;
+    }
+
+    private boolean enableNotifications()
+    {
+        try
+        {
+            for (RedisNode node : masters())
+            {
+                String current = node.getConfig("notify-keyspace-events").getOrDefault("notify-keyspace-events", "");
+                String wanted = merge(current);
+                if (!wanted.equals(current))
+                    node.setConfig("notify-keyspace-events", wanted);
+            }
+            return true;
+        }
+        catch (RedisException x)
+        {
+            if (x.getMessage() != null && x.getMessage().contains("ERR"))
+            {
+                // CONFIG is often renamed or forbidden on managed Redis: say how to fix it, and poll.
+                LOG.warn("Route store: cannot enable keyspace notifications ({}); set notify-keyspace-events to include '{}' on the server. Polling every {} meanwhile.",
+                    x.getMessage(), REQUIRED_EVENTS, config.pollInterval());
+                return false;
+            }
+            throw x;
+        }
+    }
+
+    private List<? extends RedisNode> masters()
+    {
+        if (!config.clusterNodes().isEmpty())
+            return new ArrayList<>(redisson.getRedisNodes(RedisNodes.CLUSTER).getMasters());
+        if (!config.sentinelNodes().isEmpty())
+            return List.of(redisson.getRedisNodes(RedisNodes.SENTINEL_MASTER_SLAVE).getMaster());
+        return List.of(redisson.getRedisNodes(RedisNodes.SINGLE).getInstance());
+    }
+
+    /** Adds the flags we need to the server's current ones, keeping whatever else it emits. */
+    static String merge(String current)
+    {
+        if (current.contains("A") && current.contains("K"))
+            return current;
+        StringBuilder flags = new StringBuilder(current);
+        for (char flag : REQUIRED_EVENTS.toCharArray())
+        {
+            boolean covered = flags.indexOf(String.valueOf(flag)) >= 0 || (flag != 'K' && flags.indexOf("A") >= 0);
+            if (!covered)
+                flags.append(flag);
+        }
+        return flags.toString();
+    }
+
+    private Route parse(String id, String value)
+    {
+        if (value == null)
+            return null;
+        try
+        {
+            return Route.parse(value);
+        }
+        catch (IllegalArgumentException x)
+        {
+            LOG.warn("Route store: ignoring malformed route for sandbox {} in {}: {}", id, key, x.getMessage());
+            return null;
+        }
+    }
+
+    private void evict()
+    {
+        // Cheap bound rather than LRU: dropping an entry only costs one HGET on its next use.
+        int drop = Math.max(1, cacheSize / 10);
+        for (String id : cache.keySet())
+        {
+            if (drop-- <= 0)
+                break;
+            cache.remove(id);
+        }
+    }
+
+    private static String globEscape(String text)
+    {
+        return text.replaceAll("([*?\\[\\]\\\\])", "\\\\$1");
+    }
+}

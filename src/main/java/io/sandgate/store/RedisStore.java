@@ -1,0 +1,122 @@
+package io.sandgate.store;
+
+import java.net.InetSocketAddress;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.sandgate.config.SandgateConfig;
+import io.sandgate.config.StoreConfig;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+import org.redisson.connection.ConnectionListener;
+
+/** Shared state in Redis through Redisson; every replica pointed at the same Redis agrees. */
+final class RedisStore implements Store
+{
+    private final RedissonClient redisson;
+    private final ScheduledExecutorService scheduler;
+    private final RedisRouteStore routes;
+
+    private RedisStore(RedissonClient redisson, ScheduledExecutorService scheduler, RedisRouteStore routes)
+    {
+        this.redisson = redisson;
+        this.scheduler = scheduler;
+        this.routes = routes;
+    }
+
+    static RedisStore connect(SandgateConfig config, MeterRegistry registry)
+    {
+        StoreConfig.Redis redis = config.store().redis();
+        ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r ->
+        {
+            Thread thread = new Thread(r, "sandgate-store");
+            thread.setDaemon(true);
+            return thread;
+        });
+        // The route store learns of disconnects through this listener; it is set before the client
+        // exists, so it forwards to a holder filled in just below.
+        RedisRouteStore[] holder = new RedisRouteStore[1];
+        Config redissonConfig = redissonConfig(redis, new ConnectionListener()
+        {
+            @Override
+            public void onConnect(InetSocketAddress address)
+            {
+            }
+
+            @Override
+            public void onDisconnect(InetSocketAddress address)
+            {
+                RedisRouteStore routes = holder[0];
+                if (routes != null)
+                    routes.onDisconnect();
+            }
+        });
+        RedissonClient redisson = Redisson.create(redissonConfig);
+        RedisRouteStore routes = new RedisRouteStore(redisson, config.ingress().routesKey(), redis, config.ingress().routeCacheSize(), registry, scheduler);
+        holder[0] = routes;
+        Routes.parseStatic(config.ingress().staticRoutes()).forEach(routes::put);
+        routes.start();
+        return new RedisStore(redisson, scheduler, routes);
+    }
+
+    private static Config redissonConfig(StoreConfig.Redis redis, ConnectionListener listener)
+    {
+        Config config = new Config();
+        // Lazy: the gateway starts and serves what it can while Redis is still down.
+        config.setLazyInitialization(true);
+        config.setConnectionListener(listener);
+        int timeout = (int)redis.timeout().toMillis();
+        String password = redis.password().map(s -> s.reveal()).orElse(null);
+        String username = redis.username().orElse(null);
+        if (!redis.clusterNodes().isEmpty())
+        {
+            config.useClusterServers()
+                .addNodeAddress(redis.clusterNodes().stream().map(RedisStore::uri).toArray(String[]::new))
+                .setTimeout(timeout).setConnectTimeout(timeout).setRetryAttempts(1)
+                .setUsername(username).setPassword(password);
+        }
+        else if (!redis.sentinelNodes().isEmpty())
+        {
+            config.useSentinelServers()
+                .addSentinelAddress(redis.sentinelNodes().stream().map(RedisStore::uri).toArray(String[]::new))
+                .setMasterName(redis.sentinelMaster().orElseThrow()).setDatabase(redis.database())
+                .setTimeout(timeout).setConnectTimeout(timeout).setRetryAttempts(1)
+                .setUsername(username).setPassword(password);
+        }
+        else
+        {
+            config.useSingleServer()
+                .setAddress(redis.address()).setDatabase(redis.database())
+                .setTimeout(timeout).setConnectTimeout(timeout).setRetryAttempts(1)
+                .setUsername(username).setPassword(password);
+        }
+        return config;
+    }
+
+    private static String uri(String node)
+    {
+        return node.contains("://") ? node : "redis://" + node;
+    }
+
+    @Override
+    public RouteStore routes()
+    {
+        return routes;
+    }
+
+    @Override
+    public StoreHealth health()
+    {
+        return routes.health();
+    }
+
+    @Override
+    public void close()
+    {
+        scheduler.shutdownNow();
+        redisson.shutdown(0, 2, TimeUnit.SECONDS);
+    }
+}

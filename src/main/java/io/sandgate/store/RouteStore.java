@@ -1,0 +1,28 @@
+package io.sandgate.store;
+
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The sandbox route table: sandbox id -> {@link Route}. Reads are on the request path, so an
+ * implementation answers cached routes from memory and sees writes made by anyone else (a pod
+ * watcher, {@code redis-cli}) within about a second.
+ */
+public interface RouteStore
+{
+    /**
+     * @param id a sandbox id that already passed the id pattern
+     * @return the route, or empty if the sandbox has none
+     * @throws StoreUnavailableException if the id is not cached and the backing store cannot be asked
+     */
+    Optional<Route> find(String id);
+
+    /** Writes a route, replacing any other for this id. */
+    void put(String id, Route route);
+
+    /** Removes a route; returns whether there was one. */
+    boolean remove(String id);
+
+    /** A snapshot of every route, for the admin API and the dashboard. */
+    Map<String, Route> all();
+}

@@ -1,0 +1,28 @@
+package io.sandgate.store;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.sandgate.config.SandgateConfig;
+
+/**
+ * Shared state of all replicas: in memory for one replica, in Redis for many. The only place that
+ * decides which; nothing outside this package knows Redisson.
+ */
+public interface Store extends AutoCloseable
+{
+    RouteStore routes();
+
+    /** Asks the backing store whether it answers; cheap enough for a readiness probe. */
+    StoreHealth health();
+
+    @Override
+    void close();
+
+    static Store create(SandgateConfig config, MeterRegistry registry)
+    {
+        return switch (config.store().type())
+        {
+            case MEMORY -> new MemoryStore(config.ingress().staticRoutes());
+            case REDIS -> RedisStore.connect(config, registry);
+        };
+    }
+}

@@ -1,0 +1,82 @@
+package io.sandgate.web;
+
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.NoRouteToHostException;
+import java.net.UnknownHostException;
+import java.nio.channels.UnresolvedAddressException;
+import java.util.Locale;
+import java.util.concurrent.TimeoutException;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sandgate.store.StoreUnavailableException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+
+/**
+ * The one place where failures become HTTP statuses and bodies. Bodies are short JSON
+ * ({@code {"status":404,"error":"not_found","message":"..."}}) or a small HTML page for a browser
+ * navigating; neither ever includes an exception message from below, which could name an internal
+ * address.
+ */
+public final class Errors
+{
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private Errors()
+    {
+    }
+
+    /** Maps any failure to what the client is told. */
+    public static GatewayException map(Throwable failure)
+    {
+        for (Throwable t = failure; t != null; t = t.getCause())
+        {
+            if (t instanceof GatewayException g)
+                return g;
+            if (t instanceof StoreUnavailableException)
+                return new GatewayException(503, "store_unavailable", "route store unavailable and route not cached; retry shortly");
+            if (t instanceof TimeoutException)
+                return new GatewayException(504, "upstream_timeout", "the sandbox did not answer in time");
+            if (t instanceof ConnectException || t instanceof NoRouteToHostException
+                || t instanceof UnresolvedAddressException || t instanceof UnknownHostException)
+                return new GatewayException(502, "upstream_unreachable", "the sandbox refused or could not be reached");
+        }
+        if (failure instanceof IOException)
+            return new GatewayException(502, "upstream_failed", "the exchange with the sandbox failed");
+        return new GatewayException(500, "internal_error", "internal error");
+    }
+
+    /** Writes the error unless the response is already committed, in which case there is nothing left to say. */
+    public static void write(HttpServletRequest request, HttpServletResponse response, GatewayException error) throws IOException
+    {
+        if (response.isCommitted())
+            return;
+        response.resetBuffer();
+        response.setStatus(error.status());
+        response.setHeader("Cache-Control", "no-store");
+        if (wantsHtml(request))
+        {
+            response.setContentType("text/html;charset=utf-8");
+            response.getWriter().write("<!doctype html><title>" + error.status() + "</title><h1>" + error.status() + " "
+                + escape(error.code()) + "</h1><p>" + escape(error.getMessage()) + "</p>");
+        }
+        else
+        {
+            response.setContentType("application/json");
+            response.getWriter().write(JSON.createObjectNode()
+                .put("status", error.status()).put("error", error.code()).put("message", error.getMessage()).toString());
+        }
+    }
+
+    private static boolean wantsHtml(HttpServletRequest request)
+    {
+        String accept = request.getHeader("Accept");
+        return accept != null && accept.toLowerCase(Locale.ROOT).contains("text/html");
+    }
+
+    private static String escape(String text)
+    {
+        return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;");
+    }
+}

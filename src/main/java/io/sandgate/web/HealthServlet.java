@@ -1,0 +1,47 @@
+package io.sandgate.web;
+
+import java.io.IOException;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandgate.store.Store;
+import io.sandgate.store.StoreHealth;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+
+/**
+ * {@code /healthz}: the process answers. {@code /readyz}: it can serve; with Redis down it still
+ * serves cached routes, so it answers 200 "degraded" rather than taking every replica out of the
+ * load balancer during a Redis blip.
+ */
+public final class HealthServlet extends HttpServlet
+{
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final Store store;
+
+    public HealthServlet(Store store)
+    {
+        this.store = store;
+    }
+
+    @Override
+    protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException
+    {
+        ObjectNode body = JSON.createObjectNode();
+        if (request.getServletPath().endsWith("readyz"))
+        {
+            StoreHealth health = store.health();
+            body.put("status", health.reachable() ? "ready" : "degraded");
+            body.putObject("store").put("type", health.type()).put("reachable", health.reachable()).put("detail", health.detail());
+        }
+        else
+        {
+            body.put("status", "alive");
+        }
+        response.setContentType("application/json");
+        response.setHeader("Cache-Control", "no-store");
+        response.getWriter().write(body.toString());
+    }
+}
