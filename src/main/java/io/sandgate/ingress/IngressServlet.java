@@ -65,10 +65,6 @@ public class IngressServlet extends AsyncProxyServlet
             forward = (Forward)decision;
             FORWARD.set(clientRequest, forward);
             route = ingress.route(forward.sandboxId());
-            // Only once the sandbox is known to exist: a cookie for a dead id would misroute
-            // the id-less requests that follow.
-            if (forward.setCookie() != null)
-                proxyResponse.addHeader("Set-Cookie", forward.setCookie());
         }
         catch (RuntimeException x)
         {
@@ -150,6 +146,19 @@ public class IngressServlet extends AsyncProxyServlet
             headers.put(ClientInfo.X_FORWARDED_HOST, clients.host(clientRequest));
             headers.put(ClientInfo.X_FORWARDED_PREFIX, mount);
         });
+    }
+
+    /**
+     * Adds the session cookie to the sandbox's response headers: only now is the sandbox known to
+     * answer, and a cookie naming a dead sandbox would misroute the id-less requests that follow.
+     */
+    @Override
+    protected void onServerResponseHeaders(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Response serverResponse)
+    {
+        super.onServerResponseHeaders(clientRequest, proxyResponse, serverResponse);
+        String setCookie = FORWARD.get(clientRequest).setCookie();
+        if (setCookie != null)
+            proxyResponse.addHeader("Set-Cookie", setCookie);
     }
 
     /**

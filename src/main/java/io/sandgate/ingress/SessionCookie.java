@@ -41,10 +41,11 @@ final class SessionCookie
      *
      * @param entries valid, unexpired entries, most recent first
      * @param forged whether some value was malformed or carried a wrong signature
+     * @param expired whether some genuine entry had expired
      */
-    record Decoded(List<Entry> entries, boolean forged)
+    record Decoded(List<Entry> entries, boolean forged, boolean expired)
     {
-        static final Decoded NONE = new Decoded(List.of(), false);
+        static final Decoded NONE = new Decoded(List.of(), false, false);
 
         boolean contains(String id)
         {
@@ -69,6 +70,7 @@ final class SessionCookie
         long now = clock.instant().getEpochSecond();
         List<Entry> entries = new ArrayList<>();
         boolean forged = false;
+        boolean expired = false;
         for (String value : values)
         {
             String[] parts = value.split("~", MAX_PRESENTED + 1);
@@ -82,11 +84,13 @@ final class SessionCookie
                 Entry entry = decodeEntry(part);
                 if (entry == null)
                     forged = true;
-                else if (entry.expires() > now && !contains(entries, entry.id()))
+                else if (entry.expires() <= now)
+                    expired = true;
+                else if (!contains(entries, entry.id()))
                     entries.add(entry);
             }
         }
-        return new Decoded(List.copyOf(entries), forged);
+        return new Decoded(List.copyOf(entries), forged, expired);
     }
 
     /** The cookie value with {@code id} first, fresh, and the oldest entries dropped past the limit. */

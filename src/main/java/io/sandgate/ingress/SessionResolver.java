@@ -70,7 +70,7 @@ public final class SessionResolver
             return forward(session, fromReferer, Source.REFERER, upstreamPath);
         if (!session.entries().isEmpty())
             return forward(session, session.entries().get(0).id(), Source.COOKIE, upstreamPath);
-        if (session.forged())
+        if (session.forged() || session.expired())
             throw GatewayException.forbidden("session cookie is invalid or expired; open the sandbox link again");
         if (request.headerId() != null)
         {

@@ -1,0 +1,65 @@
+package io.sandgate.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * The README's configuration table is generated from {@link ConfigKeys}; this test fails as soon as
+ * a key is added, renamed or re-described without the README following.
+ */
+class ConfigReferenceTest
+{
+    private static final String START = "<!-- config-table:start -->";
+    private static final String END = "<!-- config-table:end -->";
+    /** Maven runs tests with the project directory as working directory. */
+    private static final Path README = Path.of("README.md");
+
+    @Test
+    void readmeTableMatchesTheKeys() throws IOException
+    {
+        String expected = ConfigKeys.referenceTable().trim();
+        String howToFix = "Paste the output of ConfigKeys.referenceTable() (it prints the whole table) between the lines "
+            + START + " and " + END + " in README.md, e.g. with\n"
+            + "  jshell --class-path target/classes <<< 'System.out.print(io.sandgate.config.ConfigKeys.referenceTable())'\n"
+            + "The current table is:\n" + expected + "\n";
+
+        assertTrue(Files.isRegularFile(README), "README.md not found in " + Path.of("").toAbsolutePath() + ". " + howToFix);
+        String readme = Files.readString(README, StandardCharsets.UTF_8).replace("\r\n", "\n");
+
+        int start = readme.indexOf(START);
+        int end = readme.indexOf(END);
+        assertTrue(start >= 0, "README.md has no line " + START + ". " + howToFix);
+        assertTrue(end >= 0, "README.md has no line " + END + ". " + howToFix);
+        assertTrue(start < end, START + " must come before " + END + " in README.md. " + howToFix);
+        assertEquals(start, readme.lastIndexOf(START), START + " must appear only once in README.md");
+        assertEquals(end, readme.lastIndexOf(END), END + " must appear only once in README.md");
+
+        String actual = readme.substring(start + START.length(), end).trim();
+        assertEquals(expected, actual, "README.md's configuration table is out of date. " + howToFix);
+    }
+
+    @Test
+    void tableListsEveryKeyOnceInOrder()
+    {
+        String[] lines = ConfigKeys.referenceTable().trim().split("\n");
+        assertEquals("| key | default | meaning |", lines[0]);
+        assertEquals("|---|---|---|", lines[1]);
+        assertEquals(ConfigKeys.ALL.size() + 2, lines.length);
+        for (int i = 0; i < ConfigKeys.ALL.size(); i++)
+        {
+            ConfigKey<?> key = ConfigKeys.ALL.get(i);
+            String line = lines[i + 2];
+            assertTrue(line.startsWith("| `" + key.name() + "` | "), line);
+            assertTrue(line.endsWith(" | " + key.description() + " |"), line);
+            // A pipe inside a cell would break the Markdown table.
+            assertEquals(4, line.chars().filter(c -> c == '|').count(), "stray '|' in: " + line);
+        }
+    }
+}
