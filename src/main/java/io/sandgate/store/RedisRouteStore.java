@@ -18,7 +18,6 @@ import io.sandgate.config.StoreConfig;
 import org.redisson.api.RMap;
 import org.redisson.api.RPatternTopic;
 import org.redisson.api.RedissonClient;
-import org.redisson.api.listener.PatternStatusListener;
 import org.redisson.api.redisnode.RedisNode;
 import org.redisson.api.redisnode.RedisNodes;
 import org.redisson.client.RedisException;
@@ -62,6 +61,10 @@ final class RedisRouteStore implements RouteStore
     private final AtomicBoolean refreshScheduled = new AtomicBoolean();
     private final Counter hits;
     private final Counter misses;
+    private final RPatternTopic topic;
+    /** Whether our PSUBSCRIBE is in place; only the store thread sets it true. */
+    private volatile boolean subscribed;
+    /** Whether the server emits the events and we hear them; until then, poll. */
     private volatile boolean notificationsConfirmed;
     private volatile boolean reachable = true;
     private volatile long lastFullRefreshNanos = System.nanoTime();
@@ -77,30 +80,13 @@ final class RedisRouteStore implements RouteStore
         this.hits = Counter.builder("sandgate.route.cache").tag("result", "hit").description("Route lookups answered from the local cache").register(registry);
         this.misses = Counter.builder("sandgate.route.cache").tag("result", "miss").description("Route lookups that asked Redis").register(registry);
         registry.gauge("sandgate.route.cache.size", cache, Map::size);
+        this.topic = redisson.getPatternTopic("__keyspace@*__:" + globEscape(key), StringCodec.INSTANCE);
     }
 
     void start()
     {
-        RPatternTopic topic = redisson.getPatternTopic("__keyspace@*__:" + globEscape(key), StringCodec.INSTANCE);
-        topic.addListener(String.class, (pattern, channel, event) -> onChange());
-        topic.addListenerAsync(new PatternStatusListener()
-        {
-            @Override
-            public void onPSubscribe(String pattern)
-            {
-                // (Re)subscribed, at start or after a reconnect: make sure the server emits events.
-                notificationsConfirmed = false;
-                scheduler.execute(RedisRouteStore.this::tick);
-            }
-
-            @Override
-            public void onPUnsubscribe(String pattern)
-            {
-                notificationsConfirmed = false;
-            }
-        });
         long period = config.pollInterval().toMillis();
-        scheduler.scheduleWithFixedDelay(this::tick, period, period, TimeUnit.MILLISECONDS);
+        scheduler.scheduleWithFixedDelay(this::tick, 0, period, TimeUnit.MILLISECONDS);
     }
 
     @Override
@@ -185,8 +171,10 @@ final class RedisRouteStore implements RouteStore
 
     void onDisconnect()
     {
-        // A restarted Redis has forgotten notify-keyspace-events, and events sent while we were
-        // away are lost: poll until the tick has re-enabled them and re-read everything.
+        // A restarted Redis has forgotten notify-keyspace-events and our subscription, and events
+        // sent while we were away are lost: poll until the tick has subscribed again, re-enabled
+        // the events and re-read everything.
+        subscribed = false;
         notificationsConfirmed = false;
     }
 
@@ -211,12 +199,14 @@ final class RedisRouteStore implements RouteStore
             return;
         try
         {
+            if (!subscribed)
+                subscribe();
             if (!notificationsConfirmed)
                 notificationsConfirmed = enableNotifications();
             refresh();
             lastFullRefreshNanos = System.nanoTime();
         }
-        catch (RedisException x)
+        catch (RuntimeException x)
         {
             notificationsConfirmed = false;
             if (reachable)
@@ -225,13 +215,25 @@ final class RedisRouteStore implements RouteStore
         }
     }
 
+    /**
+     * (Re)places the pattern subscription. Done by hand rather than trusting the client's own
+     * resubscription, because a subscription made while Redis was unreachable never completes.
+     */
+    private void subscribe()
+    {
+        topic.removeAllListeners();
+        topic.addListenerAsync(String.class, (pattern, channel, event) -> onChange())
+            .toCompletableFuture().orTimeout(config.timeout().toMillis() * 2, TimeUnit.MILLISECONDS).join();
+        subscribed = true;
+    }
+
     private void refreshQuietly()
     {
         try
         {
             refresh();
         }
-        catch (RedisException x)
+        catch (RuntimeException x)
         {
             notificationsConfirmed = false;
             reachable = false;

@@ -12,6 +12,7 @@ import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 import org.redisson.connection.ConnectionListener;
+import org.slf4j.LoggerFactory;
 
 /** Shared state in Redis through Redisson; every replica pointed at the same Redis agrees. */
 final class RedisStore implements Store
@@ -57,8 +58,18 @@ final class RedisStore implements Store
         RedissonClient redisson = Redisson.create(redissonConfig);
         RedisRouteStore routes = new RedisRouteStore(redisson, config.ingress().routesKey(), redis, config.ingress().routeCacheSize(), registry, scheduler);
         holder[0] = routes;
-        Routes.parseStatic(config.ingress().staticRoutes()).forEach(routes::put);
         routes.start();
+        Routes.parseStatic(config.ingress().staticRoutes()).forEach((id, route) ->
+        {
+            try
+            {
+                routes.put(id, route);
+            }
+            catch (RuntimeException x)
+            {
+                LoggerFactory.getLogger(RedisStore.class).warn("Could not write static route {} to Redis: {}", id, x.getClass().getSimpleName());
+            }
+        });
         return new RedisStore(redisson, scheduler, routes);
     }
 
@@ -69,29 +80,26 @@ final class RedisStore implements Store
         config.setLazyInitialization(true);
         config.setConnectionListener(listener);
         int timeout = (int)redis.timeout().toMillis();
-        String password = redis.password().map(s -> s.reveal()).orElse(null);
-        String username = redis.username().orElse(null);
+        redis.username().ifPresent(config::setUsername);
+        redis.password().ifPresent(secret -> config.setPassword(secret.reveal()));
         if (!redis.clusterNodes().isEmpty())
         {
             config.useClusterServers()
                 .addNodeAddress(redis.clusterNodes().stream().map(RedisStore::uri).toArray(String[]::new))
-                .setTimeout(timeout).setConnectTimeout(timeout).setRetryAttempts(1)
-                .setUsername(username).setPassword(password);
+                .setTimeout(timeout).setConnectTimeout(timeout).setRetryAttempts(1);
         }
         else if (!redis.sentinelNodes().isEmpty())
         {
             config.useSentinelServers()
                 .addSentinelAddress(redis.sentinelNodes().stream().map(RedisStore::uri).toArray(String[]::new))
                 .setMasterName(redis.sentinelMaster().orElseThrow()).setDatabase(redis.database())
-                .setTimeout(timeout).setConnectTimeout(timeout).setRetryAttempts(1)
-                .setUsername(username).setPassword(password);
+                .setTimeout(timeout).setConnectTimeout(timeout).setRetryAttempts(1);
         }
         else
         {
             config.useSingleServer()
                 .setAddress(redis.address()).setDatabase(redis.database())
-                .setTimeout(timeout).setConnectTimeout(timeout).setRetryAttempts(1)
-                .setUsername(username).setPassword(password);
+                .setTimeout(timeout).setConnectTimeout(timeout).setRetryAttempts(1);
         }
         return config;
     }
