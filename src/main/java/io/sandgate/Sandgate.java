@@ -37,14 +37,12 @@ public final class Sandgate implements AutoCloseable
     private final SandgateConfig config;
     private final PrometheusMeterRegistry metrics;
     private final Store store;
-    private final Ingress ingress;
 
-    private Sandgate(SandgateConfig config, PrometheusMeterRegistry metrics, Store store, Ingress ingress)
+    private Sandgate(SandgateConfig config, PrometheusMeterRegistry metrics, Store store)
     {
         this.config = config;
         this.metrics = metrics;
         this.store = store;
-        this.ingress = ingress;
     }
 
     public static Sandgate create(SandgateConfig config)
@@ -54,22 +52,13 @@ public final class Sandgate implements AutoCloseable
         new JvmGcMetrics().bindTo(metrics);
         new JvmThreadMetrics().bindTo(metrics);
         new ProcessorMetrics().bindTo(metrics);
-        Store store = Store.create(config, metrics);
-        try
-        {
-            Ingress ingress = new Ingress(config.ingress(), store.routes(), metrics, Clock.systemUTC());
-            return new Sandgate(config, metrics, store, ingress);
-        }
-        catch (RuntimeException x)
-        {
-            store.close();
-            throw x;
-        }
+        return new Sandgate(config, metrics, Store.create(config, metrics));
     }
 
     /** Registers Sandgate's servlets and filter in a context that is starting. */
     public void install(ServletContext context)
     {
+        Ingress ingress = new Ingress(config.ingress(), context.getContextPath(), store.routes(), metrics, Clock.systemUTC());
         FilterRegistration.Dynamic access = context.addFilter("sandgate-access", new AccessLogFilter(metrics, config.ingress().prefix(), config.accessLog()));
         access.setAsyncSupported(true);
         access.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), false, "/*");
@@ -99,11 +88,6 @@ public final class Sandgate implements AutoCloseable
     public SandgateConfig config()
     {
         return config;
-    }
-
-    public Ingress ingress()
-    {
-        return ingress;
     }
 
     public Store store()

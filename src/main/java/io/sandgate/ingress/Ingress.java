@@ -29,15 +29,20 @@ public final class Ingress
     private static final Logger LOG = LoggerFactory.getLogger(Ingress.class);
 
     private final IngressConfig config;
+    private final String mount;
     private final RouteStore routes;
     private final ClientInfo clients;
     private final SessionResolver resolver;
     private final Grants grants;
     private final Map<IngressDecision.Source, Counter> resolutions = new EnumMap<>(IngressDecision.Source.class);
 
-    public Ingress(IngressConfig config, RouteStore routes, MeterRegistry registry, Clock clock)
+    /**
+     * @param contextPath where the webapp is deployed ("" at the root)
+     */
+    public Ingress(IngressConfig config, String contextPath, RouteStore routes, MeterRegistry registry, Clock clock)
     {
         this.config = config;
+        this.mount = contextPath + config.prefix();
         this.routes = routes;
         this.clients = new ClientInfo(config.trustedProxies());
         byte[] key;
@@ -56,7 +61,7 @@ public final class Ingress
         IdSyntax ids = new IdSyntax(config.idPattern(), config.idMaxLength());
         SessionCookie cookie = new SessionCookie(signer, ids, config.cookie().ttl(), config.cookie().maxSandboxes(), clock);
         this.grants = new Grants(signer, clock);
-        this.resolver = new SessionResolver(config, ids, cookie, grants);
+        this.resolver = new SessionResolver(config, contextPath, ids, cookie, grants);
         for (IngressDecision.Source source : IngressDecision.Source.values())
         {
             resolutions.put(source, Counter.builder("sandgate.ingress.resolution")
@@ -68,6 +73,12 @@ public final class Ingress
     public IngressConfig config()
     {
         return config;
+    }
+
+    /** The ingress prefix as the browser sees it, context path included: {@code /vnc/}. */
+    public String mount()
+    {
+        return mount;
     }
 
     public ClientInfo clients()
@@ -84,8 +95,7 @@ public final class Ingress
     /** Resolves the request's sandbox; see {@link SessionResolver}. */
     public IngressDecision decide(HttpServletRequest request)
     {
-        String path = request.getRequestURI().substring(request.getContextPath().length());
-        IngressRequest ingressRequest = new IngressRequest(request.getMethod(), path, request.getQueryString(),
+        IngressRequest ingressRequest = new IngressRequest(request.getMethod(), request.getRequestURI(), request.getQueryString(),
             clients.origin(request), request.getHeader("Referer"), sessionCookies(request), request.getHeader(config.header()));
         boolean secure = "https".equals(clients.scheme(request));
         IngressDecision decision = resolver.resolve(ingressRequest, secure, config.cookie().secure());

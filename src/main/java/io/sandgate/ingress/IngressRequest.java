@@ -7,7 +7,7 @@ import java.util.List;
  * can be tested without a server.
  *
  * @param method HTTP method
- * @param path raw (still percent-encoded) path below the context, e.g. {@code /vnc/37579/app/ui.js}
+ * @param path raw (still percent-encoded) request path, context path included, e.g. {@code /vnc/37579/app/ui.js}
  * @param query raw query string, or null
  * @param origin the origin the client used, e.g. {@code http://gw.example:8080}
  * @param referer the Referer header, or null

@@ -136,7 +136,7 @@ public class IngressServlet extends AsyncProxyServlet
         addViaHeader(clientRequest, proxyRequest);
         ClientInfo clients = ingress.clients();
         Forward forward = FORWARD.get(clientRequest);
-        String prefix = ingress.config().prefix();
+        String prefix = ingress.mount();
         String mount = forward.source() == IngressDecision.Source.PATH ? prefix + forward.sandboxId() : prefix.substring(0, prefix.length() - 1);
         proxyRequest.headers(headers ->
         {
@@ -191,7 +191,7 @@ public class IngressServlet extends AsyncProxyServlet
             return headerValue;
         }
         Forward forward = FORWARD.get(clientRequest);
-        String prefix = ingress.config().prefix();
+        String prefix = ingress.mount();
         return forward.source() == IngressDecision.Source.PATH ? prefix + forward.sandboxId() + path : prefix.substring(0, prefix.length() - 1) + path;
     }
 

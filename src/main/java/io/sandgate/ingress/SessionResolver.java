@@ -30,7 +30,16 @@ public final class SessionResolver
 
     SessionResolver(IngressConfig config, IdSyntax ids, SessionCookie cookie, Grants grants)
     {
-        this.prefix = config.prefix();
+        this(config, "", ids, cookie, grants);
+    }
+
+    /**
+     * @param contextPath the servlet context path the gateway is deployed under ("" for the root):
+     *        paths, Referers, redirects and the cookie's Path all include it
+     */
+    SessionResolver(IngressConfig config, String contextPath, IdSyntax ids, SessionCookie cookie, Grants grants)
+    {
+        this.prefix = contextPath + config.prefix();
         this.ids = ids;
         this.cookie = cookie;
         this.grants = grants;

@@ -273,13 +273,23 @@ class SessionCookieTest {
     }
 
     @Test
-    void expiredButGenuineEntryIsNotFlaggedForged() {
-        // SessionCookie documents forged as "malformed or wrong signature": expiry only drops the entry.
+    void expiredButGenuineEntryIsFlaggedExpiredNotForged() {
         String v = cookie.withFirst(SessionCookie.Decoded.NONE, "1");
+        assertFalse(cookie.decode(List.of(v)).expired());
+
         clock.advance(TTL);
         SessionCookie.Decoded decoded = cookie.decode(List.of(v));
         assertTrue(decoded.entries().isEmpty());
+        assertTrue(decoded.expired());
         assertFalse(decoded.forged());
+    }
+
+    @Test
+    void forgedEntryIsNotFlaggedExpired() {
+        SessionCookie.Decoded decoded = cookie.decode(List.of("37579"));
+        assertTrue(decoded.forged());
+        assertFalse(decoded.expired());
+        assertFalse(SessionCookie.Decoded.NONE.expired());
     }
 
     // ---- helpers -----------------------------------------------------------------------------
