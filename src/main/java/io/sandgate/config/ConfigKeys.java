@@ -95,7 +95,7 @@ public final class ConfigKeys
         "Routes kept in each replica's local cache.");
 
     public static final ConfigKey<Secret> ADMIN_TOKEN = ConfigKey.secret("admin.token", "(none: admin API off)",
-        "Bearer token for `/admin/`.");
+        "Bearer token for `/admin/` (reserved; the admin API is not in this release yet).");
     public static final ConfigKey<Boolean> ACCESS_LOG = ConfigKey.of("log.access", "true", bool(),
         "Write one access-log line per request (logger `sandgate.access`).");
 

@@ -73,7 +73,16 @@ public final class ConfigLoader
 
     private String readYaml(String path, boolean explicit)
     {
-        Path file = Path.of(path);
+        Path file;
+        try
+        {
+            file = Path.of(path);
+        }
+        catch (java.nio.file.InvalidPathException x)
+        {
+            problems.add(ConfigKeys.CONFIG.name() + ": '" + path + "' (expected: a file path)");
+            return "none";
+        }
         if (!Files.exists(file))
         {
             if (explicit)
@@ -125,7 +134,9 @@ public final class ConfigLoader
             byEnvName.put(key.envName(), key.name());
         environment.forEach((name, value) ->
         {
-            if (!name.startsWith("SANDGATE_"))
+            // Kubernetes injects SANDGATE_SERVICE_HOST, SANDGATE_PORT_8080_TCP... into every pod
+            // when a Service is named sandgate: they are not settings.
+            if (!name.startsWith("SANDGATE_") || name.startsWith("SANDGATE_SERVICE_") || name.startsWith("SANDGATE_PORT"))
                 return;
             String dotted = byEnvName.get(name);
             if (dotted == null)
@@ -200,52 +211,55 @@ public final class ConfigLoader
 
     private SandgateConfig build(String source)
     {
-        Map<ConfigKey<?>, Object> values = new LinkedHashMap<>();
         for (ConfigKey<?> key : ConfigKeys.ALL)
-            values.put(key, get(key));
+            get(key);
         if (!problems.isEmpty())
             throw new ConfigException(problems);
-        try
-        {
-            return assemble(source);
-        }
-        catch (IllegalArgumentException x)
-        {
-            throw new ConfigException(x.getMessage());
-        }
-    }
-
-    private SandgateConfig assemble(String source)
-    {
-        ServerConfig server = new ServerConfig(get(ConfigKeys.SERVER_HOST), get(ConfigKeys.SERVER_PORT),
-            get(ConfigKeys.SERVER_MAX_THREADS), get(ConfigKeys.SERVER_STOP_TIMEOUT));
-        StoreConfig.Redis redis = new StoreConfig.Redis(get(ConfigKeys.REDIS_ADDRESS),
+        // Each record validates itself; try them all so that one attempt shows every problem.
+        ServerConfig server = attempt(() -> new ServerConfig(get(ConfigKeys.SERVER_HOST), get(ConfigKeys.SERVER_PORT),
+            get(ConfigKeys.SERVER_MAX_THREADS), get(ConfigKeys.SERVER_STOP_TIMEOUT)));
+        StoreConfig.Redis redis = attempt(() -> new StoreConfig.Redis(get(ConfigKeys.REDIS_ADDRESS),
             orEmpty(get(ConfigKeys.REDIS_CLUSTER_NODES)), orEmpty(get(ConfigKeys.REDIS_SENTINEL_NODES)),
             Optional.ofNullable(get(ConfigKeys.REDIS_SENTINEL_MASTER)), Optional.ofNullable(get(ConfigKeys.REDIS_USERNAME)),
             Optional.ofNullable(get(ConfigKeys.REDIS_PASSWORD)), get(ConfigKeys.REDIS_DATABASE), get(ConfigKeys.REDIS_TIMEOUT),
-            get(ConfigKeys.REDIS_REVALIDATE_INTERVAL), get(ConfigKeys.REDIS_POLL_INTERVAL));
-        StoreConfig store = new StoreConfig(get(ConfigKeys.STORE_TYPE), redis);
-        CookieConfig cookie = new CookieConfig(get(ConfigKeys.COOKIE_NAME), Optional.ofNullable(get(ConfigKeys.COOKIE_SECRET)),
-            get(ConfigKeys.COOKIE_TTL), get(ConfigKeys.COOKIE_SECURE), get(ConfigKeys.COOKIE_MAX_SANDBOXES));
+            get(ConfigKeys.REDIS_REVALIDATE_INTERVAL), get(ConfigKeys.REDIS_POLL_INTERVAL)));
+        CookieConfig cookie = attempt(() -> new CookieConfig(get(ConfigKeys.COOKIE_NAME), Optional.ofNullable(get(ConfigKeys.COOKIE_SECRET)),
+            get(ConfigKeys.COOKIE_TTL), get(ConfigKeys.COOKIE_SECURE), get(ConfigKeys.COOKIE_MAX_SANDBOXES)));
         List<Cidr> trusted = new ArrayList<>();
         for (String cidr : orEmpty(get(ConfigKeys.TRUSTED_PROXIES)))
         {
-            try
-            {
-                trusted.add(Cidr.parse(cidr));
-            }
-            catch (IllegalArgumentException x)
-            {
-                throw new IllegalArgumentException(ConfigKeys.TRUSTED_PROXIES.name() + ": " + x.getMessage());
-            }
+            Cidr parsed = attempt(() -> Cidr.parse(cidr), ConfigKeys.TRUSTED_PROXIES.name() + ": ");
+            if (parsed != null)
+                trusted.add(parsed);
         }
         Map<String, String> staticRoutes = get(ConfigKeys.INGRESS_STATIC_ROUTES);
-        IngressConfig ingress = new IngressConfig(get(ConfigKeys.INGRESS_PREFIX), get(ConfigKeys.INGRESS_ID_PATTERN),
+        IngressConfig ingress = cookie == null ? null : attempt(() -> new IngressConfig(get(ConfigKeys.INGRESS_PREFIX), get(ConfigKeys.INGRESS_ID_PATTERN),
             get(ConfigKeys.INGRESS_ID_MAX_LENGTH), get(ConfigKeys.INGRESS_ROUTES_KEY), staticRoutes == null ? Map.of() : staticRoutes,
             get(ConfigKeys.INGRESS_HEADER), cookie, get(ConfigKeys.INGRESS_ACCESS), get(ConfigKeys.GRANT_PARAM), trusted,
             get(ConfigKeys.INGRESS_IDLE_TIMEOUT), get(ConfigKeys.INGRESS_CONNECT_TIMEOUT),
-            get(ConfigKeys.INGRESS_DESTINATION_IDLE_TIMEOUT), get(ConfigKeys.INGRESS_MAX_CONNECTIONS), get(ConfigKeys.ROUTE_CACHE_SIZE));
-        return new SandgateConfig(source, server, store, ingress, Optional.ofNullable(get(ConfigKeys.ADMIN_TOKEN)), get(ConfigKeys.ACCESS_LOG));
+            get(ConfigKeys.INGRESS_DESTINATION_IDLE_TIMEOUT), get(ConfigKeys.INGRESS_MAX_CONNECTIONS), get(ConfigKeys.ROUTE_CACHE_SIZE)));
+        if (!problems.isEmpty())
+            throw new ConfigException(problems);
+        return new SandgateConfig(source, server, new StoreConfig(get(ConfigKeys.STORE_TYPE), redis), ingress,
+            Optional.ofNullable(get(ConfigKeys.ADMIN_TOKEN)), get(ConfigKeys.ACCESS_LOG));
+    }
+
+    private <T> T attempt(java.util.function.Supplier<T> build)
+    {
+        return attempt(build, "");
+    }
+
+    private <T> T attempt(java.util.function.Supplier<T> build, String context)
+    {
+        try
+        {
+            return build.get();
+        }
+        catch (IllegalArgumentException x)
+        {
+            problems.add(context + x.getMessage());
+            return null;
+        }
     }
 
     private static <T> List<T> orEmpty(List<T> list)

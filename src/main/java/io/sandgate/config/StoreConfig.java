@@ -43,7 +43,7 @@ public record StoreConfig(Type type, Redis redis)
         public Redis
         {
             if (!address.startsWith("redis://") && !address.startsWith("rediss://"))
-                throw new IllegalArgumentException(ConfigKeys.REDIS_ADDRESS.name() + ": " + address + " (expected: redis://host:port or rediss://host:port)");
+                throw new IllegalArgumentException(ConfigKeys.REDIS_ADDRESS.name() + ": " + address.replaceFirst("//[^@/]*@", "//****@") + " (expected: redis://host:port or rediss://host:port)");
             clusterNodes = List.copyOf(clusterNodes);
             sentinelNodes = List.copyOf(sentinelNodes);
             if (!sentinelNodes.isEmpty() && sentinelMaster.isEmpty())
@@ -53,6 +53,15 @@ public record StoreConfig(Type type, Redis redis)
             positive(ConfigKeys.REDIS_TIMEOUT, timeout);
             positive(ConfigKeys.REDIS_REVALIDATE_INTERVAL, revalidateInterval);
             positive(ConfigKeys.REDIS_POLL_INTERVAL, pollInterval);
+        }
+
+        /** Without the address's user-info, which may hold a password. */
+        @Override
+        public String toString()
+        {
+            return "Redis[address=" + address.replaceFirst("//[^@/]*@", "//****@") + ", clusterNodes=" + clusterNodes
+                + ", sentinelNodes=" + sentinelNodes + ", sentinelMaster=" + sentinelMaster + ", username=" + username
+                + ", password=" + password + ", database=" + database + ", timeout=" + timeout + "]";
         }
     }
 

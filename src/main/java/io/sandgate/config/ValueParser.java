@@ -30,7 +30,13 @@ public interface ValueParser<T>
 
     static ValueParser<Secret> secret()
     {
-        return raw -> new Secret(scalar(raw, "a non-empty secret"));
+        return raw ->
+        {
+            String value = scalar(raw, "a non-empty secret");
+            if (value.isEmpty())
+                throw new IllegalArgumentException("a non-empty secret");
+            return new Secret(value);
+        };
     }
 
     static ValueParser<Integer> integer(int min, int max)
@@ -78,15 +84,22 @@ public interface ValueParser<T>
             Matcher m = DURATION.matcher(value);
             if (m.matches())
             {
-                long n = Long.parseLong(m.group(1));
-                return switch (m.group(2))
+                try
                 {
-                    case "ms" -> Duration.ofMillis(n);
-                    case "s" -> Duration.ofSeconds(n);
-                    case "m" -> Duration.ofMinutes(n);
-                    case "h" -> Duration.ofHours(n);
-                    default -> Duration.ofDays(n);
-                };
+                    long n = Long.parseLong(m.group(1));
+                    return switch (m.group(2))
+                    {
+                        case "ms" -> Duration.ofMillis(n);
+                        case "s" -> Duration.ofSeconds(n);
+                        case "m" -> Duration.ofMinutes(n);
+                        case "h" -> Duration.ofHours(n);
+                        default -> Duration.ofDays(n);
+                    };
+                }
+                catch (ArithmeticException | NumberFormatException x)
+                {
+                    throw new IllegalArgumentException(expected);
+                }
             }
             try
             {

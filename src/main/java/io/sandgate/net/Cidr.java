@@ -30,13 +30,18 @@ public record Cidr(InetAddress network, int prefixLength)
         String value = text.trim();
         int slash = value.indexOf('/');
         String address = slash < 0 ? value : value.substring(0, slash);
-        if (!address.matches("[0-9a-fA-F:.]+") || (!address.contains(".") && !address.contains(":")))
+        // Strict literals only: InetAddress would look a hex-only name such as "cafe.be" up in DNS,
+        // and would read "10.1" as 10.0.0.1.
+        boolean ipv4 = address.matches("((25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)\\.){3}(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)");
+        boolean ipv6 = address.contains(":") && address.matches("[0-9a-fA-F:.]+");
+        String prefixText = slash < 0 ? null : value.substring(slash + 1);
+        if ((!ipv4 && !ipv6) || (prefixText != null && !prefixText.matches("\\d{1,3}")))
             throw new IllegalArgumentException("CIDR: " + text + " (expected: an IP literal with an optional /prefix)");
         try
         {
             InetAddress network = InetAddress.getByName(address);
             int bits = network.getAddress().length * 8;
-            int prefix = slash < 0 ? bits : Integer.parseInt(value.substring(slash + 1));
+            int prefix = prefixText == null ? bits : Integer.parseInt(prefixText);
             return new Cidr(mask(network.getAddress(), prefix), prefix);
         }
         catch (UnknownHostException | NumberFormatException x)
