@@ -233,7 +233,7 @@ public final class ConfigLoader
                 trusted.add(parsed);
         }
         Map<String, String> staticRoutes = get(ConfigKeys.INGRESS_STATIC_ROUTES);
-        IngressConfig ingress = cookie == null ? null : attempt(() -> new IngressConfig(get(ConfigKeys.INGRESS_PREFIX), get(ConfigKeys.INGRESS_ID_PATTERN),
+        IngressConfig ingress = attempt(() -> new IngressConfig(get(ConfigKeys.INGRESS_PREFIX), get(ConfigKeys.INGRESS_ID_PATTERN),
             get(ConfigKeys.INGRESS_ID_MAX_LENGTH), get(ConfigKeys.INGRESS_ROUTES_KEY), staticRoutes == null ? Map.of() : staticRoutes,
             get(ConfigKeys.INGRESS_HEADER), cookie, get(ConfigKeys.INGRESS_ACCESS), get(ConfigKeys.GRANT_PARAM), trusted,
             get(ConfigKeys.INGRESS_IDLE_TIMEOUT), get(ConfigKeys.INGRESS_CONNECT_TIMEOUT),
