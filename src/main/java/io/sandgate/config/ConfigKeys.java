@@ -94,6 +94,15 @@ public final class ConfigKeys
     public static final ConfigKey<Integer> ROUTE_CACHE_SIZE = ConfigKey.of("ingress.route-cache-size", "100000", integer(16, 10_000_000),
         "Routes kept in each replica's local cache.");
 
+    public static final ConfigKey<Duration> WS_PING_INTERVAL = ConfigKey.of("ingress.websocket.ping-interval", "15s", duration(),
+        "Ping both legs of a bridged WebSocket this often, so idle proxies and NATs keep it open.");
+    public static final ConfigKey<Duration> WS_IDLE_TIMEOUT = ConfigKey.of("ingress.websocket.idle-timeout", "3600s", duration(),
+        "A bridged WebSocket with no frame either way for this long is closed (1001).");
+    public static final ConfigKey<Integer> WS_MAX_MESSAGE_SIZE = ConfigKey.of("ingress.websocket.max-message-size", "16777216", integer(1024, Integer.MAX_VALUE),
+        "Largest WebSocket message bridged, in bytes; larger ones close the session (1009).");
+    public static final ConfigKey<List<String>> WS_ALLOWED_ORIGINS = ConfigKey.of("ingress.websocket.allowed-origins", null, list(),
+        "Origins (`https://app.example`) that may open sandbox WebSockets besides the gateway's own; `*` allows any.");
+
     public static final ConfigKey<Secret> ADMIN_TOKEN = ConfigKey.secret("admin.token", "(none: admin API off)",
         "Bearer token for `/admin/` (reserved; the admin API is not in this release yet).");
     public static final ConfigKey<Boolean> ACCESS_LOG = ConfigKey.of("log.access", "true", bool(),
@@ -108,6 +117,7 @@ public final class ConfigKeys
         COOKIE_NAME, COOKIE_SECRET, COOKIE_TTL, COOKIE_SECURE, COOKIE_MAX_SANDBOXES,
         INGRESS_ACCESS, GRANT_PARAM, TRUSTED_PROXIES,
         INGRESS_IDLE_TIMEOUT, INGRESS_CONNECT_TIMEOUT, INGRESS_DESTINATION_IDLE_TIMEOUT, INGRESS_MAX_CONNECTIONS, ROUTE_CACHE_SIZE,
+        WS_PING_INTERVAL, WS_IDLE_TIMEOUT, WS_MAX_MESSAGE_SIZE, WS_ALLOWED_ORIGINS,
         ADMIN_TOKEN, ACCESS_LOG);
 
     private ConfigKeys()

@@ -233,11 +233,14 @@ public final class ConfigLoader
                 trusted.add(parsed);
         }
         Map<String, String> staticRoutes = get(ConfigKeys.INGRESS_STATIC_ROUTES);
+        IngressConfig.WebSocket webSocket = attempt(() -> new IngressConfig.WebSocket(get(ConfigKeys.WS_PING_INTERVAL),
+            get(ConfigKeys.WS_IDLE_TIMEOUT), get(ConfigKeys.WS_MAX_MESSAGE_SIZE), orEmpty(get(ConfigKeys.WS_ALLOWED_ORIGINS))));
         IngressConfig ingress = attempt(() -> new IngressConfig(get(ConfigKeys.INGRESS_PREFIX), get(ConfigKeys.INGRESS_ID_PATTERN),
             get(ConfigKeys.INGRESS_ID_MAX_LENGTH), get(ConfigKeys.INGRESS_ROUTES_KEY), staticRoutes == null ? Map.of() : staticRoutes,
             get(ConfigKeys.INGRESS_HEADER), cookie, get(ConfigKeys.INGRESS_ACCESS), get(ConfigKeys.GRANT_PARAM), trusted,
             get(ConfigKeys.INGRESS_IDLE_TIMEOUT), get(ConfigKeys.INGRESS_CONNECT_TIMEOUT),
-            get(ConfigKeys.INGRESS_DESTINATION_IDLE_TIMEOUT), get(ConfigKeys.INGRESS_MAX_CONNECTIONS), get(ConfigKeys.ROUTE_CACHE_SIZE)));
+            get(ConfigKeys.INGRESS_DESTINATION_IDLE_TIMEOUT), get(ConfigKeys.INGRESS_MAX_CONNECTIONS), get(ConfigKeys.ROUTE_CACHE_SIZE),
+            webSocket));
         if (!problems.isEmpty())
             throw new ConfigException(problems);
         return new SandgateConfig(source, server, new StoreConfig(get(ConfigKeys.STORE_TYPE), redis), ingress,

@@ -25,12 +25,35 @@ import io.sandgate.net.Cidr;
  * @param destinationIdleTimeout unused per-address pools are released after this
  * @param maxConnectionsPerSandbox pool size per sandbox address
  * @param routeCacheSize local route cache size
+ * @param webSocket the WebSocket bridge
  */
 public record IngressConfig(String prefix, Pattern idPattern, int idMaxLength, String routesKey,
                             Map<String, String> staticRoutes, String header, CookieConfig cookie, Access access,
                             String grantParam, List<Cidr> trustedProxies, Duration idleTimeout, Duration connectTimeout,
-                            Duration destinationIdleTimeout, int maxConnectionsPerSandbox, int routeCacheSize)
+                            Duration destinationIdleTimeout, int maxConnectionsPerSandbox, int routeCacheSize,
+                            WebSocket webSocket)
 {
+    /**
+     * @param pingInterval pings on both legs
+     * @param idleTimeout idle timeout of both legs
+     * @param maxMessageSize largest message bridged, bytes
+     * @param allowedOrigins origins allowed besides the gateway's own; "*" for any
+     */
+    public record WebSocket(Duration pingInterval, Duration idleTimeout, int maxMessageSize, List<String> allowedOrigins)
+    {
+        public WebSocket
+        {
+            StoreConfig.positive(ConfigKeys.WS_PING_INTERVAL, pingInterval);
+            StoreConfig.positive(ConfigKeys.WS_IDLE_TIMEOUT, idleTimeout);
+            allowedOrigins = List.copyOf(allowedOrigins);
+            for (String origin : allowedOrigins)
+            {
+                if (!origin.equals("*") && !origin.matches("https?://[^/\\s]+"))
+                    throw new IllegalArgumentException(ConfigKeys.WS_ALLOWED_ORIGINS.name() + ": " + origin + " (expected: scheme://host[:port], or *)");
+            }
+        }
+    }
+
     public enum Access
     {
         OPEN, SIGNED

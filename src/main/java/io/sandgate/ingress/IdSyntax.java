@@ -19,7 +19,8 @@ record IdSyntax(Pattern pattern, int maxLength)
     /** Whether the segment has the shape of an id but is too long, e.g. 200 digits. */
     boolean isOverlongId(String candidate)
     {
-        return candidate.length() > maxLength && pattern.matcher(candidate).matches();
+        // Only the allowed length is matched: a huge segment never reaches the regex engine whole.
+        return candidate.length() > maxLength && pattern.matcher(candidate).region(0, maxLength).matches();
     }
 
     /**

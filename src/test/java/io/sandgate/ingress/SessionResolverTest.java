@@ -853,6 +853,14 @@ class SessionResolverTest {
         }
 
         @Test
+        void headerIsNotConsultedWhenTheCookieResolves() {
+            // Cookie beats header: a header naming another sandbox neither reaches it nor refuses the request.
+            Forward f = gw.forward(req("/vnc/websockify").cookie(gw.cookieFor("1")).header("2"));
+            assertEquals("1", f.sandboxId());
+            assertEquals(Source.COOKIE, f.source());
+        }
+
+        @Test
         void forgedCookieDoesNotGrantAccess() {
             assertEquals(403, gw.status(req("/vnc/37579/").cookie("37579")));
             assertEquals(403, gw.status(req("/vnc/37579/").cookie(new Gateway(OTHER_SECRET, Map.of()).cookieFor("37579"))));
