@@ -64,7 +64,7 @@ public final class Sandgate implements AutoCloseable
         access.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), false, "/*");
 
         String prefix = config.ingress().prefix();
-        ServletRegistration.Dynamic ingressServlet = context.addServlet("sandgate-ingress", new IngressServlet(ingress));
+        ServletRegistration.Dynamic ingressServlet = context.addServlet("sandgate-ingress", new IngressServlet(ingress, metrics));
         ingressServlet.setAsyncSupported(true);
         ingressServlet.setLoadOnStartup(1);
         ingressServlet.addMapping(prefix + "*");

@@ -5,6 +5,7 @@ import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.ingress.IngressDecision.Forward;
 import io.sandgate.ingress.IngressDecision.Redirect;
 import io.sandgate.store.Route;
@@ -39,10 +40,42 @@ public class IngressServlet extends AsyncProxyServlet
     private static final RequestAttribute<FlushingWriter> WRITER = RequestAttribute.of("ingress.writer", FlushingWriter.class);
 
     private final Ingress ingress;
+    private final MeterRegistry registry;
+    private WebSocketBridge webSockets;
 
-    public IngressServlet(Ingress ingress)
+    public IngressServlet(Ingress ingress, MeterRegistry registry)
     {
         this.ingress = ingress;
+        this.registry = registry;
+    }
+
+    @Override
+    public void init() throws ServletException
+    {
+        super.init();
+        webSockets = new WebSocketBridge(ingress, registry);
+        try
+        {
+            webSockets.start();
+        }
+        catch (Exception x)
+        {
+            throw new ServletException("Cannot start the WebSocket client", x);
+        }
+    }
+
+    @Override
+    public void destroy()
+    {
+        try
+        {
+            webSockets.close();
+        }
+        catch (Exception x)
+        {
+            _log.debug("Stopping the WebSocket bridge failed", x);
+        }
+        super.destroy();
     }
 
     @Override
@@ -65,6 +98,11 @@ public class IngressServlet extends AsyncProxyServlet
             forward = (Forward)decision;
             FORWARD.set(clientRequest, forward);
             route = ingress.route(forward.sandboxId());
+            if (WebSocketBridge.isUpgrade(clientRequest))
+            {
+                webSockets.upgrade(clientRequest, proxyResponse, forward, route);
+                return;
+            }
         }
         catch (RuntimeException x)
         {
@@ -279,7 +317,8 @@ public class IngressServlet extends AsyncProxyServlet
         }
     }
 
-    private static String withoutCookie(String header, String name)
+    /** The Cookie header without the named cookie, or null when nothing is left. */
+    static String withoutCookie(String header, String name)
     {
         StringBuilder kept = new StringBuilder();
         for (String pair : header.split(";"))

@@ -5,6 +5,7 @@ import java.net.URI;
 import io.sandgate.Sandgate;
 import io.sandgate.config.SandgateConfig;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee10.websocket.jakarta.server.config.JakartaWebSocketServletContainerInitializer;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
@@ -43,6 +44,8 @@ public final class EmbeddedServer implements AutoCloseable
         server.addConnector(connector);
 
         ServletContextHandler context = new ServletContextHandler("/");
+        // The standard WebSocket container, as a servlet container provides it to the WAR.
+        JakartaWebSocketServletContainerInitializer.configure(context, null);
         context.addEventListener(new SandgateListener(config));
         server.setHandler(new GracefulHandler(context));
         server.setStopTimeout(config.server().stopTimeout().toMillis());

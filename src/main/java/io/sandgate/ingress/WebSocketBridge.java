@@ -1,0 +1,240 @@
+package io.sandgate.ingress;
+
+import java.io.IOException;
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.sandgate.config.IngressConfig;
+import io.sandgate.store.Route;
+import io.sandgate.web.ClientInfo;
+import io.sandgate.web.GatewayException;
+import jakarta.servlet.ServletContext;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import jakarta.websocket.DeploymentException;
+import jakarta.websocket.Endpoint;
+import jakarta.websocket.server.ServerContainer;
+import jakarta.websocket.server.ServerEndpointConfig;
+import org.eclipse.jetty.client.HttpClient;
+import org.eclipse.jetty.websocket.api.Session;
+import org.eclipse.jetty.websocket.client.ClientUpgradeRequest;
+import org.eclipse.jetty.websocket.client.WebSocketClient;
+
+/**
+ * Bridges a browser's WebSocket to its sandbox. The sandbox leg is opened first, offering the
+ * browser's subprotocols, so that the browser's upgrade can answer with the one the sandbox picked,
+ * and so that an unreachable sandbox is an honest HTTP 502 rather than a socket that opens and dies.
+ *
+ * <p>Towards browsers it uses the standard Jakarta WebSocket API (so the WAR bridges on Tomcat as
+ * well as Jetty); towards sandboxes, Jetty's WebSocketClient with explicit demand, which is what
+ * gives end-to-end back-pressure (see {@link BridgedSession}).</p>
+ */
+public final class WebSocketBridge implements AutoCloseable
+{
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(WebSocketBridge.class);
+    private static final String SERVER_CONTAINER = ServerContainer.class.getName();
+
+    private final Ingress ingress;
+    private final IngressConfig.WebSocket config;
+    private final WebSocketClient client;
+    private final ScheduledExecutorService pinger;
+    private final Set<BridgedSession> open = ConcurrentHashMap.newKeySet();
+    private final BridgedSession.Meters meters;
+
+    public WebSocketBridge(Ingress ingress, MeterRegistry registry)
+    {
+        this.ingress = ingress;
+        this.config = ingress.config().webSocket();
+        // Its own HttpClient: the proxy servlet's has its protocol handlers stripped, including the
+        // one that performs WebSocket upgrades.
+        HttpClient httpClient = new HttpClient();
+        httpClient.setDestinationIdleTimeout(ingress.config().destinationIdleTimeout().toMillis());
+        httpClient.setConnectTimeout(ingress.config().connectTimeout().toMillis());
+        this.client = new WebSocketClient(httpClient);
+        client.setIdleTimeout(config.idleTimeout());
+        client.setMaxBinaryMessageSize(config.maxMessageSize());
+        client.setMaxTextMessageSize(config.maxMessageSize());
+        client.setConnectTimeout(ingress.config().connectTimeout().toMillis());
+        client.setStopAtShutdown(false);
+        this.pinger = Executors.newSingleThreadScheduledExecutor(r ->
+        {
+            Thread thread = new Thread(r, "sandgate-ws-ping");
+            thread.setDaemon(true);
+            return thread;
+        });
+        long ping = config.pingInterval().toMillis();
+        pinger.scheduleAtFixedRate(this::pingAll, ping, ping, TimeUnit.MILLISECONDS);
+        registry.gaugeCollectionSize("sandgate.ingress.websocket.sessions", Collections.emptyList(), open);
+        this.meters = new BridgedSession.Meters(registry,
+            Counter.builder("sandgate.ingress.websocket.bytes").tag("direction", "to_sandbox").description("Payload bytes bridged").register(registry),
+            Counter.builder("sandgate.ingress.websocket.bytes").tag("direction", "to_browser").description("Payload bytes bridged").register(registry));
+    }
+
+    public void start() throws Exception
+    {
+        client.start();
+    }
+
+    /** Whether this request asks to become a WebSocket. */
+    static boolean isUpgrade(HttpServletRequest request)
+    {
+        String upgrade = request.getHeader("Upgrade");
+        return "GET".equals(request.getMethod()) && upgrade != null && upgrade.toLowerCase(Locale.ROOT).contains("websocket");
+    }
+
+    /**
+     * Opens the sandbox leg, then upgrades the browser's request.
+     *
+     * @throws GatewayException 403 for a foreign Origin, 502/504 when the sandbox leg fails
+     */
+    void upgrade(HttpServletRequest request, HttpServletResponse response, IngressDecision.Forward forward, Route route)
+        throws IOException
+    {
+        checkOrigin(request);
+        ServletContext context = request.getServletContext();
+        ServerContainer container = (ServerContainer)context.getAttribute(SERVER_CONTAINER);
+        if (container == null)
+            throw new GatewayException(501, "websocket_unsupported", "this servlet container does not offer WebSocket");
+
+        BridgedSession bridge = new BridgedSession(forward.sandboxId(), config, open, meters);
+        Session sandbox = connect(request, forward, route, bridge);
+        String protocol = sandbox.getUpgradeResponse().getAcceptedSubProtocol();
+        ServerEndpointConfig endpoint = ServerEndpointConfig.Builder.create(Endpoint.class, request.getRequestURI())
+            .subprotocols(protocol == null ? List.of() : List.of(protocol))
+            .configurator(new ServerEndpointConfig.Configurator()
+            {
+                @Override
+                public <T> T getEndpointInstance(Class<T> endpointClass)
+                {
+                    return endpointClass.cast(bridge.browserEndpoint());
+                }
+
+                @Override
+                public String getNegotiatedSubprotocol(List<String> supported, List<String> requested)
+                {
+                    return protocol == null ? "" : protocol;
+                }
+
+                @Override
+                public boolean checkOrigin(String originHeaderValue)
+                {
+                    return true;
+                }
+            })
+            .build();
+        try
+        {
+            container.upgradeHttpToWebSocket(request, response, endpoint, java.util.Map.of());
+        }
+        catch (DeploymentException | IOException | RuntimeException x)
+        {
+            sandbox.close(1011, "browser upgrade failed", org.eclipse.jetty.websocket.api.Callback.NOOP);
+            throw x instanceof IOException io ? io : new IOException(x);
+        }
+    }
+
+    /**
+     * A page on another site must not open a sandbox session with the user's cookie (cross-site
+     * WebSocket hijacking): the Origin must be the gateway's own or an allowed one. A request
+     * without Origin is not from a browser, which always sends it on WebSocket upgrades.
+     */
+    private void checkOrigin(HttpServletRequest request)
+    {
+        String origin = request.getHeader("Origin");
+        if (origin == null)
+            return;
+        String own = ingress.clients().origin(request);
+        if (origin.equalsIgnoreCase(own) || config.allowedOrigins().contains("*"))
+            return;
+        for (String allowed : config.allowedOrigins())
+        {
+            if (allowed.equalsIgnoreCase(origin))
+                return;
+        }
+        throw GatewayException.forbidden("WebSocket from origin " + origin.replaceAll("[^\\x20-\\x7e]", "?") + " is not allowed");
+    }
+
+    private Session connect(HttpServletRequest request, IngressDecision.Forward forward, Route route, BridgedSession bridge)
+    {
+        ClientUpgradeRequest upgrade = new ClientUpgradeRequest();
+        List<String> protocols = new ArrayList<>();
+        for (String header : Collections.list(request.getHeaders("Sec-WebSocket-Protocol")))
+        {
+            for (String protocol : header.split(","))
+            {
+                if (!protocol.isBlank())
+                    protocols.add(protocol.trim());
+            }
+        }
+        if (!protocols.isEmpty())
+            upgrade.setSubProtocols(protocols);
+        String cookies = IngressServlet.withoutCookie(String.join("; ", Collections.list(request.getHeaders("Cookie"))), ingress.config().cookie().name());
+        if (cookies != null)
+            upgrade.setHeader("Cookie", cookies);
+        String userAgent = request.getHeader("User-Agent");
+        if (userAgent != null)
+            upgrade.setHeader("User-Agent", userAgent);
+        ClientInfo clients = ingress.clients();
+        upgrade.setHeader(ClientInfo.X_FORWARDED_FOR, request.getRemoteAddr());
+        upgrade.setHeader(ClientInfo.X_FORWARDED_PROTO, clients.scheme(request));
+        upgrade.setHeader(ClientInfo.X_FORWARDED_HOST, clients.host(request));
+        long timeout = ingress.config().connectTimeout().toMillis();
+        upgrade.setTimeout(timeout, TimeUnit.MILLISECONDS);
+
+        URI target = URI.create("ws://" + route.authority() + forward.upstreamPath());
+        CompletableFuture<Session> session;
+        try
+        {
+            session = client.connect(bridge.sandboxListener(), target, upgrade);
+            return session.get(timeout + 1000, TimeUnit.MILLISECONDS);
+        }
+        catch (TimeoutException x)
+        {
+            throw new GatewayException(504, "upstream_timeout", "the sandbox did not accept the WebSocket in time");
+        }
+        catch (InterruptedException x)
+        {
+            Thread.currentThread().interrupt();
+            throw new GatewayException(503, "unavailable", "interrupted");
+        }
+        catch (ExecutionException | IOException x)
+        {
+            LOG.debug("WebSocket to sandbox {} failed", forward.sandboxId(), x);
+            throw new GatewayException(502, "upstream_unreachable", "the sandbox refused the WebSocket");
+        }
+    }
+
+    private void pingAll()
+    {
+        for (BridgedSession session : open)
+            session.ping();
+    }
+
+    Duration pingInterval()
+    {
+        return config.pingInterval();
+    }
+
+    @Override
+    public void close() throws Exception
+    {
+        pinger.shutdownNow();
+        for (BridgedSession session : open)
+            session.shutdown();
+        client.stop();
+    }
+}
