@@ -5,7 +5,14 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
 import io.sandgate.testing.SandboxBackend;
+import io.sandgate.testing.WebSocketBackend;
+import org.eclipse.jetty.ee10.websocket.jakarta.server.config.JakartaWebSocketServletContainerInitializer;
+import org.eclipse.jetty.websocket.api.Session;
+import org.eclipse.jetty.websocket.client.WebSocketClient;
 import org.eclipse.jetty.ee10.webapp.WebAppContext;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
@@ -19,7 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The webapp as a servlet container deploys the WAR: web.xml declares the listener, context-params
  * configure it, and nothing else is wired by hand.
  */
-class WebAppDeploymentIT
+public class WebAppDeploymentIT
 {
     private static Server deploy(String... contextParams) throws Exception
     {
@@ -31,6 +38,8 @@ class WebAppDeploymentIT
         webapp.setParentLoaderPriority(true);
         for (int i = 0; i < contextParams.length; i += 2)
             webapp.setInitParameter(contextParams[i], contextParams[i + 1]);
+        // What Jetty's ee10-websocket-jakarta module does for every webapp in a distribution.
+        JakartaWebSocketServletContainerInitializer.configure(webapp, null);
         server.setHandler(webapp);
         server.start();
         return server;
@@ -65,6 +74,47 @@ class WebAppDeploymentIT
             {
                 server.stop();
             }
+        }
+    }
+
+    @Test
+    void webSocketsAreBridged_underTheContextPath() throws Exception
+    {
+        try (WebSocketBackend sandbox = WebSocketBackend.start("war-ws"))
+        {
+            Server server = deploy("sandgate.ingress.static-routes", "43=" + sandbox.hostPort());
+            WebSocketClient client = new WebSocketClient();
+            try
+            {
+                client.start();
+                int port = ((ServerConnector)server.getConnectors()[0]).getLocalPort();
+                CompletableFuture<String> greeting = new CompletableFuture<>();
+                client.connect(new GreetingListener(greeting), URI.create("ws://127.0.0.1:" + port + "/sandgate/vnc/43/websockify")).get(5, TimeUnit.SECONDS);
+                assertEquals("hello from war-ws", greeting.get(5, TimeUnit.SECONDS));
+                assertEquals("/websockify", sandbox.lastPath.get());
+            }
+            finally
+            {
+                client.stop();
+                server.stop();
+            }
+        }
+    }
+
+    /** Completes with the first text message. Public: Jetty binds listener methods through a public lookup. */
+    public static final class GreetingListener implements Session.Listener.AutoDemanding
+    {
+        private final CompletableFuture<String> greeting;
+
+        GreetingListener(CompletableFuture<String> greeting)
+        {
+            this.greeting = greeting;
+        }
+
+        @Override
+        public void onWebSocketText(String message)
+        {
+            greeting.complete(message);
         }
     }
 
