@@ -1,11 +1,21 @@
 #!/usr/bin/env bash
 # Runs the whole test suite. Installs what the tests need when it is missing (Debian/Ubuntu):
-# a JDK 17 and Maven are assumed; redis-server is installed with apt-get (as root, or via sudo).
+# a JDK 17 and Maven are assumed; redis-server, and for the browser test (NoVncBrowserIT) a VNC
+# server, websockify, Debian's noVNC and Chromium, are installed with apt-get (as root, or via
+# sudo); the browser test's Node packages with npm ci. Nothing is installed twice.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_apt=()
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
+command -v Xvnc >/dev/null 2>&1 || need_apt+=(tigervnc-standalone-server)
+command -v xsetroot >/dev/null 2>&1 || need_apt+=(x11-xserver-utils)
+command -v websockify >/dev/null 2>&1 || need_apt+=(websockify)
+[ -f /usr/share/novnc/vnc.html ] || need_apt+=(novnc)
+# The browser test drives Debian's Chromium; it never downloads a browser of its own.
+[ -x /usr/bin/chromium ] || need_apt+=(chromium fonts-dejavu-core)
+command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
+command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "Installing test dependencies: ${need_apt[*]}"
@@ -13,6 +23,12 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+# Node packages of the browser test (playwright-core, @novnc/novnc), exactly as locked.
+if [ ! -d src/test/browser/node_modules/playwright-core ] || [ ! -d src/test/browser/node_modules/@novnc/novnc ]; then
+  echo "Installing browser test packages (npm ci in src/test/browser)"
+  PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --prefix src/test/browser --no-audit --no-fund --loglevel=error >/dev/null
 fi
 
 # A redis-server started by the distribution is not used: every test starts its own on a free port.

@@ -1,7 +1,8 @@
 // Connects like noVNC 1.6's app with its default settings: no host or port given, so the
 // WebSocket URL is the path setting ('websockify') resolved against the page's own URL. Opened at
 // /vnc/<id>/ the socket therefore goes to /vnc/<id>/websockify, carrying the id in its path.
-import RFB from './core/rfb.js';
+// The test's web root puts the unmodified @novnc/novnc package (core/ and vendor/) under novnc/.
+import RFB from './novnc/core/rfb.js';
 
 const root = document.documentElement;
 const status = document.getElementById('status');
