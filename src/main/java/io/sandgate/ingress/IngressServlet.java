@@ -11,7 +11,6 @@ import io.sandgate.ingress.IngressDecision.Redirect;
 import io.sandgate.store.Route;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.Errors;
-import io.sandgate.web.GatewayException;
 import io.sandgate.web.RequestAttribute;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletOutputStream;
@@ -301,10 +300,7 @@ public class IngressServlet extends AsyncProxyServlet
         }
         try
         {
-            GatewayException error = status == 504
-                ? new GatewayException(504, "upstream_timeout", "the sandbox did not answer in time")
-                : new GatewayException(status, status == 403 ? "forbidden" : "upstream_failed", "the exchange with the sandbox failed");
-            Errors.write(clientRequest, proxyResponse, error);
+            Errors.write(clientRequest, proxyResponse, Errors.ofStatus(status));
         }
         catch (IOException x)
         {

@@ -47,6 +47,22 @@ public final class Errors
         return new GatewayException(500, "internal_error", "internal error");
     }
 
+    /**
+     * What the client is told when a lower layer has only a status to report (Jetty's proxy
+     * servlet hands its own failures over as 403, 408, 500, 502 or 504).
+     */
+    public static GatewayException ofStatus(int status)
+    {
+        return switch (status)
+        {
+            case 403 -> GatewayException.forbidden("the sandbox address is not allowed");
+            case 408 -> new GatewayException(408, "client_timeout", "the request body did not arrive in time");
+            case 502 -> new GatewayException(502, "upstream_failed", "the exchange with the sandbox failed");
+            case 504 -> new GatewayException(504, "upstream_timeout", "the sandbox did not answer in time");
+            default -> new GatewayException(status >= 400 && status < 600 ? status : 500, "internal_error", "internal error");
+        };
+    }
+
     /** Writes the error unless the response is already committed, in which case there is nothing left to say. */
     public static void write(HttpServletRequest request, HttpServletResponse response, GatewayException error) throws IOException
     {

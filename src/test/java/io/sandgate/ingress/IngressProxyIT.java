@@ -290,6 +290,22 @@ class IngressProxyIT
     }
 
     @Test
+    void hugeHeaders_areRefused_andReachNothing() throws Exception
+    {
+        try (Socket socket = new Socket("127.0.0.1", gateway.port()))
+        {
+            socket.setSoTimeout(5000);
+            OutputStream out = socket.getOutputStream();
+            out.write(("GET /vnc/37579/ HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + "x".repeat(64 * 1024) + "\r\n\r\n")
+                .getBytes(StandardCharsets.ISO_8859_1));
+            out.flush();
+            String status = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.ISO_8859_1)).readLine();
+            assertTrue(status.startsWith("HTTP/1.1 431"), status);
+        }
+        assertEquals(0, sandbox37579.requestCount());
+    }
+
+    @Test
     void unknownSandbox_is404_withAJsonBody_andNoCookie() throws Exception
     {
         HttpResponse<String> response = get(gateway, "/vnc/999/");
