@@ -12,6 +12,8 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.ingress.Ingress;
 import io.sandgate.ingress.IngressServlet;
+import io.sandgate.mcp.McpGateway;
+import io.sandgate.mcp.McpServlet;
 import io.sandgate.store.Store;
 import io.sandgate.web.AccessLogFilter;
 import io.sandgate.web.HealthServlet;
@@ -37,6 +39,7 @@ public final class Sandgate implements AutoCloseable
     private final SandgateConfig config;
     private final PrometheusMeterRegistry metrics;
     private final Store store;
+    private final java.util.List<AutoCloseable> started = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     private Sandgate(SandgateConfig config, PrometheusMeterRegistry metrics, Store store)
     {
@@ -75,12 +78,26 @@ public final class Sandgate implements AutoCloseable
         if (context.getAttribute(JETTY_EXECUTOR) == null)
             ingressServlet.setInitParameter("maxThreads", "200");
 
+        McpGateway mcp;
+        try
+        {
+            mcp = new McpGateway(config.mcp(), store.sessions(), ingress.clients(), metrics);
+        }
+        catch (Exception x)
+        {
+            throw new IllegalStateException("Cannot start the MCP face", x);
+        }
+        started.add(mcp);
+        ServletRegistration.Dynamic mcpServlet = context.addServlet("sandgate-mcp", new McpServlet(mcp));
+        mcpServlet.setAsyncSupported(true);
+        mcpServlet.addMapping("/mcp/*");
+
         HealthServlet health = new HealthServlet(store);
         context.addServlet("sandgate-healthz", health).addMapping("/healthz");
         context.addServlet("sandgate-readyz", health).addMapping("/readyz");
         context.addServlet("sandgate-metrics", new MetricsServlet(metrics)).addMapping("/metrics");
-        LOG.info("Sandgate ready: store={} ingress={} access={} config={}", config.store().type().name().toLowerCase(java.util.Locale.ROOT),
-            prefix, config.ingress().access().name().toLowerCase(java.util.Locale.ROOT), config.source());
+        LOG.info("Sandgate ready: store={} ingress={} access={} mcp servers={} config={}", config.store().type().name().toLowerCase(java.util.Locale.ROOT),
+            prefix, config.ingress().access().name().toLowerCase(java.util.Locale.ROOT), config.mcp().servers().size(), config.source());
         if (config.adminToken().isEmpty())
             LOG.info("admin.token is not set: the admin API is off");
     }
@@ -103,6 +120,17 @@ public final class Sandgate implements AutoCloseable
     @Override
     public void close()
     {
+        for (AutoCloseable closeable : started)
+        {
+            try
+            {
+                closeable.close();
+            }
+            catch (Exception x)
+            {
+                LOG.debug("Close failed", x);
+            }
+        }
         store.close();
         metrics.close();
     }

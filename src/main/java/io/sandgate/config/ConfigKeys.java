@@ -103,6 +103,21 @@ public final class ConfigKeys
     public static final ConfigKey<List<String>> WS_ALLOWED_ORIGINS = ConfigKey.of("ingress.websocket.allowed-origins", null, list(),
         "Origins (`https://app.example`) that may open sandbox WebSockets besides the gateway's own; `*` allows any.");
 
+    public static final ConfigKey<List<Map<?, ?>>> MCP_SERVERS = ConfigKey.of("mcp.servers", null, ValueParser.listOfMaps(),
+        "Upstream MCP servers: `[{name, url, transport: streamable | sse}]`, served at `/mcp/{name}/`.");
+    public static final ConfigKey<Duration> MCP_KEEPALIVE = ConfigKey.of("mcp.keepalive-interval", "15s", duration(),
+        "SSE comment sent on idle client streams so that proxies do not cut them.");
+    public static final ConfigKey<Duration> MCP_SESSION_TTL = ConfigKey.of("mcp.session-ttl", "30m", duration(),
+        "An MCP session unused this long expires on every replica.");
+    public static final ConfigKey<Integer> MCP_REPLAY_BUFFER = ConfigKey.of("mcp.replay-buffer", "1000", integer(1, 1_000_000),
+        "Events kept per session for `Last-Event-ID` resume.");
+    public static final ConfigKey<Integer> MCP_MAX_BODY = ConfigKey.of("mcp.max-body-size", "4194304", integer(1024, 256 * 1024 * 1024),
+        "Largest JSON-RPC request body accepted, in bytes (413 above).");
+    public static final ConfigKey<Integer> MCP_MAX_SESSIONS_PER_CLIENT = ConfigKey.of("mcp.max-sessions-per-client", "64", integer(1, 1_000_000),
+        "Client streams one client address may hold open on one replica (429 above).");
+    public static final ConfigKey<List<String>> MCP_ALLOWED_ORIGINS = ConfigKey.of("mcp.allowed-origins", null, list(),
+        "Browser origins allowed on MCP endpoints besides the gateway's own; `*` allows any. Requests without Origin pass.");
+
     public static final ConfigKey<Secret> ADMIN_TOKEN = ConfigKey.secret("admin.token", "(none: admin API off)",
         "Bearer token for `/admin/` (reserved; the admin API is not in this release yet).");
     public static final ConfigKey<Boolean> ACCESS_LOG = ConfigKey.of("log.access", "true", bool(),
@@ -118,6 +133,7 @@ public final class ConfigKeys
         INGRESS_ACCESS, GRANT_PARAM, TRUSTED_PROXIES,
         INGRESS_IDLE_TIMEOUT, INGRESS_CONNECT_TIMEOUT, INGRESS_DESTINATION_IDLE_TIMEOUT, INGRESS_MAX_CONNECTIONS, ROUTE_CACHE_SIZE,
         WS_PING_INTERVAL, WS_IDLE_TIMEOUT, WS_MAX_MESSAGE_SIZE, WS_ALLOWED_ORIGINS,
+        MCP_SERVERS, MCP_KEEPALIVE, MCP_SESSION_TTL, MCP_REPLAY_BUFFER, MCP_MAX_BODY, MCP_MAX_SESSIONS_PER_CLIENT, MCP_ALLOWED_ORIGINS,
         ADMIN_TOKEN, ACCESS_LOG);
 
     private ConfigKeys()

@@ -241,9 +241,20 @@ public final class ConfigLoader
             get(ConfigKeys.INGRESS_IDLE_TIMEOUT), get(ConfigKeys.INGRESS_CONNECT_TIMEOUT),
             get(ConfigKeys.INGRESS_DESTINATION_IDLE_TIMEOUT), get(ConfigKeys.INGRESS_MAX_CONNECTIONS), get(ConfigKeys.ROUTE_CACHE_SIZE),
             webSocket));
+        List<McpConfig.Server> mcpServers = new ArrayList<>();
+        List<Map<?, ?>> servers = get(ConfigKeys.MCP_SERVERS);
+        for (Map<?, ?> entry : servers == null ? List.<Map<?, ?>>of() : servers)
+        {
+            McpConfig.Server parsed = attempt(() -> McpConfig.Server.parse(entry));
+            if (parsed != null)
+                mcpServers.add(parsed);
+        }
+        McpConfig mcp = attempt(() -> new McpConfig(mcpServers, get(ConfigKeys.MCP_KEEPALIVE), get(ConfigKeys.MCP_SESSION_TTL),
+            get(ConfigKeys.MCP_REPLAY_BUFFER), get(ConfigKeys.MCP_MAX_BODY), get(ConfigKeys.MCP_MAX_SESSIONS_PER_CLIENT),
+            orEmpty(get(ConfigKeys.MCP_ALLOWED_ORIGINS))));
         if (!problems.isEmpty())
             throw new ConfigException(problems);
-        return new SandgateConfig(source, server, new StoreConfig(get(ConfigKeys.STORE_TYPE), redis), ingress,
+        return new SandgateConfig(source, server, new StoreConfig(get(ConfigKeys.STORE_TYPE), redis), ingress, mcp,
             Optional.ofNullable(get(ConfigKeys.ADMIN_TOKEN)), get(ConfigKeys.ACCESS_LOG));
     }
 

@@ -10,10 +10,11 @@ import java.util.Optional;
  * @param server embedded listener
  * @param store shared state
  * @param ingress the ingress face
+ * @param mcp the MCP face
  * @param adminToken bearer token for /admin/; empty turns the admin API off
  * @param accessLog whether to write access-log lines
  */
-public record SandgateConfig(String source, ServerConfig server, StoreConfig store, IngressConfig ingress,
+public record SandgateConfig(String source, ServerConfig server, StoreConfig store, IngressConfig ingress, McpConfig mcp,
                              Optional<Secret> adminToken, boolean accessLog)
 {
     public SandgateConfig
@@ -21,6 +22,7 @@ public record SandgateConfig(String source, ServerConfig server, StoreConfig sto
         Objects.requireNonNull(server, "server");
         Objects.requireNonNull(store, "store");
         Objects.requireNonNull(ingress, "ingress");
+        Objects.requireNonNull(mcp, "mcp");
         Objects.requireNonNull(adminToken, "adminToken");
     }
 }

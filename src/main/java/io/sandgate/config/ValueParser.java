@@ -200,6 +200,40 @@ public interface ValueParser<T>
         };
     }
 
+    /**
+     * A YAML list of maps, or the same as JSON from a property or environment variable
+     * ({@code [{"name":"files","url":"http://..."}]}).
+     */
+    static ValueParser<List<Map<?, ?>>> listOfMaps()
+    {
+        String expected = "a list of maps (YAML, or JSON such as [{\"name\":\"x\",\"url\":\"http://...\"}])";
+        return raw ->
+        {
+            Object value = raw;
+            if (raw instanceof String text)
+            {
+                try
+                {
+                    value = new com.fasterxml.jackson.databind.ObjectMapper().readValue(text, List.class);
+                }
+                catch (com.fasterxml.jackson.core.JsonProcessingException x)
+                {
+                    throw new IllegalArgumentException(expected);
+                }
+            }
+            if (!(value instanceof List<?> items))
+                throw new IllegalArgumentException(expected);
+            List<Map<?, ?>> result = new ArrayList<>();
+            for (Object item : items)
+            {
+                if (!(item instanceof Map<?, ?> map))
+                    throw new IllegalArgumentException(expected);
+                result.add(map);
+            }
+            return List.copyOf(result);
+        };
+    }
+
     private static String scalar(Object raw, String expected)
     {
         if (raw instanceof String s)

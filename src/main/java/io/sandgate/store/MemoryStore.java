@@ -9,9 +9,11 @@ import java.util.concurrent.ConcurrentHashMap;
 final class MemoryStore implements Store, RouteStore
 {
     private final Map<String, Route> routes = new ConcurrentHashMap<>();
+    private final MemorySessionBus sessions;
 
-    MemoryStore(Map<String, String> staticRoutes)
+    MemoryStore(Map<String, String> staticRoutes, MemorySessionBus sessions)
     {
+        this.sessions = sessions;
         routes.putAll(Routes.parseStatic(staticRoutes));
     }
 
@@ -19,6 +21,12 @@ final class MemoryStore implements Store, RouteStore
     public RouteStore routes()
     {
         return this;
+    }
+
+    @Override
+    public io.sandgate.mcp.SessionBus sessions()
+    {
+        return sessions;
     }
 
     @Override
@@ -54,5 +62,6 @@ final class MemoryStore implements Store, RouteStore
     @Override
     public void close()
     {
+        sessions.close();
     }
 }

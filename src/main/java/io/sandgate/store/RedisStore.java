@@ -20,12 +20,14 @@ final class RedisStore implements Store
     private final RedissonClient redisson;
     private final ScheduledExecutorService scheduler;
     private final RedisRouteStore routes;
+    private final RedisSessionBus sessions;
 
-    private RedisStore(RedissonClient redisson, ScheduledExecutorService scheduler, RedisRouteStore routes)
+    private RedisStore(RedissonClient redisson, ScheduledExecutorService scheduler, RedisRouteStore routes, RedisSessionBus sessions)
     {
         this.redisson = redisson;
         this.scheduler = scheduler;
         this.routes = routes;
+        this.sessions = sessions;
     }
 
     static RedisStore connect(SandgateConfig config, MeterRegistry registry)
@@ -70,7 +72,8 @@ final class RedisStore implements Store
                 LoggerFactory.getLogger(RedisStore.class).warn("Could not write static route {} to Redis: {}", id, x.getClass().getSimpleName());
             }
         });
-        return new RedisStore(redisson, scheduler, routes);
+        RedisSessionBus sessions = new RedisSessionBus(redisson, config.mcp().sessionTtl(), config.mcp().replayBuffer(), redis.pollInterval());
+        return new RedisStore(redisson, scheduler, routes, sessions);
     }
 
     private static Config redissonConfig(StoreConfig.Redis redis, ConnectionListener listener)
@@ -116,6 +119,12 @@ final class RedisStore implements Store
     }
 
     @Override
+    public io.sandgate.mcp.SessionBus sessions()
+    {
+        return sessions;
+    }
+
+    @Override
     public StoreHealth health()
     {
         return routes.health();
@@ -125,6 +134,7 @@ final class RedisStore implements Store
     public void close()
     {
         scheduler.shutdownNow();
+        sessions.close();
         redisson.shutdown(0, 2, TimeUnit.SECONDS);
     }
 }

@@ -11,6 +11,9 @@ public interface Store extends AutoCloseable
 {
     RouteStore routes();
 
+    /** MCP sessions and their event logs. */
+    io.sandgate.mcp.SessionBus sessions();
+
     /** Asks the backing store whether it answers; cheap enough for a readiness probe. */
     StoreHealth health();
 
@@ -21,7 +24,8 @@ public interface Store extends AutoCloseable
     {
         return switch (config.store().type())
         {
-            case MEMORY -> new MemoryStore(config.ingress().staticRoutes());
+            case MEMORY -> new MemoryStore(config.ingress().staticRoutes(),
+                new MemorySessionBus(config.mcp().sessionTtl(), config.mcp().replayBuffer()));
             case REDIS -> RedisStore.connect(config, registry);
         };
     }

@@ -1,0 +1,152 @@
+package io.sandgate.mcp;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+
+import jakarta.servlet.AsyncContext;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+
+/**
+ * An SSE stream to an MCP client. Every write is flushed at once; {@code X-Accel-Buffering: no}
+ * asks nginx-style proxies in front of the gateway not to buffer either.
+ */
+final class ClientStream
+{
+    private final AsyncContext async;
+    private final OutputStream output;
+    private volatile boolean open = true;
+    private final java.util.List<Runnable> onClose = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    private ClientStream(AsyncContext async, OutputStream output)
+    {
+        this.async = async;
+        this.output = output;
+    }
+
+    static ClientStream start(HttpServletRequest request, HttpServletResponse response) throws IOException
+    {
+        response.setStatus(200);
+        response.setContentType("text/event-stream");
+        response.setCharacterEncoding("UTF-8");
+        response.setHeader("Cache-Control", "no-cache, no-transform");
+        response.setHeader("X-Accel-Buffering", "no");
+        AsyncContext async = request.startAsync();
+        async.setTimeout(0);
+        ClientStream stream = new ClientStream(async, response.getOutputStream());
+        async.addListener(new AsyncListener()
+        {
+            @Override
+            public void onComplete(AsyncEvent event)
+            {
+                stream.closed();
+            }
+
+            @Override
+            public void onTimeout(AsyncEvent event)
+            {
+                stream.close();
+            }
+
+            @Override
+            public void onError(AsyncEvent event)
+            {
+                stream.close();
+            }
+
+            @Override
+            public void onStartAsync(AsyncEvent event)
+            {
+            }
+        });
+        response.flushBuffer();
+        return stream;
+    }
+
+    /** Runs the action when the stream closes, whoever closes it; at once if it already has. */
+    void onClose(Runnable action)
+    {
+        onClose.add(action);
+        if (!open && onClose.remove(action))
+            action.run();
+    }
+
+    boolean isOpen()
+    {
+        return open;
+    }
+
+    /** Writes one event; multi-line data becomes several data lines. */
+    void event(String id, String name, String data) throws IOException
+    {
+        StringBuilder frame = new StringBuilder(data.length() + 64);
+        if (id != null)
+            frame.append("id: ").append(id).append('\n');
+        if (name != null)
+            frame.append("event: ").append(name).append('\n');
+        for (String line : data.split("\n", -1))
+            frame.append("data: ").append(line).append('\n');
+        frame.append('\n');
+        write(frame.toString());
+    }
+
+    /** An SSE comment: ignored by clients, but keeps idle proxies from cutting the stream. */
+    void keepalive()
+    {
+        try
+        {
+            write(": keepalive\n\n");
+        }
+        catch (IOException x)
+        {
+            close();
+        }
+    }
+
+    private synchronized void write(String text) throws IOException
+    {
+        if (!open)
+            throw new IOException("client stream closed");
+        try
+        {
+            output.write(text.getBytes(StandardCharsets.UTF_8));
+            output.flush();
+        }
+        catch (IOException | IllegalStateException x)
+        {
+            close();
+            throw x instanceof IOException io ? io : new IOException(x);
+        }
+    }
+
+    void close()
+    {
+        if (!open)
+            return;
+        try
+        {
+            async.complete();
+        }
+        catch (IllegalStateException x)
+        {
+            // Already completed by the container.
+        }
+        closed();
+    }
+
+    private synchronized void closed()
+    {
+        if (open)
+        {
+            open = false;
+            for (Runnable action : onClose)
+            {
+                if (onClose.remove(action))
+                    action.run();
+            }
+        }
+    }
+}

@@ -1,0 +1,91 @@
+package io.sandgate.mcp;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sandgate.web.GatewayException;
+
+/**
+ * Just enough JSON-RPC 2.0 to route MCP: is a body a message or a batch of them, and is it an
+ * {@code initialize} request. The gateway never rewrites the messages it relays.
+ */
+final class JsonRpc
+{
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final List<JsonNode> messages;
+
+    private JsonRpc(List<JsonNode> messages)
+    {
+        this.messages = messages;
+    }
+
+    /** @throws GatewayException 400 when the body is not a JSON-RPC 2.0 message or a non-empty batch of them */
+    static JsonRpc parse(String body)
+    {
+        JsonNode root;
+        try
+        {
+            root = JSON.readTree(body);
+        }
+        catch (JsonProcessingException x)
+        {
+            throw GatewayException.badRequest("body is not JSON");
+        }
+        List<JsonNode> messages = new ArrayList<>();
+        if (root != null && root.isArray())
+            root.forEach(messages::add);
+        else if (root != null)
+            messages.add(root);
+        if (messages.isEmpty())
+            throw GatewayException.badRequest("body is not a JSON-RPC message");
+        for (JsonNode message : messages)
+        {
+            boolean valid = message.isObject() && "2.0".equals(message.path("jsonrpc").asText(null))
+                && (message.path("method").isTextual() || message.has("result") || message.has("error"));
+            if (!valid)
+                throw GatewayException.badRequest("body is not a JSON-RPC 2.0 message");
+        }
+        return new JsonRpc(messages);
+    }
+
+    boolean isInitialize()
+    {
+        return messages.size() == 1 && "initialize".equals(messages.get(0).path("method").asText());
+    }
+
+    /** Whether any message is a request (has a method and an id), which expects a response. */
+    boolean hasRequests()
+    {
+        for (JsonNode message : messages)
+        {
+            if (message.path("method").isTextual() && message.has("id"))
+                return true;
+        }
+        return false;
+    }
+
+    /** Splits a JSON body from the upstream into the messages it holds, each as compact text. */
+    static List<String> split(String body)
+    {
+        List<String> result = new ArrayList<>();
+        try
+        {
+            JsonNode root = JSON.readTree(body);
+            if (root == null)
+                return result;
+            if (root.isArray())
+                root.forEach(node -> result.add(node.toString()));
+            else
+                result.add(root.toString());
+        }
+        catch (JsonProcessingException x)
+        {
+            // Not JSON: nothing a client could parse either.
+        }
+        return result;
+    }
+}

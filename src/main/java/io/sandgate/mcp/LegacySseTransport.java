@@ -1,0 +1,146 @@
+package io.sandgate.mcp;
+
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import io.sandgate.config.McpConfig;
+import io.sandgate.web.GatewayException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.eclipse.jetty.http.HttpMethod;
+
+/**
+ * The 2024-11-05 HTTP+SSE transport towards clients: {@code GET /mcp/{name}/sse} opens the stream
+ * and announces {@code /mcp/{name}/message?sessionId=...}; POSTs there may land on any replica.
+ * Answers travel upstream -> session log -> the replica holding the stream -> client, each event
+ * with an id; {@code GET .../sse?sessionId=...} with {@code Last-Event-ID} resumes a session on any
+ * replica.
+ */
+final class LegacySseTransport
+{
+    private final McpGateway mcp;
+    private final UpstreamStreams upstreams;
+
+    LegacySseTransport(McpGateway mcp, UpstreamStreams upstreams)
+    {
+        this.mcp = mcp;
+        this.upstreams = upstreams;
+    }
+
+    void openStream(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server) throws IOException
+    {
+        mcp.checkStreamLimit(request);
+        String resume = request.getParameter("sessionId");
+        String lastEventId = request.getHeader("Last-Event-ID");
+        McpSession session;
+        if (resume != null)
+        {
+            session = mcp.session(resume, server);
+            mcp.resumed();
+        }
+        else
+        {
+            session = McpSession.create(McpGateway.newSessionId(), server.name());
+            mcp.bus().create(session);
+        }
+        ClientStream stream = ClientStream.start(request, response);
+        mcp.opened(request, stream);
+        String sessionId = session.id();
+        if (server.transport() == McpConfig.Transport.SSE && resume == null)
+        {
+            String messageUrl = upstreams.openLegacy(server, sessionId, stream);
+            mcp.bus().update(session.withUpstreamMessageUrl(messageUrl));
+            stream.onClose(() -> mcp.bus().delete(sessionId));
+        }
+        stream.event(null, "endpoint", request.getContextPath() + "/mcp/" + server.name() + "/message?sessionId=" + sessionId);
+
+        AtomicBoolean upstreamGetOpened = new AtomicBoolean(server.transport() == McpConfig.Transport.SSE);
+        SessionBus.Subscription subscription = mcp.bus().subscribe(sessionId, lastEventId, new SessionBus.Listener()
+        {
+            @Override
+            public void onEvent(String eventId, String message)
+            {
+                try
+                {
+                    stream.event(eventId, "message", message);
+                }
+                catch (IOException x)
+                {
+                    throw new java.io.UncheckedIOException(x);
+                }
+                // Once initialize has given the upstream session, messages the server starts
+                // arrive on its GET stream, which this replica holds for as long as it holds the client.
+                if (!upstreamGetOpened.get())
+                {
+                    mcp.bus().find(sessionId).filter(s -> s.upstreamSessionId().isPresent()).ifPresent(s ->
+                    {
+                        if (upstreamGetOpened.compareAndSet(false, true))
+                            upstreams.holdGet(server, s, stream);
+                    });
+                }
+            }
+
+            @Override
+            public void onEnd()
+            {
+                stream.close();
+            }
+        });
+        stream.onClose(subscription::close);
+    }
+
+    void message(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server) throws IOException
+    {
+        McpSession session = mcp.session(request.getParameter("sessionId"), server);
+        String body = mcp.readBody(request);
+        JsonRpc.parse(body);
+        Upstream.Exchange exchange;
+        if (server.transport() == McpConfig.Transport.SSE)
+        {
+            String url = session.upstreamMessageUrl().orElseThrow(() -> GatewayException.unavailable("session not ready"));
+            exchange = mcp.upstream().send(HttpMethod.POST, java.net.URI.create(url), Map.of("Content-Type", "application/json"), body);
+            exchange.readBody();
+        }
+        else
+        {
+            Map<String, String> headers = new HashMap<>();
+            headers.put("Content-Type", "application/json");
+            headers.put("Accept", "application/json, text/event-stream");
+            headers.put("Mcp-Session-Id", session.upstreamSessionId().orElse(null));
+            headers.put("MCP-Protocol-Version", session.protocolVersion().orElse(null));
+            exchange = mcp.upstream().send(HttpMethod.POST, server.url(), headers, body);
+            String upstreamSession = exchange.header("Mcp-Session-Id");
+            if (exchange.status() / 100 == 2 && upstreamSession != null && session.upstreamSessionId().isEmpty())
+            {
+                // Stored before the client hears back, so its next POST on any replica finds it.
+                mcp.bus().update(session.withUpstreamSessionId(upstreamSession));
+            }
+        }
+        int status = exchange.status();
+        if (status / 100 == 2)
+        {
+            response.setStatus(202);
+            if (server.transport() == McpConfig.Transport.STREAMABLE && status != 202)
+                mcp.background(() -> mcp.pump(session.id(), exchange));
+            else if (server.transport() == McpConfig.Transport.STREAMABLE)
+                exchange.readBody();
+            return;
+        }
+        String detail = exchange.readBody();
+        if (status == 404)
+        {
+            mcp.bus().delete(session.id());
+            throw GatewayException.notFound("MCP session ended upstream");
+        }
+        if (status == 400)
+        {
+            response.setStatus(400);
+            response.setContentType("application/json");
+            response.getWriter().write(detail);
+            return;
+        }
+        throw new GatewayException(502, "upstream_failed", "the MCP server answered " + status);
+    }
+}

@@ -1,0 +1,275 @@
+package io.sandgate.mcp;
+
+import java.io.IOException;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.sandgate.config.McpConfig;
+import io.sandgate.store.StoreUnavailableException;
+import io.sandgate.web.ClientInfo;
+import io.sandgate.web.GatewayException;
+import jakarta.servlet.http.HttpServletRequest;
+import org.eclipse.jetty.client.HttpClient;
+import org.eclipse.jetty.http.HttpCookieStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The MCP face without the servlet: the shared pieces both client transports use. Messages from
+ * upstreams go through {@link #relay} into the {@link SessionBus}, never straight to a client, so
+ * that whichever replica holds the client's stream delivers them, with event ids.
+ */
+public final class McpGateway implements AutoCloseable
+{
+    private static final Logger LOG = LoggerFactory.getLogger(McpGateway.class);
+    private static final SecureRandom RANDOM = new SecureRandom();
+    /** Protocol versions a client may name in {@code MCP-Protocol-Version}. */
+    static final Set<String> PROTOCOL_VERSIONS = Set.of("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25");
+    /** How long an upstream message waits for the store before it is counted lost. */
+    private static final Duration RELAY_PATIENCE = Duration.ofSeconds(60);
+
+    private final McpConfig config;
+    private final SessionBus bus;
+    private final ClientInfo clients;
+    private final HttpClient http;
+    private final Upstream upstream;
+    private final ExecutorService pumps = Executors.newCachedThreadPool(r ->
+    {
+        Thread thread = new Thread(r, "sandgate-mcp-upstream");
+        thread.setDaemon(true);
+        return thread;
+    });
+    private final ScheduledExecutorService keepalive = Executors.newSingleThreadScheduledExecutor(r ->
+    {
+        Thread thread = new Thread(r, "sandgate-mcp-keepalive");
+        thread.setDaemon(true);
+        return thread;
+    });
+    private final Set<ClientStream> streams = ConcurrentHashMap.newKeySet();
+    private final Map<String, AtomicInteger> streamsPerClient = new ConcurrentHashMap<>();
+    private final Counter relayed;
+    private final Counter replays;
+    private final Counter lost;
+
+    public McpGateway(McpConfig config, SessionBus bus, ClientInfo clients, MeterRegistry registry) throws Exception
+    {
+        this.config = config;
+        this.bus = bus;
+        this.clients = clients;
+        this.http = new HttpClient();
+        // Must not store cookies, or sessions of different clients would share them.
+        http.setHttpCookieStore(new HttpCookieStore.Empty());
+        http.setFollowRedirects(false);
+        http.setConnectTimeout(5000);
+        http.start();
+        this.upstream = new Upstream(http);
+        long interval = config.keepalive().toMillis();
+        keepalive.scheduleAtFixedRate(() -> streams.forEach(ClientStream::keepalive), interval, interval, TimeUnit.MILLISECONDS);
+        registry.gaugeCollectionSize("sandgate.mcp.streams", List.of(), streams);
+        this.relayed = Counter.builder("sandgate.mcp.messages.relayed").description("Upstream messages stored for delivery").register(registry);
+        this.replays = Counter.builder("sandgate.mcp.replays").description("Client streams resumed with Last-Event-ID").register(registry);
+        this.lost = Counter.builder("sandgate.mcp.messages.lost").description("Upstream messages that could not be stored; must stay 0").register(registry);
+    }
+
+    McpConfig config()
+    {
+        return config;
+    }
+
+    SessionBus bus()
+    {
+        return bus;
+    }
+
+    Upstream upstream()
+    {
+        return upstream;
+    }
+
+    McpConfig.Server server(String name)
+    {
+        McpConfig.Server server = config.server(name);
+        if (server == null)
+            throw GatewayException.notFound("no MCP server named " + name);
+        return server;
+    }
+
+    static String newSessionId()
+    {
+        byte[] bytes = new byte[16];
+        RANDOM.nextBytes(bytes);
+        return HexFormat.of().formatHex(bytes);
+    }
+
+    /**
+     * MCP's transport rules require validating Origin to stop DNS-rebinding pages from driving a
+     * local server: only the gateway's own origin and the configured ones pass.
+     */
+    void checkOrigin(HttpServletRequest request)
+    {
+        String origin = request.getHeader("Origin");
+        if (origin == null || origin.equalsIgnoreCase(clients.origin(request)) || config.allowedOrigins().contains("*"))
+            return;
+        for (String allowed : config.allowedOrigins())
+        {
+            if (allowed.equalsIgnoreCase(origin))
+                return;
+        }
+        throw GatewayException.forbidden("origin not allowed for MCP");
+    }
+
+    McpSession session(String id, McpConfig.Server server)
+    {
+        if (id == null || !id.matches("[0-9a-f]{32}"))
+            throw GatewayException.notFound("unknown MCP session");
+        McpSession session = bus.find(id).orElseThrow(() -> GatewayException.notFound("unknown or ended MCP session"));
+        if (!session.server().equals(server.name()))
+            throw GatewayException.notFound("unknown MCP session");
+        bus.touch(id);
+        return session;
+    }
+
+    String readBody(HttpServletRequest request) throws IOException
+    {
+        long declared = request.getContentLengthLong();
+        if (declared > config.maxBodySize())
+            throw new GatewayException(413, "too_large", "body larger than " + config.maxBodySize() + " bytes");
+        byte[] body = request.getInputStream().readNBytes(config.maxBodySize() + 1);
+        if (body.length > config.maxBodySize())
+            throw new GatewayException(413, "too_large", "body larger than " + config.maxBodySize() + " bytes");
+        return new String(body, java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Stores an upstream message for the session's client. If the store is briefly unreachable
+     * the message waits here (in order, holding up the upstream stream it came from) rather than
+     * being dropped.
+     */
+    void relay(String sessionId, String message)
+    {
+        long deadline = System.nanoTime() + RELAY_PATIENCE.toNanos();
+        long backoff = 50;
+        while (true)
+        {
+            try
+            {
+                bus.append(sessionId, message);
+                relayed.increment();
+                return;
+            }
+            catch (StoreUnavailableException x)
+            {
+                if (System.nanoTime() > deadline)
+                {
+                    lost.increment();
+                    LOG.error("MCP message for session {} lost: store unreachable for {}", sessionId, RELAY_PATIENCE);
+                    return;
+                }
+                sleep(backoff);
+                backoff = Math.min(1000, backoff * 2);
+            }
+            catch (IllegalStateException x)
+            {
+                // The session ended meanwhile: nobody is left to deliver to.
+                return;
+            }
+        }
+    }
+
+    /** Relays every message of an upstream answer, JSON or event stream, as it arrives. */
+    void pump(String sessionId, Upstream.Exchange exchange)
+    {
+        try
+        {
+            if (exchange.isEventStream())
+            {
+                SseReader reader = new SseReader(exchange.body());
+                SseReader.Event event;
+                while ((event = reader.next()) != null)
+                {
+                    if ("message".equals(event.name()) && !event.data().isBlank())
+                        relay(sessionId, event.data());
+                }
+            }
+            else
+            {
+                for (String message : JsonRpc.split(exchange.readBody()))
+                    relay(sessionId, message);
+            }
+        }
+        catch (IOException x)
+        {
+            LOG.debug("Upstream stream for MCP session {} ended", sessionId, x);
+        }
+    }
+
+    void background(Runnable task)
+    {
+        pumps.execute(task);
+    }
+
+    /** Registers a client stream for keepalives and the per-client limit. */
+    void opened(HttpServletRequest request, ClientStream stream)
+    {
+        String client = request.getRemoteAddr();
+        AtomicInteger count = streamsPerClient.computeIfAbsent(client, k -> new AtomicInteger());
+        if (count.incrementAndGet() > config.maxSessionsPerClient())
+        {
+            count.decrementAndGet();
+            stream.close();
+            return;
+        }
+        streams.add(stream);
+        stream.onClose(() ->
+        {
+            streams.remove(stream);
+            count.decrementAndGet();
+        });
+    }
+
+    /** Refuses a new stream before it starts when the client already holds too many. */
+    void checkStreamLimit(HttpServletRequest request)
+    {
+        AtomicInteger count = streamsPerClient.get(request.getRemoteAddr());
+        if (count != null && count.get() >= config.maxSessionsPerClient())
+            throw new GatewayException(429, "too_many_sessions", "too many open MCP streams from this client");
+    }
+
+    void resumed()
+    {
+        replays.increment();
+    }
+
+    private static void sleep(long millis)
+    {
+        try
+        {
+            Thread.sleep(millis);
+        }
+        catch (InterruptedException x)
+        {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public void close() throws Exception
+    {
+        keepalive.shutdownNow();
+        streams.forEach(ClientStream::close);
+        pumps.shutdownNow();
+        http.stop();
+    }
+}

@@ -1,0 +1,46 @@
+package io.sandgate.mcp;
+
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * What every replica must know of an MCP session to serve any of its requests.
+ *
+ * @param id the session id the client holds (never the upstream's)
+ * @param server name of the upstream server
+ * @param upstreamSessionId the upstream's {@code Mcp-Session-Id}, once it has given one (streamable upstreams)
+ * @param upstreamMessageUrl where POSTs go (SSE upstreams: the URL its endpoint event announced)
+ * @param protocolVersion the protocol version negotiated by initialize, once known
+ */
+public record McpSession(String id, String server, Optional<String> upstreamSessionId, Optional<String> upstreamMessageUrl,
+                         Optional<String> protocolVersion)
+{
+    public McpSession
+    {
+        Objects.requireNonNull(id, "id");
+        Objects.requireNonNull(server, "server");
+        Objects.requireNonNull(upstreamSessionId, "upstreamSessionId");
+        Objects.requireNonNull(upstreamMessageUrl, "upstreamMessageUrl");
+        Objects.requireNonNull(protocolVersion, "protocolVersion");
+    }
+
+    public static McpSession create(String id, String server)
+    {
+        return new McpSession(id, server, Optional.empty(), Optional.empty(), Optional.empty());
+    }
+
+    public McpSession withUpstreamSessionId(String upstream)
+    {
+        return new McpSession(id, server, Optional.of(upstream), upstreamMessageUrl, protocolVersion);
+    }
+
+    public McpSession withUpstreamMessageUrl(String url)
+    {
+        return new McpSession(id, server, upstreamSessionId, Optional.of(url), protocolVersion);
+    }
+
+    public McpSession withProtocolVersion(String version)
+    {
+        return new McpSession(id, server, upstreamSessionId, upstreamMessageUrl, Optional.of(version));
+    }
+}

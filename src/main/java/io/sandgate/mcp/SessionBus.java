@@ -1,0 +1,62 @@
+package io.sandgate.mcp;
+
+import java.util.Optional;
+
+/**
+ * Shared MCP session state: the session records, and per session an ordered, bounded log of the
+ * JSON-RPC messages the upstream sent for it. Any replica appends; the replica holding the client's
+ * stream subscribes. Every event has an id, so a client reconnecting with {@code Last-Event-ID} to
+ * any replica resumes exactly after the last event it saw, in order, without loss or duplicates.
+ *
+ * <p>In memory for one replica; in Redis (a stream per session plus a pub/sub wake-up on
+ * {@code mcp-server-sse:<sessionId>}) for several.</p>
+ */
+public interface SessionBus extends AutoCloseable
+{
+    /** Stores a new session; it expires after the session TTL unless touched. */
+    void create(McpSession session);
+
+    Optional<McpSession> find(String id);
+
+    /** Replaces the record (upstream session id learned, and so on) and renews its TTL. */
+    void update(McpSession session);
+
+    /** Renews the session's TTL. */
+    void touch(String id);
+
+    /** Ends the session everywhere: its record and log go, and every subscription is told. */
+    void delete(String id);
+
+    /**
+     * Appends one JSON-RPC message to the session's log and wakes its subscribers.
+     *
+     * @return the event id
+     * @throws io.sandgate.store.StoreUnavailableException if the message could not be stored
+     */
+    String append(String sessionId, String message);
+
+    /**
+     * Delivers the session's events after {@code afterEventId} (all retained ones when null), then
+     * new ones as they are appended, one at a time and in order.
+     */
+    Subscription subscribe(String sessionId, String afterEventId, Listener listener);
+
+    @Override
+    void close();
+
+    /** Receives a subscription's events, never concurrently. */
+    interface Listener
+    {
+        void onEvent(String eventId, String message);
+
+        /** The session was deleted or expired. */
+        void onEnd();
+    }
+
+    /** A live subscription; closing it stops delivery. */
+    interface Subscription extends AutoCloseable
+    {
+        @Override
+        void close();
+    }
+}

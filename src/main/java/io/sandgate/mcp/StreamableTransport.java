@@ -1,0 +1,170 @@
+package io.sandgate.mcp;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.util.HashMap;
+import java.util.Map;
+
+import io.sandgate.config.McpConfig;
+import io.sandgate.web.GatewayException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.eclipse.jetty.http.HttpMethod;
+
+/**
+ * The Streamable HTTP transport towards clients (2025-03-26 through 2025-11-25) at
+ * {@code /mcp/{name}/mcp}. POST answers stream straight back from the upstream (JSON or SSE, as it
+ * gives them); the client-facing {@code Mcp-Session-Id} maps to the upstream's in the shared
+ * session record, so any replica serves any request; the GET stream goes through the session log,
+ * with event ids and {@code Last-Event-ID} resume on any replica.
+ */
+final class StreamableTransport
+{
+    private static final String SESSION = "Mcp-Session-Id";
+    private static final String VERSION = "MCP-Protocol-Version";
+
+    private final McpGateway mcp;
+    private final UpstreamStreams upstreams;
+
+    StreamableTransport(McpGateway mcp, UpstreamStreams upstreams)
+    {
+        this.mcp = mcp;
+        this.upstreams = upstreams;
+    }
+
+    private static void checkVersion(HttpServletRequest request)
+    {
+        String version = request.getHeader(VERSION);
+        if (version != null && !McpGateway.PROTOCOL_VERSIONS.contains(version))
+            throw GatewayException.badRequest("unsupported MCP-Protocol-Version");
+    }
+
+    private static void requireStreamableUpstream(McpConfig.Server server)
+    {
+        if (server.transport() != McpConfig.Transport.STREAMABLE)
+            throw new GatewayException(501, "not_implemented", "this server speaks HTTP+SSE: use /mcp/" + server.name() + "/sse");
+    }
+
+    void post(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server) throws IOException
+    {
+        checkVersion(request);
+        requireStreamableUpstream(server);
+        String body = mcp.readBody(request);
+        JsonRpc rpc = JsonRpc.parse(body);
+        String sessionId = request.getHeader(SESSION);
+        McpSession session = sessionId == null ? null : mcp.session(sessionId, server);
+
+        Map<String, String> headers = new HashMap<>();
+        headers.put("Content-Type", "application/json");
+        String accept = request.getHeader("Accept");
+        headers.put("Accept", accept == null ? "application/json, text/event-stream" : accept);
+        headers.put(VERSION, request.getHeader(VERSION));
+        if (session != null)
+            headers.put(SESSION, session.upstreamSessionId().orElse(null));
+        Upstream.Exchange exchange = mcp.upstream().send(HttpMethod.POST, server.url(), headers, body);
+
+        if (session != null && exchange.status() == 404)
+        {
+            exchange.readBody();
+            mcp.bus().delete(session.id());
+            throw GatewayException.notFound("MCP session ended upstream");
+        }
+        String upstreamSession = exchange.header(SESSION);
+        if (session == null && rpc.isInitialize() && exchange.status() / 100 == 2 && upstreamSession != null)
+        {
+            McpSession created = McpSession.create(McpGateway.newSessionId(), server.name()).withUpstreamSessionId(upstreamSession);
+            String version = request.getHeader(VERSION);
+            mcp.bus().create(version == null ? created : created.withProtocolVersion(version));
+            response.setHeader(SESSION, created.id());
+        }
+        else if (session != null)
+        {
+            response.setHeader(SESSION, session.id());
+        }
+        response.setStatus(exchange.status());
+        copy(exchange, response);
+    }
+
+    void get(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server) throws IOException
+    {
+        checkVersion(request);
+        String sessionId = request.getHeader(SESSION);
+        if (sessionId == null)
+            throw new GatewayException(405, "method_not_allowed", "GET needs an Mcp-Session-Id");
+        requireStreamableUpstream(server);
+        McpSession session = mcp.session(sessionId, server);
+        mcp.checkStreamLimit(request);
+        String lastEventId = request.getHeader("Last-Event-ID");
+        if (lastEventId != null)
+            mcp.resumed();
+        ClientStream stream = ClientStream.start(request, response);
+        mcp.opened(request, stream);
+        upstreams.holdGet(server, session, stream);
+        SessionBus.Subscription subscription = mcp.bus().subscribe(session.id(), lastEventId, new SessionBus.Listener()
+        {
+            @Override
+            public void onEvent(String eventId, String message)
+            {
+                try
+                {
+                    stream.event(eventId, null, message);
+                }
+                catch (IOException x)
+                {
+                    throw new java.io.UncheckedIOException(x);
+                }
+            }
+
+            @Override
+            public void onEnd()
+            {
+                stream.close();
+            }
+        });
+        stream.onClose(subscription::close);
+    }
+
+    void delete(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server) throws IOException
+    {
+        checkVersion(request);
+        McpSession session = mcp.session(request.getHeader(SESSION), server);
+        if (server.transport() == McpConfig.Transport.STREAMABLE && session.upstreamSessionId().isPresent())
+        {
+            Map<String, String> headers = new HashMap<>();
+            headers.put(SESSION, session.upstreamSessionId().get());
+            headers.put(VERSION, request.getHeader(VERSION));
+            try
+            {
+                mcp.upstream().send(HttpMethod.DELETE, server.url(), headers, null).readBody();
+            }
+            catch (GatewayException x)
+            {
+                // The upstream may be gone already; the session ends here regardless.
+            }
+        }
+        mcp.bus().delete(session.id());
+        response.setStatus(204);
+    }
+
+    /** Streams the upstream's answer to the client, flushing each read so SSE events pass one by one. */
+    private static void copy(Upstream.Exchange exchange, HttpServletResponse response) throws IOException
+    {
+        String type = exchange.header("Content-Type");
+        if (type != null)
+            response.setContentType(type);
+        if (exchange.isEventStream())
+            response.setHeader("X-Accel-Buffering", "no");
+        byte[] buffer = new byte[8192];
+        try (InputStream in = exchange.body())
+        {
+            OutputStream out = response.getOutputStream();
+            int read;
+            while ((read = in.read(buffer)) >= 0)
+            {
+                out.write(buffer, 0, read);
+                out.flush();
+            }
+        }
+    }
+}

@@ -1,0 +1,154 @@
+package io.sandgate.mcp;
+
+import java.io.IOException;
+import java.net.URI;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import io.sandgate.config.McpConfig;
+import io.sandgate.web.GatewayException;
+import org.eclipse.jetty.http.HttpMethod;
+
+/**
+ * Long-lived streams this replica holds towards upstream servers on behalf of a client stream it
+ * serves: the legacy SSE stream of a 2024-11-05 upstream, or the GET stream of a Streamable HTTP
+ * upstream for messages the server starts. Both relay what they read into the session's log and
+ * end with the client stream they serve.
+ */
+final class UpstreamStreams
+{
+    private static final long ENDPOINT_TIMEOUT_SECONDS = 10;
+
+    private final McpGateway mcp;
+
+    UpstreamStreams(McpGateway mcp)
+    {
+        this.mcp = mcp;
+    }
+
+    /**
+     * Opens the upstream's SSE stream and waits for its {@code endpoint} event; returns the absolute
+     * message URL it announced. Later {@code message} events are relayed to the session's log.
+     * The client never sees the upstream's address or session id.
+     */
+    String openLegacy(McpConfig.Server server, String sessionId, ClientStream client)
+    {
+        CompletableFuture<String> endpoint = new CompletableFuture<>();
+        AtomicReference<Upstream.Exchange> held = new AtomicReference<>();
+        client.onClose(() -> abort(held.get()));
+        mcp.background(() ->
+        {
+            try
+            {
+                Upstream.Exchange exchange = mcp.upstream().send(HttpMethod.GET, server.url(), Map.of("Accept", "text/event-stream"), null);
+                held.set(exchange);
+                if (!client.isOpen())
+                    abort(exchange);
+                if (exchange.status() != 200 || !exchange.isEventStream())
+                {
+                    endpoint.completeExceptionally(new GatewayException(502, "upstream_failed", "the MCP server refused the SSE stream"));
+                    return;
+                }
+                SseReader reader = new SseReader(exchange.body());
+                SseReader.Event event;
+                while ((event = reader.next()) != null)
+                {
+                    if ("endpoint".equals(event.name()))
+                        endpoint.complete(server.url().resolve(URI.create(event.data().trim())).toString());
+                    else if ("message".equals(event.name()) && !event.data().isBlank())
+                        mcp.relay(sessionId, event.data());
+                }
+            }
+            catch (IOException | RuntimeException x)
+            {
+                endpoint.completeExceptionally(x);
+            }
+            finally
+            {
+                // A 2024-11-05 session lives and dies with its upstream stream.
+                client.close();
+            }
+        });
+        try
+        {
+            return endpoint.get(ENDPOINT_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        }
+        catch (Exception x)
+        {
+            client.close();
+            throw x.getCause() instanceof GatewayException g ? g
+                : new GatewayException(502, "upstream_failed", "the MCP server did not announce its message endpoint");
+        }
+    }
+
+    /**
+     * Holds the GET stream of a Streamable HTTP upstream while the client stream is open,
+     * reconnecting with the upstream's own Last-Event-ID when it drops. An upstream that offers no
+     * GET stream (405) is left alone.
+     */
+    void holdGet(McpConfig.Server server, McpSession session, ClientStream client)
+    {
+        AtomicReference<Upstream.Exchange> held = new AtomicReference<>();
+        client.onClose(() -> abort(held.get()));
+        mcp.background(() ->
+        {
+            String lastUpstreamId = null;
+            while (client.isOpen())
+            {
+                Map<String, String> headers = new HashMap<>();
+                headers.put("Accept", "text/event-stream");
+                headers.put("Mcp-Session-Id", session.upstreamSessionId().orElse(null));
+                headers.put("MCP-Protocol-Version", session.protocolVersion().orElse(null));
+                headers.put("Last-Event-ID", lastUpstreamId);
+                try
+                {
+                    Upstream.Exchange exchange = mcp.upstream().send(HttpMethod.GET, server.url(), headers, null);
+                    held.set(exchange);
+                    if (!client.isOpen())
+                        abort(exchange);
+                    if (exchange.status() != 200 || !exchange.isEventStream())
+                    {
+                        abort(exchange);
+                        return;
+                    }
+                    SseReader reader = new SseReader(exchange.body());
+                    SseReader.Event event;
+                    while ((event = reader.next()) != null)
+                    {
+                        if (event.id() != null)
+                            lastUpstreamId = event.id();
+                        if (!event.data().isBlank())
+                            mcp.relay(session.id(), event.data());
+                    }
+                }
+                catch (IOException | RuntimeException x)
+                {
+                    // Dropped or refused: try again while the client is still listening.
+                }
+                pause();
+            }
+        });
+    }
+
+    private static void abort(Upstream.Exchange exchange)
+    {
+        if (exchange != null)
+            exchange.response().abort(new CancellationException("client stream closed"));
+    }
+
+    private static void pause()
+    {
+        try
+        {
+            Thread.sleep(1000);
+        }
+        catch (InterruptedException x)
+        {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,203 @@
+package io.sandgate.store;
+
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+import io.sandgate.mcp.McpSession;
+import io.sandgate.mcp.SessionBus;
+
+/** Sessions and their event logs in this process: one replica serves every transport fully. */
+final class MemorySessionBus implements SessionBus
+{
+    private static final int BATCH = 256;
+
+    private final Duration ttl;
+    private final int capacity;
+    private final Map<String, Log> sessions = new ConcurrentHashMap<>();
+    private final ExecutorService delivery = Executors.newCachedThreadPool(daemon("sandgate-mcp-delivery"));
+    private final ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor(daemon("sandgate-mcp-expiry"));
+
+    MemorySessionBus(Duration ttl, int capacity)
+    {
+        this.ttl = ttl;
+        this.capacity = capacity;
+        sweeper.scheduleWithFixedDelay(this::expire, 1, 1, TimeUnit.SECONDS);
+    }
+
+    static java.util.concurrent.ThreadFactory daemon(String name)
+    {
+        return r ->
+        {
+            Thread thread = new Thread(r, name);
+            thread.setDaemon(true);
+            return thread;
+        };
+    }
+
+    /** One session: its record, its bounded log and its subscribers. */
+    private final class Log
+    {
+        volatile McpSession session;
+        volatile long expiresAt;
+        final ArrayDeque<SerialDrain.Event> events = new ArrayDeque<>();
+        final Set<SerialDrain> subscribers = ConcurrentHashMap.newKeySet();
+        long sequence;
+
+        Log(McpSession session)
+        {
+            this.session = session;
+            touch();
+        }
+
+        void touch()
+        {
+            expiresAt = System.nanoTime() + ttl.toNanos();
+        }
+
+        synchronized String append(String message)
+        {
+            String id = Long.toString(++sequence);
+            events.addLast(new SerialDrain.Event(id, message));
+            while (events.size() > capacity)
+                events.removeFirst();
+            return id;
+        }
+
+        synchronized List<SerialDrain.Event> after(String afterId)
+        {
+            long after = afterId == null ? 0 : parse(afterId);
+            List<SerialDrain.Event> result = new ArrayList<>();
+            for (SerialDrain.Event event : events)
+            {
+                if (Long.parseLong(event.id()) > after)
+                {
+                    result.add(event);
+                    if (result.size() >= BATCH)
+                        break;
+                }
+            }
+            return result;
+        }
+    }
+
+    private static long parse(String id)
+    {
+        try
+        {
+            return Long.parseLong(id);
+        }
+        catch (NumberFormatException x)
+        {
+            return 0;
+        }
+    }
+
+    @Override
+    public void create(McpSession session)
+    {
+        sessions.put(session.id(), new Log(session));
+    }
+
+    @Override
+    public Optional<McpSession> find(String id)
+    {
+        Log log = sessions.get(id);
+        return log == null ? Optional.empty() : Optional.of(log.session);
+    }
+
+    @Override
+    public void update(McpSession session)
+    {
+        Log log = sessions.get(session.id());
+        if (log != null)
+        {
+            log.session = session;
+            log.touch();
+        }
+    }
+
+    @Override
+    public void touch(String id)
+    {
+        Log log = sessions.get(id);
+        if (log != null)
+            log.touch();
+    }
+
+    @Override
+    public void delete(String id)
+    {
+        Log log = sessions.remove(id);
+        if (log != null)
+            log.subscribers.forEach(SerialDrain::ended);
+    }
+
+    @Override
+    public String append(String sessionId, String message)
+    {
+        Log log = sessions.get(sessionId);
+        if (log == null)
+            throw new IllegalStateException("no session " + sessionId);
+        String id = log.append(message);
+        log.subscribers.forEach(SerialDrain::wake);
+        return id;
+    }
+
+    @Override
+    public Subscription subscribe(String sessionId, String afterEventId, Listener listener)
+    {
+        Log log = sessions.get(sessionId);
+        SerialDrain subscription = new SerialDrain(delivery, afterEventId, listener)
+        {
+            @Override
+            List<Event> readAfter(String afterId)
+            {
+                return log == null ? List.of() : log.after(afterId);
+            }
+
+            @Override
+            boolean sessionExists()
+            {
+                return log != null && sessions.get(sessionId) == log;
+            }
+
+            @Override
+            void release()
+            {
+                if (log != null)
+                    log.subscribers.remove(this);
+            }
+        };
+        if (log != null)
+            log.subscribers.add(subscription);
+        subscription.wake();
+        return subscription;
+    }
+
+    private void expire()
+    {
+        long now = System.nanoTime();
+        sessions.forEach((id, log) ->
+        {
+            if (now - log.expiresAt > 0)
+                delete(id);
+        });
+    }
+
+    @Override
+    public void close()
+    {
+        sweeper.shutdownNow();
+        delivery.shutdownNow();
+    }
+}

@@ -1,0 +1,228 @@
+package io.sandgate.store;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+import io.sandgate.mcp.McpSession;
+import io.sandgate.mcp.SessionBus;
+import org.redisson.api.RMap;
+import org.redisson.api.RStream;
+import org.redisson.api.RTopic;
+import org.redisson.api.RedissonClient;
+import org.redisson.api.stream.StreamAddArgs;
+import org.redisson.api.stream.StreamMessageId;
+import org.redisson.client.codec.StringCodec;
+
+/**
+ * Sessions shared by every replica through Redis. Per session: a hash with the record, a stream
+ * with the event log (capped, with the session's TTL), and the pub/sub channel
+ * {@code mcp-server-sse:<sessionId>} (Higress's naming) that wakes the replica holding the client's
+ * stream. The stream, not the channel, carries the messages: a wake-up lost while Redis blinks or
+ * while no one listens costs latency (the next poll), never a message, and the stream ids are the
+ * SSE event ids a client resumes from. Keys share the hash tag {@code {sessionId}} so a cluster
+ * keeps them in one slot.
+ */
+final class RedisSessionBus implements SessionBus
+{
+    private static final String MESSAGE = "m";
+    private static final String ENDED = "end";
+    private static final int BATCH = 256;
+
+    private final RedissonClient redisson;
+    private final Duration ttl;
+    private final int capacity;
+    private final ExecutorService delivery = Executors.newCachedThreadPool(MemorySessionBus.daemon("sandgate-mcp-delivery"));
+    private final ScheduledExecutorService poller = Executors.newSingleThreadScheduledExecutor(MemorySessionBus.daemon("sandgate-mcp-poll"));
+    private final Set<SerialDrain> subscriptions = ConcurrentHashMap.newKeySet();
+
+    RedisSessionBus(RedissonClient redisson, Duration ttl, int capacity, Duration pollInterval)
+    {
+        this.redisson = redisson;
+        this.ttl = ttl;
+        this.capacity = capacity;
+        long poll = pollInterval.toMillis();
+        // The safety net under pub/sub: every live subscription re-reads its stream this often.
+        poller.scheduleWithFixedDelay(() -> subscriptions.forEach(SerialDrain::wake), poll, poll, TimeUnit.MILLISECONDS);
+    }
+
+    private RMap<String, String> record(String id)
+    {
+        return redisson.getMap("sandgate:mcp:{" + id + "}:session", StringCodec.INSTANCE);
+    }
+
+    private RStream<String, String> log(String id)
+    {
+        return redisson.getStream("sandgate:mcp:{" + id + "}:events", StringCodec.INSTANCE);
+    }
+
+    private RTopic channel(String id)
+    {
+        return redisson.getTopic("mcp-server-sse:" + id, StringCodec.INSTANCE);
+    }
+
+    @Override
+    public void create(McpSession session)
+    {
+        update(session);
+    }
+
+    @Override
+    public Optional<McpSession> find(String id)
+    {
+        Map<String, String> fields = call(() -> record(id).readAllMap());
+        if (fields.isEmpty())
+            return Optional.empty();
+        return Optional.of(new McpSession(id, fields.get("server"), Optional.ofNullable(fields.get("upstreamSessionId")),
+            Optional.ofNullable(fields.get("upstreamMessageUrl")), Optional.ofNullable(fields.get("protocolVersion"))));
+    }
+
+    @Override
+    public void update(McpSession session)
+    {
+        Map<String, String> fields = new HashMap<>();
+        fields.put("server", session.server());
+        session.upstreamSessionId().ifPresent(v -> fields.put("upstreamSessionId", v));
+        session.upstreamMessageUrl().ifPresent(v -> fields.put("upstreamMessageUrl", v));
+        session.protocolVersion().ifPresent(v -> fields.put("protocolVersion", v));
+        call(() ->
+        {
+            RMap<String, String> record = record(session.id());
+            record.putAll(fields);
+            record.expire(ttl);
+            return null;
+        });
+    }
+
+    @Override
+    public void touch(String id)
+    {
+        call(() ->
+        {
+            record(id).expire(ttl);
+            log(id).expire(ttl);
+            return null;
+        });
+    }
+
+    @Override
+    public void delete(String id)
+    {
+        call(() ->
+        {
+            record(id).delete();
+            log(id).delete();
+            channel(id).publish(ENDED);
+            return null;
+        });
+    }
+
+    @Override
+    public String append(String sessionId, String message)
+    {
+        return call(() ->
+        {
+            RStream<String, String> log = log(sessionId);
+            StreamMessageId id = log.add(StreamAddArgs.<String, String>entry(MESSAGE, message).trimNonStrict().maxLen(capacity).noLimit());
+            log.expire(ttl);
+            channel(sessionId).publish(id.toString());
+            return id.toString();
+        });
+    }
+
+    @Override
+    public Subscription subscribe(String sessionId, String afterEventId, Listener listener)
+    {
+        RTopic channel = channel(sessionId);
+        int[] registration = new int[1];
+        SerialDrain subscription = new SerialDrain(delivery, validId(afterEventId), listener)
+        {
+            @Override
+            List<Event> readAfter(String afterId)
+            {
+                StreamMessageId from = afterId == null ? StreamMessageId.MIN : next(afterId);
+                Map<StreamMessageId, Map<String, String>> range = log(sessionId).range(BATCH, from, StreamMessageId.MAX);
+                List<Event> events = new ArrayList<>(range.size());
+                range.forEach((id, fields) -> events.add(new Event(id.toString(), fields.get(MESSAGE))));
+                return events;
+            }
+
+            @Override
+            boolean sessionExists()
+            {
+                return record(sessionId).isExists();
+            }
+
+            @Override
+            void release()
+            {
+                subscriptions.remove(this);
+                try
+                {
+                    channel.removeListener(registration[0]);
+                }
+                catch (RuntimeException x)
+                {
+                    // Redis down: the listener dies with the connection anyway.
+                }
+            }
+        };
+        subscriptions.add(subscription);
+        try
+        {
+            registration[0] = channel.addListener(String.class, (topic, message) ->
+            {
+                if (ENDED.equals(message))
+                    subscription.ended();
+                else
+                    subscription.wake();
+            });
+        }
+        catch (RuntimeException x)
+        {
+            // Subscribing failed (Redis blinking): the poller still drives delivery.
+        }
+        subscription.wake();
+        return subscription;
+    }
+
+    /** A Last-Event-ID that is not a stream id is treated as absent: replay all that is retained. */
+    private static String validId(String id)
+    {
+        return id != null && id.matches("\\d{1,19}-\\d{1,19}") ? id : null;
+    }
+
+    private static StreamMessageId next(String id)
+    {
+        int dash = id.indexOf('-');
+        return new StreamMessageId(Long.parseLong(id.substring(0, dash)), Long.parseLong(id.substring(dash + 1)) + 1);
+    }
+
+    private static <T> T call(java.util.function.Supplier<T> command)
+    {
+        try
+        {
+            return command.get();
+        }
+        catch (RuntimeException x)
+        {
+            throw new StoreUnavailableException("session store unreachable", x);
+        }
+    }
+
+    @Override
+    public void close()
+    {
+        poller.shutdownNow();
+        delivery.shutdownNow();
+    }
+}

@@ -1,0 +1,116 @@
+package io.sandgate.mcp;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import io.sandgate.config.ConfigLoader;
+import io.sandgate.launcher.EmbeddedServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Bad input on the MCP endpoints gets a clear status and changes nothing. */
+class McpEndpointsIT
+{
+    private static EmbeddedServer gateway;
+    private static final HttpClient CLIENT = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+    @BeforeAll
+    static void start() throws Exception
+    {
+        gateway = EmbeddedServer.start(ConfigLoader.fromValues(Map.of(
+            "server.host", "127.0.0.1",
+            "server.port", "0",
+            "mcp.servers", List.of(Map.of("name", "tools", "url", "http://127.0.0.1:1/mcp", "transport", "streamable")),
+            "mcp.max-body-size", "2048")));
+    }
+
+    @AfterAll
+    static void stop() throws Exception
+    {
+        gateway.close();
+    }
+
+    private static HttpResponse<String> send(String method, String path, String body, String... headers) throws Exception
+    {
+        HttpRequest.Builder request = HttpRequest.newBuilder(gateway.uri().resolve(path)).timeout(Duration.ofSeconds(10))
+            .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+        for (int i = 0; i < headers.length; i += 2)
+            request.header(headers[i], headers[i + 1]);
+        return CLIENT.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static final String PING = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}";
+
+    @Test
+    void unknownSession_is404_neverASilent202() throws Exception
+    {
+        assertEquals(404, send("POST", "/mcp/tools/message?sessionId=0123456789abcdef0123456789abcdef", PING).statusCode());
+        assertEquals(404, send("POST", "/mcp/tools/message?sessionId=../../etc", PING).statusCode());
+        assertEquals(404, send("POST", "/mcp/tools/message", PING).statusCode());
+        assertEquals(404, send("POST", "/mcp/tools/mcp", PING, "Mcp-Session-Id", "0123456789abcdef0123456789abcdef").statusCode());
+        assertEquals(404, send("GET", "/mcp/tools/mcp", null, "Mcp-Session-Id", "0123456789abcdef0123456789abcdef").statusCode());
+        assertEquals(404, send("DELETE", "/mcp/tools/mcp", null, "Mcp-Session-Id", "0123456789abcdef0123456789abcdef").statusCode());
+    }
+
+    @Test
+    void bodyThatIsNotJsonRpc_is400() throws Exception
+    {
+        for (String body : List.of("not json", "{}", "[]", "{\"jsonrpc\":\"1.0\",\"method\":\"x\"}", "[1,2]", "{\"jsonrpc\":\"2.0\"}"))
+        {
+            HttpResponse<String> response = send("POST", "/mcp/tools/mcp", body, "Content-Type", "application/json");
+            assertEquals(400, response.statusCode(), body + " -> " + response.body());
+        }
+    }
+
+    @Test
+    void badProtocolVersion_is400() throws Exception
+    {
+        HttpResponse<String> response = send("POST", "/mcp/tools/mcp", PING, "MCP-Protocol-Version", "1999-01-01");
+        assertEquals(400, response.statusCode());
+        assertTrue(response.body().contains("MCP-Protocol-Version"), response.body());
+    }
+
+    @Test
+    void foreignOrigin_is403_onEveryEndpoint() throws Exception
+    {
+        assertEquals(403, send("GET", "/mcp/tools/sse", null, "Origin", "http://evil.example").statusCode());
+        assertEquals(403, send("POST", "/mcp/tools/mcp", PING, "Origin", "http://evil.example").statusCode());
+        assertEquals(403, send("POST", "/mcp/tools/message?sessionId=x", PING, "Origin", "http://evil.example").statusCode());
+    }
+
+    @Test
+    void unknownServerOrEndpoint_is404_andWrongMethods405() throws Exception
+    {
+        assertEquals(404, send("GET", "/mcp/nope/sse", null).statusCode());
+        assertEquals(404, send("GET", "/mcp/tools/other", null).statusCode());
+        assertEquals(405, send("POST", "/mcp/tools/sse", PING).statusCode());
+        assertEquals(405, send("GET", "/mcp/tools/message", null).statusCode());
+        assertEquals(405, send("PUT", "/mcp/tools/mcp", PING).statusCode());
+        assertEquals(405, send("GET", "/mcp/tools/mcp", null).statusCode(), "GET without a session");
+    }
+
+    @Test
+    void oversizedBody_is413() throws Exception
+    {
+        String big = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"p\":\"" + "x".repeat(4096) + "\"}}";
+        assertEquals(413, send("POST", "/mcp/tools/mcp", big).statusCode());
+    }
+
+    @Test
+    void unreachableUpstream_is502() throws Exception
+    {
+        String init = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}";
+        HttpResponse<String> response = send("POST", "/mcp/tools/mcp", init, "Accept", "application/json, text/event-stream");
+        assertEquals(502, response.statusCode(), response.body());
+        assertTrue(!response.body().contains("127.0.0.1:1"), response.body());
+    }
+}
