@@ -117,6 +117,19 @@ public final class Sandgate implements AutoCloseable
         return metrics;
     }
 
+    /**
+     * Ends long-lived client streams (MCP SSE) before a graceful stop, which would otherwise wait
+     * for them until its timeout: their clients reconnect to another replica and resume.
+     */
+    public void endStreams()
+    {
+        for (AutoCloseable closeable : started)
+        {
+            if (closeable instanceof McpGateway mcp)
+                mcp.endStreams();
+        }
+    }
+
     @Override
     public void close()
     {

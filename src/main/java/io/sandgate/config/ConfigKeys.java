@@ -104,7 +104,7 @@ public final class ConfigKeys
         "Origins (`https://app.example`) that may open sandbox WebSockets besides the gateway's own; `*` allows any.");
 
     public static final ConfigKey<List<Map<?, ?>>> MCP_SERVERS = ConfigKey.of("mcp.servers", null, ValueParser.listOfMaps(),
-        "Upstream MCP servers: `[{name, url, transport: streamable | sse}]`, served at `/mcp/{name}/`.");
+        "Upstream MCP servers: `[{name, url, transport}]` with transport `streamable` (default) or `sse`, served at `/mcp/{name}/`.");
     public static final ConfigKey<Duration> MCP_KEEPALIVE = ConfigKey.of("mcp.keepalive-interval", "15s", duration(),
         "SSE comment sent on idle client streams so that proxies do not cut them.");
     public static final ConfigKey<Duration> MCP_SESSION_TTL = ConfigKey.of("mcp.session-ttl", "30m", duration(),

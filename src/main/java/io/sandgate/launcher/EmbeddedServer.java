@@ -1,6 +1,7 @@
 package io.sandgate.launcher;
 
 import java.net.URI;
+import java.time.Duration;
 
 import io.sandgate.Sandgate;
 import io.sandgate.config.SandgateConfig;
@@ -92,6 +93,18 @@ public final class EmbeddedServer implements AutoCloseable
     @Override
     public void close() throws Exception
     {
-        server.stop();
+        Sandgate sandgate = sandgate();
+        if (sandgate != null)
+            sandgate.endStreams();
+        try
+        {
+            server.stop();
+        }
+        catch (java.util.concurrent.TimeoutException x)
+        {
+            // Jetty finishes stopping and then reports that the graceful wait ran out: exchanges
+            // still open after server.stop-timeout were cut, which is what the timeout is for.
+            org.slf4j.LoggerFactory.getLogger(EmbeddedServer.class).info("Stopped; exchanges still open after {} were cut", Duration.ofMillis(server.getStopTimeout()));
+        }
     }
 }

@@ -161,11 +161,12 @@ public final class McpGateway implements AutoCloseable
     {
         long deadline = System.nanoTime() + RELAY_PATIENCE.toNanos();
         long backoff = 50;
+        String key = newSessionId();
         while (true)
         {
             try
             {
-                bus.append(sessionId, message);
+                bus.append(sessionId, key, message);
                 relayed.increment();
                 return;
             }
@@ -262,6 +263,12 @@ public final class McpGateway implements AutoCloseable
         {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /** Closes every client stream this replica holds; their sessions live on in the store. */
+    public void endStreams()
+    {
+        streams.forEach(ClientStream::close);
     }
 
     @Override

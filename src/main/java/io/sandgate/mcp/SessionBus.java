@@ -30,10 +30,13 @@ public interface SessionBus extends AutoCloseable
     /**
      * Appends one JSON-RPC message to the session's log and wakes its subscribers.
      *
+     * @param key unique per message: calling again with the same key after an attempt that failed
+     *        (its answer lost with the connection, though the write may have landed) appends nothing twice
      * @return the event id
      * @throws io.sandgate.store.StoreUnavailableException if the message could not be stored
+     * @throws IllegalStateException if the session no longer exists
      */
-    String append(String sessionId, String message);
+    String append(String sessionId, String key, String message);
 
     /**
      * Delivers the session's events after {@code afterEventId} (all retained ones when null), then

@@ -143,7 +143,7 @@ final class MemorySessionBus implements SessionBus
     }
 
     @Override
-    public String append(String sessionId, String message)
+    public String append(String sessionId, String key, String message)
     {
         Log log = sessions.get(sessionId);
         if (log == null)

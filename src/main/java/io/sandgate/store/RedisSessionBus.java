@@ -35,6 +35,9 @@ import org.redisson.client.codec.StringCodec;
 final class RedisSessionBus implements SessionBus
 {
     private static final String MESSAGE = "m";
+    private static final String KEY = "k";
+    /** How far back a retried append looks for its earlier attempt. */
+    private static final int RETRY_LOOKBACK = 200;
     private static final String ENDED = "end";
     private static final int BATCH = 256;
 
@@ -44,6 +47,8 @@ final class RedisSessionBus implements SessionBus
     private final ExecutorService delivery = Executors.newCachedThreadPool(MemorySessionBus.daemon("sandgate-mcp-delivery"));
     private final ScheduledExecutorService poller = Executors.newSingleThreadScheduledExecutor(MemorySessionBus.daemon("sandgate-mcp-poll"));
     private final Set<SerialDrain> subscriptions = ConcurrentHashMap.newKeySet();
+    /** Keys whose last append failed: it may have landed all the same, so look before adding again. */
+    private final Set<String> uncertain = ConcurrentHashMap.newKeySet();
 
     RedisSessionBus(RedissonClient redisson, Duration ttl, int capacity, Duration pollInterval)
     {
@@ -127,16 +132,37 @@ final class RedisSessionBus implements SessionBus
     }
 
     @Override
-    public String append(String sessionId, String message)
+    public String append(String sessionId, String key, String message)
     {
-        return call(() ->
+        try
         {
-            RStream<String, String> log = log(sessionId);
-            StreamMessageId id = log.add(StreamAddArgs.<String, String>entry(MESSAGE, message).trimNonStrict().maxLen(capacity).noLimit());
-            log.expire(ttl);
-            channel(sessionId).publish(id.toString());
-            return id.toString();
-        });
+            return call(() ->
+            {
+                RStream<String, String> log = log(sessionId);
+                if (uncertain.contains(key))
+                {
+                    // XADD is not idempotent: a retry first checks whether the lost attempt landed.
+                    for (Map.Entry<StreamMessageId, Map<String, String>> entry : log.rangeReversed(RETRY_LOOKBACK, StreamMessageId.MAX, StreamMessageId.MIN).entrySet())
+                    {
+                        if (key.equals(entry.getValue().get(KEY)))
+                        {
+                            uncertain.remove(key);
+                            return entry.getKey().toString();
+                        }
+                    }
+                }
+                StreamMessageId id = log.add(StreamAddArgs.<String, String>entries(KEY, key, MESSAGE, message).trimNonStrict().maxLen(capacity).noLimit());
+                uncertain.remove(key);
+                log.expire(ttl);
+                channel(sessionId).publish(id.toString());
+                return id.toString();
+            });
+        }
+        catch (StoreUnavailableException x)
+        {
+            uncertain.add(key);
+            throw x;
+        }
     }
 
     @Override

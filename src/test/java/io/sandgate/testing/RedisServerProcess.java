@@ -62,6 +62,8 @@ public final class RedisServerProcess implements AutoCloseable {
     private Process process;
     private boolean closed;
 
+    private boolean persistent;
+
     private RedisServerProcess(Path executable, Path directory, int port) {
         this.executable = executable;
         this.directory = directory;
@@ -74,6 +76,19 @@ public final class RedisServerProcess implements AutoCloseable {
      * @throws IllegalStateException if redis-server is not installed or does not come up
      */
     public static RedisServerProcess start() {
+        return start(false);
+    }
+
+    /**
+     * Like {@link #start()}, but with an append-only file fsynced on every write, so that a kill
+     * and {@link #restart()} keep every acknowledged write, as a production Redis configured for
+     * durability would.
+     */
+    public static RedisServerProcess startPersistent() {
+        return start(true);
+    }
+
+    private static RedisServerProcess start(boolean persistent) {
         Path executable = locateExecutable();
         Path directory;
         try {
@@ -88,6 +103,7 @@ public final class RedisServerProcess implements AutoCloseable {
         IllegalStateException lastFailure = null;
         for (int attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
             RedisServerProcess server = new RedisServerProcess(executable, directory, freeLoopbackPort());
+            server.persistent = persistent;
             try {
                 server.launchAndAwaitPong();
                 return server;
@@ -183,7 +199,8 @@ public final class RedisServerProcess implements AutoCloseable {
                 "--protected-mode", "no",
                 // Redis turns an empty argument into an empty value, which disables snapshots.
                 "--save", "",
-                "--appendonly", "no",
+                "--appendonly", persistent ? "yes" : "no",
+                "--appendfsync", "always",
                 "--daemonize", "no",
                 "--dir", directory.toString(),
                 "--logfile", logFile().toString());

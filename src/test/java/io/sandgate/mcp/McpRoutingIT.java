@@ -1,0 +1,127 @@
+package io.sandgate.mcp;
+
+import java.net.URI;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.modelcontextprotocol.client.McpSyncClient;
+import io.sandgate.config.ConfigLoader;
+import io.sandgate.launcher.EmbeddedServer;
+import io.sandgate.testing.Balancer;
+import io.sandgate.testing.McpClients;
+import io.sandgate.testing.McpUpstream;
+import io.sandgate.testing.RedisServerProcess;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * MCP sessions across two gateway replicas sharing a real redis-server, with the official MCP Java
+ * SDK on both ends: a balancer sends each client's stream to replica A and its POSTs to replica B
+ * (or alternates them), as a load balancer without affinity would.
+ */
+class McpRoutingIT
+{
+    private static RedisServerProcess redis;
+    private static McpUpstream upstream;
+    private static EmbeddedServer replicaA;
+    private static EmbeddedServer replicaB;
+    private static Balancer streamOnAPostsOnB;
+    private static Balancer alternating;
+
+    @BeforeAll
+    static void start() throws Exception
+    {
+        redis = RedisServerProcess.start();
+        upstream = McpUpstream.start();
+        replicaA = gateway();
+        replicaB = gateway();
+        streamOnAPostsOnB = Balancer.start(request -> "GET".equals(request.getMethod()) ? replicaA.uri() : replicaB.uri());
+        AtomicInteger next = new AtomicInteger();
+        alternating = Balancer.start(request -> "GET".equals(request.getMethod()) ? replicaA.uri()
+            : next.getAndIncrement() % 2 == 0 ? replicaB.uri() : replicaA.uri());
+    }
+
+    static EmbeddedServer gateway() throws Exception
+    {
+        Map<String, Object> values = new HashMap<>();
+        values.put("server.host", "127.0.0.1");
+        values.put("server.port", "0");
+        values.put("store.type", "redis");
+        values.put("store.redis.address", redis.address());
+        values.put("store.redis.poll-interval", "200ms");
+        values.put("mcp.servers", List.of(
+            Map.of("name", "stream", "url", upstream.streamableUrl(), "transport", "streamable"),
+            Map.of("name", "legacy", "url", upstream.sseUrl(), "transport", "sse")));
+        return EmbeddedServer.start(ConfigLoader.fromValues(values));
+    }
+
+    @AfterAll
+    static void stop() throws Exception
+    {
+        for (AutoCloseable c : new AutoCloseable[]{streamOnAPostsOnB, alternating, replicaA, replicaB, upstream, redis})
+        {
+            if (c != null)
+                c.close();
+        }
+    }
+
+    @BeforeEach
+    void clear()
+    {
+        streamOnAPostsOnB.routed.clear();
+        alternating.routed.clear();
+    }
+
+    /** initialize, tools/list, 200 tools/call in a row, and a sampling round trip. */
+    private static void conversation(McpSyncClient client, McpClients.Options options, int calls)
+    {
+        client.initialize();
+        assertEquals(McpUpstream.TOOL_NAMES.stream().sorted().toList(),
+            client.listTools().tools().stream().map(t -> t.name()).sorted().toList());
+        for (int i = 0; i < calls; i++)
+            assertEquals("echo: call " + i, McpClients.text(McpClients.call(client, "echo", Map.of("text", "call " + i))));
+        String asked = McpClients.text(McpClients.call(client, "ask", Map.of("question", "meaning of life?")));
+        assertEquals("client said: " + McpClients.SAMPLING_ANSWER, asked);
+        assertTrue(options.received().samplingQuestions.contains("meaning of life?"), options.received().samplingQuestions.toString());
+        assertEquals(McpClients.SAMPLING_ANSWER, upstream.lastSamplingAnswer.get());
+    }
+
+    private static void assertSplit(Balancer balancer, String streamPath)
+    {
+        List<String> routed = balancer.routed;
+        assertTrue(routed.stream().anyMatch(r -> r.startsWith("GET " + streamPath) && r.endsWith("-> " + replicaA.port())), routed.toString());
+        assertTrue(routed.stream().filter(r -> r.startsWith("POST")).allMatch(r -> r.endsWith("-> " + replicaB.port())), routed.toString());
+    }
+
+    @Test
+    void sseClient_streamOnA_postsOnB_sseUpstream() throws Exception
+    {
+        McpClients.Options options = McpClients.options();
+        try (McpSyncClient client = McpClients.sse(streamOnAPostsOnB.baseUrl(), "/mcp/legacy/sse", options))
+        {
+            conversation(client, options, 200);
+        }
+        assertSplit(streamOnAPostsOnB, "/mcp/legacy/sse");
+        assertTrue(upstream.requestsTo("/sse").size() >= 1);
+    }
+
+    @Test
+    void streamableClient_postsAlternateBetweenReplicas() throws Exception
+    {
+        McpClients.Options options = McpClients.options();
+        try (McpSyncClient client = McpClients.streamable(alternating.baseUrl(), "/mcp/stream/mcp", options))
+        {
+            conversation(client, options, 200);
+            McpClients.callWithProgress(client, "progress", Map.of("steps", 3), "p-1");
+        }
+        List<String> posts = alternating.routed.stream().filter(r -> r.startsWith("POST")).toList();
+        assertTrue(posts.stream().anyMatch(r -> r.endsWith("-> " + replicaA.port())) && posts.stream().anyMatch(r -> r.endsWith("-> " + replicaB.port())), posts.toString());
+    }
+}
