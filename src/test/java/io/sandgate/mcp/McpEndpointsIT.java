@@ -30,7 +30,9 @@ class McpEndpointsIT
             "server.host", "127.0.0.1",
             "server.port", "0",
             "mcp.servers", List.of(Map.of("name", "tools", "url", "http://127.0.0.1:1/mcp", "transport", "streamable")),
-            "mcp.max-body-size", "2048")));
+            "mcp.max-body-size", "2048",
+            "mcp.keepalive-interval", "200ms",
+            "mcp.max-sessions-per-client", "2")));
     }
 
     @AfterAll
@@ -103,6 +105,51 @@ class McpEndpointsIT
     {
         String big = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"p\":\"" + "x".repeat(4096) + "\"}}";
         assertEquals(413, send("POST", "/mcp/tools/mcp", big).statusCode());
+    }
+
+    @Test
+    void sseStream_announcesTheGatewaysMessageUrl_unbuffered_withKeepaliveComments() throws Exception
+    {
+        HttpResponse<java.io.InputStream> response = CLIENT.send(HttpRequest.newBuilder(gateway.uri().resolve("/mcp/tools/sse")).build(),
+            HttpResponse.BodyHandlers.ofInputStream());
+        assertEquals(200, response.statusCode());
+        assertEquals("no", response.headers().firstValue("X-Accel-Buffering").orElse(null));
+        assertTrue(response.headers().firstValue("Content-Type").orElse("").startsWith("text/event-stream"));
+        try (java.io.BufferedReader lines = new java.io.BufferedReader(new java.io.InputStreamReader(response.body(), java.nio.charset.StandardCharsets.UTF_8)))
+        {
+            assertEquals("event: endpoint", lines.readLine());
+            String data = lines.readLine();
+            assertTrue(data.matches("data: /mcp/tools/message\\?sessionId=[0-9a-f]{32}"), data);
+            assertEquals("", lines.readLine());
+            // Nothing else happens on this session: the next thing on the wire is a keepalive.
+            assertEquals(": keepalive", lines.readLine());
+        }
+    }
+
+    @Test
+    void streamsPerClient_areLimited_429() throws Exception
+    {
+        List<HttpResponse<java.io.InputStream>> open = new java.util.ArrayList<>();
+        try
+        {
+            // Up to the limit (2) streams open; the next is refused. A stream another test closed a
+            // moment ago may still count until the gateway notices, hence "at most".
+            List<Integer> statuses = new java.util.ArrayList<>();
+            for (int i = 0; i < 3; i++)
+            {
+                HttpResponse<java.io.InputStream> stream = CLIENT.send(HttpRequest.newBuilder(gateway.uri().resolve("/mcp/tools/sse")).build(),
+                    HttpResponse.BodyHandlers.ofInputStream());
+                statuses.add(stream.statusCode());
+                open.add(stream);
+            }
+            assertTrue(statuses.stream().filter(s -> s == 200).count() <= 2, statuses.toString());
+            assertEquals(429, statuses.get(2), statuses.toString());
+        }
+        finally
+        {
+            for (HttpResponse<java.io.InputStream> stream : open)
+                stream.body().close();
+        }
     }
 
     @Test

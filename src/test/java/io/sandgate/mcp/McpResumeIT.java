@@ -212,6 +212,45 @@ class McpResumeIT
     }
 
     @Test
+    void deleteOnOneReplica_endsTheSessionOnAll() throws Exception
+    {
+        Stream onA = new Stream(replicaA, "/mcp/stream/sse", null);
+        String sessionId = openSession(onA);
+
+        HttpResponse<String> deleted = HTTP.send(HttpRequest.newBuilder(replicaB.uri().resolve("/mcp/stream/mcp"))
+            .header("Mcp-Session-Id", sessionId).DELETE().build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(204, deleted.statusCode());
+
+        Event event;
+        do
+        {
+            event = onA.next();
+        }
+        while (event.name() != null);
+        assertEquals(404, post(replicaA, sessionId, call(1)));
+        assertEquals(404, post(replicaB, sessionId, call(1)));
+    }
+
+    @Test
+    void metrics_countRelayedMessagesAndResumes_andLostStaysZero() throws Exception
+    {
+        Stream onA = new Stream(replicaA, "/mcp/stream/sse", null);
+        String sessionId = openSession(onA);
+        Event first = null;
+        assertEquals(202, post(replicaB, sessionId, call(1)));
+        while (first == null || !first.data().contains("\"result\""))
+            first = onA.next();
+        new Stream(replicaA, "/mcp/stream/sse?sessionId=" + sessionId, first.id());
+
+        String metrics = HTTP.send(HttpRequest.newBuilder(replicaB.uri().resolve("/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
+        assertTrue(metrics.contains("sandgate_mcp_messages_lost_total 0.0"), metrics);
+        assertTrue(Pattern.compile("sandgate_mcp_messages_relayed_total [1-9]").matcher(metrics).find(), metrics);
+        String onAMetrics = HTTP.send(HttpRequest.newBuilder(replicaA.uri().resolve("/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
+        assertTrue(onAMetrics.contains("sandgate_mcp_replays_total 1.0"), onAMetrics);
+        assertTrue(Pattern.compile("sandgate_mcp_streams [1-9]").matcher(onAMetrics).find(), onAMetrics);
+    }
+
+    @Test
     void redisRestartsMidRun_everyAcceptedMessageIsDeliveredOnce() throws Exception
     {
         Stream onA = new Stream(replicaA, "/mcp/stream/sse", null);

@@ -1,0 +1,258 @@
+package io.sandgate.mcp;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sandgate.config.ConfigLoader;
+import io.sandgate.launcher.EmbeddedServer;
+import io.sandgate.testing.Balancer;
+import io.sandgate.testing.McpUpstream;
+import io.sandgate.testing.RedisServerProcess;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * The official TypeScript MCP SDK client ({@code @modelcontextprotocol/sdk}, pinned in
+ * {@code src/test/mcp-ts/package-lock.json}), unmodified, against the same two-replica setup as
+ * {@link McpRoutingIT}: a real redis-server shared by two gateways, a balancer in front of them,
+ * and the Java-SDK {@link McpUpstream} behind them. {@code src/test/mcp-ts/client.mjs} runs
+ * initialize, tools/list, 200 echo calls and a sampling round trip ({@code ask}), once over
+ * {@code SSEClientTransport} (stream on replica A, every POST on replica B) and once over
+ * {@code StreamableHTTPClientTransport} (GET stream on A, POSTs alternating between B and A).
+ *
+ * <p>Node and the locked packages come from {@code ./scripts/test.sh} ({@code npm ci --prefix
+ * src/test/mcp-ts}); without them this test fails, naming that script, rather than skipping.
+ */
+class TypeScriptSdkClientIT
+{
+    private static final Path CLIENT_DIR = Path.of("src", "test", "mcp-ts").toAbsolutePath();
+    private static final String INSTALL_HINT =
+        "run ./scripts/test.sh, which installs them (apt-get install nodejs npm; npm ci --prefix src/test/mcp-ts)";
+    /** client.mjs ends itself after 60 s; this is the backstop. */
+    private static final Duration PROCESS_TIMEOUT = Duration.ofSeconds(75);
+    private static final int ECHO_CALLS = 200;
+    private static final String SAMPLING_ANSWER = "forty-two";
+    private static final String QUESTION = "meaning of life?";
+
+    private static Path node;
+    private static RedisServerProcess redis;
+    private static McpUpstream upstream;
+    private static EmbeddedServer replicaA;
+    private static EmbeddedServer replicaB;
+    private static Balancer streamOnAPostsOnB;
+    private static Balancer alternating;
+
+    @BeforeAll
+    static void start() throws Exception
+    {
+        node = requireNodeAndPackages();
+        redis = RedisServerProcess.start();
+        upstream = McpUpstream.start();
+        replicaA = gateway();
+        replicaB = gateway();
+        streamOnAPostsOnB = Balancer.start(request -> "GET".equals(request.getMethod()) ? replicaA.uri() : replicaB.uri());
+        AtomicInteger next = new AtomicInteger();
+        alternating = Balancer.start(request -> "GET".equals(request.getMethod()) ? replicaA.uri()
+            : next.getAndIncrement() % 2 == 0 ? replicaB.uri() : replicaA.uri());
+    }
+
+    private static EmbeddedServer gateway() throws Exception
+    {
+        Map<String, Object> values = new HashMap<>();
+        values.put("server.host", "127.0.0.1");
+        values.put("server.port", "0");
+        values.put("store.type", "redis");
+        values.put("store.redis.address", redis.address());
+        values.put("store.redis.poll-interval", "200ms");
+        values.put("mcp.servers", List.of(
+            Map.of("name", "stream", "url", upstream.streamableUrl(), "transport", "streamable"),
+            Map.of("name", "legacy", "url", upstream.sseUrl(), "transport", "sse")));
+        return EmbeddedServer.start(ConfigLoader.fromValues(values));
+    }
+
+    @AfterAll
+    static void stop() throws Exception
+    {
+        for (AutoCloseable c : new AutoCloseable[]{streamOnAPostsOnB, alternating, replicaA, replicaB, upstream, redis})
+        {
+            if (c != null)
+                c.close();
+        }
+    }
+
+    @BeforeEach
+    void clear()
+    {
+        streamOnAPostsOnB.routed.clear();
+        alternating.routed.clear();
+        upstream.clearRecords();
+    }
+
+    @Test
+    void sseClientTransport_streamOnA_postsOnB_sseUpstream() throws Exception
+    {
+        JsonNode result = runClient("sse", streamOnAPostsOnB.baseUrl() + "/mcp/legacy/sse");
+
+        assertConversation(result, McpUpstream.TRANSPORT_SSE);
+        List<String> routed = streamOnAPostsOnB.routed;
+        List<String> gets = routed.stream().filter(r -> r.startsWith("GET ")).toList();
+        List<String> posts = routed.stream().filter(r -> r.startsWith("POST ")).toList();
+        assertEquals(List.of("GET /mcp/legacy/sse -> " + replicaA.port()), gets, routed::toString);
+        // initialize, initialized, tools/list, 200 echo, ask, and the client's sampling answer.
+        assertTrue(posts.size() >= ECHO_CALLS + 5, () -> posts.size() + " POSTs: " + routed);
+        assertTrue(posts.stream().allMatch(r -> r.startsWith("POST /mcp/legacy/message") && r.endsWith("-> " + replicaB.port())),
+            routed::toString);
+        assertTrue(upstream.requestsTo(McpUpstream.SSE_PATH).size() >= 1, () -> upstream.requests.toString());
+    }
+
+    @Test
+    void streamableHttpClientTransport_postsAlternateBetweenReplicas() throws Exception
+    {
+        JsonNode result = runClient("streamable", alternating.baseUrl() + "/mcp/stream/mcp");
+
+        assertConversation(result, McpUpstream.TRANSPORT_STREAMABLE);
+        assertTrue(result.path("terminated").asBoolean(), result::toPrettyString);
+        List<String> routed = alternating.routed;
+        assertTrue(routed.stream().anyMatch(r -> r.equals("GET /mcp/stream/mcp -> " + replicaA.port())), routed::toString);
+        assertTrue(routed.stream().filter(r -> r.startsWith("GET ")).allMatch(r -> r.endsWith("-> " + replicaA.port())), routed::toString);
+        List<String> posts = routed.stream().filter(r -> r.startsWith("POST ")).toList();
+        assertTrue(posts.size() >= ECHO_CALLS + 5, () -> posts.size() + " POSTs: " + routed);
+        assertTrue(posts.stream().anyMatch(r -> r.endsWith("-> " + replicaA.port())), routed::toString);
+        assertTrue(posts.stream().anyMatch(r -> r.endsWith("-> " + replicaB.port())), routed::toString);
+        assertTrue(routed.stream().anyMatch(r -> r.startsWith("DELETE /mcp/stream/mcp")), routed::toString);
+        // Whichever replica took a POST, it reached the one upstream session made by initialize.
+        assertEquals(1, upstream.callsOf("echo").stream().map(McpUpstream.Call::sessionId).distinct().count(),
+            () -> upstream.callsOf("echo").stream().map(McpUpstream.Call::sessionId).collect(Collectors.toSet()).toString());
+    }
+
+    /** What the script reported, checked again here, and what the upstream saw. */
+    private static void assertConversation(JsonNode result, String upstreamTransport)
+    {
+        assertTrue(result.path("ok").asBoolean(false), result::toPrettyString);
+        assertEquals("sandgate-mcp-upstream", result.path("serverName").asText(), result::toPrettyString);
+        assertEquals(McpUpstream.TOOL_NAMES.stream().sorted().toList(),
+            toStrings(result.path("tools")), result::toPrettyString);
+        assertEquals(ECHO_CALLS, result.path("echoMatched").asInt(), result::toPrettyString);
+        assertEquals("client said: " + SAMPLING_ANSWER, result.path("ask").asText(), result::toPrettyString);
+        assertEquals(List.of(QUESTION), toStrings(result.path("samplingQuestions")), result::toPrettyString);
+
+        List<McpUpstream.Call> echoes = upstream.callsOf("echo");
+        assertEquals(ECHO_CALLS, echoes.size(), () -> "echo calls upstream: " + echoes.size());
+        for (int i = 0; i < ECHO_CALLS; i++)
+        {
+            assertEquals(upstreamTransport, echoes.get(i).transport());
+            assertEquals("call " + i, echoes.get(i).arguments().get("text"));
+        }
+        assertEquals(1, upstream.callsOf("ask").size());
+        assertEquals(1, upstream.samplingRequests.get());
+        // The TypeScript client's sampling answer went back through the gateway to the upstream.
+        assertEquals(SAMPLING_ANSWER, upstream.lastSamplingAnswer.get());
+    }
+
+    private static List<String> toStrings(JsonNode array)
+    {
+        List<String> values = new ArrayList<>();
+        array.forEach(v -> values.add(v.asText()));
+        return values;
+    }
+
+    /** Runs client.mjs; fails with its stderr and report unless it exits 0 with one JSON line. */
+    private static JsonNode runClient(String transport, String url) throws Exception
+    {
+        Path out = Files.createTempFile("mcp-ts-client-", ".json");
+        Path err = Files.createTempFile("mcp-ts-client-", ".err");
+        try
+        {
+            Process process = new ProcessBuilder(node.toString(), CLIENT_DIR.resolve("client.mjs").toString(), transport, url)
+                .directory(CLIENT_DIR.toFile())
+                .redirectOutput(out.toFile())
+                .redirectError(err.toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))
+                .start();
+            if (!process.waitFor(PROCESS_TIMEOUT.toSeconds(), TimeUnit.SECONDS))
+            {
+                process.descendants().forEach(ProcessHandle::destroyForcibly);
+                process.destroyForcibly();
+                process.waitFor(5, TimeUnit.SECONDS);
+                fail("client.mjs " + transport + " did not end within " + PROCESS_TIMEOUT.toSeconds() + " s\n" + report(out, err));
+            }
+            String stdout = Files.readString(out, StandardCharsets.UTF_8).trim();
+            if (process.exitValue() != 0 || stdout.isEmpty())
+                fail("client.mjs " + transport + " " + url + " failed (exit " + process.exitValue() + ")\n" + report(out, err));
+            String line = stdout.substring(stdout.lastIndexOf('\n') + 1);
+            System.out.println("client.mjs " + transport + ": " + line);
+            return new ObjectMapper().readTree(line);
+        }
+        finally
+        {
+            Files.deleteIfExists(out);
+            Files.deleteIfExists(err);
+        }
+    }
+
+    private static String report(Path out, Path err)
+    {
+        try
+        {
+            return "--- client.mjs stderr\n" + Files.readString(err, StandardCharsets.UTF_8)
+                + "--- client.mjs stdout\n" + Files.readString(out, StandardCharsets.UTF_8)
+                + "--- replica A is port " + replicaA.port() + ", replica B is port " + replicaB.port() + "\n";
+        }
+        catch (IOException x)
+        {
+            return "(cannot read the script's output: " + x + ")";
+        }
+    }
+
+    /** Fails (never skips) when node or the locked packages are missing, naming scripts/test.sh. */
+    private static Path requireNodeAndPackages()
+    {
+        List<String> missing = new ArrayList<>();
+        Path found = onPath("node");
+        if (found == null)
+            missing.add("node (package nodejs)");
+        for (String module : new String[]{"@modelcontextprotocol/sdk", "zod"})
+        {
+            if (!Files.isRegularFile(CLIENT_DIR.resolve("node_modules").resolve(module).resolve("package.json")))
+                missing.add("node module " + module + " (npm ci in src/test/mcp-ts)");
+        }
+        if (!missing.isEmpty())
+            fail("TypeScriptSdkClientIT runs the TypeScript MCP SDK client in Node, but this machine lacks: "
+                + String.join(", ", missing) + ";\n" + INSTALL_HINT);
+        return found;
+    }
+
+    private static Path onPath(String name)
+    {
+        String path = System.getenv("PATH");
+        if (path == null)
+            return null;
+        for (String dir : path.split(java.io.File.pathSeparator))
+        {
+            if (dir.isEmpty())
+                continue;
+            Path candidate = Path.of(dir, name);
+            if (Files.isRegularFile(candidate) && Files.isExecutable(candidate))
+                return candidate;
+        }
+        return null;
+    }
+}
