@@ -2,7 +2,8 @@
 # Runs the whole test suite. Installs what the tests need when it is missing (Debian/Ubuntu):
 # a JDK 17 and Maven are assumed; redis-server, and for the browser test (NoVncBrowserIT) a VNC
 # server, websockify, Debian's noVNC and Chromium, are installed with apt-get (as root, or via
-# sudo); the browser test's Node packages with npm ci. Nothing is installed twice.
+# sudo); the Node packages of the browser test and of the TypeScript MCP client
+# test (TypeScriptSdkClientIT) with npm ci. Nothing is installed twice.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,6 +30,12 @@ fi
 if [ ! -d src/test/browser/node_modules/playwright-core ] || [ ! -d src/test/browser/node_modules/@novnc/novnc ]; then
   echo "Installing browser test packages (npm ci in src/test/browser)"
   PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --prefix src/test/browser --no-audit --no-fund --loglevel=error >/dev/null
+fi
+
+# Node packages of the TypeScript MCP SDK client test (@modelcontextprotocol/sdk, zod), exactly as locked.
+if [ ! -d src/test/mcp-ts/node_modules/@modelcontextprotocol/sdk ] || [ ! -d src/test/mcp-ts/node_modules/zod ]; then
+  echo "Installing MCP TypeScript client test packages (npm ci in src/test/mcp-ts)"
+  npm ci --prefix src/test/mcp-ts --no-audit --no-fund --loglevel=error >/dev/null
 fi
 
 # A redis-server started by the distribution is not used: every test starts its own on a free port.
