@@ -2,6 +2,7 @@ package io.sandgate;
 
 import java.time.Clock;
 import java.util.EnumSet;
+import java.util.Map;
 
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -11,6 +12,9 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.ingress.Ingress;
+import io.sandgate.admin.AdminServlet;
+import io.sandgate.egress.Egress;
+import io.sandgate.egress.EgressServlet;
 import io.sandgate.ingress.IngressServlet;
 import io.sandgate.mcp.McpGateway;
 import io.sandgate.mcp.McpServlet;
@@ -92,6 +96,29 @@ public final class Sandgate implements AutoCloseable
         mcpServlet.setAsyncSupported(true);
         mcpServlet.addMapping("/mcp/*");
 
+        Egress egress;
+        try
+        {
+            egress = new Egress(config.egress(), store.sticky(), metrics);
+        }
+        catch (Exception x)
+        {
+            throw new IllegalStateException("Cannot start the egress face", x);
+        }
+        started.add(egress);
+        ServletRegistration.Dynamic egressServlet = context.addServlet("sandgate-egress", new EgressServlet(egress));
+        egressServlet.setAsyncSupported(true);
+        egressServlet.setLoadOnStartup(1);
+        egressServlet.addMapping("/egress/*");
+        // Each exchange gets its route's timeout; the client idle timeout bounds silences.
+        egressServlet.setInitParameter("timeout", "0");
+        egressServlet.setInitParameter("idleTimeout", Long.toString(config.egress().firstByteTimeout().toMillis()));
+        if (context.getAttribute(JETTY_EXECUTOR) == null)
+            egressServlet.setInitParameter("maxThreads", "200");
+
+        context.addServlet("sandgate-admin", new AdminServlet(config.adminToken(),
+            Map.of("/egress/pools", egress::describe))).addMapping("/admin/*");
+
         HealthServlet health = new HealthServlet(store);
         context.addServlet("sandgate-healthz", health).addMapping("/healthz");
         context.addServlet("sandgate-readyz", health).addMapping("/readyz");
@@ -100,6 +127,8 @@ public final class Sandgate implements AutoCloseable
             prefix, config.ingress().access().name().toLowerCase(java.util.Locale.ROOT), config.mcp().servers().size(), config.source());
         if (config.adminToken().isEmpty())
             LOG.info("admin.token is not set: the admin API is off");
+        if (!config.egress().routes().isEmpty())
+            LOG.info("Egress: {} routes over pools {}", config.egress().routes().size(), config.egress().pools().keySet());
     }
 
     public SandgateConfig config()

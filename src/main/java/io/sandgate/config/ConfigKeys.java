@@ -118,6 +118,52 @@ public final class ConfigKeys
     public static final ConfigKey<List<String>> MCP_ALLOWED_ORIGINS = ConfigKey.of("mcp.allowed-origins", null, list(),
         "Browser origins allowed on MCP endpoints besides the gateway's own; `*` allows any. Requests without Origin pass.");
 
+    public static final ConfigKey<List<Map<?, ?>>> EGRESS_ROUTES = ConfigKey.of("egress.routes", null, ValueParser.listOfMaps(),
+        "Egress route table, first match wins: `match.domains`, `match.task_type`, `upstream`, `timeout`, `retry`, `sticky_session`, `sticky_ttl`, `scheme`.");
+    public static final ConfigKey<Map<String, ?>> EGRESS_POOLS = ConfigKey.of("egress.pools", null, ValueParser.structuredMap(),
+        "Egress node pools: `{name: {region, nodes: [{id, address, region, weight}]}}`.");
+    public static final ConfigKey<Duration> EGRESS_TIMEOUT = ConfigKey.of("egress.timeout", "30s", duration(),
+        "Total time of one egress exchange when the route sets none.");
+    public static final ConfigKey<Duration> EGRESS_CONNECT_TIMEOUT = ConfigKey.of("egress.connect-timeout", "3s", duration(),
+        "Connect timeout towards an egress node.");
+    public static final ConfigKey<Duration> EGRESS_FIRST_BYTE_TIMEOUT = ConfigKey.of("egress.first-byte-timeout", "10s", duration(),
+        "Longest silence from the target, before the first byte and between bytes.");
+    public static final ConfigKey<Double> EGRESS_RETRY_BUDGET = ConfigKey.of("egress.retry-budget", "0.2", ValueParser.ratio(),
+        "Retries allowed as a share of recent requests, so failures cannot snowball.");
+    public static final ConfigKey<Duration> EGRESS_RETRY_BACKOFF = ConfigKey.of("egress.retry-backoff", "50ms", duration(),
+        "First retry back-off; doubles per attempt, with full jitter.");
+    public static final ConfigKey<List<String>> EGRESS_NODE_ERROR_HEADERS = ConfigKey.of("egress.node-error-headers", "Proxy-Status,X-Proxy-Error,X-Squid-Error", list(),
+        "Headers by which an egress node marks a 5xx as its own failure rather than the target's.");
+    public static final ConfigKey<String> EGRESS_TRUST_STORE = ConfigKey.of("egress.tls.trust-store", null, string(),
+        "PKCS12 trust store for HTTPS targets, instead of the JVM's CAs.");
+    public static final ConfigKey<Secret> EGRESS_TRUST_STORE_PASSWORD = ConfigKey.secret("egress.tls.trust-store-password", "(none)",
+        "Password of that trust store.");
+    public static final ConfigKey<Duration> EGRESS_TCP_INTERVAL = ConfigKey.of("egress.health.tcp-interval", "3s", duration(), "TCP probe period.");
+    public static final ConfigKey<Duration> EGRESS_TCP_TIMEOUT = ConfigKey.of("egress.health.tcp-timeout", "2s", duration(), "TCP probe timeout.");
+    public static final ConfigKey<Integer> EGRESS_TCP_FAILURES = ConfigKey.of("egress.health.tcp-failures", "3", integer(1, 100),
+        "Consecutive failed TCP probes that eject a node.");
+    public static final ConfigKey<Duration> EGRESS_HTTP_INTERVAL = ConfigKey.of("egress.health.http-interval", "15s", duration(), "HTTP probe period (through the node).");
+    public static final ConfigKey<String> EGRESS_HTTP_URL = ConfigKey.of("egress.health.http-url", null, string(),
+        "URL the HTTP probe fetches through each node; without it there is no HTTP probe.");
+    public static final ConfigKey<Duration> EGRESS_SLOW_TLS = ConfigKey.of("egress.health.slow-tls", "3s", duration(),
+        "An HTTP probe slower than this (or not 2xx/3xx) halves the node's weight.");
+    public static final ConfigKey<Integer> EGRESS_LATENCY_WINDOW = ConfigKey.of("egress.health.latency-window", "10", integer(2, 1000),
+        "Probe latencies kept per node for the jitter check.");
+    public static final ConfigKey<Duration> EGRESS_JITTER_DOWN = ConfigKey.of("egress.health.jitter-down-weight", "50ms", duration(),
+        "Latency standard deviation above which a node's weight drops 30 %.");
+    public static final ConfigKey<Duration> EGRESS_JITTER_EJECT = ConfigKey.of("egress.health.jitter-eject", "100ms", duration(),
+        "Latency standard deviation above which a node is ejected.");
+    public static final ConfigKey<Integer> EGRESS_PASSIVE_FAILURES = ConfigKey.of("egress.health.passive-failures", "3", integer(1, 100),
+        "Consecutive failed requests through a node that eject it.");
+    public static final ConfigKey<List<String>> EGRESS_RECOVERY_STEPS = ConfigKey.of("egress.health.recovery-steps", "10,50,100", list(),
+        "Share (%) of its weight a recovered node takes at each step.");
+    public static final ConfigKey<Duration> EGRESS_RECOVERY_STEP_INTERVAL = ConfigKey.of("egress.health.recovery-step-interval", "10s", duration(),
+        "Time a recovered node spends at each step.");
+    public static final ConfigKey<Double> EGRESS_REGION_EJECTED = ConfigKey.of("egress.health.region-ejected-share", "0.5", ValueParser.ratio(),
+        "A region with more of its nodes ejected fails over to the others.");
+    public static final ConfigKey<Double> EGRESS_REGION_SUCCESS = ConfigKey.of("egress.health.region-min-success", "0.8", ValueParser.ratio(),
+        "A region whose recent success rate is lower fails over to the others.");
+
     public static final ConfigKey<Secret> ADMIN_TOKEN = ConfigKey.secret("admin.token", "(none: admin API off)",
         "Bearer token for `/admin/` (reserved; the admin API is not in this release yet).");
     public static final ConfigKey<Boolean> ACCESS_LOG = ConfigKey.of("log.access", "true", bool(),
@@ -134,6 +180,10 @@ public final class ConfigKeys
         INGRESS_IDLE_TIMEOUT, INGRESS_CONNECT_TIMEOUT, INGRESS_DESTINATION_IDLE_TIMEOUT, INGRESS_MAX_CONNECTIONS, ROUTE_CACHE_SIZE,
         WS_PING_INTERVAL, WS_IDLE_TIMEOUT, WS_MAX_MESSAGE_SIZE, WS_ALLOWED_ORIGINS,
         MCP_SERVERS, MCP_KEEPALIVE, MCP_SESSION_TTL, MCP_REPLAY_BUFFER, MCP_MAX_BODY, MCP_MAX_SESSIONS_PER_CLIENT, MCP_ALLOWED_ORIGINS,
+        EGRESS_ROUTES, EGRESS_POOLS, EGRESS_TIMEOUT, EGRESS_CONNECT_TIMEOUT, EGRESS_FIRST_BYTE_TIMEOUT, EGRESS_RETRY_BUDGET,
+        EGRESS_RETRY_BACKOFF, EGRESS_NODE_ERROR_HEADERS, EGRESS_TRUST_STORE, EGRESS_TRUST_STORE_PASSWORD, EGRESS_TCP_INTERVAL, EGRESS_TCP_TIMEOUT, EGRESS_TCP_FAILURES,
+        EGRESS_HTTP_INTERVAL, EGRESS_HTTP_URL, EGRESS_SLOW_TLS, EGRESS_LATENCY_WINDOW, EGRESS_JITTER_DOWN, EGRESS_JITTER_EJECT,
+        EGRESS_PASSIVE_FAILURES, EGRESS_RECOVERY_STEPS, EGRESS_RECOVERY_STEP_INTERVAL, EGRESS_REGION_EJECTED, EGRESS_REGION_SUCCESS,
         ADMIN_TOKEN, ACCESS_LOG);
 
     private ConfigKeys()

@@ -252,10 +252,39 @@ public final class ConfigLoader
         McpConfig mcp = attempt(() -> new McpConfig(mcpServers, get(ConfigKeys.MCP_KEEPALIVE), get(ConfigKeys.MCP_SESSION_TTL),
             get(ConfigKeys.MCP_REPLAY_BUFFER), get(ConfigKeys.MCP_MAX_BODY), get(ConfigKeys.MCP_MAX_SESSIONS_PER_CLIENT),
             orEmpty(get(ConfigKeys.MCP_ALLOWED_ORIGINS))));
+        EgressConfig egress = attempt(this::egress);
         if (!problems.isEmpty())
             throw new ConfigException(problems);
-        return new SandgateConfig(source, server, new StoreConfig(get(ConfigKeys.STORE_TYPE), redis), ingress, mcp,
+        return new SandgateConfig(source, server, new StoreConfig(get(ConfigKeys.STORE_TYPE), redis), ingress, mcp, egress,
             Optional.ofNullable(get(ConfigKeys.ADMIN_TOKEN)), get(ConfigKeys.ACCESS_LOG));
+    }
+
+    private EgressConfig egress()
+    {
+        List<Integer> steps = new ArrayList<>();
+        for (String step : get(ConfigKeys.EGRESS_RECOVERY_STEPS))
+        {
+            try
+            {
+                steps.add(Integer.parseInt(step.trim()));
+            }
+            catch (NumberFormatException x)
+            {
+                throw new IllegalArgumentException(ConfigKeys.EGRESS_RECOVERY_STEPS.name() + ": " + step + " (expected: percentages such as 10,50,100)");
+            }
+        }
+        EgressConfig.Health health = new EgressConfig.Health(get(ConfigKeys.EGRESS_TCP_INTERVAL), get(ConfigKeys.EGRESS_TCP_TIMEOUT),
+            get(ConfigKeys.EGRESS_TCP_FAILURES), get(ConfigKeys.EGRESS_HTTP_INTERVAL), Optional.ofNullable(get(ConfigKeys.EGRESS_HTTP_URL)),
+            get(ConfigKeys.EGRESS_SLOW_TLS), get(ConfigKeys.EGRESS_LATENCY_WINDOW), get(ConfigKeys.EGRESS_JITTER_DOWN),
+            get(ConfigKeys.EGRESS_JITTER_EJECT), get(ConfigKeys.EGRESS_PASSIVE_FAILURES), steps, get(ConfigKeys.EGRESS_RECOVERY_STEP_INTERVAL),
+            get(ConfigKeys.EGRESS_REGION_EJECTED), get(ConfigKeys.EGRESS_REGION_SUCCESS));
+        List<Map<?, ?>> routes = get(ConfigKeys.EGRESS_ROUTES);
+        Map<String, ?> pools = get(ConfigKeys.EGRESS_POOLS);
+        return new EgressConfig(EgressConfig.parseRoutes(routes == null ? List.of() : routes, get(ConfigKeys.EGRESS_TIMEOUT)),
+            EgressConfig.parsePools(pools == null ? Map.of() : pools), health, get(ConfigKeys.EGRESS_CONNECT_TIMEOUT),
+            get(ConfigKeys.EGRESS_FIRST_BYTE_TIMEOUT), get(ConfigKeys.EGRESS_RETRY_BUDGET), get(ConfigKeys.EGRESS_RETRY_BACKOFF),
+            get(ConfigKeys.EGRESS_NODE_ERROR_HEADERS), Optional.ofNullable(get(ConfigKeys.EGRESS_TRUST_STORE)),
+            Optional.ofNullable(get(ConfigKeys.EGRESS_TRUST_STORE_PASSWORD)));
     }
 
     private <T> T attempt(java.util.function.Supplier<T> build)

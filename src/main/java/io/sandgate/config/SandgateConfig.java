@@ -11,10 +11,11 @@ import java.util.Optional;
  * @param store shared state
  * @param ingress the ingress face
  * @param mcp the MCP face
+ * @param egress the egress face
  * @param adminToken bearer token for /admin/; empty turns the admin API off
  * @param accessLog whether to write access-log lines
  */
-public record SandgateConfig(String source, ServerConfig server, StoreConfig store, IngressConfig ingress, McpConfig mcp,
+public record SandgateConfig(String source, ServerConfig server, StoreConfig store, IngressConfig ingress, McpConfig mcp, EgressConfig egress,
                              Optional<Secret> adminToken, boolean accessLog)
 {
     public SandgateConfig
@@ -23,6 +24,7 @@ public record SandgateConfig(String source, ServerConfig server, StoreConfig sto
         Objects.requireNonNull(store, "store");
         Objects.requireNonNull(ingress, "ingress");
         Objects.requireNonNull(mcp, "mcp");
+        Objects.requireNonNull(egress, "egress");
         Objects.requireNonNull(adminToken, "adminToken");
     }
 }

@@ -234,6 +234,53 @@ public interface ValueParser<T>
         };
     }
 
+    /** A YAML map of anything, or the same as JSON from a property or environment variable. */
+    static ValueParser<Map<String, ?>> structuredMap()
+    {
+        String expected = "a map (YAML, or JSON such as {\"pool\":{...}})";
+        return raw ->
+        {
+            Object value = raw;
+            if (raw instanceof String text)
+            {
+                try
+                {
+                    value = new com.fasterxml.jackson.databind.ObjectMapper().readValue(text, Map.class);
+                }
+                catch (com.fasterxml.jackson.core.JsonProcessingException x)
+                {
+                    throw new IllegalArgumentException(expected);
+                }
+            }
+            if (!(value instanceof Map<?, ?> map))
+                throw new IllegalArgumentException(expected);
+            Map<String, Object> result = new LinkedHashMap<>();
+            map.forEach((k, v) -> result.put(k.toString(), v));
+            return result;
+        };
+    }
+
+    /** A ratio from 0 to 1, e.g. 0.2 or 20%. */
+    static ValueParser<Double> ratio()
+    {
+        String expected = "a ratio from 0 to 1, such as 0.2 or 20%";
+        return raw ->
+        {
+            String value = scalar(raw, expected).trim();
+            try
+            {
+                double ratio = value.endsWith("%") ? Double.parseDouble(value.substring(0, value.length() - 1)) / 100 : Double.parseDouble(value);
+                if (ratio < 0 || ratio > 1)
+                    throw new IllegalArgumentException(expected);
+                return ratio;
+            }
+            catch (NumberFormatException x)
+            {
+                throw new IllegalArgumentException(expected);
+            }
+        };
+    }
+
     private static String scalar(Object raw, String expected)
     {
         if (raw instanceof String s)

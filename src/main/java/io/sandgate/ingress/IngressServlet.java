@@ -13,30 +13,26 @@ import io.sandgate.web.ClientInfo;
 import io.sandgate.web.Errors;
 import io.sandgate.web.RequestAttribute;
 import jakarta.servlet.ServletException;
-import jakarta.servlet.ServletOutputStream;
-import jakarta.servlet.WriteListener;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.client.Response;
-import org.eclipse.jetty.ee10.proxy.AsyncProxyServlet;
+import io.sandgate.web.StreamingProxyServlet;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.ClientConnector;
-import org.eclipse.jetty.util.Callback;
 
 /**
  * Servlet glue of the ingress face: asks {@link Ingress} where a request goes, then lets Jetty's
  * asynchronous proxy servlet stream it there. Overrides only the hooks whose defaults do not fit a
  * sandbox gateway: target rewriting, forwarding headers, response flushing and error bodies.
  */
-public class IngressServlet extends AsyncProxyServlet
+public class IngressServlet extends StreamingProxyServlet
 {
     /** The decision for this request, read by the proxy hooks and the access log. */
     public static final RequestAttribute<Forward> FORWARD = RequestAttribute.of("ingress.forward", Forward.class);
     private static final RequestAttribute<Route> ROUTE = RequestAttribute.of("ingress.route", Route.class);
-    private static final RequestAttribute<FlushingWriter> WRITER = RequestAttribute.of("ingress.writer", FlushingWriter.class);
 
     private final Ingress ingress;
     private final MeterRegistry registry;
@@ -232,39 +228,6 @@ public class IngressServlet extends AsyncProxyServlet
         return forward.source() == IngressDecision.Source.PATH ? prefix + forward.sandboxId() + path : prefix.substring(0, prefix.length() - 1) + path;
     }
 
-    /**
-     * Writes each chunk and flushes it. Servlet containers aggregate small writes (Jetty up to a
-     * quarter of the buffer), which would hold back SSE events and chunked streams from a sandbox
-     * until the buffer fills; a gateway must pass them on as they arrive.
-     */
-    @Override
-    protected void onResponseContent(HttpServletRequest request, HttpServletResponse response, Response proxyResponse,
-                                     byte[] buffer, int offset, int length, Callback callback)
-    {
-        try
-        {
-            FlushingWriter writer = WRITER.get(request);
-            if (writer == null)
-            {
-                writer = new FlushingWriter(request, proxyResponse);
-                WRITER.set(request, writer);
-                // Data first: setWriteListener() may call onWritePossible() at once on another thread.
-                writer.data(buffer, offset, length, callback);
-                response.getOutputStream().setWriteListener(writer);
-            }
-            else
-            {
-                writer.data(buffer, offset, length, callback);
-                writer.onWritePossible();
-            }
-        }
-        catch (Throwable x)
-        {
-            callback.failed(x);
-            proxyResponse.abort(x);
-        }
-    }
-
     @Override
     protected void onProxyResponseFailure(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Response serverResponse, Throwable failure)
     {
@@ -329,90 +292,4 @@ public class IngressServlet extends AsyncProxyServlet
         return kept.length() == 0 ? null : kept.toString();
     }
 
-    /**
-     * Non-blocking write-then-flush of one chunk at a time; the proxy demands the next chunk from
-     * the sandbox only when this one has been flushed, which is the back-pressure.
-     */
-    private static final class FlushingWriter implements WriteListener
-    {
-        private enum State
-        {
-            IDLE, WRITE, FLUSH, DONE
-        }
-
-        private final HttpServletRequest request;
-        private final Response proxyResponse;
-        private State state = State.IDLE;
-        private byte[] buffer;
-        private int offset;
-        private int length;
-        private Callback callback;
-
-        FlushingWriter(HttpServletRequest request, Response proxyResponse)
-        {
-            this.request = request;
-            this.proxyResponse = proxyResponse;
-        }
-
-        void data(byte[] bytes, int offset, int length, Callback callback)
-        {
-            if (state != State.IDLE)
-                throw new IllegalStateException("write pending: " + state);
-            this.buffer = bytes;
-            this.offset = offset;
-            this.length = length;
-            this.callback = callback;
-            this.state = State.WRITE;
-        }
-
-        @Override
-        public void onWritePossible() throws IOException
-        {
-            ServletOutputStream output = request.getAsyncContext().getResponse().getOutputStream();
-            while (true)
-            {
-                switch (state)
-                {
-                    case WRITE ->
-                    {
-                        state = State.FLUSH;
-                        output.write(buffer, offset, length);
-                        if (!output.isReady())
-                            return;
-                    }
-                    case FLUSH ->
-                    {
-                        state = State.DONE;
-                        output.flush();
-                        if (!output.isReady())
-                            return;
-                    }
-                    case DONE ->
-                    {
-                        Callback c = callback;
-                        buffer = null;
-                        callback = null;
-                        // Reset before succeeding: the callback may deliver the next chunk at once.
-                        state = State.IDLE;
-                        c.succeeded();
-                        return;
-                    }
-                    case IDLE ->
-                    {
-                        return;
-                    }
-                }
-            }
-        }
-
-        @Override
-        public void onError(Throwable failure)
-        {
-            Callback c = callback;
-            callback = null;
-            if (c != null)
-                c.failed(failure);
-            proxyResponse.abort(failure);
-        }
-    }
 }

@@ -10,6 +10,7 @@ final class MemoryStore implements Store, RouteStore
 {
     private final Map<String, Route> routes = new ConcurrentHashMap<>();
     private final MemorySessionBus sessions;
+    private final MemoryStickySessions sticky = new MemoryStickySessions();
 
     MemoryStore(Map<String, String> staticRoutes, MemorySessionBus sessions)
     {
@@ -21,6 +22,12 @@ final class MemoryStore implements Store, RouteStore
     public RouteStore routes()
     {
         return this;
+    }
+
+    @Override
+    public io.sandgate.egress.StickySessions sticky()
+    {
+        return sticky;
     }
 
     @Override

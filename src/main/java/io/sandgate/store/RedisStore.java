@@ -21,6 +21,7 @@ final class RedisStore implements Store
     private final ScheduledExecutorService scheduler;
     private final RedisRouteStore routes;
     private final RedisSessionBus sessions;
+    private final RedisStickySessions sticky;
 
     private RedisStore(RedissonClient redisson, ScheduledExecutorService scheduler, RedisRouteStore routes, RedisSessionBus sessions)
     {
@@ -28,6 +29,7 @@ final class RedisStore implements Store
         this.scheduler = scheduler;
         this.routes = routes;
         this.sessions = sessions;
+        this.sticky = new RedisStickySessions(redisson);
     }
 
     static RedisStore connect(SandgateConfig config, MeterRegistry registry)
@@ -116,6 +118,12 @@ final class RedisStore implements Store
     public RouteStore routes()
     {
         return routes;
+    }
+
+    @Override
+    public io.sandgate.egress.StickySessions sticky()
+    {
+        return sticky;
     }
 
     @Override

@@ -11,6 +11,9 @@ public interface Store extends AutoCloseable
 {
     RouteStore routes();
 
+    /** Egress sticky-session pins. */
+    io.sandgate.egress.StickySessions sticky();
+
     /** MCP sessions and their event logs. */
     io.sandgate.mcp.SessionBus sessions();
 

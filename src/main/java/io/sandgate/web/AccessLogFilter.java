@@ -81,7 +81,7 @@ public final class AccessLogFilter extends HttpFilter
     private void record(HttpServletRequest request, HttpServletResponse response, long start)
     {
         String path = request.getRequestURI().substring(request.getContextPath().length());
-        String face = path.startsWith(ingressPrefix) || (path + "/").equals(ingressPrefix) ? "ingress" : path.startsWith("/mcp/") ? "mcp" : "ops";
+        String face = path.startsWith(ingressPrefix) || (path + "/").equals(ingressPrefix) ? "ingress" : path.startsWith("/mcp/") ? "mcp" : path.startsWith("/egress/") ? "egress" : "ops";
         int status = response.getStatus();
         registry.counter("sandgate.requests", "face", face, "status", Integer.toString(status)).increment();
         if (!log || !ACCESS.isInfoEnabled())

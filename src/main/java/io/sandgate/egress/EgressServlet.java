@@ -1,0 +1,293 @@
+package io.sandgate.egress;
+
+import java.io.IOException;
+import java.net.ConnectException;
+import java.util.HashSet;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import io.sandgate.config.EgressConfig;
+import io.sandgate.web.Errors;
+import io.sandgate.web.GatewayException;
+import io.sandgate.web.RequestAttribute;
+import io.sandgate.web.StreamingProxyServlet;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.eclipse.jetty.client.HttpResponseException;
+import org.eclipse.jetty.client.Request;
+import org.eclipse.jetty.client.Response;
+import org.eclipse.jetty.http.HttpField;
+
+/**
+ * Servlet glue of the egress face, base-URL mode: {@code /egress/{host}/{path}} goes to
+ * {@code https://{host}/{path}} (or http where the route says so) through an egress node chosen by
+ * {@link Egress}. A request that fails on a node before anything was sent to the agent is retried
+ * on another node when that is safe: an idempotent method without a body (or a route that allows
+ * more), within the route's retry count and the retry budget, after an exponential back-off with
+ * full jitter.
+ */
+public final class EgressServlet extends StreamingProxyServlet
+{
+    public static final String TASK_TYPE = "X-Agent-Task-Type";
+    public static final String SESSION = "X-Agent-Session";
+    /** Response header naming the node that carried the exchange. */
+    public static final String NODE = "X-Sandgate-Egress-Node";
+    /** Response header set when a sticky session had to move to another node. */
+    public static final String STICKY = "X-Sandgate-Sticky";
+    private static final Set<String> IDEMPOTENT = Set.of("GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE");
+    private static final RequestAttribute<Exchange> EXCHANGE = RequestAttribute.of("egress.exchange", Exchange.class);
+
+    private final Egress egress;
+
+    public EgressServlet(Egress egress)
+    {
+        this.egress = egress;
+    }
+
+    /** One agent request across its attempts. */
+    private static final class Exchange
+    {
+        final EgressConfig.Route route;
+        final String target;
+        final String stickyKey;
+        final long start = System.nanoTime();
+        final Set<String> tried = new HashSet<>();
+        NodeState node;
+        boolean repinned;
+        int attempts;
+
+        Exchange(EgressConfig.Route route, String target, String stickyKey)
+        {
+            this.route = route;
+            this.target = target;
+            this.stickyKey = stickyKey;
+        }
+    }
+
+    /** The node answered for itself with a 5xx (marked by a node-error header): its failure, not the target's. */
+    private static final class NodeFailure extends Exception
+    {
+        NodeFailure(int status)
+        {
+            super("egress node answered " + status, null, false, false);
+        }
+    }
+
+    @Override
+    protected void service(HttpServletRequest request, HttpServletResponse response) throws ServletException, IOException
+    {
+        try
+        {
+            String path = request.getRequestURI().substring(request.getContextPath().length() + "/egress/".length());
+            int slash = path.indexOf('/');
+            String authority = slash < 0 ? path : path.substring(0, slash);
+            if (!authority.matches("[A-Za-z0-9.-]{1,253}(:\\d{1,5})?") || authority.startsWith(".") || authority.contains(".."))
+                throw GatewayException.badRequest("malformed target host in /egress/{host}/...");
+            String host = authority.contains(":") ? authority.substring(0, authority.indexOf(':')) : authority;
+            String taskType = request.getHeader(TASK_TYPE);
+            Optional<EgressConfig.Route> route = egress.route(host, taskType);
+            if (route.isEmpty())
+                throw GatewayException.forbidden("no egress route for " + host.toLowerCase(Locale.ROOT) + (taskType == null ? "" : " and task type " + taskType));
+            String query = request.getQueryString();
+            String target = route.get().scheme() + "://" + authority.toLowerCase(Locale.ROOT) + (slash < 0 ? "/" : path.substring(slash))
+                + (query == null ? "" : "?" + query);
+            Exchange exchange = new Exchange(route.get(), target, request.getHeader(SESSION));
+            egress.requestStarted();
+            choose(exchange);
+            EXCHANGE.set(request, exchange);
+        }
+        catch (RuntimeException x)
+        {
+            Errors.write(request, response, Errors.map(x));
+            return;
+        }
+        super.service(request, response);
+    }
+
+    private void choose(Exchange exchange)
+    {
+        Egress.Choice choice = egress.choose(exchange.route, exchange.stickyKey, exchange.tried);
+        if (choice == null)
+            throw GatewayException.unavailable("no egress node available in pool " + exchange.route.pool());
+        exchange.node = choice.node();
+        exchange.repinned |= choice.repinned();
+        exchange.tried.add(choice.node().node().id());
+        exchange.attempts++;
+    }
+
+    @Override
+    protected String rewriteTarget(HttpServletRequest clientRequest)
+    {
+        return EXCHANGE.get(clientRequest).target;
+    }
+
+    /** The request goes out on the chosen node's own client, whose proxy is that node. */
+    @Override
+    protected Request newProxyRequest(HttpServletRequest request, String rewrittenTarget)
+    {
+        Exchange exchange = EXCHANGE.get(request);
+        return egress.client(exchange.node.node().id()).newRequest(rewrittenTarget)
+            .method(request.getMethod())
+            .attribute(CLIENT_REQUEST_ATTRIBUTE, request);
+    }
+
+    /** The agent's own routing headers stay here; nothing says which agent or gateway made the call. */
+    @Override
+    protected void copyRequestHeaders(HttpServletRequest clientRequest, Request proxyRequest)
+    {
+        super.copyRequestHeaders(clientRequest, proxyRequest);
+        proxyRequest.headers(headers ->
+        {
+            headers.remove(TASK_TYPE);
+            headers.remove(SESSION);
+            headers.remove("X-Forwarded-For");
+            headers.remove("Forwarded");
+        });
+    }
+
+    @Override
+    protected void addProxyHeaders(HttpServletRequest clientRequest, Request proxyRequest)
+    {
+        // No Via or Forwarded: an agent's outbound call must not reveal internal addresses.
+    }
+
+    @Override
+    protected void sendProxyRequest(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Request proxyRequest)
+    {
+        Exchange exchange = EXCHANGE.get(clientRequest);
+        long left = exchange.route.timeout().toNanos() - (System.nanoTime() - exchange.start);
+        proxyRequest.timeout(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)), TimeUnit.MILLISECONDS);
+        super.sendProxyRequest(clientRequest, proxyResponse, proxyRequest);
+    }
+
+    @Override
+    protected void onServerResponseHeaders(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Response serverResponse)
+    {
+        if (serverResponse.getStatus() >= 500)
+        {
+            for (String header : egress.config().nodeErrorHeaders())
+            {
+                HttpField field = serverResponse.getHeaders().getField(header);
+                if (field != null)
+                {
+                    serverResponse.abort(new NodeFailure(serverResponse.getStatus()));
+                    return;
+                }
+            }
+        }
+        super.onServerResponseHeaders(clientRequest, proxyResponse, serverResponse);
+        Exchange exchange = EXCHANGE.get(clientRequest);
+        proxyResponse.setHeader(NODE, exchange.node.node().id());
+        if (exchange.repinned)
+            proxyResponse.setHeader(STICKY, "repinned");
+    }
+
+    @Override
+    protected void onProxyResponseSuccess(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Response serverResponse)
+    {
+        Exchange exchange = EXCHANGE.get(clientRequest);
+        egress.recordResult(exchange.route.pool(), exchange.node, "ok", true);
+        egress.latency(exchange.route.domains().get(0)).record(System.nanoTime() - exchange.start, TimeUnit.NANOSECONDS);
+        super.onProxyResponseSuccess(clientRequest, proxyResponse, serverResponse);
+    }
+
+    @Override
+    protected void onProxyResponseFailure(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Response serverResponse, Throwable failure)
+    {
+        Exchange exchange = EXCHANGE.get(clientRequest);
+        boolean nodeFault = isNodeFault(failure, serverResponse);
+        egress.recordResult(exchange.route.pool(), exchange.node, nodeFault ? "node_failure" : "failure", !nodeFault);
+        if (!proxyResponse.isCommitted() && nodeFault && mayRetry(clientRequest, exchange) && egress.allowRetry())
+        {
+            try
+            {
+                choose(exchange);
+                long backoff = backoffMillis(exchange.attempts - 1);
+                proxyResponse.reset();
+                retryLater(clientRequest, proxyResponse, backoff);
+                return;
+            }
+            catch (GatewayException noNode)
+            {
+                // No other node: answer with the failure below.
+            }
+        }
+        if (proxyResponse.isCommitted())
+        {
+            super.onProxyResponseFailure(clientRequest, proxyResponse, serverResponse, failure);
+            return;
+        }
+        try
+        {
+            proxyResponse.reset();
+            GatewayException error = failure instanceof NodeFailure
+                ? new GatewayException(502, "egress_node_failed", "the egress node failed")
+                : Errors.map(failure);
+            Errors.write(clientRequest, proxyResponse, error);
+        }
+        catch (IOException | IllegalStateException x)
+        {
+            _log.debug("Cannot write error response", x);
+        }
+        finally
+        {
+            if (clientRequest.isAsyncStarted())
+                clientRequest.getAsyncContext().complete();
+        }
+    }
+
+    /**
+     * Whether the failure is the node's: it refused or dropped the connection, timed out before
+     * answering, failed the CONNECT tunnel, or marked a 5xx as its own. A slow target that has
+     * started answering, or a 4xx/5xx from the target, is not the node's fault.
+     */
+    private static boolean isNodeFault(Throwable failure, Response serverResponse)
+    {
+        for (Throwable t = failure; t != null; t = t.getCause())
+        {
+            if (t instanceof NodeFailure || t instanceof ConnectException || t instanceof HttpResponseException
+                || t instanceof java.nio.channels.ClosedChannelException || t instanceof java.io.EOFException)
+                return true;
+            if (t instanceof TimeoutException)
+                return serverResponse == null || serverResponse.getStatus() == 0;
+        }
+        return false;
+    }
+
+    private boolean mayRetry(HttpServletRequest request, Exchange exchange)
+    {
+        if (exchange.attempts > exchange.route.retry())
+            return false;
+        boolean idempotent = IDEMPOTENT.contains(request.getMethod()) || exchange.route.retryNonIdempotent();
+        // A body has been streamed to the failed node and cannot be replayed.
+        return idempotent && !hasContent(request);
+    }
+
+    private long backoffMillis(int retry)
+    {
+        long cap = egress.config().retryBackoff().toMillis() << Math.min(retry, 10);
+        return ThreadLocalRandom.current().nextLong(cap + 1);
+    }
+
+    private void retryLater(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, long delayMillis)
+    {
+        Runnable resend = () ->
+        {
+            Exchange exchange = EXCHANGE.get(clientRequest);
+            Request proxyRequest = newProxyRequest(clientRequest, exchange.target);
+            copyRequestHeaders(clientRequest, proxyRequest);
+            addProxyHeaders(clientRequest, proxyRequest);
+            sendProxyRequest(clientRequest, proxyResponse, proxyRequest);
+        };
+        if (delayMillis <= 0)
+            resend.run();
+        else
+            CompletableFuture.delayedExecutor(delayMillis, TimeUnit.MILLISECONDS).execute(resend);
+    }
+}

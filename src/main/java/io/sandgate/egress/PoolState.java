@@ -1,0 +1,143 @@
+package io.sandgate.egress;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+
+import io.sandgate.config.EgressConfig;
+
+/**
+ * A pool's nodes and how one is chosen: weighted among the healthy nodes of the preferred region;
+ * the other regions when the preferred one fails over (too many nodes ejected, or too low a
+ * success rate); and when no node is healthy, panic: all nodes, since refusing everything is
+ * worse than trying a node that may have recovered.
+ */
+final class PoolState
+{
+    private final EgressConfig.Pool pool;
+    private final EgressConfig.Health health;
+    private final List<NodeState> nodes = new ArrayList<>();
+    private volatile boolean panic;
+
+    PoolState(EgressConfig.Pool pool, EgressConfig.Health health)
+    {
+        this.pool = pool;
+        this.health = health;
+        for (EgressConfig.Node node : pool.nodes())
+            nodes.add(new NodeState(node, health));
+    }
+
+    EgressConfig.Pool pool()
+    {
+        return pool;
+    }
+
+    List<NodeState> nodes()
+    {
+        return nodes;
+    }
+
+    NodeState node(String id)
+    {
+        for (NodeState node : nodes)
+        {
+            if (node.node().id().equals(id))
+                return node;
+        }
+        return null;
+    }
+
+    boolean isPanic()
+    {
+        return panic;
+    }
+
+    /** Whether the region should fail over to the others. */
+    boolean regionFailing(String region)
+    {
+        int total = 0;
+        int ejected = 0;
+        int results = 0;
+        double successes = 0;
+        for (NodeState node : nodes)
+        {
+            if (!node.node().region().equals(region))
+                continue;
+            total++;
+            if (node.isEjected())
+                ejected++;
+            int n = node.recentResults();
+            results += n;
+            successes += node.successRate() * n;
+        }
+        if (total == 0)
+            return true;
+        boolean mostlyEjected = ejected / (double)total > health.regionEjectedShare();
+        boolean failingRequests = results >= 10 && successes / results < health.regionMinSuccess();
+        return mostlyEjected || failingRequests;
+    }
+
+    /** Picks a node, or null when the pool has none left outside {@code exclude}. */
+    NodeState pick(Set<String> exclude, long now)
+    {
+        String preferred = pool.region();
+        List<NodeState> candidates = healthy(exclude, preferred, true);
+        if (candidates.isEmpty() || regionFailing(preferred))
+        {
+            List<NodeState> others = healthy(exclude, preferred, false);
+            if (!others.isEmpty())
+                candidates = others;
+        }
+        if (candidates.isEmpty())
+            candidates = healthy(exclude, null, true);
+        panic = candidates.isEmpty();
+        if (panic)
+        {
+            for (NodeState node : nodes)
+            {
+                if (!exclude.contains(node.node().id()))
+                    candidates.add(node);
+            }
+            return weighted(candidates, now, true);
+        }
+        return weighted(candidates, now, false);
+    }
+
+    /** Healthy nodes not excluded: in the region (inRegion) or outside it; region null means any. */
+    private List<NodeState> healthy(Set<String> exclude, String region, boolean inRegion)
+    {
+        List<NodeState> result = new ArrayList<>();
+        for (NodeState node : nodes)
+        {
+            if (node.isEjected() || exclude.contains(node.node().id()))
+                continue;
+            if (region == null || node.node().region().equals(region) == inRegion)
+                result.add(node);
+        }
+        return result;
+    }
+
+    private static NodeState weighted(List<NodeState> candidates, long now, boolean ignoreHealth)
+    {
+        if (candidates.isEmpty())
+            return null;
+        double total = 0;
+        double[] weights = new double[candidates.size()];
+        for (int i = 0; i < weights.length; i++)
+        {
+            weights[i] = ignoreHealth ? candidates.get(i).node().weight() : candidates.get(i).weight(now);
+            total += weights[i];
+        }
+        if (total <= 0)
+            return candidates.get(ThreadLocalRandom.current().nextInt(candidates.size()));
+        double r = ThreadLocalRandom.current().nextDouble(total);
+        for (int i = 0; i < weights.length; i++)
+        {
+            r -= weights[i];
+            if (r < 0)
+                return candidates.get(i);
+        }
+        return candidates.get(candidates.size() - 1);
+    }
+}
