@@ -226,9 +226,10 @@ public final class EgressServlet extends StreamingProxyServlet
         try
         {
             proxyResponse.reset();
-            GatewayException error = failure instanceof NodeFailure
-                ? new GatewayException(502, "egress_node_failed", "the egress node failed")
-                : Errors.map(failure);
+            GatewayException mapped = Errors.map(failure);
+            GatewayException error = nodeFault && mapped.status() != 504
+                ? new GatewayException(502, "egress_node_failed", "the egress node failed (tried " + exchange.tried.size() + ")")
+                : mapped;
             Errors.write(clientRequest, proxyResponse, error);
         }
         catch (IOException | IllegalStateException x)

@@ -1,0 +1,313 @@
+package io.sandgate.egress;
+
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sandgate.config.ConfigLoader;
+import io.sandgate.launcher.EmbeddedServer;
+import io.sandgate.testing.ForwardProxy;
+import io.sandgate.testing.TargetServer;
+import io.sandgate.testing.Tinyproxy;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Egress through real forward proxies started by the test (with switchable faults) and a real
+ * target over HTTP and HTTPS; each test gets fresh nodes and a fresh gateway, so health state never
+ * leaks between scenarios.
+ */
+class EgressRoutingIT
+{
+    private static final String ADMIN = "egress-it-admin-token";
+    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private TargetServer target;
+    private final Map<String, ForwardProxy> nodes = new HashMap<>();
+    private EmbeddedServer gateway;
+
+    @BeforeEach
+    void start() throws Exception
+    {
+        target = TargetServer.start();
+        for (String name : List.of("eu1", "eu2", "us1"))
+            nodes.put(name, ForwardProxy.start(name));
+        gateway = gateway(Map.of());
+    }
+
+    private EmbeddedServer gateway(Map<String, Object> extra) throws Exception
+    {
+        Map<String, Object> values = new HashMap<>();
+        values.put("server.host", "127.0.0.1");
+        values.put("server.port", "0");
+        values.put("admin.token", ADMIN);
+        values.put("egress.tls.trust-store", target.trustStore().toString());
+        values.put("egress.tls.trust-store-password", target.trustStorePassword());
+        values.put("egress.connect-timeout", "1s");
+        values.put("egress.first-byte-timeout", "2s");
+        values.put("egress.health.tcp-interval", "200ms");
+        values.put("egress.health.tcp-timeout", "200ms");
+        values.put("egress.health.recovery-step-interval", "700ms");
+        values.put("egress.routes", List.of(
+            Map.of("match", Map.of("domains", List.of("127.0.0.1"), "task_type", "plain"), "upstream", "main", "scheme", "http", "retry", 2),
+            Map.of("match", Map.of("domains", List.of("127.0.0.1"), "task_type", "sticky"), "upstream", "main",
+                "sticky_session", true, "sticky_ttl", "5m", "retry", 2),
+            Map.of("match", Map.of("domains", List.of("127.0.0.1", "*.test.invalid")), "upstream", "main", "retry", 2, "timeout", "5s")));
+        values.put("egress.pools", Map.of("main", Map.of("region", "eu", "nodes", List.of(
+            Map.of("id", "eu1", "address", nodes.get("eu1").address(), "region", "eu", "weight", 100),
+            Map.of("id", "eu2", "address", nodes.get("eu2").address(), "region", "eu", "weight", 100),
+            Map.of("id", "us1", "address", nodes.get("us1").address(), "region", "us", "weight", 100)))));
+        values.putAll(extra);
+        return EmbeddedServer.start(ConfigLoader.fromValues(values));
+    }
+
+    @AfterEach
+    void stop() throws Exception
+    {
+        gateway.close();
+        for (ForwardProxy node : nodes.values())
+            node.close();
+        target.close();
+    }
+
+    private HttpResponse<String> call(String method, String path, String... headers) throws Exception
+    {
+        HttpRequest.Builder request = HttpRequest.newBuilder(gateway.uri().resolve(path)).timeout(Duration.ofSeconds(15))
+            .method(method, method.equals("POST") ? HttpRequest.BodyPublishers.ofString("{\"q\":1}") : HttpRequest.BodyPublishers.noBody());
+        for (int i = 0; i < headers.length; i += 2)
+            request.header(headers[i], headers[i + 1]);
+        return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private String https(String path)
+    {
+        return "/egress/127.0.0.1:" + target.httpsPort() + path;
+    }
+
+    private static String node(HttpResponse<?> response)
+    {
+        return response.headers().firstValue(EgressServlet.NODE).orElse("-");
+    }
+
+    private JsonNode pools() throws Exception
+    {
+        HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/admin/egress/pools"))
+            .header("Authorization", "Bearer " + ADMIN).build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, response.statusCode(), response.body());
+        return JSON.readTree(response.body()).get(0);
+    }
+
+    private double weight(String nodeId) throws Exception
+    {
+        for (JsonNode node : pools().get("nodes"))
+        {
+            if (node.get("id").asText().equals(nodeId))
+                return node.get("weight").asDouble();
+        }
+        throw new AssertionError("no node " + nodeId);
+    }
+
+    @Test
+    void httpsTarget_isReachedThroughANodeOfThePreferredRegion_withAgentHeadersStripped() throws Exception
+    {
+        HttpResponse<String> response = call("GET", https("/echo?x=1"), "X-Agent-Session", "s-1", "X-Agent-Task-Type", "llm",
+            "Authorization", "Bearer internal-token");
+        assertEquals(200, response.statusCode(), response.body());
+        assertTrue(response.body().contains("scheme=https"), response.body());
+        assertTrue(Set.of("eu1", "eu2").contains(node(response)), node(response));
+        TargetServer.Recorded seen = target.requests().get(0);
+        assertEquals("/echo?x=1", seen.pathAndQuery());
+        assertNull(seen.header("X-Agent-Session"));
+        assertNull(seen.header("X-Agent-Task-Type"));
+        assertNull(seen.header("X-Forwarded-For"));
+        assertEquals("Bearer internal-token", seen.header("Authorization"), "passed through until credentials are injected");
+    }
+
+    @Test
+    void plainHttpRoute_goesThroughTheNodeAsAnAbsoluteFormRequest() throws Exception
+    {
+        HttpResponse<String> response = call("GET", "/egress/127.0.0.1:" + target.httpPort() + "/echo", "X-Agent-Task-Type", "plain");
+        assertEquals(200, response.statusCode(), response.body());
+        assertTrue(response.body().contains("via=1.1 " + node(response)), response.body());
+    }
+
+    @Test
+    void noRoute_is403_andAMalformedHost400() throws Exception
+    {
+        HttpResponse<String> response = call("GET", "/egress/example.org/x");
+        assertEquals(403, response.statusCode());
+        assertTrue(response.body().contains("no egress route for example.org"), response.body());
+        assertEquals(400, call("GET", "/egress/..%2f..%2fetc/x").statusCode());
+        assertEquals(0, nodes.values().stream().mapToInt(ForwardProxy::requests).sum());
+    }
+
+    @Test
+    void killedNode_getsNoNewRequestsWithinThreeSeconds_andNothingFails() throws Exception
+    {
+        nodes.get("eu1").refuse();
+        long start = System.nanoTime();
+        await().atMost(Duration.ofSeconds(3)).until(() -> pools().get("nodes").get(0).get("ejected").asBoolean());
+        long detected = System.nanoTime() - start;
+        nodes.get("eu1").resetCounters();
+        for (int i = 0; i < 40; i++)
+        {
+            HttpResponse<String> response = call("GET", https("/echo"));
+            assertEquals(200, response.statusCode(), response.body());
+            assertFalse(node(response).equals("eu1"));
+        }
+        assertEquals(0, nodes.get("eu1").requests());
+        assertTrue(detected < 3_000_000_000L, "ejected after " + detected / 1_000_000 + " ms");
+    }
+
+    @Test
+    void failuresBeforeEjection_areRetriedOnAnotherNode() throws Exception
+    {
+        nodes.get("eu1").error5xx(502);
+        nodes.get("eu2").error5xx(502);
+        for (int i = 0; i < 20; i++)
+        {
+            HttpResponse<String> response = call("GET", https("/echo"));
+            assertEquals(200, response.statusCode(), response.body());
+            assertEquals("us1", node(response));
+        }
+    }
+
+    @Test
+    void recoveredNode_rampsTenFiftyHundred() throws Exception
+    {
+        nodes.get("eu2").refuse();
+        await().atMost(Duration.ofSeconds(3)).until(() -> weight("eu2") == 0);
+        nodes.get("eu2").ok();
+        await().atMost(Duration.ofSeconds(3)).until(() -> weight("eu2") == 10);
+        await().atMost(Duration.ofSeconds(3)).until(() -> weight("eu2") == 50);
+        await().atMost(Duration.ofSeconds(3)).until(() -> weight("eu2") == 100);
+    }
+
+    @Test
+    void regionFailsOver_whenMostOfItsNodesAreEjected() throws Exception
+    {
+        nodes.get("eu1").refuse();
+        nodes.get("eu2").refuse();
+        await().atMost(Duration.ofSeconds(3)).until(() -> pools().get("regionFailingOver").asBoolean());
+        for (int i = 0; i < 10; i++)
+            assertEquals("us1", node(call("GET", https("/echo"))));
+    }
+
+    @Test
+    void stickySession_staysPinned_andMovesWhenItsNodeDies() throws Exception
+    {
+        HttpResponse<String> first = call("GET", https("/echo"), "X-Agent-Task-Type", "sticky", "X-Agent-Session", "agent-7");
+        String pinned = node(first);
+        for (int i = 0; i < 20; i++)
+            assertEquals(pinned, node(call("GET", https("/echo"), "X-Agent-Task-Type", "sticky", "X-Agent-Session", "agent-7")));
+        Set<String> others = new HashSet<>();
+        for (int i = 0; i < 30; i++)
+            others.add(node(call("GET", https("/echo"), "X-Agent-Task-Type", "sticky", "X-Agent-Session", "agent-" + i)));
+        assertTrue(others.size() > 1, "different sessions spread over nodes: " + others);
+
+        nodes.get(pinned).refuse();
+        await().atMost(Duration.ofSeconds(3)).until(() ->
+        {
+            for (JsonNode node : pools().get("nodes"))
+            {
+                if (node.get("id").asText().equals(pinned))
+                    return node.get("ejected").asBoolean();
+            }
+            return false;
+        });
+        HttpResponse<String> moved = call("GET", https("/echo"), "X-Agent-Task-Type", "sticky", "X-Agent-Session", "agent-7");
+        assertEquals(200, moved.statusCode());
+        assertFalse(node(moved).equals(pinned));
+        assertEquals("repinned", moved.headers().firstValue(EgressServlet.STICKY).orElse(null));
+        String newPin = node(moved);
+        assertEquals(newPin, node(call("GET", https("/echo"), "X-Agent-Task-Type", "sticky", "X-Agent-Session", "agent-7")));
+    }
+
+    @Test
+    void nonIdempotentPost_isNeverRetried_butGetIs() throws Exception
+    {
+        for (ForwardProxy node : nodes.values())
+            node.error5xx(503);
+        HttpResponse<String> post = call("POST", https("/echo"), "Content-Type", "application/json");
+        assertEquals(502, post.statusCode(), post.body());
+        assertEquals(1, nodes.values().stream().mapToInt(ForwardProxy::requests).sum(), "one attempt only");
+
+        nodes.values().forEach(ForwardProxy::resetCounters);
+        HttpResponse<String> get = call("GET", https("/echo"));
+        assertEquals(502, get.statusCode());
+        assertEquals(3, nodes.values().stream().mapToInt(ForwardProxy::requests).sum(), "first attempt and two retries, each on another node");
+    }
+
+    @Test
+    void retryStorm_isBoundedByTheBudget() throws Exception
+    {
+        for (ForwardProxy node : nodes.values())
+            node.error5xx(503);
+        int requests = 200;
+        List<Integer> statuses = new ArrayList<>();
+        for (int i = 0; i < requests; i++)
+            statuses.add(call("GET", https("/echo")).statusCode());
+        int attempts = nodes.values().stream().mapToInt(ForwardProxy::requests).sum();
+        assertTrue(statuses.stream().allMatch(s -> s == 502));
+        // Without a budget 200 requests x 3 attempts = 600; the budget allows 20 % plus a small reserve.
+        assertTrue(attempts <= requests * 1.2 + 12, "attempts through the nodes: " + attempts);
+    }
+
+    @Test
+    void throughARealThirdPartyProxy_tinyproxy() throws Exception
+    {
+        try (Tinyproxy tiny = Tinyproxy.start("tiny", target.httpsPort()); EmbeddedServer viaTiny = gateway(Map.of("egress.pools",
+            Map.of("main", Map.of("region", "eu", "nodes", List.of(Map.of("id", "tiny", "address", tiny.address(), "region", "eu", "weight", 100)))))))
+        {
+            HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(viaTiny.uri().resolve(https("/echo"))).build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, response.statusCode(), response.body());
+            assertEquals("tiny", node(response));
+            HttpResponse<String> plain = HTTP.send(HttpRequest.newBuilder(viaTiny.uri().resolve("/egress/127.0.0.1:" + target.httpPort() + "/echo"))
+                .header("X-Agent-Task-Type", "plain").build(), HttpResponse.BodyHandlers.ofString());
+            assertTrue(plain.body().contains("tinyproxy"), plain.body());
+        }
+    }
+
+    @Test
+    void streamingResponses_flowThroughUnbuffered() throws Exception
+    {
+        HttpResponse<java.io.InputStream> response = HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve(https("/stream?events=3&intervalMs=400"))).build(),
+            HttpResponse.BodyHandlers.ofInputStream());
+        try (java.io.BufferedReader lines = new java.io.BufferedReader(new java.io.InputStreamReader(response.body())))
+        {
+            long start = System.nanoTime();
+            String first = lines.readLine();
+            long firstAt = System.nanoTime() - start;
+            assertTrue(first.startsWith("data:") || first.startsWith("id:") || first.startsWith("event:"), first);
+            assertTrue(firstAt < 350_000_000L, "first event after " + firstAt / 1_000_000 + " ms: not held back for the rest");
+        }
+    }
+
+    @Test
+    void adminView_needsTheToken() throws Exception
+    {
+        assertEquals(401, HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/admin/egress/pools")).build(), HttpResponse.BodyHandlers.ofString()).statusCode());
+        assertEquals(401, HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/admin/egress/pools")).header("Authorization", "Bearer wrong").build(),
+            HttpResponse.BodyHandlers.ofString()).statusCode());
+        JsonNode pool = pools();
+        assertEquals("main", pool.get("name").asText());
+        assertEquals(3, pool.get("nodes").size());
+    }
+}
