@@ -155,6 +155,8 @@ public final class ConfigKeys
         "Latency standard deviation above which a node is ejected.");
     public static final ConfigKey<Integer> EGRESS_PASSIVE_FAILURES = ConfigKey.of("egress.health.passive-failures", "3", integer(1, 100),
         "Consecutive failed requests through a node that eject it.");
+    public static final ConfigKey<Duration> EGRESS_PASSIVE_EJECTION = ConfigKey.of("egress.health.passive-ejection-time", "10s", duration(),
+        "A node ejected for failing requests stays out this long, even if it still accepts TCP connections.");
     public static final ConfigKey<List<String>> EGRESS_RECOVERY_STEPS = ConfigKey.of("egress.health.recovery-steps", "10,50,100", list(),
         "Share (%) of its weight a recovered node takes at each step.");
     public static final ConfigKey<Duration> EGRESS_RECOVERY_STEP_INTERVAL = ConfigKey.of("egress.health.recovery-step-interval", "10s", duration(),
@@ -183,7 +185,7 @@ public final class ConfigKeys
         EGRESS_ROUTES, EGRESS_POOLS, EGRESS_TIMEOUT, EGRESS_CONNECT_TIMEOUT, EGRESS_FIRST_BYTE_TIMEOUT, EGRESS_RETRY_BUDGET,
         EGRESS_RETRY_BACKOFF, EGRESS_NODE_ERROR_HEADERS, EGRESS_TRUST_STORE, EGRESS_TRUST_STORE_PASSWORD, EGRESS_TCP_INTERVAL, EGRESS_TCP_TIMEOUT, EGRESS_TCP_FAILURES,
         EGRESS_HTTP_INTERVAL, EGRESS_HTTP_URL, EGRESS_SLOW_TLS, EGRESS_LATENCY_WINDOW, EGRESS_JITTER_DOWN, EGRESS_JITTER_EJECT,
-        EGRESS_PASSIVE_FAILURES, EGRESS_RECOVERY_STEPS, EGRESS_RECOVERY_STEP_INTERVAL, EGRESS_REGION_EJECTED, EGRESS_REGION_SUCCESS,
+        EGRESS_PASSIVE_FAILURES, EGRESS_PASSIVE_EJECTION, EGRESS_RECOVERY_STEPS, EGRESS_RECOVERY_STEP_INTERVAL, EGRESS_REGION_EJECTED, EGRESS_REGION_SUCCESS,
         ADMIN_TOKEN, ACCESS_LOG);
 
     private ConfigKeys()

@@ -276,7 +276,7 @@ public final class ConfigLoader
         EgressConfig.Health health = new EgressConfig.Health(get(ConfigKeys.EGRESS_TCP_INTERVAL), get(ConfigKeys.EGRESS_TCP_TIMEOUT),
             get(ConfigKeys.EGRESS_TCP_FAILURES), get(ConfigKeys.EGRESS_HTTP_INTERVAL), Optional.ofNullable(get(ConfigKeys.EGRESS_HTTP_URL)),
             get(ConfigKeys.EGRESS_SLOW_TLS), get(ConfigKeys.EGRESS_LATENCY_WINDOW), get(ConfigKeys.EGRESS_JITTER_DOWN),
-            get(ConfigKeys.EGRESS_JITTER_EJECT), get(ConfigKeys.EGRESS_PASSIVE_FAILURES), steps, get(ConfigKeys.EGRESS_RECOVERY_STEP_INTERVAL),
+            get(ConfigKeys.EGRESS_JITTER_EJECT), get(ConfigKeys.EGRESS_PASSIVE_FAILURES), get(ConfigKeys.EGRESS_PASSIVE_EJECTION), steps, get(ConfigKeys.EGRESS_RECOVERY_STEP_INTERVAL),
             get(ConfigKeys.EGRESS_REGION_EJECTED), get(ConfigKeys.EGRESS_REGION_SUCCESS));
         List<Map<?, ?>> routes = get(ConfigKeys.EGRESS_ROUTES);
         Map<String, ?> pools = get(ConfigKeys.EGRESS_POOLS);

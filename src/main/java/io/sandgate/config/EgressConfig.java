@@ -103,6 +103,7 @@ public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health h
      * @param jitterDownWeight standard deviation above which the weight drops 30 %
      * @param jitterEject standard deviation above which the node is ejected
      * @param passiveFailures consecutive request failures that eject
+ * @param passiveEjectionTime how long a node ejected for failing requests stays out before its probes may bring it back
      * @param recoverySteps share of its weight a recovered node takes, step by step
      * @param recoveryStepInterval time per recovery step
      * @param regionEjectedShare a region with more of its nodes ejected fails over
@@ -110,7 +111,7 @@ public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health h
      */
     public record Health(Duration tcpInterval, Duration tcpTimeout, int tcpFailures, Duration httpInterval, Optional<String> httpUrl,
                          Duration slowTls, int latencyWindow, Duration jitterDownWeight, Duration jitterEject, int passiveFailures,
-                         List<Integer> recoverySteps, Duration recoveryStepInterval, double regionEjectedShare, double regionMinSuccess)
+                         Duration passiveEjectionTime, List<Integer> recoverySteps, Duration recoveryStepInterval, double regionEjectedShare, double regionMinSuccess)
     {
         public Health
         {

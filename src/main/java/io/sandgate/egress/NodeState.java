@@ -105,7 +105,7 @@ final class NodeState
         return resultCount;
     }
 
-    /** A TCP probe's outcome: consecutive failures eject; a success after a minimum time out brings the node back, ramping. */
+    /** A TCP probe's outcome: consecutive failures eject; a success after the node's time out brings it back, ramping. */
     synchronized void tcpProbe(boolean ok, long now)
     {
         if (!ok)
@@ -115,7 +115,10 @@ final class NodeState
             return;
         }
         tcpFailures = 0;
-        boolean longEnough = now - ejectedAt >= health.tcpInterval().toNanos();
+        // A node that fails requests but still accepts connections would flap back in at every
+        // probe: it sits out a cool-down first.
+        long out = ejection == Ejection.PASSIVE ? health.passiveEjectionTime().toNanos() : health.tcpInterval().toNanos();
+        boolean longEnough = now - ejectedAt >= out;
         if ((ejection == Ejection.TCP || ejection == Ejection.PASSIVE) && longEnough)
             recover(now);
     }

@@ -21,7 +21,7 @@ class NodeSelectionTest
     private static final long SECOND = 1_000_000_000L;
     private static final EgressConfig.Health HEALTH = new EgressConfig.Health(Duration.ofSeconds(3), Duration.ofSeconds(2), 3,
         Duration.ofSeconds(15), Optional.empty(), Duration.ofSeconds(3), 10, Duration.ofMillis(50), Duration.ofMillis(100), 3,
-        List.of(10, 50, 100), Duration.ofSeconds(10), 0.5, 0.8);
+        Duration.ofSeconds(10), List.of(10, 50, 100), Duration.ofSeconds(10), 0.5, 0.8);
 
     private static PoolState pool(String preferred, String... idRegion)
     {
@@ -73,6 +73,10 @@ class NodeSelectionTest
         node.requestResult(false, 0);
         node.requestResult(false, 0);
         assertTrue(node.isEjected());
+        node.tcpProbe(true, 3 * SECOND);
+        assertTrue(node.isEjected(), "accepting TCP does not end a passive ejection before its cool-down");
+        node.tcpProbe(true, 11 * SECOND);
+        assertFalse(node.isEjected());
     }
 
     @Test
