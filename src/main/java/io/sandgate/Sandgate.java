@@ -44,6 +44,7 @@ public final class Sandgate implements AutoCloseable
     private final PrometheusMeterRegistry metrics;
     private final Store store;
     private final java.util.List<AutoCloseable> started = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private volatile Egress egress;
 
     private Sandgate(SandgateConfig config, PrometheusMeterRegistry metrics, Store store)
     {
@@ -106,6 +107,7 @@ public final class Sandgate implements AutoCloseable
             throw new IllegalStateException("Cannot start the egress face", x);
         }
         started.add(egress);
+        this.egress = egress;
         ServletRegistration.Dynamic egressServlet = context.addServlet("sandgate-egress", new EgressServlet(egress));
         egressServlet.setAsyncSupported(true);
         egressServlet.setLoadOnStartup(1);
@@ -129,6 +131,12 @@ public final class Sandgate implements AutoCloseable
             LOG.info("admin.token is not set: the admin API is off");
         if (!config.egress().routes().isEmpty())
             LOG.info("Egress: {} routes over pools {}", config.egress().routes().size(), config.egress().pools().keySet());
+    }
+
+    /** The egress face once installed; the embedded runner's forward-proxy mode routes through it. */
+    public Egress egress()
+    {
+        return egress;
     }
 
     public SandgateConfig config()

@@ -5,6 +5,7 @@ import java.time.Duration;
 
 import io.sandgate.Sandgate;
 import io.sandgate.config.SandgateConfig;
+import io.sandgate.egress.EgressConnectHandler;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.websocket.jakarta.server.config.JakartaWebSocketServletContainerInitializer;
 import org.eclipse.jetty.server.HttpConfiguration;
@@ -48,7 +49,10 @@ public final class EmbeddedServer implements AutoCloseable
         // The standard WebSocket container, as a servlet container provides it to the WAR.
         JakartaWebSocketServletContainerInitializer.configure(context, null);
         context.addEventListener(new SandgateListener(config));
-        server.setHandler(new GracefulHandler(context));
+        // CONNECT requests (HTTPS_PROXY clients) are tunnelled through egress nodes; the rest is the webapp.
+        EmbeddedServer[] self = new EmbeddedServer[1];
+        server.setHandler(new EgressConnectHandler(() -> self[0] == null || self[0].sandgate() == null ? null : self[0].sandgate().egress(),
+            new GracefulHandler(context)));
         server.setStopTimeout(config.server().stopTimeout().toMillis());
         server.setStopAtShutdown(true);
         try
@@ -61,6 +65,7 @@ public final class EmbeddedServer implements AutoCloseable
             throw x;
         }
         EmbeddedServer embedded = new EmbeddedServer(server, connector, context);
+        self[0] = embedded;
         // A failed start must fail here, not leave a server answering 503 to everything.
         if (!context.isAvailable() || embedded.sandgate() == null)
         {

@@ -190,6 +190,34 @@ class EgressRoutingIT
     }
 
     @Test
+    void jitteryNode_isFoundByHttpProbes_andEjected() throws Exception
+    {
+        try (EmbeddedServer probing = gateway(Map.of("egress.health.http-url", target.httpUrl("/echo"), "egress.health.http-interval", "100ms")))
+        {
+            nodes.get("eu1").delay(Duration.ZERO, Duration.ofMillis(600));
+            EmbeddedServer previous = gateway;
+            gateway = probing;
+            try
+            {
+                await().atMost(Duration.ofSeconds(10)).until(() ->
+                {
+                    for (JsonNode node : pools().get("nodes"))
+                    {
+                        if (node.get("id").asText().equals("eu1"))
+                            return node.get("ejected").asBoolean() && node.get("ejection").asText().equals("jitter");
+                    }
+                    return false;
+                });
+                assertTrue(weight("eu2") > 0, "a steady node stays in");
+            }
+            finally
+            {
+                gateway = previous;
+            }
+        }
+    }
+
+    @Test
     void recoveredNode_rampsTenFiftyHundred() throws Exception
     {
         nodes.get("eu2").refuse();
@@ -297,6 +325,32 @@ class EgressRoutingIT
             long firstAt = System.nanoTime() - start;
             assertTrue(first.startsWith("data:") || first.startsWith("id:") || first.startsWith("event:"), first);
             assertTrue(firstAt < 350_000_000L, "first event after " + firstAt / 1_000_000 + " ms: not held back for the rest");
+        }
+    }
+
+    @Test
+    void forwardProxyMode_connectIsTunnelledThroughAnEgressNode() throws Exception
+    {
+        org.eclipse.jetty.client.HttpClient client = new org.eclipse.jetty.client.HttpClient();
+        client.setSslContextFactory(target.newClientSslContextFactory());
+        client.getProxyConfiguration().addProxy(new org.eclipse.jetty.client.HttpProxy("127.0.0.1", gateway.port()));
+        client.start();
+        try
+        {
+            org.eclipse.jetty.client.ContentResponse response = client.newRequest(target.httpsUrl("/echo")).timeout(10, java.util.concurrent.TimeUnit.SECONDS).send();
+            assertEquals(200, response.getStatus(), response.getContentAsString());
+            assertTrue(response.getContentAsString().contains("scheme=https"));
+            assertEquals(1, nodes.values().stream().mapToInt(ForwardProxy::connects).sum(), "one tunnel, through one node");
+
+            nodes.values().forEach(ForwardProxy::resetCounters);
+            java.util.concurrent.ExecutionException refused = org.junit.jupiter.api.Assertions.assertThrows(java.util.concurrent.ExecutionException.class,
+                () -> client.newRequest("https://example.org/").timeout(10, java.util.concurrent.TimeUnit.SECONDS).send());
+            assertTrue(String.valueOf(refused.getCause()).contains("403"), String.valueOf(refused.getCause()));
+            assertEquals(0, nodes.values().stream().mapToInt(ForwardProxy::requests).sum(), "no route, no node");
+        }
+        finally
+        {
+            client.stop();
         }
     }
 
