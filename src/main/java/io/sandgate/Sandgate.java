@@ -45,6 +45,8 @@ public final class Sandgate implements AutoCloseable
     private final Store store;
     private final java.util.List<AutoCloseable> started = new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile Egress egress;
+    /** Reads the configuration again from the same sources, for reloads. */
+    private volatile java.util.function.Supplier<SandgateConfig> reloader;
 
     private Sandgate(SandgateConfig config, PrometheusMeterRegistry metrics, Store store)
     {
@@ -55,12 +57,22 @@ public final class Sandgate implements AutoCloseable
 
     public static Sandgate create(SandgateConfig config)
     {
+        return create(config, () -> config);
+    }
+
+    /**
+     * @param reloader reads the configuration again from its sources; admin reloads use it
+     */
+    public static Sandgate create(SandgateConfig config, java.util.function.Supplier<SandgateConfig> reloader)
+    {
         PrometheusMeterRegistry metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         new JvmMemoryMetrics().bindTo(metrics);
         new JvmGcMetrics().bindTo(metrics);
         new JvmThreadMetrics().bindTo(metrics);
         new ProcessorMetrics().bindTo(metrics);
-        return new Sandgate(config, metrics, Store.create(config, metrics));
+        Sandgate sandgate = new Sandgate(config, metrics, Store.create(config, metrics));
+        sandgate.reloader = reloader;
+        return sandgate;
     }
 
     /** Registers Sandgate's servlets and filter in a context that is starting. */
@@ -119,7 +131,9 @@ public final class Sandgate implements AutoCloseable
             egressServlet.setInitParameter("maxThreads", "200");
 
         context.addServlet("sandgate-admin", new AdminServlet(config.adminToken(),
-            Map.of("/egress/pools", egress::describe))).addMapping("/admin/*");
+            Map.of("/egress/pools", egress::describe),
+            Map.of("/egress/reload", () -> Map.of("routes", egress.reloadRoutes(reloader.get().egress().routes())))))
+            .addMapping("/admin/*");
 
         HealthServlet health = new HealthServlet(store);
         context.addServlet("sandgate-healthz", health).addMapping("/healthz");

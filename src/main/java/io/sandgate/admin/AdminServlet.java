@@ -25,14 +25,18 @@ public final class AdminServlet extends HttpServlet
 
     private final Optional<Secret> token;
     private final Map<String, Supplier<Object>> views;
+    private final Map<String, Supplier<Object>> actions;
 
     /**
-     * @param views read-only JSON views by path below /admin, e.g. {@code /egress/pools}
+     * @param views read-only JSON views by path below /admin (GET), e.g. {@code /egress/pools}
+     * @param actions operations by path below /admin (POST), e.g. {@code /egress/reload}; they
+     *        throw IllegalArgumentException to refuse with 409
      */
-    public AdminServlet(Optional<Secret> token, Map<String, Supplier<Object>> views)
+    public AdminServlet(Optional<Secret> token, Map<String, Supplier<Object>> views, Map<String, Supplier<Object>> actions)
     {
         this.token = token;
         this.views = Map.copyOf(views);
+        this.actions = Map.copyOf(actions);
     }
 
     @Override
@@ -50,14 +54,27 @@ public final class AdminServlet extends HttpServlet
                 response.setHeader("WWW-Authenticate", "Bearer realm=\"sandgate-admin\"");
                 throw new GatewayException(401, "unauthorized", "admin token missing or wrong");
             }
-            Supplier<Object> view = views.get(request.getPathInfo());
-            if (view == null)
-                throw GatewayException.notFound("no admin resource " + request.getPathInfo());
-            if (!"GET".equals(request.getMethod()))
-                throw new GatewayException(405, "method_not_allowed", "use GET");
+            String path = request.getPathInfo();
+            Map<String, Supplier<Object>> handlers = "POST".equals(request.getMethod()) ? actions : views;
+            Supplier<Object> handler = handlers.get(path);
+            if (handler == null)
+            {
+                if (views.containsKey(path) || actions.containsKey(path))
+                    throw new GatewayException(405, "method_not_allowed", views.containsKey(path) ? "use GET" : "use POST");
+                throw GatewayException.notFound("no admin resource " + path);
+            }
+            Object result;
+            try
+            {
+                result = handler.get();
+            }
+            catch (IllegalArgumentException x)
+            {
+                throw new GatewayException(409, "conflict", x.getMessage());
+            }
             response.setContentType("application/json");
             response.setHeader("Cache-Control", "no-store");
-            JSON.writeValue(response.getOutputStream(), view.get());
+            JSON.writeValue(response.getOutputStream(), result);
         }
         catch (RuntimeException x)
         {

@@ -284,7 +284,7 @@ public final class ConfigLoader
             EgressConfig.parsePools(pools == null ? Map.of() : pools), health, get(ConfigKeys.EGRESS_CONNECT_TIMEOUT),
             get(ConfigKeys.EGRESS_FIRST_BYTE_TIMEOUT), get(ConfigKeys.EGRESS_RETRY_BUDGET), get(ConfigKeys.EGRESS_RETRY_BACKOFF),
             get(ConfigKeys.EGRESS_NODE_ERROR_HEADERS), Optional.ofNullable(get(ConfigKeys.EGRESS_TRUST_STORE)),
-            Optional.ofNullable(get(ConfigKeys.EGRESS_TRUST_STORE_PASSWORD)));
+            Optional.ofNullable(get(ConfigKeys.EGRESS_TRUST_STORE_PASSWORD)), get(ConfigKeys.EGRESS_MAX_CONNECTIONS));
     }
 
     private <T> T attempt(java.util.function.Supplier<T> build)

@@ -25,10 +25,11 @@ import java.util.Set;
  * @param nodeErrorHeaders response headers by which a node marks a 5xx as its own (RFC 9209 Proxy-Status...)
  * @param trustStore a PKCS12 trust store for HTTPS targets instead of the JVM's CAs
  * @param trustStorePassword its password
+ * @param maxConnectionsPerNode connection pool size towards each node (per target)
  */
 public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health health, Duration connectTimeout,
                            Duration firstByteTimeout, double retryBudget, Duration retryBackoff, List<String> nodeErrorHeaders,
-                           Optional<String> trustStore, Optional<Secret> trustStorePassword)
+                           Optional<String> trustStore, Optional<Secret> trustStorePassword, int maxConnectionsPerNode)
 {
     /**
      * One route of the table.

@@ -41,6 +41,8 @@ public final class Egress implements AutoCloseable
     private final StickySessions sticky;
     private final MeterRegistry registry;
     private final Map<String, PoolState> pools = new LinkedHashMap<>();
+    /** The route table: replaced whole on reload, read without locks on every request. */
+    private volatile List<EgressConfig.Route> routes;
     private final Map<String, HttpClient> clients = new LinkedHashMap<>();
     private final Map<String, HttpClient> probeClients = new LinkedHashMap<>();
     private final RetryBudget budget;
@@ -55,6 +57,7 @@ public final class Egress implements AutoCloseable
         this.sticky = sticky;
         this.registry = registry;
         this.budget = new RetryBudget(config.retryBudget());
+        this.routes = config.routes();
         this.retries = Counter.builder("sandgate.egress.retries").description("Egress requests retried on another node").register(registry);
         this.retriesDenied = Counter.builder("sandgate.egress.retries.denied").description("Retries refused by the retry budget").register(registry);
         for (EgressConfig.Pool pool : config.pools().values())
@@ -113,6 +116,7 @@ public final class Egress implements AutoCloseable
         client.setConnectTimeout(config.connectTimeout().toMillis());
         client.setIdleTimeout(config.firstByteTimeout().toMillis());
         client.setDestinationIdleTimeout(60_000);
+        client.setMaxConnectionsPerDestination(config.maxConnectionsPerNode());
         client.start();
         client.getContentDecoderFactories().clear();
         client.getProtocolHandlers().clear();
@@ -128,12 +132,31 @@ public final class Egress implements AutoCloseable
     Optional<EgressConfig.Route> route(String host, String taskType)
     {
         String lower = host.toLowerCase(Locale.ROOT);
-        for (EgressConfig.Route route : config.routes())
+        for (EgressConfig.Route route : routes)
         {
             if (route.matches(lower, taskType))
                 return Optional.of(route);
         }
         return Optional.empty();
+    }
+
+    /**
+     * Replaces the route table without a restart. Pools and nodes are not reloaded (their health
+     * state and connection pools live on); a table naming a pool that does not exist is refused.
+     *
+     * @return how many routes are now in force
+     */
+    public int reloadRoutes(List<EgressConfig.Route> newRoutes)
+    {
+        for (EgressConfig.Route route : newRoutes)
+        {
+            if (!pools.containsKey(route.pool()))
+                throw new IllegalArgumentException("egress.routes: upstream " + route.pool() + " (expected: one of the running pools " + pools.keySet()
+                    + "; changing pools needs a restart)");
+        }
+        routes = List.copyOf(newRoutes);
+        LOG.info("Egress route table reloaded: {} routes", routes.size());
+        return routes.size();
     }
 
     PoolState pool(String name)

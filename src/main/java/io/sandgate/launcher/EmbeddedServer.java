@@ -34,6 +34,14 @@ public final class EmbeddedServer implements AutoCloseable
 
     public static EmbeddedServer start(SandgateConfig config) throws Exception
     {
+        return start(config, () -> config);
+    }
+
+    /**
+     * @param reloader reads the configuration again from its sources, for admin reloads
+     */
+    public static EmbeddedServer start(SandgateConfig config, java.util.function.Supplier<SandgateConfig> reloader) throws Exception
+    {
         QueuedThreadPool threads = new QueuedThreadPool(config.server().maxThreads());
         threads.setName("sandgate");
         Server server = new Server(threads);
@@ -48,7 +56,7 @@ public final class EmbeddedServer implements AutoCloseable
         ServletContextHandler context = new ServletContextHandler("/");
         // The standard WebSocket container, as a servlet container provides it to the WAR.
         JakartaWebSocketServletContainerInitializer.configure(context, null);
-        context.addEventListener(new SandgateListener(config));
+        context.addEventListener(new SandgateListener(config, reloader));
         // CONNECT requests (HTTPS_PROXY clients) are tunnelled through egress nodes; the rest is the webapp.
         EmbeddedServer[] self = new EmbeddedServer[1];
         server.setHandler(new EgressConnectHandler(() -> self[0] == null || self[0].sandgate() == null ? null : self[0].sandgate().egress(),

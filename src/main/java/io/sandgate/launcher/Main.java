@@ -48,7 +48,7 @@ public final class Main
         }
         try
         {
-            EmbeddedServer server = EmbeddedServer.start(config);
+            EmbeddedServer server = EmbeddedServer.start(config, ConfigLoader::loadEmbedded);
             LOG.info("Sandgate listening on http://{}:{}/", config.server().host(), server.port());
             server.join();
         }

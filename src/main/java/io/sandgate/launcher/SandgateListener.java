@@ -22,17 +22,23 @@ public class SandgateListener implements ServletContextListener
     public static final String ATTRIBUTE = Sandgate.class.getName();
 
     private final SandgateConfig preloaded;
+    private final java.util.function.Supplier<SandgateConfig> reloader;
     private Sandgate sandgate;
 
     /** For web.xml: configuration from context-params, system properties, environment and YAML. */
     public SandgateListener()
     {
-        this(null);
+        this(null, null);
     }
 
-    public SandgateListener(SandgateConfig preloaded)
+    /**
+     * @param preloaded the configuration, already loaded by the embedded runner
+     * @param reloader reads it again from the same sources (admin reloads)
+     */
+    public SandgateListener(SandgateConfig preloaded, java.util.function.Supplier<SandgateConfig> reloader)
     {
         this.preloaded = preloaded;
+        this.reloader = reloader;
     }
 
     @Override
@@ -40,7 +46,8 @@ public class SandgateListener implements ServletContextListener
     {
         ServletContext context = event.getServletContext();
         SandgateConfig config = preloaded != null ? preloaded : load(context);
-        sandgate = Sandgate.create(config);
+        // Reloads read the same sources again.
+        sandgate = Sandgate.create(config, reloader != null ? reloader : () -> load(context));
         try
         {
             sandgate.install(context);

@@ -355,6 +355,47 @@ class EgressRoutingIT
     }
 
     @Test
+    void routeTable_reloadsWithoutRestart_andABadTableIsRefused() throws Exception
+    {
+        java.util.concurrent.atomic.AtomicReference<io.sandgate.config.SandgateConfig> source = new java.util.concurrent.atomic.AtomicReference<>();
+        Map<String, Object> values = new HashMap<>();
+        values.put("server.host", "127.0.0.1");
+        values.put("server.port", "0");
+        values.put("admin.token", ADMIN);
+        values.put("egress.pools", Map.of("main", Map.of("region", "eu", "nodes", List.of(Map.of("id", "eu1", "address", nodes.get("eu1").address())))));
+        values.put("egress.routes", List.of(Map.of("match", Map.of("domains", List.of("a.test.invalid")), "upstream", "main")));
+        source.set(ConfigLoader.fromValues(values));
+        try (EmbeddedServer reloadable = EmbeddedServer.start(source.get(), source::get))
+        {
+            EmbeddedServer previous = gateway;
+            gateway = reloadable;
+            try
+            {
+                assertEquals(403, call("GET", "/egress/b.test.invalid/x").statusCode());
+                values.put("egress.routes", List.of(Map.of("match", Map.of("domains", List.of("b.test.invalid")), "upstream", "main")));
+                source.set(ConfigLoader.fromValues(values));
+                HttpResponse<String> reloaded = HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/admin/egress/reload"))
+                    .header("Authorization", "Bearer " + ADMIN).POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+                assertEquals(200, reloaded.statusCode(), reloaded.body());
+                assertEquals(403, call("GET", "/egress/a.test.invalid/x").statusCode());
+                assertTrue(call("GET", "/egress/b.test.invalid/x").statusCode() != 403, "b is routed now");
+
+                values.put("egress.pools", Map.of("other", Map.of("region", "eu", "nodes", List.of(Map.of("id", "x1", "address", "127.0.0.1:1")))));
+                values.put("egress.routes", List.of(Map.of("match", Map.of("domains", List.of("c.test.invalid")), "upstream", "other")));
+                source.set(ConfigLoader.fromValues(values));
+                HttpResponse<String> refused = HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/admin/egress/reload"))
+                    .header("Authorization", "Bearer " + ADMIN).POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+                assertEquals(409, refused.statusCode(), refused.body());
+                assertTrue(call("GET", "/egress/b.test.invalid/x").statusCode() != 403, "the old table is still in force");
+            }
+            finally
+            {
+                gateway = previous;
+            }
+        }
+    }
+
+    @Test
     void adminView_needsTheToken() throws Exception
     {
         assertEquals(401, HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/admin/egress/pools")).build(), HttpResponse.BodyHandlers.ofString()).statusCode());
