@@ -209,18 +209,7 @@ public interface ValueParser<T>
         String expected = "a list of maps (YAML, or JSON such as [{\"name\":\"x\",\"url\":\"http://...\"}])";
         return raw ->
         {
-            Object value = raw;
-            if (raw instanceof String text)
-            {
-                try
-                {
-                    value = new com.fasterxml.jackson.databind.ObjectMapper().readValue(text, List.class);
-                }
-                catch (com.fasterxml.jackson.core.JsonProcessingException x)
-                {
-                    throw new IllegalArgumentException(expected);
-                }
-            }
+            Object value = raw instanceof String text ? json(text, expected) : raw;
             if (!(value instanceof List<?> items))
                 throw new IllegalArgumentException(expected);
             List<Map<?, ?>> result = new ArrayList<>();
@@ -240,18 +229,7 @@ public interface ValueParser<T>
         String expected = "a map (YAML, or JSON such as {\"pool\":{...}})";
         return raw ->
         {
-            Object value = raw;
-            if (raw instanceof String text)
-            {
-                try
-                {
-                    value = new com.fasterxml.jackson.databind.ObjectMapper().readValue(text, Map.class);
-                }
-                catch (com.fasterxml.jackson.core.JsonProcessingException x)
-                {
-                    throw new IllegalArgumentException(expected);
-                }
-            }
+            Object value = raw instanceof String text ? json(text, expected) : raw;
             if (!(value instanceof Map<?, ?> map))
                 throw new IllegalArgumentException(expected);
             Map<String, Object> result = new LinkedHashMap<>();
@@ -279,6 +257,19 @@ public interface ValueParser<T>
                 throw new IllegalArgumentException(expected);
             }
         };
+    }
+
+    /** Structured values from a property or environment variable come as JSON. */
+    private static Object json(String text, String expected)
+    {
+        try
+        {
+            return new com.fasterxml.jackson.databind.ObjectMapper().readValue(text, Object.class);
+        }
+        catch (com.fasterxml.jackson.core.JsonProcessingException x)
+        {
+            throw new IllegalArgumentException(expected);
+        }
     }
 
     private static String scalar(Object raw, String expected)
