@@ -79,4 +79,32 @@ class ConfigEdgeCasesTest
         ConfigException x = problemsOf(Map.of("store.redis.address", "http://user:hunter2@redis"));
         assertFalse(x.getMessage().contains("hunter2"), x.getMessage());
     }
+
+    @Test
+    void structuredSettings_comeAsJsonFromTheEnvironment()
+    {
+        SandgateConfig config = ConfigLoader.load(Map.of(), Map.of(), Map.of(
+            "SANDGATE_MCP_SERVERS", "[{\"name\":\"files\",\"url\":\"http://files:8080/mcp\"}]",
+            "SANDGATE_EGRESS_POOLS", "{\"p\":{\"region\":\"eu\",\"nodes\":[{\"id\":\"n1\",\"address\":\"10.0.0.1:3128\"}]}}",
+            "SANDGATE_EGRESS_ROUTES", "[{\"match\":{\"domains\":[\"*\"]},\"upstream\":\"p\"}]"));
+        assertEquals("files", config.mcp().servers().get(0).name());
+        assertEquals(McpConfig.Transport.STREAMABLE, config.mcp().servers().get(0).transport());
+        assertEquals(3128, config.egress().pools().get("p").nodes().get(0).port());
+        assertEquals("https", config.egress().routes().get(0).scheme());
+    }
+
+    @Test
+    void egressAndMcpProblems_nameWhereTheyAre()
+    {
+        ConfigException x = problemsOf(Map.of(
+            "egress.pools", Map.of("p", Map.of("nodes", List.of(Map.of("id", "n1", "address", "not an address")))),
+            "mcp.servers", List.of(Map.of("name", "Bad Name", "url", "ftp://x"))));
+        assertTrue(x.problems().stream().anyMatch(p -> p.startsWith("egress.pools.p.nodes")), x.problems().toString());
+        assertTrue(x.problems().stream().anyMatch(p -> p.startsWith("mcp.servers")), x.problems().toString());
+
+        ConfigException y = problemsOf(Map.of(
+            "egress.pools", Map.of("p", Map.of("nodes", List.of(Map.of("id", "n1", "address", "10.0.0.1:3128")))),
+            "egress.routes", List.of(Map.of("match", Map.of("domains", List.of("*")), "upstream", "missing"))));
+        assertTrue(y.getMessage().contains("egress.routes: upstream missing"), y.getMessage());
+    }
 }
