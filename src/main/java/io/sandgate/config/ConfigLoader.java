@@ -280,11 +280,12 @@ public final class ConfigLoader
             get(ConfigKeys.EGRESS_REGION_EJECTED), get(ConfigKeys.EGRESS_REGION_SUCCESS));
         List<Map<?, ?>> routes = get(ConfigKeys.EGRESS_ROUTES);
         Map<String, ?> pools = get(ConfigKeys.EGRESS_POOLS);
-        return new EgressConfig(EgressConfig.parseRoutes(routes == null ? List.of() : routes, get(ConfigKeys.EGRESS_TIMEOUT)),
+        return new EgressConfig(EgressConfig.parseRoutes(routes == null ? List.of() : routes, get(ConfigKeys.EGRESS_TIMEOUT), get(ConfigKeys.EGRESS_FIRST_BYTE_TIMEOUT)),
             EgressConfig.parsePools(pools == null ? Map.of() : pools), health, get(ConfigKeys.EGRESS_CONNECT_TIMEOUT),
             get(ConfigKeys.EGRESS_FIRST_BYTE_TIMEOUT), get(ConfigKeys.EGRESS_RETRY_BUDGET), get(ConfigKeys.EGRESS_RETRY_BACKOFF),
             get(ConfigKeys.EGRESS_NODE_ERROR_HEADERS), Optional.ofNullable(get(ConfigKeys.EGRESS_TRUST_STORE)),
-            Optional.ofNullable(get(ConfigKeys.EGRESS_TRUST_STORE_PASSWORD)), get(ConfigKeys.EGRESS_MAX_CONNECTIONS));
+            Optional.ofNullable(get(ConfigKeys.EGRESS_TRUST_STORE_PASSWORD)), get(ConfigKeys.EGRESS_MAX_CONNECTIONS),
+            Optional.ofNullable(get(ConfigKeys.EGRESS_FORWARD_PROXY_PORT)));
     }
 
     private <T> T attempt(java.util.function.Supplier<T> build)

@@ -26,10 +26,12 @@ import java.util.Set;
  * @param trustStore a PKCS12 trust store for HTTPS targets instead of the JVM's CAs
  * @param trustStorePassword its password
  * @param maxConnectionsPerNode connection pool size towards each node (per target)
+ * @param forwardProxyPort embedded runner's forward-proxy port, if any
  */
 public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health health, Duration connectTimeout,
                            Duration firstByteTimeout, double retryBudget, Duration retryBackoff, List<String> nodeErrorHeaders,
-                           Optional<String> trustStore, Optional<Secret> trustStorePassword, int maxConnectionsPerNode)
+                           Optional<String> trustStore, Optional<Secret> trustStorePassword, int maxConnectionsPerNode,
+                           Optional<Integer> forwardProxyPort)
 {
     /**
      * One route of the table.
@@ -38,6 +40,7 @@ public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health h
      * @param taskType the {@code X-Agent-Task-Type} it applies to, or any
      * @param pool the pool of egress nodes
      * @param timeout total time for one exchange, retries included
+     * @param idleTimeout longest silence before the first byte and between bytes (longer for LLM streams)
      * @param retry extra attempts allowed (idempotent requests only unless retryNonIdempotent)
      * @param retryNonIdempotent whether POST and friends may be retried too
      * @param sticky whether the same agent session keeps its node
@@ -45,7 +48,7 @@ public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health h
      * @param scheme towards the target: https (default) or http
      * @param credential name of a credential to inject (credentials issue); kept, not yet used
      */
-    public record Route(List<String> domains, Optional<String> taskType, String pool, Duration timeout, int retry,
+    public record Route(List<String> domains, Optional<String> taskType, String pool, Duration timeout, Duration idleTimeout, int retry,
                         boolean retryNonIdempotent, boolean sticky, Duration stickyTtl, String scheme, Optional<String> credential)
     {
         public Route
@@ -137,13 +140,13 @@ public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health h
     }
 
     /** Parses {@code egress.routes}. */
-    static List<Route> parseRoutes(List<Map<?, ?>> entries, Duration defaultTimeout)
+    static List<Route> parseRoutes(List<Map<?, ?>> entries, Duration defaultTimeout, Duration defaultIdleTimeout)
     {
         List<Route> routes = new ArrayList<>();
         for (Map<?, ?> entry : entries)
         {
             String where = ConfigKeys.EGRESS_ROUTES.name() + "[" + routes.size() + "]";
-            known(entry, where, Set.of("match", "upstream", "timeout", "retry", "retry_non_idempotent", "sticky_session", "sticky_ttl", "scheme", "credential"));
+            known(entry, where, Set.of("match", "upstream", "timeout", "idle_timeout", "retry", "retry_non_idempotent", "sticky_session", "sticky_ttl", "scheme", "credential"));
             if (!(entry.get("match") instanceof Map<?, ?> match))
                 throw new IllegalArgumentException(where + ": match (expected: {domains: [...], task_type: ...})");
             known(match, where + ".match", Set.of("domains", "task_type"));
@@ -160,6 +163,7 @@ public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health h
                 throw new IllegalArgumentException(where + ".scheme: " + scheme + " (expected: https or http)");
             routes.add(new Route(domains, Optional.ofNullable(match.get("task_type")).map(Object::toString), pool.toString(),
                 duration(entry.get("timeout"), defaultTimeout, where + ".timeout"),
+                duration(entry.get("idle_timeout"), defaultIdleTimeout, where + ".idle_timeout"),
                 integer(entry.get("retry"), 0, where + ".retry"),
                 bool(entry.get("retry_non_idempotent"), where + ".retry_non_idempotent"),
                 bool(entry.get("sticky_session"), where + ".sticky_session"),

@@ -164,6 +164,13 @@ public final class Egress implements AutoCloseable
         return pools.get(name);
     }
 
+    /** Whether the node's region is failing over now (its in-flight exchanges get extra time). */
+    boolean regionFailingOver(String pool, NodeState node)
+    {
+        PoolState state = pools.get(pool);
+        return state != null && state.regionFailing(node.node().region());
+    }
+
     HttpClient client(String nodeId)
     {
         return clients.get(nodeId);

@@ -42,6 +42,8 @@ public final class EgressServlet extends StreamingProxyServlet
     public static final String STICKY = "X-Sandgate-Sticky";
     private static final Set<String> IDEMPOTENT = Set.of("GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE");
     private static final RequestAttribute<Exchange> EXCHANGE = RequestAttribute.of("egress.exchange", Exchange.class);
+    /** Set on requests that came in as absolute-form forward-proxy requests: their target is plain http. */
+    public static final RequestAttribute<Boolean> FORWARD_PROXY = RequestAttribute.of("egress.forward-proxy", Boolean.class);
 
     private final Egress egress;
 
@@ -95,7 +97,8 @@ public final class EgressServlet extends StreamingProxyServlet
             if (route.isEmpty())
                 throw GatewayException.forbidden("no egress route for " + host.toLowerCase(Locale.ROOT) + (taskType == null ? "" : " and task type " + taskType));
             String query = request.getQueryString();
-            String target = route.get().scheme() + "://" + authority.toLowerCase(Locale.ROOT) + (slash < 0 ? "/" : path.substring(slash))
+            String scheme = Boolean.TRUE.equals(FORWARD_PROXY.get(request)) ? "http" : route.get().scheme();
+            String target = scheme + "://" + authority.toLowerCase(Locale.ROOT) + (slash < 0 ? "/" : path.substring(slash))
                 + (query == null ? "" : "?" + query);
             Exchange exchange = new Exchange(route.get(), target, request.getHeader(SESSION));
             egress.requestStarted();
@@ -161,8 +164,18 @@ public final class EgressServlet extends StreamingProxyServlet
     protected void sendProxyRequest(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Request proxyRequest)
     {
         Exchange exchange = EXCHANGE.get(clientRequest);
-        long left = exchange.route.timeout().toNanos() - (System.nanoTime() - exchange.start);
-        proxyRequest.timeout(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)), TimeUnit.MILLISECONDS);
+        long left = Math.max(1, TimeUnit.NANOSECONDS.toMillis(exchange.route.timeout().toNanos() - (System.nanoTime() - exchange.start)));
+        // The hard limit is 1.5x the route's timeout: an exchange whose region failed over while it
+        // was in flight may use the extra half to finish instead of being cut with the region.
+        proxyRequest.timeout(left * 3 / 2, TimeUnit.MILLISECONDS);
+        proxyRequest.idleTimeout(exchange.route.idleTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        NodeState node = exchange.node;
+        String pool = exchange.route.pool();
+        CompletableFuture.delayedExecutor(left, TimeUnit.MILLISECONDS).execute(() ->
+        {
+            if (!egress.regionFailingOver(pool, node))
+                proxyRequest.abort(new TimeoutException("total timeout " + exchange.route.timeout() + " exceeded"));
+        });
         super.sendProxyRequest(clientRequest, proxyResponse, proxyRequest);
     }
 

@@ -8,6 +8,7 @@ import io.sandgate.config.SandgateConfig;
 import io.sandgate.egress.EgressConnectHandler;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.websocket.jakarta.server.config.JakartaWebSocketServletContainerInitializer;
+import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
@@ -23,13 +24,21 @@ public final class EmbeddedServer implements AutoCloseable
 {
     private final Server server;
     private final ServerConnector connector;
+    private final ServerConnector proxyConnector;
     private final ServletContextHandler context;
 
-    private EmbeddedServer(Server server, ServerConnector connector, ServletContextHandler context)
+    private EmbeddedServer(Server server, ServerConnector connector, ServerConnector proxyConnector, ServletContextHandler context)
     {
         this.server = server;
         this.connector = connector;
+        this.proxyConnector = proxyConnector;
         this.context = context;
+    }
+
+    /** The forward-proxy port, or -1 when there is none. */
+    public int forwardProxyPort()
+    {
+        return proxyConnector == null ? -1 : proxyConnector.getLocalPort();
     }
 
     public static EmbeddedServer start(SandgateConfig config) throws Exception
@@ -59,8 +68,18 @@ public final class EmbeddedServer implements AutoCloseable
         context.addEventListener(new SandgateListener(config, reloader));
         // CONNECT requests (HTTPS_PROXY clients) are tunnelled through egress nodes; the rest is the webapp.
         EmbeddedServer[] self = new EmbeddedServer[1];
+        Handler webapp = new GracefulHandler(context);
+        ServerConnector proxyConnector = null;
+        if (config.egress().forwardProxyPort().isPresent())
+        {
+            proxyConnector = new ServerConnector(server, new HttpConnectionFactory(http));
+            proxyConnector.setHost(config.server().host());
+            proxyConnector.setPort(config.egress().forwardProxyPort().get());
+            server.addConnector(proxyConnector);
+            webapp = new ForwardProxyPort(proxyConnector, webapp);
+        }
         server.setHandler(new EgressConnectHandler(() -> self[0] == null || self[0].sandgate() == null ? null : self[0].sandgate().egress(),
-            new GracefulHandler(context)));
+            webapp));
         server.setStopTimeout(config.server().stopTimeout().toMillis());
         server.setStopAtShutdown(true);
         try
@@ -72,7 +91,7 @@ public final class EmbeddedServer implements AutoCloseable
             server.stop();
             throw x;
         }
-        EmbeddedServer embedded = new EmbeddedServer(server, connector, context);
+        EmbeddedServer embedded = new EmbeddedServer(server, connector, proxyConnector, context);
         self[0] = embedded;
         // A failed start must fail here, not leave a server answering 503 to everything.
         if (!context.isAvailable() || embedded.sandgate() == null)

@@ -24,6 +24,12 @@ public final class RequestAttribute<T>
         return new RequestAttribute<>(name, type);
     }
 
+    /** The attribute's full name, for code below the servlet layer that sets it. */
+    public String name()
+    {
+        return name;
+    }
+
     public T get(ServletRequest request)
     {
         return type.cast(request.getAttribute(name));

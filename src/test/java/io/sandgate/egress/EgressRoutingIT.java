@@ -396,6 +396,52 @@ class EgressRoutingIT
     }
 
     @Test
+    void inFlightExchange_getsHalfAsMuchAgainWhenItsRegionFailsOver() throws Exception
+    {
+        Map<String, Object> allInEu = new HashMap<>();
+        allInEu.put("egress.routes", List.of(Map.of("match", Map.of("domains", List.of("127.0.0.1")), "upstream", "main", "timeout", "1s")));
+        allInEu.put("egress.pools", Map.of("main", Map.of("region", "eu", "nodes", List.of(
+            Map.of("id", "eu1", "address", nodes.get("eu1").address(), "region", "eu"),
+            Map.of("id", "eu2", "address", nodes.get("eu2").address(), "region", "eu"),
+            Map.of("id", "us1", "address", nodes.get("us1").address(), "region", "eu")))));
+        try (EmbeddedServer strict = gateway(allInEu))
+        {
+            EmbeddedServer previous = gateway;
+            gateway = strict;
+            try
+            {
+                assertEquals(504, call("GET", https("/slow?ms=1300")).statusCode(), "1.3 s exceeds the 1 s route timeout");
+                nodes.get("eu2").refuse();
+                nodes.get("us1").refuse();
+                await().atMost(Duration.ofSeconds(3)).until(() -> pools().get("regionFailingOver").asBoolean());
+                HttpResponse<String> slow = call("GET", https("/slow?ms=1300"));
+                assertEquals(200, slow.statusCode(), "within 1.5x while the region fails over: " + slow.body());
+                assertEquals(504, call("GET", https("/slow?ms=1700")).statusCode(), "but never past 1.5x");
+            }
+            finally
+            {
+                gateway = previous;
+            }
+        }
+    }
+
+    @Test
+    void forwardProxyPort_absoluteFormHttpRequestsGoThroughANode() throws Exception
+    {
+        try (EmbeddedServer proxying = gateway(Map.of("egress.forward-proxy-port", "0")))
+        {
+            HttpClient viaProxy = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                .proxy(java.net.ProxySelector.of(new java.net.InetSocketAddress("127.0.0.1", proxying.forwardProxyPort()))).build();
+            HttpResponse<String> response = viaProxy.send(HttpRequest.newBuilder(java.net.URI.create(target.httpUrl("/echo?q=1"))).build(),
+                HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, response.statusCode(), response.body());
+            assertTrue(response.body().contains("scheme=http"), response.body());
+            assertTrue(response.body().contains("via=1.1 " + node(response)), response.body());
+            assertEquals("/echo?q=1", target.requests().get(target.requests().size() - 1).pathAndQuery());
+        }
+    }
+
+    @Test
     void adminView_needsTheToken() throws Exception
     {
         assertEquals(401, HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/admin/egress/pools")).build(), HttpResponse.BodyHandlers.ofString()).statusCode());
