@@ -2,7 +2,11 @@ package io.sandgate;
 
 import java.time.Clock;
 import java.util.EnumSet;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Supplier;
 
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -43,14 +47,16 @@ public final class Sandgate implements AutoCloseable
     private final SandgateConfig config;
     private final PrometheusMeterRegistry metrics;
     private final Store store;
-    private final java.util.List<AutoCloseable> started = new java.util.concurrent.CopyOnWriteArrayList<>();
-    private volatile Egress egress;
     /** Reads the configuration again from the same sources, for reloads. */
-    private volatile java.util.function.Supplier<SandgateConfig> reloader;
+    private final Supplier<SandgateConfig> reloader;
+    /** Faces started by {@link #install}, closed with the gateway. */
+    private final List<AutoCloseable> started = new CopyOnWriteArrayList<>();
+    private volatile Egress egress;
 
-    private Sandgate(SandgateConfig config, PrometheusMeterRegistry metrics, Store store)
+    private Sandgate(SandgateConfig config, Supplier<SandgateConfig> reloader, PrometheusMeterRegistry metrics, Store store)
     {
         this.config = config;
+        this.reloader = reloader;
         this.metrics = metrics;
         this.store = store;
     }
@@ -63,16 +69,14 @@ public final class Sandgate implements AutoCloseable
     /**
      * @param reloader reads the configuration again from its sources; admin reloads use it
      */
-    public static Sandgate create(SandgateConfig config, java.util.function.Supplier<SandgateConfig> reloader)
+    public static Sandgate create(SandgateConfig config, Supplier<SandgateConfig> reloader)
     {
         PrometheusMeterRegistry metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         new JvmMemoryMetrics().bindTo(metrics);
         new JvmGcMetrics().bindTo(metrics);
         new JvmThreadMetrics().bindTo(metrics);
         new ProcessorMetrics().bindTo(metrics);
-        Sandgate sandgate = new Sandgate(config, metrics, Store.create(config, metrics));
-        sandgate.reloader = reloader;
-        return sandgate;
+        return new Sandgate(config, reloader, metrics, Store.create(config, metrics));
     }
 
     /** Registers Sandgate's servlets and filter in a context that is starting. */
@@ -139,8 +143,8 @@ public final class Sandgate implements AutoCloseable
         context.addServlet("sandgate-healthz", health).addMapping("/healthz");
         context.addServlet("sandgate-readyz", health).addMapping("/readyz");
         context.addServlet("sandgate-metrics", new MetricsServlet(metrics)).addMapping("/metrics");
-        LOG.info("Sandgate ready: store={} ingress={} access={} mcp servers={} config={}", config.store().type().name().toLowerCase(java.util.Locale.ROOT),
-            prefix, config.ingress().access().name().toLowerCase(java.util.Locale.ROOT), config.mcp().servers().size(), config.source());
+        LOG.info("Sandgate ready: store={} ingress={} access={} mcp servers={} config={}", config.store().type().name().toLowerCase(Locale.ROOT),
+            prefix, config.ingress().access().name().toLowerCase(Locale.ROOT), config.mcp().servers().size(), config.source());
         if (config.adminToken().isEmpty())
             LOG.info("admin.token is not set: the admin API is off");
         if (!config.egress().routes().isEmpty())
