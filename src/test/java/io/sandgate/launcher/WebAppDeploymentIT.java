@@ -106,7 +106,7 @@ public class WebAppDeploymentIT
     {
         private final CompletableFuture<String> greeting;
 
-        GreetingListener(CompletableFuture<String> greeting)
+        public GreetingListener(CompletableFuture<String> greeting)
         {
             this.greeting = greeting;
         }
