@@ -16,6 +16,7 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.ingress.Ingress;
+import io.sandgate.admin.AdminApi;
 import io.sandgate.admin.AdminServlet;
 import io.sandgate.egress.Egress;
 import io.sandgate.egress.EgressServlet;
@@ -135,9 +136,7 @@ public final class Sandgate implements AutoCloseable
             egressServlet.setInitParameter("maxThreads", "200");
 
         context.addServlet("sandgate-admin", new AdminServlet(config.adminToken(),
-            Map.of("/egress/pools", egress::describe),
-            Map.of("/egress/reload", () -> Map.of("routes", egress.reloadRoutes(reloader.get().egress().routes())))))
-            .addMapping("/admin/*");
+            AdminApi.routes(config, store.routes(), store.sessions(), egress, reloader))).addMapping("/admin/*");
 
         HealthServlet health = new HealthServlet(store);
         context.addServlet("sandgate-healthz", health).addMapping("/healthz");

@@ -3,10 +3,10 @@ package io.sandgate.admin;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.util.Map;
+import java.util.List;
 import java.util.Optional;
-import java.util.function.Supplier;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sandgate.config.Secret;
 import io.sandgate.web.Errors;
@@ -17,26 +17,64 @@ import jakarta.servlet.http.HttpServletResponse;
 
 /**
  * The admin API under {@code /admin/}, guarded by {@code Authorization: Bearer <admin.token>}. With
- * no token configured it is off (404), so a forgotten setting never leaves it open.
+ * no token configured it is off (404), so a forgotten setting never leaves it open. JSON in and
+ * out; errors in the one error format.
  */
 public final class AdminServlet extends HttpServlet
 {
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final int MAX_BODY = 64 * 1024;
 
     private final Optional<Secret> token;
-    private final Map<String, Supplier<Object>> views;
-    private final Map<String, Supplier<Object>> actions;
+    private final List<Route> routes;
 
-    /**
-     * @param views read-only JSON views by path below /admin (GET), e.g. {@code /egress/pools}
-     * @param actions operations by path below /admin (POST), e.g. {@code /egress/reload}; they
-     *        throw IllegalArgumentException to refuse with 409
-     */
-    public AdminServlet(Optional<Secret> token, Map<String, Supplier<Object>> views, Map<String, Supplier<Object>> actions)
+    /** One operation: a method and a path below /admin, whose last segment may be {@code {id}}. */
+    public record Route(String method, String pattern, Handler handler)
+    {
+        String match(String path)
+        {
+            if (!pattern.endsWith("/{id}"))
+                return pattern.equals(path) ? "" : null;
+            String prefix = pattern.substring(0, pattern.length() - "{id}".length());
+            if (!path.startsWith(prefix) || path.length() == prefix.length() || path.indexOf('/', prefix.length()) >= 0)
+                return null;
+            return path.substring(prefix.length());
+        }
+    }
+
+    /** What an operation gets: the {@code {id}} segment, query parameters and the JSON body. */
+    public record Call(String id, HttpServletRequest request, JsonNode body)
+    {
+        public int intParam(String name, int fallback, int max)
+        {
+            String value = request.getParameter(name);
+            if (value == null)
+                return fallback;
+            try
+            {
+                int parsed = Integer.parseInt(value);
+                if (parsed < 0 || parsed > max)
+                    throw GatewayException.badRequest(name + ": " + value + " (expected: 0 to " + max + ")");
+                return parsed;
+            }
+            catch (NumberFormatException x)
+            {
+                throw GatewayException.badRequest(name + ": " + value + " (expected: a number)");
+            }
+        }
+    }
+
+    /** An operation; returns the JSON answer, or null for 204. IllegalArgumentException answers 409. */
+    @FunctionalInterface
+    public interface Handler
+    {
+        Object handle(Call call);
+    }
+
+    public AdminServlet(Optional<Secret> token, List<Route> routes)
     {
         this.token = token;
-        this.views = Map.copyOf(views);
-        this.actions = Map.copyOf(actions);
+        this.routes = List.copyOf(routes);
     }
 
     @Override
@@ -54,31 +92,61 @@ public final class AdminServlet extends HttpServlet
                 response.setHeader("WWW-Authenticate", "Bearer realm=\"sandgate-admin\"");
                 throw new GatewayException(401, "unauthorized", "admin token missing or wrong");
             }
-            String path = request.getPathInfo();
-            Map<String, Supplier<Object>> handlers = "POST".equals(request.getMethod()) ? actions : views;
-            Supplier<Object> handler = handlers.get(path);
-            if (handler == null)
+            String path = request.getPathInfo() == null ? "/" : request.getPathInfo();
+            boolean pathKnown = false;
+            for (Route route : routes)
             {
-                if (views.containsKey(path) || actions.containsKey(path))
-                    throw new GatewayException(405, "method_not_allowed", views.containsKey(path) ? "use GET" : "use POST");
-                throw GatewayException.notFound("no admin resource " + path);
+                String id = route.match(path);
+                if (id == null)
+                    continue;
+                pathKnown = true;
+                if (!route.method().equals(request.getMethod()))
+                    continue;
+                Object result;
+                try
+                {
+                    result = route.handler().handle(new Call(id, request, body(request)));
+                }
+                catch (IllegalArgumentException x)
+                {
+                    throw new GatewayException(409, "conflict", x.getMessage());
+                }
+                response.setHeader("Cache-Control", "no-store");
+                if (result == null)
+                {
+                    response.setStatus(204);
+                    return;
+                }
+                response.setContentType("application/json");
+                JSON.writeValue(response.getOutputStream(), result);
+                return;
             }
-            Object result;
-            try
-            {
-                result = handler.get();
-            }
-            catch (IllegalArgumentException x)
-            {
-                throw new GatewayException(409, "conflict", x.getMessage());
-            }
-            response.setContentType("application/json");
-            response.setHeader("Cache-Control", "no-store");
-            JSON.writeValue(response.getOutputStream(), result);
+            if (pathKnown)
+                throw new GatewayException(405, "method_not_allowed", "method not allowed on " + path);
+            throw GatewayException.notFound("no admin resource " + path);
         }
         catch (RuntimeException x)
         {
             Errors.write(request, response, Errors.map(x));
+        }
+    }
+
+    private static JsonNode body(HttpServletRequest request) throws IOException
+    {
+        if (!"PUT".equals(request.getMethod()) && !"POST".equals(request.getMethod()))
+            return null;
+        byte[] bytes = request.getInputStream().readNBytes(MAX_BODY + 1);
+        if (bytes.length > MAX_BODY)
+            throw new GatewayException(413, "too_large", "admin bodies are limited to " + MAX_BODY + " bytes");
+        if (bytes.length == 0)
+            return null;
+        try
+        {
+            return JSON.readTree(bytes);
+        }
+        catch (IOException x)
+        {
+            throw GatewayException.badRequest("body is not JSON");
         }
     }
 }

@@ -171,7 +171,7 @@ public final class ConfigKeys
         "A region whose recent success rate is lower fails over to the others.");
 
     public static final ConfigKey<Secret> ADMIN_TOKEN = ConfigKey.secret("admin.token", "(none: admin API off)",
-        "Bearer token for `/admin/` (reserved; the admin API is not in this release yet).");
+        "Bearer token for `/admin/`.");
     public static final ConfigKey<Boolean> ACCESS_LOG = ConfigKey.of("log.access", "true", bool(),
         "Write one access-log line per request (logger `sandgate.access`).");
 

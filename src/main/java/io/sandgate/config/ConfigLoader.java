@@ -256,7 +256,20 @@ public final class ConfigLoader
         if (!problems.isEmpty())
             throw new ConfigException(problems);
         return new SandgateConfig(source, server, new StoreConfig(get(ConfigKeys.STORE_TYPE), redis), ingress, mcp, egress,
-            Optional.ofNullable(get(ConfigKeys.ADMIN_TOKEN)), get(ConfigKeys.ACCESS_LOG));
+            Optional.ofNullable(get(ConfigKeys.ADMIN_TOKEN)), get(ConfigKeys.ACCESS_LOG), effective());
+    }
+
+    /** Each key's value as text; a secret shows as **** (Secret's own toString). */
+    private Map<String, String> effective()
+    {
+        Map<String, String> values = new java.util.TreeMap<>();
+        for (ConfigKey<?> key : ConfigKeys.ALL)
+        {
+            Object value = get(key);
+            if (value != null)
+                values.put(key.name(), key.secret() ? "****" : value.toString());
+        }
+        return values;
     }
 
     private EgressConfig egress()

@@ -1,5 +1,6 @@
 package io.sandgate.config;
 
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -14,9 +15,10 @@ import java.util.Optional;
  * @param egress the egress face
  * @param adminToken bearer token for /admin/; empty turns the admin API off
  * @param accessLog whether to write access-log lines
+ * @param effective every key's effective value as text, secrets shown as ****, for the admin API
  */
 public record SandgateConfig(String source, ServerConfig server, StoreConfig store, IngressConfig ingress, McpConfig mcp, EgressConfig egress,
-                             Optional<Secret> adminToken, boolean accessLog)
+                             Optional<Secret> adminToken, boolean accessLog, Map<String, String> effective)
 {
     public SandgateConfig
     {
@@ -26,5 +28,6 @@ public record SandgateConfig(String source, ServerConfig server, StoreConfig sto
         Objects.requireNonNull(mcp, "mcp");
         Objects.requireNonNull(egress, "egress");
         Objects.requireNonNull(adminToken, "adminToken");
+        effective = Map.copyOf(effective);
     }
 }

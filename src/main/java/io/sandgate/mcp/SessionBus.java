@@ -18,6 +18,9 @@ public interface SessionBus extends AutoCloseable
 
     Optional<McpSession> find(String id);
 
+    /** Up to {@code limit} live sessions, for the admin API. */
+    java.util.List<McpSession> list(int limit);
+
     /** Replaces the record (upstream session id learned, and so on) and renews its TTL. */
     void update(McpSession session);
 

@@ -109,6 +109,19 @@ final class MemorySessionBus implements SessionBus
     }
 
     @Override
+    public List<McpSession> list(int limit)
+    {
+        List<McpSession> result = new ArrayList<>();
+        for (Log log : sessions.values())
+        {
+            if (result.size() >= limit)
+                break;
+            result.add(log.session);
+        }
+        return result;
+    }
+
+    @Override
     public Optional<McpSession> find(String id)
     {
         Log log = sessions.get(id);

@@ -82,6 +82,23 @@ final class RedisSessionBus implements SessionBus
     }
 
     @Override
+    public List<McpSession> list(int limit)
+    {
+        List<McpSession> result = new ArrayList<>();
+        call(() ->
+        {
+            // SCAN, not KEYS: it does not block Redis however many sessions there are.
+            redisson.getKeys().getKeysStreamByPattern("sandgate:mcp:{*}:session").limit(limit).forEach(key ->
+            {
+                String id = key.substring("sandgate:mcp:{".length(), key.length() - "}:session".length());
+                find(id).ifPresent(result::add);
+            });
+            return null;
+        });
+        return result;
+    }
+
+    @Override
     public Optional<McpSession> find(String id)
     {
         Map<String, String> fields = call(() -> record(id).readAllMap());

@@ -1,0 +1,127 @@
+package io.sandgate.admin;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Supplier;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.sandgate.config.IngressConfig;
+import io.sandgate.config.SandgateConfig;
+import io.sandgate.egress.Egress;
+import io.sandgate.mcp.McpSession;
+import io.sandgate.mcp.SessionBus;
+import io.sandgate.store.Route;
+import io.sandgate.store.RouteStore;
+import io.sandgate.web.GatewayException;
+
+/**
+ * The admin operations, as plain functions over the gateway's components:
+ * <ul>
+ * <li>{@code GET /routes?offset=&limit=}, {@code GET|PUT|DELETE /routes/{id}}: the sandbox route table;</li>
+ * <li>{@code GET /mcp/sessions}, {@code DELETE /mcp/sessions/{id}}: MCP sessions;</li>
+ * <li>{@code GET /egress/pools}, {@code POST /egress/reload}: egress;</li>
+ * <li>{@code GET /config}: effective settings, secrets redacted.</li>
+ * </ul>
+ */
+public final class AdminApi
+{
+    private AdminApi()
+    {
+    }
+
+    public static List<AdminServlet.Route> routes(SandgateConfig config, RouteStore routeStore, SessionBus sessions, Egress egress,
+                                                 Supplier<SandgateConfig> reloader)
+    {
+        IngressConfig ingress = config.ingress();
+        List<AdminServlet.Route> routes = new ArrayList<>();
+        routes.add(new AdminServlet.Route("GET", "/routes", call ->
+        {
+            Map<String, Route> all = routeStore.all();
+            int offset = call.intParam("offset", 0, Integer.MAX_VALUE);
+            int limit = call.intParam("limit", 100, 1000);
+            List<Map<String, Object>> items = new ArrayList<>();
+            all.entrySet().stream().skip(offset).limit(limit).forEach(e -> items.add(describe(e.getKey(), e.getValue())));
+            Map<String, Object> page = new LinkedHashMap<>();
+            page.put("total", all.size());
+            page.put("offset", offset);
+            page.put("items", items);
+            return page;
+        }));
+        routes.add(new AdminServlet.Route("GET", "/routes/{id}", call ->
+        {
+            String id = sandboxId(ingress, call.id());
+            return describe(id, routeStore.find(id).orElseThrow(() -> GatewayException.notFound("no route for sandbox " + id)));
+        }));
+        routes.add(new AdminServlet.Route("PUT", "/routes/{id}", call ->
+        {
+            String id = sandboxId(ingress, call.id());
+            JsonNode body = call.body();
+            if (body == null || !body.path("target").isTextual())
+                throw GatewayException.badRequest("body must be {\"target\":\"host:port\"} with an optional \"generation\"");
+            Route route;
+            try
+            {
+                Route parsed = Route.parse(body.get("target").asText());
+                route = new Route(parsed.host(), parsed.port(),
+                    body.path("generation").isTextual() ? Optional.of(body.get("generation").asText()) : Optional.empty());
+            }
+            catch (IllegalArgumentException x)
+            {
+                throw GatewayException.badRequest(x.getMessage());
+            }
+            routeStore.put(id, route);
+            return describe(id, route);
+        }));
+        routes.add(new AdminServlet.Route("DELETE", "/routes/{id}", call ->
+        {
+            String id = sandboxId(ingress, call.id());
+            if (!routeStore.remove(id))
+                throw GatewayException.notFound("no route for sandbox " + id);
+            return null;
+        }));
+        routes.add(new AdminServlet.Route("GET", "/mcp/sessions", call ->
+        {
+            List<Map<String, Object>> items = new ArrayList<>();
+            for (McpSession session : sessions.list(call.intParam("limit", 100, 1000)))
+            {
+                Map<String, Object> item = new LinkedHashMap<>();
+                item.put("id", session.id());
+                item.put("server", session.server());
+                item.put("upstreamSession", session.upstreamSessionId().isPresent());
+                session.protocolVersion().ifPresent(v -> item.put("protocolVersion", v));
+                items.add(item);
+            }
+            return Map.of("items", items);
+        }));
+        routes.add(new AdminServlet.Route("DELETE", "/mcp/sessions/{id}", call ->
+        {
+            if (sessions.find(call.id()).isEmpty())
+                throw GatewayException.notFound("no MCP session " + call.id());
+            sessions.delete(call.id());
+            return null;
+        }));
+        routes.add(new AdminServlet.Route("GET", "/egress/pools", call -> egress.describe()));
+        routes.add(new AdminServlet.Route("POST", "/egress/reload", call -> Map.of("routes", egress.reloadRoutes(reloader.get().egress().routes()))));
+        routes.add(new AdminServlet.Route("GET", "/config", call -> config.effective()));
+        return routes;
+    }
+
+    private static String sandboxId(IngressConfig ingress, String id)
+    {
+        if (id.length() > ingress.idMaxLength() || !ingress.idPattern().matcher(id).matches())
+            throw GatewayException.badRequest("malformed sandbox id");
+        return id;
+    }
+
+    private static Map<String, Object> describe(String id, Route route)
+    {
+        Map<String, Object> item = new LinkedHashMap<>();
+        item.put("id", id);
+        item.put("target", route.authority());
+        route.generation().ifPresent(g -> item.put("generation", g));
+        return item;
+    }
+}

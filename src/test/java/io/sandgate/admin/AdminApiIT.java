@@ -1,0 +1,153 @@
+package io.sandgate.admin;
+
+import java.io.InputStream;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sandgate.config.ConfigLoader;
+import io.sandgate.launcher.EmbeddedServer;
+import io.sandgate.testing.SandboxBackend;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The admin API against a running gateway: routes, MCP sessions, config; token and errors. */
+class AdminApiIT
+{
+    private static final String TOKEN = "admin-it-token-0123456789";
+    private static final String SECRET = "admin-it-cookie-secret-0123456789";
+    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static SandboxBackend sandbox;
+    private static EmbeddedServer gateway;
+
+    @BeforeAll
+    static void start() throws Exception
+    {
+        sandbox = SandboxBackend.start("admin");
+        Map<String, Object> values = new HashMap<>();
+        values.put("server.host", "127.0.0.1");
+        values.put("server.port", "0");
+        values.put("admin.token", TOKEN);
+        values.put("ingress.cookie.secret", SECRET);
+        values.put("mcp.servers", List.of(Map.of("name", "x", "url", "http://127.0.0.1:1/mcp")));
+        gateway = EmbeddedServer.start(ConfigLoader.fromValues(values));
+    }
+
+    @AfterAll
+    static void stop() throws Exception
+    {
+        gateway.close();
+        sandbox.close();
+    }
+
+    private static HttpResponse<String> admin(String method, String path, String body) throws Exception
+    {
+        return HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/admin" + path)).header("Authorization", "Bearer " + TOKEN)
+            .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body)).build(),
+            HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void routes_putGetListDelete_andTheIngressFollows() throws Exception
+    {
+        HttpResponse<String> put = admin("PUT", "/routes/77", "{\"target\":\"" + sandbox.hostPort() + "\",\"generation\":\"pod-1\"}");
+        assertEquals(200, put.statusCode(), put.body());
+        assertEquals("pod-1", JSON.readTree(put.body()).get("generation").asText());
+        assertEquals(200, HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/vnc/77/")).build(), HttpResponse.BodyHandlers.ofString()).statusCode());
+
+        admin("PUT", "/routes/78", "{\"target\":\"10.0.0.8:6080\"}");
+        JsonNode page = JSON.readTree(admin("GET", "/routes?limit=1&offset=1", null).body());
+        assertEquals(2, page.get("total").asInt());
+        assertEquals(1, page.get("items").size());
+        assertEquals("78", page.get("items").get(0).get("id").asText());
+        assertEquals(sandbox.hostPort(), JSON.readTree(admin("GET", "/routes/77", null).body()).get("target").asText());
+
+        assertEquals(204, admin("DELETE", "/routes/77", null).statusCode());
+        assertEquals(404, admin("GET", "/routes/77", null).statusCode());
+        assertEquals(404, admin("DELETE", "/routes/77", null).statusCode());
+        assertEquals(404, HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/vnc/77/")).build(), HttpResponse.BodyHandlers.ofString()).statusCode());
+        admin("DELETE", "/routes/78", null);
+    }
+
+    @Test
+    void badInput_getsAClearErrorAndChangesNothing() throws Exception
+    {
+        assertEquals(400, admin("PUT", "/routes/abc", "{\"target\":\"10.0.0.1:1\"}").statusCode(), "id must match the pattern");
+        HttpResponse<String> badTarget = admin("PUT", "/routes/79", "{\"target\":\"not a target\"}");
+        assertEquals(400, badTarget.statusCode());
+        assertTrue(badTarget.body().contains("expected"), badTarget.body());
+        assertEquals(400, admin("PUT", "/routes/79", "not json").statusCode());
+        assertEquals(400, admin("GET", "/routes?limit=-1", null).statusCode());
+        assertEquals(404, admin("GET", "/routes/79", null).statusCode());
+        assertEquals(405, admin("POST", "/routes/79", "{}").statusCode());
+        assertEquals(404, admin("GET", "/nothing", null).statusCode());
+        assertEquals(401, HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/admin/routes")).build(), HttpResponse.BodyHandlers.ofString()).statusCode());
+    }
+
+    @Test
+    void config_showsEffectiveValues_withSecretsRedacted() throws Exception
+    {
+        HttpResponse<String> response = admin("GET", "/config", null);
+        assertEquals(200, response.statusCode());
+        JsonNode config = JSON.readTree(response.body());
+        assertEquals("/vnc/", config.get("ingress.prefix").asText());
+        assertEquals("****", config.get("admin.token").asText());
+        assertEquals("****", config.get("ingress.cookie.secret").asText());
+        assertFalse(response.body().contains(TOKEN) || response.body().contains(SECRET), response.body());
+    }
+
+    @Test
+    void mcpSessions_listAndEnd() throws Exception
+    {
+        HttpResponse<InputStream> stream = HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/mcp/x/sse")).build(), HttpResponse.BodyHandlers.ofInputStream());
+        assertEquals(200, stream.statusCode());
+        try (var lines = new java.io.BufferedReader(new java.io.InputStreamReader(stream.body())))
+        {
+            lines.readLine();
+            String data = lines.readLine();
+            String id = data.substring(data.indexOf("sessionId=") + "sessionId=".length());
+            JsonNode listed = JSON.readTree(admin("GET", "/mcp/sessions", null).body()).get("items");
+            boolean found = false;
+            for (JsonNode item : listed)
+                found |= item.get("id").asText().equals(id);
+            assertTrue(found, listed.toString());
+
+            assertEquals(204, admin("DELETE", "/mcp/sessions/" + id, null).statusCode());
+            await().atMost(Duration.ofSeconds(5)).until(() ->
+            {
+                String line;
+                while ((line = lines.readLine()) != null)
+                {
+                    // drain keepalives until the stream ends
+                }
+                return true;
+            });
+            assertEquals(404, admin("DELETE", "/mcp/sessions/" + id, null).statusCode());
+        }
+    }
+
+    @Test
+    void withoutAToken_theAdminApiIsOff() throws Exception
+    {
+        try (EmbeddedServer plain = EmbeddedServer.start(ConfigLoader.fromValues(Map.of("server.host", "127.0.0.1", "server.port", "0"))))
+        {
+            HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(plain.uri().resolve("/admin/routes"))
+                .header("Authorization", "Bearer anything").build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(404, response.statusCode());
+            assertTrue(response.body().contains("admin API is off"), response.body());
+        }
+    }
+}
