@@ -15,6 +15,8 @@ import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.sandgate.config.SandgateConfig;
+import io.sandgate.config.ServerConfig;
+import io.sandgate.controlplane.PodWatcher;
 import io.sandgate.ingress.Ingress;
 import io.sandgate.admin.AdminApi;
 import io.sandgate.admin.AdminServlet;
@@ -83,6 +85,18 @@ public final class Sandgate implements AutoCloseable
     /** Registers Sandgate's servlets and filter in a context that is starting. */
     public void install(ServletContext context)
     {
+        if (config.watcher().enabled())
+        {
+            PodWatcher watcher = new PodWatcher(config.watcher(), config.ingress(), store.routes(), store.leadership("pod-watcher"), metrics);
+            started.add(watcher);
+            watcher.start();
+        }
+        if (config.server().role() == ServerConfig.Role.CONTROLPLANE)
+        {
+            installOperations(context, null);
+            LOG.info("Sandgate control plane ready: store={} watcher={}", config.store().type().name().toLowerCase(Locale.ROOT), config.watcher().enabled());
+            return;
+        }
         Ingress ingress = new Ingress(config.ingress(), context.getContextPath(), store.routes(), metrics, Clock.systemUTC());
         FilterRegistration.Dynamic access = context.addFilter("sandgate-access", new AccessLogFilter(metrics, config.ingress().prefix(), config.accessLog()));
         access.setAsyncSupported(true);
@@ -135,19 +149,24 @@ public final class Sandgate implements AutoCloseable
         if (context.getAttribute(JETTY_EXECUTOR) == null)
             egressServlet.setInitParameter("maxThreads", "200");
 
-        context.addServlet("sandgate-admin", new AdminServlet(config.adminToken(),
-            AdminApi.routes(config, store.routes(), store.sessions(), egress, reloader))).addMapping("/admin/*");
-
-        HealthServlet health = new HealthServlet(store);
-        context.addServlet("sandgate-healthz", health).addMapping("/healthz");
-        context.addServlet("sandgate-readyz", health).addMapping("/readyz");
-        context.addServlet("sandgate-metrics", new MetricsServlet(metrics)).addMapping("/metrics");
+        installOperations(context, egress);
         LOG.info("Sandgate ready: store={} ingress={} access={} mcp servers={} config={}", config.store().type().name().toLowerCase(Locale.ROOT),
             prefix, config.ingress().access().name().toLowerCase(Locale.ROOT), config.mcp().servers().size(), config.source());
         if (config.adminToken().isEmpty())
             LOG.info("admin.token is not set: the admin API is off");
         if (!config.egress().routes().isEmpty())
             LOG.info("Egress: {} routes over pools {}", config.egress().routes().size(), config.egress().pools().keySet());
+    }
+
+    /** Health, readiness, metrics and the admin API: every role serves these. */
+    private void installOperations(ServletContext context, Egress egress)
+    {
+        context.addServlet("sandgate-admin", new AdminServlet(config.adminToken(),
+            AdminApi.routes(config, store.routes(), store.sessions(), egress, reloader))).addMapping("/admin/*");
+        HealthServlet health = new HealthServlet(store);
+        context.addServlet("sandgate-healthz", health).addMapping("/healthz");
+        context.addServlet("sandgate-readyz", health).addMapping("/readyz");
+        context.addServlet("sandgate-metrics", new MetricsServlet(metrics)).addMapping("/metrics");
     }
 
     /** The egress face once installed; the embedded runner's forward-proxy mode routes through it. */

@@ -32,6 +32,9 @@ public final class AdminApi
     {
     }
 
+    /**
+     * @param egress the egress face, or null where it does not run (control-plane role)
+     */
     public static List<AdminServlet.Route> routes(SandgateConfig config, RouteStore routeStore, SessionBus sessions, Egress egress,
                                                  Supplier<SandgateConfig> reloader)
     {
@@ -103,8 +106,11 @@ public final class AdminApi
             sessions.delete(call.id());
             return null;
         }));
-        routes.add(new AdminServlet.Route("GET", "/egress/pools", call -> egress.describe()));
-        routes.add(new AdminServlet.Route("POST", "/egress/reload", call -> Map.of("routes", egress.reloadRoutes(reloader.get().egress().routes()))));
+        if (egress != null)
+        {
+            routes.add(new AdminServlet.Route("GET", "/egress/pools", call -> egress.describe()));
+            routes.add(new AdminServlet.Route("POST", "/egress/reload", call -> Map.of("routes", egress.reloadRoutes(reloader.get().egress().routes()))));
+        }
         routes.add(new AdminServlet.Route("GET", "/config", call -> config.effective()));
         return routes;
     }

@@ -170,6 +170,23 @@ public final class ConfigKeys
     public static final ConfigKey<Double> EGRESS_REGION_SUCCESS = ConfigKey.of("egress.health.region-min-success", "0.8", ValueParser.ratio(),
         "A region whose recent success rate is lower fails over to the others.");
 
+    public static final ConfigKey<ServerConfig.Role> SERVER_ROLE = ConfigKey.of("server.role", "gateway", oneOf(ServerConfig.Role.class),
+        "`gateway` (all faces, and the pod watcher if enabled) or `controlplane` (pod watcher, health, metrics and admin only).");
+    public static final ConfigKey<Boolean> WATCHER_ENABLED = ConfigKey.of("controlplane.watcher.enabled", "false", bool(),
+        "Watch sandbox pods and write their routes (one replica at a time, by leader election).");
+    public static final ConfigKey<List<String>> WATCHER_NAMESPACES = ConfigKey.of("controlplane.watcher.namespaces", "default", list(),
+        "Namespaces whose pods are watched.");
+    public static final ConfigKey<String> WATCHER_ID_LABEL = ConfigKey.of("controlplane.watcher.id-label", "sandgate.io/sandbox-id", string(),
+        "Pod label (or annotation) holding the sandbox id; pods without it are ignored.");
+    public static final ConfigKey<String> WATCHER_PORT_ANNOTATION = ConfigKey.of("controlplane.watcher.port-annotation", "sandgate.io/port", string(),
+        "Pod annotation holding the sandbox port.");
+    public static final ConfigKey<Integer> WATCHER_DEFAULT_PORT = ConfigKey.of("controlplane.watcher.default-port", "6080", integer(1, 65535),
+        "Sandbox port when the pod has no port annotation.");
+    public static final ConfigKey<Duration> WATCHER_RESYNC = ConfigKey.of("controlplane.watcher.resync-interval", "5m", duration(),
+        "Full re-list of the pods, which also removes routes whose pods are gone.");
+    public static final ConfigKey<String> WATCHER_MASTER_URL = ConfigKey.of("controlplane.kubernetes.master-url", null, string(),
+        "Kubernetes API URL; without it the in-cluster service account or ~/.kube/config is used.");
+
     public static final ConfigKey<Secret> ADMIN_TOKEN = ConfigKey.secret("admin.token", "(none: admin API off)",
         "Bearer token for `/admin/`.");
     public static final ConfigKey<Boolean> ACCESS_LOG = ConfigKey.of("log.access", "true", bool(),
@@ -190,6 +207,8 @@ public final class ConfigKeys
         EGRESS_RETRY_BACKOFF, EGRESS_NODE_ERROR_HEADERS, EGRESS_FORWARD_PROXY_PORT, EGRESS_MAX_CONNECTIONS, EGRESS_TRUST_STORE, EGRESS_TRUST_STORE_PASSWORD, EGRESS_TCP_INTERVAL, EGRESS_TCP_TIMEOUT, EGRESS_TCP_FAILURES,
         EGRESS_HTTP_INTERVAL, EGRESS_HTTP_URL, EGRESS_SLOW_TLS, EGRESS_LATENCY_WINDOW, EGRESS_JITTER_DOWN, EGRESS_JITTER_EJECT,
         EGRESS_PASSIVE_FAILURES, EGRESS_PASSIVE_EJECTION, EGRESS_RECOVERY_STEPS, EGRESS_RECOVERY_STEP_INTERVAL, EGRESS_REGION_EJECTED, EGRESS_REGION_SUCCESS,
+        SERVER_ROLE, WATCHER_ENABLED, WATCHER_NAMESPACES, WATCHER_ID_LABEL, WATCHER_PORT_ANNOTATION, WATCHER_DEFAULT_PORT,
+        WATCHER_RESYNC, WATCHER_MASTER_URL,
         ADMIN_TOKEN, ACCESS_LOG);
 
     private ConfigKeys()

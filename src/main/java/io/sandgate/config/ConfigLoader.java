@@ -217,7 +217,7 @@ public final class ConfigLoader
             throw new ConfigException(problems);
         // Each record validates itself; try them all so that one attempt shows every problem.
         ServerConfig server = attempt(() -> new ServerConfig(get(ConfigKeys.SERVER_HOST), get(ConfigKeys.SERVER_PORT),
-            get(ConfigKeys.SERVER_MAX_THREADS), get(ConfigKeys.SERVER_STOP_TIMEOUT)));
+            get(ConfigKeys.SERVER_MAX_THREADS), get(ConfigKeys.SERVER_STOP_TIMEOUT), get(ConfigKeys.SERVER_ROLE)));
         StoreConfig.Redis redis = attempt(() -> new StoreConfig.Redis(get(ConfigKeys.REDIS_ADDRESS),
             orEmpty(get(ConfigKeys.REDIS_CLUSTER_NODES)), orEmpty(get(ConfigKeys.REDIS_SENTINEL_NODES)),
             Optional.ofNullable(get(ConfigKeys.REDIS_SENTINEL_MASTER)), Optional.ofNullable(get(ConfigKeys.REDIS_USERNAME)),
@@ -253,21 +253,25 @@ public final class ConfigLoader
             get(ConfigKeys.MCP_REPLAY_BUFFER), get(ConfigKeys.MCP_MAX_BODY), get(ConfigKeys.MCP_MAX_SESSIONS_PER_CLIENT),
             orEmpty(get(ConfigKeys.MCP_ALLOWED_ORIGINS))));
         EgressConfig egress = attempt(this::egress);
+        WatcherConfig watcher = attempt(() -> new WatcherConfig(get(ConfigKeys.WATCHER_ENABLED), get(ConfigKeys.WATCHER_NAMESPACES),
+            get(ConfigKeys.WATCHER_ID_LABEL), get(ConfigKeys.WATCHER_PORT_ANNOTATION), get(ConfigKeys.WATCHER_DEFAULT_PORT),
+            get(ConfigKeys.WATCHER_RESYNC), Optional.ofNullable(get(ConfigKeys.WATCHER_MASTER_URL))));
         if (!problems.isEmpty())
             throw new ConfigException(problems);
-        return new SandgateConfig(source, server, new StoreConfig(get(ConfigKeys.STORE_TYPE), redis), ingress, mcp, egress,
+        return new SandgateConfig(source, server, new StoreConfig(get(ConfigKeys.STORE_TYPE), redis), ingress, mcp, egress, watcher,
             Optional.ofNullable(get(ConfigKeys.ADMIN_TOKEN)), get(ConfigKeys.ACCESS_LOG), effective());
     }
 
-    /** Each key's value as text; a secret shows as **** (Secret's own toString). */
+    /** Each key's value as text, with nothing secret in it. */
     private Map<String, String> effective()
     {
         Map<String, String> values = new java.util.TreeMap<>();
         for (ConfigKey<?> key : ConfigKeys.ALL)
         {
             Object value = get(key);
+            // Secrets as ****, and user-info in URLs (redis://user:password@host) too.
             if (value != null)
-                values.put(key.name(), key.secret() ? "****" : value.toString());
+                values.put(key.name(), key.secret() ? "****" : value.toString().replaceAll("//[^@/\\s]*@", "//****@"));
         }
         return values;
     }

@@ -13,11 +13,12 @@ import java.util.Optional;
  * @param ingress the ingress face
  * @param mcp the MCP face
  * @param egress the egress face
+ * @param watcher the control plane's pod watcher
  * @param adminToken bearer token for /admin/; empty turns the admin API off
  * @param accessLog whether to write access-log lines
  * @param effective every key's effective value as text, secrets shown as ****, for the admin API
  */
-public record SandgateConfig(String source, ServerConfig server, StoreConfig store, IngressConfig ingress, McpConfig mcp, EgressConfig egress,
+public record SandgateConfig(String source, ServerConfig server, StoreConfig store, IngressConfig ingress, McpConfig mcp, EgressConfig egress, WatcherConfig watcher,
                              Optional<Secret> adminToken, boolean accessLog, Map<String, String> effective)
 {
     public SandgateConfig
@@ -27,6 +28,7 @@ public record SandgateConfig(String source, ServerConfig server, StoreConfig sto
         Objects.requireNonNull(ingress, "ingress");
         Objects.requireNonNull(mcp, "mcp");
         Objects.requireNonNull(egress, "egress");
+        Objects.requireNonNull(watcher, "watcher");
         Objects.requireNonNull(adminToken, "adminToken");
         effective = Map.copyOf(effective);
     }

@@ -9,7 +9,16 @@ import java.time.Duration;
  * @param port port, 0 for any free one
  * @param maxThreads request thread pool size
  * @param stopTimeout graceful stop budget
+ * @param role what this process serves
  */
-public record ServerConfig(String host, int port, int maxThreads, Duration stopTimeout)
+public record ServerConfig(String host, int port, int maxThreads, Duration stopTimeout, Role role)
 {
+    /** What a process serves. */
+    public enum Role
+    {
+        /** The three faces (and the pod watcher when enabled). */
+        GATEWAY,
+        /** Only the pod watcher, health, metrics and the admin API: no traffic. */
+        CONTROLPLANE
+    }
 }

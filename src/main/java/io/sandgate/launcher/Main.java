@@ -25,6 +25,12 @@ public final class Main
 
     public static void main(String[] args) throws Exception
     {
+        // --role=controlplane runs the pod watcher, health, metrics and admin only: no traffic.
+        if (args.length > 0 && args[0].startsWith("--role="))
+        {
+            System.setProperty("sandgate.server.role", args[0].substring("--role=".length()));
+            args = java.util.Arrays.copyOfRange(args, 1, args.length);
+        }
         SandgateConfig config;
         try
         {
@@ -43,7 +49,7 @@ public final class Main
         }
         if (args.length > 0)
         {
-            System.err.println("usage: java -jar sandgate.jar [grant ID SUBJECT [TTL]]");
+            System.err.println("usage: java -jar sandgate.jar [--role=gateway|controlplane] [grant ID SUBJECT [TTL]]");
             System.exit(2);
         }
         try

@@ -25,6 +25,12 @@ final class MemoryStore implements Store, RouteStore
     }
 
     @Override
+    public Leadership leadership(String name)
+    {
+        return Leadership.always();
+    }
+
+    @Override
     public io.sandgate.egress.StickySessions sticky()
     {
         return sticky;
@@ -58,6 +64,13 @@ final class MemoryStore implements Store, RouteStore
     public boolean remove(String id)
     {
         return routes.remove(id) != null;
+    }
+
+    @Override
+    public boolean removeIf(String id, String generation)
+    {
+        Route current = routes.get(id);
+        return current != null && current.generation().equals(java.util.Optional.of(generation)) && routes.remove(id, current);
     }
 
     @Override

@@ -140,6 +140,20 @@ final class RedisRouteStore implements RouteStore
     }
 
     @Override
+    public boolean removeIf(String id, String generation)
+    {
+        String value = hash.get(id);
+        Route current = value == null ? null : parse(id, value);
+        if (current == null || !current.generation().equals(Optional.of(generation)))
+            return false;
+        // HDEL only if the value is still the one just read (Redisson does the compare atomically).
+        boolean removed = hash.remove(id, value);
+        if (removed)
+            cache.remove(id);
+        return removed;
+    }
+
+    @Override
     public Map<String, Route> all()
     {
         Map<String, Route> routes = new TreeMap<>();

@@ -84,6 +84,8 @@ final class RedisStore implements Store
         // Lazy: the gateway starts and serves what it can while Redis is still down.
         config.setLazyInitialization(true);
         config.setConnectionListener(listener);
+        // A dead leader's lock must pass to another replica within seconds, not Redisson's default 30 s.
+        config.setLockWatchdogTimeout(10_000);
         int timeout = (int)redis.timeout().toMillis();
         redis.username().ifPresent(config::setUsername);
         redis.password().ifPresent(secret -> config.setPassword(secret.reveal()));
@@ -118,6 +120,12 @@ final class RedisStore implements Store
     public RouteStore routes()
     {
         return routes;
+    }
+
+    @Override
+    public Leadership leadership(String name)
+    {
+        return new RedisLeadership(redisson, name);
     }
 
     @Override

@@ -23,6 +23,12 @@ public interface RouteStore
     /** Removes a route; returns whether there was one. */
     boolean remove(String id);
 
+    /**
+     * Removes the route only if it still carries this generation (a pod uid): a late event about
+     * an old pod must never delete the route a newer pod of the same sandbox wrote.
+     */
+    boolean removeIf(String id, String generation);
+
     /** A snapshot of every route, for the admin API and the dashboard. */
     Map<String, Route> all();
 }

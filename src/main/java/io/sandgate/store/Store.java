@@ -11,6 +11,9 @@ public interface Store extends AutoCloseable
 {
     RouteStore routes();
 
+    /** Leader election among the replicas sharing this store. */
+    Leadership leadership(String name);
+
     /** Egress sticky-session pins. */
     io.sandgate.egress.StickySessions sticky();
 

@@ -1,0 +1,87 @@
+package io.sandgate.controlplane;
+
+import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Pattern;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodCondition;
+import io.sandgate.config.WatcherConfig;
+import io.sandgate.store.Route;
+
+/**
+ * Which route a pod stands for: a pod carrying the sandbox id that is Running, Ready, not being
+ * deleted and has an IP routes to {@code podIP:port}, with its uid as the route's generation.
+ */
+final class PodRoutes
+{
+    private final WatcherConfig config;
+    private final Pattern idPattern;
+    private final int idMaxLength;
+
+    PodRoutes(WatcherConfig config, Pattern idPattern, int idMaxLength)
+    {
+        this.config = config;
+        this.idPattern = idPattern;
+        this.idMaxLength = idMaxLength;
+    }
+
+    /** The sandbox id the pod carries (label, or annotation), when it is a valid id. */
+    Optional<String> sandboxId(Pod pod)
+    {
+        String id = value(pod.getMetadata().getLabels(), config.idLabel());
+        if (id == null)
+            id = value(pod.getMetadata().getAnnotations(), config.idLabel());
+        if (id == null || id.length() > idMaxLength || !idPattern.matcher(id).matches())
+            return Optional.empty();
+        return Optional.of(id);
+    }
+
+    /** The route while the pod can serve, empty otherwise. */
+    Optional<Route> route(Pod pod)
+    {
+        if (pod.getMetadata().getDeletionTimestamp() != null || pod.getStatus() == null)
+            return Optional.empty();
+        String ip = pod.getStatus().getPodIP();
+        if (!"Running".equals(pod.getStatus().getPhase()) || ip == null || ip.isBlank() || !ready(pod))
+            return Optional.empty();
+        int port = config.defaultPort();
+        String annotated = value(pod.getMetadata().getAnnotations(), config.portAnnotation());
+        if (annotated != null)
+        {
+            try
+            {
+                port = Integer.parseInt(annotated.trim());
+            }
+            catch (NumberFormatException x)
+            {
+                return Optional.empty();
+            }
+        }
+        try
+        {
+            return Optional.of(new Route(ip, port, Optional.of(pod.getMetadata().getUid())));
+        }
+        catch (IllegalArgumentException x)
+        {
+            return Optional.empty();
+        }
+    }
+
+    private static boolean ready(Pod pod)
+    {
+        if (pod.getStatus().getConditions() == null)
+            return false;
+        for (PodCondition condition : pod.getStatus().getConditions())
+        {
+            if ("Ready".equals(condition.getType()))
+                return "True".equals(condition.getStatus());
+        }
+        return false;
+    }
+
+    private static String value(Map<String, String> map, String key)
+    {
+        return map == null ? null : map.get(key);
+    }
+}

@@ -1,0 +1,186 @@
+package io.sandgate.controlplane;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.fabric8.mockwebserver.Context;
+import io.fabric8.mockwebserver.MockWebServer;
+import io.sandgate.config.ConfigLoader;
+import io.sandgate.launcher.EmbeddedServer;
+import io.sandgate.store.Route;
+import io.sandgate.testing.RawRedis;
+import io.sandgate.testing.RedisServerProcess;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * The pod watcher against fabric8's Kubernetes API server double (CRUD mode: list, watch, create,
+ * update, delete behave as an API server's do; a real API server cannot run here), writing to a
+ * real redis-server, with two gateway replicas competing for leadership.
+ */
+class PodWatcherIT
+{
+    private KubernetesMockServer kubernetes;
+    private KubernetesClient client;
+    private RedisServerProcess redis;
+    private RawRedis raw;
+    private EmbeddedServer replicaA;
+    private EmbeddedServer replicaB;
+
+    @BeforeEach
+    void start() throws Exception
+    {
+        kubernetes = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), new KubernetesCrudDispatcher(), false);
+        kubernetes.init();
+        client = kubernetes.createClient();
+        redis = RedisServerProcess.start();
+        raw = RawRedis.connect(redis.port());
+    }
+
+    private EmbeddedServer gateway() throws Exception
+    {
+        Map<String, Object> values = new HashMap<>();
+        values.put("server.host", "127.0.0.1");
+        values.put("server.port", "0");
+        values.put("store.type", "redis");
+        values.put("store.redis.address", redis.address());
+        values.put("controlplane.watcher.enabled", "true");
+        values.put("controlplane.watcher.namespaces", "sandboxes");
+        values.put("controlplane.kubernetes.master-url", client.getConfiguration().getMasterUrl());
+        return EmbeddedServer.start(ConfigLoader.fromValues(values));
+    }
+
+    @AfterEach
+    void stop() throws Exception
+    {
+        for (AutoCloseable c : new AutoCloseable[]{replicaA, replicaB, raw, redis})
+        {
+            if (c != null)
+                c.close();
+        }
+        client.close();
+        kubernetes.destroy();
+    }
+
+    private static Pod pod(String name, String uid, String id, String ip, boolean ready, String port)
+    {
+        PodBuilder pod = new PodBuilder().withNewMetadata().withName(name).withNamespace("sandboxes").withUid(uid)
+            .addToLabels("sandgate.io/sandbox-id", id).endMetadata()
+            .withNewStatus().withPhase("Running").withPodIP(ip)
+            .addNewCondition().withType("Ready").withStatus(ready ? "True" : "False").endCondition().endStatus();
+        if (port != null)
+            pod.editMetadata().addToAnnotations("sandgate.io/port", port).endMetadata();
+        return pod.build();
+    }
+
+    private String route(String id)
+    {
+        return raw.hget("vnc_sandboxes", id);
+    }
+
+    @Test
+    void readyPod_getsARoute_andLosesItWhenNotReadyOrDeleted() throws Exception
+    {
+        replicaA = gateway();
+        Pod created = client.pods().inNamespace("sandboxes").resource(pod("sb-5001", "uid-1", "5001", "10.1.2.3", true, "6081")).create();
+        await().atMost(Duration.ofSeconds(10)).until(() -> route("5001") != null);
+        Route written = Route.parse(route("5001"));
+        assertEquals("10.1.2.3:6081", written.authority());
+        assertEquals(Optional.of(created.getMetadata().getUid()), written.generation(), "the pod uid guards the route");
+
+        Pod notReady = pod("sb-5001", created.getMetadata().getUid(), "5001", "10.1.2.3", false, "6081");
+        notReady.getMetadata().setResourceVersion(null);
+        client.pods().inNamespace("sandboxes").resource(notReady).update();
+        await().atMost(Duration.ofSeconds(10)).until(() -> route("5001") == null);
+
+        client.pods().inNamespace("sandboxes").resource(pod("sb-5002", "uid-2", "5002", "10.1.2.4", true, null)).create();
+        await().atMost(Duration.ofSeconds(10)).until(() -> route("5002") != null);
+        assertEquals("10.1.2.4:6080", Route.parse(route("5002")).authority(), "default port");
+        client.pods().inNamespace("sandboxes").withName("sb-5002").delete();
+        await().atMost(Duration.ofSeconds(10)).until(() -> route("5002") == null);
+    }
+
+    @Test
+    void eventAboutAnOldPod_neverDeletesItsSuccessorsRoute() throws Exception
+    {
+        replicaA = gateway();
+        client.pods().inNamespace("sandboxes").resource(pod("old", "uid-old", "6001", "10.0.0.1", true, null)).create();
+        await().atMost(Duration.ofSeconds(10)).until(() -> route("6001") != null);
+        client.pods().inNamespace("sandboxes").resource(pod("new", "uid-new", "6001", "10.0.0.2", true, null)).create();
+        await().atMost(Duration.ofSeconds(10)).until(() -> route("6001") != null && route("6001").contains("10.0.0.2"));
+
+        client.pods().inNamespace("sandboxes").withName("old").delete();
+        // Give the delete event time to be handled, then check the new pod's route survived it.
+        await().pollDelay(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(5)).until(() -> true);
+        assertEquals("10.0.0.2:6080", Route.parse(route("6001")).authority());
+    }
+
+    @Test
+    void resyncAtStart_removesWatcherRoutesOfVanishedPods_andKeepsOthers() throws Exception
+    {
+        raw.hset("vnc_sandboxes", "7001", "{\"target\":\"10.9.9.9:6080\",\"generation\":\"uid-gone\"}");
+        raw.hset("vnc_sandboxes", "7002", "10.9.9.8:6080");
+        client.pods().inNamespace("sandboxes").resource(pod("live", "uid-live", "7003", "10.0.0.3", true, null)).create();
+
+        replicaA = gateway();
+        await().atMost(Duration.ofSeconds(10)).until(() -> route("7003") != null && route("7001") == null);
+        assertEquals("10.9.9.8:6080", route("7002"), "a route no watcher wrote (no generation) is left alone");
+    }
+
+    @Test
+    void oneReplicaWrites_andLeadershipPassesWhenTheLeaderStops() throws Exception
+    {
+        replicaA = gateway();
+        await().atMost(Duration.ofSeconds(10)).until(() -> leaders() == 1);
+        replicaB = gateway();
+        client.pods().inNamespace("sandboxes").resource(pod("p1", "uid-p1", "8001", "10.0.1.1", true, null)).create();
+        await().atMost(Duration.ofSeconds(10)).until(() -> route("8001") != null);
+        assertEquals(1, leaders(), "exactly one leader");
+
+        boolean aLeads = metric(replicaA).contains("sandgate_watcher_leader 1.0");
+        if (aLeads)
+        {
+            replicaA.close();
+            replicaA = null;
+        }
+        else
+        {
+            replicaB.close();
+            replicaB = null;
+        }
+        EmbeddedServer survivor = aLeads ? replicaB : replicaA;
+        await().atMost(Duration.ofSeconds(20)).until(() -> metric(survivor).contains("sandgate_watcher_leader 1.0"));
+        client.pods().inNamespace("sandboxes").resource(pod("p2", "uid-p2", "8002", "10.0.1.2", true, null)).create();
+        await().atMost(Duration.ofSeconds(10)).until(() -> route("8002") != null);
+    }
+
+    private int leaders() throws Exception
+    {
+        int count = 0;
+        for (EmbeddedServer replica : new EmbeddedServer[]{replicaA, replicaB})
+        {
+            if (replica != null && metric(replica).contains("sandgate_watcher_leader 1.0"))
+                count++;
+        }
+        return count;
+    }
+
+    private static String metric(EmbeddedServer replica) throws Exception
+    {
+        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        return http.send(java.net.http.HttpRequest.newBuilder(replica.uri().resolve("/metrics")).build(),
+            java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+    }
+}
