@@ -93,7 +93,7 @@ public final class Sandgate implements AutoCloseable
         }
         if (config.server().role() == ServerConfig.Role.CONTROLPLANE)
         {
-            installOperations(context, null);
+            installOperations(context, null, Map::of);
             LOG.info("Sandgate control plane ready: store={} watcher={}", config.store().type().name().toLowerCase(Locale.ROOT), config.watcher().enabled());
             return;
         }
@@ -149,7 +149,7 @@ public final class Sandgate implements AutoCloseable
         if (context.getAttribute(JETTY_EXECUTOR) == null)
             egressServlet.setInitParameter("maxThreads", "200");
 
-        installOperations(context, egress);
+        installOperations(context, egress, ingress::liveSessions);
         LOG.info("Sandgate ready: store={} ingress={} access={} mcp servers={} config={}", config.store().type().name().toLowerCase(Locale.ROOT),
             prefix, config.ingress().access().name().toLowerCase(Locale.ROOT), config.mcp().servers().size(), config.source());
         if (config.adminToken().isEmpty())
@@ -159,10 +159,10 @@ public final class Sandgate implements AutoCloseable
     }
 
     /** Health, readiness, metrics and the admin API: every role serves these. */
-    private void installOperations(ServletContext context, Egress egress)
+    private void installOperations(ServletContext context, Egress egress, Supplier<Map<String, Integer>> liveIngress)
     {
         context.addServlet("sandgate-admin", new AdminServlet(config.adminToken(),
-            AdminApi.routes(config, store.routes(), store.sessions(), egress, reloader))).addMapping("/admin/*");
+            AdminApi.routes(config, store.routes(), store.sessions(), egress, liveIngress, reloader))).addMapping("/admin/*");
         HealthServlet health = new HealthServlet(store);
         context.addServlet("sandgate-healthz", health).addMapping("/healthz");
         context.addServlet("sandgate-readyz", health).addMapping("/readyz");

@@ -21,6 +21,7 @@ import io.sandgate.web.GatewayException;
  * The admin operations, as plain functions over the gateway's components:
  * <ul>
  * <li>{@code GET /routes?offset=&limit=}, {@code GET|PUT|DELETE /routes/{id}}: the sandbox route table;</li>
+ * <li>{@code GET /ingress/sessions}: open bridged WebSockets by sandbox;</li>
  * <li>{@code GET /mcp/sessions}, {@code DELETE /mcp/sessions/{id}}: MCP sessions;</li>
  * <li>{@code GET /egress/pools}, {@code POST /egress/reload}: egress;</li>
  * <li>{@code GET /config}: effective settings, secrets redacted.</li>
@@ -36,7 +37,7 @@ public final class AdminApi
      * @param egress the egress face, or null where it does not run (control-plane role)
      */
     public static List<AdminServlet.Route> routes(SandgateConfig config, RouteStore routeStore, SessionBus sessions, Egress egress,
-                                                 Supplier<SandgateConfig> reloader)
+                                                 Supplier<Map<String, Integer>> liveIngress, Supplier<SandgateConfig> reloader)
     {
         IngressConfig ingress = config.ingress();
         List<AdminServlet.Route> routes = new ArrayList<>();
@@ -84,6 +85,17 @@ public final class AdminApi
             if (!routeStore.remove(id))
                 throw GatewayException.notFound("no route for sandbox " + id);
             return null;
+        }));
+        routes.add(new AdminServlet.Route("GET", "/ingress/sessions", call ->
+        {
+            List<Map<String, Object>> items = new ArrayList<>();
+            int total = 0;
+            for (Map.Entry<String, Integer> entry : liveIngress.get().entrySet())
+            {
+                items.add(Map.of("sandbox", entry.getKey(), "webSockets", entry.getValue()));
+                total += entry.getValue();
+            }
+            return Map.of("total", total, "items", items);
         }));
         routes.add(new AdminServlet.Route("GET", "/mcp/sessions", call ->
         {

@@ -84,6 +84,14 @@ public final class AdminServlet extends HttpServlet
         {
             if (token.isEmpty())
                 throw GatewayException.notFound("the admin API is off: set admin.token");
+            String pathInfo = request.getPathInfo() == null ? "/" : request.getPathInfo();
+            if (pathInfo.equals("/ui") || pathInfo.startsWith("/ui/"))
+            {
+                // The dashboard's files carry nothing secret: the page asks for the token and
+                // every call it makes is checked like any other.
+                dashboard(request, response, pathInfo);
+                return;
+            }
             String authorization = request.getHeader("Authorization");
             byte[] presented = authorization != null && authorization.startsWith("Bearer ")
                 ? authorization.substring(7).getBytes(StandardCharsets.UTF_8) : new byte[0];
@@ -92,7 +100,7 @@ public final class AdminServlet extends HttpServlet
                 response.setHeader("WWW-Authenticate", "Bearer realm=\"sandgate-admin\"");
                 throw new GatewayException(401, "unauthorized", "admin token missing or wrong");
             }
-            String path = request.getPathInfo() == null ? "/" : request.getPathInfo();
+            String path = pathInfo;
             boolean pathKnown = false;
             for (Route route : routes)
             {
@@ -128,6 +136,31 @@ public final class AdminServlet extends HttpServlet
         catch (RuntimeException x)
         {
             Errors.write(request, response, Errors.map(x));
+        }
+    }
+
+    private static final java.util.Map<String, String> UI_FILES = java.util.Map.of(
+        "/ui/", "index.html", "/ui/index.html", "index.html", "/ui/app.js", "app.js", "/ui/style.css", "style.css");
+
+    private static void dashboard(HttpServletRequest request, HttpServletResponse response, String path) throws IOException
+    {
+        if (path.equals("/ui"))
+        {
+            response.setStatus(308);
+            response.setHeader("Location", request.getRequestURI() + "/");
+            return;
+        }
+        String file = UI_FILES.get(path);
+        if (file == null || !"GET".equals(request.getMethod()))
+            throw GatewayException.notFound("no dashboard file " + path);
+        try (java.io.InputStream in = AdminServlet.class.getResourceAsStream("ui/" + file))
+        {
+            if (in == null)
+                throw GatewayException.notFound("dashboard not packaged");
+            response.setContentType(file.endsWith(".html") ? "text/html;charset=utf-8" : file.endsWith(".js") ? "text/javascript" : "text/css");
+            response.setHeader("Content-Security-Policy", "default-src 'self'; connect-src 'self'");
+            response.setHeader("Cache-Control", "no-cache");
+            in.transferTo(response.getOutputStream());
         }
     }
 

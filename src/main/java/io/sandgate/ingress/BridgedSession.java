@@ -67,6 +67,11 @@ public final class BridgedSession
         this.meters = meters;
     }
 
+    String sandboxId()
+    {
+        return sandboxId;
+    }
+
     Session.Listener sandboxListener()
     {
         return new SandboxLeg();

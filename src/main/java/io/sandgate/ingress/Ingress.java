@@ -34,6 +34,7 @@ public final class Ingress
     private final ClientInfo clients;
     private final SessionResolver resolver;
     private final Grants grants;
+    private volatile WebSocketBridge bridge;
     private final Map<IngressDecision.Source, Counter> resolutions = new EnumMap<>(IngressDecision.Source.class);
 
     /**
@@ -90,6 +91,18 @@ public final class Ingress
     public Grants grants()
     {
         return grants;
+    }
+
+    void attach(WebSocketBridge bridge)
+    {
+        this.bridge = bridge;
+    }
+
+    /** Open bridged WebSockets by sandbox id (live ingress sessions), for the admin view. */
+    public Map<String, Integer> liveSessions()
+    {
+        WebSocketBridge current = bridge;
+        return current == null ? Map.of() : current.openBySandbox();
     }
 
     /** Resolves the request's sandbox; see {@link SessionResolver}. */

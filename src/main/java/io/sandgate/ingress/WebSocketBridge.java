@@ -87,6 +87,16 @@ public final class WebSocketBridge implements AutoCloseable
     public void start() throws Exception
     {
         client.start();
+        ingress.attach(this);
+    }
+
+    /** Open bridged WebSockets by sandbox id, for the admin view. */
+    java.util.Map<String, Integer> openBySandbox()
+    {
+        java.util.Map<String, Integer> counts = new java.util.TreeMap<>();
+        for (BridgedSession session : open)
+            counts.merge(session.sandboxId(), 1, Integer::sum);
+        return counts;
     }
 
     /** Whether this request asks to become a WebSocket. */
