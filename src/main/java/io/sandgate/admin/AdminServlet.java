@@ -93,13 +93,13 @@ public final class AdminServlet extends HttpServlet
                 return;
             }
             String authorization = request.getHeader("Authorization");
-            byte[] presented = authorization != null && authorization.startsWith("Bearer ")
-                ? authorization.substring(7).getBytes(StandardCharsets.UTF_8) : new byte[0];
-            if (!MessageDigest.isEqual(presented, token.get().bytes()))
+            if (authorization == null || !authorization.startsWith("Bearer "))
             {
                 response.setHeader("WWW-Authenticate", "Bearer realm=\"sandgate-admin\"");
-                throw new GatewayException(401, "unauthorized", "admin token missing or wrong");
+                throw new GatewayException(401, "unauthorized", "admin token missing");
             }
+            if (!MessageDigest.isEqual(authorization.substring(7).getBytes(StandardCharsets.UTF_8), token.get().bytes()))
+                throw GatewayException.forbidden("admin token wrong");
             String path = pathInfo;
             boolean pathKnown = false;
             for (Route route : routes)

@@ -95,6 +95,8 @@ class AdminApiIT
         assertEquals(405, admin("POST", "/routes/79", "{}").statusCode());
         assertEquals(404, admin("GET", "/nothing", null).statusCode());
         assertEquals(401, HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/admin/routes")).build(), HttpResponse.BodyHandlers.ofString()).statusCode());
+        assertEquals(403, HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/admin/routes")).header("Authorization", "Bearer wrong").build(),
+            HttpResponse.BodyHandlers.ofString()).statusCode());
     }
 
     @Test

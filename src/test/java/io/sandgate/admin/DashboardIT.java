@@ -1,5 +1,10 @@
 package io.sandgate.admin;
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -8,35 +13,58 @@ import java.util.concurrent.TimeUnit;
 
 import io.sandgate.config.ConfigLoader;
 import io.sandgate.launcher.EmbeddedServer;
+import io.sandgate.testing.ForwardProxy;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The dashboard in a real headless Chromium: sign in once, see routes (with their desktop links) and egress nodes. */
+/**
+ * The dashboard in a real headless Chromium: sign in once, see routes (with their desktop links)
+ * and a healthy egress node; then a route added through the admin API appears and the node, once
+ * broken, shows as ejected, without reloading the page.
+ */
 class DashboardIT
 {
+    private static final String TOKEN = "dash-token-0123456789";
+
     @Test
-    void dashboard_showsRoutesAndPools_withTheTokenInSessionStorage() throws Exception
+    void dashboard_followsRoutesAndNodeHealthLive() throws Exception
     {
         Path browser = Path.of("src/test/browser");
         assertTrue(Files.isDirectory(browser.resolve("node_modules/playwright-core")), "run ./scripts/test.sh to install the browser test packages");
-        Map<String, Object> values = Map.of("server.host", "127.0.0.1", "server.port", "0", "admin.token", "dash-token-0123456789",
-            "ingress.static-routes", Map.of("37579", "10.0.0.7:6080"),
-            "egress.pools", Map.of("p", Map.of("nodes", List.of(Map.of("id", "dl-1", "address", "127.0.0.1:1")))));
-        try (EmbeddedServer gateway = EmbeddedServer.start(ConfigLoader.fromValues(values)))
+        try (ForwardProxy node = ForwardProxy.start("dl-1"))
         {
-            Path screenshot = Path.of("target/screenshots/dashboard.png").toAbsolutePath();
-            Process check = new ProcessBuilder("node", browser.resolve("dashboard-check.mjs").toString(), gateway.uri() + "/admin/ui/",
-                "dash-token-0123456789", "37579", "dl-1", screenshot.toString())
-                .redirectErrorStream(true).start();
-            boolean done = check.waitFor(60, TimeUnit.SECONDS);
-            String output = new String(check.getInputStream().readAllBytes());
-            if (!done)
-                check.destroyForcibly();
-            assertTrue(done, "dashboard check timed out: " + output);
-            assertEquals(0, check.exitValue(), output);
-            assertTrue(Files.size(screenshot) > 0);
+            Map<String, Object> values = Map.of("server.host", "127.0.0.1", "server.port", "0", "admin.token", TOKEN,
+                "ingress.static-routes", Map.of("37579", "10.0.0.7:6080"),
+                "egress.health.tcp-interval", "200ms", "egress.health.tcp-timeout", "200ms",
+                "egress.pools", Map.of("p", Map.of("nodes", List.of(Map.of("id", "dl-1", "address", node.address())))));
+            try (EmbeddedServer gateway = EmbeddedServer.start(ConfigLoader.fromValues(values)))
+            {
+                Path screenshot = Path.of("target/screenshots/dashboard.png").toAbsolutePath();
+                Process check = new ProcessBuilder("node", browser.resolve("dashboard-check.mjs").toString(), gateway.uri() + "/admin/ui/",
+                    TOKEN, "37579", "dl-1", "41000", screenshot.toString()).redirectErrorStream(true).start();
+                StringBuilder output = new StringBuilder();
+                try (BufferedReader lines = new BufferedReader(new InputStreamReader(check.getInputStream())))
+                {
+                    String line;
+                    while ((line = lines.readLine()) != null)
+                    {
+                        output.append(line).append('\n');
+                        if (line.equals("READY"))
+                        {
+                            HttpResponse<String> put = HttpClient.newHttpClient().send(HttpRequest.newBuilder(gateway.uri().resolve("/admin/routes/41000"))
+                                .header("Authorization", "Bearer " + TOKEN).PUT(HttpRequest.BodyPublishers.ofString("{\"target\":\"10.0.0.8:6080\"}")).build(),
+                                HttpResponse.BodyHandlers.ofString());
+                            assertEquals(200, put.statusCode(), put.body());
+                            node.refuse();
+                        }
+                    }
+                }
+                assertTrue(check.waitFor(60, TimeUnit.SECONDS), output.toString());
+                assertEquals(0, check.exitValue(), output.toString());
+                assertTrue(Files.size(screenshot) > 0);
+            }
         }
     }
 }

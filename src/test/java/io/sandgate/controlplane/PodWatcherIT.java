@@ -51,7 +51,13 @@ class PodWatcherIT
 
     private EmbeddedServer gateway() throws Exception
     {
+        return gateway("gateway");
+    }
+
+    private EmbeddedServer gateway(String role) throws Exception
+    {
         Map<String, Object> values = new HashMap<>();
+        values.put("server.role", role);
         values.put("server.host", "127.0.0.1");
         values.put("server.port", "0");
         values.put("store.type", "redis");
@@ -113,6 +119,24 @@ class PodWatcherIT
     }
 
     @Test
+    void pendingPod_hasNoRoute_untilRunningAndReady_thenWithin100ms() throws Exception
+    {
+        replicaA = gateway();
+        Pod pending = new PodBuilder(pod("sb-5100", "u", "5100", null, false, null)).editStatus().withPhase("Pending").endStatus().build();
+        Pod created = client.pods().inNamespace("sandboxes").resource(pending).create();
+        // The watcher has seen the pod once the pod list in its informer has it; still no route.
+        await().pollDelay(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2)).until(() -> true);
+        assertEquals(null, route("5100"));
+
+        Pod running = pod("sb-5100", created.getMetadata().getUid(), "5100", "10.2.0.1", true, null);
+        long start = System.nanoTime();
+        client.pods().inNamespace("sandboxes").resource(running).update();
+        await().atMost(Duration.ofMillis(100)).pollInterval(Duration.ofMillis(5)).until(() -> route("5100") != null);
+        long millis = (System.nanoTime() - start) / 1_000_000;
+        assertEquals("10.2.0.1:6080", Route.parse(route("5100")).authority(), "route after " + millis + " ms");
+    }
+
+    @Test
     void eventAboutAnOldPod_neverDeletesItsSuccessorsRoute() throws Exception
     {
         replicaA = gateway();
@@ -164,6 +188,19 @@ class PodWatcherIT
         await().atMost(Duration.ofSeconds(20)).until(() -> metric(survivor).contains("sandgate_watcher_leader 1.0"));
         client.pods().inNamespace("sandboxes").resource(pod("p2", "uid-p2", "8002", "10.0.1.2", true, null)).create();
         await().atMost(Duration.ofSeconds(10)).until(() -> route("8002") != null);
+    }
+
+    @Test
+    void controlPlaneRole_watchesPods_andServesNoTraffic() throws Exception
+    {
+        replicaA = gateway("controlplane");
+        client.pods().inNamespace("sandboxes").resource(pod("cp", "u", "9001", "10.3.0.1", true, null)).create();
+        await().atMost(Duration.ofSeconds(10)).until(() -> route("9001") != null);
+        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        assertEquals(404, http.send(java.net.http.HttpRequest.newBuilder(replicaA.uri().resolve("/vnc/9001/")).build(),
+            java.net.http.HttpResponse.BodyHandlers.discarding()).statusCode(), "no ingress in the control plane");
+        assertEquals(200, http.send(java.net.http.HttpRequest.newBuilder(replicaA.uri().resolve("/readyz")).build(),
+            java.net.http.HttpResponse.BodyHandlers.discarding()).statusCode());
     }
 
     private int leaders() throws Exception

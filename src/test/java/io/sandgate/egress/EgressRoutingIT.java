@@ -445,7 +445,7 @@ class EgressRoutingIT
     void adminView_needsTheToken() throws Exception
     {
         assertEquals(401, HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/admin/egress/pools")).build(), HttpResponse.BodyHandlers.ofString()).statusCode());
-        assertEquals(401, HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/admin/egress/pools")).header("Authorization", "Bearer wrong").build(),
+        assertEquals(403, HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/admin/egress/pools")).header("Authorization", "Bearer wrong").build(),
             HttpResponse.BodyHandlers.ofString()).statusCode());
         JsonNode pool = pools();
         assertEquals("main", pool.get("name").asText());
