@@ -1,7 +1,5 @@
 package io.sandgate.launcher;
 
-import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -9,11 +7,10 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
+import io.sandgate.testing.LocalResources;
 import io.sandgate.testing.SandboxBackend;
 import io.sandgate.testing.WebSocketBackend;
 import org.eclipse.jetty.websocket.client.WebSocketClient;
@@ -46,7 +43,7 @@ public class JettyContainerIT
         assertTrue(Files.isDirectory(home), "no jetty-home at " + home + ": run through mvn verify");
         http = SandboxBackend.start("jetty-http");
         ws = WebSocketBackend.start("jetty-ws");
-        port = freePort();
+        port = LocalResources.freeLoopbackPort();
         base = Files.createTempDirectory("sandgate-jetty-");
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
         Process modules = new ProcessBuilder(java.toString(), "-jar", home.resolve("start.jar").toString(),
@@ -73,14 +70,6 @@ public class JettyContainerIT
                 HttpResponse.BodyHandlers.ofString()).statusCode() == 200);
     }
 
-    private static int freePort() throws IOException
-    {
-        try (ServerSocket socket = new ServerSocket(0))
-        {
-            return socket.getLocalPort();
-        }
-    }
-
     @AfterAll
     static void stop() throws Exception
     {
@@ -95,10 +84,7 @@ public class JettyContainerIT
             ws.close();
         if (base != null)
         {
-            try (Stream<Path> files = Files.walk(base))
-            {
-                files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            }
+            LocalResources.deleteRecursively(base);
         }
     }
 

@@ -1,7 +1,5 @@
 package io.sandgate.launcher;
 
-import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -10,14 +8,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import io.sandgate.testing.LocalResources;
 import io.sandgate.testing.SandboxBackend;
 import io.sandgate.testing.WebSocketBackend;
-import org.eclipse.jetty.websocket.api.Session;
 import org.eclipse.jetty.websocket.client.WebSocketClient;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -48,7 +45,7 @@ public class TomcatContainerIT
         assertTrue(Files.isDirectory(home), "no Tomcat at " + home + ": run through mvn verify");
         http = SandboxBackend.start("tomcat-http");
         ws = WebSocketBackend.start("tomcat-ws");
-        port = freePort();
+        port = LocalResources.freeLoopbackPort();
         base = Files.createTempDirectory("sandgate-tomcat-");
         for (String dir : new String[]{"conf", "logs", "temp", "work", "webapps", "conf/Catalina/localhost"})
             Files.createDirectories(base.resolve(dir));
@@ -83,14 +80,6 @@ public class TomcatContainerIT
                 HttpResponse.BodyHandlers.ofString()).statusCode() == 200);
     }
 
-    private static int freePort() throws IOException
-    {
-        try (ServerSocket socket = new ServerSocket(0))
-        {
-            return socket.getLocalPort();
-        }
-    }
-
     @AfterAll
     static void stop() throws Exception
     {
@@ -106,10 +95,7 @@ public class TomcatContainerIT
             ws.close();
         if (base != null)
         {
-            try (Stream<Path> files = Files.walk(base))
-            {
-                files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            }
+            LocalResources.deleteRecursively(base);
         }
     }
 

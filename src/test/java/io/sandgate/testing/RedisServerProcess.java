@@ -8,7 +8,6 @@ import java.io.UncheckedIOException;
 import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
@@ -16,12 +15,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.awaitility.core.ConditionTimeoutException;
 import org.awaitility.core.TerminalFailureException;
 
@@ -102,7 +99,7 @@ public final class RedisServerProcess implements AutoCloseable {
         // binds. Such a loss shows up as an early exit, so a fresh port is worth a few tries.
         IllegalStateException lastFailure = null;
         for (int attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
-            RedisServerProcess server = new RedisServerProcess(executable, directory, freeLoopbackPort());
+            RedisServerProcess server = new RedisServerProcess(executable, directory, LocalResources.freeLoopbackPort());
             server.persistent = persistent;
             try {
                 server.launchAndAwaitPong();
@@ -111,7 +108,7 @@ public final class RedisServerProcess implements AutoCloseable {
                 lastFailure = e;
             }
         }
-        deleteRecursively(directory);
+        LocalResources.deleteRecursively(directory);
         OPEN_DIRECTORIES.remove(directory);
         throw lastFailure;
     }
@@ -181,7 +178,7 @@ public final class RedisServerProcess implements AutoCloseable {
         try {
             kill();
         } finally {
-            deleteRecursively(directory);
+            LocalResources.deleteRecursively(directory);
             OPEN_DIRECTORIES.remove(directory);
         }
     }
@@ -301,14 +298,6 @@ public final class RedisServerProcess implements AutoCloseable {
         }
     }
 
-    private static int freeLoopbackPort() {
-        try (ServerSocket probe = new ServerSocket(0, 1, loopback())) {
-            return probe.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot find a free loopback port", e);
-        }
-    }
-
     private static InetAddress loopback() throws IOException {
         return InetAddress.getByAddress(new byte[] {127, 0, 0, 1});
     }
@@ -331,21 +320,6 @@ public final class RedisServerProcess implements AutoCloseable {
                         + " install it with: apt-get install redis-server");
     }
 
-    private static void deleteRecursively(Path root) {
-        if (!Files.exists(root)) {
-            return;
-        }
-        try (Stream<Path> walk = Files.walk(root)) {
-            List<Path> deepestFirst = new ArrayList<>();
-            walk.sorted(Comparator.reverseOrder()).forEach(deepestFirst::add);
-            for (Path p : deepestFirst) {
-                Files.deleteIfExists(p);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot delete redis-server directory " + root, e);
-        }
-    }
-
     /*
      * Runs on JVM exit, possibly while a test thread still holds an instance's monitor, so it must
      * not call the synchronized instance methods.
@@ -363,7 +337,7 @@ public final class RedisServerProcess implements AutoCloseable {
         }
         for (Path directory : OPEN_DIRECTORIES) {
             try {
-                deleteRecursively(directory);
+                LocalResources.deleteRecursively(directory);
             } catch (UncheckedIOException e) {
                 // Best effort: a leftover temp dir is harmless, a throwing hook only adds noise.
             }

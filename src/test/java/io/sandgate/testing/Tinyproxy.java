@@ -7,21 +7,18 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 import org.awaitility.core.ConditionTimeoutException;
 import org.awaitility.core.TerminalFailureException;
@@ -89,12 +86,12 @@ public final class Tinyproxy implements AutoCloseable {
         IllegalStateException lastFailure = null;
         for (int attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
             try {
-                return launch(executable, name, directory, freeLoopbackPort(), allowed);
+                return launch(executable, name, directory, LocalResources.freeLoopbackPort(), allowed);
             } catch (IllegalStateException e) {
                 lastFailure = e;
             }
         }
-        deleteRecursively(directory);
+        LocalResources.deleteRecursively(directory);
         OPEN_DIRECTORIES.remove(directory);
         throw lastFailure;
     }
@@ -127,7 +124,7 @@ public final class Tinyproxy implements AutoCloseable {
         try {
             terminate(process);
         } finally {
-            deleteRecursively(directory);
+            LocalResources.deleteRecursively(directory);
             OPEN_DIRECTORIES.remove(directory);
         }
     }
@@ -217,14 +214,6 @@ public final class Tinyproxy implements AutoCloseable {
         }
     }
 
-    private static int freeLoopbackPort() {
-        try (ServerSocket probe = new ServerSocket(0, 1, loopback())) {
-            return probe.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot find a free loopback port", e);
-        }
-    }
-
     private static InetAddress loopback() throws IOException {
         return InetAddress.getByAddress(new byte[] {127, 0, 0, 1});
     }
@@ -261,19 +250,6 @@ public final class Tinyproxy implements AutoCloseable {
         }
     }
 
-    private static void deleteRecursively(Path root) {
-        if (!Files.exists(root)) {
-            return;
-        }
-        try (Stream<Path> walk = Files.walk(root)) {
-            for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot delete tinyproxy directory " + root, e);
-        }
-    }
-
     private static void reapOnJvmExit() {
         List<Process> orphans = new ArrayList<>(LIVE_PROCESSES);
         orphans.forEach(Process::destroyForcibly);
@@ -287,7 +263,7 @@ public final class Tinyproxy implements AutoCloseable {
         }
         for (Path directory : OPEN_DIRECTORIES) {
             try {
-                deleteRecursively(directory);
+                LocalResources.deleteRecursively(directory);
             } catch (UncheckedIOException e) {
                 // Best effort at JVM exit.
             }

@@ -8,20 +8,17 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 import org.awaitility.core.ConditionTimeoutException;
 import org.awaitility.core.TerminalFailureException;
 
@@ -172,7 +169,7 @@ public final class VncSandbox implements AutoCloseable {
         } finally {
             websockify = null;
             xvnc = null;
-            deleteRecursively(directory);
+            LocalResources.deleteRecursively(directory);
             OPEN_DIRECTORIES.remove(directory);
         }
     }
@@ -186,7 +183,7 @@ public final class VncSandbox implements AutoCloseable {
         IllegalStateException lastFailure = null;
         // The free port is only free when probed; a lost race shows up as an early exit.
         for (int attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
-            int port = freeLoopbackPort();
+            int port = LocalResources.freeLoopbackPort();
             Path displayFile = directory.resolve("display-" + attempt);
             // -displayfd: the X server picks a free display itself (no lock-file races with other
             // X servers on the machine) and writes its number to stdout, here a file.
@@ -257,7 +254,7 @@ public final class VncSandbox implements AutoCloseable {
     private void startWebsockify(Path executable) {
         IllegalStateException lastFailure = null;
         for (int attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
-            int port = freeLoopbackPort();
+            int port = LocalResources.freeLoopbackPort();
             List<String> command = List.of(
                     executable.toString(),
                     "--web", webRoot.toString(),
@@ -366,14 +363,6 @@ public final class VncSandbox implements AutoCloseable {
         return HEX_COLOUR.matcher(colour).matches() ? "#" + colour : colour;
     }
 
-    private static int freeLoopbackPort() {
-        try (ServerSocket probe = new ServerSocket(0, 1, loopback())) {
-            return probe.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot find a free loopback port", e);
-        }
-    }
-
     private static InetAddress loopback() throws IOException {
         return InetAddress.getByAddress(new byte[] {127, 0, 0, 1});
     }
@@ -412,21 +401,6 @@ public final class VncSandbox implements AutoCloseable {
         }
     }
 
-    private static void deleteRecursively(Path root) {
-        if (!Files.exists(root)) {
-            return;
-        }
-        try (Stream<Path> walk = Files.walk(root)) {
-            List<Path> deepestFirst = new ArrayList<>();
-            walk.sorted(Comparator.reverseOrder()).forEach(deepestFirst::add);
-            for (Path p : deepestFirst) {
-                Files.deleteIfExists(p);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot delete VNC sandbox directory " + root, e);
-        }
-    }
-
     /* Runs on JVM exit, possibly while a test thread holds an instance's monitor: no instance methods. */
     private static void reapOnJvmExit() {
         List<Process> orphans = new ArrayList<>(LIVE_PROCESSES);
@@ -446,7 +420,7 @@ public final class VncSandbox implements AutoCloseable {
         }
         for (Path directory : OPEN_DIRECTORIES) {
             try {
-                deleteRecursively(directory);
+                LocalResources.deleteRecursively(directory);
             } catch (UncheckedIOException e) {
                 // Best effort: a leftover temp dir is harmless, a throwing hook only adds noise.
             }

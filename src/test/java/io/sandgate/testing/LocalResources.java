@@ -1,0 +1,52 @@
+package io.sandgate.testing;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Stream;
+
+/** Ports and scratch directories for the external processes the tests start. */
+public final class LocalResources
+{
+    private LocalResources()
+    {
+    }
+
+    /**
+     * A loopback port that was free a moment ago. Another process may take it before ours binds;
+     * callers that start servers retry on a fresh port when that happens.
+     */
+    public static int freeLoopbackPort()
+    {
+        try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getByAddress(new byte[]{127, 0, 0, 1})))
+        {
+            return probe.getLocalPort();
+        }
+        catch (IOException e)
+        {
+            throw new UncheckedIOException("cannot find a free loopback port", e);
+        }
+    }
+
+    /** Deletes a directory tree, deepest first; a missing one is fine. */
+    public static void deleteRecursively(Path root)
+    {
+        if (!Files.exists(root))
+            return;
+        try (Stream<Path> walk = Files.walk(root))
+        {
+            List<Path> deepestFirst = walk.sorted(Comparator.reverseOrder()).toList();
+            for (Path p : deepestFirst)
+                Files.deleteIfExists(p);
+        }
+        catch (IOException e)
+        {
+            throw new UncheckedIOException("cannot delete " + root, e);
+        }
+    }
+}
