@@ -21,6 +21,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sandgate.config.ConfigLoader;
 import io.sandgate.launcher.EmbeddedServer;
+import io.sandgate.testing.LocalResources;
 import io.sandgate.testing.RawRedis;
 import io.sandgate.testing.RedisServerProcess;
 import io.sandgate.testing.VncSandbox;
@@ -290,7 +291,7 @@ class NoVncBrowserIT
         for (String[] tool : new String[][]{{"Xvnc", "tigervnc-standalone-server"}, {"xsetroot", "x11-xserver-utils"},
             {"websockify", "websockify"}, {"node", "nodejs"}, {"redis-server", "redis-server"}})
         {
-            if (onPath(tool[0]) == null)
+            if (LocalResources.executable(tool[0]) == null)
                 missing.add(tool[0] + " (package " + tool[1] + ")");
         }
         if (!Files.isRegularFile(NOVNC_13.resolve("vnc.html")))
@@ -307,25 +308,10 @@ class NoVncBrowserIT
 
     private static Path node()
     {
-        Path node = onPath("node");
+        Path node = LocalResources.executable("node");
         if (node == null)
             fail("node not found on PATH; " + INSTALL_HINT);
         return node;
     }
 
-    private static Path onPath(String name)
-    {
-        String path = System.getenv("PATH");
-        if (path == null)
-            return null;
-        for (String dir : path.split(java.io.File.pathSeparator))
-        {
-            if (dir.isEmpty())
-                continue;
-            Path candidate = Path.of(dir, name);
-            if (Files.isRegularFile(candidate) && Files.isExecutable(candidate))
-                return candidate;
-        }
-        return null;
-    }
 }

@@ -1,13 +1,9 @@
 package io.sandgate.mcp;
 
-import java.net.URI;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import io.modelcontextprotocol.client.McpSyncClient;
-import io.sandgate.config.ConfigLoader;
 import io.sandgate.launcher.EmbeddedServer;
 import io.sandgate.testing.Balancer;
 import io.sandgate.testing.McpClients;
@@ -35,41 +31,25 @@ class McpRoutingIT
     private static Balancer streamOnAPostsOnB;
     private static Balancer alternating;
 
+    private static McpTwoReplicas setup;
+
     @BeforeAll
     static void start() throws Exception
     {
-        redis = RedisServerProcess.start();
-        upstream = McpUpstream.start();
-        replicaA = gateway();
-        replicaB = gateway();
-        streamOnAPostsOnB = Balancer.start(request -> "GET".equals(request.getMethod()) ? replicaA.uri() : replicaB.uri());
-        AtomicInteger next = new AtomicInteger();
-        alternating = Balancer.start(request -> "GET".equals(request.getMethod()) ? replicaA.uri()
-            : next.getAndIncrement() % 2 == 0 ? replicaB.uri() : replicaA.uri());
-    }
-
-    static EmbeddedServer gateway() throws Exception
-    {
-        Map<String, Object> values = new HashMap<>();
-        values.put("server.host", "127.0.0.1");
-        values.put("server.port", "0");
-        values.put("store.type", "redis");
-        values.put("store.redis.address", redis.address());
-        values.put("store.redis.poll-interval", "200ms");
-        values.put("mcp.servers", List.of(
-            Map.of("name", "stream", "url", upstream.streamableUrl(), "transport", "streamable"),
-            Map.of("name", "legacy", "url", upstream.sseUrl(), "transport", "sse")));
-        return EmbeddedServer.start(ConfigLoader.fromValues(values));
+        setup = McpTwoReplicas.start();
+        redis = setup.redis;
+        upstream = setup.upstream;
+        replicaA = setup.replicaA;
+        replicaB = setup.replicaB;
+        streamOnAPostsOnB = setup.streamOnAPostsOnB;
+        alternating = setup.alternating;
     }
 
     @AfterAll
     static void stop() throws Exception
     {
-        for (AutoCloseable c : new AutoCloseable[]{streamOnAPostsOnB, alternating, replicaA, replicaB, upstream, redis})
-        {
-            if (c != null)
-                c.close();
-        }
+        if (setup != null)
+            setup.close();
     }
 
     @BeforeEach

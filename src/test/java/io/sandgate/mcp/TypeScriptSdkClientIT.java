@@ -6,17 +6,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.sandgate.config.ConfigLoader;
 import io.sandgate.launcher.EmbeddedServer;
+import io.sandgate.testing.LocalResources;
 import io.sandgate.testing.Balancer;
 import io.sandgate.testing.McpUpstream;
 import io.sandgate.testing.RedisServerProcess;
@@ -60,42 +57,26 @@ class TypeScriptSdkClientIT
     private static Balancer streamOnAPostsOnB;
     private static Balancer alternating;
 
+    private static McpTwoReplicas setup;
+
     @BeforeAll
     static void start() throws Exception
     {
         node = requireNodeAndPackages();
-        redis = RedisServerProcess.start();
-        upstream = McpUpstream.start();
-        replicaA = gateway();
-        replicaB = gateway();
-        streamOnAPostsOnB = Balancer.start(request -> "GET".equals(request.getMethod()) ? replicaA.uri() : replicaB.uri());
-        AtomicInteger next = new AtomicInteger();
-        alternating = Balancer.start(request -> "GET".equals(request.getMethod()) ? replicaA.uri()
-            : next.getAndIncrement() % 2 == 0 ? replicaB.uri() : replicaA.uri());
-    }
-
-    private static EmbeddedServer gateway() throws Exception
-    {
-        Map<String, Object> values = new HashMap<>();
-        values.put("server.host", "127.0.0.1");
-        values.put("server.port", "0");
-        values.put("store.type", "redis");
-        values.put("store.redis.address", redis.address());
-        values.put("store.redis.poll-interval", "200ms");
-        values.put("mcp.servers", List.of(
-            Map.of("name", "stream", "url", upstream.streamableUrl(), "transport", "streamable"),
-            Map.of("name", "legacy", "url", upstream.sseUrl(), "transport", "sse")));
-        return EmbeddedServer.start(ConfigLoader.fromValues(values));
+        setup = McpTwoReplicas.start();
+        redis = setup.redis;
+        upstream = setup.upstream;
+        replicaA = setup.replicaA;
+        replicaB = setup.replicaB;
+        streamOnAPostsOnB = setup.streamOnAPostsOnB;
+        alternating = setup.alternating;
     }
 
     @AfterAll
     static void stop() throws Exception
     {
-        for (AutoCloseable c : new AutoCloseable[]{streamOnAPostsOnB, alternating, replicaA, replicaB, upstream, redis})
-        {
-            if (c != null)
-                c.close();
-        }
+        if (setup != null)
+            setup.close();
     }
 
     @BeforeEach
@@ -226,7 +207,7 @@ class TypeScriptSdkClientIT
     private static Path requireNodeAndPackages()
     {
         List<String> missing = new ArrayList<>();
-        Path found = onPath("node");
+        Path found = LocalResources.executable("node");
         if (found == null)
             missing.add("node (package nodejs)");
         for (String module : new String[]{"@modelcontextprotocol/sdk", "zod"})
@@ -240,19 +221,4 @@ class TypeScriptSdkClientIT
         return found;
     }
 
-    private static Path onPath(String name)
-    {
-        String path = System.getenv("PATH");
-        if (path == null)
-            return null;
-        for (String dir : path.split(java.io.File.pathSeparator))
-        {
-            if (dir.isEmpty())
-                continue;
-            Path candidate = Path.of(dir, name);
-            if (Files.isRegularFile(candidate) && Files.isExecutable(candidate))
-                return candidate;
-        }
-        return null;
-    }
 }

@@ -33,6 +33,28 @@ public final class LocalResources
         }
     }
 
+    /**
+     * The executable of that name in a PATH directory or in {@code extraDirs} (Debian puts some
+     * daemons in /usr/sbin, which a PATH may lack), or null.
+     */
+    public static Path executable(String name, String... extraDirs)
+    {
+        List<String> dirs = new java.util.ArrayList<>();
+        String path = System.getenv("PATH");
+        if (path != null)
+            dirs.addAll(List.of(path.split(java.io.File.pathSeparator)));
+        dirs.addAll(List.of(extraDirs));
+        for (String dir : dirs)
+        {
+            if (dir.isEmpty())
+                continue;
+            Path candidate = Path.of(dir, name);
+            if (Files.isRegularFile(candidate) && Files.isExecutable(candidate))
+                return candidate;
+        }
+        return null;
+    }
+
     /** Deletes a directory tree, deepest first; a missing one is fine. */
     public static void deleteRecursively(Path root)
     {

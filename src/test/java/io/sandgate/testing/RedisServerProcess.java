@@ -86,7 +86,10 @@ public final class RedisServerProcess implements AutoCloseable {
     }
 
     private static RedisServerProcess start(boolean persistent) {
-        Path executable = locateExecutable();
+        Path executable = LocalResources.executable(EXECUTABLE_NAME);
+        if (executable == null)
+            throw new IllegalStateException(EXECUTABLE_NAME + " was not found on PATH (" + System.getenv("PATH")
+                + "). These tests run a real Redis; install it with: apt-get install redis-server");
         Path directory;
         try {
             directory = Files.createTempDirectory("sandgate-redis-");
@@ -300,24 +303,6 @@ public final class RedisServerProcess implements AutoCloseable {
 
     private static InetAddress loopback() throws IOException {
         return InetAddress.getByAddress(new byte[] {127, 0, 0, 1});
-    }
-
-    private static Path locateExecutable() {
-        String path = System.getenv("PATH");
-        if (path != null) {
-            for (String dir : path.split(File.pathSeparator)) {
-                if (dir.isEmpty()) {
-                    continue;
-                }
-                Path candidate = Path.of(dir, EXECUTABLE_NAME);
-                if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
-                    return candidate;
-                }
-            }
-        }
-        throw new IllegalStateException(
-                EXECUTABLE_NAME + " was not found on PATH (" + path + "). These tests run a real Redis;"
-                        + " install it with: apt-get install redis-server");
     }
 
     /*

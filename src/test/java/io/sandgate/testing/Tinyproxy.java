@@ -69,7 +69,10 @@ public final class Tinyproxy implements AutoCloseable {
      */
     public static Tinyproxy start(String name, int... connectPorts) {
         Objects.requireNonNull(name, "name");
-        Path executable = locateExecutable();
+        Path executable = LocalResources.executable(EXECUTABLE_NAME, "/usr/bin", "/usr/sbin");
+        if (executable == null)
+            throw new IllegalStateException(EXECUTABLE_NAME + " was not found on PATH (" + System.getenv("PATH")
+                + "). The egress tests run a real tinyproxy; install it with: apt-get install -y tinyproxy (scripts/test.sh does this)");
         Path directory;
         try {
             directory = Files.createTempDirectory("sandgate-tinyproxy-");
@@ -216,30 +219,6 @@ public final class Tinyproxy implements AutoCloseable {
 
     private static InetAddress loopback() throws IOException {
         return InetAddress.getByAddress(new byte[] {127, 0, 0, 1});
-    }
-
-    private static Path locateExecutable() {
-        String path = System.getenv("PATH");
-        List<String> dirs = new ArrayList<>();
-        if (path != null) {
-            dirs.addAll(List.of(path.split(File.pathSeparator)));
-        }
-        // Debian installs it in /usr/bin, but a PATH without the sbin/bin dirs should not matter.
-        dirs.add("/usr/bin");
-        dirs.add("/usr/sbin");
-        for (String dir : dirs) {
-            if (dir.isEmpty()) {
-                continue;
-            }
-            Path candidate = Path.of(dir, EXECUTABLE_NAME);
-            if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
-                return candidate;
-            }
-        }
-        throw new IllegalStateException(
-                EXECUTABLE_NAME + " was not found on PATH (" + path + "). The egress tests run a real"
-                        + " tinyproxy; install it with: apt-get install -y tinyproxy"
-                        + " (scripts/test.sh does this)");
     }
 
     private static String read(Path file) {

@@ -85,9 +85,9 @@ public final class VncSandbox implements AutoCloseable {
         if (!Files.isDirectory(webRoot)) {
             throw new IllegalArgumentException("web root " + webRoot + " is not a directory");
         }
-        Path xvnc = locate("Xvnc");
-        Path xsetroot = locate("xsetroot");
-        Path websockify = locate("websockify");
+        Path xvnc = LocalResources.executable("Xvnc");
+        Path xsetroot = LocalResources.executable("xsetroot");
+        Path websockify = LocalResources.executable("websockify");
         List<String> missing = new ArrayList<>();
         if (xvnc == null) {
             missing.add("Xvnc");
@@ -365,24 +365,6 @@ public final class VncSandbox implements AutoCloseable {
 
     private static InetAddress loopback() throws IOException {
         return InetAddress.getByAddress(new byte[] {127, 0, 0, 1});
-    }
-
-    /** The executable's path on PATH, or {@code null}. */
-    static Path locate(String name) {
-        String path = System.getenv("PATH");
-        if (path == null) {
-            return null;
-        }
-        for (String dir : path.split(File.pathSeparator)) {
-            if (dir.isEmpty()) {
-                continue;
-            }
-            Path candidate = Path.of(dir, name);
-            if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
-                return candidate;
-            }
-        }
-        return null;
     }
 
     private static String tail(Path file) {
