@@ -48,6 +48,8 @@ public final class Egress implements AutoCloseable
     private final RetryBudget budget;
     private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "sandgate-egress-health"));
     private final ExecutorService probes = Executors.newCachedThreadPool(r -> daemon(r, "sandgate-egress-probe"));
+    /** Per-exchange deadlines, cancelled when the exchange ends so none lingers for its full timeout. */
+    private final java.util.concurrent.ScheduledThreadPoolExecutor deadlines = new java.util.concurrent.ScheduledThreadPoolExecutor(1, r -> daemon(r, "sandgate-egress-deadline"));
     private final Counter retries;
     private final Counter retriesDenied;
 
@@ -57,6 +59,7 @@ public final class Egress implements AutoCloseable
         this.sticky = sticky;
         this.registry = registry;
         this.budget = new RetryBudget(config.retryBudget());
+        deadlines.setRemoveOnCancelPolicy(true);
         this.routes = config.routes();
         this.retries = Counter.builder("sandgate.egress.retries").description("Egress requests retried on another node").register(registry);
         this.retriesDenied = Counter.builder("sandgate.egress.retries.denied").description("Retries refused by the retry budget").register(registry);
@@ -205,6 +208,12 @@ public final class Egress implements AutoCloseable
         return node == null ? null : new Choice(node, repinned);
     }
 
+    /** Runs the task after the delay unless the returned handle is cancelled first. */
+    java.util.concurrent.ScheduledFuture<?> deadline(long millis, Runnable task)
+    {
+        return deadlines.schedule(task, millis, TimeUnit.MILLISECONDS);
+    }
+
     void requestStarted()
     {
         budget.deposit();
@@ -323,6 +332,7 @@ public final class Egress implements AutoCloseable
     {
         scheduler.shutdownNow();
         probes.shutdownNow();
+        deadlines.shutdownNow();
         for (HttpClient client : clients.values())
             client.stop();
         for (HttpClient client : probeClients.values())

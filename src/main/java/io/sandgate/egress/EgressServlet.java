@@ -63,6 +63,13 @@ public final class EgressServlet extends StreamingProxyServlet
         NodeState node;
         boolean repinned;
         int attempts;
+        java.util.concurrent.ScheduledFuture<?> deadline;
+
+        void cancelDeadline()
+        {
+            if (deadline != null)
+                deadline.cancel(false);
+        }
 
         Exchange(EgressConfig.Route route, String target, String stickyKey)
         {
@@ -171,7 +178,8 @@ public final class EgressServlet extends StreamingProxyServlet
         proxyRequest.idleTimeout(exchange.route.idleTimeout().toMillis(), TimeUnit.MILLISECONDS);
         NodeState node = exchange.node;
         String pool = exchange.route.pool();
-        CompletableFuture.delayedExecutor(left, TimeUnit.MILLISECONDS).execute(() ->
+        exchange.cancelDeadline();
+        exchange.deadline = egress.deadline(left, () ->
         {
             if (!egress.regionFailingOver(pool, node))
                 proxyRequest.abort(new TimeoutException("total timeout " + exchange.route.timeout() + " exceeded"));
@@ -205,6 +213,7 @@ public final class EgressServlet extends StreamingProxyServlet
     protected void onProxyResponseSuccess(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Response serverResponse)
     {
         Exchange exchange = EXCHANGE.get(clientRequest);
+        exchange.cancelDeadline();
         egress.recordResult(exchange.route.pool(), exchange.node, "ok", true);
         egress.latency(exchange.route.domains().get(0)).record(System.nanoTime() - exchange.start, TimeUnit.NANOSECONDS);
         super.onProxyResponseSuccess(clientRequest, proxyResponse, serverResponse);
@@ -214,6 +223,7 @@ public final class EgressServlet extends StreamingProxyServlet
     protected void onProxyResponseFailure(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Response serverResponse, Throwable failure)
     {
         Exchange exchange = EXCHANGE.get(clientRequest);
+        exchange.cancelDeadline();
         boolean nodeFault = isNodeFault(failure, serverResponse);
         egress.recordResult(exchange.route.pool(), exchange.node, nodeFault ? "node_failure" : "failure", !nodeFault);
         if (!proxyResponse.isCommitted() && nodeFault && mayRetry(clientRequest, exchange) && egress.allowRetry())
