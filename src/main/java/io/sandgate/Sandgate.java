@@ -20,7 +20,11 @@ import io.sandgate.controlplane.PodWatcher;
 import io.sandgate.ingress.Ingress;
 import io.sandgate.admin.AdminApi;
 import io.sandgate.admin.AdminServlet;
+import io.sandgate.config.CredentialsConfig;
+import io.sandgate.egress.Credentials;
 import io.sandgate.egress.Egress;
+import io.sandgate.secrets.SecretRing;
+import io.sandgate.secrets.SecretSources;
 import io.sandgate.egress.EgressServlet;
 import io.sandgate.ingress.IngressServlet;
 import io.sandgate.mcp.McpGateway;
@@ -139,7 +143,11 @@ public final class Sandgate implements AutoCloseable
         }
         started.add(egress);
         this.egress = egress;
-        ServletRegistration.Dynamic egressServlet = context.addServlet("sandgate-egress", new EgressServlet(egress));
+        CredentialsConfig credentialsConfig = config.egress().credentials();
+        Credentials credentials = new Credentials(credentialsConfig,
+            new SecretRing(SecretSources.open(credentialsConfig, Clock.systemUTC()), credentialsConfig.overlap(), Clock.systemUTC()), Clock.systemUTC(), metrics);
+        started.add(credentials);
+        ServletRegistration.Dynamic egressServlet = context.addServlet("sandgate-egress", new EgressServlet(egress, credentials));
         egressServlet.setAsyncSupported(true);
         egressServlet.setLoadOnStartup(1);
         egressServlet.addMapping("/egress/*");

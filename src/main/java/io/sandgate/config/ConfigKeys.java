@@ -119,7 +119,7 @@ public final class ConfigKeys
         "Browser origins allowed on MCP endpoints besides the gateway's own; `*` allows any. Requests without Origin pass.");
 
     public static final ConfigKey<List<Map<?, ?>>> EGRESS_ROUTES = ConfigKey.of("egress.routes", null, ValueParser.listOfMaps(),
-        "Egress route table, first match wins: `match.domains`, `match.task_type`, `upstream`, `timeout`, `retry`, `sticky_session`, `sticky_ttl`, `scheme`.");
+        "Egress route table, first match wins: `match.domains`, `match.task_type`, `upstream`, `timeout`, `retry`, `sticky_session`, `sticky_ttl`, `scheme`, `credential`, `scan`, `scan_responses`.");
     public static final ConfigKey<Map<String, ?>> EGRESS_POOLS = ConfigKey.of("egress.pools", null, ValueParser.structuredMap(),
         "Egress node pools: `{name: {region, nodes: [{id, address, region, weight}]}}`.");
     public static final ConfigKey<Duration> EGRESS_TIMEOUT = ConfigKey.of("egress.timeout", "30s", duration(),
@@ -170,6 +170,47 @@ public final class ConfigKeys
     public static final ConfigKey<Double> EGRESS_REGION_SUCCESS = ConfigKey.of("egress.health.region-min-success", "0.8", ValueParser.ratio(),
         "A region whose recent success rate is lower fails over to the others.");
 
+    public static final ConfigKey<Map<String, ?>> EGRESS_CREDENTIALS = ConfigKey.of("egress.credentials", null, ValueParser.structuredMap(),
+        "Real keys injected in place of agents' internal tokens: `{name: {secret, hosts, header, format}}` (`format` default `Bearer {secret}` for Authorization) or `{secret, hosts, query}`.");
+    public static final ConfigKey<List<Map<?, ?>>> EGRESS_AGENTS = ConfigKey.of("egress.agents", null, ValueParser.listOfMaps(),
+        "Agents by internal token: `[{id, token, credentials, expires, revoked}]`; `token` names the secret holding the agent's token.");
+    public static final ConfigKey<CredentialsConfig.SourceKind> SECRETS_SOURCE = ConfigKey.of("egress.secrets.source", "file", oneOf(CredentialsConfig.SourceKind.class),
+        "Where secrets come from: `file`, `env` (`SANDGATE_SECRET_<NAME>`) or `vault` (KV v2).");
+    public static final ConfigKey<String> SECRETS_FILE = ConfigKey.of("egress.secrets.file", "conf/secrets.yaml", string(),
+        "YAML file `name: value` of the `file` source; must not be readable by group or others.");
+    public static final ConfigKey<Duration> SECRETS_OVERLAP = ConfigKey.of("egress.secrets.overlap", "24h", duration(),
+        "How long a rotated-out key or internal token stays valid after its successor appears.");
+    public static final ConfigKey<Duration> SECRETS_REFRESH = ConfigKey.of("egress.secrets.refresh", "30s", duration(),
+        "How often secret values are re-read to notice rotation.");
+    public static final ConfigKey<String> VAULT_ADDRESS = ConfigKey.of("egress.secrets.vault.address", null, string(),
+        "Vault URL (`https://vault:8200`).");
+    public static final ConfigKey<String> VAULT_NAMESPACE = ConfigKey.of("egress.secrets.vault.namespace", null, string(),
+        "Vault Enterprise namespace.");
+    public static final ConfigKey<CredentialsConfig.VaultAuth> VAULT_AUTH = ConfigKey.of("egress.secrets.vault.auth", "token", oneOf(CredentialsConfig.VaultAuth.class),
+        "`token`, `approle` or `kubernetes`.");
+    public static final ConfigKey<Secret> VAULT_TOKEN = ConfigKey.secret("egress.secrets.vault.token", "(none)",
+        "Vault token for `token` auth.");
+    public static final ConfigKey<String> VAULT_ROLE_ID = ConfigKey.of("egress.secrets.vault.role-id", null, string(),
+        "AppRole role id.");
+    public static final ConfigKey<Secret> VAULT_SECRET_ID = ConfigKey.secret("egress.secrets.vault.secret-id", "(none)",
+        "AppRole secret id.");
+    public static final ConfigKey<String> VAULT_K8S_ROLE = ConfigKey.of("egress.secrets.vault.kubernetes-role", null, string(),
+        "Vault role for Kubernetes auth.");
+    public static final ConfigKey<String> VAULT_K8S_JWT = ConfigKey.of("egress.secrets.vault.kubernetes-jwt-path", "/var/run/secrets/kubernetes.io/serviceaccount/token", string(),
+        "Service-account token presented for Kubernetes auth.");
+    public static final ConfigKey<String> VAULT_MOUNT = ConfigKey.of("egress.secrets.vault.mount", "secret", string(),
+        "KV v2 mount.");
+    public static final ConfigKey<String> VAULT_PREFIX = ConfigKey.of("egress.secrets.vault.prefix", "sandgate", string(),
+        "Path under the mount: secret `x` is read from `prefix/x`, field `value` (`path#field` names both).");
+    public static final ConfigKey<Duration> VAULT_REFRESH = ConfigKey.of("egress.secrets.vault.refresh", "5m", duration(),
+        "A cached Vault value is re-read after this.");
+    public static final ConfigKey<Duration> VAULT_MAX_AGE = ConfigKey.of("egress.secrets.vault.max-age", "1h", duration(),
+        "A cached Vault value is served this long while Vault is down or sealed; after that 503.");
+    public static final ConfigKey<List<String>> EGRESS_SSRF_ALLOW = ConfigKey.of("egress.ssrf.allow", null, list(),
+        "CIDRs a target may resolve to despite the SSRF guard (which refuses loopback, link-local, private, CGNAT...).");
+    public static final ConfigKey<EgressConfig.ScanMode> EGRESS_SCAN_MODE = ConfigKey.of("egress.scan.mode", "block", oneOf(EgressConfig.ScanMode.class),
+        "Leak scanner on request bodies when a route sets no `scan`: `block` (422), `redact`, `report` or `off`.");
+
     public static final ConfigKey<ServerConfig.Role> SERVER_ROLE = ConfigKey.of("server.role", "gateway", oneOf(ServerConfig.Role.class),
         "`gateway` (all faces, and the pod watcher if enabled) or `controlplane` (pod watcher, health, metrics and admin only).");
     public static final ConfigKey<Boolean> WATCHER_ENABLED = ConfigKey.of("controlplane.watcher.enabled", "false", bool(),
@@ -207,6 +248,9 @@ public final class ConfigKeys
         EGRESS_RETRY_BACKOFF, EGRESS_NODE_ERROR_HEADERS, EGRESS_FORWARD_PROXY_PORT, EGRESS_MAX_CONNECTIONS, EGRESS_TRUST_STORE, EGRESS_TRUST_STORE_PASSWORD, EGRESS_TCP_INTERVAL, EGRESS_TCP_TIMEOUT, EGRESS_TCP_FAILURES,
         EGRESS_HTTP_INTERVAL, EGRESS_HTTP_URL, EGRESS_SLOW_TLS, EGRESS_LATENCY_WINDOW, EGRESS_JITTER_DOWN, EGRESS_JITTER_EJECT,
         EGRESS_PASSIVE_FAILURES, EGRESS_PASSIVE_EJECTION, EGRESS_RECOVERY_STEPS, EGRESS_RECOVERY_STEP_INTERVAL, EGRESS_REGION_EJECTED, EGRESS_REGION_SUCCESS,
+        EGRESS_CREDENTIALS, EGRESS_AGENTS, SECRETS_SOURCE, SECRETS_FILE, SECRETS_OVERLAP, SECRETS_REFRESH, VAULT_ADDRESS, VAULT_NAMESPACE, VAULT_AUTH,
+        VAULT_TOKEN, VAULT_ROLE_ID, VAULT_SECRET_ID, VAULT_K8S_ROLE, VAULT_K8S_JWT, VAULT_MOUNT, VAULT_PREFIX, VAULT_REFRESH, VAULT_MAX_AGE,
+        EGRESS_SSRF_ALLOW, EGRESS_SCAN_MODE,
         SERVER_ROLE, WATCHER_ENABLED, WATCHER_NAMESPACES, WATCHER_ID_LABEL, WATCHER_PORT_ANNOTATION, WATCHER_DEFAULT_PORT,
         WATCHER_RESYNC, WATCHER_MASTER_URL,
         ADMIN_TOKEN, ACCESS_LOG);

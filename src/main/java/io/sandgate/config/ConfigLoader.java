@@ -297,12 +297,34 @@ public final class ConfigLoader
             get(ConfigKeys.EGRESS_REGION_EJECTED), get(ConfigKeys.EGRESS_REGION_SUCCESS));
         List<Map<?, ?>> routes = get(ConfigKeys.EGRESS_ROUTES);
         Map<String, ?> pools = get(ConfigKeys.EGRESS_POOLS);
-        return new EgressConfig(EgressConfig.parseRoutes(routes == null ? List.of() : routes, get(ConfigKeys.EGRESS_TIMEOUT), get(ConfigKeys.EGRESS_FIRST_BYTE_TIMEOUT)),
+        Map<String, ?> credentials = get(ConfigKeys.EGRESS_CREDENTIALS);
+        List<Map<?, ?>> agents = get(ConfigKeys.EGRESS_AGENTS);
+        CredentialsConfig.Vault vault = new CredentialsConfig.Vault(Optional.ofNullable(get(ConfigKeys.VAULT_ADDRESS)), Optional.ofNullable(get(ConfigKeys.VAULT_NAMESPACE)),
+            get(ConfigKeys.VAULT_AUTH), Optional.ofNullable(get(ConfigKeys.VAULT_TOKEN)), Optional.ofNullable(get(ConfigKeys.VAULT_ROLE_ID)),
+            Optional.ofNullable(get(ConfigKeys.VAULT_SECRET_ID)), Optional.ofNullable(get(ConfigKeys.VAULT_K8S_ROLE)), java.nio.file.Path.of(get(ConfigKeys.VAULT_K8S_JWT)),
+            get(ConfigKeys.VAULT_MOUNT), get(ConfigKeys.VAULT_PREFIX), get(ConfigKeys.VAULT_REFRESH), get(ConfigKeys.VAULT_MAX_AGE));
+        CredentialsConfig protection = new CredentialsConfig(get(ConfigKeys.SECRETS_SOURCE), java.nio.file.Path.of(get(ConfigKeys.SECRETS_FILE)),
+            get(ConfigKeys.SECRETS_OVERLAP), get(ConfigKeys.SECRETS_REFRESH), vault,
+            CredentialsConfig.parseCredentials(credentials == null ? Map.of() : credentials), CredentialsConfig.parseAgents(agents == null ? List.of() : agents));
+        List<io.sandgate.net.Cidr> allow = new ArrayList<>();
+        for (String cidr : get(ConfigKeys.EGRESS_SSRF_ALLOW) == null ? List.<String>of() : get(ConfigKeys.EGRESS_SSRF_ALLOW))
+        {
+            try
+            {
+                allow.add(io.sandgate.net.Cidr.parse(cidr.trim()));
+            }
+            catch (IllegalArgumentException x)
+            {
+                throw new IllegalArgumentException(ConfigKeys.EGRESS_SSRF_ALLOW.name() + ": " + cidr + " (expected: CIDRs such as 10.0.3.0/24)");
+            }
+        }
+        return new EgressConfig(EgressConfig.parseRoutes(routes == null ? List.of() : routes, get(ConfigKeys.EGRESS_TIMEOUT), get(ConfigKeys.EGRESS_FIRST_BYTE_TIMEOUT),
+            get(ConfigKeys.EGRESS_SCAN_MODE)),
             EgressConfig.parsePools(pools == null ? Map.of() : pools), health, get(ConfigKeys.EGRESS_CONNECT_TIMEOUT),
             get(ConfigKeys.EGRESS_FIRST_BYTE_TIMEOUT), get(ConfigKeys.EGRESS_RETRY_BUDGET), get(ConfigKeys.EGRESS_RETRY_BACKOFF),
             get(ConfigKeys.EGRESS_NODE_ERROR_HEADERS), Optional.ofNullable(get(ConfigKeys.EGRESS_TRUST_STORE)),
             Optional.ofNullable(get(ConfigKeys.EGRESS_TRUST_STORE_PASSWORD)), get(ConfigKeys.EGRESS_MAX_CONNECTIONS),
-            Optional.ofNullable(get(ConfigKeys.EGRESS_FORWARD_PROXY_PORT)));
+            Optional.ofNullable(get(ConfigKeys.EGRESS_FORWARD_PROXY_PORT)), protection, allow);
     }
 
     private <T> T attempt(java.util.function.Supplier<T> build)

@@ -27,12 +27,20 @@ import java.util.Set;
  * @param trustStorePassword its password
  * @param maxConnectionsPerNode connection pool size towards each node (per target)
  * @param forwardProxyPort embedded runner's forward-proxy port, if any
+ * @param credentials internal tokens, real keys and where they come from
+ * @param ssrfAllow addresses a target may resolve to despite the SSRF guard
  */
 public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health health, Duration connectTimeout,
                            Duration firstByteTimeout, double retryBudget, Duration retryBackoff, List<String> nodeErrorHeaders,
                            Optional<String> trustStore, Optional<Secret> trustStorePassword, int maxConnectionsPerNode,
-                           Optional<Integer> forwardProxyPort)
+                           Optional<Integer> forwardProxyPort, CredentialsConfig credentials, List<io.sandgate.net.Cidr> ssrfAllow)
 {
+    /** What the secret-leak scanner does on a route: nothing, count, replace the match, or refuse the request (422). */
+    public enum ScanMode
+    {
+        OFF, REPORT, REDACT, BLOCK
+    }
+
     /**
      * One route of the table.
      *
@@ -46,10 +54,13 @@ public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health h
      * @param sticky whether the same agent session keeps its node
      * @param stickyTtl how long an idle pin lasts (sliding)
      * @param scheme towards the target: https (default) or http
-     * @param credential name of a credential to inject (credentials issue); kept, not yet used
+     * @param credential name of the credential injected in place of the agent's internal token
+     * @param scan what the leak scanner does with request bodies
+     * @param scanResponses whether response bodies are scanned too
      */
     public record Route(List<String> domains, Optional<String> taskType, String pool, Duration timeout, Duration idleTimeout, int retry,
-                        boolean retryNonIdempotent, boolean sticky, Duration stickyTtl, String scheme, Optional<String> credential)
+                        boolean retryNonIdempotent, boolean sticky, Duration stickyTtl, String scheme, Optional<String> credential,
+                        ScanMode scan, boolean scanResponses)
     {
         public Route
         {
@@ -130,23 +141,27 @@ public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health h
         routes = List.copyOf(routes);
         pools = Map.copyOf(pools);
         nodeErrorHeaders = List.copyOf(nodeErrorHeaders);
+        ssrfAllow = List.copyOf(ssrfAllow);
         for (Route route : routes)
         {
             if (!pools.containsKey(route.pool()))
                 throw new IllegalArgumentException(ConfigKeys.EGRESS_ROUTES.name() + ": upstream " + route.pool() + " (expected: one of the pools " + pools.keySet() + ")");
+            if (route.credential().isPresent() && !credentials.credentials().containsKey(route.credential().get()))
+                throw new IllegalArgumentException(ConfigKeys.EGRESS_ROUTES.name() + ": credential " + route.credential().get()
+                    + " (expected: one of " + ConfigKeys.EGRESS_CREDENTIALS.name() + " " + credentials.credentials().keySet() + ")");
         }
         if (retryBudget < 0 || retryBudget > 1)
             throw new IllegalArgumentException(ConfigKeys.EGRESS_RETRY_BUDGET.name() + ": " + retryBudget + " (expected: 0 to 1)");
     }
 
     /** Parses {@code egress.routes}. */
-    static List<Route> parseRoutes(List<Map<?, ?>> entries, Duration defaultTimeout, Duration defaultIdleTimeout)
+    static List<Route> parseRoutes(List<Map<?, ?>> entries, Duration defaultTimeout, Duration defaultIdleTimeout, ScanMode defaultScan)
     {
         List<Route> routes = new ArrayList<>();
         for (Map<?, ?> entry : entries)
         {
             String where = ConfigKeys.EGRESS_ROUTES.name() + "[" + routes.size() + "]";
-            known(entry, where, Set.of("match", "upstream", "timeout", "idle_timeout", "retry", "retry_non_idempotent", "sticky_session", "sticky_ttl", "scheme", "credential"));
+            known(entry, where, Set.of("match", "upstream", "timeout", "idle_timeout", "retry", "retry_non_idempotent", "sticky_session", "sticky_ttl", "scheme", "credential", "scan", "scan_responses"));
             if (!(entry.get("match") instanceof Map<?, ?> match))
                 throw new IllegalArgumentException(where + ": match (expected: {domains: [...], task_type: ...})");
             known(match, where + ".match", Set.of("domains", "task_type"));
@@ -168,7 +183,8 @@ public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health h
                 bool(entry.get("retry_non_idempotent"), where + ".retry_non_idempotent"),
                 bool(entry.get("sticky_session"), where + ".sticky_session"),
                 duration(entry.get("sticky_ttl"), Duration.ofMinutes(5), where + ".sticky_ttl"),
-                scheme, Optional.ofNullable(entry.get("credential")).map(Object::toString)));
+                scheme, Optional.ofNullable(entry.get("credential")).map(Object::toString),
+                scanMode(entry.get("scan"), defaultScan, where + ".scan"), bool(entry.get("scan_responses"), where + ".scan_responses")));
         }
         return routes;
     }
@@ -211,12 +227,24 @@ public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health h
         return pools;
     }
 
-    private static void known(Map<?, ?> map, String where, Set<String> keys)
+    static void known(Map<?, ?> map, String where, Set<String> keys)
     {
         for (Object key : map.keySet())
         {
             if (!keys.contains(key.toString()))
                 throw new IllegalArgumentException(where + ": unknown key " + key + " (expected: " + String.join(", ", new java.util.TreeSet<>(keys)) + ")");
+        }
+    }
+
+    private static ScanMode scanMode(Object value, ScanMode fallback, String where)
+    {
+        try
+        {
+            return value == null ? fallback : ValueParser.oneOf(ScanMode.class).parse(value);
+        }
+        catch (IllegalArgumentException x)
+        {
+            throw new IllegalArgumentException(where + ": " + value + " (expected: " + x.getMessage() + ")");
         }
     }
 

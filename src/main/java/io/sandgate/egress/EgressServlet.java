@@ -2,6 +2,9 @@ package io.sandgate.egress;
 
 import java.io.IOException;
 import java.net.ConnectException;
+import java.net.URLDecoder;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.util.HashSet;
 import java.util.Locale;
 import java.util.Optional;
@@ -23,6 +26,7 @@ import org.eclipse.jetty.client.HttpResponseException;
 import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.client.Response;
 import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.HttpHeader;
 
 /**
  * Servlet glue of the egress face, base-URL mode: {@code /egress/{host}/{path}} goes to
@@ -46,10 +50,12 @@ public final class EgressServlet extends StreamingProxyServlet
     public static final RequestAttribute<Boolean> FORWARD_PROXY = RequestAttribute.of("egress.forward-proxy", Boolean.class);
 
     private final Egress egress;
+    private final Credentials credentials;
 
-    public EgressServlet(Egress egress)
+    public EgressServlet(Egress egress, Credentials credentials)
     {
         this.egress = egress;
+        this.credentials = credentials;
     }
 
     /** One agent request across its attempts. */
@@ -60,6 +66,7 @@ public final class EgressServlet extends StreamingProxyServlet
         final String stickyKey;
         final long start = System.nanoTime();
         final Set<String> tried = new HashSet<>();
+        final Credentials.Injection injection;
         NodeState node;
         boolean repinned;
         int attempts;
@@ -71,11 +78,12 @@ public final class EgressServlet extends StreamingProxyServlet
                 deadline.cancel(false);
         }
 
-        Exchange(EgressConfig.Route route, String target, String stickyKey)
+        Exchange(EgressConfig.Route route, String target, String stickyKey, Credentials.Injection injection)
         {
             this.route = route;
             this.target = target;
             this.stickyKey = stickyKey;
+            this.injection = injection;
         }
     }
 
@@ -98,16 +106,24 @@ public final class EgressServlet extends StreamingProxyServlet
             String authority = slash < 0 ? path : path.substring(0, slash);
             if (!authority.matches("[A-Za-z0-9.-]{1,253}(:\\d{1,5})?") || authority.startsWith(".") || authority.contains(".."))
                 throw GatewayException.badRequest("malformed target host in /egress/{host}/...");
-            String host = authority.contains(":") ? authority.substring(0, authority.indexOf(':')) : authority;
+            String host = (authority.contains(":") ? authority.substring(0, authority.indexOf(':')) : authority).toLowerCase(Locale.ROOT);
             String taskType = request.getHeader(TASK_TYPE);
             Optional<EgressConfig.Route> route = egress.route(host, taskType);
             if (route.isEmpty())
-                throw GatewayException.forbidden("no egress route for " + host.toLowerCase(Locale.ROOT) + (taskType == null ? "" : " and task type " + taskType));
+                throw GatewayException.forbidden("no egress route for " + host + (taskType == null ? "" : " and task type " + taskType));
+            String authorization = request.getHeader(HttpHeader.AUTHORIZATION.asString());
+            Credentials.Injection injection = null;
+            if (route.get().credential().isPresent())
+                injection = credentials.authorize(authorization, route.get(), host);
+            else
+                credentials.refuseInternalToken(authorization, host);
             String query = request.getQueryString();
+            if (injection != null && injection.query().isPresent())
+                query = withParameter(query, injection.query().get(), injection.value());
             String scheme = Boolean.TRUE.equals(FORWARD_PROXY.get(request)) ? "http" : route.get().scheme();
             String target = scheme + "://" + authority.toLowerCase(Locale.ROOT) + (slash < 0 ? "/" : path.substring(slash))
                 + (query == null ? "" : "?" + query);
-            Exchange exchange = new Exchange(route.get(), target, request.getHeader(SESSION));
+            Exchange exchange = new Exchange(route.get(), target, request.getHeader(SESSION), injection);
             egress.requestStarted();
             choose(exchange);
             EXCHANGE.set(request, exchange);
@@ -152,13 +168,37 @@ public final class EgressServlet extends StreamingProxyServlet
     protected void copyRequestHeaders(HttpServletRequest clientRequest, Request proxyRequest)
     {
         super.copyRequestHeaders(clientRequest, proxyRequest);
+        Credentials.Injection injection = EXCHANGE.get(clientRequest).injection;
         proxyRequest.headers(headers ->
         {
             headers.remove(TASK_TYPE);
             headers.remove(SESSION);
             headers.remove("X-Forwarded-For");
             headers.remove("Forwarded");
+            if (injection != null)
+            {
+                // The internal token stops here; the real key takes its place.
+                headers.remove(HttpHeader.AUTHORIZATION);
+                injection.header().ifPresent(name -> headers.put(name, injection.value()));
+            }
         });
+    }
+
+    /** The query with {@code name} set to {@code value} (an agent's own value of it dropped). */
+    private static String withParameter(String query, String name, String value)
+    {
+        StringBuilder result = new StringBuilder();
+        if (query != null)
+        {
+            for (String pair : query.split("&"))
+            {
+                String key = pair.contains("=") ? pair.substring(0, pair.indexOf('=')) : pair;
+                if (!pair.isEmpty() && !URLDecoder.decode(key, StandardCharsets.UTF_8).equals(name))
+                    result.append(pair).append('&');
+            }
+        }
+        return result.append(URLEncoder.encode(name, StandardCharsets.UTF_8)).append('=')
+            .append(URLEncoder.encode(value, StandardCharsets.UTF_8)).toString();
     }
 
     @Override

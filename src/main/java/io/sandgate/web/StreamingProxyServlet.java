@@ -9,6 +9,8 @@ import jakarta.servlet.http.HttpServletResponse;
 import org.eclipse.jetty.client.Response;
 import org.eclipse.jetty.ee10.proxy.AsyncProxyServlet;
 import org.eclipse.jetty.util.Callback;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Jetty's asynchronous proxy servlet, changed in the one way both of Sandgate's proxying faces
@@ -17,6 +19,17 @@ import org.eclipse.jetty.util.Callback;
 public abstract class StreamingProxyServlet extends AsyncProxyServlet
 {
     private static final RequestAttribute<FlushingWriter> WRITER = RequestAttribute.of("proxy.writer", FlushingWriter.class);
+
+    /**
+     * Jetty's proxy logs every request's headers at DEBUG under the servlet's own logger, which
+     * would put Authorization values and injected keys in the log the moment someone turns on DEBUG
+     * for {@code io.sandgate}. Its logger lives under Jetty's name instead, with Jetty's level.
+     */
+    @Override
+    protected Logger createLogger()
+    {
+        return LoggerFactory.getLogger("org.eclipse.jetty.ee10.proxy." + getClass().getSimpleName());
+    }
 
     /**
      * Writes each chunk and flushes it. Servlet containers aggregate small writes (Jetty up to a

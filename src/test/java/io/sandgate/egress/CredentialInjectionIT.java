@@ -1,0 +1,217 @@
+package io.sandgate.egress;
+
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import io.sandgate.config.ConfigLoader;
+import io.sandgate.launcher.EmbeddedServer;
+import io.sandgate.testing.ForwardProxy;
+import io.sandgate.testing.TargetServer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Credential injection end to end: an agent calls with its internal token, a real HTTPS target
+ * (through a real forward-proxy node) sees only the real key, and nothing the gateway logs holds
+ * either. Secrets come from the default {@code file} source in a scratch directory.
+ */
+class CredentialInjectionIT
+{
+    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    // Built at run time so the repository holds nothing a secret scanner would flag.
+    private static final String OPENAI_KEY = "sk-" + "proj-" + "A1b2C3d4E5f6G7h8I9j0".repeat(2);
+    private static final String ANTHROPIC_KEY = "sk-" + "ant-api03-" + "Zz9Yy8Xx7Ww6".repeat(3);
+    private static final String AGENT_TOKEN = "sgt_agent_alpha_0123456789";
+
+    private TargetServer target;
+    private ForwardProxy node;
+    private Path secrets;
+    private EmbeddedServer gateway;
+    private ListAppender<ILoggingEvent> logged;
+    private Level sandgateLevel;
+
+    @BeforeEach
+    void start() throws Exception
+    {
+        target = TargetServer.start();
+        node = ForwardProxy.start("n1");
+        secrets = Files.createTempDirectory("sandgate-secrets-").resolve("secrets.yaml");
+        writeSecrets(Map.of("openai", OPENAI_KEY, "anthropic", ANTHROPIC_KEY, "alpha-token", AGENT_TOKEN,
+            "beta-token", "sgt_agent_beta_0123456789", "old-token", "sgt_agent_old_0123456789", "gone-token", "sgt_agent_gone_0123456789"));
+        Logger root = (Logger)LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+        Logger sandgate = (Logger)LoggerFactory.getLogger("io.sandgate");
+        sandgateLevel = sandgate.getLevel();
+        sandgate.setLevel(Level.DEBUG);
+        logged = new ListAppender<>();
+        logged.start();
+        root.addAppender(logged);
+        gateway = gateway(Map.of());
+    }
+
+    private void writeSecrets(Map<String, String> values) throws Exception
+    {
+        StringBuilder yaml = new StringBuilder();
+        values.forEach((k, v) -> yaml.append(k).append(": \"").append(v).append("\"\n"));
+        Path next = secrets.resolveSibling("secrets.next");
+        Files.writeString(next, yaml);
+        Files.setPosixFilePermissions(next, PosixFilePermissions.fromString("rw-------"));
+        Files.move(next, secrets, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    private EmbeddedServer gateway(Map<String, Object> extra) throws Exception
+    {
+        Map<String, Object> values = new HashMap<>();
+        values.put("server.host", "127.0.0.1");
+        values.put("server.port", "0");
+        values.put("egress.tls.trust-store", target.trustStore().toString());
+        values.put("egress.tls.trust-store-password", target.trustStorePassword());
+        values.put("egress.ssrf.allow", "127.0.0.0/8");
+        values.put("egress.secrets.file", secrets.toString());
+        values.put("egress.secrets.overlap", "2s");
+        values.put("egress.routes", List.of(
+            Map.of("match", Map.of("domains", List.of("localhost"), "task_type", "llm"), "upstream", "main", "credential", "openai"),
+            Map.of("match", Map.of("domains", List.of("localhost"), "task_type", "claude"), "upstream", "main", "credential", "anthropic"),
+            Map.of("match", Map.of("domains", List.of("127.0.0.1"), "task_type", "llm"), "upstream", "main", "credential", "openai"),
+            Map.of("match", Map.of("domains", List.of("localhost", "127.0.0.1")), "upstream", "main")));
+        values.put("egress.pools", Map.of("main", Map.of("region", "eu", "nodes", List.of(Map.of("id", "n1", "address", node.address())))));
+        Map<String, Object> credentials = new LinkedHashMap<>();
+        credentials.put("openai", Map.of("secret", "openai", "hosts", List.of("localhost")));
+        credentials.put("anthropic", Map.of("secret", "anthropic", "hosts", List.of("localhost"), "header", "x-api-key"));
+        values.put("egress.credentials", credentials);
+        values.put("egress.agents", List.of(
+            Map.of("id", "alpha", "token", "alpha-token", "credentials", List.of("openai", "anthropic")),
+            Map.of("id", "beta", "token", "beta-token", "credentials", List.of("anthropic")),
+            Map.of("id", "old", "token", "old-token", "credentials", List.of("openai"), "expires", Instant.now().minusSeconds(60).toString()),
+            Map.of("id", "gone", "token", "gone-token", "credentials", List.of("openai"), "revoked", true)));
+        values.putAll(extra);
+        return EmbeddedServer.start(ConfigLoader.fromValues(values));
+    }
+
+    @AfterEach
+    void stop() throws Exception
+    {
+        gateway.close();
+        node.close();
+        io.sandgate.testing.LocalResources.deleteRecursively(secrets.getParent());
+        target.close();
+        ((Logger)LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).detachAppender(logged);
+        ((Logger)LoggerFactory.getLogger("io.sandgate")).setLevel(sandgateLevel);
+    }
+
+    private HttpResponse<String> post(String host, String taskType, String authorization) throws Exception
+    {
+        HttpRequest.Builder request = HttpRequest.newBuilder(gateway.uri().resolve("/egress/" + host + ":" + target.httpsPort() + "/echo"))
+            .timeout(Duration.ofSeconds(15)).header("X-Agent-Task-Type", taskType)
+            .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"));
+        if (authorization != null)
+            request.header("Authorization", authorization);
+        return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private void assertNothingSecretLogged()
+    {
+        assertFalse(logged.list.isEmpty(), "log lines were captured");
+        for (ILoggingEvent event : logged.list)
+        {
+            String line = event.getFormattedMessage() + (event.getThrowableProxy() == null ? "" : event.getThrowableProxy().getMessage());
+            assertFalse(line.contains(OPENAI_KEY), line);
+            assertFalse(line.contains(ANTHROPIC_KEY), line);
+            assertFalse(line.contains(AGENT_TOKEN), line);
+        }
+    }
+
+    @Test
+    void realKeyReachesTheTarget_internalTokenNever_andNothingSecretIsLogged() throws Exception
+    {
+        HttpResponse<String> response = post("localhost", "llm", "Bearer " + AGENT_TOKEN);
+        assertEquals(200, response.statusCode(), response.body());
+        TargetServer.Recorded seen = target.requests().get(0);
+        assertEquals("Bearer " + OPENAI_KEY, seen.header("Authorization"));
+        assertTrue(seen.header("Host").startsWith("localhost"), seen.header("Host"));
+
+        HttpResponse<String> claude = post("localhost", "claude", "Bearer " + AGENT_TOKEN);
+        assertEquals(200, claude.statusCode(), claude.body());
+        TargetServer.Recorded second = target.requests().get(1);
+        assertEquals(ANTHROPIC_KEY, second.header("x-api-key"));
+        assertNull(second.header("Authorization"), "the internal token is removed, not forwarded");
+        for (TargetServer.Recorded recorded : target.requests())
+            assertFalse(recorded.toString().contains(AGENT_TOKEN), "target never sees the internal token");
+        assertNothingSecretLogged();
+    }
+
+    @Test
+    void missingUnknownRevokedAndExpiredTokens_get401_andNothingIsSent() throws Exception
+    {
+        assertEquals(401, post("localhost", "llm", null).statusCode());
+        HttpResponse<String> unknown = post("localhost", "llm", "Bearer sgt_nobody_knows_this");
+        assertEquals(401, unknown.statusCode());
+        assertTrue(unknown.body().contains("unknown internal token"), unknown.body());
+        HttpResponse<String> revoked = post("localhost", "llm", "Bearer sgt_agent_gone_0123456789");
+        assertEquals(401, revoked.statusCode());
+        assertTrue(revoked.body().contains("revoked"), revoked.body());
+        HttpResponse<String> expired = post("localhost", "llm", "Bearer sgt_agent_old_0123456789");
+        assertEquals(401, expired.statusCode());
+        assertTrue(expired.body().contains("expired"), expired.body());
+        assertEquals(0, target.requestCount());
+    }
+
+    @Test
+    void tokenOnAHostItsCredentialIsNotBoundTo_gets403_andIsNotSwapped() throws Exception
+    {
+        HttpResponse<String> wrongHost = post("127.0.0.1", "llm", "Bearer " + AGENT_TOKEN);
+        assertEquals(403, wrongHost.statusCode(), wrongHost.body());
+        assertTrue(wrongHost.body().contains("not bound to host 127.0.0.1"), wrongHost.body());
+
+        HttpResponse<String> noCredential = post("127.0.0.1", "other", "Bearer " + AGENT_TOKEN);
+        assertEquals(403, noCredential.statusCode(), "an internal token is never forwarded where nothing replaces it");
+
+        HttpResponse<String> notAllowed = post("localhost", "llm", "Bearer sgt_agent_beta_0123456789");
+        assertEquals(403, notAllowed.statusCode());
+        assertTrue(notAllowed.body().contains("may not use credential openai"), notAllowed.body());
+        assertEquals(0, target.requestCount());
+        assertFalse(wrongHost.body().contains(OPENAI_KEY));
+
+        HttpResponse<String> ownKey = post("127.0.0.1", "other", "Bearer agents-own-key-for-a-public-api");
+        assertEquals(200, ownKey.statusCode(), "other Authorization values pass on routes without a credential");
+        assertEquals("Bearer agents-own-key-for-a-public-api", target.requests().get(0).header("Authorization"));
+    }
+
+    @Test
+    void rotation_newValuesAtOnce_oldTokenValidForTheOverlapOnly() throws Exception
+    {
+        assertEquals(200, post("localhost", "llm", "Bearer " + AGENT_TOKEN).statusCode());
+        String newKey = "sk-" + "proj-" + "N3wK3yN3wK3yN3wK3yN3".repeat(2);
+        String newToken = "sgt_agent_alpha_rotated_42";
+        writeSecrets(Map.of("openai", newKey, "anthropic", ANTHROPIC_KEY, "alpha-token", newToken,
+            "beta-token", "sgt_agent_beta_0123456789", "old-token", "sgt_agent_old_0123456789", "gone-token", "sgt_agent_gone_0123456789"));
+
+        await().atMost(Duration.ofSeconds(5)).until(() -> post("localhost", "llm", "Bearer " + newToken).statusCode() == 200);
+        assertEquals("Bearer " + newKey, target.requests().get(target.requestCount() - 1).header("Authorization"), "the new key is used at once");
+        HttpResponse<String> old = post("localhost", "llm", "Bearer " + AGENT_TOKEN);
+        assertEquals(200, old.statusCode(), "the old token works during the overlap: " + old.body());
+        await().atMost(Duration.ofSeconds(10)).until(() -> post("localhost", "llm", "Bearer " + AGENT_TOKEN).statusCode() == 401);
+        assertEquals(200, post("localhost", "llm", "Bearer " + newToken).statusCode());
+    }
+}
