@@ -2,8 +2,10 @@ package io.sandgate.testing;
 
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -47,7 +49,8 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  *       status and {@code X-Proxy-Error: 1}, without contacting the target.</li>
  * </ul>
  * {@link #requests()} counts every request the proxy read (a CONNECT counts once, for the whole
- * tunnel), whatever the fault; {@link #connects()} counts the CONNECTs among them.
+ * tunnel), whatever the fault; {@link #connects()} counts the CONNECTs among them, and
+ * {@link #received()} lists their request targets.
  */
 public final class ForwardProxy implements AutoCloseable {
 
@@ -70,6 +73,13 @@ public final class ForwardProxy implements AutoCloseable {
 
     private enum Kind { OK, HANG, DELAY, DROP, ERROR }
 
+    /**
+     * One request as the proxy read it: the target is {@code host:port} for a CONNECT and the
+     * absolute URI otherwise; {@code host} is the Host header, or {@code null}.
+     */
+    public record Received(String method, String target, String host) {
+    }
+
     /** One immutable fault setting, so a request sees a consistent snapshot of kind and parameters. */
     private record Fault(Kind kind, long baseMillis, long jitterMillis, int dropAfterBytes, int status) {
         static final Fault OK = new Fault(Kind.OK, 0, 0, 0, 0);
@@ -80,6 +90,7 @@ public final class ForwardProxy implements AutoCloseable {
     private final ServerConnector connector;
     private final AtomicInteger requests = new AtomicInteger();
     private final AtomicInteger connects = new AtomicInteger();
+    private final List<Received> received = new CopyOnWriteArrayList<>();
     private volatile Fault fault = Fault.OK;
     private int port;
     private boolean refusing;
@@ -151,9 +162,15 @@ public final class ForwardProxy implements AutoCloseable {
         return connects.get();
     }
 
+    /** The request targets read so far, in order, faulted ones included. */
+    public List<Received> received() {
+        return List.copyOf(received);
+    }
+
     public void resetCounters() {
         requests.set(0);
         connects.set(0);
+        received.clear();
     }
 
     /** Forwards normally; reopens the listener on the same port if {@link #refuse()} closed it. */
@@ -260,6 +277,9 @@ public final class ForwardProxy implements AutoCloseable {
             if (connect) {
                 connects.incrementAndGet();
             }
+            received.add(new Received(request.getMethod(),
+                    connect ? request.getHttpURI().getAuthority() : request.getHttpURI().asString(),
+                    request.getHeaders().get(HttpHeader.HOST)));
             Fault current = fault;
             switch (current.kind()) {
                 case HANG:
