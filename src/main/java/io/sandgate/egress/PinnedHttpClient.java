@@ -1,0 +1,73 @@
+package io.sandgate.egress;
+
+import org.eclipse.jetty.client.HttpClient;
+import org.eclipse.jetty.client.HttpClientTransport;
+import org.eclipse.jetty.client.HttpProxy;
+import org.eclipse.jetty.client.ProxyConfiguration;
+import org.eclipse.jetty.client.Request;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.util.ssl.SslContextFactory;
+
+/**
+ * An HttpClient that sends requests for a {@link PinnedTarget} to its checked address. Through an
+ * egress node, which must be a {@link PinnedHttpProxy}, that means {@code CONNECT <address>:<port>}
+ * for https and http alike: the node never sees a name it could resolve.
+ *
+ * <ul>
+ *   <li>{@link #newRequest(PinnedTarget, String)} addresses the request to the checked address and
+ *       tags it with the target.</li>
+ *   <li>{@code Host} is set to the target's name when the request is queued, after any header
+ *       copying (a proxy servlet clears the headers it copies into).</li>
+ *   <li>TLS uses the name for SNI and verification: the client's {@link SslContextFactory} must be
+ *       a {@link PinnedSslContextFactory}; one is installed if none was set.</li>
+ * </ul>
+ * Both requirements are checked when the client starts, since either one missing would quietly
+ * send the name to the wrong place or verify TLS against the address.
+ * Requests without a {@link PinnedTarget} tag are sent as by any HttpClient.
+ */
+public class PinnedHttpClient extends HttpClient
+{
+    public PinnedHttpClient(HttpClientTransport transport)
+    {
+        super(transport);
+        getRequestListeners().addQueuedListener(PinnedHttpClient::onQueued);
+    }
+
+    /** A request to {@code pathAndQuery} on the target, sent to the checked address. */
+    public Request newRequest(PinnedTarget target, String pathAndQuery)
+    {
+        return newRequest(target.uri(pathAndQuery)).tag(target);
+    }
+
+    private static void onQueued(Request request)
+    {
+        if (!(request.getTag() instanceof PinnedTarget target))
+            return;
+        // A tag that does not match the URI would send TLS and Host for one target to the address
+        // of another: refuse rather than guess which one was meant.
+        if (!target.isAddressOf(request.getHost(), request.getPort()) || !target.scheme().equalsIgnoreCase(request.getScheme()))
+        {
+            request.abort(new IllegalStateException("request URI does not match its pinned target"));
+            return;
+        }
+        request.headers(headers -> headers.put(HttpHeader.HOST, target.hostHeader()));
+    }
+
+    @Override
+    protected void doStart() throws Exception
+    {
+        SslContextFactory.Client tls = getSslContextFactory();
+        if (tls == null)
+            setSslContextFactory(new PinnedSslContextFactory());
+        else if (!(tls instanceof PinnedSslContextFactory))
+            throw new IllegalStateException("TLS to pinned targets needs a " + PinnedSslContextFactory.class.getSimpleName()
+                + ", not a " + tls.getClass().getSimpleName());
+        for (ProxyConfiguration.Proxy proxy : getProxyConfiguration().getProxies())
+        {
+            if (proxy instanceof HttpProxy && !(proxy instanceof PinnedHttpProxy))
+                throw new IllegalStateException("HTTP proxies of pinned targets must be " + PinnedHttpProxy.class.getSimpleName()
+                    + "s, not " + proxy.getClass().getSimpleName() + "s");
+        }
+        super.doStart();
+    }
+}

@@ -1,0 +1,324 @@
+package io.sandgate.egress;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import javax.net.ssl.SSLHandshakeException;
+
+import io.sandgate.net.Cidr;
+import io.sandgate.net.Resolver;
+import io.sandgate.net.SsrfGuard;
+import io.sandgate.testing.ForwardProxy;
+import io.sandgate.testing.TargetServer;
+import org.eclipse.jetty.client.ContentResponse;
+import org.eclipse.jetty.client.HttpClient;
+import org.eclipse.jetty.client.HttpProxy;
+import org.eclipse.jetty.client.HttpResponseException;
+import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
+import org.eclipse.jetty.io.ClientConnector;
+import org.eclipse.jetty.util.ssl.SslContextFactory;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Requests for a checked target go through an egress node (a forward proxy) to the checked address,
+ * never to a name the node would resolve again, while TLS and Host still carry the name. The
+ * client is set up as {@link Egress} sets up its per-node clients.
+ */
+class PinnedConnectionIT
+{
+    private static final String PUBLIC = "93.184.216.34";
+
+    private TargetServer target;
+    private ForwardProxy node;
+    private PinnedHttpClient client;
+
+    @BeforeEach
+    void start() throws Exception
+    {
+        target = TargetServer.start();
+        node = ForwardProxy.start("node-a");
+        client = client(new PinnedSslContextFactory());
+        client.start();
+    }
+
+    @AfterEach
+    void stop() throws Exception
+    {
+        if (client != null)
+            client.stop();
+        if (node != null)
+            node.close();
+        if (target != null)
+            target.close();
+    }
+
+    private PinnedHttpClient client(SslContextFactory.Client tls)
+    {
+        tls.setTrustStorePath(target.trustStore().toString());
+        tls.setTrustStorePassword(target.trustStorePassword());
+        tls.setTrustStoreType(target.trustStoreType());
+        ClientConnector connector = new ClientConnector();
+        connector.setSslContextFactory(tls);
+        connector.setSelectors(1);
+        PinnedHttpClient pinned = new PinnedHttpClient(new HttpClientTransportOverHTTP(connector));
+        pinned.getProxyConfiguration().addProxy(new PinnedHttpProxy("127.0.0.1", node.port()));
+        pinned.setFollowRedirects(false);
+        return pinned;
+    }
+
+    private static InetAddress ip(String literal)
+    {
+        try
+        {
+            return InetAddress.getByName(literal);
+        }
+        catch (UnknownHostException x)
+        {
+            throw new AssertionError(x);
+        }
+    }
+
+    /** The names answer loopback; loopback is allow-listed, as an internal test network would be. */
+    private static SsrfGuard loopbackGuard(String... names)
+    {
+        Map<String, List<InetAddress>> table = new java.util.HashMap<>();
+        for (String name : names)
+            table.put(name, List.of(ip("127.0.0.1")));
+        Resolver resolver = host ->
+        {
+            List<InetAddress> answer = table.get(host);
+            if (answer == null)
+                throw new UnknownHostException(host);
+            return answer;
+        };
+        return new SsrfGuard(List.of(Cidr.parse("127.0.0.0/8")), resolver);
+    }
+
+    private static Throwable rootCause(Throwable failure)
+    {
+        Throwable t = failure;
+        while (t.getCause() != null && t.getCause() != t)
+            t = t.getCause();
+        return t;
+    }
+
+    private static boolean causedBy(Throwable failure, Class<? extends Throwable> type)
+    {
+        for (Throwable t = failure; t != null; t = t.getCause())
+        {
+            if (type.isInstance(t))
+                return true;
+        }
+        return false;
+    }
+
+    @Test
+    void https_nodeIsAskedToConnectToTheCheckedAddress_andTlsVerifiesTheName() throws Exception
+    {
+        PinnedTarget pinned = PinnedTarget.check(loopbackGuard("localhost"), "https", "localhost", target.httpsPort());
+
+        ContentResponse response = client.newRequest(pinned, "/echo?x=1").timeout(10, TimeUnit.SECONDS).send();
+
+        assertEquals(200, response.getStatus(), response.getContentAsString());
+        assertEquals(List.of(new ForwardProxy.Received("CONNECT", "127.0.0.1:" + target.httpsPort(), "127.0.0.1:" + target.httpsPort())),
+            node.received());
+        TargetServer.Recorded seen = target.requests().get(0);
+        assertEquals("https", seen.scheme());
+        assertEquals("/echo?x=1", seen.pathAndQuery());
+        assertEquals("localhost:" + target.httpsPort(), seen.header("Host"));
+    }
+
+    @Test
+    void https_nameNotOnTheCertificate_failsVerification_althoughTheAddressIsOnIt() throws Exception
+    {
+        // The certificate names 127.0.0.1 and localhost. Verifying against the address would pass;
+        // verifying against the name must not.
+        PinnedTarget pinned = PinnedTarget.check(loopbackGuard("other.test"), "https", "other.test", target.httpsPort());
+
+        ExecutionException failure = assertThrows(ExecutionException.class,
+            () -> client.newRequest(pinned, "/echo").timeout(10, TimeUnit.SECONDS).send());
+
+        assertTrue(causedBy(failure, SSLHandshakeException.class), () -> "expected a TLS verification failure, got " + rootCause(failure));
+        assertEquals("CONNECT", node.received().get(0).method());
+        assertEquals("127.0.0.1:" + target.httpsPort(), node.received().get(0).target());
+        assertEquals(0, target.requestCount());
+    }
+
+    @Test
+    void https_addressLiteralAsTheName_verifiesAgainstTheAddress() throws Exception
+    {
+        PinnedTarget pinned = PinnedTarget.check(loopbackGuard(), "https", "127.0.0.1", target.httpsPort());
+
+        ContentResponse response = client.newRequest(pinned, "/echo").timeout(10, TimeUnit.SECONDS).send();
+
+        assertEquals(200, response.getStatus());
+        assertEquals("127.0.0.1:" + target.httpsPort(), target.requests().get(0).header("Host"));
+    }
+
+    @Test
+    void http_isTunnelledToTheCheckedAddress_soHostNamesTheTarget() throws Exception
+    {
+        PinnedTarget pinned = PinnedTarget.check(loopbackGuard("localhost"), "http", "localhost", target.httpPort());
+
+        ContentResponse response = client.newRequest(pinned, "/echo").timeout(10, TimeUnit.SECONDS).send();
+
+        assertEquals(200, response.getStatus(), response.getContentAsString());
+        assertEquals(List.of(new ForwardProxy.Received("CONNECT", "127.0.0.1:" + target.httpPort(), "127.0.0.1:" + target.httpPort())),
+            node.received());
+        TargetServer.Recorded seen = target.requests().get(0);
+        assertEquals("http", seen.scheme());
+        assertEquals("localhost:" + target.httpPort(), seen.header("Host"));
+    }
+
+    @Test
+    void http_absoluteFormWithAHostOtherThanItsAuthority_isRejectedByTheNode() throws Exception
+    {
+        // Why plain http is tunnelled: a node takes the host from the absolute URI (RFC 9112 3.2.2),
+        // and Jetty's refuses a Host header that says otherwise.
+        HttpClient plain = new HttpClient();
+        plain.getProxyConfiguration().addProxy(new HttpProxy("127.0.0.1", node.port()));
+        plain.start();
+        try
+        {
+            ContentResponse response = plain.newRequest(target.httpUrl("/echo"))
+                .headers(headers -> headers.put("Host", "localhost:" + target.httpPort()))
+                .timeout(10, TimeUnit.SECONDS).send();
+            assertEquals(400, response.getStatus());
+            assertEquals(0, target.requestCount());
+        }
+        finally
+        {
+            plain.stop();
+        }
+    }
+
+    @Test
+    void hostHeaderSetByTheCaller_isReplacedByThePinnedName() throws Exception
+    {
+        // A proxy servlet copies the agent's headers; whatever Host they carried, the pinned name wins.
+        PinnedTarget pinned = PinnedTarget.check(loopbackGuard("localhost"), "https", "localhost", target.httpsPort());
+
+        ContentResponse response = client.newRequest(pinned, "/echo")
+            .headers(headers -> headers.put("Host", "elsewhere.test"))
+            .timeout(10, TimeUnit.SECONDS).send();
+
+        assertEquals(200, response.getStatus());
+        assertEquals("localhost:" + target.httpsPort(), target.requests().get(0).header("Host"));
+    }
+
+    @Test
+    void rebindingName_nodeSeesOnlyTheCheckedPublicAddress_andLoopbackIsNeverContacted() throws Exception
+    {
+        AtomicInteger lookups = new AtomicInteger();
+        Resolver rebinding = host -> List.of(ip(lookups.getAndIncrement() == 0 ? PUBLIC : "127.0.0.1"));
+        SsrfGuard guard = new SsrfGuard(List.of(), rebinding);
+        // The node answers for itself, so nothing leaves this machine; what matters is what it was asked.
+        node.error5xx(502);
+
+        PinnedTarget pinned = PinnedTarget.check(guard, "https", "rebind.test", target.httpsPort());
+        for (int attempt = 0; attempt < 2; attempt++)
+        {
+            // A retry reuses the pinned target: the name is not resolved again, so it cannot rebind.
+            ExecutionException failure = assertThrows(ExecutionException.class,
+                () -> client.newRequest(pinned, "/echo").timeout(10, TimeUnit.SECONDS).send());
+            assertInstanceOf(HttpResponseException.class, failure.getCause(), () -> String.valueOf(failure.getCause()));
+        }
+
+        // Had the name been resolved again, it would now be loopback, which the guard refuses.
+        assertThrows(SsrfGuard.Refused.class, () -> PinnedTarget.check(guard, "https", "rebind.test", target.httpsPort()));
+
+        ForwardProxy.Received checked = new ForwardProxy.Received("CONNECT", PUBLIC + ":" + target.httpsPort(), PUBLIC + ":" + target.httpsPort());
+        assertEquals(List.of(checked, checked), node.received());
+        assertEquals(0, target.requestCount(), "the loopback target must never be reached");
+        assertEquals(2, lookups.get(), "one lookup per check; sending never resolves the name");
+    }
+
+    @Test
+    void connectRequestHead_opensTheTunnelToTheCheckedAddress() throws Exception
+    {
+        // What EgressConnectHandler writes to the node for a CONNECT from an agent.
+        PinnedTarget pinned = PinnedTarget.check(loopbackGuard("localhost"), "https", "localhost", target.httpsPort());
+        try (Socket socket = new Socket("127.0.0.1", node.port()))
+        {
+            socket.setSoTimeout(10_000);
+            OutputStream out = socket.getOutputStream();
+            out.write(pinned.connectRequestHead());
+            out.flush();
+            InputStream in = socket.getInputStream();
+            byte[] head = new byte[12];
+            int read = 0;
+            while (read < head.length)
+            {
+                int n = in.read(head, read, head.length - read);
+                if (n < 0)
+                    break;
+                read += n;
+            }
+            assertEquals("HTTP/1.1 200", new String(head, 0, read, StandardCharsets.ISO_8859_1));
+        }
+        assertEquals(List.of(new ForwardProxy.Received("CONNECT", "127.0.0.1:" + target.httpsPort(), "127.0.0.1:" + target.httpsPort())),
+            node.received());
+    }
+
+    @Test
+    void tagThatDoesNotMatchTheUri_isAbortedBeforeAnythingIsSent() throws Exception
+    {
+        PinnedTarget pinned = new PinnedTarget("https", "localhost", ip("127.0.0.2"), target.httpsPort());
+
+        ExecutionException failure = assertThrows(ExecutionException.class,
+            () -> client.newRequest(target.httpsUrl("/echo")).tag(pinned).timeout(10, TimeUnit.SECONDS).send());
+
+        assertInstanceOf(IllegalStateException.class, rootCause(failure));
+        assertEquals(List.of(), node.received());
+    }
+
+    @Test
+    void clientWithAPlainSslContextFactory_refusesToStart() throws Exception
+    {
+        HttpClient plain = client(new SslContextFactory.Client());
+        try
+        {
+            IllegalStateException x = assertThrows(IllegalStateException.class, plain::start);
+            assertTrue(x.getMessage().contains("PinnedSslContextFactory"), x.getMessage());
+        }
+        finally
+        {
+            plain.stop();
+        }
+    }
+
+    @Test
+    void pinnedTarget_formatsIpv6AndDefaultPorts() throws Exception
+    {
+        PinnedTarget v6 = new PinnedTarget("HTTPS", "[2606:2800:220:1::1]", ip("2606:2800:220:1::1"), 443);
+        assertEquals("2606:2800:220:1::1", v6.name());
+        assertEquals("[2606:2800:220:1:0:0:0:1]:443", v6.authority());
+        assertEquals("[2606:2800:220:1::1]", v6.hostHeader());
+        assertEquals("https://[2606:2800:220:1:0:0:0:1]:443/a?b=c", v6.uri("/a?b=c").toString());
+        assertTrue(v6.isAddressOf("[2606:2800:220:1::1]", 443));
+
+        PinnedTarget http = PinnedTarget.check(new SsrfGuard(List.of(), host -> List.of(ip(PUBLIC))), "http", "Example.COM", -1);
+        assertEquals(80, http.port());
+        assertEquals("example.com", http.hostHeader());
+        assertEquals("CONNECT " + PUBLIC + ":80 HTTP/1.1\r\nHost: " + PUBLIC + ":80\r\n\r\n",
+            new String(http.connectRequestHead(), StandardCharsets.ISO_8859_1));
+        assertThrows(IllegalArgumentException.class, () -> new PinnedTarget("ftp", "a", ip(PUBLIC), 21));
+        assertThrows(IllegalArgumentException.class, () -> new PinnedTarget("http", "a", ip(PUBLIC), 0));
+    }
+}
