@@ -508,6 +508,12 @@ public final class VaultSecretSource implements SecretSource
             AuthResponse response = current.vault().auth().renewSelf();
             Duration lease = Duration.ofSeconds(response.getAuthLeaseDuration());
             renewals.incrementAndGet();
+            if (lease.isZero() && settings.auth().canLogIn())
+            {
+                // Renewed right up to the max TTL: nothing left to renew into.
+                reloginScheduled(current);
+                return;
+            }
             // Vault caps the lease at what is left of the max TTL; a shrinking lease means the end is near.
             boolean nearMaxTtl = lease.compareTo(current.lease().dividedBy(2)) < 0;
             Session renewed = new Session(current.vault(), current.token(), clock.instant(), lease,
@@ -527,6 +533,9 @@ public final class VaultSecretSource implements SecretSource
             LOG.warn("vault source: token renewal failed (HTTP {})", status);
             if (status >= 400 && status < 500 && settings.auth().canLogIn())
                 reloginScheduled(current);
+            else if (status >= 400 && status < 500)
+                // A given token that Vault refuses to renew will not get better by asking again.
+                LOG.warn("vault source: the given token can no longer be renewed; reads fail once it expires");
             else
                 retryLater(() -> renew(current), current.lease());
         }
