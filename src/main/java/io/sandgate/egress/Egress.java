@@ -19,8 +19,9 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.sandgate.config.EgressConfig;
+import io.sandgate.net.Resolver;
+import io.sandgate.net.SsrfGuard;
 import org.eclipse.jetty.client.HttpClient;
-import org.eclipse.jetty.client.HttpProxy;
 import org.eclipse.jetty.client.ContentResponse;
 import org.eclipse.jetty.http.HttpCookieStore;
 import org.eclipse.jetty.io.ClientConnector;
@@ -51,6 +52,7 @@ public final class Egress implements AutoCloseable
     /** Per-exchange deadlines, cancelled when the exchange ends so none lingers for its full timeout. */
     private final java.util.concurrent.ScheduledThreadPoolExecutor deadlines = new java.util.concurrent.ScheduledThreadPoolExecutor(1, r -> daemon(r, "sandgate-egress-deadline"));
     private final Counter retries;
+    private final SsrfGuard guard;
     private final Counter retriesDenied;
 
     public Egress(EgressConfig config, StickySessions sticky, MeterRegistry registry) throws Exception
@@ -59,6 +61,7 @@ public final class Egress implements AutoCloseable
         this.sticky = sticky;
         this.registry = registry;
         this.budget = new RetryBudget(config.retryBudget());
+        this.guard = new SsrfGuard(config.ssrfAllow(), Resolver.SYSTEM);
         deadlines.setRemoveOnCancelPolicy(true);
         this.routes = config.routes();
         this.retries = Counter.builder("sandgate.egress.retries").description("Egress requests retried on another node").register(registry);
@@ -100,7 +103,8 @@ public final class Egress implements AutoCloseable
 
     private HttpClient client(EgressConfig.Node node) throws Exception
     {
-        SslContextFactory.Client tls = new SslContextFactory.Client();
+        // Targets are pinned to the address the SSRF guard checked; TLS still verifies the name.
+        SslContextFactory.Client tls = new PinnedSslContextFactory();
         config.trustStore().ifPresent(path ->
         {
             tls.setTrustStorePath(path);
@@ -111,8 +115,8 @@ public final class Egress implements AutoCloseable
         connector.setSslContextFactory(tls);
         connector.setConnectTimeout(config.connectTimeout());
         connector.setSelectors(1);
-        HttpClient client = new HttpClient(new org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP(connector));
-        client.getProxyConfiguration().addProxy(new HttpProxy(node.host(), node.port()));
+        HttpClient client = new PinnedHttpClient(new org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP(connector));
+        client.getProxyConfiguration().addProxy(new PinnedHttpProxy(node.host(), node.port()));
         // A gateway relays: no redirects followed, no cookies kept across agents, content untouched.
         client.setFollowRedirects(false);
         client.setHttpCookieStore(new HttpCookieStore.Empty());
@@ -129,6 +133,12 @@ public final class Egress implements AutoCloseable
     EgressConfig config()
     {
         return config;
+    }
+
+    /** The SSRF guard every target passes before a node is asked to reach it. */
+    SsrfGuard guard()
+    {
+        return guard;
     }
 
     /** The first route that serves this host and task type, or empty. */

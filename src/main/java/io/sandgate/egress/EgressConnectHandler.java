@@ -5,13 +5,14 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.channels.SocketChannel;
-import java.nio.charset.StandardCharsets;
 import java.util.HashSet;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
 
 import io.sandgate.config.EgressConfig;
+import io.sandgate.net.SsrfGuard;
+import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
@@ -55,6 +56,16 @@ public final class EgressConnectHandler extends ConnectHandler
             promise.failed(GatewayException.forbidden("no egress route for " + host));
             return;
         }
+        PinnedTarget pinned;
+        try
+        {
+            pinned = PinnedTarget.check(face.guard(), "https", host, port);
+        }
+        catch (SsrfGuard.Refused x)
+        {
+            promise.failed(Errors.map(x));
+            return;
+        }
         face.requestStarted();
         String sticky = request.getHeaders().get(EgressServlet.SESSION);
         Set<String> tried = new HashSet<>();
@@ -69,7 +80,7 @@ public final class EgressConnectHandler extends ConnectHandler
             tried.add(node.node().id());
             try
             {
-                SocketChannel channel = tunnel(node.node(), host, port, face.config());
+                SocketChannel channel = tunnel(node.node(), pinned, face.config());
                 face.recordResult(route.get().pool(), node, "ok", true);
                 promise.succeeded(channel);
                 return;
@@ -82,8 +93,8 @@ public final class EgressConnectHandler extends ConnectHandler
         promise.failed(new GatewayException(502, "egress_node_failed", "no egress node opened the tunnel"));
     }
 
-    /** Opens a tunnel through the node: CONNECT host:port, expect 2xx, hand over the raw channel. */
-    private static SocketChannel tunnel(EgressConfig.Node node, String host, int port, EgressConfig config) throws IOException
+    /** Opens a tunnel through the node: CONNECT to the checked address, expect 2xx, hand over the raw channel. */
+    private static SocketChannel tunnel(EgressConfig.Node node, PinnedTarget target, EgressConfig config) throws IOException
     {
         SocketChannel channel = SocketChannel.open();
         try
@@ -91,9 +102,8 @@ public final class EgressConnectHandler extends ConnectHandler
             int timeout = (int)config.connectTimeout().toMillis();
             channel.socket().connect(new InetSocketAddress(node.host(), node.port()), timeout);
             channel.socket().setSoTimeout(timeout);
-            String authority = (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port;
             OutputStream out = channel.socket().getOutputStream();
-            out.write(("CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+            out.write(target.connectRequestHead());
             out.flush();
             String status = readResponseHead(channel.socket().getInputStream());
             String[] parts = status.split(" ", 3);

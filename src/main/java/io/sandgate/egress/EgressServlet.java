@@ -13,6 +13,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import io.sandgate.config.EgressConfig;
 import io.sandgate.web.Errors;
@@ -44,6 +46,8 @@ public final class EgressServlet extends StreamingProxyServlet
     public static final String NODE = "X-Sandgate-Egress-Node";
     /** Response header set when a sticky session had to move to another node. */
     public static final String STICKY = "X-Sandgate-Sticky";
+    /** {@code host}, {@code host:port}, {@code [v6]} or {@code [v6]:port}; the guard judges what the host is. */
+    private static final Pattern AUTHORITY = Pattern.compile("(\\[[0-9A-Fa-f:.]{2,45}]|[A-Za-z0-9.-]{1,253})(?::(\\d{1,5}))?");
     private static final Set<String> IDEMPOTENT = Set.of("GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE");
     private static final RequestAttribute<Exchange> EXCHANGE = RequestAttribute.of("egress.exchange", Exchange.class);
     /** Set on requests that came in as absolute-form forward-proxy requests: their target is plain http. */
@@ -67,6 +71,7 @@ public final class EgressServlet extends StreamingProxyServlet
         final long start = System.nanoTime();
         final Set<String> tried = new HashSet<>();
         final Credentials.Injection injection;
+        final PinnedTarget pinned;
         NodeState node;
         boolean repinned;
         int attempts;
@@ -78,8 +83,9 @@ public final class EgressServlet extends StreamingProxyServlet
                 deadline.cancel(false);
         }
 
-        Exchange(EgressConfig.Route route, String target, String stickyKey, Credentials.Injection injection)
+        Exchange(EgressConfig.Route route, String target, String stickyKey, Credentials.Injection injection, PinnedTarget pinned)
         {
+            this.pinned = pinned;
             this.route = route;
             this.target = target;
             this.stickyKey = stickyKey;
@@ -104,9 +110,13 @@ public final class EgressServlet extends StreamingProxyServlet
             String path = request.getRequestURI().substring(request.getContextPath().length() + "/egress/".length());
             int slash = path.indexOf('/');
             String authority = slash < 0 ? path : path.substring(0, slash);
-            if (!authority.matches("[A-Za-z0-9.-]{1,253}(:\\d{1,5})?") || authority.startsWith(".") || authority.contains(".."))
+            Matcher parsed = AUTHORITY.matcher(authority);
+            if (!parsed.matches() || authority.startsWith(".") || authority.contains(".."))
                 throw GatewayException.badRequest("malformed target host in /egress/{host}/...");
-            String host = (authority.contains(":") ? authority.substring(0, authority.indexOf(':')) : authority).toLowerCase(Locale.ROOT);
+            String host = parsed.group(1).toLowerCase(Locale.ROOT);
+            int port = parsed.group(2) == null ? -1 : Integer.parseInt(parsed.group(2));
+            if (port > 65535)
+                throw GatewayException.badRequest("malformed target port in /egress/{host}:{port}/...");
             String taskType = request.getHeader(TASK_TYPE);
             Optional<EgressConfig.Route> route = egress.route(host, taskType);
             if (route.isEmpty())
@@ -121,9 +131,10 @@ public final class EgressServlet extends StreamingProxyServlet
             if (injection != null && injection.query().isPresent())
                 query = withParameter(query, injection.query().get(), injection.value());
             String scheme = Boolean.TRUE.equals(FORWARD_PROXY.get(request)) ? "http" : route.get().scheme();
-            String target = scheme + "://" + authority.toLowerCase(Locale.ROOT) + (slash < 0 ? "/" : path.substring(slash))
-                + (query == null ? "" : "?" + query);
-            Exchange exchange = new Exchange(route.get(), target, request.getHeader(SESSION), injection);
+            // Checked once per exchange: retries on other nodes go to the same checked address.
+            PinnedTarget pinned = PinnedTarget.check(egress.guard(), scheme, host, port);
+            String target = pinned.uri((slash < 0 ? "/" : path.substring(slash)) + (query == null ? "" : "?" + query)).toString();
+            Exchange exchange = new Exchange(route.get(), target, request.getHeader(SESSION), injection, pinned);
             egress.requestStarted();
             choose(exchange);
             EXCHANGE.set(request, exchange);
@@ -158,7 +169,7 @@ public final class EgressServlet extends StreamingProxyServlet
     protected Request newProxyRequest(HttpServletRequest request, String rewrittenTarget)
     {
         Exchange exchange = EXCHANGE.get(request);
-        return egress.client(exchange.node.node().id()).newRequest(rewrittenTarget)
+        return egress.client(exchange.node.node().id()).newRequest(rewrittenTarget).tag(exchange.pinned)
             .method(request.getMethod())
             .attribute(CLIENT_REQUEST_ATTRIBUTE, request);
     }

@@ -9,6 +9,7 @@ import java.util.Locale;
 import java.util.concurrent.TimeoutException;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sandgate.net.SsrfGuard;
 import io.sandgate.store.StoreUnavailableException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -34,6 +35,10 @@ public final class Errors
         {
             if (t instanceof GatewayException g)
                 return g;
+            if (t instanceof SsrfGuard.Refused refused)
+                return refused.reason() == SsrfGuard.Reason.UNRESOLVED
+                    ? new GatewayException(502, "target_unresolved", refused.getMessage())
+                    : GatewayException.forbidden(refused.getMessage());
             if (t instanceof StoreUnavailableException)
                 return new GatewayException(503, "store_unavailable", "route store unavailable and route not cached; retry shortly");
             if (t instanceof TimeoutException)

@@ -103,6 +103,8 @@ public final class EgressFaultBenchmark
         values.put("log.access", "false");
         values.put("egress.tls.trust-store", target.trustStore().toString());
         values.put("egress.tls.trust-store-password", target.trustStorePassword());
+        // The target runs on loopback, which the SSRF guard refuses unless allowed.
+        values.put("egress.ssrf.allow", "127.0.0.0/8");
         values.put("egress.routes", List.of(Map.of("match", Map.of("domains", List.of("127.0.0.1")), "upstream", "pool", "retry", 2, "timeout", "10s")));
         values.put("egress.pools", Map.of("pool", Map.of("region", "eu", "nodes", nodeConfig)));
         ScheduledExecutorService chaos = Executors.newScheduledThreadPool(1);

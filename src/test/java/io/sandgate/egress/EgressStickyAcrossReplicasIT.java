@@ -38,6 +38,8 @@ class EgressStickyAcrossReplicasIT
             values.put("store.redis.address", redis.address());
             values.put("egress.tls.trust-store", target.trustStore().toString());
             values.put("egress.tls.trust-store-password", target.trustStorePassword());
+            // The target runs on loopback, which the SSRF guard refuses unless allowed.
+            values.put("egress.ssrf.allow", "127.0.0.0/8");
             values.put("egress.routes", List.of(Map.of("match", Map.of("domains", List.of("127.0.0.1")), "upstream", "p", "sticky_session", true)));
             values.put("egress.pools", Map.of("p", Map.of("region", "eu", "nodes", nodeConfig)));
             try (EmbeddedServer a = EmbeddedServer.start(ConfigLoader.fromValues(values));
