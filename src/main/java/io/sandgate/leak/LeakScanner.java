@@ -1,0 +1,491 @@
+package io.sandgate.leak;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.regex.Matcher;
+
+/**
+ * Finds secrets in bodies, whole or streamed. Immutable and thread-safe: build it once (and again
+ * with {@link #withLiterals(Collection)} when held keys rotate); each {@link Stream} belongs to one
+ * exchange and one thread.
+ *
+ * <p>Bodies are bytes read as ISO-8859-1, so a UTF-8 sequence can never be split or rejected and
+ * every offset is a byte offset. One pass of a keyword automaton finds where a rule's keyword
+ * starts; only there is the rule's pattern tried, anchored, over at most its
+ * {@link LeakRule#maxLength()} bytes. Bodies without keywords cost one table lookup per byte.</p>
+ */
+public final class LeakScanner
+{
+    /** Rule id of hits on a credential the gateway itself holds. */
+    public static final String CREDENTIAL_RULE = "sandgate-credential";
+
+    /**
+     * Held credentials shorter than this are not looked for: they would match ordinary text and
+     * redact it, and real provider keys are far longer.
+     */
+    public static final int MIN_LITERAL_LENGTH = 8;
+
+    /** A held credential is found by its first bytes, then compared in full. */
+    private static final int LITERAL_KEYWORD_LENGTH = 32;
+
+    /** Patterns may look this many bytes behind a match (see {@link LeakRules}). */
+    private static final int LOOK_BEHIND = 2;
+
+    private static final byte[] REDACTED = Redactor.REDACTED.getBytes(StandardCharsets.US_ASCII);
+    private static final ByteBuffer EMPTY = ByteBuffer.allocate(0).asReadOnlyBuffer();
+
+    private final List<LeakRule> rules;
+    private final List<byte[]> literals;
+    private final KeywordAutomaton automaton;
+    /** Per keyword id: the targets it starts; a target below rules.size() is a rule, else a literal. */
+    private final int[][] targetsByKeyword;
+    private final int[] keywordLength;
+    private final int[] targetLength;
+    private final int longestKeyword;
+    private final int longestMatch;
+
+    private LeakScanner(List<LeakRule> rules, List<byte[]> literals)
+    {
+        this.rules = List.copyOf(rules);
+        this.literals = List.copyOf(literals);
+        List<byte[]> keywords = new ArrayList<>();
+        List<List<Integer>> targets = new ArrayList<>();
+        int target = 0;
+        for (LeakRule rule : this.rules)
+        {
+            for (String keyword : rule.keywords())
+                addKeyword(keywords, targets, keyword.getBytes(StandardCharsets.ISO_8859_1), target);
+            target++;
+        }
+        for (byte[] literal : this.literals)
+        {
+            addKeyword(keywords, targets, Arrays.copyOf(literal, Math.min(literal.length, LITERAL_KEYWORD_LENGTH)), target);
+            target++;
+        }
+        automaton = new KeywordAutomaton(keywords);
+        targetsByKeyword = targets.stream().map(t -> t.stream().mapToInt(Integer::intValue).toArray()).toArray(int[][]::new);
+        keywordLength = keywords.stream().mapToInt(k -> k.length).toArray();
+        targetLength = new int[target];
+        int longest = 0;
+        for (int i = 0; i < target; i++)
+        {
+            targetLength[i] = i < this.rules.size() ? this.rules.get(i).maxLength() : this.literals.get(i - this.rules.size()).length;
+            longest = Math.max(longest, targetLength[i]);
+        }
+        longestMatch = longest;
+        longestKeyword = Arrays.stream(keywordLength).max().orElse(1);
+    }
+
+    private static void addKeyword(List<byte[]> keywords, List<List<Integer>> targets, byte[] keyword, int target)
+    {
+        byte[] folded = keyword.clone();
+        for (int i = 0; i < folded.length; i++)
+            folded[i] = (byte)KeywordAutomaton.fold(folded[i] & 0xFF);
+        for (int i = 0; i < keywords.size(); i++)
+        {
+            if (Arrays.equals(keywords.get(i), folded))
+            {
+                targets.get(i).add(target);
+                return;
+            }
+        }
+        keywords.add(folded);
+        targets.add(new ArrayList<>(List.of(target)));
+    }
+
+    /** A scanner with the built-in {@link LeakRules#defaults() rules} and no held credentials. */
+    public static LeakScanner defaults()
+    {
+        return of(LeakRules.defaults());
+    }
+
+    public static LeakScanner of(List<LeakRule> rules)
+    {
+        Objects.requireNonNull(rules, "rules");
+        Set<String> ids = new LinkedHashSet<>();
+        for (LeakRule rule : rules)
+        {
+            if (rule.id().equals(CREDENTIAL_RULE) || !ids.add(rule.id()))
+                throw new IllegalArgumentException("rule id: " + rule.id() + " (expected: unique, not " + CREDENTIAL_RULE + ")");
+        }
+        return new LeakScanner(rules, List.of());
+    }
+
+    /**
+     * The same rules, looking for exactly these held credentials instead of the previous ones
+     * (reported as {@link #CREDENTIAL_RULE}). Values are matched as their UTF-8 bytes, case
+     * sensitively; blank values and values shorter than {@link #MIN_LITERAL_LENGTH} are skipped.
+     */
+    public LeakScanner withLiterals(Collection<String> values)
+    {
+        List<byte[]> bytes = new ArrayList<>();
+        Set<String> seen = new LinkedHashSet<>();
+        for (String value : values)
+        {
+            if (value != null && value.strip().length() >= MIN_LITERAL_LENGTH && seen.add(value))
+                bytes.add(value.getBytes(StandardCharsets.UTF_8));
+        }
+        return new LeakScanner(rules, bytes);
+    }
+
+    public List<LeakRule> rules()
+    {
+        return rules;
+    }
+
+    /** How many held credentials are looked for. */
+    public int literalCount()
+    {
+        return literals.size();
+    }
+
+    /** The longest match of any rule or held credential: what a stream may have to carry. */
+    public int maxMatchLength()
+    {
+        return longestMatch;
+    }
+
+    /** All hits in {@code body}, ordered by start. */
+    public List<LeakHit> scan(byte[] body)
+    {
+        return scan(ByteBuffer.wrap(body));
+    }
+
+    /** All hits in the buffer's remaining bytes, offsets from its position, which is not moved. */
+    public List<LeakHit> scan(ByteBuffer body)
+    {
+        Stream stream = stream(Mode.REPORT);
+        List<LeakHit> hits = new ArrayList<>(stream.feed(body).hits());
+        hits.addAll(stream.finish().hits());
+        return hits;
+    }
+
+    /** {@code body} with every hit replaced by {@link Redactor#REDACTED}. */
+    public byte[] redact(byte[] body)
+    {
+        Stream stream = stream(Mode.REDACT);
+        ByteBuffer first = stream.feed(ByteBuffer.wrap(body)).output();
+        ByteBuffer last = stream.finish().output();
+        byte[] out = new byte[first.remaining() + last.remaining()];
+        first.get(out, 0, first.remaining());
+        last.get(out, out.length - last.remaining(), last.remaining());
+        return out;
+    }
+
+    public Stream stream(Mode mode)
+    {
+        return new Stream(Objects.requireNonNull(mode, "mode"));
+    }
+
+    /** What a stream does about what it finds. */
+    public enum Mode
+    {
+        /** Report hits; the caller refuses the exchange. Output is the input, unchanged. */
+        BLOCK,
+        /** Report hits; the exchange goes on. Output is the input, unchanged. */
+        REPORT,
+        /**
+         * Replace each hit by {@link Redactor#REDACTED}. Output lags the input by the bytes that
+         * could still turn out to start a secret, and is complete after {@link Stream#finish()}.
+         */
+        REDACT
+    }
+
+    /**
+     * What one step of a stream produced.
+     *
+     * @param output the bytes to write on, in order, for this step (read-only)
+     * @param hits hits first known in this step, ordered by start, each reported exactly once
+     */
+    public record Chunk(ByteBuffer output, List<LeakHit> hits)
+    {
+        public Chunk
+        {
+            Objects.requireNonNull(output, "output");
+            hits = List.copyOf(hits);
+        }
+    }
+
+    /** A candidate: target (rule or literal) whose keyword starts at {@code start}. */
+    private record Candidate(long start, int target)
+    {
+    }
+
+    private static final Comparator<Candidate> BY_START = Comparator.comparingLong(Candidate::start).thenComparingInt(Candidate::target);
+    private static final Comparator<LeakHit> HIT_ORDER = Comparator.comparingLong(LeakHit::start).thenComparing(Comparator.comparingLong(LeakHit::end).reversed());
+
+    /**
+     * Scans one body fed in chunks. A match may straddle any number of chunk boundaries: the
+     * stream keeps the bytes a pending match could still need, which is bounded by
+     * {@link #maxMatchLength()} plus the chunk being fed, however long the body is.
+     */
+    public final class Stream
+    {
+        private final Mode mode;
+        private final Latin1View view = new Latin1View();
+        private final Matcher[] matchers = new Matcher[rules.size()];
+        /** Per rule: where its last hit ended; its pattern is not tried again before that. */
+        private final long[] lastHitEnd = new long[rules.size()];
+        private List<Candidate> pending = new ArrayList<>();
+        /** REDACT: hits not yet written out. */
+        private final List<LeakHit> unreleased = new ArrayList<>();
+        /** Stream offset of view.bytes[0]. */
+        private long base;
+        /** REDACT: stream offset up to which output has been produced. */
+        private long released;
+        private int state = automaton.start();
+        private boolean finished;
+
+        private Stream(Mode mode)
+        {
+            this.mode = mode;
+        }
+
+        public Mode mode()
+        {
+            return mode;
+        }
+
+        /** Bytes fed so far. */
+        public long offset()
+        {
+            return base + view.length;
+        }
+
+        /** Bytes currently held back (memory use is about this plus the largest chunk). */
+        public int held()
+        {
+            return view.length;
+        }
+
+        /**
+         * Scans the chunk's remaining bytes; its position is not moved. In REDACT mode the output
+         * holds what can be written now, else it is the chunk itself.
+         */
+        public Chunk feed(ByteBuffer chunk)
+        {
+            if (finished)
+                throw new IllegalStateException("stream already finished");
+            ByteBuffer in = chunk.slice();
+            int from = append(in);
+            List<LeakHit> hits = new ArrayList<>();
+            state = automaton.run(state, view.bytes, from, view.length, (id, end) ->
+            {
+                for (int target : targetsByKeyword[id])
+                    pending.add(new Candidate(base + end - keywordLength[id], target));
+            });
+            evaluate(false, hits);
+            ByteBuffer output = mode == Mode.REDACT ? release(false) : chunk.slice().asReadOnlyBuffer();
+            return new Chunk(output, hits);
+        }
+
+        /** Decides what is still pending at the end of the body. Feeding afterwards fails. */
+        public Chunk finish()
+        {
+            if (finished)
+                throw new IllegalStateException("stream already finished");
+            finished = true;
+            List<LeakHit> hits = new ArrayList<>();
+            evaluate(true, hits);
+            ByteBuffer output = mode == Mode.REDACT ? release(true) : EMPTY;
+            base += view.length;
+            view.length = 0;
+            return new Chunk(output, hits);
+        }
+
+        /** Drops bytes no one can need any more, then appends the chunk; returns where it starts. */
+        private int append(ByteBuffer in)
+        {
+            long keep = base + view.length + 1 - longestKeyword - LOOK_BEHIND;
+            for (Candidate c : pending)
+                keep = Math.min(keep, c.start() - LOOK_BEHIND);
+            if (mode == Mode.REDACT)
+                keep = Math.min(keep, released);
+            int drop = (int)Math.max(0, keep - base);
+            if (drop > 0)
+            {
+                System.arraycopy(view.bytes, drop, view.bytes, 0, view.length - drop);
+                view.length -= drop;
+                base += drop;
+            }
+            int needed = view.length + in.remaining();
+            if (needed > view.bytes.length)
+                view.bytes = Arrays.copyOf(view.bytes, Math.max(needed, view.bytes.length * 2));
+            int from = view.length;
+            in.get(view.bytes, from, in.remaining());
+            view.length = needed;
+            return from;
+        }
+
+        /** Tries every candidate whose whole window has arrived (all of them at the end). */
+        private void evaluate(boolean atEnd, List<LeakHit> hits)
+        {
+            if (pending.isEmpty())
+                return;
+            pending.sort(BY_START);
+            long end = base + view.length;
+            List<Candidate> waiting = new ArrayList<>();
+            Candidate previous = null;
+            for (Candidate c : pending)
+            {
+                if (c.equals(previous))
+                    continue;
+                previous = c;
+                // One byte past the window, for a pattern's look-ahead.
+                if (!atEnd && c.start() + targetLength[c.target()] + 1 > end)
+                    waiting.add(c);
+                else
+                    evaluate(c, hits);
+            }
+            pending = waiting;
+            hits.sort(HIT_ORDER);
+        }
+
+        private void evaluate(Candidate c, List<LeakHit> hits)
+        {
+            int at = (int)(c.start() - base);
+            int target = c.target();
+            LeakHit hit = null;
+            if (target < rules.size())
+            {
+                // As a whole-body regex scan would: no new match inside this rule's last one.
+                if (c.start() < lastHitEnd[target])
+                    return;
+                LeakRule rule = rules.get(target);
+                Matcher m = matchers[target];
+                if (m == null)
+                {
+                    m = rule.pattern().matcher(view);
+                    m.useTransparentBounds(true).useAnchoringBounds(false);
+                    matchers[target] = m;
+                }
+                m.region(at, (int)Math.min(view.length, (long)at + rule.maxLength()));
+                if (m.lookingAt() && m.end() > m.start())
+                {
+                    hit = new LeakHit(rule.id(), base + m.start(), base + m.end());
+                    lastHitEnd[target] = hit.end();
+                }
+            }
+            else
+            {
+                byte[] literal = literals.get(target - rules.size());
+                if (at + literal.length <= view.length && Arrays.equals(view.bytes, at, at + literal.length, literal, 0, literal.length))
+                    hit = new LeakHit(CREDENTIAL_RULE, c.start(), c.start() + literal.length);
+            }
+            if (hit != null)
+            {
+                hits.add(hit);
+                if (mode == Mode.REDACT)
+                    unreleased.add(hit);
+            }
+        }
+
+        /**
+         * REDACT: the bytes that no secret found later can overlap, with found ones replaced. A
+         * later match starts at a pending candidate or at a keyword not yet complete.
+         */
+        private ByteBuffer release(boolean atEnd)
+        {
+            long end = base + view.length;
+            long safe = end;
+            if (!atEnd)
+            {
+                safe = end + 1 - longestKeyword;
+                for (Candidate c : pending)
+                    safe = Math.min(safe, c.start());
+            }
+            unreleased.sort(HIT_ORDER);
+            long cursor = released;
+            Output out = new Output((int)Math.max(0, safe - cursor) + REDACTED.length * unreleased.size());
+            int done = 0;
+            for (LeakHit hit : unreleased)
+            {
+                if (hit.start() >= safe)
+                    break;
+                if (hit.start() >= cursor)
+                {
+                    out.write(view.bytes, (int)(cursor - base), (int)(hit.start() - cursor));
+                    out.write(REDACTED, 0, REDACTED.length);
+                }
+                // A hit overlapping the previous one extends the redacted range; one marker covers both.
+                cursor = Math.max(cursor, hit.end());
+                done++;
+            }
+            unreleased.subList(0, done).clear();
+            if (cursor < safe)
+            {
+                out.write(view.bytes, (int)(cursor - base), (int)(safe - cursor));
+                cursor = safe;
+            }
+            released = cursor;
+            return out.toBuffer();
+        }
+    }
+
+    /** A growable byte array for one step's output. */
+    private static final class Output
+    {
+        private byte[] bytes;
+        private int length;
+
+        Output(int capacity)
+        {
+            bytes = new byte[Math.max(16, capacity)];
+        }
+
+        void write(byte[] source, int offset, int count)
+        {
+            if (length + count > bytes.length)
+                bytes = Arrays.copyOf(bytes, Math.max(length + count, bytes.length * 2));
+            System.arraycopy(source, offset, bytes, length, count);
+            length += count;
+        }
+
+        ByteBuffer toBuffer()
+        {
+            return ByteBuffer.wrap(bytes, 0, length).slice().asReadOnlyBuffer();
+        }
+    }
+
+    /**
+     * The held bytes as characters, ISO-8859-1, without copying. Patterns only see it through
+     * regions set right before each match, so the array and length may change between matches.
+     */
+    private static final class Latin1View implements CharSequence
+    {
+        byte[] bytes = new byte[8192];
+        int length;
+
+        @Override
+        public int length()
+        {
+            return length;
+        }
+
+        @Override
+        public char charAt(int index)
+        {
+            return (char)(bytes[index] & 0xFF);
+        }
+
+        @Override
+        public CharSequence subSequence(int start, int end)
+        {
+            return new String(bytes, start, end - start, StandardCharsets.ISO_8859_1);
+        }
+
+        @Override
+        public String toString()
+        {
+            return new String(bytes, 0, length, StandardCharsets.ISO_8859_1);
+        }
+    }
+}
