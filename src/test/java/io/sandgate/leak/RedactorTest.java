@@ -1,0 +1,99 @@
+package io.sandgate.leak;
+
+import static io.sandgate.leak.FakeKeys.ALNUM;
+import static io.sandgate.leak.FakeKeys.chars;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class RedactorTest
+{
+    private final Redactor redactor = Redactor.defaults();
+
+    @ParameterizedTest
+    @ValueSource(strings = {"Authorization", "proxy-authorization", "COOKIE", "Set-Cookie", "x-api-key", "X-Goog-Api-Key", "Api-Key"})
+    void credentialHeadersAreRedactedWhole(String name)
+    {
+        assertEquals(Redactor.REDACTED, redactor.headerValue(name, "Bearer anything-at-all"));
+    }
+
+    @Test
+    void otherHeadersKeepTheirValueWithLeakedKeysRedacted()
+    {
+        String key = FakeKeys.anthropic();
+
+        assertEquals("curl/8.5", redactor.headerValue("User-Agent", "curl/8.5"));
+        assertEquals("note [REDACTED] end", redactor.headerValue("X-Debug", "note " + key + " end"));
+        assertNull(redactor.headerValue("Authorization", null));
+    }
+
+    @Test
+    void extraHeaderNamesAreConfigurable()
+    {
+        Redactor custom = redactor.withHeaders(List.of("X-Sandbox-Token"));
+
+        assertEquals(Redactor.REDACTED, custom.headerValue("x-sandbox-token", "abc"));
+        assertEquals("abc", redactor.headerValue("x-sandbox-token", "abc"));
+        assertThrows(IllegalArgumentException.class, () -> redactor.withHeaders(List.of(" ")));
+    }
+
+    @Test
+    void tokenParametersAreRedactedAndTheRestKept()
+    {
+        assertEquals("model=gpt&key=[REDACTED]&n=2", redactor.query("model=gpt&key=abc123&n=2"));
+        assertEquals("API_KEY=[REDACTED]&Access_Token=[REDACTED]&sig=[REDACTED]", redactor.query("API_KEY=a&Access_Token=b&sig=c"));
+        assertEquals("api%5Fkey=[REDACTED]", redactor.query("api%5Fkey=zzz"));
+        assertEquals("a=1&&flag&client_secret=[REDACTED]&grant=[REDACTED]", redactor.query("a=1&&flag&client_secret=s&grant=g"));
+        assertEquals("", redactor.query(""));
+        assertNull(redactor.query(null));
+    }
+
+    @Test
+    void leakedKeysInOtherParametersAreRedacted()
+    {
+        String key = FakeKeys.google();
+
+        assertEquals("q=maps&u=[REDACTED]", redactor.query("q=maps&u=" + key));
+    }
+
+    @Test
+    void extraParameterNamesAreConfigurable()
+    {
+        assertEquals("x-amz-signature=[REDACTED]", redactor.withParameters(List.of("X-Amz-Signature")).query("x-amz-signature=ab"));
+        assertEquals("x-amz-signature=ab", redactor.query("x-amz-signature=ab"));
+    }
+
+    @Test
+    void textRedactsEveryRuleMatchAndKeepsUnicode()
+    {
+        String text = "Grüße: " + FakeKeys.aws() + " und " + FakeKeys.privateKey() + " ✓";
+
+        assertEquals("Grüße: [REDACTED] und [REDACTED] ✓", redactor.text(text));
+    }
+
+    @Test
+    void textWithoutSecretsIsReturnedAsIs()
+    {
+        String text = "nothing to see in Asia — ask a task-runner";
+
+        assertSame(text, redactor.text(text));
+    }
+
+    @Test
+    void heldCredentialsAreRedactedAfterTheScannerIsReplaced()
+    {
+        String held = "gw-" + chars(ALNUM, 32, 93);
+        Redactor rotated = redactor.withScanner(redactor.scanner().withLiterals(List.of(held)));
+
+        assertEquals("upstream said " + held, redactor.text("upstream said " + held));
+        assertEquals("upstream said [REDACTED]", rotated.text("upstream said " + held));
+        assertEquals("t=[REDACTED]", rotated.query("t=" + held));
+    }
+}
