@@ -26,6 +26,7 @@ import io.sandgate.egress.Egress;
 import io.sandgate.secrets.SecretRing;
 import io.sandgate.secrets.SecretSources;
 import io.sandgate.egress.EgressServlet;
+import io.sandgate.egress.LeakGuard;
 import io.sandgate.ingress.IngressServlet;
 import io.sandgate.mcp.McpGateway;
 import io.sandgate.mcp.McpServlet;
@@ -147,7 +148,8 @@ public final class Sandgate implements AutoCloseable
         Credentials credentials = new Credentials(credentialsConfig,
             new SecretRing(SecretSources.open(credentialsConfig, Clock.systemUTC()), credentialsConfig.overlap(), Clock.systemUTC()), Clock.systemUTC(), metrics);
         started.add(credentials);
-        ServletRegistration.Dynamic egressServlet = context.addServlet("sandgate-egress", new EgressServlet(egress, credentials));
+        LeakGuard leaks = new LeakGuard(credentials, metrics);
+        ServletRegistration.Dynamic egressServlet = context.addServlet("sandgate-egress", new EgressServlet(egress, credentials, leaks));
         egressServlet.setAsyncSupported(true);
         egressServlet.setLoadOnStartup(1);
         egressServlet.addMapping("/egress/*");

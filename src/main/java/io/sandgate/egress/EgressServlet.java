@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URLDecoder;
 import java.net.URLEncoder;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.HashSet;
 import java.util.Locale;
@@ -17,18 +18,22 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import io.sandgate.config.EgressConfig;
+import io.sandgate.leak.LeakScanner;
 import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
 import io.sandgate.web.RequestAttribute;
 import io.sandgate.web.StreamingProxyServlet;
+import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import org.eclipse.jetty.client.AsyncRequestContent;
 import org.eclipse.jetty.client.HttpResponseException;
 import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.client.Response;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.util.Callback;
 
 /**
  * Servlet glue of the egress face, base-URL mode: {@code /egress/{host}/{path}} goes to
@@ -55,11 +60,13 @@ public final class EgressServlet extends StreamingProxyServlet
 
     private final Egress egress;
     private final Credentials credentials;
+    private final LeakGuard leaks;
 
-    public EgressServlet(Egress egress, Credentials credentials)
+    public EgressServlet(Egress egress, Credentials credentials, LeakGuard leaks)
     {
         this.egress = egress;
         this.credentials = credentials;
+        this.leaks = leaks;
     }
 
     /** One agent request across its attempts. */
@@ -73,6 +80,8 @@ public final class EgressServlet extends StreamingProxyServlet
         final Credentials.Injection injection;
         final PinnedTarget pinned;
         NodeState node;
+        /** Leak scanning of the response body, opened at its first chunk. */
+        LeakScanner.Stream responseScan;
         boolean repinned;
         int attempts;
         java.util.concurrent.ScheduledFuture<?> deadline;
@@ -109,7 +118,8 @@ public final class EgressServlet extends StreamingProxyServlet
         {
             String path = request.getRequestURI().substring(request.getContextPath().length() + "/egress/".length());
             int slash = path.indexOf('/');
-            String authority = slash < 0 ? path : path.substring(0, slash);
+            // Clients percent-encode the brackets of an IPv6 literal in a path segment.
+            String authority = (slash < 0 ? path : path.substring(0, slash)).replace("%5B", "[").replace("%5b", "[").replace("%5D", "]").replace("%5d", "]");
             Matcher parsed = AUTHORITY.matcher(authority);
             if (!parsed.matches() || authority.startsWith(".") || authority.contains(".."))
                 throw GatewayException.badRequest("malformed target host in /egress/{host}/...");
@@ -179,13 +189,16 @@ public final class EgressServlet extends StreamingProxyServlet
     protected void copyRequestHeaders(HttpServletRequest clientRequest, Request proxyRequest)
     {
         super.copyRequestHeaders(clientRequest, proxyRequest);
-        Credentials.Injection injection = EXCHANGE.get(clientRequest).injection;
+        Exchange exchange = EXCHANGE.get(clientRequest);
+        Credentials.Injection injection = exchange.injection;
         proxyRequest.headers(headers ->
         {
             headers.remove(TASK_TYPE);
             headers.remove(SESSION);
             headers.remove("X-Forwarded-For");
             headers.remove("Forwarded");
+            if (exchange.route.scan() == EgressConfig.ScanMode.REDACT)
+                headers.remove(HttpHeader.CONTENT_LENGTH); // a redacted body has another length: send it chunked
             if (injection != null)
             {
                 // The internal token stops here; the real key takes its place.
@@ -255,15 +268,130 @@ public final class EgressServlet extends StreamingProxyServlet
         }
         super.onServerResponseHeaders(clientRequest, proxyResponse, serverResponse);
         Exchange exchange = EXCHANGE.get(clientRequest);
+        if (exchange.route.scanResponses() && exchange.route.scan() == EgressConfig.ScanMode.REDACT)
+            proxyResponse.setHeader(HttpHeader.CONTENT_LENGTH.asString(), null);
         proxyResponse.setHeader(NODE, exchange.node.node().id());
         if (exchange.repinned)
             proxyResponse.setHeader(STICKY, "repinned");
+    }
+
+    /** Request bodies on scanning routes are read through the leak scanner. */
+    @Override
+    protected ReadListener newReadListener(HttpServletRequest request, HttpServletResponse response, Request proxyRequest, AsyncRequestContent content)
+    {
+        Exchange exchange = EXCHANGE.get(request);
+        LeakScanner.Stream scan = leaks.open(exchange.route.scan());
+        return scan == null ? super.newReadListener(request, response, proxyRequest, content)
+            : new ScanningReader(request, response, proxyRequest, content, exchange, scan);
+    }
+
+    /** Feeds each chunk to the scanner and sends on what it releases; a hit on a blocking route aborts the exchange. */
+    private final class ScanningReader extends StreamReader
+    {
+        private final Request proxyRequest;
+        private final AsyncRequestContent content;
+        private final Exchange exchange;
+        private final LeakScanner.Stream scan;
+
+        ScanningReader(HttpServletRequest request, HttpServletResponse response, Request proxyRequest, AsyncRequestContent content,
+                       Exchange exchange, LeakScanner.Stream scan)
+        {
+            super(request, response, proxyRequest, content);
+            this.proxyRequest = proxyRequest;
+            this.content = content;
+            this.exchange = exchange;
+            this.scan = scan;
+        }
+
+        @Override
+        protected void onRequestContent(HttpServletRequest request, Request proxyRequest, AsyncRequestContent content,
+                                        byte[] buffer, int offset, int length, Callback callback)
+        {
+            LeakScanner.Chunk chunk = scan.feed(ByteBuffer.wrap(buffer, offset, length));
+            GatewayException blocked = leaks.onHits(chunk.hits(), exchange.route, exchange.route.scan(), "request");
+            if (blocked != null)
+            {
+                callback.failed(blocked);
+                proxyRequest.abort(blocked);
+            }
+            else if (chunk.output().hasRemaining())
+                content.write(chunk.output(), callback);
+            else
+                callback.succeeded();
+        }
+
+        @Override
+        public void onAllDataRead()
+        {
+            LeakScanner.Chunk last = scan.finish();
+            GatewayException blocked = leaks.onHits(last.hits(), exchange.route, exchange.route.scan(), "request");
+            if (blocked != null)
+            {
+                proxyRequest.abort(blocked);
+                return;
+            }
+            if (last.output().hasRemaining())
+                content.write(last.output(), Callback.NOOP);
+            super.onAllDataRead();
+        }
+    }
+
+    /** Response bodies of routes that scan them go through the scanner before reaching the agent. */
+    @Override
+    protected void onResponseContent(HttpServletRequest request, HttpServletResponse response, Response proxyResponse,
+                                     byte[] buffer, int offset, int length, Callback callback)
+    {
+        Exchange exchange = EXCHANGE.get(request);
+        if (!exchange.route.scanResponses() || exchange.route.scan() == EgressConfig.ScanMode.OFF)
+        {
+            super.onResponseContent(request, response, proxyResponse, buffer, offset, length, callback);
+            return;
+        }
+        if (exchange.responseScan == null)
+            exchange.responseScan = leaks.open(exchange.route.scan());
+        LeakScanner.Chunk chunk = exchange.responseScan.feed(ByteBuffer.wrap(buffer, offset, length));
+        GatewayException blocked = leaks.onHits(chunk.hits(), exchange.route, exchange.route.scan(), "response");
+        if (blocked != null)
+        {
+            callback.failed(blocked);
+            proxyResponse.abort(blocked);
+            return;
+        }
+        writeReleased(request, response, proxyResponse, chunk.output(), callback);
+    }
+
+    private void writeReleased(HttpServletRequest request, HttpServletResponse response, Response proxyResponse, ByteBuffer output, Callback callback)
+    {
+        if (!output.hasRemaining())
+        {
+            callback.succeeded();
+            return;
+        }
+        byte[] bytes = new byte[output.remaining()];
+        output.get(bytes);
+        super.onResponseContent(request, response, proxyResponse, bytes, 0, bytes.length, callback);
     }
 
     @Override
     protected void onProxyResponseSuccess(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Response serverResponse)
     {
         Exchange exchange = EXCHANGE.get(clientRequest);
+        if (exchange.responseScan != null)
+        {
+            // The bytes held back for a secret that might have been starting go out last.
+            LeakScanner.Chunk last = exchange.responseScan.finish();
+            exchange.responseScan = null;
+            GatewayException blocked = leaks.onHits(last.hits(), exchange.route, exchange.route.scan(), "response");
+            if (blocked != null)
+            {
+                onProxyResponseFailure(clientRequest, proxyResponse, serverResponse, blocked);
+                return;
+            }
+            writeReleased(clientRequest, proxyResponse, serverResponse, last.output(), Callback.from(
+                () -> onProxyResponseSuccess(clientRequest, proxyResponse, serverResponse),
+                x -> onProxyResponseFailure(clientRequest, proxyResponse, serverResponse, x)));
+            return;
+        }
         exchange.cancelDeadline();
         egress.recordResult(exchange.route.pool(), exchange.node, "ok", true);
         egress.latency(exchange.route.domains().get(0)).record(System.nanoTime() - exchange.start, TimeUnit.NANOSECONDS);
@@ -276,7 +404,9 @@ public final class EgressServlet extends StreamingProxyServlet
         Exchange exchange = EXCHANGE.get(clientRequest);
         exchange.cancelDeadline();
         boolean nodeFault = isNodeFault(failure, serverResponse);
-        egress.recordResult(exchange.route.pool(), exchange.node, nodeFault ? "node_failure" : "failure", !nodeFault);
+        // A body stopped for holding a secret is the agent's doing, not a failed exchange.
+        String outcome = nodeFault ? "node_failure" : failure instanceof GatewayException g && g.status() == 422 ? "blocked" : "failure";
+        egress.recordResult(exchange.route.pool(), exchange.node, outcome, !nodeFault);
         if (!proxyResponse.isCommitted() && nodeFault && mayRetry(clientRequest, exchange) && egress.allowRetry())
         {
             try

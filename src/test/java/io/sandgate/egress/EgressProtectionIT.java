@@ -33,16 +33,19 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Credential injection end to end: an agent calls with its internal token, a real HTTPS target
- * (through a real forward-proxy node) sees only the real key, and nothing the gateway logs holds
- * either. Secrets come from the default {@code file} source in a scratch directory.
+ * Egress protection end to end, through a real forward-proxy node to a real HTTPS target:
+ * credential injection (the target sees only the real key, nothing logged holds either; secrets
+ * from the default {@code file} source in a scratch directory), rotation, the leak scanner on
+ * request and response bodies, and the SSRF guard in base-URL, forward-proxy and CONNECT modes.
  */
-class CredentialInjectionIT
+class EgressProtectionIT
 {
     private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     // Built at run time so the repository holds nothing a secret scanner would flag.
     private static final String OPENAI_KEY = "sk-" + "proj-" + "A1b2C3d4E5f6G7h8I9j0".repeat(2);
     private static final String ANTHROPIC_KEY = "sk-" + "ant-api03-" + "Zz9Yy8Xx7Ww6".repeat(3);
+    /** A real key of no known shape: only the held-keys list can catch it. */
+    private static final String VENDOR_KEY = "vnd_" + "Q7xL2mP9rT4wZ8kJ5nB3";
     private static final String AGENT_TOKEN = "sgt_agent_alpha_0123456789";
 
     private TargetServer target;
@@ -58,7 +61,7 @@ class CredentialInjectionIT
         target = TargetServer.start();
         node = ForwardProxy.start("n1");
         secrets = Files.createTempDirectory("sandgate-secrets-").resolve("secrets.yaml");
-        writeSecrets(Map.of("openai", OPENAI_KEY, "anthropic", ANTHROPIC_KEY, "alpha-token", AGENT_TOKEN,
+        writeSecrets(Map.of("openai", OPENAI_KEY, "anthropic", ANTHROPIC_KEY, "vendor", VENDOR_KEY, "alpha-token", AGENT_TOKEN,
             "beta-token", "sgt_agent_beta_0123456789", "old-token", "sgt_agent_old_0123456789", "gone-token", "sgt_agent_gone_0123456789"));
         Logger root = (Logger)LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
         Logger sandgate = (Logger)LoggerFactory.getLogger("io.sandgate");
@@ -94,11 +97,16 @@ class CredentialInjectionIT
             Map.of("match", Map.of("domains", List.of("localhost"), "task_type", "llm"), "upstream", "main", "credential", "openai"),
             Map.of("match", Map.of("domains", List.of("localhost"), "task_type", "claude"), "upstream", "main", "credential", "anthropic"),
             Map.of("match", Map.of("domains", List.of("127.0.0.1"), "task_type", "llm"), "upstream", "main", "credential", "openai"),
+            Map.of("match", Map.of("domains", List.of("localhost"), "task_type", "redact"), "upstream", "main", "credential", "openai",
+                "scan", "redact", "scan_responses", true),
+            Map.of("match", Map.of("domains", List.of("localhost"), "task_type", "report"), "upstream", "main", "scan", "report"),
+            Map.of("match", Map.of("domains", List.of("*"), "task_type", "anywhere"), "upstream", "main"),
             Map.of("match", Map.of("domains", List.of("localhost", "127.0.0.1")), "upstream", "main")));
         values.put("egress.pools", Map.of("main", Map.of("region", "eu", "nodes", List.of(Map.of("id", "n1", "address", node.address())))));
         Map<String, Object> credentials = new LinkedHashMap<>();
         credentials.put("openai", Map.of("secret", "openai", "hosts", List.of("localhost")));
         credentials.put("anthropic", Map.of("secret", "anthropic", "hosts", List.of("localhost"), "header", "x-api-key"));
+        credentials.put("vendor", Map.of("secret", "vendor", "hosts", List.of("localhost"), "query", "key"));
         values.put("egress.credentials", credentials);
         values.put("egress.agents", List.of(
             Map.of("id", "alpha", "token", "alpha-token", "credentials", List.of("openai", "anthropic")),
@@ -122,9 +130,14 @@ class CredentialInjectionIT
 
     private HttpResponse<String> post(String host, String taskType, String authorization) throws Exception
     {
+        return post(host, taskType, authorization, "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
+    }
+
+    private HttpResponse<String> post(String host, String taskType, String authorization, String body) throws Exception
+    {
         HttpRequest.Builder request = HttpRequest.newBuilder(gateway.uri().resolve("/egress/" + host + ":" + target.httpsPort() + "/echo"))
             .timeout(Duration.ofSeconds(15)).header("X-Agent-Task-Type", taskType)
-            .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"));
+            .POST(HttpRequest.BodyPublishers.ofString(body));
         if (authorization != null)
             request.header("Authorization", authorization);
         return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
@@ -204,7 +217,7 @@ class CredentialInjectionIT
         assertEquals(200, post("localhost", "llm", "Bearer " + AGENT_TOKEN).statusCode());
         String newKey = "sk-" + "proj-" + "N3wK3yN3wK3yN3wK3yN3".repeat(2);
         String newToken = "sgt_agent_alpha_rotated_42";
-        writeSecrets(Map.of("openai", newKey, "anthropic", ANTHROPIC_KEY, "alpha-token", newToken,
+        writeSecrets(Map.of("openai", newKey, "anthropic", ANTHROPIC_KEY, "vendor", VENDOR_KEY, "alpha-token", newToken,
             "beta-token", "sgt_agent_beta_0123456789", "old-token", "sgt_agent_old_0123456789", "gone-token", "sgt_agent_gone_0123456789"));
 
         await().atMost(Duration.ofSeconds(5)).until(() -> post("localhost", "llm", "Bearer " + newToken).statusCode() == 200);
@@ -213,5 +226,118 @@ class CredentialInjectionIT
         assertEquals(200, old.statusCode(), "the old token works during the overlap: " + old.body());
         await().atMost(Duration.ofSeconds(10)).until(() -> post("localhost", "llm", "Bearer " + AGENT_TOKEN).statusCode() == 401);
         assertEquals(200, post("localhost", "llm", "Bearer " + newToken).statusCode());
+    }
+
+    private static String awsKeyId()
+    {
+        return "AKIA" + "QWERTYUIOP234567";
+    }
+
+    /**
+     * Sends a chunked POST whose body is written in two separate chunks with a flush between, the
+     * key split across them, and returns the raw response.
+     */
+    private String postInTwoChunks(String taskType, String first, String second) throws Exception
+    {
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", gateway.port()))
+        {
+            socket.setSoTimeout(15_000);
+            var out = socket.getOutputStream();
+            out.write(("POST /egress/localhost:" + target.httpsPort() + "/echo HTTP/1.1\r\nHost: gw\r\nX-Agent-Task-Type: " + taskType
+                + "\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            out.write((Integer.toHexString(first.length()) + "\r\n" + first + "\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            out.flush();
+            // The gateway reads the first chunk on its own; the second arrives separately.
+            await().pollDelay(Duration.ofMillis(150)).until(() -> true);
+            out.write((Integer.toHexString(second.length()) + "\r\n" + second + "\r\n0\r\n\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            out.flush();
+            return new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        }
+    }
+
+    private String metrics() throws Exception
+    {
+        return HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
+    }
+
+    @Test
+    void leakSplitAcrossTwoChunks_isBlockedWith422_namingTheRule_andNoneOfItIsSent() throws Exception
+    {
+        String key = awsKeyId();
+        String response = postInTwoChunks("other", "{\"messages\":[{\"content\":\"my key is " + key.substring(0, 9), key.substring(9) + " thanks\"}]}");
+        assertTrue(response.startsWith("HTTP/1.1 422"), response);
+        assertTrue(response.contains("aws-access-key-id"), response);
+        assertFalse(response.contains(key), "the error names the rule, never the match");
+        assertEquals(0, target.requestCount(), "the target never got a complete request");
+        assertTrue(metrics().contains("rule=\"aws-access-key-id\""), "alert metric by rule");
+        assertTrue(logged.list.stream().anyMatch(e -> e.getFormattedMessage().contains("aws-access-key-id")), "the rule is logged");
+        assertFalse(logged.list.stream().anyMatch(e -> e.getFormattedMessage().contains(key.substring(4))), "the key is not");
+
+        HttpResponse<String> clean = post("localhost", "other", null, "{\"messages\":[{\"content\":\"AKIA is a prefix, nothing more\"}]}");
+        assertEquals(200, clean.statusCode(), "a body without a secret passes: " + clean.body());
+    }
+
+    @Test
+    void redactRoute_replacesSecretsInRequestAndResponse_evenTheInjectedKeyEchoedBack() throws Exception
+    {
+        String github = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5";
+        String response = postInTwoChunks("redact", "{\"content\":\"token " + github.substring(0, 20), github.substring(20) + " end\"}");
+        // Authorization is missing here: the redact route injects a credential, so this is a 401 ...
+        assertTrue(response.startsWith("HTTP/1.1 401"), response);
+        HttpResponse<String> redacted = post("localhost", "redact", "Bearer " + AGENT_TOKEN, "{\"content\":\"token " + github + " end\"}");
+        assertEquals(200, redacted.statusCode(), redacted.body());
+        TargetServer.Recorded seen = target.requests().get(target.requestCount() - 1);
+        assertEquals("{\"content\":\"token [REDACTED] end\"}", seen.body(), "the target gets the body with the token replaced");
+        assertEquals("Bearer " + OPENAI_KEY, seen.header("Authorization"), "the injected key still reaches the target");
+        assertFalse(redacted.body().contains(OPENAI_KEY), "the target echoes the key back; the response scan redacts it");
+        assertTrue(redacted.body().contains("h:authorization=Bearer [REDACTED]"), redacted.body());
+    }
+
+    @Test
+    void reportRoute_passesTheBodyUnchanged_butCountsTheHit() throws Exception
+    {
+        String key = awsKeyId();
+        HttpResponse<String> response = post("localhost", "report", null, "{\"content\":\"" + key + "\"}");
+        assertEquals(200, response.statusCode(), response.body());
+        assertTrue(target.requests().get(0).body().contains(key));
+        assertTrue(metrics().contains("mode=\"report\""), "reported hits are counted");
+    }
+
+    @Test
+    void realKeysTheGatewayHolds_areCaughtEvenWithoutARuleForTheirShape() throws Exception
+    {
+        HttpResponse<String> pasted = post("localhost", "other", null, "{\"content\":\"use " + VENDOR_KEY + " please\"}");
+        assertEquals(422, pasted.statusCode(), pasted.body());
+        assertTrue(pasted.body().contains("sandgate-credential"), pasted.body());
+        assertEquals(0, target.requestCount());
+    }
+
+    @Test
+    void ssrf_internalTargetsAreRefusedInEveryMode_andNoNodeIsAsked() throws Exception
+    {
+        gateway.close();
+        gateway = gateway(Map.of("egress.ssrf.allow", "192.0.2.0/24", "egress.forward-proxy-port", "0"));
+        for (String host : List.of("127.0.0.1", "169.254.169.254", "10.0.0.1", "%5B::ffff:127.0.0.1%5D", "%5B::1%5D", "localhost", "2130706433"))
+        {
+            HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/egress/" + host + "/latest/meta-data"))
+                .header("X-Agent-Task-Type", "anywhere").build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(403, response.statusCode(), host + ": " + response.body());
+            if (host.equals("localhost"))
+                assertFalse(response.body().contains("127.0.0.1"), "a name's resolved address is not revealed: " + response.body());
+        }
+        HttpClient viaProxy = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .proxy(java.net.ProxySelector.of(new java.net.InetSocketAddress("127.0.0.1", gateway.forwardProxyPort()))).build();
+        HttpResponse<String> absolute = viaProxy.send(HttpRequest.newBuilder(java.net.URI.create("http://169.254.169.254/latest/meta-data"))
+            .header("X-Agent-Task-Type", "anywhere").build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(403, absolute.statusCode(), absolute.body());
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", gateway.port()))
+        {
+            socket.getOutputStream().write("CONNECT 10.0.0.1:443 HTTP/1.1\r\nHost: 10.0.0.1:443\r\nX-Agent-Task-Type: anywhere\r\n\r\n"
+                .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            String status = new java.io.BufferedReader(new java.io.InputStreamReader(socket.getInputStream())).readLine();
+            assertTrue(status.startsWith("HTTP/1.1 403"), status);
+        }
+        assertTrue(node.received().isEmpty(), "no node was asked to reach an internal address: " + node.received());
+        assertEquals(0, target.requestCount());
     }
 }
