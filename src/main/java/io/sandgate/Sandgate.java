@@ -23,6 +23,7 @@ import io.sandgate.admin.AdminServlet;
 import io.sandgate.config.CredentialsConfig;
 import io.sandgate.egress.Credentials;
 import io.sandgate.egress.Egress;
+import io.sandgate.leak.Redactor;
 import io.sandgate.secrets.SecretRing;
 import io.sandgate.secrets.SecretSources;
 import io.sandgate.egress.EgressServlet;
@@ -60,6 +61,8 @@ public final class Sandgate implements AutoCloseable
     /** Faces started by {@link #install}, closed with the gateway. */
     private final List<AutoCloseable> started = new CopyOnWriteArrayList<>();
     private volatile Egress egress;
+    /** One redaction for logs and the admin API; it knows the real keys once the egress face has read them. */
+    private volatile Redactor redactor = Redactor.defaults();
 
     private Sandgate(SandgateConfig config, Supplier<SandgateConfig> reloader, PrometheusMeterRegistry metrics, Store store)
     {
@@ -103,7 +106,7 @@ public final class Sandgate implements AutoCloseable
             return;
         }
         Ingress ingress = new Ingress(config.ingress(), context.getContextPath(), store.routes(), metrics, Clock.systemUTC());
-        FilterRegistration.Dynamic access = context.addFilter("sandgate-access", new AccessLogFilter(metrics, config.ingress().prefix(), config.accessLog()));
+        FilterRegistration.Dynamic access = context.addFilter("sandgate-access", new AccessLogFilter(metrics, config.ingress().prefix(), config.accessLog(), () -> redactor));
         access.setAsyncSupported(true);
         access.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), false, "/*");
 
@@ -149,6 +152,8 @@ public final class Sandgate implements AutoCloseable
             new SecretRing(SecretSources.open(credentialsConfig, Clock.systemUTC()), credentialsConfig.overlap(), Clock.systemUTC()), Clock.systemUTC(), metrics);
         started.add(credentials);
         LeakGuard leaks = new LeakGuard(credentials, metrics);
+        credentials.onHeldKeysChange(() -> redactor = leaks.redactor());
+        redactor = leaks.redactor();
         ServletRegistration.Dynamic egressServlet = context.addServlet("sandgate-egress", new EgressServlet(egress, credentials, leaks));
         egressServlet.setAsyncSupported(true);
         egressServlet.setLoadOnStartup(1);

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
+import io.sandgate.leak.Redactor;
 import io.sandgate.net.Cidr;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
@@ -26,6 +27,8 @@ import org.yaml.snakeyaml.error.YAMLException;
  */
 public final class ConfigLoader
 {
+    private static final Redactor REDACT = Redactor.defaults();
+
     private static final String PREFIX = "sandgate.";
 
     private final Map<String, Object> raw = new HashMap<>();
@@ -269,9 +272,10 @@ public final class ConfigLoader
         for (ConfigKey<?> key : ConfigKeys.ALL)
         {
             Object value = get(key);
-            // Secrets as ****, and user-info in URLs (redis://user:password@host) too.
+            // Secrets, user-info in URLs (redis://user:password@host) and anything shaped like a key
+            // (pasted into a value that is not declared secret) are all shown as [REDACTED].
             if (value != null)
-                values.put(key.name(), key.secret() ? "****" : value.toString().replaceAll("//[^@/\\s]*@", "//****@"));
+                values.put(key.name(), key.secret() ? Redactor.REDACTED : REDACT.text(value.toString().replaceAll("//[^@/\\s]*@", "//" + Redactor.REDACTED + "@")));
         }
         return values;
     }
@@ -306,12 +310,12 @@ public final class ConfigLoader
         CredentialsConfig protection = new CredentialsConfig(get(ConfigKeys.SECRETS_SOURCE), java.nio.file.Path.of(get(ConfigKeys.SECRETS_FILE)),
             get(ConfigKeys.SECRETS_OVERLAP), get(ConfigKeys.SECRETS_REFRESH), vault,
             CredentialsConfig.parseCredentials(credentials == null ? Map.of() : credentials), CredentialsConfig.parseAgents(agents == null ? List.of() : agents));
-        List<io.sandgate.net.Cidr> allow = new ArrayList<>();
+        List<Cidr> allow = new ArrayList<>();
         for (String cidr : get(ConfigKeys.EGRESS_SSRF_ALLOW) == null ? List.<String>of() : get(ConfigKeys.EGRESS_SSRF_ALLOW))
         {
             try
             {
-                allow.add(io.sandgate.net.Cidr.parse(cidr.trim()));
+                allow.add(Cidr.parse(cidr.trim()));
             }
             catch (IllegalArgumentException x)
             {

@@ -66,7 +66,7 @@ public final class Credentials implements AutoCloseable
     /** SHA-256 of a valid token -> its agent and until when the token is valid; replaced whole. */
     private volatile Map<String, Holder> tokens = Map.of();
     private volatile Set<String> held = Set.of();
-    private volatile Runnable onHeldChange = () -> { };
+    private final List<Runnable> onHeldChange = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     public Credentials(CredentialsConfig config, SecretRing ring, Clock clock, MeterRegistry registry)
     {
@@ -102,7 +102,7 @@ public final class Credentials implements AutoCloseable
         if (!keys.equals(held))
         {
             held = Set.copyOf(keys);
-            onHeldChange.run();
+            onHeldChange.forEach(Runnable::run);
         }
     }
 
@@ -112,10 +112,10 @@ public final class Credentials implements AutoCloseable
         return held;
     }
 
-    /** Called after the set of held keys changed (rotation), so that the scanner can follow. */
+    /** Called, in the order added, after the set of held keys changed (rotation), so that scanner and redaction follow. */
     public void onHeldKeysChange(Runnable listener)
     {
-        this.onHeldChange = listener;
+        onHeldChange.add(listener);
     }
 
     /**

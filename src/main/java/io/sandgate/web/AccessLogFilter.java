@@ -1,6 +1,7 @@
 package io.sandgate.web;
 
 import java.io.IOException;
+import java.util.function.Supplier;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.ingress.IngressDecision;
@@ -12,13 +13,15 @@ import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpFilter;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import io.sandgate.leak.Redactor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Counts every request by face and status, and writes one access-log line per request to the
  * {@code sandgate.access} logger. The line has the path but never the query (it may carry a grant
- * token), and never a cookie or Authorization header.
+ * token), and never a cookie or Authorization header; anything in the path that looks like a
+ * secret (a Slack webhook, a key pasted into a URL) is written as {@code [REDACTED]}.
  */
 public final class AccessLogFilter extends HttpFilter
 {
@@ -27,12 +30,18 @@ public final class AccessLogFilter extends HttpFilter
     private final MeterRegistry registry;
     private final String ingressPrefix;
     private final boolean log;
+    private final Supplier<Redactor> redactor;
 
-    public AccessLogFilter(MeterRegistry registry, String ingressPrefix, boolean log)
+    /**
+     * @param redactor the redaction in force (it learns the gateway's real keys once the egress
+     *        face has read them, and follows their rotation)
+     */
+    public AccessLogFilter(MeterRegistry registry, String ingressPrefix, boolean log, Supplier<Redactor> redactor)
     {
         this.registry = registry;
         this.ingressPrefix = ingressPrefix;
         this.log = log;
+        this.redactor = redactor;
     }
 
     @Override
@@ -88,7 +97,7 @@ public final class AccessLogFilter extends HttpFilter
             return;
         IngressDecision.Forward forward = IngressServlet.FORWARD.get(request);
         long micros = (System.nanoTime() - start) / 1000;
-        ACCESS.info("{} {} {} {} {}us face={} sandbox={} via={}", request.getRemoteAddr(), request.getMethod(), printable(path), status, micros,
+        ACCESS.info("{} {} {} {} {}us face={} sandbox={} via={}", request.getRemoteAddr(), request.getMethod(), printable(redactor.get().text(path)), status, micros,
             face, forward == null ? "-" : forward.sandboxId(), forward == null ? "-" : forward.source().name().toLowerCase(java.util.Locale.ROOT));
     }
 

@@ -9,6 +9,7 @@ import java.util.Locale;
 import java.util.concurrent.TimeoutException;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sandgate.leak.Redactor;
 import io.sandgate.net.SsrfGuard;
 import io.sandgate.store.StoreUnavailableException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -18,11 +19,13 @@ import jakarta.servlet.http.HttpServletResponse;
  * The one place where failures become HTTP statuses and bodies. Bodies are short JSON
  * ({@code {"status":404,"error":"not_found","message":"..."}}) or a small HTML page for a browser
  * navigating; neither ever includes an exception message from below, which could name an internal
- * address.
+ * address, and anything in a message shaped like a secret is written as {@code [REDACTED]}.
  */
 public final class Errors
 {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** Messages may quote a host or path an agent sent; anything shaped like a secret is not echoed. */
+    private static final Redactor REDACT = Redactor.defaults();
 
     private Errors()
     {
@@ -80,13 +83,13 @@ public final class Errors
         {
             response.setContentType("text/html;charset=utf-8");
             response.getWriter().write("<!doctype html><title>" + error.status() + "</title><h1>" + error.status() + " "
-                + escape(error.code()) + "</h1><p>" + escape(error.getMessage()) + "</p>");
+                + escape(error.code()) + "</h1><p>" + escape(REDACT.text(error.getMessage())) + "</p>");
         }
         else
         {
             response.setContentType("application/json");
             response.getWriter().write(JSON.createObjectNode()
-                .put("status", error.status()).put("error", error.code()).put("message", error.getMessage()).toString());
+                .put("status", error.status()).put("error", error.code()).put("message", REDACT.text(error.getMessage())).toString());
         }
     }
 

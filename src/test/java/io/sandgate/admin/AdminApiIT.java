@@ -106,8 +106,8 @@ class AdminApiIT
         assertEquals(200, response.statusCode());
         JsonNode config = JSON.readTree(response.body());
         assertEquals("/vnc/", config.get("ingress.prefix").asText());
-        assertEquals("****", config.get("admin.token").asText());
-        assertEquals("****", config.get("ingress.cookie.secret").asText());
+        assertEquals("[REDACTED]", config.get("admin.token").asText());
+        assertEquals("[REDACTED]", config.get("ingress.cookie.secret").asText());
         assertFalse(response.body().contains(TOKEN) || response.body().contains(SECRET), response.body());
     }
 

@@ -313,6 +313,18 @@ class EgressProtectionIT
     }
 
     @Test
+    void secretInAPath_isRedactedInTheAccessLog() throws Exception
+    {
+        String github = "ghp_" + "pL4tH9sEcReT1nUrL5aB7cD9eF1gH3iJ5kL7";
+        HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/egress/localhost:" + target.httpsPort() + "/hook/" + github))
+            .header("X-Agent-Task-Type", "other").build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(404, response.statusCode(), "the target's own answer");
+        await().atMost(Duration.ofSeconds(5)).until(() -> logged.list.stream().anyMatch(e -> e.getLoggerName().equals("sandgate.access")
+            && e.getFormattedMessage().contains("/hook/[REDACTED]")));
+        assertFalse(logged.list.stream().anyMatch(e -> e.getFormattedMessage().contains(github)));
+    }
+
+    @Test
     void ssrf_internalTargetsAreRefusedInEveryMode_andNoNodeIsAsked() throws Exception
     {
         gateway.close();
