@@ -1,0 +1,103 @@
+package io.sandgate.egress;
+
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.sandgate.config.ConfigLoader;
+import io.sandgate.launcher.EmbeddedServer;
+import io.sandgate.testing.ForwardProxy;
+import io.sandgate.testing.TargetServer;
+import io.sandgate.testing.VaultDouble;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Credential injection with the {@code vault} secret source, against the protocol-faithful
+ * {@link VaultDouble} (no Vault server can run on the build machines): keys keep flowing from the
+ * cache while Vault is down, a key past its cache lifetime gives a clear 503, and Vault coming
+ * back heals it without a restart.
+ */
+class VaultCredentialsIT
+{
+    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    private static final String KEY = "sk-" + "proj-" + "V4uLtK3yV4uLtK3yV4uL".repeat(2);
+    private static final String TOKEN = "sgt_vault_agent_0123456789";
+
+    private VaultDouble vault;
+    private TargetServer target;
+    private ForwardProxy node;
+    private EmbeddedServer gateway;
+
+    @BeforeEach
+    void start() throws Exception
+    {
+        vault = VaultDouble.start();
+        vault.put("sandgate/openai", Map.of("value", KEY));
+        vault.put("sandgate/agent-token", Map.of("value", TOKEN));
+        target = TargetServer.start();
+        node = ForwardProxy.start("n1");
+        Map<String, Object> values = new HashMap<>();
+        values.put("server.host", "127.0.0.1");
+        values.put("server.port", "0");
+        values.put("egress.tls.trust-store", target.trustStore().toString());
+        values.put("egress.tls.trust-store-password", target.trustStorePassword());
+        values.put("egress.ssrf.allow", "127.0.0.0/8");
+        values.put("egress.secrets.source", "vault");
+        values.put("egress.secrets.vault.address", vault.address());
+        values.put("egress.secrets.vault.token", vault.rootToken());
+        values.put("egress.secrets.vault.refresh", "1s");
+        values.put("egress.secrets.vault.max-age", "3s");
+        values.put("egress.routes", List.of(Map.of("match", Map.of("domains", List.of("localhost")), "upstream", "main", "credential", "openai")));
+        values.put("egress.pools", Map.of("main", Map.of("region", "eu", "nodes", List.of(Map.of("id", "n1", "address", node.address())))));
+        values.put("egress.credentials", Map.of("openai", Map.of("secret", "openai", "hosts", List.of("localhost"))));
+        values.put("egress.agents", List.of(Map.of("id", "a", "token", "agent-token", "credentials", List.of("openai"))));
+        gateway = EmbeddedServer.start(ConfigLoader.fromValues(values));
+    }
+
+    @AfterEach
+    void stop() throws Exception
+    {
+        gateway.close();
+        node.close();
+        target.close();
+        vault.close();
+    }
+
+    private HttpResponse<String> call() throws Exception
+    {
+        return HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/egress/localhost:" + target.httpsPort() + "/echo"))
+            .header("Authorization", "Bearer " + TOKEN).timeout(Duration.ofSeconds(15)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void vaultDown_cachedKeysKeepWorking_thenA503ThatSaysWhy_andRecoveryWithoutRestart() throws Exception
+    {
+        assertEquals(200, call().statusCode());
+        assertEquals("Bearer " + KEY, target.requests().get(0).header("Authorization"));
+
+        vault.stop();
+        HttpResponse<String> cached = call();
+        assertEquals(200, cached.statusCode(), "the cached key is served while Vault is down: " + cached.body());
+
+        await().atMost(Duration.ofSeconds(15)).until(() -> call().statusCode() == 503);
+        HttpResponse<String> expired = call();
+        assertEquals(503, expired.statusCode());
+        assertTrue(expired.body().contains("credential openai is unavailable"), expired.body());
+        assertTrue(expired.body().contains("expired"), expired.body());
+        assertFalse(expired.body().contains(KEY) || expired.body().contains(vault.rootToken()), expired.body());
+
+        vault.restart();
+        await().atMost(Duration.ofSeconds(15)).until(() -> call().statusCode() == 200);
+    }
+}
