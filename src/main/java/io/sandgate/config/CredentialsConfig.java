@@ -160,7 +160,9 @@ public record CredentialsConfig(SourceKind source, Path file, Duration overlap, 
             if (entry.get("credentials") instanceof List<?> list)
                 list.forEach(c -> allowed.add(c.toString()));
             Optional<Instant> expires = Optional.empty();
-            if (entry.get("expires") != null)
+            if (entry.get("expires") instanceof java.util.Date date)
+                expires = Optional.of(date.toInstant()); // YAML reads an unquoted timestamp as a date
+            else if (entry.get("expires") != null)
             {
                 try
                 {
