@@ -83,7 +83,7 @@ class DeployManifestsTest
         try (EmbeddedServer gateway = EmbeddedServer.start(ConfigLoader.fromValues(values)))
         {
             HttpClient http = HttpClient.newHttpClient();
-            http.send(HttpRequest.newBuilder(gateway.uri().resolve("/egress/example.org/")).build(), HttpResponse.BodyHandlers.discarding());
+            http.send(HttpRequest.newBuilder(gateway.uri().resolve("/egress/93.184.216.34/")).build(), HttpResponse.BodyHandlers.discarding());
             http.send(HttpRequest.newBuilder(gateway.uri().resolve("/vnc/1/")).build(), HttpResponse.BodyHandlers.discarding());
             String metrics = http.send(HttpRequest.newBuilder(gateway.uri().resolve("/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
             for (String name : used)
