@@ -21,6 +21,7 @@ import io.sandgate.ingress.Ingress;
 import io.sandgate.admin.AdminApi;
 import io.sandgate.admin.AdminServlet;
 import io.sandgate.config.CredentialsConfig;
+import io.sandgate.config.EgressConfig;
 import io.sandgate.egress.Credentials;
 import io.sandgate.egress.Egress;
 import io.sandgate.leak.Redactor;
@@ -61,6 +62,7 @@ public final class Sandgate implements AutoCloseable
     /** Faces started by {@link #install}, closed with the gateway. */
     private final List<AutoCloseable> started = new CopyOnWriteArrayList<>();
     private volatile Egress egress;
+    private volatile Credentials credentials;
     /** One redaction for logs and the admin API; it knows the real keys once the egress face has read them. */
     private volatile Redactor redactor = Redactor.defaults();
 
@@ -148,7 +150,7 @@ public final class Sandgate implements AutoCloseable
         started.add(egress);
         this.egress = egress;
         CredentialsConfig credentialsConfig = config.egress().credentials();
-        Credentials credentials = new Credentials(credentialsConfig,
+        credentials = new Credentials(credentialsConfig,
             new SecretRing(SecretSources.open(credentialsConfig, Clock.systemUTC()), credentialsConfig.overlap(), Clock.systemUTC()), Clock.systemUTC(), metrics);
         started.add(credentials);
         LeakGuard leaks = new LeakGuard(credentials, metrics);
@@ -173,11 +175,23 @@ public final class Sandgate implements AutoCloseable
             LOG.info("Egress: {} routes over pools {}", config.egress().routes().size(), config.egress().pools().keySet());
     }
 
+    /**
+     * Applies a re-read configuration's egress routes, then its credentials and agents (so that a
+     * revocation takes effect without a restart). A table naming an unknown pool changes nothing.
+     */
+    private int reloadEgress()
+    {
+        EgressConfig fresh = reloader.get().egress();
+        int routes = egress.reloadRoutes(fresh.routes());
+        credentials.reload(fresh.credentials());
+        return routes;
+    }
+
     /** Health, readiness, metrics and the admin API: every role serves these. */
     private void installOperations(ServletContext context, Egress egress, Supplier<Map<String, Integer>> liveIngress)
     {
         context.addServlet("sandgate-admin", new AdminServlet(config.adminToken(),
-            AdminApi.routes(config, store.routes(), store.sessions(), egress, liveIngress, reloader))).addMapping("/admin/*");
+            AdminApi.routes(config, store.routes(), store.sessions(), egress, liveIngress, this::reloadEgress))).addMapping("/admin/*");
         HealthServlet health = new HealthServlet(store);
         context.addServlet("sandgate-healthz", health).addMapping("/healthz");
         context.addServlet("sandgate-readyz", health).addMapping("/readyz");

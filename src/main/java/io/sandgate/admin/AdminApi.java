@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.IntSupplier;
 import java.util.function.Supplier;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -35,9 +36,11 @@ public final class AdminApi
 
     /**
      * @param egress the egress face, or null where it does not run (control-plane role)
+     * @param reloadEgress reads the configuration again and applies its egress routes, credentials
+     *        and agents; returns the number of routes in force
      */
     public static List<AdminServlet.Route> routes(SandgateConfig config, RouteStore routeStore, SessionBus sessions, Egress egress,
-                                                 Supplier<Map<String, Integer>> liveIngress, Supplier<SandgateConfig> reloader)
+                                                 Supplier<Map<String, Integer>> liveIngress, IntSupplier reloadEgress)
     {
         IngressConfig ingress = config.ingress();
         List<AdminServlet.Route> routes = new ArrayList<>();
@@ -121,7 +124,7 @@ public final class AdminApi
         if (egress != null)
         {
             routes.add(new AdminServlet.Route("GET", "/egress/pools", call -> egress.describe()));
-            routes.add(new AdminServlet.Route("POST", "/egress/reload", call -> Map.of("routes", egress.reloadRoutes(reloader.get().egress().routes()))));
+            routes.add(new AdminServlet.Route("POST", "/egress/reload", call -> Map.of("routes", reloadEgress.getAsInt())));
         }
         routes.add(new AdminServlet.Route("GET", "/config", call -> config.effective()));
         return routes;

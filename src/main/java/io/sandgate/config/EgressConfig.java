@@ -146,6 +146,9 @@ public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health h
         {
             if (!pools.containsKey(route.pool()))
                 throw new IllegalArgumentException(ConfigKeys.EGRESS_ROUTES.name() + ": upstream " + route.pool() + " (expected: one of the pools " + pools.keySet() + ")");
+            if (route.credential().isPresent() && !route.scheme().equals("https"))
+                throw new IllegalArgumentException(ConfigKeys.EGRESS_ROUTES.name() + ": credential " + route.credential().get()
+                    + " on a route with scheme " + route.scheme() + " (expected: https, so that the real key is never sent in clear)");
             if (route.credential().isPresent() && !credentials.credentials().containsKey(route.credential().get()))
                 throw new IllegalArgumentException(ConfigKeys.EGRESS_ROUTES.name() + ": credential " + route.credential().get()
                     + " (expected: one of " + ConfigKeys.EGRESS_CREDENTIALS.name() + " " + credentials.credentials().keySet() + ")");

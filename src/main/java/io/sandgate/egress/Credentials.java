@@ -17,6 +17,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -25,10 +26,12 @@ import io.sandgate.config.EgressConfig;
 import io.sandgate.secrets.SecretRing;
 import io.sandgate.secrets.SecretUnavailableException;
 import io.sandgate.web.GatewayException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * Internal token -> agent -> real key. Agents call with {@code Authorization: Bearer {internal
- * token}}; on a route that names a credential the header is replaced by the real key in the form
+ * Internal token -> agent -> real key. Agents call with their internal token where their SDK puts
+ * an API key ({@link #TOKEN_HEADERS}); on a route that names a credential the header is replaced by the real key in the form
  * the provider expects, and on any other route an internal token is refused rather than forwarded,
  * so it never reaches a target. Tokens are looked up by their SHA-256, in an index rebuilt from the
  * secret source on every refresh (and at most once a second on an unknown token, so a freshly
@@ -36,6 +39,8 @@ import io.sandgate.web.GatewayException;
  */
 public final class Credentials implements AutoCloseable
 {
+    private static final Logger LOG = LoggerFactory.getLogger(Credentials.class);
+
     /** What replaces the agent's Authorization header: a header, or a query parameter. */
     public record Injection(String credential, String agent, Optional<String> header, String value, Optional<String> query)
     {
@@ -50,9 +55,16 @@ public final class Credentials implements AutoCloseable
     {
     }
 
+    /**
+     * Where SDKs put their API key (OpenAI's Authorization: Bearer, Anthropic's x-api-key, Google's
+     * x-goog-api-key, Azure's api-key): an agent configured with its internal token as "the API
+     * key" sends it in one of them, unmodified.
+     */
+    public static final List<String> TOKEN_HEADERS = List.of("Authorization", "x-api-key", "x-goog-api-key", "api-key");
+
     private static final long MISS_REFRESH_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-    private final CredentialsConfig config;
+    private volatile CredentialsConfig config;
     private final SecretRing ring;
     private final Clock clock;
     private final ScheduledExecutorService refresher = Executors.newSingleThreadScheduledExecutor(r ->
@@ -74,25 +86,45 @@ public final class Credentials implements AutoCloseable
         this.ring = ring;
         this.clock = clock;
         this.registry = registry;
-        if (!config.agents().isEmpty() || !config.credentials().isEmpty())
-        {
-            refresh();
-            long period = config.refresh().toMillis();
-            refresher.scheduleWithFixedDelay(this::refresh, period, period, TimeUnit.MILLISECONDS);
-        }
+        refresh();
+        long period = config.refresh().toMillis();
+        refresher.scheduleWithFixedDelay(this::refresh, period, period, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Takes a reloaded list of credentials and agents (revocations, expiries, new credentials);
+     * the secret source itself is not reopened.
+     */
+    public void reload(CredentialsConfig reloaded)
+    {
+        this.config = reloaded;
+        refresh();
     }
 
     /** Re-reads every token and key; rotated values start their overlap, the token index is rebuilt. */
     public void refresh()
     {
-        List<String> names = new ArrayList<>();
-        config.agents().forEach(a -> names.add(a.tokenSecret()));
-        config.credentials().values().forEach(c -> names.add(c.secret()));
-        ring.refresh(names);
-        rebuild();
+        try
+        {
+            List<String> names = new ArrayList<>(tokenNames());
+            config.credentials().values().forEach(c -> names.add(c.secret()));
+            ring.refresh(names);
+            rebuild();
+        }
+        catch (RuntimeException x)
+        {
+            // A scheduled task that throws is never run again: rotation would silently stop.
+            LOG.warn("Refreshing credentials failed; keeping what is known: {}", x.toString());
+        }
     }
 
-    private void rebuild()
+    private List<String> tokenNames()
+    {
+        return config.agents().stream().map(CredentialsConfig.Agent::tokenSecret).toList();
+    }
+
+    /** Synchronized: the refresher and an unknown token may both rebuild, and the later read must win. */
+    private synchronized void rebuild()
     {
         Map<String, Holder> index = new HashMap<>();
         for (CredentialsConfig.Agent agent : config.agents())
@@ -125,11 +157,13 @@ public final class Credentials implements AutoCloseable
      *         credential the agent may not use or that is not bound to the host; 503 when the key
      *         cannot be read
      */
-    public Injection authorize(String authorization, EgressConfig.Route route, String host)
+    public Injection authorize(Function<String, String> headers, EgressConfig.Route route, String host)
     {
         String credentialName = route.credential().orElseThrow();
-        CredentialsConfig.Agent agent = agent(authorization);
+        CredentialsConfig.Agent agent = agent(presented(headers));
         CredentialsConfig.Credential credential = config.credentials().get(credentialName);
+        if (credential == null)
+            throw new GatewayException(503, "credential_unavailable", "credential " + credentialName + " is not configured");
         if (!agent.credentials().contains(credentialName))
             throw denied("agent " + agent.id() + " may not use credential " + credentialName);
         if (!credential.boundTo(host))
@@ -141,8 +175,12 @@ public final class Credentials implements AutoCloseable
         }
         catch (SecretUnavailableException x)
         {
+            // The detail (Vault's address, a file path) is for the log, not for the agent.
             counter("sandgate.egress.credentials.unavailable", "credential", credentialName).increment();
-            throw new GatewayException(503, "credential_unavailable", "credential " + credentialName + " is unavailable: " + x.getMessage());
+            LOG.warn("Credential {} unavailable from {}: {}", credentialName, ring.source().kind(), x.getMessage());
+            throw new GatewayException(503, "credential_unavailable", "credential " + credentialName + " is unavailable ("
+                + (x.reason() == SecretUnavailableException.Reason.EXPIRED ? "secret source unreachable and cached key expired"
+                : x.reason() == SecretUnavailableException.Reason.SOURCE_DOWN ? "secret source unreachable" : "not in the secret source") + ")");
         }
         counter("sandgate.egress.credentials.injected", "credential", credentialName).increment();
         String value = credential.query().isPresent() ? key : credential.format().replace("{secret}", key);
@@ -155,19 +193,33 @@ public final class Credentials implements AutoCloseable
      * host it was never meant for. Other Authorization values (an agent's own key for some public
      * API) pass.
      */
-    public void refuseInternalToken(String authorization, String host)
+    public void refuseInternalToken(Function<String, String> headers, String host)
     {
-        String token = bearer(authorization);
-        CredentialsConfig.Agent agent = token == null ? null : lookup(digest(token));
-        if (agent != null)
-            throw denied("internal token of agent " + agent.id() + " may not be sent to " + host + " (no credential bound to it)");
+        for (String name : TOKEN_HEADERS)
+        {
+            String token = token(headers.apply(name));
+            CredentialsConfig.Agent agent = token == null ? null : lookup(digest(token));
+            if (agent != null)
+                throw denied("internal token of agent " + agent.id() + " may not be sent to " + host + " (no credential bound to it)");
+        }
     }
 
-    private CredentialsConfig.Agent agent(String authorization)
+    /** The first API-key header the agent sent, as a token. */
+    private static String presented(Function<String, String> headers)
     {
-        String token = bearer(authorization);
+        for (String name : TOKEN_HEADERS)
+        {
+            String token = token(headers.apply(name));
+            if (token != null)
+                return token;
+        }
+        return null;
+    }
+
+    private CredentialsConfig.Agent agent(String token)
+    {
         if (token == null)
-            throw unauthorized("missing", "missing internal token (expected: Authorization: Bearer <token>)");
+            throw unauthorized("missing", "missing internal token (expected: Authorization: Bearer <token>, or x-api-key: <token>)");
         String digest = digest(token);
         CredentialsConfig.Agent agent = lookup(digest);
         if (agent == null)
@@ -176,9 +228,9 @@ public final class Credentials implements AutoCloseable
             long now = System.nanoTime();
             if (now - last >= MISS_REFRESH_NANOS && lastMissRefresh.compareAndSet(last, now))
             {
-                // A token rotated since the last refresh is valid at once.
-                List<String> names = config.agents().stream().map(CredentialsConfig.Agent::tokenSecret).toList();
-                ring.refresh(names);
+                // A token rotated since the last refresh is valid at once (as soon as the source
+                // shows it: Vault's cache is re-read every egress.secrets.vault.refresh).
+                ring.refresh(tokenNames());
                 rebuild();
                 agent = lookup(digest);
             }
@@ -199,11 +251,12 @@ public final class Credentials implements AutoCloseable
         return holder == null || !clock.instant().isBefore(holder.until()) ? null : holder.agent();
     }
 
-    private static String bearer(String authorization)
+    /** A header value as a token: {@code Bearer x} or a bare value. */
+    private static String token(String value)
     {
-        if (authorization == null || authorization.length() < 8 || !authorization.regionMatches(true, 0, "Bearer ", 0, 7))
+        if (value == null)
             return null;
-        String token = authorization.substring(7).trim();
+        String token = value.regionMatches(true, 0, "Bearer ", 0, 7) ? value.substring(7).trim() : value.trim();
         return token.isEmpty() ? null : token;
     }
 

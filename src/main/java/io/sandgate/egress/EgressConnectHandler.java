@@ -56,6 +56,12 @@ public final class EgressConnectHandler extends ConnectHandler
             promise.failed(GatewayException.forbidden("no egress route for " + host));
             return;
         }
+        if (route.get().credential().isPresent())
+        {
+            // Inside a TLS tunnel nothing can be injected or checked.
+            promise.failed(GatewayException.forbidden("routes with a credential need base-URL mode: /egress/" + host + "/..."));
+            return;
+        }
         PinnedTarget pinned;
         try
         {

@@ -131,16 +131,21 @@ public final class EgressServlet extends StreamingProxyServlet
             Optional<EgressConfig.Route> route = egress.route(host, taskType);
             if (route.isEmpty())
                 throw GatewayException.forbidden("no egress route for " + host + (taskType == null ? "" : " and task type " + taskType));
-            String authorization = request.getHeader(HttpHeader.AUTHORIZATION.asString());
+            String scheme = Boolean.TRUE.equals(FORWARD_PROXY.get(request)) ? "http" : route.get().scheme();
             Credentials.Injection injection = null;
             if (route.get().credential().isPresent())
-                injection = credentials.authorize(authorization, route.get(), host);
+            {
+                if (!scheme.equals("https"))
+                    throw GatewayException.forbidden("credential " + route.get().credential().get() + " is only sent over https (use /egress/" + host + "/...)");
+                injection = credentials.authorize(request::getHeader, route.get(), host);
+            }
             else
-                credentials.refuseInternalToken(authorization, host);
+                credentials.refuseInternalToken(request::getHeader, host);
             String query = request.getQueryString();
+            if (route.get().scan() != EgressConfig.ScanMode.OFF)
+                scanRequestLine(request, route.get(), path, query);
             if (injection != null && injection.query().isPresent())
                 query = withParameter(query, injection.query().get(), injection.value());
-            String scheme = Boolean.TRUE.equals(FORWARD_PROXY.get(request)) ? "http" : route.get().scheme();
             // Checked once per exchange: retries on other nodes go to the same checked address.
             PinnedTarget pinned = PinnedTarget.check(egress.guard(), scheme, host, port);
             String target = pinned.uri((slash < 0 ? "/" : path.substring(slash)) + (query == null ? "" : "?" + query)).toString();
@@ -155,6 +160,21 @@ public final class EgressServlet extends StreamingProxyServlet
             return;
         }
         super.service(request, response);
+    }
+
+    /**
+     * What the scanner cannot read it must not pass: a compressed body would hide a key from it.
+     * A secret in the path or query is caught here, before anything is sent.
+     */
+    private void scanRequestLine(HttpServletRequest request, EgressConfig.Route route, String path, String query)
+    {
+        String encoding = request.getHeader(HttpHeader.CONTENT_ENCODING.asString());
+        if (encoding != null && !encoding.equalsIgnoreCase("identity"))
+            throw new GatewayException(415, "encoded_body", "request bodies with Content-Encoding " + encoding
+                + " cannot be scanned for secrets; send them uncompressed");
+        GatewayException blocked = leaks.onHits(leaks.scan(path + (query == null ? "" : "?" + query)), route, route.scan(), "request");
+        if (blocked != null)
+            throw blocked;
     }
 
     private void choose(Exchange exchange)
@@ -201,11 +221,25 @@ public final class EgressServlet extends StreamingProxyServlet
                 headers.remove(HttpHeader.CONTENT_LENGTH); // a redacted body has another length: send it chunked
             if (injection != null)
             {
-                // The internal token stops here; the real key takes its place.
-                headers.remove(HttpHeader.AUTHORIZATION);
+                // The internal token stops here, wherever the SDK put it; the real key takes its place.
+                Credentials.TOKEN_HEADERS.forEach(headers::remove);
                 injection.header().ifPresent(name -> headers.put(name, injection.value()));
             }
+            if (exchange.route.scanResponses() && exchange.route.scan() != EgressConfig.ScanMode.OFF)
+                headers.put(HttpHeader.ACCEPT_ENCODING, "identity"); // a compressed answer could not be scanned
         });
+    }
+
+    private static String decode(String text)
+    {
+        try
+        {
+            return URLDecoder.decode(text, StandardCharsets.UTF_8);
+        }
+        catch (IllegalArgumentException x)
+        {
+            throw GatewayException.badRequest("malformed query string");
+        }
     }
 
     /** The query with {@code name} set to {@code value} (an agent's own value of it dropped). */
@@ -217,7 +251,7 @@ public final class EgressServlet extends StreamingProxyServlet
             for (String pair : query.split("&"))
             {
                 String key = pair.contains("=") ? pair.substring(0, pair.indexOf('=')) : pair;
-                if (!pair.isEmpty() && !URLDecoder.decode(key, StandardCharsets.UTF_8).equals(name))
+                if (!pair.isEmpty() && !decode(key).equals(name))
                     result.append(pair).append('&');
             }
         }
@@ -273,6 +307,17 @@ public final class EgressServlet extends StreamingProxyServlet
         proxyResponse.setHeader(NODE, exchange.node.node().id());
         if (exchange.repinned)
             proxyResponse.setHeader(STICKY, "repinned");
+    }
+
+    /**
+     * A target that repeats the injected key in a header (a redirect's Location carrying the query,
+     * a debug echo) must not hand it to the agent.
+     */
+    @Override
+    protected String filterServerResponseHeader(HttpServletRequest clientRequest, Response serverResponse, String headerName, String headerValue)
+    {
+        String value = super.filterServerResponseHeader(clientRequest, serverResponse, headerName, headerValue);
+        return value == null || EXCHANGE.get(clientRequest).injection == null ? value : leaks.redactor().text(value);
     }
 
     /** Request bodies on scanning routes are read through the leak scanner. */
@@ -412,6 +457,7 @@ public final class EgressServlet extends StreamingProxyServlet
             try
             {
                 choose(exchange);
+                exchange.responseScan = null; // held-back bytes of the failed attempt are not part of the next one
                 long backoff = backoffMillis(exchange.attempts - 1);
                 proxyResponse.reset();
                 retryLater(clientRequest, proxyResponse, backoff);

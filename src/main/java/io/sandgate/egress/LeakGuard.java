@@ -45,6 +45,12 @@ public final class LeakGuard
         return redactor;
     }
 
+    /** Hits in a text known whole, such as a request line. */
+    List<LeakHit> scan(String text)
+    {
+        return scanner.scan(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
     /**
      * A stream for one body, or null when the route does not scan. Blocking routes hold back the
      * bytes a secret could still be starting with, like redacting ones: a key split across two
@@ -80,6 +86,9 @@ public final class LeakGuard
             mode == EgressConfig.ScanMode.BLOCK ? "blocked" : mode == EgressConfig.ScanMode.REDACT ? "redacted" : "reported");
         if (mode != EgressConfig.ScanMode.BLOCK)
             return null;
-        return new GatewayException(422, "secret_detected", "the " + direction + " body holds a secret (rule " + rule + "); it was not sent");
+        // The agent's request is the agent's doing (422); a target answering with a secret is the target's (502).
+        return direction.equals("request")
+            ? new GatewayException(422, "secret_detected", "the request holds a secret (rule " + rule + "); it was not sent")
+            : new GatewayException(502, "secret_in_response", "the target's answer holds a secret (rule " + rule + "); it was cut off");
     }
 }

@@ -94,8 +94,9 @@ public final class SecretRing
     }
 
     /**
-     * Reads every name again; a name that cannot be read keeps what was known. Returns how many
-     * could not be read (their names are logged, never values).
+     * Reads every name again; a name the source cannot answer for keeps what was known, a name it
+     * no longer has loses every value. Returns how many could not be read (their names are logged,
+     * never values).
      */
     public int refresh(Collection<String> names)
     {
@@ -109,6 +110,13 @@ public final class SecretRing
             catch (SecretUnavailableException x)
             {
                 failed++;
+                if (x.reason() == SecretUnavailableException.Reason.UNKNOWN && byName.remove(name) != null)
+                {
+                    // Deleted from the source: that is how an operator cuts a token off, so nothing
+                    // of it stays valid (no overlap either).
+                    LOG.warn("Secret '{}' is gone from {}; its values are no longer valid", name, source.kind());
+                    continue;
+                }
                 LOG.warn("Cannot refresh secret '{}' from {}: {}", name, source.kind(), x.getMessage());
             }
         }

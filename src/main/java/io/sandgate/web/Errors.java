@@ -39,9 +39,12 @@ public final class Errors
             if (t instanceof GatewayException g)
                 return g;
             if (t instanceof SsrfGuard.Refused refused)
-                return refused.reason() == SsrfGuard.Reason.UNRESOLVED
-                    ? new GatewayException(502, "target_unresolved", refused.getMessage())
-                    : GatewayException.forbidden(refused.getMessage());
+                return switch (refused.reason())
+                {
+                    case UNRESOLVED -> new GatewayException(502, "target_unresolved", refused.getMessage());
+                    case MALFORMED, NON_CANONICAL -> GatewayException.badRequest(refused.getMessage());
+                    default -> GatewayException.forbidden(refused.getMessage());
+                };
             if (t instanceof StoreUnavailableException)
                 return new GatewayException(503, "store_unavailable", "route store unavailable and route not cached; retry shortly");
             if (t instanceof TimeoutException)
@@ -79,6 +82,8 @@ public final class Errors
         response.resetBuffer();
         response.setStatus(error.status());
         response.setHeader("Cache-Control", "no-store");
+        if (error.status() == 401)
+            response.setHeader("WWW-Authenticate", "Bearer realm=\"sandgate\"");
         if (wantsHtml(request))
         {
             response.setContentType("text/html;charset=utf-8");

@@ -18,6 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 class SecretRingTest
 {
     private final Map<String, String> values = new HashMap<>(Map.of("k", "first-value"));
+    private volatile boolean down;
     private final MutableClock clock = new MutableClock(Instant.parse("2026-11-29T00:00:00Z"));
     private final SecretRing ring = new SecretRing(source(), Duration.ofHours(24), clock);
 
@@ -28,6 +29,8 @@ class SecretRingTest
             @Override
             public Secret get(String name)
             {
+                if (down)
+                    throw new SecretUnavailableException(SecretUnavailableException.Reason.SOURCE_DOWN, "down");
                 String value = values.get(name);
                 if (value == null)
                     throw new SecretUnavailableException(SecretUnavailableException.Reason.UNKNOWN, "no " + name);
@@ -76,12 +79,23 @@ class SecretRingTest
     }
 
     @Test
-    void refresh_keepsWhatWasKnown_whenTheSourceCannotAnswer()
+    void refresh_dropsASecretDeletedFromTheSource_atOnce()
     {
+        ring.current("k");
+        values.put("k", "second-value");
         ring.current("k");
         values.remove("k");
         assertEquals(1, ring.refresh(List.of("k")));
-        assertEquals(List.of("first-value"), valid("k"));
+        assertEquals(List.of(), valid("k"), "deleting a token revokes it, overlap included");
         assertThrows(SecretUnavailableException.class, () -> ring.current("k"));
+    }
+
+    @Test
+    void refresh_keepsWhatWasKnown_whenTheSourceIsDown()
+    {
+        ring.current("k");
+        down = true;
+        assertEquals(1, ring.refresh(List.of("k")));
+        assertEquals(List.of("first-value"), valid("k"));
     }
 }
