@@ -1,0 +1,98 @@
+package io.sandgate.bench;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+import org.eclipse.jetty.client.HttpClient;
+import org.eclipse.jetty.client.Request;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+
+/**
+ * Open-loop HTTP load at a fixed rate, the way wrk2 does it: request {@code i} is due at
+ * {@code start + i / rate} whether or not earlier ones have answered, and its latency is counted
+ * from that due time, not from when it was actually sent. A proxy that stalls therefore shows its
+ * stall in the percentiles instead of quietly lowering the offered rate (coordinated omission).
+ *
+ * <p>Run: {@code java -cp ... io.sandgate.bench.OpenLoopLoad URL RATE SECONDS WARMUP_SECONDS CONNECTIONS [COOKIE]}.
+ * The warm-up runs at the same rate and is not recorded (it also warms this JVM's own JIT).
+ * Prints one {@code RESULT} line.</p>
+ */
+public final class OpenLoopLoad
+{
+    private OpenLoopLoad()
+    {
+    }
+
+    public static void main(String[] args)
+    {
+        int status = 0;
+        try
+        {
+            run(args);
+        }
+        catch (Exception x)
+        {
+            x.printStackTrace();
+            status = 1;
+        }
+        // Jetty's threads are not daemons: without an explicit exit a failed run would hang.
+        System.exit(status);
+    }
+
+    private static void run(String[] args) throws Exception
+    {
+        String url = args[0];
+        double rate = Double.parseDouble(args[1]);
+        int seconds = Integer.parseInt(args[2]);
+        int warmup = Integer.parseInt(args[3]);
+        int connections = Integer.parseInt(args[4]);
+        String cookie = args.length > 5 && !args[5].isEmpty() ? args[5] : null;
+
+        QueuedThreadPool threads = new QueuedThreadPool(64);
+        threads.setName("load");
+        HttpClient client = new HttpClient();
+        client.setExecutor(threads);
+        client.setMaxConnectionsPerDestination(connections);
+        client.setMaxRequestsQueuedPerDestination(Integer.MAX_VALUE);
+        client.setFollowRedirects(false);
+        client.start();
+
+        Samples samples = new Samples();
+        AtomicLong errors = new AtomicLong();
+        AtomicLong outstanding = new AtomicLong();
+        long periodNanos = (long)(1e9 / rate);
+        long warmupNanos = TimeUnit.SECONDS.toNanos(warmup);
+        long total = (long)(rate * (seconds + warmup));
+        long start = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(50);
+        for (long i = 0; i < total; i++)
+        {
+            long due = start + i * periodNanos;
+            long wait = due - System.nanoTime();
+            if (wait > 0)
+                LockSupport.parkNanos(wait);
+            boolean recorded = due - start >= warmupNanos;
+            Request request = client.newRequest(url).timeout(30, TimeUnit.SECONDS);
+            if (cookie != null)
+                request.headers(headers -> headers.put(HttpHeader.COOKIE, cookie));
+            outstanding.incrementAndGet();
+            request.send(result ->
+            {
+                long latency = System.nanoTime() - due;
+                outstanding.decrementAndGet();
+                if (result.isFailed() || result.getResponse().getStatus() != 200)
+                    errors.incrementAndGet();
+                else if (recorded)
+                    samples.add(latency);
+            });
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (outstanding.get() > 0 && System.nanoTime() < deadline)
+            Thread.sleep(10);
+        long[] sorted = samples.sorted();
+        System.out.printf(java.util.Locale.ROOT, "RESULT rate=%.0f requests=%d errors=%d %s%n",
+            rate, sorted.length, errors.get(), Samples.percentiles(sorted));
+        client.stop();
+    }
+}
