@@ -1,0 +1,378 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark: the same backend reached directly, through nginx, HAProxy, and Sandgate
+# (memory and Redis stores), all on loopback. Builds the project, starts every process itself from
+# configurations generated into bench/results/<run>/, runs the scenarios, and writes the section
+# "Side by side: direct, nginx, HAProxy, Sandgate" of docs/BENCHMARKS.md. See bench/README.md.
+#
+#   bench/run.sh                 full run (about 15 minutes), updates docs/BENCHMARKS.md
+#   bench/run.sh --quick         smoke run (seconds per scenario), report in the run directory only
+#   options: --out FILE  --scenarios http_small_max,http_small_rate,http_large,ws_echo,idle_ws,jmh
+#            --targets direct,nginx,haproxy,sandgate-memory,sandgate-redis  --no-build
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$(pwd)"
+
+ALL_SCENARIOS="http_small_max,http_small_rate,http_large,ws_echo,idle_ws,jmh"
+ALL_TARGETS="direct,nginx,haproxy,sandgate-memory,sandgate-redis"
+QUICK=0
+BUILD=1
+OUT=""
+SCENARIOS="$ALL_SCENARIOS"
+TARGETS="$ALL_TARGETS"
+COMMAND="bench/run.sh $*"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) QUICK=1 ;;
+    --no-build) BUILD=0 ;;
+    --out) OUT="$2"; shift ;;
+    --scenarios) SCENARIOS="$2"; shift ;;
+    --targets) TARGETS="$2"; shift ;;
+    *) echo "unknown option: $1 (see the header of $0)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+# Durations and sizes; every one can be overridden from the environment.
+if [ "$QUICK" -eq 1 ]; then
+  : "${BENCH_SECONDS:=3}" "${BENCH_WARMUP_SECONDS:=1}" "${BENCH_IDLE_SESSIONS:=500}"
+  : "${BENCH_JMH_ARGS:=-f 1 -wi 1 -w 1s -i 2 -r 1s}"
+else
+  : "${BENCH_SECONDS:=20}" "${BENCH_WARMUP_SECONDS:=5}" "${BENCH_IDLE_SESSIONS:=10000}"
+  : "${BENCH_JMH_ARGS:=-f 2 -wi 5 -w 1s -i 5 -r 1s}"
+fi
+: "${BENCH_CONNECTIONS:=50}"          # wrk connections, 1 KB scenarios
+: "${BENCH_LARGE_CONNECTIONS:=8}"     # wrk connections, 1 MB scenario
+: "${BENCH_WS_CONNECTIONS:=50}"       # WebSocket ping-pong connections
+: "${BENCH_WS_MESSAGE_BYTES:=128}"
+: "${BENCH_RATE:=}"                   # fixed rate; default: half of nginx's maximum
+: "${SANDGATE_JAVA_OPTS:=-Xms1g -Xmx1g}"
+
+need_apt=()
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need_apt+=(nginx)
+command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || need_apt+=(haproxy)
+command -v wrk >/dev/null 2>&1 || need_apt+=(wrk)
+command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "Installing: ${need_apt[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+export PATH="$PATH:/usr/sbin"
+
+RUN="$ROOT/bench/results/$(date +%Y%m%d-%H%M%S)"
+mkdir -p "$RUN"
+RESULTS="$RUN/results.tsv"
+: > "$RESULTS"
+[ -n "$OUT" ] || { if [ "$QUICK" -eq 1 ]; then OUT="$RUN/BENCHMARKS.md"; cp docs/BENCHMARKS.md "$OUT"; else OUT="docs/BENCHMARKS.md"; fi; }
+echo "Run directory: $RUN"
+
+if [ "$BUILD" -eq 1 ]; then
+  mvn -B -q package -DskipTests
+fi
+mvn -B -q dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$RUN/classpath.txt" >/dev/null
+CP="$ROOT/target/test-classes:$ROOT/target/classes:$(cat "$RUN/classpath.txt")"
+
+# 10 000 idle sessions need 10 000 sockets in the client and the backend, and twice that in the proxy.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+NOFILE="$(ulimit -n)"
+max_idle=$(( (NOFILE - 1000) / 2 ))
+if [ "$BENCH_IDLE_SESSIONS" -gt "$max_idle" ]; then
+  echo "Open-file limit $NOFILE: idle sessions capped at $max_idle (asked: $BENCH_IDLE_SESSIONS)"
+  BENCH_IDLE_SESSIONS=$max_idle
+fi
+
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM   # so that a signal, too, runs the cleanup
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+record() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >> "$RESULTS"; }
+# field KEY LINE: the value of KEY=... in a RESULT line
+field() { sed -n "s/.*[[:space:]]$1=\([^[:space:]]*\).*/\1/p" <<< " $2"; }
+wait_for() {
+  local url="$1" what="$2"
+  for _ in $(seq 1 300); do
+    if curl -s -o /dev/null "$url"; then return 0; fi
+    sleep 0.2
+  done
+  echo "$what did not come up; see $RUN/*.log" >&2
+  exit 1
+}
+
+# --- the backend -----------------------------------------------------------------------------
+BACKEND_PORT=$(free_port)
+java -Xms512m -Xmx2g -cp "$CP" io.sandgate.bench.BenchBackend "$BACKEND_PORT" > "$RUN/backend.log" 2>&1 &
+PIDS+=($!)
+wait_for "http://127.0.0.1:$BACKEND_PORT/1k" backend
+
+# --- Redis -----------------------------------------------------------------------------------
+REDIS_PORT=$(free_port)
+redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save '' --appendonly no --dir "$RUN" > "$RUN/redis.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 1 50); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+
+# --- nginx, as the reference design configures it -----------------------------------------------
+NGINX_PORT=$(free_port)
+mkdir -p "$RUN/nginx/logs" "$RUN/nginx/tmp"
+cat > "$RUN/nginx/nginx.conf" <<CONF
+worker_processes 2;
+worker_rlimit_nofile $NOFILE;
+pid $RUN/nginx/nginx.pid;
+error_log $RUN/nginx/logs/error.log warn;
+events { worker_connections $(( NOFILE - 100 )); }
+http {
+    access_log off;
+    client_body_temp_path $RUN/nginx/tmp/body;
+    proxy_temp_path $RUN/nginx/tmp/proxy;
+    fastcgi_temp_path $RUN/nginx/tmp/fastcgi;
+    uwsgi_temp_path $RUN/nginx/tmp/uwsgi;
+    scgi_temp_path $RUN/nginx/tmp/scgi;
+    map \$http_upgrade \$connection_upgrade { default upgrade; '' ''; }
+    upstream sandbox {
+        server 127.0.0.1:$BACKEND_PORT;
+        keepalive 64;
+    }
+    server {
+        listen 127.0.0.1:$NGINX_PORT backlog=4096;
+        location / {
+            proxy_pass http://sandbox;
+            proxy_http_version 1.1;
+            proxy_buffering off;
+            proxy_set_header Host \$host;
+            proxy_set_header Upgrade \$http_upgrade;
+            proxy_set_header Connection \$connection_upgrade;
+            proxy_read_timeout 3600s;
+            proxy_send_timeout 3600s;
+        }
+    }
+}
+CONF
+nginx -p "$RUN/nginx" -c "$RUN/nginx/nginx.conf" -e "$RUN/nginx/logs/error.log" -g 'daemon off;' > "$RUN/nginx.log" 2>&1 &
+PIDS+=($!)
+NGINX_PID=$!
+wait_for "http://127.0.0.1:$NGINX_PORT/1k" nginx
+
+# --- HAProxy, http mode with keep-alive on both sides --------------------------------------------
+HAPROXY_PORT=$(free_port)
+cat > "$RUN/haproxy.cfg" <<CONF
+global
+    maxconn $(( (NOFILE - 200) / 2 ))
+    nbthread 2
+defaults
+    mode http
+    option http-keep-alive
+    timeout connect 5s
+    timeout client 1h
+    timeout server 1h
+    timeout tunnel 1h
+frontend ingress
+    bind 127.0.0.1:$HAPROXY_PORT
+    default_backend sandbox
+backend sandbox
+    server backend 127.0.0.1:$BACKEND_PORT
+CONF
+haproxy -f "$RUN/haproxy.cfg" > "$RUN/haproxy.log" 2>&1 &
+PIDS+=($!)
+HAPROXY_PID=$!
+wait_for "http://127.0.0.1:$HAPROXY_PORT/1k" HAProxy
+
+# --- Sandgate: the route comes from static config (memory) or a plain HSET (Redis) ----------------
+SANDBOX_ID=37579
+SECRET="bench-only-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+start_sandgate() {
+  local name="$1" port="$2"; shift 2
+  env SANDGATE_SERVER_HOST=127.0.0.1 SANDGATE_SERVER_PORT="$port" SANDGATE_LOG_ACCESS=false \
+      SANDGATE_INGRESS_COOKIE_SECRET="$SECRET" SANDGATE_CONFIG="$RUN/sandgate-empty.yaml" "$@" \
+      java $SANDGATE_JAVA_OPTS -jar "$ROOT/target/sandgate.jar" > "$RUN/$name.log" 2>&1 &
+  PIDS+=($!)
+  LAST_PID=$!
+  wait_for "http://127.0.0.1:$port/healthz" "$name"
+}
+# The cookie a browser gets from its first /vnc/{id}/ request; later requests carry only it.
+session_cookie() {
+  curl -s -o /dev/null -D - "http://127.0.0.1:$1/vnc/$SANDBOX_ID/1k" \
+    | sed -n 's/^[Ss]et-[Cc]ookie: \(vnc_session_id=[^;]*\).*/\1/p' | tr -d '\r'
+}
+echo "{}" > "$RUN/sandgate-empty.yaml"
+SG_MEMORY_PORT=$(free_port)
+start_sandgate sandgate-memory "$SG_MEMORY_PORT" SANDGATE_INGRESS_STATIC_ROUTES="$SANDBOX_ID=127.0.0.1:$BACKEND_PORT"
+SG_MEMORY_PID=$LAST_PID
+SG_MEMORY_COOKIE=$(session_cookie "$SG_MEMORY_PORT")
+redis-cli -p "$REDIS_PORT" HSET vnc_sandboxes "$SANDBOX_ID" "127.0.0.1:$BACKEND_PORT" >/dev/null
+SG_REDIS_PORT=$(free_port)
+start_sandgate sandgate-redis "$SG_REDIS_PORT" SANDGATE_STORE_TYPE=redis SANDGATE_STORE_REDIS_ADDRESS="redis://127.0.0.1:$REDIS_PORT"
+SG_REDIS_PID=$LAST_PID
+SG_REDIS_COOKIE=$(session_cookie "$SG_REDIS_PORT")
+[ -n "$SG_MEMORY_COOKIE" ] && [ -n "$SG_REDIS_COOKIE" ] || { echo "Sandgate set no session cookie" >&2; exit 1; }
+
+# http_url TARGET PATH / ws_url TARGET / cookie TARGET / pids TARGET
+http_url() {
+  case "$1" in
+    direct) echo "http://127.0.0.1:$BACKEND_PORT$2" ;;
+    nginx) echo "http://127.0.0.1:$NGINX_PORT$2" ;;
+    haproxy) echo "http://127.0.0.1:$HAPROXY_PORT$2" ;;
+    sandgate-memory) echo "http://127.0.0.1:$SG_MEMORY_PORT/vnc$2" ;;
+    sandgate-redis) echo "http://127.0.0.1:$SG_REDIS_PORT/vnc$2" ;;
+  esac
+}
+ws_url() { http_url "$1" /ws | sed 's/^http/ws/'; }
+cookie() {
+  case "$1" in
+    sandgate-memory) echo "$SG_MEMORY_COOKIE" ;;
+    sandgate-redis) echo "$SG_REDIS_COOKIE" ;;
+    *) echo "" ;;
+  esac
+}
+pids() {
+  case "$1" in
+    direct) echo "" ;;
+    nginx) echo "$NGINX_PID $(pgrep -P "$NGINX_PID" | tr '\n' ' ')" ;;
+    haproxy) echo "$HAPROXY_PID" ;;
+    sandgate-memory) echo "$SG_MEMORY_PID" ;;
+    sandgate-redis) echo "$SG_REDIS_PID" ;;
+  esac
+}
+cpu_ticks() {
+  local total=0 pid
+  for pid in $1; do
+    total=$(( total + $(sed 's/^.*) //' "/proc/$pid/stat" | awk '{print $12 + $13}') ))
+  done
+  echo "$total"
+}
+rss_kb() {
+  local total=0 pid
+  for pid in $1; do
+    total=$(( total + $(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status") ))
+  done
+  echo "$total"
+}
+heap_used_kb() {
+  jcmd "$1" GC.run >/dev/null
+  jcmd "$1" GC.heap_info | sed -n 's/.*used \([0-9]*\)K.*/\1/p' | head -1
+}
+run_wrk() {  # run_wrk TARGET CONNECTIONS SECONDS PATH -> RESULT line
+  local target="$1" c="$2" d="$3" path="$4" ck
+  ck=$(cookie "$target")
+  wrk -t2 -c"$c" -d"${d}s" -s "$ROOT/bench/wrk-report.lua" ${ck:+-H "Cookie: $ck"} "$(http_url "$target" "$path")" | grep '^RESULT'
+}
+has() { [[ ",$1," == *",$2,"* ]]; }
+targets() { tr ',' ' ' <<< "$TARGETS"; }
+
+# --- the machine and the commands, for the report -------------------------------------------------
+record meta - command "$COMMAND"
+record meta - date "$(date -u +%Y-%m-%dT%H:%MZ)"
+record meta - cores "$(nproc)"
+record meta - cpu "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
+record meta - ram "$(awk '/^MemTotal:/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)"
+record meta - kernel "Linux $(uname -r)"
+record meta - java "$(java -version 2>&1 | head -1 | sed 's/.*"\(.*\)".*/\1/')"
+record meta - nginx "$(nginx -v 2>&1 | sed 's/.*nginx\///')"
+record meta - haproxy "$(haproxy -v | head -1 | awk '{print $3}')"
+record meta - wrk "$(wrk -v 2>&1 | head -1 | awk '{print $2}')"
+record meta - redis "$(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/')"
+record meta - sandgate_java_opts "$SANDGATE_JAVA_OPTS"
+record meta - cmd_http_small_max "wrk -t2 -c$BENCH_CONNECTIONS -d${BENCH_SECONDS}s -s bench/wrk-report.lua URL/1k, after ${BENCH_WARMUP_SECONDS}s of warm-up"
+record meta - cmd_http_large "wrk -t2 -c$BENCH_LARGE_CONNECTIONS -d${BENCH_SECONDS}s -s bench/wrk-report.lua URL/1m"
+record meta - cmd_ws_echo "WebSocketLoad echo URL/ws $BENCH_WS_CONNECTIONS connections ${BENCH_SECONDS}s ${BENCH_WS_MESSAGE_BYTES}-byte messages"
+record meta - cmd_idle_ws "WebSocketLoad idle URL/ws $BENCH_IDLE_SESSIONS sessions"
+record meta - cmd_jmh "org.openjdk.jmh.Main RouteLookupBenchmark $BENCH_JMH_ARGS -p store=memory,redis"
+
+# --- scenarios ------------------------------------------------------------------------------------
+if has "$SCENARIOS" http_small_max; then
+  for t in $(targets); do
+    run_wrk "$t" "$BENCH_CONNECTIONS" "$BENCH_WARMUP_SECONDS" /1k > /dev/null
+    line=$(run_wrk "$t" "$BENCH_CONNECTIONS" "$BENCH_SECONDS" /1k)
+    echo "http_small_max $t: $line"
+    rps=$(awk -v r="$(field requests "$line")" -v us="$(field duration_us "$line")" 'BEGIN {printf "%.1f", r / (us / 1e6)}')
+    record http_small_max "$t" rps "$rps"
+    for m in p50_ms p99_ms errors; do record http_small_max "$t" "$m" "$(field "$m" "$line")"; done
+  done
+fi
+
+if has "$SCENARIOS" http_small_rate; then
+  rate="$BENCH_RATE"
+  if [ -z "$rate" ]; then
+    rate=$(awk -F'\t' '$1 == "http_small_max" && $2 == "nginx" && $3 == "rps" {printf "%.0f", $4 / 2}' "$RESULTS")
+  fi
+  [ -n "$rate" ] || rate=2000
+  record meta - rate "$rate"
+  record meta - cmd_http_small_rate "OpenLoopLoad URL/1k $rate req/s for ${BENCH_SECONDS}s (after ${BENCH_WARMUP_SECONDS}s unrecorded) over $BENCH_CONNECTIONS connections"
+  for t in $(targets); do
+    line=$(java -cp "$CP" io.sandgate.bench.OpenLoopLoad "$(http_url "$t" /1k)" "$rate" "$BENCH_SECONDS" "$BENCH_WARMUP_SECONDS" "$BENCH_CONNECTIONS" "$(cookie "$t")" | grep '^RESULT')
+    echo "http_small_rate $t: $line"
+    for m in p50_ms p99_ms p999_ms max_ms errors requests; do record http_small_rate "$t" "$m" "$(field "$m" "$line")"; done
+  done
+fi
+
+if has "$SCENARIOS" http_large; then
+  hz=$(getconf CLK_TCK)
+  for t in $(targets); do
+    run_wrk "$t" "$BENCH_LARGE_CONNECTIONS" "$BENCH_WARMUP_SECONDS" /1m > /dev/null
+    p=$(pids "$t")
+    before=$(cpu_ticks "$p")
+    line=$(run_wrk "$t" "$BENCH_LARGE_CONNECTIONS" "$BENCH_SECONDS" /1m)
+    after=$(cpu_ticks "$p")
+    echo "http_large $t: $line"
+    record http_large "$t" bytes "$(field bytes "$line")"
+    record http_large "$t" seconds "$(awk -v us="$(field duration_us "$line")" 'BEGIN {print us / 1e6}')"
+    [ -z "$p" ] || record http_large "$t" cpu_s "$(awk -v d=$(( after - before )) -v hz="$hz" 'BEGIN {print d / hz}')"
+  done
+fi
+
+if has "$SCENARIOS" ws_echo; then
+  for t in $(targets); do
+    line=$(java -cp "$CP" io.sandgate.bench.WebSocketLoad echo "$(ws_url "$t")" "$BENCH_WS_CONNECTIONS" "$BENCH_SECONDS" "$BENCH_WS_MESSAGE_BYTES" "$(cookie "$t")" | grep '^RESULT')
+    echo "ws_echo $t: $line"
+    for m in msgs_per_s p50_ms p99_ms p999_ms errors; do record ws_echo "$t" "$m" "$(field "$m" "$line")"; done
+  done
+fi
+
+if has "$SCENARIOS" idle_ws; then
+  for t in $(targets); do
+    [ "$t" != direct ] || continue
+    p=$(pids "$t")
+    java_pid=""
+    case "$t" in sandgate-*) java_pid="$p" ;; esac
+    [ -z "$java_pid" ] || record idle_ws "$t" heap_before_kb "$(heap_used_kb "$java_pid")"
+    record idle_ws "$t" rss_before_kb "$(rss_kb "$(pids "$t")")"
+    stop="$RUN/idle-$t.stop"
+    java -Xmx2g -cp "$CP" io.sandgate.bench.WebSocketLoad idle "$(ws_url "$t")" "$BENCH_IDLE_SESSIONS" "$stop" "$(cookie "$t")" > "$RUN/idle-$t.log" 2>&1 &
+    client=$!
+    PIDS+=($client)
+    until grep -qs '^RESULT' "$RUN/idle-$t.log"; do
+      kill -0 "$client" 2>/dev/null || { echo "idle client for $t died; see $RUN/idle-$t.log" >&2; exit 1; }
+      sleep 0.5
+    done
+    sleep 2
+    line=$(grep '^RESULT' "$RUN/idle-$t.log")
+    [ -z "$java_pid" ] || record idle_ws "$t" heap_after_kb "$(heap_used_kb "$java_pid")"
+    record idle_ws "$t" rss_after_kb "$(rss_kb "$(pids "$t")")"
+    echo "idle_ws $t: $line"
+    for m in open failed; do record idle_ws "$t" "$m" "$(field "$m" "$line")"; done
+    touch "$stop"
+    wait "$client" || true
+    sleep 2   # let the proxy close its backend legs before the next target
+  done
+fi
+
+JMH_CSV="-"
+if has "$SCENARIOS" jmh; then
+  JMH_CSV="$RUN/jmh.csv"
+  # shellcheck disable=SC2086
+  java -cp "$CP" org.openjdk.jmh.Main RouteLookupBenchmark $BENCH_JMH_ARGS \
+    -p store=memory,redis -p redisAddress="redis://127.0.0.1:$REDIS_PORT" -rf csv -rff "$JMH_CSV" > "$RUN/jmh.log" 2>&1
+  grep -A20 '^Benchmark' "$RUN/jmh.log" || true
+fi
+
+smoke=""
+[ "$QUICK" -eq 0 ] || smoke="--smoke"
+java -cp "$CP" io.sandgate.bench.SideBySideReport "$RESULTS" "$JMH_CSV" "$OUT" $smoke > "$RUN/report.md"
+echo "Report written to $OUT (section also in $RUN/report.md)"
