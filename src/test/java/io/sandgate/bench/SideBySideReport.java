@@ -124,6 +124,14 @@ public final class SideBySideReport
                 added("http_small_rate", t, "p999_ms"), ratio("http_small_rate", t, "p99_ms", "nginx"), fmt(number("http_small_rate", t, "errors"), "%.0f"));
         }
 
+        Double directP50 = number("http_small_rate", "direct", "p50_ms");
+        if (directP50 != null && directP50 > 5)
+        {
+            s.append("\n**The direct row's median is ").append(fmt(directP50, "%.1f"))
+                .append(" ms: at this rate the load generator or the backend itself is saturated, so the rows above measure queueing, not the proxies. ")
+                .append("Run again with a lower `BENCH_RATE`.**\n");
+        }
+
         s.append("\n### HTTP 1 MB: throughput and proxy CPU\n\n`").append(meta("cmd_http_large"))
             .append("`; CPU is utime+stime of the proxy's processes (nginx: master and workers) from /proc, before and after\n\n")
             .append("| target | MB/s | vs direct | vs nginx | proxy CPU, % of one core | proxy CPU s per GB |\n|---|---|---|---|---|---|\n");
