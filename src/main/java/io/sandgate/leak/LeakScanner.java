@@ -188,9 +188,11 @@ public final class LeakScanner
     /** What a stream does about what it finds. */
     public enum Mode
     {
-        /** Report hits; the caller refuses the exchange. Output is the input, unchanged. */
-        BLOCK,
-        /** Report hits; the exchange goes on. Output is the input, unchanged. */
+        /**
+         * Report hits; the exchange goes on. Output is the input, unchanged, so a caller that
+         * must stop a secret before any of it leaves (a blocking route) uses {@link #REDACT}
+         * and refuses the exchange on the first hit: only REDACT holds back a key's first bytes.
+         */
         REPORT,
         /**
          * Replace each hit by {@link Redactor#REDACTED}. Output lags the input by the bytes that

@@ -2,17 +2,14 @@ package io.sandgate.leak;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
-import java.util.Collection;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
-import java.util.stream.Collectors;
-import java.util.stream.Stream;
 
 /**
  * The one place that decides what of a request may be written down: access log, error bodies,
  * admin API and metrics all go through it, so a credential redacted in one is redacted in all.
- * Immutable; build variants with the {@code with...} methods.
+ * Immutable; {@link #withScanner(LeakScanner)} builds the variant for rotated credentials.
  */
 public final class Redactor
 {
@@ -54,31 +51,6 @@ public final class Redactor
     public Redactor withScanner(LeakScanner replacement)
     {
         return new Redactor(replacement, headers, parameters);
-    }
-
-    /** Also redacts these headers whole (case-insensitive). */
-    public Redactor withHeaders(Collection<String> names)
-    {
-        return new Redactor(scanner, union(headers, names), parameters);
-    }
-
-    /** Also redacts these query parameters' values (case-insensitive). */
-    public Redactor withParameters(Collection<String> names)
-    {
-        return new Redactor(scanner, headers, union(parameters, names));
-    }
-
-    private static Set<String> union(Set<String> current, Collection<String> added)
-    {
-        return Stream.concat(current.stream(), added.stream().map(Redactor::lower))
-            .collect(Collectors.toUnmodifiableSet());
-    }
-
-    private static String lower(String name)
-    {
-        if (name == null || name.isBlank())
-            throw new IllegalArgumentException("name: " + name + " (expected: a non-blank name)");
-        return name.strip().toLowerCase(Locale.ROOT);
     }
 
     public LeakScanner scanner()

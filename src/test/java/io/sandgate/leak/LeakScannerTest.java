@@ -14,8 +14,6 @@ import java.util.ArrayList;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 
 class LeakScannerTest
 {
@@ -130,7 +128,7 @@ class LeakScannerTest
         for (int first = at - 3; first <= at + key.length(); first++)
         {
             for (int second = first; second <= at + key.length() + 3; second += 3)
-                assertEquals(expected, run(SCANNER, LeakScanner.Mode.BLOCK, body, first, second).hits(), "splits " + first + ", " + second);
+                assertEquals(expected, run(SCANNER, LeakScanner.Mode.REPORT, body, first, second).hits(), "splits " + first + ", " + second);
         }
     }
 
@@ -177,20 +175,27 @@ class LeakScannerTest
         assertArrayEquals(utf8(PREFIX + Redactor.REDACTED + " " + Redactor.REDACTED + SUFFIX), run.output());
     }
 
-    @ParameterizedTest
-    @EnumSource(value = LeakScanner.Mode.class, names = {"BLOCK", "REPORT"})
-    void reportingModesPassTheChunkThroughUnchanged(LeakScanner.Mode mode)
+    @Test
+    void reportModePassesTheChunkThroughUnchanged()
     {
         byte[] body = utf8(PREFIX + FakeKeys.aws() + SUFFIX);
         ByteBuffer chunk = ByteBuffer.wrap(body);
 
-        LeakScanner.Stream stream = SCANNER.stream(mode);
+        LeakScanner.Stream stream = SCANNER.stream(LeakScanner.Mode.REPORT);
         LeakScanner.Chunk result = stream.feed(chunk);
 
         assertEquals(ByteBuffer.wrap(body), result.output());
         assertEquals(0, chunk.position());
         assertEquals(1, result.hits().size());
         assertEquals(0, stream.finish().output().remaining());
+    }
+
+    @Test
+    void onlyReportAndRedactModesExist()
+    {
+        // A pass-through "block" mode would send a split key's first half before the second
+        // arrived; blocking routes use REDACT, which holds those bytes back.
+        assertEquals(List.of(LeakScanner.Mode.REPORT, LeakScanner.Mode.REDACT), List.of(LeakScanner.Mode.values()));
     }
 
     @Test
