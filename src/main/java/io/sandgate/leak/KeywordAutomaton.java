@@ -22,6 +22,12 @@ final class KeywordAutomaton
     private final int[] next;
     /** Keyword ids ending in each state (indexed by state / classes), null for none. */
     private final int[][] endings;
+    /**
+     * Per state (indexed by state / classes): how many of the last bytes it stands for, that is the
+     * length of the longest suffix of the input that is a prefix of some keyword. A stream must
+     * keep those bytes, as a keyword may still complete over them; it need keep no more.
+     */
+    private final int[] depth;
 
     KeywordAutomaton(List<byte[]> keywords)
     {
@@ -43,6 +49,7 @@ final class KeywordAutomaton
         for (byte[] keyword : keywords)
             maxStates += keyword.length;
         int[][] children = new int[maxStates][];
+        int[] depths = new int[maxStates];
         List<List<Integer>> out = new ArrayList<>();
         children[0] = new int[classes];
         out.add(new ArrayList<>());
@@ -56,6 +63,7 @@ final class KeywordAutomaton
                 if (children[state][c] == 0)
                 {
                     children[states] = new int[classes];
+                    depths[states] = depths[state] + 1;
                     out.add(new ArrayList<>());
                     children[state][c] = states++;
                 }
@@ -95,6 +103,7 @@ final class KeywordAutomaton
             }
         }
 
+        depth = Arrays.copyOf(depths, states);
         next = new int[states * classes];
         endings = new int[states][];
         for (int s = 0; s < states; s++)
@@ -121,6 +130,12 @@ final class KeywordAutomaton
     int start()
     {
         return 0;
+    }
+
+    /** How many of the last bytes run may still be the start of a keyword, in {@code state}. */
+    int depth(int state)
+    {
+        return depth[state / classes];
     }
 
     /**

@@ -1,8 +1,10 @@
 package io.sandgate.leak;
 
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
@@ -12,18 +14,28 @@ import java.util.regex.Pattern;
  * {@code keywords} (compared ASCII case-insensitively) and is at most {@code maxLength} characters
  * long. The scanner only tries the pattern where a keyword starts, anchored there, and never looks
  * further than {@code maxLength} past it; a pattern that breaks the contract misses secrets rather
- * than failing. Patterns may look one character behind and one ahead of the match.</p>
+ * than failing. Patterns may look one character behind and one ahead of the match. A pattern
+ * should fail on the first character that cannot continue a secret: a stream holds output back
+ * only while the pattern still reads on.</p>
+ *
+ * <p>A rule with a {@link Closing} describes a block (a PEM key): {@code pattern} matches only
+ * its opening line, and the secret runs on to the end of the closing line. Finding that line by a
+ * literal search, rather than by a lazy {@code [\s\S]*?} in the pattern, keeps the work linear
+ * when an input repeats the opening line many times.</p>
  *
  * @param id short stable name used in hits, logs and metrics ({@code openai-api-key})
  * @param keywords literal prefixes that start every match, lower case
- * @param pattern the shape of the secret, applied to the body read as ISO-8859-1
- * @param maxLength upper bound of a match's length in bytes
+ * @param pattern the shape of the secret (or of a block's opening line), applied to the body
+ *     read as ISO-8859-1
+ * @param maxLength upper bound of a match's length in bytes, a block's closing line included
+ * @param closing how a block ends; empty for a secret that is one token
  */
-public record LeakRule(String id, List<String> keywords, Pattern pattern, int maxLength)
+public record LeakRule(String id, List<String> keywords, Pattern pattern, int maxLength, Optional<Closing> closing)
 {
     public LeakRule
     {
         Objects.requireNonNull(pattern, "pattern");
+        Objects.requireNonNull(closing, "closing");
         if (id == null || id.isBlank())
             throw new IllegalArgumentException("id: " + id + " (expected: a non-blank name)");
         if (maxLength <= 0)
@@ -40,9 +52,51 @@ public record LeakRule(String id, List<String> keywords, Pattern pattern, int ma
         }
     }
 
-    /** Compiles {@code regex} for a rule. */
+    /** A rule for a secret that is one token. */
+    public LeakRule(String id, List<String> keywords, Pattern pattern, int maxLength)
+    {
+        this(id, keywords, pattern, maxLength, Optional.empty());
+    }
+
+    /** Compiles {@code regex} for a rule whose secret is one token. */
     public static LeakRule of(String id, List<String> keywords, String regex, int maxLength)
     {
         return new LeakRule(id, keywords, Pattern.compile(regex), maxLength);
+    }
+
+    /**
+     * A rule for a block: {@code openingRegex} matches the opening line at a keyword; the block
+     * ends with the first {@code closingKeyword} at least {@code minGap} bytes after the opening
+     * line, which {@code closingRegex} must then match, else there is no secret.
+     */
+    public static LeakRule block(String id, List<String> keywords, String openingRegex, String closingKeyword,
+                                 String closingRegex, int minGap, int maxLength)
+    {
+        return new LeakRule(id, keywords, Pattern.compile(openingRegex), maxLength,
+            Optional.of(new Closing(closingKeyword, Pattern.compile(closingRegex), minGap)));
+    }
+
+    /**
+     * How a block ends.
+     *
+     * @param keyword literal that starts the closing line, compared byte for byte
+     * @param pattern the closing line, tried anchored where {@code keyword} occurs
+     * @param minGap least number of bytes between the opening line and the closing one
+     */
+    public record Closing(String keyword, Pattern pattern, int minGap)
+    {
+        public Closing
+        {
+            Objects.requireNonNull(pattern, "pattern");
+            if (keyword == null || keyword.isEmpty())
+                throw new IllegalArgumentException("closing keyword: " + keyword + " (expected: not empty)");
+            if (minGap < 0)
+                throw new IllegalArgumentException("minGap: " + minGap + " (expected: >= 0)");
+        }
+
+        byte[] keywordBytes()
+        {
+            return keyword.getBytes(StandardCharsets.ISO_8859_1);
+        }
     }
 }

@@ -27,7 +27,9 @@ public final class LeakRules
             // Legacy keys are sk- and 48 letters/digits with T3BlbkFJ ("OpenAI" in base64) in the
             // middle; project, service-account and admin keys are longer and use - and _ too.
             LeakRule.of("openai-api-key", List.of("sk-"),
-                WORD_START + "sk-(?:[A-Za-z0-9_-]{20,200}T3BlbkFJ[A-Za-z0-9_-]{20,200}"
+                // The look-ahead first measures the whole token, possessively: one pass decides a
+                // run that is too short or too long, before the alternatives backtrack over it.
+                WORD_START + "sk-(?=[A-Za-z0-9_-]{20,408}+(?![A-Za-z0-9_-]))(?:[A-Za-z0-9_-]{20,200}T3BlbkFJ[A-Za-z0-9_-]{20,200}"
                     + "|(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,250}"
                     + "|[A-Za-z0-9]{48})(?![A-Za-z0-9_-])",
                 3 + 200 + 8 + 200),
@@ -67,10 +69,13 @@ public final class LeakRules
                 8 + 247),
             // The whole PEM block up to its END line, so that redaction removes the key body too.
             // An RSA-4096 PKCS#8 key is about 3.2 KB; 8 KB leaves room for comments and headers.
-            LeakRule.of("private-key", List.of("-----begin"),
-                "-----BEGIN[ A-Z0-9_-]{0,64}PRIVATE KEY(?: BLOCK)?-----"
-                    + "[\\s\\S]{16,8192}?"
-                    + "-----END[ A-Z0-9_-]{0,64}PRIVATE KEY(?: BLOCK)?-----",
+            // The block ends at the first END line: a body never contains one, and searching past
+            // it for another would make every repeated BEGIN line cost a full window.
+            LeakRule.block("private-key", List.of("-----begin"),
+                "-----BEGIN[ A-Z0-9_-]{0,64}PRIVATE KEY(?: BLOCK)?-----",
+                "-----END",
+                "-----END[ A-Z0-9_-]{0,64}PRIVATE KEY(?: BLOCK)?-----",
+                16,
                 (10 + 64 + 11 + 6 + 5) + 8192 + (8 + 64 + 11 + 6 + 5)));
     }
 }

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Finds secrets in bodies, whole or streamed. Immutable and thread-safe: build it once (and again
@@ -49,7 +50,8 @@ public final class LeakScanner
     private final int[][] targetsByKeyword;
     private final int[] keywordLength;
     private final int[] targetLength;
-    private final int longestKeyword;
+    /** Per rule: its closing keyword's bytes, null for a rule without a closing line. */
+    private final byte[][] closingKeywords;
     private final int longestMatch;
 
     private LeakScanner(List<LeakRule> rules, List<byte[]> literals)
@@ -81,7 +83,9 @@ public final class LeakScanner
             longest = Math.max(longest, targetLength[i]);
         }
         longestMatch = longest;
-        longestKeyword = Arrays.stream(keywordLength).max().orElse(1);
+        closingKeywords = this.rules.stream()
+            .map(rule -> rule.closing().map(LeakRule.Closing::keywordBytes).orElse(null))
+            .toArray(byte[][]::new);
     }
 
     private static void addKeyword(List<byte[]> keywords, List<List<Integer>> targets, byte[] keyword, int target)
@@ -228,14 +232,26 @@ public final class LeakScanner
      * Scans one body fed in chunks. A match may straddle any number of chunk boundaries: the
      * stream keeps the bytes a pending match could still need, which is bounded by
      * {@link #maxMatchLength()} plus the chunk being fed, however long the body is.
+     *
+     * <p>A candidate is decided as soon as more input cannot change the outcome: a literal at its
+     * first differing byte, a pattern once it fails or matches without having read to the end of
+     * what has arrived ({@link Matcher#hitEnd()}). So in REDACT mode the output lags the input only
+     * by a keyword's first bytes and by candidates that are really still open, not by a rule's
+     * whole {@code maxLength}: ordinary words such as {@code task-} cost nothing, and a streamed
+     * event is written on in the same step it arrived.</p>
      */
     public final class Stream
     {
         private final Mode mode;
         private final Latin1View view = new Latin1View();
         private final Matcher[] matchers = new Matcher[rules.size()];
+        private final Matcher[] closingMatchers = new Matcher[rules.size()];
         /** Per rule: where its last hit ended; its pattern is not tried again before that. */
         private final long[] lastHitEnd = new long[rules.size()];
+        /** Per block rule: the last search for its closing keyword (see {@link #nextClosing}). */
+        private final ClosingSearch[] closingSearches = new ClosingSearch[rules.size()];
+        /** Per rule, during one evaluation: an earlier candidate of the rule is still open. */
+        private final boolean[] ruleWaits = new boolean[rules.size()];
         private List<Candidate> pending = new ArrayList<>();
         /** REDACT: hits not yet written out. */
         private final List<LeakHit> unreleased = new ArrayList<>();
@@ -245,6 +261,8 @@ public final class LeakScanner
         private long released;
         private int state = automaton.start();
         private boolean finished;
+        /** Bytes compared with literals or searched for closing keywords (patterns' reads are in view). */
+        private long compared;
 
         private Stream(Mode mode)
         {
@@ -266,6 +284,16 @@ public final class LeakScanner
         public int held()
         {
             return view.length;
+        }
+
+        /**
+         * Bytes examined beyond the automaton's one lookup per byte: characters read by patterns
+         * (re-reads on backtracking count again), bytes compared with held credentials and bytes
+         * searched for a block's closing line. Tests bound it to catch super-linear inputs.
+         */
+        long examined()
+        {
+            return view.reads + compared;
         }
 
         /**
@@ -306,7 +334,7 @@ public final class LeakScanner
         /** Drops bytes no one can need any more, then appends the chunk; returns where it starts. */
         private int append(ByteBuffer in)
         {
-            long keep = base + view.length + 1 - longestKeyword - LOOK_BEHIND;
+            long keep = base + view.length - automaton.depth(state) - LOOK_BEHIND;
             for (Candidate c : pending)
                 keep = Math.min(keep, c.start() - LOOK_BEHIND);
             if (mode == Mode.REDACT)
@@ -327,13 +355,13 @@ public final class LeakScanner
             return from;
         }
 
-        /** Tries every candidate whose whole window has arrived (all of them at the end). */
+        /** Decides every candidate that can be decided now (all of them at the end). */
         private void evaluate(boolean atEnd, List<LeakHit> hits)
         {
             if (pending.isEmpty())
                 return;
             pending.sort(BY_START);
-            long end = base + view.length;
+            Arrays.fill(ruleWaits, false);
             List<Candidate> waiting = new ArrayList<>();
             Candidate previous = null;
             for (Candidate c : pending)
@@ -341,58 +369,178 @@ public final class LeakScanner
                 if (c.equals(previous))
                     continue;
                 previous = c;
-                // One byte past the window, for a pattern's look-ahead.
-                if (!atEnd && c.start() + targetLength[c.target()] + 1 > end)
+                int target = c.target();
+                boolean isRule = target < rules.size();
+                // A rule's candidates are decided in order of start, as a whole-body scan meets
+                // them, so that lastHitEnd hides exactly the candidates inside an earlier hit.
+                boolean decided = isRule && ruleWaits[target] ? false : decide(c, atEnd, hits);
+                if (!decided)
+                {
                     waiting.add(c);
-                else
-                    evaluate(c, hits);
+                    if (isRule)
+                        ruleWaits[target] = true;
+                }
             }
             pending = waiting;
             hits.sort(HIT_ORDER);
         }
 
-        private void evaluate(Candidate c, List<LeakHit> hits)
+        /** Tries one candidate; false if more input could still change the outcome. */
+        private boolean decide(Candidate c, boolean atEnd, List<LeakHit> hits)
         {
             int at = (int)(c.start() - base);
             int target = c.target();
-            LeakHit hit = null;
-            if (target < rules.size())
+            if (target >= rules.size())
+                return decideLiteral(c, literals.get(target - rules.size()), atEnd, hits);
+            // As a whole-body regex scan would: no new match inside this rule's last one.
+            if (c.start() < lastHitEnd[target])
+                return true;
+            LeakRule rule = rules.get(target);
+            long windowEnd = c.start() + rule.maxLength();
+            // The pattern may read one byte past the window, for its look-ahead.
+            boolean windowComplete = atEnd || windowEnd < offset();
+            Matcher m = matcher(matchers, target, rule.pattern());
+            m.region(at, (int)Math.min(view.length, windowEnd - base));
+            boolean found = m.lookingAt() && m.end() > m.start();
+            // Having read to the end of what arrived, the pattern might fail or match longer on more.
+            if (m.hitEnd() && !windowComplete)
+                return false;
+            if (!found)
+                return true;
+            if (rule.closing().isEmpty())
             {
-                // As a whole-body regex scan would: no new match inside this rule's last one.
-                if (c.start() < lastHitEnd[target])
-                    return;
-                LeakRule rule = rules.get(target);
-                Matcher m = matchers[target];
-                if (m == null)
+                report(new LeakHit(rule.id(), c.start(), base + m.end()), target, hits);
+                return true;
+            }
+            return decideBlock(c, target, rule, base + m.end(), windowEnd, atEnd, hits);
+        }
+
+        /** A block whose opening line ends at {@code openingEnd}: finds and checks its closing line. */
+        private boolean decideBlock(Candidate c, int target, LeakRule rule, long openingEnd, long windowEnd,
+                                    boolean atEnd, List<LeakHit> hits)
+        {
+            LeakRule.Closing closing = rule.closing().orElseThrow();
+            byte[] keyword = closingKeywords[target];
+            long at = nextClosing(target, keyword, openingEnd + closing.minGap());
+            // None yet: decided once every place a closing line could start in the window has arrived.
+            if (at < 0)
+                return atEnd || offset() >= windowEnd;
+            if (at + keyword.length > windowEnd)
+                return true;
+            boolean windowComplete = atEnd || windowEnd < offset();
+            Matcher m = matcher(closingMatchers, target, closing.pattern());
+            m.region((int)(at - base), (int)Math.min(view.length, windowEnd - base));
+            boolean found = m.lookingAt();
+            if (m.hitEnd() && !windowComplete)
+                return false;
+            if (found)
+                report(new LeakHit(rule.id(), c.start(), base + m.end()), target, hits);
+            return true;
+        }
+
+        /**
+         * Stream offset of the first occurrence of a block's closing keyword at or after
+         * {@code from}, or -1 if none has arrived yet. The last search is remembered: candidates
+         * of one rule come in order of start, so each byte is searched about once, however many
+         * opening lines share one closing line.
+         */
+        private long nextClosing(int target, byte[] keyword, long from)
+        {
+            ClosingSearch memo = closingSearches[target];
+            if (memo == null)
+            {
+                memo = new ClosingSearch();
+                closingSearches[target] = memo;
+            }
+            long searchFrom = from;
+            if (memo.from <= from && from <= memo.to)
+            {
+                // No occurrence starts in [memo.from, memo.to).
+                if (memo.found)
+                    return memo.to;
+                searchFrom = memo.to;
+            }
+            else if (from < memo.from && memo.from <= memo.to)
+            {
+                // Slightly further back than last time (a shorter opening line): search the gap only.
+                long hit = search(keyword, from, Math.min(memo.from, offset()));
+                if (hit >= 0)
                 {
-                    m = rule.pattern().matcher(view);
-                    m.useTransparentBounds(true).useAnchoringBounds(false);
-                    matchers[target] = m;
+                    memo.set(from, hit, true);
+                    return hit;
                 }
-                m.region(at, (int)Math.min(view.length, (long)at + rule.maxLength()));
-                if (m.lookingAt() && m.end() > m.start())
-                {
-                    hit = new LeakHit(rule.id(), base + m.start(), base + m.end());
-                    lastHitEnd[target] = hit.end();
-                }
+                memo.from = from;
+                if (memo.found)
+                    return memo.to;
+                searchFrom = memo.to;
             }
             else
             {
-                byte[] literal = literals.get(target - rules.size());
-                if (at + literal.length <= view.length && Arrays.equals(view.bytes, at, at + literal.length, literal, 0, literal.length))
-                    hit = new LeakHit(CREDENTIAL_RULE, c.start(), c.start() + literal.length);
+                memo.from = from;
             }
-            if (hit != null)
+            long hit = search(keyword, searchFrom, offset());
+            if (hit >= 0)
             {
-                hits.add(hit);
-                if (mode == Mode.REDACT)
-                    unreleased.add(hit);
+                memo.set(memo.from, hit, true);
+                return hit;
             }
+            memo.set(memo.from, Math.max(searchFrom, offset() - keyword.length + 1), false);
+            return -1;
+        }
+
+        /** First start in [from, to) of {@code keyword} wholly inside the arrived bytes, or -1. */
+        private long search(byte[] keyword, long from, long to)
+        {
+            int last = (int)(Math.min(to, offset() - keyword.length + 1) - base);
+            byte first = keyword[0];
+            for (int i = (int)(from - base); i < last; i++)
+            {
+                compared++;
+                if (view.bytes[i] == first && Arrays.equals(view.bytes, i, i + keyword.length, keyword, 0, keyword.length))
+                    return base + i;
+            }
+            return -1;
+        }
+
+        private boolean decideLiteral(Candidate c, byte[] literal, boolean atEnd, List<LeakHit> hits)
+        {
+            int at = (int)(c.start() - base);
+            int available = Math.min(literal.length, view.length - at);
+            compared += available;
+            // A differing byte decides at once; an equal prefix waits for the rest.
+            if (!Arrays.equals(view.bytes, at, at + available, literal, 0, available))
+                return true;
+            if (available < literal.length)
+                return atEnd;
+            report(new LeakHit(CREDENTIAL_RULE, c.start(), c.start() + literal.length), -1, hits);
+            return true;
+        }
+
+        private Matcher matcher(Matcher[] cache, int target, Pattern pattern)
+        {
+            Matcher m = cache[target];
+            if (m == null)
+            {
+                m = pattern.matcher(view);
+                m.useTransparentBounds(true).useAnchoringBounds(false);
+                cache[target] = m;
+            }
+            return m;
+        }
+
+        private void report(LeakHit hit, int rule, List<LeakHit> hits)
+        {
+            if (rule >= 0)
+                lastHitEnd[rule] = hit.end();
+            hits.add(hit);
+            if (mode == Mode.REDACT)
+                unreleased.add(hit);
         }
 
         /**
          * REDACT: the bytes that no secret found later can overlap, with found ones replaced. A
-         * later match starts at a pending candidate or at a keyword not yet complete.
+         * later match starts at a pending candidate or in a keyword not yet complete, which can
+         * only be the automaton's current depth of bytes at the end.
          */
         private ByteBuffer release(boolean atEnd)
         {
@@ -400,7 +548,7 @@ public final class LeakScanner
             long safe = end;
             if (!atEnd)
             {
-                safe = end + 1 - longestKeyword;
+                safe = end - automaton.depth(state);
                 for (Candidate c : pending)
                     safe = Math.min(safe, c.start());
             }
@@ -429,6 +577,24 @@ public final class LeakScanner
             }
             released = cursor;
             return out.toBuffer();
+        }
+    }
+
+    /**
+     * What a stream last learnt about where a block's closing keyword occurs: none starts in
+     * [from, to); one starts at {@code to} if {@code found}, else the search stopped there.
+     */
+    private static final class ClosingSearch
+    {
+        long from = Long.MAX_VALUE;
+        long to = Long.MIN_VALUE;
+        boolean found;
+
+        void set(long from, long to, boolean found)
+        {
+            this.from = from;
+            this.to = to;
+            this.found = found;
         }
     }
 
@@ -465,6 +631,8 @@ public final class LeakScanner
     {
         byte[] bytes = new byte[8192];
         int length;
+        /** Characters patterns have read: the work done beyond the automaton, for tests. */
+        long reads;
 
         @Override
         public int length()
@@ -475,6 +643,7 @@ public final class LeakScanner
         @Override
         public char charAt(int index)
         {
+            reads++;
             return (char)(bytes[index] & 0xFF);
         }
 

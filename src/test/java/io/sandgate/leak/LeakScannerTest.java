@@ -14,6 +14,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class LeakScannerTest
 {
@@ -147,6 +149,24 @@ class LeakScannerTest
     }
 
     @Test
+    void everyRuleRedactsTheSameAtEverySplitAsOnTheWholeBody()
+    {
+        // Early decisions must not change results: each key, and near-misses, at every split.
+        String body = PREFIX + FakeKeys.openAiLegacy() + " task-" + FakeKeys.aws() + "x " + FakeKeys.slackBot()
+            + " -----BEGIN CERTIFICATE----- " + FakeKeys.githubFineGrained() + " sk_live_short " + FakeKeys.google() + SUFFIX;
+        byte[] bytes = utf8(body);
+        byte[] whole = SCANNER.redact(bytes);
+        List<LeakHit> hits = SCANNER.scan(bytes);
+
+        for (int split = 0; split <= bytes.length; split++)
+        {
+            Run run = run(SCANNER, LeakScanner.Mode.REDACT, bytes, split);
+            assertArrayEquals(whole, run.output(), "split at " + split);
+            assertEquals(hits, run.hits(), "split at " + split);
+        }
+    }
+
+    @Test
     void privateKeyLongerThanAChunkIsRedactedWhole()
     {
         byte[] body = utf8(PREFIX + FakeKeys.privateKey() + SUFFIX);
@@ -158,6 +178,40 @@ class LeakScannerTest
 
         assertEquals("private-key", run.hits().get(0).ruleId());
         assertArrayEquals(utf8(PREFIX + Redactor.REDACTED + SUFFIX), run.output());
+    }
+
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void streamedEventsWithoutSecretsAreWrittenOnInTheStepTheyArrive(boolean withHeldCredential)
+    {
+        // Server-sent events: each is one chunk, and a client waits for its closing blank line.
+        LeakScanner scanner = withHeldCredential ? SCANNER.withLiterals(List.of("gw-" + chars(ALNUM, 37, 93))) : SCANNER;
+        String[] events = {
+            "data: {\"delta\":\"a task-based plan, risk-free\"}\n\n",
+            "data: {\"delta\":\"-----\"}\n\n",
+            "data: {\"delta\":\"-----BEGIN CERTIFICATE-----\"}\n\n",
+            "event: ping\ndata: sk- or AKIA or ghp_ alone\n\n",
+            "data: {\"delta\":\"ask-me, disk-full, desk-top\"}\n\n"};
+        LeakScanner.Stream stream = scanner.stream(LeakScanner.Mode.REDACT);
+        for (int round = 0; round < 3; round++)
+        {
+            for (String event : events)
+            {
+                byte[] bytes = utf8(event);
+                ByteBuffer output = stream.feed(ByteBuffer.wrap(bytes)).output();
+
+                assertEquals(ByteBuffer.wrap(bytes), output, "round " + round + ": " + event);
+            }
+        }
+    }
+
+    @Test
+    void aKeywordAtTheEndOfAChunkIsHeldOnlyUntilTheNextByteDecidesIt()
+    {
+        LeakScanner.Stream stream = SCANNER.stream(LeakScanner.Mode.REDACT);
+
+        assertEquals(ByteBuffer.wrap(utf8("data: ")), stream.feed(ByteBuffer.wrap(utf8("data: sk-"))).output());
+        assertEquals(ByteBuffer.wrap(utf8("sk- no\n\n")), stream.feed(ByteBuffer.wrap(utf8(" no\n\n"))).output());
     }
 
     @Test
