@@ -246,12 +246,17 @@ class EgressProtectionIT
      */
     private String postInTwoChunks(String taskType, String first, String second) throws Exception
     {
+        return postInTwoChunks(taskType, "", first, second);
+    }
+
+    private String postInTwoChunks(String taskType, String extraHeaders, String first, String second) throws Exception
+    {
         try (java.net.Socket socket = new java.net.Socket("127.0.0.1", gateway.port()))
         {
             socket.setSoTimeout(15_000);
             var out = socket.getOutputStream();
             out.write(("POST /egress/localhost:" + target.httpsPort() + "/echo HTTP/1.1\r\nHost: gw\r\nX-Agent-Task-Type: " + taskType
-                + "\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                + "\r\n" + extraHeaders + "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
             out.write((Integer.toHexString(first.length()) + "\r\n" + first + "\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
             out.flush();
             // The gateway reads the first chunk on its own; the second arrives separately.
@@ -288,13 +293,18 @@ class EgressProtectionIT
     void redactRoute_replacesSecretsInRequestAndResponse_evenTheInjectedKeyEchoedBack() throws Exception
     {
         String github = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5";
-        String response = postInTwoChunks("redact", "{\"content\":\"token " + github.substring(0, 20), github.substring(20) + " end\"}");
-        // Authorization is missing here: the redact route injects a credential, so this is a 401 ...
-        assertTrue(response.startsWith("HTTP/1.1 401"), response);
+        String response = postInTwoChunks("redact", "Authorization: Bearer " + AGENT_TOKEN + "\r\n",
+            "{\"content\":\"token " + github.substring(0, 20), github.substring(20) + " end\"}");
+        assertTrue(response.startsWith("HTTP/1.1 200"), response);
+        TargetServer.Recorded seen = target.requests().get(0);
+        assertEquals("{\"content\":\"token [REDACTED] end\"}", seen.body(), "the target gets the body with the token replaced");
+        assertFalse(response.contains(OPENAI_KEY), "the target echoes the key back; the response scan redacts it");
+        assertTrue(response.contains("h:authorization=Bearer [REDACTED]"), response);
+
         HttpResponse<String> redacted = post("localhost", "redact", "Bearer " + AGENT_TOKEN, "{\"content\":\"token " + github + " end\"}");
         assertEquals(200, redacted.statusCode(), redacted.body());
-        TargetServer.Recorded seen = target.requests().get(target.requestCount() - 1);
-        assertEquals("{\"content\":\"token [REDACTED] end\"}", seen.body(), "the target gets the body with the token replaced");
+        seen = target.requests().get(1);
+        assertEquals("{\"content\":\"token [REDACTED] end\"}", seen.body());
         assertEquals("Bearer " + OPENAI_KEY, seen.header("Authorization"), "the injected key still reaches the target");
         assertFalse(redacted.body().contains(OPENAI_KEY), "the target echoes the key back; the response scan redacts it");
         assertTrue(redacted.body().contains("h:authorization=Bearer [REDACTED]"), redacted.body());
