@@ -44,7 +44,7 @@ fi
 : "${BENCH_LARGE_CONNECTIONS:=8}"     # wrk connections, 1 MB scenario
 : "${BENCH_WS_CONNECTIONS:=50}"       # WebSocket ping-pong connections
 : "${BENCH_WS_MESSAGE_BYTES:=128}"
-: "${BENCH_RATE:=}"                   # fixed rate; default: half of nginx's maximum
+: "${BENCH_RATE:=}"                   # fixed rate; default: half of the slowest proxy's maximum
 : "${SANDGATE_JAVA_OPTS:=-Xms1g -Xmx1g}"
 
 need_apt=()
@@ -300,7 +300,9 @@ fi
 if has "$SCENARIOS" http_small_rate; then
   rate="$BENCH_RATE"
   if [ -z "$rate" ]; then
-    rate=$(awk -F'\t' '$1 == "http_small_max" && $2 == "nginx" && $3 == "rps" {printf "%.0f", $4 / 2}' "$RESULTS")
+    # Half of the slowest proxy's maximum: every proxy is then at most half loaded, and the
+    # latencies are compared at one rate.
+    rate=$(awk -F'\t' '$1 == "http_small_max" && $2 != "direct" && $3 == "rps" && (min == "" || $4 < min) {min = $4} END {if (min != "") printf "%.0f", min / 2}' "$RESULTS")
   fi
   [ -n "$rate" ] || rate=2000
   record meta - rate "$rate"

@@ -4,6 +4,8 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The session cookie's value: the sandboxes this browser has opened, most recent first, each entry
@@ -15,12 +17,19 @@ final class SessionCookie
 {
     static final String PURPOSE = "sandgate-session-v1";
     private static final int MAX_PRESENTED = 32;
+    private static final int VERIFIED_CACHE_SIZE = 65_536;
 
     private final Signer signer;
     private final IdSyntax ids;
     private final Duration ttl;
     private final int maxEntries;
     private final Clock clock;
+    /**
+     * Entries whose signature has been checked, by their exact text. A browser presents the same
+     * cookie on every request of a session, and the HMAC is most of the cost of routing one; a
+     * forged or malformed entry is never cached, and expiry is still checked on every use.
+     */
+    private final Map<String, Entry> verified = new ConcurrentHashMap<>();
 
     SessionCookie(Signer signer, IdSyntax ids, Duration ttl, int maxEntries, Clock clock)
     {
@@ -124,15 +133,34 @@ final class SessionCookie
 
     private Entry decodeEntry(String part)
     {
+        Entry known = verified.get(part);
+        if (known != null)
+            return known;
         String[] fields = part.split("\\.", -1);
         if (fields.length != 3)
             return null;
         String id = Signer.decode(fields[0]);
-        if (!ids.isId(id) || !fields[1].matches("\\d{1,12}"))
+        if (!ids.isId(id) || !isEpochSeconds(fields[1]))
             return null;
         if (!signer.verify(fields[2], PURPOSE, id, fields[1]))
             return null;
-        return new Entry(id, Long.parseLong(fields[1]));
+        Entry entry = new Entry(id, Long.parseLong(fields[1]));
+        if (verified.size() >= VERIFIED_CACHE_SIZE)
+            verified.clear(); // crude but bounded: the sessions in use are back within a request each
+        verified.put(part, entry);
+        return entry;
+    }
+
+    private static boolean isEpochSeconds(String text)
+    {
+        if (text.isEmpty() || text.length() > 12)
+            return false;
+        for (int i = 0; i < text.length(); i++)
+        {
+            if (text.charAt(i) < '0' || text.charAt(i) > '9')
+                return false;
+        }
+        return true;
     }
 
     private static boolean contains(List<Entry> entries, String id)

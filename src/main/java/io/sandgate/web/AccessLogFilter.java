@@ -1,11 +1,15 @@
 package io.sandgate.web;
 
 import java.io.IOException;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.ingress.IngressDecision;
 import io.sandgate.ingress.IngressServlet;
+import io.sandgate.leak.Redactor;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.FilterChain;
@@ -13,7 +17,6 @@ import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpFilter;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import io.sandgate.leak.Redactor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,6 +34,8 @@ public final class AccessLogFilter extends HttpFilter
     private final String ingressPrefix;
     private final boolean log;
     private final Supplier<Redactor> redactor;
+    /** Looked up once per face and status: building the meter id on every request costs more than the count. */
+    private final Map<String, Counter> counters = new ConcurrentHashMap<>();
 
     /**
      * @param redactor the redaction in force (it learns the gateway's real keys once the egress
@@ -92,7 +97,8 @@ public final class AccessLogFilter extends HttpFilter
         String path = request.getRequestURI().substring(request.getContextPath().length());
         String face = path.startsWith(ingressPrefix) || (path + "/").equals(ingressPrefix) ? "ingress" : path.startsWith("/mcp/") ? "mcp" : path.startsWith("/egress/") ? "egress" : "ops";
         int status = response.getStatus();
-        registry.counter("sandgate.requests", "face", face, "status", Integer.toString(status)).increment();
+        counters.computeIfAbsent(face + ' ' + status, key -> registry.counter("sandgate.requests", "face", face, "status", Integer.toString(status)))
+            .increment();
         if (!log || !ACCESS.isInfoEnabled())
             return;
         IngressDecision.Forward forward = IngressServlet.FORWARD.get(request);

@@ -60,6 +60,21 @@ class SessionCookieTest {
     }
 
     @Test
+    void anEntryVerifiedOnce_stillExpires_andATamperedCopyIsStillRefused() {
+        String value = cookie.withFirst(SessionCookie.Decoded.NONE, "37579");
+        assertTrue(cookie.decode(List.of(value)).contains("37579"));
+        assertTrue(cookie.decode(List.of(value)).contains("37579"), "the second decode is served from the verified entries");
+
+        String tampered = value.substring(0, value.length() - 1) + (value.endsWith("A") ? "B" : "A");
+        assertTrue(cookie.decode(List.of(tampered)).forged(), "only the exact verified text is trusted");
+
+        clock.advance(TTL.plusSeconds(1));
+        SessionCookie.Decoded later = cookie.decode(List.of(value));
+        assertTrue(later.expired(), "expiry is checked on every use");
+        assertFalse(later.contains("37579"));
+    }
+
+    @Test
     void valueIsAValidCookieValueWithTheDocumentedShape() {
         String value = cookie.withFirst(cookie.decode(List.of(cookie.withFirst(SessionCookie.Decoded.NONE, "1"))), "22");
 
