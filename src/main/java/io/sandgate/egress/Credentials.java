@@ -1,5 +1,7 @@
 package io.sandgate.egress;
 
+import java.net.URLDecoder;
+import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -44,6 +46,37 @@ public final class Credentials implements AutoCloseable
     /** What replaces the agent's Authorization header: a header, or a query parameter. */
     public record Injection(String credential, String agent, Optional<String> header, String value, Optional<String> query)
     {
+        /** The agent's query with the key put in (its own value of that parameter dropped), or unchanged for a header credential. */
+        public String intoQuery(String agentQuery)
+        {
+            if (query.isEmpty())
+                return agentQuery;
+            StringBuilder result = new StringBuilder();
+            if (agentQuery != null)
+            {
+                for (String pair : agentQuery.split("&"))
+                {
+                    String key = pair.contains("=") ? pair.substring(0, pair.indexOf('=')) : pair;
+                    if (!pair.isEmpty() && !decode(key).equals(query.get()))
+                        result.append(pair).append('&');
+                }
+            }
+            return result.append(URLEncoder.encode(query.get(), StandardCharsets.UTF_8)).append('=')
+                .append(URLEncoder.encode(value, StandardCharsets.UTF_8)).toString();
+        }
+
+        private static String decode(String text)
+        {
+            try
+            {
+                return URLDecoder.decode(text, StandardCharsets.UTF_8);
+            }
+            catch (IllegalArgumentException x)
+            {
+                throw GatewayException.badRequest("malformed query string");
+            }
+        }
+
         @Override
         public String toString()
         {

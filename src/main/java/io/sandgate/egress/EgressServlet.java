@@ -2,10 +2,7 @@ package io.sandgate.egress;
 
 import java.io.IOException;
 import java.net.ConnectException;
-import java.net.URLDecoder;
-import java.net.URLEncoder;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.HashSet;
 import java.util.Locale;
 import java.util.Optional;
@@ -144,8 +141,8 @@ public final class EgressServlet extends StreamingProxyServlet
             String query = request.getQueryString();
             if (route.get().scan() != EgressConfig.ScanMode.OFF)
                 scanRequestLine(request, route.get(), path, query);
-            if (injection != null && injection.query().isPresent())
-                query = withParameter(query, injection.query().get(), injection.value());
+            if (injection != null)
+                query = injection.intoQuery(query);
             // Checked once per exchange: retries on other nodes go to the same checked address.
             PinnedTarget pinned = PinnedTarget.check(egress.guard(), scheme, host, port);
             String target = pinned.uri((slash < 0 ? "/" : path.substring(slash)) + (query == null ? "" : "?" + query)).toString();
@@ -228,35 +225,6 @@ public final class EgressServlet extends StreamingProxyServlet
             if (exchange.route.scanResponses() && exchange.route.scan() != EgressConfig.ScanMode.OFF)
                 headers.put(HttpHeader.ACCEPT_ENCODING, "identity"); // a compressed answer could not be scanned
         });
-    }
-
-    private static String decode(String text)
-    {
-        try
-        {
-            return URLDecoder.decode(text, StandardCharsets.UTF_8);
-        }
-        catch (IllegalArgumentException x)
-        {
-            throw GatewayException.badRequest("malformed query string");
-        }
-    }
-
-    /** The query with {@code name} set to {@code value} (an agent's own value of it dropped). */
-    private static String withParameter(String query, String name, String value)
-    {
-        StringBuilder result = new StringBuilder();
-        if (query != null)
-        {
-            for (String pair : query.split("&"))
-            {
-                String key = pair.contains("=") ? pair.substring(0, pair.indexOf('=')) : pair;
-                if (!pair.isEmpty() && !decode(key).equals(name))
-                    result.append(pair).append('&');
-            }
-        }
-        return result.append(URLEncoder.encode(name, StandardCharsets.UTF_8)).append('=')
-            .append(URLEncoder.encode(value, StandardCharsets.UTF_8)).toString();
     }
 
     @Override

@@ -106,6 +106,7 @@ class EgressProtectionIT
             Map.of("match", Map.of("domains", List.of("localhost"), "task_type", "redact"), "upstream", "main", "credential", "openai",
                 "scan", "redact", "scan_responses", true),
             Map.of("match", Map.of("domains", List.of("localhost"), "task_type", "report"), "upstream", "main", "scan", "report"),
+            Map.of("match", Map.of("domains", List.of("localhost"), "task_type", "vendor"), "upstream", "main", "credential", "vendor"),
             Map.of("match", Map.of("domains", List.of("*"), "task_type", "anywhere"), "upstream", "main"),
             Map.of("match", Map.of("domains", List.of("localhost", "127.0.0.1")), "upstream", "main")));
         values.put("egress.pools", Map.of("main", Map.of("region", "eu", "nodes", List.of(Map.of("id", "n1", "address", node.address())))));
@@ -115,7 +116,7 @@ class EgressProtectionIT
         credentials.put("vendor", Map.of("secret", "vendor", "hosts", List.of("localhost"), "query", "key"));
         values.put("egress.credentials", credentials);
         values.put("egress.agents", List.of(
-            Map.of("id", "alpha", "token", "alpha-token", "credentials", List.of("openai", "anthropic")),
+            Map.of("id", "alpha", "token", "alpha-token", "credentials", List.of("openai", "anthropic", "vendor")),
             Map.of("id", "beta", "token", "beta-token", "credentials", List.of("anthropic")),
             Map.of("id", "old", "token", "old-token", "credentials", List.of("openai"), "expires", Instant.now().minusSeconds(60).toString()),
             Map.of("id", "gone", "token", "gone-token", "credentials", List.of("openai"), "revoked", true)));
@@ -355,6 +356,19 @@ class EgressProtectionIT
             .header("X-Agent-Task-Type", "other").header("x-api-key", AGENT_TOKEN).build();
         assertEquals(403, HTTP.send(elsewhere, HttpResponse.BodyHandlers.ofString()).statusCode(), "an internal token in x-api-key is not forwarded either");
         assertEquals(1, target.requestCount());
+    }
+
+    @Test
+    void queryCredential_replacesTheAgentsOwnParameter() throws Exception
+    {
+        HttpRequest request = HttpRequest.newBuilder(gateway.uri().resolve("/egress/localhost:" + target.httpsPort() + "/echo?q=maps&key=" + AGENT_TOKEN))
+            .header("X-Agent-Task-Type", "vendor").header("x-goog-api-key", AGENT_TOKEN).build();
+        HttpResponse<String> response = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, response.statusCode(), response.body());
+        TargetServer.Recorded seen = target.requests().get(0);
+        assertEquals("/echo?q=maps&key=" + VENDOR_KEY, seen.pathAndQuery());
+        assertNull(seen.header("x-goog-api-key"), "the internal token's header is removed");
+        assertFalse(seen.toString().contains(AGENT_TOKEN));
     }
 
     @Test
