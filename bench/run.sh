@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
 
-ALL_SCENARIOS="http_small_max,http_small_rate,http_large,ws_echo,idle_ws,jmh"
+ALL_SCENARIOS="http_small_max,http_small_rate,http_large,ws_echo,idle_ws,jmh,mcp,egress"
 ALL_TARGETS="direct,nginx,haproxy,sandgate-memory,sandgate-redis"
 QUICK=0
 BUILD=1
@@ -34,10 +34,11 @@ done
 
 # Durations and sizes; every one can be overridden from the environment.
 if [ "$QUICK" -eq 1 ]; then
-  : "${BENCH_SECONDS:=3}" "${BENCH_WARMUP_SECONDS:=1}" "${BENCH_IDLE_SESSIONS:=500}"
+  : "${BENCH_SECONDS:=3}" "${BENCH_WARMUP_SECONDS:=1}" "${BENCH_IDLE_SESSIONS:=500}" "${BENCH_EGRESS_WORKFLOWS:=10}"
   : "${BENCH_JMH_ARGS:=-f 1 -wi 1 -w 1s -i 2 -r 1s}"
 else
-  : "${BENCH_SECONDS:=20}" "${BENCH_WARMUP_SECONDS:=5}" "${BENCH_IDLE_SESSIONS:=10000}"
+  # The JVMs need their JIT warm: on 2 cores Sandgate reaches its plateau after 30-60 s of load.
+  : "${BENCH_SECONDS:=20}" "${BENCH_WARMUP_SECONDS:=30}" "${BENCH_IDLE_SESSIONS:=10000}" "${BENCH_EGRESS_WORKFLOWS:=60}"
   : "${BENCH_JMH_ARGS:=-f 2 -wi 5 -w 1s -i 5 -r 1s}"
 fi
 : "${BENCH_CONNECTIONS:=50}"          # wrk connections, 1 KB scenarios
@@ -378,3 +379,13 @@ smoke=""
 [ "$QUICK" -eq 0 ] || smoke="--smoke"
 java -cp "$CP" io.sandgate.bench.SideBySideReport "$RESULTS" "$JMH_CSV" "$OUT" $smoke > "$RUN/report.md"
 echo "Report written to $OUT (section also in $RUN/report.md)"
+
+# --- the MCP and egress faces: in-process benchmarks that replace their own sections of $OUT ------
+if has "$SCENARIOS" mcp; then
+  java -cp "$CP" io.sandgate.bench.McpDeliveryBenchmark 50 "$BENCH_SECONDS" "$OUT" > "$RUN/mcp.log" 2>&1
+  echo "MCP cross-replica delivery written to $OUT"
+fi
+if has "$SCENARIOS" egress; then
+  java -cp "$CP" io.sandgate.bench.EgressFaultBenchmark "$BENCH_EGRESS_WORKFLOWS" "$OUT" > "$RUN/egress.log" 2>&1
+  echo "Egress under faults written to $OUT"
+fi
