@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
+import java.util.Date;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -160,7 +161,7 @@ public record CredentialsConfig(SourceKind source, Path file, Duration overlap, 
             if (entry.get("credentials") instanceof List<?> list)
                 list.forEach(c -> allowed.add(c.toString()));
             Optional<Instant> expires = Optional.empty();
-            if (entry.get("expires") instanceof java.util.Date date)
+            if (entry.get("expires") instanceof Date date)
                 expires = Optional.of(date.toInstant()); // YAML reads an unquoted timestamp as a date
             else if (entry.get("expires") != null)
             {

@@ -10,6 +10,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
+import io.sandgate.net.Cidr;
+
 /**
  * The egress face: which outbound calls go through which pool of egress nodes, and how nodes are
  * judged. Times are {@link Duration}s, every number here is a default of the contract and can be
@@ -33,7 +35,7 @@ import java.util.Set;
 public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health health, Duration connectTimeout,
                            Duration firstByteTimeout, double retryBudget, Duration retryBackoff, List<String> nodeErrorHeaders,
                            Optional<String> trustStore, Optional<Secret> trustStorePassword, int maxConnectionsPerNode,
-                           Optional<Integer> forwardProxyPort, CredentialsConfig credentials, List<io.sandgate.net.Cidr> ssrfAllow)
+                           Optional<Integer> forwardProxyPort, CredentialsConfig credentials, List<Cidr> ssrfAllow)
 {
     /** What the secret-leak scanner does on a route: nothing, count, replace the match, or refuse the request (422). */
     public enum ScanMode

@@ -15,6 +15,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -111,7 +112,7 @@ public final class Credentials implements AutoCloseable
     /** SHA-256 of a valid token -> its agent and until when the token is valid; replaced whole. */
     private volatile Map<String, Holder> tokens = Map.of();
     private volatile Set<String> held = Set.of();
-    private final List<Runnable> onHeldChange = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<Runnable> onHeldChange = new CopyOnWriteArrayList<>();
 
     public Credentials(CredentialsConfig config, SecretRing ring, Clock clock, MeterRegistry registry)
     {

@@ -1,6 +1,8 @@
 package io.sandgate.egress;
 
+import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Locale;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -48,7 +50,7 @@ public final class LeakGuard
     /** Hits in a text known whole, such as a request line. */
     List<LeakHit> scan(String text)
     {
-        return scanner.scan(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        return scanner.scan(text.getBytes(StandardCharsets.UTF_8));
     }
 
     /**
@@ -78,7 +80,7 @@ public final class LeakGuard
         for (LeakHit hit : hits)
         {
             Counter.builder("sandgate.egress.leaks").description("Secrets found in egress bodies, by rule")
-                .tags("rule", hit.ruleId(), "route", routeName, "direction", direction, "mode", mode.name().toLowerCase(java.util.Locale.ROOT))
+                .tags("rule", hit.ruleId(), "route", routeName, "direction", direction, "mode", mode.name().toLowerCase(Locale.ROOT))
                 .register(registry).increment();
         }
         String rule = hits.get(0).ruleId();
