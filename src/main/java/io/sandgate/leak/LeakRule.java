@@ -29,13 +29,21 @@ import java.util.regex.Pattern;
  *     read as ISO-8859-1
  * @param maxLength upper bound of a match's length in bytes, a block's closing line included
  * @param closing how a block ends; empty for a secret that is one token
+ * @param boundary a regex character class no match is ever followed by (see {@link #token}); empty
+ *     if not known
  */
-public record LeakRule(String id, List<String> keywords, Pattern pattern, int maxLength, Optional<Closing> closing)
+public record LeakRule(String id, List<String> keywords, Pattern pattern, int maxLength, Optional<Closing> closing,
+                       Optional<String> boundary)
 {
     public LeakRule
     {
         Objects.requireNonNull(pattern, "pattern");
         Objects.requireNonNull(closing, "closing");
+        Objects.requireNonNull(boundary, "boundary");
+        if (boundary.isPresent() && closing.isPresent())
+            throw new IllegalArgumentException("boundary of " + id + " (expected: none for a block rule)");
+        if (boundary.isPresent() && !(boundary.get().startsWith("[") && boundary.get().endsWith("]")))
+            throw new IllegalArgumentException("boundary of " + id + ": " + boundary.get() + " (expected: a character class [...])");
         if (id == null || id.isBlank())
             throw new IllegalArgumentException("id: " + id + " (expected: a non-blank name)");
         if (maxLength <= 0)
@@ -52,6 +60,11 @@ public record LeakRule(String id, List<String> keywords, Pattern pattern, int ma
         }
     }
 
+    public LeakRule(String id, List<String> keywords, Pattern pattern, int maxLength, Optional<Closing> closing)
+    {
+        this(id, keywords, pattern, maxLength, closing, Optional.empty());
+    }
+
     /** A rule for a secret that is one token. */
     public LeakRule(String id, List<String> keywords, Pattern pattern, int maxLength)
     {
@@ -65,6 +78,23 @@ public record LeakRule(String id, List<String> keywords, Pattern pattern, int ma
     }
 
     /**
+     * A rule for a token that is never followed by a character of {@code boundaryClass} (a regex
+     * character class such as {@code [A-Za-z0-9_-]}): the look-ahead is appended to {@code regex}
+     * here, so the promise holds by construction.
+     *
+     * <p>The scanner uses it to decide a candidate without the pattern: when every byte from the
+     * end of the keyword to {@code maxLength} past the start is in the class, no match can end in
+     * the window. One scan of such a run, remembered, then rejects every candidate inside it, so a
+     * body of one keyword repeated ({@code sk-sk-sk-...}) costs a few bytes examined per byte
+     * rather than a window per keyword.</p>
+     */
+    public static LeakRule token(String id, List<String> keywords, String regex, String boundaryClass, int maxLength)
+    {
+        return new LeakRule(id, keywords, Pattern.compile("(?:" + regex + ")(?!" + boundaryClass + ")"), maxLength,
+            Optional.empty(), Optional.of(boundaryClass));
+    }
+
+    /**
      * A rule for a block: {@code openingRegex} matches the opening line at a keyword; the block
      * ends with the first {@code closingKeyword} at least {@code minGap} bytes after the opening
      * line, which {@code closingRegex} must then match, else there is no secret.
@@ -74,6 +104,18 @@ public record LeakRule(String id, List<String> keywords, Pattern pattern, int ma
     {
         return new LeakRule(id, keywords, Pattern.compile(openingRegex), maxLength,
             Optional.of(new Closing(closingKeyword, Pattern.compile(closingRegex), minGap)));
+    }
+
+    /** Per byte, read as ISO-8859-1: whether it is in {@link #boundary}; null without one. */
+    boolean[] boundaryBytes()
+    {
+        if (boundary.isEmpty())
+            return null;
+        Pattern one = Pattern.compile(boundary.get());
+        boolean[] in = new boolean[256];
+        for (int b = 0; b < 256; b++)
+            in[b] = one.matcher(String.valueOf((char)b)).matches();
+        return in;
     }
 
     /**

@@ -52,6 +52,10 @@ public final class LeakScanner
     private final int[] targetLength;
     /** Per rule: its closing keyword's bytes, null for a rule without a closing line. */
     private final byte[][] closingKeywords;
+    /** Per rule: which bytes never follow its match ({@link LeakRule#boundary()}), null if unknown. */
+    private final boolean[][] boundaryBytes;
+    /** Per rule: its shortest keyword's length, where a run of boundary bytes is measured from. */
+    private final int[] shortestKeyword;
     private final int longestMatch;
 
     private LeakScanner(List<LeakRule> rules, List<byte[]> literals)
@@ -86,6 +90,10 @@ public final class LeakScanner
         closingKeywords = this.rules.stream()
             .map(rule -> rule.closing().map(LeakRule.Closing::keywordBytes).orElse(null))
             .toArray(byte[][]::new);
+        boundaryBytes = this.rules.stream().map(LeakRule::boundaryBytes).toArray(boolean[][]::new);
+        shortestKeyword = this.rules.stream()
+            .mapToInt(rule -> rule.keywords().stream().mapToInt(String::length).min().orElseThrow())
+            .toArray();
     }
 
     private static void addKeyword(List<byte[]> keywords, List<List<Integer>> targets, byte[] keyword, int target)
@@ -252,6 +260,8 @@ public final class LeakScanner
         private final ClosingSearch[] closingSearches = new ClosingSearch[rules.size()];
         /** Per rule, during one evaluation: an earlier candidate of the rule is still open. */
         private final boolean[] ruleWaits = new boolean[rules.size()];
+        /** Per rule: a run of its boundary bytes, as far as measured (see {@link #runOutlastsWindow}). */
+        private final BoundaryRun[] boundaryRuns = new BoundaryRun[rules.size()];
         private List<Candidate> pending = new ArrayList<>();
         /** REDACT: hits not yet written out. */
         private final List<LeakHit> unreleased = new ArrayList<>();
@@ -396,6 +406,8 @@ public final class LeakScanner
             if (c.start() < lastHitEnd[target])
                 return true;
             LeakRule rule = rules.get(target);
+            if (runOutlastsWindow(c, target, rule))
+                return true;
             long windowEnd = c.start() + rule.maxLength();
             // The pattern may read one byte past the window, for its look-ahead.
             boolean windowComplete = atEnd || windowEnd < offset();
@@ -413,6 +425,46 @@ public final class LeakScanner
                 return true;
             }
             return decideBlock(c, target, rule, base + m.end(), windowEnd, atEnd, hits);
+        }
+
+        /**
+         * Whether the bytes from the end of the candidate's keyword up to and including the one
+         * just past its window are all boundary bytes: then no match can end in the window, as a
+         * match is never followed by one. The run is measured once and remembered: candidates of a
+         * rule come in order of start, so one keyword repeated over a megabyte is read about once
+         * here instead of one window per keyword by the pattern.
+         */
+        private boolean runOutlastsWindow(Candidate c, int target, LeakRule rule)
+        {
+            boolean[] boundary = boundaryBytes[target];
+            if (boundary == null)
+                return false;
+            long last = c.start() + rule.maxLength();
+            // The byte past the window decides too; until it arrives the pattern decides.
+            if (last >= offset())
+                return false;
+            long from = c.start() + shortestKeyword[target];
+            BoundaryRun run = boundaryRuns[target];
+            if (run == null)
+            {
+                run = new BoundaryRun();
+                boundaryRuns[target] = run;
+            }
+            if (from < run.from || from > run.to)
+            {
+                run.from = from;
+                run.to = from;
+                run.ended = false;
+            }
+            while (!run.ended && run.to <= last)
+            {
+                compared++;
+                if (boundary[view.bytes[(int)(run.to - base)] & 0xFF])
+                    run.to++;
+                else
+                    run.ended = true;
+            }
+            return run.to > last;
         }
 
         /** A block whose opening line ends at {@code openingEnd}: finds and checks its closing line. */
@@ -596,6 +648,17 @@ public final class LeakScanner
             this.to = to;
             this.found = found;
         }
+    }
+
+    /**
+     * Bytes [from, to) of the stream are all boundary bytes of a rule; if {@code ended}, the byte
+     * at {@code to} is not one.
+     */
+    private static final class BoundaryRun
+    {
+        long from = Long.MAX_VALUE;
+        long to = Long.MIN_VALUE;
+        boolean ended;
     }
 
     /** A growable byte array for one step's output. */
