@@ -3,6 +3,7 @@ package io.sandgate.egress;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.nio.ByteBuffer;
+import java.nio.channels.WritePendingException;
 import java.util.HashSet;
 import java.util.Locale;
 import java.util.Optional;
@@ -31,6 +32,8 @@ import org.eclipse.jetty.client.Response;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.util.Callback;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Servlet glue of the egress face, base-URL mode: {@code /egress/{host}/{path}} goes to
@@ -42,6 +45,7 @@ import org.eclipse.jetty.util.Callback;
  */
 public final class EgressServlet extends StreamingProxyServlet
 {
+    private static final Logger LOG = LoggerFactory.getLogger(EgressServlet.class);
     public static final String TASK_TYPE = "X-Agent-Task-Type";
     public static final String SESSION = "X-Agent-Session";
     /** Response header naming the node that carried the exchange. */
@@ -420,7 +424,7 @@ public final class EgressServlet extends StreamingProxyServlet
         // A body stopped for holding a secret is the agent's doing, not a failed exchange.
         String outcome = nodeFault ? "node_failure" : failure instanceof GatewayException g && g.status() == 422 ? "blocked" : "failure";
         egress.recordResult(exchange.route.pool(), exchange.node, outcome, !nodeFault);
-        if (!proxyResponse.isCommitted() && nodeFault && mayRetry(clientRequest, exchange) && egress.allowRetry())
+        if (!proxyResponse.isCommitted() && (nodeFault || isUnsent(failure)) && mayRetry(clientRequest, exchange) && egress.allowRetry())
         {
             try
             {
@@ -448,6 +452,8 @@ public final class EgressServlet extends StreamingProxyServlet
             GatewayException error = nodeFault && mapped.status() != 504
                 ? new GatewayException(502, "egress_node_failed", "the egress node failed (tried " + exchange.tried.size() + ")")
                 : mapped;
+            if (error.status() == 500)
+                LOG.warn("Egress exchange to route {} failed unexpectedly", exchange.route.domains().get(0), failure);
             Errors.write(clientRequest, proxyResponse, error);
         }
         catch (IOException | IllegalStateException x)
@@ -475,6 +481,22 @@ public final class EgressServlet extends StreamingProxyServlet
                 return true;
             if (t instanceof TimeoutException)
                 return serverResponse == null || serverResponse.getStatus() == 0;
+        }
+        return false;
+    }
+
+    /**
+     * Whether the request failed before any of it was written: Jetty's client can fail a request on a
+     * freshly opened CONNECT tunnel with a WritePendingException when the node answers the CONNECT
+     * before the client has finished writing it (seen on loopback under load). Nothing reached the
+     * target, and it is not the node's fault: worth another attempt, not an ejection.
+     */
+    private static boolean isUnsent(Throwable failure)
+    {
+        for (Throwable t = failure; t != null; t = t.getCause())
+        {
+            if (t instanceof WritePendingException)
+                return true;
         }
         return false;
     }
