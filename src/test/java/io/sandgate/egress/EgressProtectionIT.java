@@ -101,7 +101,7 @@ class EgressProtectionIT
         values.put("egress.secrets.overlap", "2s");
         values.put("egress.routes", List.of(
             Map.of("match", Map.of("domains", List.of("localhost"), "task_type", "llm"), "upstream", "main", "credential", "openai"),
-            Map.of("match", Map.of("domains", List.of("localhost"), "task_type", "claude"), "upstream", "main", "credential", "anthropic"),
+            Map.of("match", Map.of("domains", List.of("localhost"), "task_type", "messages"), "upstream", "main", "credential", "anthropic"),
             Map.of("match", Map.of("domains", List.of("127.0.0.1"), "task_type", "llm"), "upstream", "main", "credential", "openai"),
             Map.of("match", Map.of("domains", List.of("localhost"), "task_type", "redact"), "upstream", "main", "credential", "openai",
                 "scan", "redact", "scan_responses", true),
@@ -172,8 +172,8 @@ class EgressProtectionIT
         assertEquals("Bearer " + OPENAI_KEY, seen.header("Authorization"));
         assertTrue(seen.header("Host").startsWith("localhost"), seen.header("Host"));
 
-        HttpResponse<String> claude = post("localhost", "claude", "Bearer " + AGENT_TOKEN);
-        assertEquals(200, claude.statusCode(), claude.body());
+        HttpResponse<String> messages = post("localhost", "messages", "Bearer " + AGENT_TOKEN);
+        assertEquals(200, messages.statusCode(), messages.body());
         TargetServer.Recorded second = target.requests().get(1);
         assertEquals(ANTHROPIC_KEY, second.header("x-api-key"));
         assertNull(second.header("Authorization"), "the internal token is removed, not forwarded");
@@ -346,7 +346,7 @@ class EgressProtectionIT
     void anthropicStyleClients_sendTheTokenAsXApiKey_andItIsReplacedToo() throws Exception
     {
         HttpRequest request = HttpRequest.newBuilder(gateway.uri().resolve("/egress/localhost:" + target.httpsPort() + "/echo"))
-            .header("X-Agent-Task-Type", "claude").header("x-api-key", AGENT_TOKEN).header("anthropic-version", "2023-06-01")
+            .header("X-Agent-Task-Type", "messages").header("x-api-key", AGENT_TOKEN).header("anthropic-version", "2023-06-01")
             .POST(HttpRequest.BodyPublishers.ofString("{}")).build();
         HttpResponse<String> response = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
         assertEquals(200, response.statusCode(), response.body());
@@ -393,14 +393,14 @@ class EgressProtectionIT
     void deletingATokenFromTheSource_cutsTheAgentOff_overlapOrNot() throws Exception
     {
         assertEquals(200, post("localhost", "llm", "Bearer " + AGENT_TOKEN).statusCode());
-        assertEquals(200, post("localhost", "claude", "Bearer sgt_agent_beta_0123456789").statusCode());
+        assertEquals(200, post("localhost", "messages", "Bearer sgt_agent_beta_0123456789").statusCode());
         writeSecrets(Map.of("openai", OPENAI_KEY, "anthropic", ANTHROPIC_KEY, "vendor", VENDOR_KEY, "alpha-token", AGENT_TOKEN,
             "old-token", "sgt_agent_old_0123456789", "gone-token", "sgt_agent_gone_0123456789"));
         // beta's token is gone from the file: the next refresh (an unknown token triggers one) drops it, overlap or not.
         await().atMost(Duration.ofSeconds(10)).until(() ->
         {
             post("localhost", "llm", "Bearer sgt_refresh_trigger");
-            return post("localhost", "claude", "Bearer sgt_agent_beta_0123456789").statusCode() == 401;
+            return post("localhost", "messages", "Bearer sgt_agent_beta_0123456789").statusCode() == 401;
         });
         assertEquals(200, post("localhost", "llm", "Bearer " + AGENT_TOKEN).statusCode(), "other agents are untouched");
     }
