@@ -15,6 +15,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -109,6 +110,7 @@ public final class Credentials implements AutoCloseable
     });
     private final AtomicLong lastMissRefresh = new AtomicLong(System.nanoTime() - MISS_REFRESH_NANOS);
     private final MeterRegistry registry;
+    private final Map<String, Counter> counters = new ConcurrentHashMap<>();
     /** SHA-256 of a valid token -> its agent and until when the token is valid; replaced whole. */
     private volatile Map<String, Holder> tokens = Map.of();
     private volatile Set<String> held = Set.of();
@@ -306,9 +308,11 @@ public final class Credentials implements AutoCloseable
         return GatewayException.forbidden(message);
     }
 
+    /** Looked up once per name and tag: injection runs on every request of a credential route. */
     private Counter counter(String name, String tag, String value)
     {
-        return Counter.builder(name).tag(tag, value.toLowerCase(Locale.ROOT)).register(registry);
+        String tagValue = value.toLowerCase(Locale.ROOT);
+        return counters.computeIfAbsent(name + ' ' + tagValue, key -> Counter.builder(name).tag(tag, tagValue).register(registry));
     }
 
     static String digest(String token)

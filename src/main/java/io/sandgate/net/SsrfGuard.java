@@ -87,12 +87,6 @@ public final class SsrfGuard
         this.resolver = Objects.requireNonNull(resolver, "resolver");
     }
 
-    /** Public addresses only, resolved by the JVM. */
-    public static SsrfGuard publicOnly()
-    {
-        return new SsrfGuard(List.of(), Resolver.SYSTEM);
-    }
-
     /**
      * Resolves {@code host} (an IP literal, bracketed or not, is taken as is) and returns the address
      * to connect to: the first one, once every address has been accepted.

@@ -98,12 +98,6 @@ public final class FileSecretSource implements SecretSource
         return "file";
     }
 
-    /** Names the file holds now, for diagnostics; never the values. */
-    public Set<String> names()
-    {
-        return current().secrets().keySet();
-    }
-
     private Snapshot current()
     {
         Instant now = clock.instant();
