@@ -33,9 +33,9 @@ import io.sandgate.mcp.McpServlet;
 import io.sandgate.secrets.SecretRing;
 import io.sandgate.secrets.SecretSources;
 import io.sandgate.store.Store;
-import io.sandgate.web.AccessLogFilter;
-import io.sandgate.web.HealthServlet;
-import io.sandgate.web.MetricsServlet;
+import io.sandgate.ops.AccessLogFilter;
+import io.sandgate.ops.HealthServlet;
+import io.sandgate.ops.MetricsServlet;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.FilterRegistration;
 import jakarta.servlet.ServletContext;
@@ -108,7 +108,7 @@ public final class Sandgate implements AutoCloseable
             return;
         }
         Ingress ingress = new Ingress(config.ingress(), context.getContextPath(), store.routes(), metrics, Clock.systemUTC());
-        FilterRegistration.Dynamic access = context.addFilter("sandgate-access", new AccessLogFilter(metrics, config.ingress().prefix(), config.accessLog(), () -> redactor));
+        FilterRegistration.Dynamic access = context.addFilter("sandgate-access", new AccessLogFilter(metrics, config.accessLog(), () -> redactor));
         access.setAsyncSupported(true);
         access.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), false, "/*");
 

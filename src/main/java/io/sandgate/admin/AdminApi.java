@@ -14,8 +14,8 @@ import io.sandgate.config.SandgateConfig;
 import io.sandgate.egress.Egress;
 import io.sandgate.mcp.McpSession;
 import io.sandgate.mcp.SessionBus;
-import io.sandgate.store.Route;
-import io.sandgate.store.RouteStore;
+import io.sandgate.ingress.Route;
+import io.sandgate.ingress.RouteStore;
 import io.sandgate.web.GatewayException;
 
 /**

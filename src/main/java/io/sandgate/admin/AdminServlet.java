@@ -8,7 +8,7 @@ import java.util.Optional;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.sandgate.config.Secret;
+import io.sandgate.core.Secret;
 import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
 import jakarta.servlet.http.HttpServlet;

@@ -1,5 +1,6 @@
 package io.sandgate.config;
 
+import io.sandgate.core.Secret;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;

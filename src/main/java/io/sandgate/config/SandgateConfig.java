@@ -1,5 +1,6 @@
 package io.sandgate.config;
 
+import io.sandgate.core.Secret;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;

@@ -7,7 +7,7 @@ import java.util.regex.Pattern;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.sandgate.config.WatcherConfig;
-import io.sandgate.store.Route;
+import io.sandgate.ingress.Route;
 
 /**
  * Which route a pod stands for: a pod carrying the sandbox id that is Running, Ready, not being

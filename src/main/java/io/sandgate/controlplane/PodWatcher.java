@@ -18,9 +18,9 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.IngressConfig;
 import io.sandgate.config.WatcherConfig;
-import io.sandgate.store.Leadership;
-import io.sandgate.store.Route;
-import io.sandgate.store.RouteStore;
+import io.sandgate.core.Leadership;
+import io.sandgate.ingress.Route;
+import io.sandgate.ingress.RouteStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -17,6 +17,7 @@ import java.util.regex.Pattern;
 
 import io.sandgate.config.EgressConfig;
 import io.sandgate.leak.LeakScanner;
+import io.sandgate.web.AccessNote;
 import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
 import io.sandgate.web.RequestAttribute;
@@ -115,6 +116,7 @@ public final class EgressServlet extends StreamingProxyServlet
     @Override
     protected void service(HttpServletRequest request, HttpServletResponse response) throws ServletException, IOException
     {
+        AccessNote.face(request, AccessNote.Face.EGRESS);
         try
         {
             String path = request.getRequestURI().substring(request.getContextPath().length() + "/egress/".length());

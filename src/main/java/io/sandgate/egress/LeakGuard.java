@@ -1,5 +1,6 @@
 package io.sandgate.egress;
 
+import io.sandgate.core.Secret;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Locale;

@@ -23,7 +23,7 @@ public final class Grants
     }
 
     /** Grants signed with this secret, as the gateway with the same {@code ingress.cookie.secret} verifies them. */
-    public static Grants create(io.sandgate.config.Secret secret, Clock clock)
+    public static Grants create(io.sandgate.core.Secret secret, Clock clock)
     {
         return new Grants(new Signer(secret.bytes()), clock);
     }

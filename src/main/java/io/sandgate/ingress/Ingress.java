@@ -11,8 +11,6 @@ import java.util.Optional;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.IngressConfig;
-import io.sandgate.store.Route;
-import io.sandgate.store.RouteStore;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.GatewayException;
 import jakarta.servlet.http.Cookie;

@@ -4,11 +4,12 @@ import java.io.IOException;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.ingress.IngressDecision.Forward;
 import io.sandgate.ingress.IngressDecision.Redirect;
-import io.sandgate.store.Route;
+import io.sandgate.web.AccessNote;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.Errors;
 import io.sandgate.web.RequestAttribute;
@@ -76,6 +77,7 @@ public class IngressServlet extends StreamingProxyServlet
     @Override
     protected void service(HttpServletRequest clientRequest, HttpServletResponse proxyResponse) throws ServletException, IOException
     {
+        AccessNote.face(clientRequest, AccessNote.Face.INGRESS);
         Forward forward;
         Route route;
         try
@@ -92,6 +94,7 @@ public class IngressServlet extends StreamingProxyServlet
             }
             forward = (Forward)decision;
             FORWARD.set(clientRequest, forward);
+            AccessNote.ATTRIBUTE.set(clientRequest, new AccessNote(AccessNote.Face.INGRESS, forward.sandboxId(), forward.source().name().toLowerCase(Locale.ROOT)));
             route = ingress.route(forward.sandboxId());
             if (WebSocketBridge.isUpgrade(clientRequest))
             {

@@ -19,7 +19,6 @@ import java.util.concurrent.TimeoutException;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.IngressConfig;
-import io.sandgate.store.Route;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.GatewayException;
 import jakarta.servlet.ServletContext;

@@ -17,7 +17,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.McpConfig;
-import io.sandgate.store.StoreUnavailableException;
+import io.sandgate.core.StoreUnavailableException;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.GatewayException;
 import jakarta.servlet.http.HttpServletRequest;

@@ -3,6 +3,7 @@ package io.sandgate.mcp;
 import java.io.IOException;
 
 import io.sandgate.config.McpConfig;
+import io.sandgate.web.AccessNote;
 import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
 import jakarta.servlet.http.HttpServlet;
@@ -30,6 +31,7 @@ public final class McpServlet extends HttpServlet
     @Override
     protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException
     {
+        AccessNote.face(request, AccessNote.Face.MCP);
         try
         {
             String path = request.getPathInfo();

@@ -36,7 +36,7 @@ public interface SessionBus extends AutoCloseable
      * @param key unique per message: calling again with the same key after an attempt that failed
      *        (its answer lost with the connection, though the write may have landed) appends nothing twice
      * @return the event id
-     * @throws io.sandgate.store.StoreUnavailableException if the message could not be stored
+     * @throws io.sandgate.core.StoreUnavailableException if the message could not be stored
      * @throws IllegalStateException if the session no longer exists
      */
     String append(String sessionId, String key, String message);

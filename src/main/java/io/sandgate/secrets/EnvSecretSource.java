@@ -4,7 +4,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 
-import io.sandgate.config.Secret;
+import io.sandgate.core.Secret;
 
 /**
  * Secrets from environment variables: the secret {@code openai} is {@code SANDGATE_SECRET_OPENAI},

@@ -11,7 +11,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
-import io.sandgate.config.Secret;
+import io.sandgate.core.Secret;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -1,6 +1,6 @@
 package io.sandgate.secrets;
 
-import io.sandgate.config.Secret;
+import io.sandgate.core.Secret;
 
 /**
  * Where real provider keys and agents' internal tokens come from. Implementations: {@code file}

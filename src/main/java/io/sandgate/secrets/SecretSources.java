@@ -4,7 +4,7 @@ import java.time.Clock;
 import java.util.Optional;
 
 import io.sandgate.config.CredentialsConfig;
-import io.sandgate.config.Secret;
+import io.sandgate.core.Secret;
 
 /** Opens the secret source the configuration names. */
 public final class SecretSources

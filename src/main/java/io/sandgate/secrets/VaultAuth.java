@@ -3,7 +3,7 @@ package io.sandgate.secrets;
 import java.nio.file.Path;
 import java.util.Objects;
 
-import io.sandgate.config.Secret;
+import io.sandgate.core.Secret;
 
 /**
  * How the {@link VaultSecretSource} gets its token: one record per auth method, each with only the

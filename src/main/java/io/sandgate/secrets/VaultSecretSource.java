@@ -23,7 +23,7 @@ import io.github.jopenlibs.vault.VaultException;
 import io.github.jopenlibs.vault.response.AuthResponse;
 import io.github.jopenlibs.vault.response.LogicalResponse;
 import io.github.jopenlibs.vault.response.LookupResponse;
-import io.sandgate.config.Secret;
+import io.sandgate.core.Secret;
 import io.sandgate.secrets.SecretUnavailableException.Reason;
 import io.sandgate.secrets.VaultSettings.VaultLocation;
 import org.slf4j.Logger;

@@ -1,5 +1,12 @@
 package io.sandgate.store;
 
+import io.sandgate.core.StoreHealth;
+import io.sandgate.core.Leadership;
+import io.sandgate.ingress.Route;
+import io.sandgate.ingress.RouteStore;
+import io.sandgate.ingress.Routes;
+import io.sandgate.mcp.MemorySessionBus;
+import io.sandgate.egress.MemoryStickySessions;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;

@@ -1,5 +1,6 @@
 package io.sandgate.store;
 
+import io.sandgate.core.Leadership;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;

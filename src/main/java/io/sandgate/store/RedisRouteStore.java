@@ -1,5 +1,9 @@
 package io.sandgate.store;
 
+import io.sandgate.core.StoreUnavailableException;
+import io.sandgate.core.StoreHealth;
+import io.sandgate.ingress.Route;
+import io.sandgate.ingress.RouteStore;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;

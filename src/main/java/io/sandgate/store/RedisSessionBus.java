@@ -1,5 +1,8 @@
 package io.sandgate.store;
 
+import io.sandgate.core.StoreUnavailableException;
+import io.sandgate.mcp.MemorySessionBus;
+import io.sandgate.mcp.SerialDrain;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -190,7 +193,7 @@ final class RedisSessionBus implements SessionBus
         SerialDrain subscription = new SerialDrain(delivery, validId(afterEventId), listener)
         {
             @Override
-            List<Event> readAfter(String afterId)
+            protected List<Event> readAfter(String afterId)
             {
                 StreamMessageId from = afterId == null ? StreamMessageId.MIN : next(afterId);
                 Map<StreamMessageId, Map<String, String>> range = log(sessionId).range(BATCH, from, StreamMessageId.MAX);
@@ -200,13 +203,13 @@ final class RedisSessionBus implements SessionBus
             }
 
             @Override
-            boolean sessionExists()
+            protected boolean sessionExists()
             {
                 return record(sessionId).isExists();
             }
 
             @Override
-            void release()
+            protected void release()
             {
                 subscriptions.remove(this);
                 try

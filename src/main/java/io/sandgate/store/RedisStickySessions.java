@@ -1,5 +1,6 @@
 package io.sandgate.store;
 
+import io.sandgate.egress.MemoryStickySessions;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;

@@ -1,5 +1,9 @@
 package io.sandgate.store;
 
+import io.sandgate.core.StoreHealth;
+import io.sandgate.core.Leadership;
+import io.sandgate.ingress.RouteStore;
+import io.sandgate.ingress.Routes;
 import java.net.InetSocketAddress;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;

@@ -1,5 +1,9 @@
 package io.sandgate.store;
 
+import io.sandgate.core.StoreHealth;
+import io.sandgate.core.Leadership;
+import io.sandgate.ingress.RouteStore;
+import io.sandgate.mcp.MemorySessionBus;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.SandgateConfig;
 

@@ -11,7 +11,7 @@ import java.util.concurrent.TimeoutException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sandgate.leak.Redactor;
 import io.sandgate.net.SsrfGuard;
-import io.sandgate.store.StoreUnavailableException;
+import io.sandgate.core.StoreUnavailableException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 

@@ -1,5 +1,6 @@
 package io.sandgate.bench;
 
+import io.sandgate.ingress.Route;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

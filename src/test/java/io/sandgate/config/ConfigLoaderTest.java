@@ -1,5 +1,6 @@
 package io.sandgate.config;
 
+import io.sandgate.core.Secret;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;

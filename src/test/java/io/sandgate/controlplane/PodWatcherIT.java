@@ -15,7 +15,7 @@ import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
 import io.sandgate.config.ConfigLoader;
 import io.sandgate.launcher.EmbeddedServer;
-import io.sandgate.store.Route;
+import io.sandgate.ingress.Route;
 import io.sandgate.testing.RawRedis;
 import io.sandgate.testing.RedisServerProcess;
 import org.junit.jupiter.api.AfterEach;

@@ -16,7 +16,7 @@ import java.time.ZoneOffset;
 import java.util.List;
 import java.util.regex.Pattern;
 
-import io.sandgate.config.Secret;
+import io.sandgate.core.Secret;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

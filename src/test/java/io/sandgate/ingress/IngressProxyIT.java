@@ -25,7 +25,7 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import io.sandgate.config.ConfigLoader;
-import io.sandgate.config.Secret;
+import io.sandgate.core.Secret;
 import io.sandgate.launcher.EmbeddedServer;
 import io.sandgate.testing.SandboxBackend;
 import org.junit.jupiter.api.AfterAll;

@@ -11,8 +11,6 @@ import io.sandgate.config.ConfigLoader;
 import io.sandgate.config.CookieConfig;
 import io.sandgate.config.IngressConfig;
 import io.sandgate.config.SandgateConfig;
-import io.sandgate.store.Route;
-import io.sandgate.store.RouteStore;
 import io.sandgate.store.Store;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

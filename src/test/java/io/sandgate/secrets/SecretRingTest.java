@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-import io.sandgate.config.Secret;
+import io.sandgate.core.Secret;
 import io.sandgate.testing.MutableClock;
 import org.junit.jupiter.api.Test;
 

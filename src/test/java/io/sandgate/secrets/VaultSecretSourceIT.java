@@ -23,7 +23,7 @@ import java.util.Map;
 import java.util.UUID;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.sandgate.config.Secret;
+import io.sandgate.core.Secret;
 import io.sandgate.secrets.SecretUnavailableException.Reason;
 import io.sandgate.testing.MutableClock;
 import io.sandgate.testing.VaultDouble;

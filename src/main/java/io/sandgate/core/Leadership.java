@@ -1,4 +1,4 @@
-package io.sandgate.store;
+package io.sandgate.core;
 
 /**
  * Who may write shared state that must have one writer, such as routes from the pod watcher.

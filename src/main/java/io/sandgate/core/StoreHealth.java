@@ -1,4 +1,4 @@
-package io.sandgate.store;
+package io.sandgate.core;
 
 /**
  * What readiness reports about the store.

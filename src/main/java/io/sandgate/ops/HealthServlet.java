@@ -1,11 +1,11 @@
-package io.sandgate.web;
+package io.sandgate.ops;
 
 import java.io.IOException;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandgate.store.Store;
-import io.sandgate.store.StoreHealth;
+import io.sandgate.core.StoreHealth;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;

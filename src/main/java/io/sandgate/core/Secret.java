@@ -1,4 +1,4 @@
-package io.sandgate.config;
+package io.sandgate.core;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;

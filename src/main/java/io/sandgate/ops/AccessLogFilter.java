@@ -1,4 +1,4 @@
-package io.sandgate.web;
+package io.sandgate.ops;
 
 import java.io.IOException;
 import java.util.Map;
@@ -7,9 +7,8 @@ import java.util.function.Supplier;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.sandgate.ingress.IngressDecision;
-import io.sandgate.ingress.IngressServlet;
 import io.sandgate.leak.Redactor;
+import io.sandgate.web.AccessNote;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.FilterChain;
@@ -31,7 +30,6 @@ public final class AccessLogFilter extends HttpFilter
     private static final Logger ACCESS = LoggerFactory.getLogger("sandgate.access");
 
     private final MeterRegistry registry;
-    private final String ingressPrefix;
     private final boolean log;
     private final Supplier<Redactor> redactor;
     /** Looked up once per face and status: building the meter id on every request costs more than the count. */
@@ -41,10 +39,9 @@ public final class AccessLogFilter extends HttpFilter
      * @param redactor the redaction in force (it learns the gateway's real keys once the egress
      *        face has read them, and follows their rotation)
      */
-    public AccessLogFilter(MeterRegistry registry, String ingressPrefix, boolean log, Supplier<Redactor> redactor)
+    public AccessLogFilter(MeterRegistry registry, boolean log, Supplier<Redactor> redactor)
     {
         this.registry = registry;
-        this.ingressPrefix = ingressPrefix;
         this.log = log;
         this.redactor = redactor;
     }
@@ -94,17 +91,17 @@ public final class AccessLogFilter extends HttpFilter
 
     private void record(HttpServletRequest request, HttpServletResponse response, long start)
     {
-        String path = request.getRequestURI().substring(request.getContextPath().length());
-        String face = path.startsWith(ingressPrefix) || (path + "/").equals(ingressPrefix) ? "ingress" : path.startsWith("/mcp/") ? "mcp" : path.startsWith("/egress/") ? "egress" : "ops";
+        AccessNote note = AccessNote.of(request);
+        String face = note.face().label();
         int status = response.getStatus();
         counters.computeIfAbsent(face + ' ' + status, key -> registry.counter("sandgate.requests", "face", face, "status", Integer.toString(status)))
             .increment();
         if (!log || !ACCESS.isInfoEnabled())
             return;
-        IngressDecision.Forward forward = IngressServlet.FORWARD.get(request);
+        String path = request.getRequestURI().substring(request.getContextPath().length());
         long micros = (System.nanoTime() - start) / 1000;
         ACCESS.info("{} {} {} {} {}us face={} sandbox={} via={}", request.getRemoteAddr(), request.getMethod(), printable(redactor.get().text(path)), status, micros,
-            face, forward == null ? "-" : forward.sandboxId(), forward == null ? "-" : forward.source().name().toLowerCase(java.util.Locale.ROOT));
+            face, note.subject() == null ? "-" : note.subject(), note.via() == null ? "-" : note.via());
     }
 
     /** Keeps a hostile path from forging log lines. */

@@ -1,4 +1,4 @@
-package io.sandgate.store;
+package io.sandgate.egress;
 
 import java.time.Duration;
 import java.util.Map;
@@ -8,7 +8,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import io.sandgate.egress.StickySessions;
 
 /** Sticky pins in this process; expired pins are dropped when read or on the next write sweep. */
-final class MemoryStickySessions implements StickySessions
+public final class MemoryStickySessions implements StickySessions
 {
     private record Pin(String nodeId, long expiresAt)
     {

@@ -1,4 +1,4 @@
-package io.sandgate.store;
+package io.sandgate.ingress;
 
 import java.util.Objects;
 import java.util.Optional;

@@ -1,4 +1,4 @@
-package io.sandgate.store;
+package io.sandgate.mcp;
 
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -13,11 +13,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
-import io.sandgate.mcp.McpSession;
-import io.sandgate.mcp.SessionBus;
 
 /** Sessions and their event logs in this process: one replica serves every transport fully. */
-final class MemorySessionBus implements SessionBus
+public final class MemorySessionBus implements SessionBus
 {
     private static final int BATCH = 256;
 
@@ -27,14 +25,14 @@ final class MemorySessionBus implements SessionBus
     private final ExecutorService delivery = Executors.newCachedThreadPool(daemon("sandgate-mcp-delivery"));
     private final ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor(daemon("sandgate-mcp-expiry"));
 
-    MemorySessionBus(Duration ttl, int capacity)
+    public MemorySessionBus(Duration ttl, int capacity)
     {
         this.ttl = ttl;
         this.capacity = capacity;
         sweeper.scheduleWithFixedDelay(this::expire, 1, 1, TimeUnit.SECONDS);
     }
 
-    static java.util.concurrent.ThreadFactory daemon(String name)
+    public static java.util.concurrent.ThreadFactory daemon(String name)
     {
         return r ->
         {
@@ -173,19 +171,19 @@ final class MemorySessionBus implements SessionBus
         SerialDrain subscription = new SerialDrain(delivery, afterEventId, listener)
         {
             @Override
-            List<Event> readAfter(String afterId)
+            protected List<Event> readAfter(String afterId)
             {
                 return log == null ? List.of() : log.after(afterId);
             }
 
             @Override
-            boolean sessionExists()
+            protected boolean sessionExists()
             {
                 return log != null && sessions.get(sessionId) == log;
             }
 
             @Override
-            void release()
+            protected void release()
             {
                 if (log != null)
                     log.subscribers.remove(this);

@@ -1,4 +1,4 @@
-package io.sandgate.web;
+package io.sandgate.ops;
 
 import java.io.IOException;
 

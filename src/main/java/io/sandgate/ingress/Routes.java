@@ -1,4 +1,4 @@
-package io.sandgate.store;
+package io.sandgate.ingress;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -6,14 +6,14 @@ import java.util.Map;
 import io.sandgate.config.ConfigException;
 import io.sandgate.config.ConfigKeys;
 
-final class Routes
+public final class Routes
 {
     private Routes()
     {
     }
 
     /** Parses {@code ingress.static-routes}; a bad value stops start-up like any other config error. */
-    static Map<String, Route> parseStatic(Map<String, String> values)
+    public static Map<String, Route> parseStatic(Map<String, String> values)
     {
         Map<String, Route> routes = new LinkedHashMap<>();
         values.forEach((id, value) ->

@@ -1,4 +1,4 @@
-package io.sandgate.store;
+package io.sandgate.core;
 
 /**
  * The backing store could not answer (Redis down, timed out). Callers answer 503: the sandbox may

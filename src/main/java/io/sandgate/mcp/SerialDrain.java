@@ -1,11 +1,10 @@
-package io.sandgate.store;
+package io.sandgate.mcp;
 
 import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.sandgate.mcp.SessionBus;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -15,12 +14,12 @@ import org.slf4j.LoggerFactory;
  * last one delivered and hands them over in order. Tracking the last delivered id is what makes
  * delivery exactly-once whatever the number of wake-ups.
  */
-abstract class SerialDrain implements SessionBus.Subscription
+public abstract class SerialDrain implements SessionBus.Subscription
 {
     private static final Logger LOG = LoggerFactory.getLogger(SerialDrain.class);
 
     /** One retained event. */
-    record Event(String id, String message)
+    public record Event(String id, String message)
     {
     }
 
@@ -30,7 +29,7 @@ abstract class SerialDrain implements SessionBus.Subscription
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile String lastDelivered;
 
-    SerialDrain(Executor executor, String afterEventId, SessionBus.Listener listener)
+    protected SerialDrain(Executor executor, String afterEventId, SessionBus.Listener listener)
     {
         this.executor = executor;
         this.lastDelivered = afterEventId;
@@ -38,15 +37,15 @@ abstract class SerialDrain implements SessionBus.Subscription
     }
 
     /** Events strictly after {@code afterId} (all retained when null), oldest first, at most a batch. */
-    abstract List<Event> readAfter(String afterId);
+    protected abstract List<Event> readAfter(String afterId);
 
     /** Whether the session still exists. */
-    abstract boolean sessionExists();
+    protected abstract boolean sessionExists();
 
     /** Releases what the subscription holds (listeners, registrations). */
-    abstract void release();
+    protected abstract void release();
 
-    void wake()
+    public void wake()
     {
         if (closed.get())
             return;
@@ -96,7 +95,7 @@ abstract class SerialDrain implements SessionBus.Subscription
         }
     }
 
-    void ended()
+    public void ended()
     {
         executor.execute(this::end);
     }

@@ -1,4 +1,4 @@
-package io.sandgate.store;
+package io.sandgate.ingress;
 
 import java.util.Map;
 import java.util.Optional;

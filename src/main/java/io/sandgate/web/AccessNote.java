@@ -1,0 +1,41 @@
+package io.sandgate.web;
+
+import java.util.Locale;
+
+/**
+ * What a face did with a request, told to the access log and the request counters: the face sets
+ * it, the operations layer reads it, and neither guesses from the other's paths.
+ *
+ * @param face which face served the request
+ * @param subject what the request was about (a sandbox id, an MCP server, an egress route), or null
+ * @param via how the face found the subject (an ingress route source), or null
+ */
+public record AccessNote(Face face, String subject, String via)
+{
+    /** The note of the request, set by the face that serves it. */
+    public static final RequestAttribute<AccessNote> ATTRIBUTE = RequestAttribute.of("access-note", AccessNote.class);
+
+    public enum Face
+    {
+        INGRESS, MCP, EGRESS, OPS;
+
+        /** The label used in metrics and logs. */
+        public String label()
+        {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    /** Notes that a face took the request, before it knows more. */
+    public static void face(jakarta.servlet.ServletRequest request, Face face)
+    {
+        ATTRIBUTE.set(request, new AccessNote(face, null, null));
+    }
+
+    /** The note of a request no face took: health, metrics, admin or nothing at all. */
+    public static AccessNote of(jakarta.servlet.ServletRequest request)
+    {
+        AccessNote note = ATTRIBUTE.get(request);
+        return note == null ? new AccessNote(Face.OPS, null, null) : note;
+    }
+}
