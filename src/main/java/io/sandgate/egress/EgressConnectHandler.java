@@ -69,7 +69,7 @@ public final class EgressConnectHandler extends ConnectHandler
         }
         catch (SsrfGuard.Refused x)
         {
-            promise.failed(Errors.map(x));
+            promise.failed(Errors.map(x, Errors.Peer.EGRESS));
             return;
         }
         face.requestStarted();

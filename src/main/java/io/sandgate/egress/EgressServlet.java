@@ -159,7 +159,7 @@ public final class EgressServlet extends StreamingProxyServlet
         }
         catch (RuntimeException x)
         {
-            Errors.write(request, response, Errors.map(x));
+            Errors.write(request, response, Errors.map(x, Errors.Peer.EGRESS));
             return;
         }
         super.service(request, response);
@@ -450,7 +450,7 @@ public final class EgressServlet extends StreamingProxyServlet
         try
         {
             proxyResponse.reset();
-            GatewayException mapped = Errors.map(failure);
+            GatewayException mapped = Errors.map(failure, Errors.Peer.EGRESS);
             GatewayException error = nodeFault && mapped.status() != 504
                 ? new GatewayException(502, "egress_node_failed", "the egress node failed (tried " + exchange.tried.size() + ")")
                 : mapped;

@@ -60,7 +60,7 @@ public final class McpServlet extends HttpServlet
         }
         catch (RuntimeException x)
         {
-            Errors.write(request, response, Errors.map(x));
+            Errors.write(request, response, Errors.map(x, Errors.Peer.MCP_SERVER));
         }
     }
 

@@ -14,6 +14,8 @@ import io.sandgate.net.SsrfGuard;
 import io.sandgate.core.StoreUnavailableException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpStatus;
 
 /**
  * The one place where failures become HTTP statuses and bodies. Bodies are short JSON
@@ -31,8 +33,32 @@ public final class Errors
     {
     }
 
-    /** Maps any failure to what the client is told. */
+    /**
+     * Who is on the far side of a failed exchange, as the client is told: an egress timeout talks
+     * about the target or its node, never about a sandbox.
+     */
+    public enum Peer
+    {
+        SANDBOX("the sandbox"),
+        MCP_SERVER("the MCP server"),
+        EGRESS("the target or its egress node");
+
+        private final String words;
+
+        Peer(String words)
+        {
+            this.words = words;
+        }
+    }
+
+    /** Maps a failure of the ingress face to what the client is told. */
     public static GatewayException map(Throwable failure)
+    {
+        return map(failure, Peer.SANDBOX);
+    }
+
+    /** Maps any failure to what the client is told, naming the peer the way its face speaks of it. */
+    public static GatewayException map(Throwable failure, Peer peer)
     {
         for (Throwable t = failure; t != null; t = t.getCause())
         {
@@ -41,21 +67,22 @@ public final class Errors
             if (t instanceof SsrfGuard.Refused refused)
                 return switch (refused.reason())
                 {
-                    case UNRESOLVED -> new GatewayException(502, "target_unresolved", refused.getMessage());
+                    case UNRESOLVED -> new GatewayException(HttpStatus.BAD_GATEWAY_502, "target_unresolved", refused.getMessage());
                     case MALFORMED, NON_CANONICAL -> GatewayException.badRequest(refused.getMessage());
                     default -> GatewayException.forbidden(refused.getMessage());
                 };
             if (t instanceof StoreUnavailableException)
-                return new GatewayException(503, "store_unavailable", "route store unavailable and route not cached; retry shortly");
+                return new GatewayException(HttpStatus.SERVICE_UNAVAILABLE_503, "store_unavailable",
+                    peer == Peer.SANDBOX ? "route store unavailable and route not cached; retry shortly" : "the gateway's store is unavailable; retry shortly");
             if (t instanceof TimeoutException)
-                return new GatewayException(504, "upstream_timeout", "the sandbox did not answer in time");
+                return new GatewayException(HttpStatus.GATEWAY_TIMEOUT_504, "upstream_timeout", peer.words + " did not answer in time");
             if (t instanceof ConnectException || t instanceof NoRouteToHostException
                 || t instanceof UnresolvedAddressException || t instanceof UnknownHostException)
-                return new GatewayException(502, "upstream_unreachable", "the sandbox refused or could not be reached");
+                return new GatewayException(HttpStatus.BAD_GATEWAY_502, "upstream_unreachable", peer.words + " refused or could not be reached");
         }
         if (failure instanceof IOException)
-            return new GatewayException(502, "upstream_failed", "the exchange with the sandbox failed");
-        return new GatewayException(500, "internal_error", "internal error");
+            return new GatewayException(HttpStatus.BAD_GATEWAY_502, "upstream_failed", "the exchange with " + peer.words + " failed");
+        return new GatewayException(HttpStatus.INTERNAL_SERVER_ERROR_500, "internal_error", "internal error");
     }
 
     /**
@@ -64,13 +91,19 @@ public final class Errors
      */
     public static GatewayException ofStatus(int status)
     {
+        return ofStatus(status, Peer.SANDBOX);
+    }
+
+    /** As {@link #ofStatus(int)}, naming the peer the way its face speaks of it. */
+    public static GatewayException ofStatus(int status, Peer peer)
+    {
         return switch (status)
         {
-            case 403 -> GatewayException.forbidden("the sandbox address is not allowed");
-            case 408 -> new GatewayException(408, "client_timeout", "the request body did not arrive in time");
-            case 502 -> new GatewayException(502, "upstream_failed", "the exchange with the sandbox failed");
-            case 504 -> new GatewayException(504, "upstream_timeout", "the sandbox did not answer in time");
-            default -> new GatewayException(status >= 400 && status < 600 ? status : 500, "internal_error", "internal error");
+            case HttpStatus.FORBIDDEN_403 -> GatewayException.forbidden(peer == Peer.SANDBOX ? "the sandbox address is not allowed" : "the upstream address is not allowed");
+            case HttpStatus.REQUEST_TIMEOUT_408 -> new GatewayException(HttpStatus.REQUEST_TIMEOUT_408, "client_timeout", "the request body did not arrive in time");
+            case HttpStatus.BAD_GATEWAY_502 -> new GatewayException(HttpStatus.BAD_GATEWAY_502, "upstream_failed", "the exchange with " + peer.words + " failed");
+            case HttpStatus.GATEWAY_TIMEOUT_504 -> new GatewayException(HttpStatus.GATEWAY_TIMEOUT_504, "upstream_timeout", peer.words + " did not answer in time");
+            default -> new GatewayException(status >= 400 && status < 600 ? status : HttpStatus.INTERNAL_SERVER_ERROR_500, "internal_error", "internal error");
         };
     }
 
@@ -81,9 +114,9 @@ public final class Errors
             return;
         response.resetBuffer();
         response.setStatus(error.status());
-        response.setHeader("Cache-Control", "no-store");
-        if (error.status() == 401)
-            response.setHeader("WWW-Authenticate", "Bearer realm=\"sandgate\"");
+        response.setHeader(HttpHeader.CACHE_CONTROL.asString(), "no-store");
+        if (error.status() == HttpStatus.UNAUTHORIZED_401)
+            response.setHeader(HttpHeader.WWW_AUTHENTICATE.asString(), "Bearer realm=\"sandgate\"");
         if (wantsHtml(request))
         {
             response.setContentType("text/html;charset=utf-8");
@@ -100,7 +133,7 @@ public final class Errors
 
     private static boolean wantsHtml(HttpServletRequest request)
     {
-        String accept = request.getHeader("Accept");
+        String accept = request.getHeader(HttpHeader.ACCEPT.asString());
         return accept != null && accept.toLowerCase(Locale.ROOT).contains("text/html");
     }
 

@@ -1,5 +1,7 @@
 package io.sandgate.web;
 
+import org.eclipse.jetty.http.HttpStatus;
+
 /**
  * A request the gateway refuses or cannot serve, with the status and a message safe to show the
  * client: it never carries an internal address or a secret.
@@ -18,22 +20,22 @@ public class GatewayException extends RuntimeException
 
     public static GatewayException badRequest(String message)
     {
-        return new GatewayException(400, "bad_request", message);
+        return new GatewayException(HttpStatus.BAD_REQUEST_400, "bad_request", message);
     }
 
     public static GatewayException forbidden(String message)
     {
-        return new GatewayException(403, "forbidden", message);
+        return new GatewayException(HttpStatus.FORBIDDEN_403, "forbidden", message);
     }
 
     public static GatewayException notFound(String message)
     {
-        return new GatewayException(404, "not_found", message);
+        return new GatewayException(HttpStatus.NOT_FOUND_404, "not_found", message);
     }
 
     public static GatewayException unavailable(String message)
     {
-        return new GatewayException(503, "unavailable", message);
+        return new GatewayException(HttpStatus.SERVICE_UNAVAILABLE_503, "unavailable", message);
     }
 
     public int status()
