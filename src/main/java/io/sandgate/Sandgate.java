@@ -1,11 +1,11 @@
 package io.sandgate;
 
 import java.time.Clock;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.EnumSet;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Supplier;
 
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
@@ -21,6 +21,7 @@ import io.sandgate.config.EgressConfig;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.config.ServerConfig;
 import io.sandgate.controlplane.PodWatcher;
+import io.sandgate.core.Schedulers;
 import io.sandgate.egress.Credentials;
 import io.sandgate.egress.Egress;
 import io.sandgate.egress.EgressServlet;
@@ -33,6 +34,7 @@ import io.sandgate.mcp.McpServlet;
 import io.sandgate.secrets.SecretRing;
 import io.sandgate.secrets.SecretSources;
 import io.sandgate.store.Store;
+import io.sandgate.web.ClientInfo;
 import io.sandgate.ops.AccessLogFilter;
 import io.sandgate.ops.HealthServlet;
 import io.sandgate.ops.MetricsServlet;
@@ -44,9 +46,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The composition root: builds every component from one validated configuration and installs the
- * servlets. The WAR's listener and the embedded runner both come through here, so the two
- * artifacts cannot drift apart.
+ * The composition root: builds every component from one validated configuration, without a
+ * servlet context, and owns their lifecycle; {@link #install} then only registers the servlet
+ * glue. The WAR's listener and the embedded runner both come through here, so the two artifacts
+ * cannot drift apart.
  */
 public final class Sandgate implements AutoCloseable
 {
@@ -55,63 +58,108 @@ public final class Sandgate implements AutoCloseable
     private static final String JETTY_EXECUTOR = "org.eclipse.jetty.server.Executor";
 
     private final SandgateConfig config;
-    private final PrometheusMeterRegistry metrics;
-    private final Store store;
     /** Reads the configuration again from the same sources, for reloads. */
     private final Supplier<SandgateConfig> reloader;
-    /** Faces started by {@link #install}, closed with the gateway. */
-    private final List<AutoCloseable> started = new CopyOnWriteArrayList<>();
-    private volatile Egress egress;
-    private volatile Credentials credentials;
+    private final PrometheusMeterRegistry metrics;
+    private final Schedulers schedulers;
+    private final Store store;
+    /** What was built, closed in reverse order with the gateway. */
+    private final Deque<AutoCloseable> built = new ArrayDeque<>();
+    /** The faces; null on the control-plane role, which serves operations only. */
+    private Ingress ingress;
+    private McpGateway mcp;
+    private Egress egress;
+    private Credentials credentials;
+    private LeakGuard leaks;
     /** One redaction for logs and the admin API; it knows the real keys once the egress face has read them. */
     private volatile Redactor redactor = Redactor.defaults();
 
-    private Sandgate(SandgateConfig config, Supplier<SandgateConfig> reloader, PrometheusMeterRegistry metrics, Store store)
+    private Sandgate(SandgateConfig config, Supplier<SandgateConfig> reloader)
     {
         this.config = config;
         this.reloader = reloader;
-        this.metrics = metrics;
-        this.store = store;
-    }
-
-    public static Sandgate create(SandgateConfig config)
-    {
-        return create(config, () -> config);
-    }
-
-    /**
-     * @param reloader reads the configuration again from its sources; admin reloads use it
-     */
-    public static Sandgate create(SandgateConfig config, Supplier<SandgateConfig> reloader)
-    {
-        PrometheusMeterRegistry metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        this.metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         new JvmMemoryMetrics().bindTo(metrics);
         new JvmGcMetrics().bindTo(metrics);
         new JvmThreadMetrics().bindTo(metrics);
         new ProcessorMetrics().bindTo(metrics);
-        return new Sandgate(config, reloader, metrics, Store.create(config, metrics));
+        this.schedulers = Schedulers.create();
+        this.store = Store.create(config, metrics, schedulers);
     }
 
-    /** Registers Sandgate's servlets and filter in a context that is starting. */
-    public void install(ServletContext context)
+    /**
+     * Builds and starts the whole gateway; nothing serves until {@link #install} registers it.
+     *
+     * @param contextPath where the webapp is deployed ("" at the root)
+     * @param reloader reads the configuration again from its sources; admin reloads use it
+     */
+    public static Sandgate create(SandgateConfig config, String contextPath, Supplier<SandgateConfig> reloader)
+    {
+        Sandgate sandgate = new Sandgate(config, reloader);
+        try
+        {
+            sandgate.build(contextPath);
+        }
+        catch (RuntimeException x)
+        {
+            sandgate.close();
+            throw x;
+        }
+        return sandgate;
+    }
+
+    private void build(String contextPath)
     {
         if (config.watcher().enabled())
         {
             PodWatcher watcher = new PodWatcher(config.watcher(), config.ingress(), store.routes(), store.leadership("pod-watcher"), metrics);
-            started.add(watcher);
+            built.push(watcher);
             watcher.start();
         }
         if (config.server().role() == ServerConfig.Role.CONTROLPLANE)
-        {
-            installOperations(context, null, Map::of);
-            LOG.info("Sandgate control plane ready: store={} watcher={}", config.store().type().name().toLowerCase(Locale.ROOT), config.watcher().enabled());
             return;
+        ingress = new Ingress(config.ingress(), contextPath, store.routes(), metrics, Clock.systemUTC());
+        ClientInfo clients = ingress.clients();
+        try
+        {
+            mcp = new McpGateway(config.mcp(), store.sessions(), clients, metrics, schedulers);
         }
-        Ingress ingress = new Ingress(config.ingress(), context.getContextPath(), store.routes(), metrics, Clock.systemUTC());
+        catch (Exception x)
+        {
+            throw new IllegalStateException("Cannot start the MCP face", x);
+        }
+        built.push(mcp);
+        try
+        {
+            egress = new Egress(config.egress(), store.sticky(), metrics);
+        }
+        catch (Exception x)
+        {
+            throw new IllegalStateException("Cannot start the egress face", x);
+        }
+        built.push(egress);
+        CredentialsConfig credentialsConfig = config.egress().credentials();
+        credentials = new Credentials(credentialsConfig,
+            new SecretRing(SecretSources.open(credentialsConfig, Clock.systemUTC()), credentialsConfig.overlap(), Clock.systemUTC()), Clock.systemUTC(), metrics);
+        built.push(credentials);
+        leaks = new LeakGuard(credentials, metrics);
+        credentials.onHeldKeysChange(() -> redactor = leaks.redactor());
+        redactor = leaks.redactor();
+    }
+
+    /** Registers Sandgate's servlets and filters in a context that is starting; builds nothing. */
+    public void install(ServletContext context)
+    {
         FilterRegistration.Dynamic access = context.addFilter("sandgate-access", new AccessLogFilter(metrics, config.accessLog(), () -> redactor));
         access.setAsyncSupported(true);
         access.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), false, "/*");
-
+        installOperations(context);
+        if (ingress == null)
+        {
+            LOG.info("Sandgate control plane ready: store={} watcher={}", config.store().type().name().toLowerCase(Locale.ROOT), config.watcher().enabled());
+            return;
+        }
+        boolean sharedThreads = context.getAttribute(JETTY_EXECUTOR) != null;
         String prefix = config.ingress().prefix();
         ServletRegistration.Dynamic ingressServlet = context.addServlet("sandgate-ingress", new IngressServlet(ingress, metrics));
         ingressServlet.setAsyncSupported(true);
@@ -121,41 +169,13 @@ public final class Sandgate implements AutoCloseable
         // No total timeout: a noVNC session or an SSE stream may last all day.
         ingressServlet.setInitParameter("timeout", "0");
         ingressServlet.setInitParameter("maxConnections", Integer.toString(config.ingress().maxConnectionsPerSandbox()));
-        if (context.getAttribute(JETTY_EXECUTOR) == null)
+        if (!sharedThreads)
             ingressServlet.setInitParameter("maxThreads", "200");
 
-        McpGateway mcp;
-        try
-        {
-            mcp = new McpGateway(config.mcp(), store.sessions(), ingress.clients(), metrics);
-        }
-        catch (Exception x)
-        {
-            throw new IllegalStateException("Cannot start the MCP face", x);
-        }
-        started.add(mcp);
         ServletRegistration.Dynamic mcpServlet = context.addServlet("sandgate-mcp", new McpServlet(mcp));
         mcpServlet.setAsyncSupported(true);
         mcpServlet.addMapping("/mcp/*");
 
-        Egress egress;
-        try
-        {
-            egress = new Egress(config.egress(), store.sticky(), metrics);
-        }
-        catch (Exception x)
-        {
-            throw new IllegalStateException("Cannot start the egress face", x);
-        }
-        started.add(egress);
-        this.egress = egress;
-        CredentialsConfig credentialsConfig = config.egress().credentials();
-        credentials = new Credentials(credentialsConfig,
-            new SecretRing(SecretSources.open(credentialsConfig, Clock.systemUTC()), credentialsConfig.overlap(), Clock.systemUTC()), Clock.systemUTC(), metrics);
-        started.add(credentials);
-        LeakGuard leaks = new LeakGuard(credentials, metrics);
-        credentials.onHeldKeysChange(() -> redactor = leaks.redactor());
-        redactor = leaks.redactor();
         ServletRegistration.Dynamic egressServlet = context.addServlet("sandgate-egress", new EgressServlet(egress, credentials, leaks));
         egressServlet.setAsyncSupported(true);
         egressServlet.setLoadOnStartup(1);
@@ -163,10 +183,9 @@ public final class Sandgate implements AutoCloseable
         // Each exchange gets its route's timeout; the client idle timeout bounds silences.
         egressServlet.setInitParameter("timeout", "0");
         egressServlet.setInitParameter("idleTimeout", Long.toString(config.egress().firstByteTimeout().toMillis()));
-        if (context.getAttribute(JETTY_EXECUTOR) == null)
+        if (!sharedThreads)
             egressServlet.setInitParameter("maxThreads", "200");
 
-        installOperations(context, egress, ingress::liveSessions);
         LOG.info("Sandgate ready: store={} ingress={} access={} mcp servers={} config={}", config.store().type().name().toLowerCase(Locale.ROOT),
             prefix, config.ingress().access().name().toLowerCase(Locale.ROOT), config.mcp().servers().size(), config.source());
         if (config.adminToken().isEmpty())
@@ -188,8 +207,9 @@ public final class Sandgate implements AutoCloseable
     }
 
     /** Health, readiness, metrics and the admin API: every role serves these. */
-    private void installOperations(ServletContext context, Egress egress, Supplier<Map<String, Integer>> liveIngress)
+    private void installOperations(ServletContext context)
     {
+        Supplier<Map<String, Integer>> liveIngress = ingress == null ? Map::of : ingress::liveSessions;
         context.addServlet("sandgate-admin", new AdminServlet(config.adminToken(),
             AdminApi.routes(config, store.routes(), store.sessions(), egress, liveIngress, this::reloadEgress))).addMapping("/admin/*");
         HealthServlet health = new HealthServlet(store);
@@ -198,7 +218,7 @@ public final class Sandgate implements AutoCloseable
         context.addServlet("sandgate-metrics", new MetricsServlet(metrics)).addMapping("/metrics");
     }
 
-    /** The egress face once installed; the embedded runner's forward-proxy mode routes through it. */
+    /** The egress face; the embedded runner's forward-proxy mode routes through it. Null on the control plane. */
     public Egress egress()
     {
         return egress;
@@ -225,21 +245,18 @@ public final class Sandgate implements AutoCloseable
      */
     public void endStreams()
     {
-        for (AutoCloseable closeable : started)
-        {
-            if (closeable instanceof McpGateway mcp)
-                mcp.endStreams();
-        }
+        if (mcp != null)
+            mcp.endStreams();
     }
 
     @Override
     public void close()
     {
-        for (AutoCloseable closeable : started)
+        while (!built.isEmpty())
         {
             try
             {
-                closeable.close();
+                built.pop().close();
             }
             catch (Exception x)
             {
@@ -247,6 +264,7 @@ public final class Sandgate implements AutoCloseable
             }
         }
         store.close();
+        schedulers.close();
         metrics.close();
     }
 }

@@ -1,6 +1,8 @@
 package io.sandgate.core;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -27,8 +29,10 @@ public final class Schedulers implements AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(Schedulers.class);
 
+    private final String name;
     private final ScheduledThreadPoolExecutor timer;
     private final ExecutorService workers;
+    private final List<ScheduledExecutorService> lanes = new CopyOnWriteArrayList<>();
 
     /**
      * @param name prefix of the thread names, such as {@code sandgate}
@@ -38,6 +42,7 @@ public final class Schedulers implements AutoCloseable
     {
         if (timerThreads < 1)
             throw new IllegalArgumentException("timerThreads: " + timerThreads + " (expected: >= 1)");
+        this.name = name;
         this.timer = new ScheduledThreadPoolExecutor(timerThreads, daemon(name + "-timer"));
         // A cancelled deadline (most of them are) leaves the queue at once instead of at its time.
         timer.setRemoveOnCancelPolicy(true);
@@ -103,6 +108,19 @@ public final class Schedulers implements AutoCloseable
         }, initialDelay.toNanos(), period.toNanos(), TimeUnit.NANOSECONDS);
     }
 
+    /**
+     * A thread of its own for work that must stay on one thread or in one order: a Redisson lock
+     * belongs to the thread that took it, and the route cache's refreshes must not overtake each
+     * other. Closed with the rest.
+     */
+    public ScheduledExecutorService lane(String job)
+    {
+        ScheduledThreadPoolExecutor lane = new ScheduledThreadPoolExecutor(1, daemon(name + "-" + job));
+        lane.setRemoveOnCancelPolicy(true);
+        lanes.add(lane);
+        return lane;
+    }
+
     /** Named daemon threads: the gateway's background work never keeps a JVM alive. */
     public static ThreadFactory daemon(String name)
     {
@@ -120,5 +138,6 @@ public final class Schedulers implements AutoCloseable
     {
         timer.shutdownNow();
         workers.shutdownNow();
+        lanes.forEach(ScheduledExecutorService::shutdownNow);
     }
 }

@@ -47,7 +47,7 @@ public class SandgateListener implements ServletContextListener
         ServletContext context = event.getServletContext();
         SandgateConfig config = preloaded != null ? preloaded : load(context);
         // Reloads read the same sources again.
-        sandgate = Sandgate.create(config, reloader != null ? reloader : () -> load(context));
+        sandgate = Sandgate.create(config, context.getContextPath(), reloader != null ? reloader : () -> load(context));
         try
         {
             sandgate.install(context);

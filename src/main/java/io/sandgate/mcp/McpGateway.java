@@ -8,9 +8,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -18,11 +17,13 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.McpConfig;
 import io.sandgate.core.StoreUnavailableException;
+import io.sandgate.core.Schedulers;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.GatewayException;
 import jakarta.servlet.http.HttpServletRequest;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.http.HttpCookieStore;
+import org.eclipse.jetty.http.HttpStatus;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,26 +46,18 @@ public final class McpGateway implements AutoCloseable
     private final ClientInfo clients;
     private final HttpClient http;
     private final Upstream upstream;
-    private final ExecutorService pumps = Executors.newCachedThreadPool(r ->
-    {
-        Thread thread = new Thread(r, "sandgate-mcp-upstream");
-        thread.setDaemon(true);
-        return thread;
-    });
-    private final ScheduledExecutorService keepalive = Executors.newSingleThreadScheduledExecutor(r ->
-    {
-        Thread thread = new Thread(r, "sandgate-mcp-keepalive");
-        thread.setDaemon(true);
-        return thread;
-    });
+    /** Upstream stream pumps; they block on reads, so they run on workers. */
+    private final Executor pumps;
+    private final ScheduledFuture<?> keepalive;
     private final Set<ClientStream> streams = ConcurrentHashMap.newKeySet();
     private final Map<String, AtomicInteger> streamsPerClient = new ConcurrentHashMap<>();
     private final Counter relayed;
     private final Counter replays;
     private final Counter lost;
 
-    public McpGateway(McpConfig config, SessionBus bus, ClientInfo clients, MeterRegistry registry) throws Exception
+    public McpGateway(McpConfig config, SessionBus bus, ClientInfo clients, MeterRegistry registry, Schedulers schedulers) throws Exception
     {
+        this.pumps = schedulers.workers();
         this.config = config;
         this.bus = bus;
         this.clients = clients;
@@ -75,8 +68,8 @@ public final class McpGateway implements AutoCloseable
         http.setConnectTimeout(5000);
         http.start();
         this.upstream = new Upstream(http);
-        long interval = config.keepalive().toMillis();
-        keepalive.scheduleAtFixedRate(() -> streams.forEach(ClientStream::keepalive), interval, interval, TimeUnit.MILLISECONDS);
+        // A keepalive write to a slow client may block: the schedule runs it on a worker.
+        this.keepalive = schedulers.every(config.keepalive(), config.keepalive(), "MCP keepalives", () -> streams.forEach(ClientStream::keepalive));
         registry.gaugeCollectionSize("sandgate.mcp.streams", List.of(), streams);
         this.relayed = Counter.builder("sandgate.mcp.messages.relayed").description("Upstream messages stored for delivery").register(registry);
         this.replays = Counter.builder("sandgate.mcp.replays").description("Client streams resumed with Last-Event-ID").register(registry);
@@ -245,7 +238,7 @@ public final class McpGateway implements AutoCloseable
     {
         AtomicInteger count = streamsPerClient.get(request.getRemoteAddr());
         if (count != null && count.get() >= config.maxSessionsPerClient())
-            throw new GatewayException(429, "too_many_sessions", "too many open MCP streams from this client");
+            throw new GatewayException(HttpStatus.TOO_MANY_REQUESTS_429, "too_many_sessions", "too many open MCP streams from this client");
     }
 
     void resumed()
@@ -274,9 +267,9 @@ public final class McpGateway implements AutoCloseable
     @Override
     public void close() throws Exception
     {
-        keepalive.shutdownNow();
+        keepalive.cancel(false);
         streams.forEach(ClientStream::close);
-        pumps.shutdownNow();
+        // Stopping the client ends the pumps' blocked reads.
         http.stop();
     }
 }

@@ -8,10 +8,11 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+
+import io.sandgate.core.Schedulers;
 
 
 /** Sessions and their event logs in this process: one replica serves every transport fully. */
@@ -22,24 +23,16 @@ public final class MemorySessionBus implements SessionBus
     private final Duration ttl;
     private final int capacity;
     private final Map<String, Log> sessions = new ConcurrentHashMap<>();
-    private final ExecutorService delivery = Executors.newCachedThreadPool(daemon("sandgate-mcp-delivery"));
-    private final ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor(daemon("sandgate-mcp-expiry"));
+    /** Deliveries write to client streams, which may block. */
+    private final Executor delivery;
+    private final ScheduledFuture<?> sweeper;
 
-    public MemorySessionBus(Duration ttl, int capacity)
+    public MemorySessionBus(Duration ttl, int capacity, Schedulers schedulers)
     {
         this.ttl = ttl;
         this.capacity = capacity;
-        sweeper.scheduleWithFixedDelay(this::expire, 1, 1, TimeUnit.SECONDS);
-    }
-
-    public static java.util.concurrent.ThreadFactory daemon(String name)
-    {
-        return r ->
-        {
-            Thread thread = new Thread(r, name);
-            thread.setDaemon(true);
-            return thread;
-        };
+        this.delivery = schedulers.workers();
+        this.sweeper = schedulers.timer().scheduleWithFixedDelay(this::expire, 1, 1, TimeUnit.SECONDS);
     }
 
     /** One session: its record, its bounded log and its subscribers. */
@@ -208,7 +201,6 @@ public final class MemorySessionBus implements SessionBus
     @Override
     public void close()
     {
-        sweeper.shutdownNow();
-        delivery.shutdownNow();
+        sweeper.cancel(false);
     }
 }

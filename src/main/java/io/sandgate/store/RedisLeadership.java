@@ -1,10 +1,10 @@
 package io.sandgate.store;
 
 import io.sandgate.core.Leadership;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
+import io.sandgate.core.Schedulers;
 import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;
 import org.slf4j.Logger;
@@ -21,17 +21,14 @@ final class RedisLeadership implements Leadership
     private static final Logger LOG = LoggerFactory.getLogger(RedisLeadership.class);
 
     private final RLock lock;
-    private final ScheduledExecutorService owner = Executors.newSingleThreadScheduledExecutor(r ->
-    {
-        Thread thread = new Thread(r, "sandgate-leadership");
-        thread.setDaemon(true);
-        return thread;
-    });
+    /** A Redisson lock belongs to the thread that took it: every lock call runs on this one. */
+    private final ScheduledExecutorService owner;
     private volatile boolean leading;
 
-    RedisLeadership(RedissonClient redisson, String name)
+    RedisLeadership(RedissonClient redisson, String name, Schedulers schedulers)
     {
         this.lock = redisson.getLock("sandgate:leader:" + name);
+        this.owner = schedulers.lane("leadership-" + name);
     }
 
     @Override

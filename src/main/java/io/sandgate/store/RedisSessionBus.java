@@ -1,7 +1,7 @@
 package io.sandgate.store;
 
 import io.sandgate.core.StoreUnavailableException;
-import io.sandgate.mcp.MemorySessionBus;
+import io.sandgate.core.Schedulers;
 import io.sandgate.mcp.SerialDrain;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -11,9 +11,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 import io.sandgate.mcp.McpSession;
@@ -47,20 +46,23 @@ final class RedisSessionBus implements SessionBus
     private final RedissonClient redisson;
     private final Duration ttl;
     private final int capacity;
-    private final ExecutorService delivery = Executors.newCachedThreadPool(MemorySessionBus.daemon("sandgate-mcp-delivery"));
-    private final ScheduledExecutorService poller = Executors.newSingleThreadScheduledExecutor(MemorySessionBus.daemon("sandgate-mcp-poll"));
+    /** Deliveries read Redis and write to client streams, both of which may block. */
+    private final Executor delivery;
+    private final ScheduledFuture<?> poller;
     private final Set<SerialDrain> subscriptions = ConcurrentHashMap.newKeySet();
     /** Keys whose last append failed: it may have landed all the same, so look before adding again. */
     private final Set<String> uncertain = ConcurrentHashMap.newKeySet();
 
-    RedisSessionBus(RedissonClient redisson, Duration ttl, int capacity, Duration pollInterval)
+    RedisSessionBus(RedissonClient redisson, Duration ttl, int capacity, Duration pollInterval, Schedulers schedulers)
     {
         this.redisson = redisson;
         this.ttl = ttl;
         this.capacity = capacity;
+        this.delivery = schedulers.workers();
         long poll = pollInterval.toMillis();
         // The safety net under pub/sub: every live subscription re-reads its stream this often.
-        poller.scheduleWithFixedDelay(() -> subscriptions.forEach(SerialDrain::wake), poll, poll, TimeUnit.MILLISECONDS);
+        // Waking only hands the drain to a worker, so the tick stays on the timer.
+        this.poller = schedulers.timer().scheduleWithFixedDelay(() -> subscriptions.forEach(SerialDrain::wake), poll, poll, TimeUnit.MILLISECONDS);
     }
 
     private RMap<String, String> record(String id)
@@ -268,7 +270,6 @@ final class RedisSessionBus implements SessionBus
     @Override
     public void close()
     {
-        poller.shutdownNow();
-        delivery.shutdownNow();
+        poller.cancel(false);
     }
 }

@@ -1,11 +1,11 @@
 package io.sandgate.store;
 
+import io.sandgate.core.Schedulers;
 import io.sandgate.core.StoreHealth;
 import io.sandgate.core.Leadership;
 import io.sandgate.ingress.RouteStore;
 import io.sandgate.ingress.Routes;
 import java.net.InetSocketAddress;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
@@ -22,29 +22,27 @@ import org.slf4j.LoggerFactory;
 final class RedisStore implements Store
 {
     private final RedissonClient redisson;
+    private final Schedulers schedulers;
+    /** The route cache's Redis calls, in order, on a thread of their own. */
     private final ScheduledExecutorService scheduler;
     private final RedisRouteStore routes;
     private final RedisSessionBus sessions;
     private final RedisStickySessions sticky;
 
-    private RedisStore(RedissonClient redisson, ScheduledExecutorService scheduler, RedisRouteStore routes, RedisSessionBus sessions)
+    private RedisStore(RedissonClient redisson, Schedulers schedulers, ScheduledExecutorService scheduler, RedisRouteStore routes, RedisSessionBus sessions)
     {
         this.redisson = redisson;
+        this.schedulers = schedulers;
         this.scheduler = scheduler;
         this.routes = routes;
         this.sessions = sessions;
         this.sticky = new RedisStickySessions(redisson);
     }
 
-    static RedisStore connect(SandgateConfig config, MeterRegistry registry)
+    static RedisStore connect(SandgateConfig config, MeterRegistry registry, Schedulers schedulers)
     {
         StoreConfig.Redis redis = config.store().redis();
-        ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r ->
-        {
-            Thread thread = new Thread(r, "sandgate-store");
-            thread.setDaemon(true);
-            return thread;
-        });
+        ScheduledExecutorService scheduler = schedulers.lane("store");
         // The route store learns of disconnects through this listener; it is set before the client
         // exists, so it forwards to a holder filled in just below.
         RedisRouteStore[] holder = new RedisRouteStore[1];
@@ -78,8 +76,8 @@ final class RedisStore implements Store
                 LoggerFactory.getLogger(RedisStore.class).warn("Could not write static route {} to Redis: {}", id, x.getClass().getSimpleName());
             }
         });
-        RedisSessionBus sessions = new RedisSessionBus(redisson, config.mcp().sessionTtl(), config.mcp().replayBuffer(), redis.pollInterval());
-        return new RedisStore(redisson, scheduler, routes, sessions);
+        RedisSessionBus sessions = new RedisSessionBus(redisson, config.mcp().sessionTtl(), config.mcp().replayBuffer(), redis.pollInterval(), schedulers);
+        return new RedisStore(redisson, schedulers, scheduler, routes, sessions);
     }
 
     private static Config redissonConfig(StoreConfig.Redis redis, ConnectionListener listener)
@@ -129,7 +127,7 @@ final class RedisStore implements Store
     @Override
     public Leadership leadership(String name)
     {
-        return new RedisLeadership(redisson, name);
+        return new RedisLeadership(redisson, name, schedulers);
     }
 
     @Override

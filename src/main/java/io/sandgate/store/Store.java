@@ -1,5 +1,6 @@
 package io.sandgate.store;
 
+import io.sandgate.core.Schedulers;
 import io.sandgate.core.StoreHealth;
 import io.sandgate.core.Leadership;
 import io.sandgate.ingress.RouteStore;
@@ -30,13 +31,13 @@ public interface Store extends AutoCloseable
     @Override
     void close();
 
-    static Store create(SandgateConfig config, MeterRegistry registry)
+    static Store create(SandgateConfig config, MeterRegistry registry, Schedulers schedulers)
     {
         return switch (config.store().type())
         {
             case MEMORY -> new MemoryStore(config.ingress().staticRoutes(),
-                new MemorySessionBus(config.mcp().sessionTtl(), config.mcp().replayBuffer()));
-            case REDIS -> RedisStore.connect(config, registry);
+                new MemorySessionBus(config.mcp().sessionTtl(), config.mcp().replayBuffer(), schedulers));
+            case REDIS -> RedisStore.connect(config, registry, schedulers);
         };
     }
 }

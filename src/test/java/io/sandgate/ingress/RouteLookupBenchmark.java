@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sandgate.core.Schedulers;
 import io.sandgate.config.ConfigLoader;
 import io.sandgate.config.CookieConfig;
 import io.sandgate.config.IngressConfig;
@@ -72,7 +73,7 @@ public class RouteLookupBenchmark
         values.put("ingress.static-routes", Map.of(SANDBOX, "127.0.0.1:6080"));
         values.put("log.access", "false");
         SandgateConfig config = ConfigLoader.fromValues(values);
-        backing = Store.create(config, new SimpleMeterRegistry());
+        backing = Store.create(config, new SimpleMeterRegistry(), Schedulers.create());
         routes = backing.routes();
 
         IngressConfig ingress = config.ingress();
