@@ -14,6 +14,8 @@ import io.sandgate.web.GatewayException;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpStatus;
 
 /**
  * The admin API under {@code /admin/}, guarded by {@code Authorization: Bearer <admin.token>}. With
@@ -92,11 +94,11 @@ public final class AdminServlet extends HttpServlet
                 dashboard(request, response, pathInfo);
                 return;
             }
-            String authorization = request.getHeader("Authorization");
+            String authorization = request.getHeader(HttpHeader.AUTHORIZATION.asString());
             if (authorization == null || !authorization.startsWith("Bearer "))
             {
-                response.setHeader("WWW-Authenticate", "Bearer realm=\"sandgate-admin\"");
-                throw new GatewayException(401, "unauthorized", "admin token missing");
+                response.setHeader(HttpHeader.WWW_AUTHENTICATE.asString(), "Bearer realm=\"sandgate-admin\"");
+                throw new GatewayException(HttpStatus.UNAUTHORIZED_401, "unauthorized", "admin token missing");
             }
             if (!MessageDigest.isEqual(authorization.substring(7).getBytes(StandardCharsets.UTF_8), token.get().bytes()))
                 throw GatewayException.forbidden("admin token wrong");
@@ -117,12 +119,12 @@ public final class AdminServlet extends HttpServlet
                 }
                 catch (IllegalArgumentException x)
                 {
-                    throw new GatewayException(409, "conflict", x.getMessage());
+                    throw new GatewayException(HttpStatus.CONFLICT_409, "conflict", x.getMessage());
                 }
-                response.setHeader("Cache-Control", "no-store");
+                response.setHeader(HttpHeader.CACHE_CONTROL.asString(), "no-store");
                 if (result == null)
                 {
-                    response.setStatus(204);
+                    response.setStatus(HttpStatus.NO_CONTENT_204);
                     return;
                 }
                 response.setContentType("application/json");
@@ -130,7 +132,7 @@ public final class AdminServlet extends HttpServlet
                 return;
             }
             if (pathKnown)
-                throw new GatewayException(405, "method_not_allowed", "method not allowed on " + path);
+                throw new GatewayException(HttpStatus.METHOD_NOT_ALLOWED_405, "method_not_allowed", "method not allowed on " + path);
             throw GatewayException.notFound("no admin resource " + path);
         }
         catch (RuntimeException x)
@@ -146,8 +148,8 @@ public final class AdminServlet extends HttpServlet
     {
         if (path.equals("/ui"))
         {
-            response.setStatus(308);
-            response.setHeader("Location", request.getRequestURI() + "/");
+            response.setStatus(HttpStatus.PERMANENT_REDIRECT_308);
+            response.setHeader(HttpHeader.LOCATION.asString(), request.getRequestURI() + "/");
             return;
         }
         String file = UI_FILES.get(path);
@@ -159,7 +161,7 @@ public final class AdminServlet extends HttpServlet
                 throw GatewayException.notFound("dashboard not packaged");
             response.setContentType(file.endsWith(".html") ? "text/html;charset=utf-8" : file.endsWith(".js") ? "text/javascript" : "text/css");
             response.setHeader("Content-Security-Policy", "default-src 'self'; connect-src 'self'");
-            response.setHeader("Cache-Control", "no-cache");
+            response.setHeader(HttpHeader.CACHE_CONTROL.asString(), "no-cache");
             in.transferTo(response.getOutputStream());
         }
     }
@@ -170,7 +172,7 @@ public final class AdminServlet extends HttpServlet
             return null;
         byte[] bytes = request.getInputStream().readNBytes(MAX_BODY + 1);
         if (bytes.length > MAX_BODY)
-            throw new GatewayException(413, "too_large", "admin bodies are limited to " + MAX_BODY + " bytes");
+            throw new GatewayException(HttpStatus.PAYLOAD_TOO_LARGE_413, "too_large", "admin bodies are limited to " + MAX_BODY + " bytes");
         if (bytes.length == 0)
             return null;
         try

@@ -9,6 +9,8 @@ import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpStatus;
 
 /**
  * An SSE stream to an MCP client. Every write is flushed at once; {@code X-Accel-Buffering: no}
@@ -29,11 +31,11 @@ final class ClientStream
 
     static ClientStream start(HttpServletRequest request, HttpServletResponse response) throws IOException
     {
-        response.setStatus(200);
+        response.setStatus(HttpStatus.OK_200);
         response.setContentType("text/event-stream");
         response.setCharacterEncoding("UTF-8");
-        response.setHeader("Cache-Control", "no-cache, no-transform");
-        response.setHeader("X-Accel-Buffering", "no");
+        response.setHeader(HttpHeader.CACHE_CONTROL.asString(), "no-cache, no-transform");
+        response.setHeader(McpHeaders.X_ACCEL_BUFFERING, "no");
         AsyncContext async = request.startAsync();
         async.setTimeout(0);
         ClientStream stream = new ClientStream(async, response.getOutputStream());

@@ -9,7 +9,9 @@ import io.sandgate.config.McpConfig;
 import io.sandgate.web.GatewayException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
+import org.eclipse.jetty.http.HttpStatus;
 
 /**
  * The 2024-11-05 HTTP+SSE transport towards clients: {@code GET /mcp/{name}/sse} opens the stream
@@ -33,7 +35,7 @@ final class LegacySseTransport
     {
         mcp.checkStreamLimit(request);
         String resume = request.getParameter("sessionId");
-        String lastEventId = request.getHeader("Last-Event-ID");
+        String lastEventId = request.getHeader(McpHeaders.LAST_EVENT_ID);
         McpSession session;
         if (resume != null)
         {
@@ -100,18 +102,18 @@ final class LegacySseTransport
         if (server.transport() == McpConfig.Transport.SSE)
         {
             String url = session.upstreamMessageUrl().orElseThrow(() -> GatewayException.unavailable("session not ready"));
-            exchange = mcp.upstream().send(HttpMethod.POST, java.net.URI.create(url), Map.of("Content-Type", "application/json"), body);
+            exchange = mcp.upstream().send(HttpMethod.POST, java.net.URI.create(url), Map.of(HttpHeader.CONTENT_TYPE.asString(), "application/json"), body);
             exchange.readBody();
         }
         else
         {
             Map<String, String> headers = new HashMap<>();
-            headers.put("Content-Type", "application/json");
-            headers.put("Accept", "application/json, text/event-stream");
-            headers.put("Mcp-Session-Id", session.upstreamSessionId().orElse(null));
-            headers.put("MCP-Protocol-Version", session.protocolVersion().orElse(null));
+            headers.put(HttpHeader.CONTENT_TYPE.asString(), "application/json");
+            headers.put(HttpHeader.ACCEPT.asString(), "application/json, text/event-stream");
+            headers.put(McpHeaders.SESSION_ID, session.upstreamSessionId().orElse(null));
+            headers.put(McpHeaders.PROTOCOL_VERSION, session.protocolVersion().orElse(null));
             exchange = mcp.upstream().send(HttpMethod.POST, server.url(), headers, body);
-            String upstreamSession = exchange.header("Mcp-Session-Id");
+            String upstreamSession = exchange.header(McpHeaders.SESSION_ID);
             if (exchange.status() / 100 == 2 && upstreamSession != null && session.upstreamSessionId().isEmpty())
             {
                 // Stored before the client hears back, so its next POST on any replica finds it.
@@ -121,26 +123,26 @@ final class LegacySseTransport
         int status = exchange.status();
         if (status / 100 == 2)
         {
-            response.setStatus(202);
-            if (server.transport() == McpConfig.Transport.STREAMABLE && status != 202)
+            response.setStatus(HttpStatus.ACCEPTED_202);
+            if (server.transport() == McpConfig.Transport.STREAMABLE && status != HttpStatus.ACCEPTED_202)
                 mcp.background(() -> mcp.pump(session.id(), exchange));
             else if (server.transport() == McpConfig.Transport.STREAMABLE)
                 exchange.readBody();
             return;
         }
         String detail = exchange.readBody();
-        if (status == 404)
+        if (status == HttpStatus.NOT_FOUND_404)
         {
             mcp.bus().delete(session.id());
             throw GatewayException.notFound("MCP session ended upstream");
         }
-        if (status == 400)
+        if (status == HttpStatus.BAD_REQUEST_400)
         {
-            response.setStatus(400);
+            response.setStatus(HttpStatus.BAD_REQUEST_400);
             response.setContentType("application/json");
             response.getWriter().write(detail);
             return;
         }
-        throw new GatewayException(502, "upstream_failed", "the MCP server answered " + status);
+        throw new GatewayException(HttpStatus.BAD_GATEWAY_502, "upstream_failed", "the MCP server answered " + status);
     }
 }

@@ -23,6 +23,7 @@ import io.sandgate.web.GatewayException;
 import jakarta.servlet.http.HttpServletRequest;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.http.HttpCookieStore;
+import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -112,7 +113,7 @@ public final class McpGateway implements AutoCloseable
      */
     void checkOrigin(HttpServletRequest request)
     {
-        String origin = request.getHeader("Origin");
+        String origin = request.getHeader(HttpHeader.ORIGIN.asString());
         if (origin == null || origin.equalsIgnoreCase(clients.origin(request)) || config.allowedOrigins().contains("*"))
             return;
         for (String allowed : config.allowedOrigins())
@@ -138,10 +139,10 @@ public final class McpGateway implements AutoCloseable
     {
         long declared = request.getContentLengthLong();
         if (declared > config.maxBodySize())
-            throw new GatewayException(413, "too_large", "body larger than " + config.maxBodySize() + " bytes");
+            throw new GatewayException(HttpStatus.PAYLOAD_TOO_LARGE_413, "too_large", "body larger than " + config.maxBodySize() + " bytes");
         byte[] body = request.getInputStream().readNBytes(config.maxBodySize() + 1);
         if (body.length > config.maxBodySize())
-            throw new GatewayException(413, "too_large", "body larger than " + config.maxBodySize() + " bytes");
+            throw new GatewayException(HttpStatus.PAYLOAD_TOO_LARGE_413, "too_large", "body larger than " + config.maxBodySize() + " bytes");
         return new String(body, java.nio.charset.StandardCharsets.UTF_8);
     }
 

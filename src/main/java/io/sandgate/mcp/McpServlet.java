@@ -9,6 +9,7 @@ import io.sandgate.web.GatewayException;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import org.eclipse.jetty.http.HttpStatus;
 
 /**
  * Servlet glue of the MCP face, mapped at {@code /mcp/*}: {@code /mcp/{name}/sse} and
@@ -52,7 +53,7 @@ public final class McpServlet extends HttpServlet
                         case "POST" -> streamable.post(request, response, server);
                         case "GET" -> streamable.get(request, response, server);
                         case "DELETE" -> streamable.delete(request, response, server);
-                        default -> throw new GatewayException(405, "method_not_allowed", "use POST, GET or DELETE");
+                        default -> throw new GatewayException(HttpStatus.METHOD_NOT_ALLOWED_405, "method_not_allowed", "use POST, GET or DELETE");
                     }
                 }
                 default -> throw GatewayException.notFound("not an MCP endpoint: use /mcp/{server}/sse, /message or /mcp");
@@ -72,7 +73,7 @@ public final class McpServlet extends HttpServlet
     private static void only(String method, String allowed, Handler handler) throws IOException
     {
         if (!allowed.equals(method))
-            throw new GatewayException(405, "method_not_allowed", "use " + allowed);
+            throw new GatewayException(HttpStatus.METHOD_NOT_ALLOWED_405, "method_not_allowed", "use " + allowed);
         handler.handle();
     }
 }

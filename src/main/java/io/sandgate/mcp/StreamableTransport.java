@@ -10,7 +10,9 @@ import io.sandgate.config.McpConfig;
 import io.sandgate.web.GatewayException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
+import org.eclipse.jetty.http.HttpStatus;
 
 /**
  * The Streamable HTTP transport towards clients (2025-03-26 through 2025-11-25) at
@@ -21,8 +23,6 @@ import org.eclipse.jetty.http.HttpMethod;
  */
 final class StreamableTransport
 {
-    private static final String SESSION = "Mcp-Session-Id";
-    private static final String VERSION = "MCP-Protocol-Version";
 
     private final McpGateway mcp;
     private final UpstreamStreams upstreams;
@@ -35,7 +35,7 @@ final class StreamableTransport
 
     private static void checkVersion(HttpServletRequest request)
     {
-        String version = request.getHeader(VERSION);
+        String version = request.getHeader(McpHeaders.PROTOCOL_VERSION);
         if (version != null && !McpGateway.PROTOCOL_VERSIONS.contains(version))
             throw GatewayException.badRequest("unsupported MCP-Protocol-Version");
     }
@@ -43,7 +43,7 @@ final class StreamableTransport
     private static void requireStreamableUpstream(McpConfig.Server server)
     {
         if (server.transport() != McpConfig.Transport.STREAMABLE)
-            throw new GatewayException(501, "not_implemented", "this server speaks HTTP+SSE: use /mcp/" + server.name() + "/sse");
+            throw new GatewayException(HttpStatus.NOT_IMPLEMENTED_501, "not_implemented", "this server speaks HTTP+SSE: use /mcp/" + server.name() + "/sse");
     }
 
     void post(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server) throws IOException
@@ -52,35 +52,35 @@ final class StreamableTransport
         requireStreamableUpstream(server);
         String body = mcp.readBody(request);
         JsonRpc rpc = JsonRpc.parse(body);
-        String sessionId = request.getHeader(SESSION);
+        String sessionId = request.getHeader(McpHeaders.SESSION_ID);
         McpSession session = sessionId == null ? null : mcp.session(sessionId, server);
 
         Map<String, String> headers = new HashMap<>();
-        headers.put("Content-Type", "application/json");
-        String accept = request.getHeader("Accept");
-        headers.put("Accept", accept == null ? "application/json, text/event-stream" : accept);
-        headers.put(VERSION, request.getHeader(VERSION));
+        headers.put(HttpHeader.CONTENT_TYPE.asString(), "application/json");
+        String accept = request.getHeader(HttpHeader.ACCEPT.asString());
+        headers.put(HttpHeader.ACCEPT.asString(), accept == null ? "application/json, text/event-stream" : accept);
+        headers.put(McpHeaders.PROTOCOL_VERSION, request.getHeader(McpHeaders.PROTOCOL_VERSION));
         if (session != null)
-            headers.put(SESSION, session.upstreamSessionId().orElse(null));
+            headers.put(McpHeaders.SESSION_ID, session.upstreamSessionId().orElse(null));
         Upstream.Exchange exchange = mcp.upstream().send(HttpMethod.POST, server.url(), headers, body);
 
-        if (session != null && exchange.status() == 404)
+        if (session != null && exchange.status() == HttpStatus.NOT_FOUND_404)
         {
             exchange.readBody();
             mcp.bus().delete(session.id());
             throw GatewayException.notFound("MCP session ended upstream");
         }
-        String upstreamSession = exchange.header(SESSION);
+        String upstreamSession = exchange.header(McpHeaders.SESSION_ID);
         if (session == null && rpc.isInitialize() && exchange.status() / 100 == 2 && upstreamSession != null)
         {
             McpSession created = McpSession.create(McpGateway.newSessionId(), server.name()).withUpstreamSessionId(upstreamSession);
-            String version = request.getHeader(VERSION);
+            String version = request.getHeader(McpHeaders.PROTOCOL_VERSION);
             mcp.bus().create(version == null ? created : created.withProtocolVersion(version));
-            response.setHeader(SESSION, created.id());
+            response.setHeader(McpHeaders.SESSION_ID, created.id());
         }
         else if (session != null)
         {
-            response.setHeader(SESSION, session.id());
+            response.setHeader(McpHeaders.SESSION_ID, session.id());
         }
         response.setStatus(exchange.status());
         copy(exchange, response);
@@ -89,13 +89,13 @@ final class StreamableTransport
     void get(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server) throws IOException
     {
         checkVersion(request);
-        String sessionId = request.getHeader(SESSION);
+        String sessionId = request.getHeader(McpHeaders.SESSION_ID);
         if (sessionId == null)
-            throw new GatewayException(405, "method_not_allowed", "GET needs an Mcp-Session-Id");
+            throw new GatewayException(HttpStatus.METHOD_NOT_ALLOWED_405, "method_not_allowed", "GET needs an Mcp-Session-Id");
         requireStreamableUpstream(server);
         McpSession session = mcp.session(sessionId, server);
         mcp.checkStreamLimit(request);
-        String lastEventId = request.getHeader("Last-Event-ID");
+        String lastEventId = request.getHeader(McpHeaders.LAST_EVENT_ID);
         if (lastEventId != null)
             mcp.resumed();
         ClientStream stream = ClientStream.start(request, response);
@@ -128,12 +128,12 @@ final class StreamableTransport
     void delete(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server) throws IOException
     {
         checkVersion(request);
-        McpSession session = mcp.session(request.getHeader(SESSION), server);
+        McpSession session = mcp.session(request.getHeader(McpHeaders.SESSION_ID), server);
         if (server.transport() == McpConfig.Transport.STREAMABLE && session.upstreamSessionId().isPresent())
         {
             Map<String, String> headers = new HashMap<>();
-            headers.put(SESSION, session.upstreamSessionId().get());
-            headers.put(VERSION, request.getHeader(VERSION));
+            headers.put(McpHeaders.SESSION_ID, session.upstreamSessionId().get());
+            headers.put(McpHeaders.PROTOCOL_VERSION, request.getHeader(McpHeaders.PROTOCOL_VERSION));
             try
             {
                 mcp.upstream().send(HttpMethod.DELETE, server.url(), headers, null).readBody();
@@ -144,17 +144,17 @@ final class StreamableTransport
             }
         }
         mcp.bus().delete(session.id());
-        response.setStatus(204);
+        response.setStatus(HttpStatus.NO_CONTENT_204);
     }
 
     /** Streams the upstream's answer to the client, flushing each read so SSE events pass one by one. */
     private static void copy(Upstream.Exchange exchange, HttpServletResponse response) throws IOException
     {
-        String type = exchange.header("Content-Type");
+        String type = exchange.header(HttpHeader.CONTENT_TYPE.asString());
         if (type != null)
             response.setContentType(type);
         if (exchange.isEventStream())
-            response.setHeader("X-Accel-Buffering", "no");
+            response.setHeader(McpHeaders.X_ACCEL_BUFFERING, "no");
         byte[] buffer = new byte[8192];
         try (InputStream in = exchange.body())
         {

@@ -13,7 +13,9 @@ import org.eclipse.jetty.client.InputStreamResponseListener;
 import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.client.Response;
 import org.eclipse.jetty.client.StringRequestContent;
+import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
+import org.eclipse.jetty.http.HttpStatus;
 
 /**
  * Requests to upstream MCP servers. Answers stream: the caller gets the status and headers as soon
@@ -45,7 +47,7 @@ final class Upstream
 
         boolean isEventStream()
         {
-            String type = header("Content-Type");
+            String type = header(HttpHeader.CONTENT_TYPE.asString());
             return type != null && type.toLowerCase(java.util.Locale.ROOT).startsWith("text/event-stream");
         }
 
@@ -78,7 +80,7 @@ final class Upstream
         catch (TimeoutException x)
         {
             request.abort(x);
-            throw new GatewayException(504, "upstream_timeout", "the MCP server did not answer in time");
+            throw new GatewayException(HttpStatus.GATEWAY_TIMEOUT_504, "upstream_timeout", "the MCP server did not answer in time");
         }
         catch (InterruptedException x)
         {
@@ -87,7 +89,7 @@ final class Upstream
         }
         catch (ExecutionException x)
         {
-            throw new GatewayException(502, "upstream_unreachable", "the MCP server could not be reached");
+            throw new GatewayException(HttpStatus.BAD_GATEWAY_502, "upstream_unreachable", "the MCP server could not be reached");
         }
     }
 }

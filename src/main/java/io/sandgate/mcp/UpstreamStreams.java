@@ -11,7 +11,9 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import io.sandgate.config.McpConfig;
 import io.sandgate.web.GatewayException;
+import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
+import org.eclipse.jetty.http.HttpStatus;
 
 /**
  * Long-lived streams this replica holds towards upstream servers on behalf of a client stream it
@@ -44,13 +46,13 @@ final class UpstreamStreams
         {
             try
             {
-                Upstream.Exchange exchange = mcp.upstream().send(HttpMethod.GET, server.url(), Map.of("Accept", "text/event-stream"), null);
+                Upstream.Exchange exchange = mcp.upstream().send(HttpMethod.GET, server.url(), Map.of(HttpHeader.ACCEPT.asString(), "text/event-stream"), null);
                 held.set(exchange);
                 if (!client.isOpen())
                     abort(exchange);
-                if (exchange.status() != 200 || !exchange.isEventStream())
+                if (exchange.status() != HttpStatus.OK_200 || !exchange.isEventStream())
                 {
-                    endpoint.completeExceptionally(new GatewayException(502, "upstream_failed", "the MCP server refused the SSE stream"));
+                    endpoint.completeExceptionally(new GatewayException(HttpStatus.BAD_GATEWAY_502, "upstream_failed", "the MCP server refused the SSE stream"));
                     return;
                 }
                 SseReader reader = new SseReader(exchange.body());
@@ -81,7 +83,7 @@ final class UpstreamStreams
         {
             client.close();
             throw x.getCause() instanceof GatewayException g ? g
-                : new GatewayException(502, "upstream_failed", "the MCP server did not announce its message endpoint");
+                : new GatewayException(HttpStatus.BAD_GATEWAY_502, "upstream_failed", "the MCP server did not announce its message endpoint");
         }
     }
 
@@ -100,17 +102,17 @@ final class UpstreamStreams
             while (client.isOpen())
             {
                 Map<String, String> headers = new HashMap<>();
-                headers.put("Accept", "text/event-stream");
-                headers.put("Mcp-Session-Id", session.upstreamSessionId().orElse(null));
-                headers.put("MCP-Protocol-Version", session.protocolVersion().orElse(null));
-                headers.put("Last-Event-ID", lastUpstreamId);
+                headers.put(HttpHeader.ACCEPT.asString(), "text/event-stream");
+                headers.put(McpHeaders.SESSION_ID, session.upstreamSessionId().orElse(null));
+                headers.put(McpHeaders.PROTOCOL_VERSION, session.protocolVersion().orElse(null));
+                headers.put(McpHeaders.LAST_EVENT_ID, lastUpstreamId);
                 try
                 {
                     Upstream.Exchange exchange = mcp.upstream().send(HttpMethod.GET, server.url(), headers, null);
                     held.set(exchange);
                     if (!client.isOpen())
                         abort(exchange);
-                    if (exchange.status() != 200 || !exchange.isEventStream())
+                    if (exchange.status() != HttpStatus.OK_200 || !exchange.isEventStream())
                     {
                         abort(exchange);
                         return;

@@ -9,6 +9,7 @@ import io.sandgate.core.StoreHealth;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import org.eclipse.jetty.http.HttpHeader;
 
 /**
  * {@code /healthz}: the process answers. {@code /readyz}: it can serve; with Redis down it still
@@ -41,7 +42,7 @@ public final class HealthServlet extends HttpServlet
             body.put("status", "alive");
         }
         response.setContentType("application/json");
-        response.setHeader("Cache-Control", "no-store");
+        response.setHeader(HttpHeader.CACHE_CONTROL.asString(), "no-store");
         response.getWriter().write(body.toString());
     }
 }
