@@ -21,12 +21,15 @@ import io.sandgate.config.EgressConfig;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.config.ServerConfig;
 import io.sandgate.controlplane.PodWatcher;
+import io.sandgate.core.Schedulers;
 import io.sandgate.egress.Credentials;
 import io.sandgate.egress.Egress;
 import io.sandgate.egress.EgressServlet;
 import io.sandgate.egress.LeakGuard;
 import io.sandgate.ingress.Ingress;
 import io.sandgate.ingress.IngressServlet;
+import io.sandgate.ingress.SessionFilter;
+import io.sandgate.ingress.WebSocketBridge;
 import io.sandgate.leak.Redactor;
 import io.sandgate.mcp.McpGateway;
 import io.sandgate.mcp.McpServlet;
@@ -36,6 +39,7 @@ import io.sandgate.store.Store;
 import io.sandgate.ops.AccessLogFilter;
 import io.sandgate.ops.HealthServlet;
 import io.sandgate.ops.MetricsServlet;
+import io.sandgate.web.ClientInfo;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.FilterRegistration;
 import jakarta.servlet.ServletContext;
@@ -57,6 +61,7 @@ public final class Sandgate implements AutoCloseable
     private final SandgateConfig config;
     private final PrometheusMeterRegistry metrics;
     private final Store store;
+    private final Schedulers schedulers = Schedulers.create();
     /** Reads the configuration again from the same sources, for reloads. */
     private final Supplier<SandgateConfig> reloader;
     /** Faces started by {@link #install}, closed with the gateway. */
@@ -107,13 +112,27 @@ public final class Sandgate implements AutoCloseable
             LOG.info("Sandgate control plane ready: store={} watcher={}", config.store().type().name().toLowerCase(Locale.ROOT), config.watcher().enabled());
             return;
         }
-        Ingress ingress = new Ingress(config.ingress(), context.getContextPath(), store.routes(), metrics, Clock.systemUTC());
+        Ingress ingress = new Ingress(config.ingress(), context.getContextPath(), store.routes(), new ClientInfo(config.ingress().trustedProxies()),
+            metrics, Clock.systemUTC());
+        WebSocketBridge webSockets = new WebSocketBridge(ingress, metrics, schedulers);
+        started.add(webSockets);
+        try
+        {
+            webSockets.start();
+        }
+        catch (Exception x)
+        {
+            throw new IllegalStateException("Cannot start the WebSocket client", x);
+        }
         FilterRegistration.Dynamic access = context.addFilter("sandgate-access", new AccessLogFilter(metrics, config.accessLog(), () -> redactor));
         access.setAsyncSupported(true);
         access.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), false, "/*");
 
         String prefix = config.ingress().prefix();
-        ServletRegistration.Dynamic ingressServlet = context.addServlet("sandgate-ingress", new IngressServlet(ingress, metrics));
+        FilterRegistration.Dynamic session = context.addFilter("sandgate-ingress-session", new SessionFilter(ingress));
+        session.setAsyncSupported(true);
+        session.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), false, prefix + "*");
+        ServletRegistration.Dynamic ingressServlet = context.addServlet("sandgate-ingress", new IngressServlet(ingress, webSockets));
         ingressServlet.setAsyncSupported(true);
         ingressServlet.setLoadOnStartup(1);
         ingressServlet.addMapping(prefix + "*");
@@ -166,7 +185,7 @@ public final class Sandgate implements AutoCloseable
         if (context.getAttribute(JETTY_EXECUTOR) == null)
             egressServlet.setInitParameter("maxThreads", "200");
 
-        installOperations(context, egress, ingress::liveSessions);
+        installOperations(context, egress, webSockets::liveSessions);
         LOG.info("Sandgate ready: store={} ingress={} access={} mcp servers={} config={}", config.store().type().name().toLowerCase(Locale.ROOT),
             prefix, config.ingress().access().name().toLowerCase(Locale.ROOT), config.mcp().servers().size(), config.source());
         if (config.adminToken().isEmpty())
@@ -246,6 +265,7 @@ public final class Sandgate implements AutoCloseable
                 LOG.debug("Close failed", x);
             }
         }
+        schedulers.close();
         store.close();
         metrics.close();
     }
