@@ -26,6 +26,8 @@ import jakarta.servlet.http.Cookie;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -85,26 +87,20 @@ class SessionFilterTest
         assertEquals("cookie", AccessNote.ATTRIBUTE.get(asset.request).via());
     }
 
-    @Test
-    void idLessRequest_findsTheSandboxByTheRefererOfTheSameOrigin() throws Exception
+    /** The filter reads the Referer and the sandbox header from the request it is given. */
+    @ParameterizedTest
+    @CsvSource({
+        "/vnc/websockify, Referer,      http://gw.example/vnc/7/vnc.html, 7, REFERER, /websockify",
+        "/vnc/rest,       X-Sandbox-Id, 9,                                9, HEADER,  /rest",
+    })
+    void idLessRequest_findsTheSandboxByAHeader(String path, String header, String value, String id, Source source, String upstream) throws Exception
     {
-        Exchange exchange = new Exchange("GET", "/vnc/websockify", null);
-        exchange.requestHeaders.put("Referer", "http://gw.example/vnc/7/vnc.html");
+        Exchange exchange = new Exchange("GET", path, null);
+        exchange.requestHeaders.put(header, value);
 
         exchange.run(filter(Map.of()));
 
-        assertEquals(new Forward("7", Source.REFERER, "/websockify", null), SessionFilter.FORWARD.get(exchange.request));
-    }
-
-    @Test
-    void idLessRequest_findsTheSandboxByTheHeaderLast() throws Exception
-    {
-        Exchange exchange = new Exchange("GET", "/vnc/rest", null);
-        exchange.requestHeaders.put("X-Sandbox-Id", "9");
-
-        exchange.run(filter(Map.of()));
-
-        assertEquals(new Forward("9", Source.HEADER, "/rest", null), SessionFilter.FORWARD.get(exchange.request));
+        assertEquals(new Forward(id, source, upstream, null), SessionFilter.FORWARD.get(exchange.request));
     }
 
     @Test
