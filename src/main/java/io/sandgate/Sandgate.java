@@ -28,6 +28,8 @@ import io.sandgate.egress.EgressServlet;
 import io.sandgate.egress.LeakGuard;
 import io.sandgate.ingress.Ingress;
 import io.sandgate.ingress.IngressServlet;
+import io.sandgate.ingress.SessionFilter;
+import io.sandgate.ingress.WebSocketBridge;
 import io.sandgate.leak.Redactor;
 import io.sandgate.mcp.McpGateway;
 import io.sandgate.mcp.McpServlet;
@@ -67,6 +69,7 @@ public final class Sandgate implements AutoCloseable
     private final Deque<AutoCloseable> built = new ArrayDeque<>();
     /** The faces; null on the control-plane role, which serves operations only. */
     private Ingress ingress;
+    private WebSocketBridge webSockets;
     private McpGateway mcp;
     private Egress egress;
     private Credentials credentials;
@@ -118,8 +121,18 @@ public final class Sandgate implements AutoCloseable
         }
         if (config.server().role() == ServerConfig.Role.CONTROLPLANE)
             return;
-        ingress = new Ingress(config.ingress(), contextPath, store.routes(), metrics, Clock.systemUTC());
-        ClientInfo clients = ingress.clients();
+        ClientInfo clients = new ClientInfo(config.ingress().trustedProxies());
+        ingress = new Ingress(config.ingress(), contextPath, store.routes(), clients, metrics, Clock.systemUTC());
+        webSockets = new WebSocketBridge(ingress, metrics, schedulers);
+        built.push(webSockets);
+        try
+        {
+            webSockets.start();
+        }
+        catch (Exception x)
+        {
+            throw new IllegalStateException("Cannot start the WebSocket client", x);
+        }
         try
         {
             mcp = new McpGateway(config.mcp(), store.sessions(), clients, metrics, schedulers);
@@ -161,7 +174,11 @@ public final class Sandgate implements AutoCloseable
         }
         boolean sharedThreads = context.getAttribute(JETTY_EXECUTOR) != null;
         String prefix = config.ingress().prefix();
-        ServletRegistration.Dynamic ingressServlet = context.addServlet("sandgate-ingress", new IngressServlet(ingress, metrics));
+        // After the access log (registered first), so that its note is there when the line is written.
+        FilterRegistration.Dynamic session = context.addFilter("sandgate-ingress-session", new SessionFilter(ingress));
+        session.setAsyncSupported(true);
+        session.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), false, prefix + "*");
+        ServletRegistration.Dynamic ingressServlet = context.addServlet("sandgate-ingress", new IngressServlet(ingress, webSockets));
         ingressServlet.setAsyncSupported(true);
         ingressServlet.setLoadOnStartup(1);
         ingressServlet.addMapping(prefix + "*");
@@ -209,7 +226,7 @@ public final class Sandgate implements AutoCloseable
     /** Health, readiness, metrics and the admin API: every role serves these. */
     private void installOperations(ServletContext context)
     {
-        Supplier<Map<String, Integer>> liveIngress = ingress == null ? Map::of : ingress::liveSessions;
+        Supplier<Map<String, Integer>> liveIngress = webSockets == null ? Map::of : webSockets::liveSessions;
         context.addServlet("sandgate-admin", new AdminServlet(config.adminToken(),
             AdminApi.routes(config, store.routes(), store.sessions(), egress, liveIngress, this::reloadEgress))).addMapping("/admin/*");
         HealthServlet health = new HealthServlet(store);

@@ -2,9 +2,7 @@ package io.sandgate.ingress;
 
 import java.security.SecureRandom;
 import java.time.Clock;
-import java.util.Collections;
 import java.util.EnumMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -13,14 +11,13 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.IngressConfig;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.GatewayException;
-import jakarta.servlet.http.Cookie;
-import jakarta.servlet.http.HttpServletRequest;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The ingress face without the servlet: turns a request into a decision and a route. Built once by
- * the composition root.
+ * the composition root; front-ends (the servlet filter, and any faster one beside it) read their
+ * requests into an {@link IngressRequest} and ask here.
  */
 public final class Ingress
 {
@@ -32,18 +29,18 @@ public final class Ingress
     private final ClientInfo clients;
     private final SessionResolver resolver;
     private final Grants grants;
-    private volatile WebSocketBridge bridge;
     private final Map<IngressDecision.Source, Counter> resolutions = new EnumMap<>(IngressDecision.Source.class);
 
     /**
      * @param contextPath where the webapp is deployed ("" at the root)
+     * @param clients who the clients are, believing forwarding headers only from trusted proxies
      */
-    public Ingress(IngressConfig config, String contextPath, RouteStore routes, MeterRegistry registry, Clock clock)
+    public Ingress(IngressConfig config, String contextPath, RouteStore routes, ClientInfo clients, MeterRegistry registry, Clock clock)
     {
         this.config = config;
         this.mount = contextPath + config.prefix();
         this.routes = routes;
-        this.clients = new ClientInfo(config.trustedProxies());
+        this.clients = clients;
         byte[] key;
         if (config.cookie().secret().isPresent())
         {
@@ -64,7 +61,7 @@ public final class Ingress
         for (IngressDecision.Source source : IngressDecision.Source.values())
         {
             resolutions.put(source, Counter.builder("sandgate.ingress.resolution")
-                .tag("source", source.name().toLowerCase(java.util.Locale.ROOT))
+                .tag("source", source.label())
                 .description("Ingress requests by the resolution step that found their sandbox").register(registry));
         }
     }
@@ -91,50 +88,31 @@ public final class Ingress
         return grants;
     }
 
-    void attach(WebSocketBridge bridge)
+    /**
+     * Resolves the request's sandbox; see {@link SessionResolver}.
+     *
+     * @param secure whether the client reached us over HTTPS (directly or via a trusted proxy)
+     * @throws GatewayException 400 for a malformed id, 403 for a forged cookie or missing grant,
+     *         404 when nothing names a sandbox
+     */
+    public IngressDecision decide(IngressRequest request, boolean secure)
     {
-        this.bridge = bridge;
-    }
-
-    /** Open bridged WebSockets by sandbox id (live ingress sessions), for the admin view. */
-    public Map<String, Integer> liveSessions()
-    {
-        WebSocketBridge current = bridge;
-        return current == null ? Map.of() : current.openBySandbox();
-    }
-
-    /** Resolves the request's sandbox; see {@link SessionResolver}. */
-    public IngressDecision decide(HttpServletRequest request)
-    {
-        IngressRequest ingressRequest = new IngressRequest(request.getMethod(), request.getRequestURI(), request.getQueryString(),
-            clients.origin(request), request.getHeader("Referer"), sessionCookies(request), request.getHeader(config.header()));
-        boolean secure = "https".equals(clients.scheme(request));
-        IngressDecision decision = resolver.resolve(ingressRequest, secure, config.cookie().secure());
+        IngressDecision decision = resolver.resolve(request, secure, config.cookie().secure());
         if (decision instanceof IngressDecision.Forward forward)
             resolutions.get(forward.source()).increment();
         return decision;
     }
 
-    /** The sandbox's route, from the local cache when possible. */
+    /**
+     * The sandbox's route, from the local cache when possible.
+     *
+     * @throws GatewayException 404 when the sandbox has no route
+     */
     public Route route(String sandboxId)
     {
         Optional<Route> route = routes.find(sandboxId);
         if (route.isEmpty())
             throw GatewayException.notFound("no route for sandbox " + sandboxId);
         return route.get();
-    }
-
-    private List<String> sessionCookies(HttpServletRequest request)
-    {
-        Cookie[] cookies = request.getCookies();
-        if (cookies == null)
-            return Collections.emptyList();
-        List<String> values = new java.util.ArrayList<>(1);
-        for (Cookie cookie : cookies)
-        {
-            if (cookie.getName().equals(config.cookie().name()))
-                values.add(cookie.getValue());
-        }
-        return values;
     }
 }

@@ -1,5 +1,7 @@
 package io.sandgate.ingress;
 
+import java.util.Locale;
+
 /** What to do with an ingress request: forward it to a sandbox, or redirect the browser. */
 public sealed interface IngressDecision
 {
@@ -28,6 +30,12 @@ public sealed interface IngressDecision
     /** The resolution steps, in the order they are tried. */
     enum Source
     {
-        PATH, REFERER, COOKIE, HEADER
+        PATH, REFERER, COOKIE, HEADER;
+
+        /** The name used in metrics and the access log. */
+        public String label()
+        {
+            return name().toLowerCase(Locale.ROOT);
+        }
     }
 }

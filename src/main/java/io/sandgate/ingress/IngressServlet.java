@@ -4,97 +4,53 @@ import java.io.IOException;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 
-import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.ingress.IngressDecision.Forward;
-import io.sandgate.ingress.IngressDecision.Redirect;
-import io.sandgate.web.AccessNote;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.Errors;
 import io.sandgate.web.RequestAttribute;
+import io.sandgate.web.StreamingProxyServlet;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.client.Response;
-import io.sandgate.web.StreamingProxyServlet;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.ClientConnector;
 
 /**
- * Servlet glue of the ingress face: asks {@link Ingress} where a request goes, then lets Jetty's
- * asynchronous proxy servlet stream it there. Overrides only the hooks whose defaults do not fit a
- * sandbox gateway: target rewriting, forwarding headers, response flushing and error bodies.
+ * Servlet glue of the ingress face: forwards a request whose sandbox {@link SessionFilter} has
+ * resolved, letting Jetty's asynchronous proxy servlet stream it there, or hands a WebSocket upgrade
+ * to the {@link WebSocketBridge}. Overrides only the hooks whose defaults do not fit a sandbox
+ * gateway: target rewriting, forwarding headers, response flushing and error bodies.
  */
 public class IngressServlet extends StreamingProxyServlet
 {
-    /** The decision for this request, read by the proxy hooks and the access log. */
-    public static final RequestAttribute<Forward> FORWARD = RequestAttribute.of("ingress.forward", Forward.class);
     private static final RequestAttribute<Route> ROUTE = RequestAttribute.of("ingress.route", Route.class);
 
     private final Ingress ingress;
-    private final MeterRegistry registry;
-    private WebSocketBridge webSockets;
+    private final WebSocketBridge webSockets;
 
-    public IngressServlet(Ingress ingress, MeterRegistry registry)
+    /**
+     * @param webSockets the bridge for upgrades; started and closed by whoever built it
+     */
+    public IngressServlet(Ingress ingress, WebSocketBridge webSockets)
     {
         this.ingress = ingress;
-        this.registry = registry;
-    }
-
-    @Override
-    public void init() throws ServletException
-    {
-        super.init();
-        webSockets = new WebSocketBridge(ingress, registry);
-        try
-        {
-            webSockets.start();
-        }
-        catch (Exception x)
-        {
-            throw new ServletException("Cannot start the WebSocket client", x);
-        }
-    }
-
-    @Override
-    public void destroy()
-    {
-        try
-        {
-            webSockets.close();
-        }
-        catch (Exception x)
-        {
-            _log.debug("Stopping the WebSocket bridge failed", x);
-        }
-        super.destroy();
+        this.webSockets = webSockets;
     }
 
     @Override
     protected void service(HttpServletRequest clientRequest, HttpServletResponse proxyResponse) throws ServletException, IOException
     {
-        AccessNote.face(clientRequest, AccessNote.Face.INGRESS);
-        Forward forward;
+        Forward forward = SessionFilter.FORWARD.get(clientRequest);
+        if (forward == null)
+            throw new ServletException("No ingress decision: " + SessionFilter.class.getSimpleName() + " must be mapped in front of this servlet");
         Route route;
         try
         {
-            IngressDecision decision = ingress.decide(clientRequest);
-            if (decision instanceof Redirect redirect)
-            {
-                if (redirect.setCookie() != null)
-                    proxyResponse.addHeader("Set-Cookie", redirect.setCookie());
-                proxyResponse.setStatus(redirect.status());
-                proxyResponse.setHeader("Location", redirect.location());
-                proxyResponse.setHeader("Cache-Control", "no-store");
-                return;
-            }
-            forward = (Forward)decision;
-            FORWARD.set(clientRequest, forward);
-            AccessNote.ATTRIBUTE.set(clientRequest, new AccessNote(AccessNote.Face.INGRESS, forward.sandboxId(), forward.source().name().toLowerCase(Locale.ROOT)));
             route = ingress.route(forward.sandboxId());
             if (WebSocketBridge.isUpgrade(clientRequest))
             {
@@ -114,7 +70,7 @@ public class IngressServlet extends StreamingProxyServlet
     @Override
     protected String rewriteTarget(HttpServletRequest clientRequest)
     {
-        return "http://" + ROUTE.get(clientRequest).authority() + FORWARD.get(clientRequest).upstreamPath();
+        return "http://" + ROUTE.get(clientRequest).authority() + SessionFilter.FORWARD.get(clientRequest).upstreamPath();
     }
 
     @Override
@@ -171,9 +127,7 @@ public class IngressServlet extends StreamingProxyServlet
     {
         addViaHeader(clientRequest, proxyRequest);
         ClientInfo clients = ingress.clients();
-        Forward forward = FORWARD.get(clientRequest);
-        String prefix = ingress.mount();
-        String mount = forward.source() == IngressDecision.Source.PATH ? prefix + forward.sandboxId() : prefix.substring(0, prefix.length() - 1);
+        String mount = mount(SessionFilter.FORWARD.get(clientRequest));
         proxyRequest.headers(headers ->
         {
             String chain = headers.get(ClientInfo.X_FORWARDED_FOR);
@@ -192,9 +146,9 @@ public class IngressServlet extends StreamingProxyServlet
     protected void onServerResponseHeaders(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Response serverResponse)
     {
         super.onServerResponseHeaders(clientRequest, proxyResponse, serverResponse);
-        String setCookie = FORWARD.get(clientRequest).setCookie();
+        String setCookie = SessionFilter.FORWARD.get(clientRequest).setCookie();
         if (setCookie != null)
-            proxyResponse.addHeader("Set-Cookie", setCookie);
+            proxyResponse.addHeader(HttpHeader.SET_COOKIE.asString(), setCookie);
     }
 
     /**
@@ -205,7 +159,7 @@ public class IngressServlet extends StreamingProxyServlet
     @Override
     protected String filterServerResponseHeader(HttpServletRequest clientRequest, Response serverResponse, String headerName, String headerValue)
     {
-        if (!"location".equalsIgnoreCase(headerName))
+        if (!HttpHeader.LOCATION.is(headerName))
             return headerValue;
         String path = headerValue;
         if (!headerValue.startsWith("/"))
@@ -226,9 +180,17 @@ public class IngressServlet extends StreamingProxyServlet
         {
             return headerValue;
         }
-        Forward forward = FORWARD.get(clientRequest);
+        return mount(SessionFilter.FORWARD.get(clientRequest)) + path;
+    }
+
+    /**
+     * Where the sandbox appears to the browser, without a trailing slash: {@code /vnc/42} for a
+     * request that named it in the path, the bare prefix {@code /vnc} for one resolved otherwise.
+     */
+    private String mount(Forward forward)
+    {
         String prefix = ingress.mount();
-        return forward.source() == IngressDecision.Source.PATH ? prefix + forward.sandboxId() + path : prefix.substring(0, prefix.length() - 1) + path;
+        return forward.source() == IngressDecision.Source.PATH ? prefix + forward.sandboxId() : prefix.substring(0, prefix.length() - 1);
     }
 
     @Override

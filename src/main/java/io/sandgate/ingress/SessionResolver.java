@@ -10,6 +10,7 @@ import io.sandgate.ingress.IngressDecision.Forward;
 import io.sandgate.ingress.IngressDecision.Redirect;
 import io.sandgate.ingress.IngressDecision.Source;
 import io.sandgate.web.GatewayException;
+import org.eclipse.jetty.http.HttpStatus;
 
 /**
  * Finds the sandbox of an ingress request although most requests of a noVNC session carry no id:
@@ -60,7 +61,7 @@ public final class SessionResolver
         if (!path.startsWith(prefix))
         {
             if ((path + "/").equals(prefix))
-                return new Redirect(308, prefix + query(request.query()), null);
+                return new Redirect(HttpStatus.PERMANENT_REDIRECT_308, prefix + query(request.query()), null);
             throw GatewayException.notFound("not an ingress path");
         }
         SessionCookie.Decoded session = cookie.decode(request.cookies());
@@ -100,10 +101,10 @@ public final class SessionResolver
             if (verified == null || !verified.id().equals(id))
                 throw GatewayException.forbidden("grant token is invalid, expired or for another sandbox");
             String location = prefix + id + (tail == null ? "/" : tail) + query(withoutParam(request.query(), grantParam));
-            return new Redirect(303, location, setCookie(session, id, secure, secureMode));
+            return new Redirect(HttpStatus.SEE_OTHER_303, location, setCookie(session, id, secure, secureMode));
         }
         if (tail == null)
-            return new Redirect(308, prefix + id + "/" + query(request.query()), null);
+            return new Redirect(HttpStatus.PERMANENT_REDIRECT_308, prefix + id + "/" + query(request.query()), null);
         if (access == IngressConfig.Access.SIGNED && !session.contains(id))
             throw GatewayException.forbidden("this sandbox needs a grant: open the link you were given");
         String setCookie = session.isFirst(id) ? null : setCookie(session, id, secure, secureMode);

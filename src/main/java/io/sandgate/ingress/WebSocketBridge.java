@@ -2,23 +2,24 @@ package io.sandgate.ingress;
 
 import java.io.IOException;
 import java.net.URI;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.IngressConfig;
+import io.sandgate.core.Schedulers;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.GatewayException;
 import jakarta.servlet.ServletContext;
@@ -29,6 +30,9 @@ import jakarta.websocket.Endpoint;
 import jakarta.websocket.server.ServerContainer;
 import jakarta.websocket.server.ServerEndpointConfig;
 import org.eclipse.jetty.client.HttpClient;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpMethod;
+import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.websocket.api.Session;
 import org.eclipse.jetty.websocket.client.ClientUpgradeRequest;
 import org.eclipse.jetty.websocket.client.WebSocketClient;
@@ -41,6 +45,10 @@ import org.eclipse.jetty.websocket.client.WebSocketClient;
  * <p>Towards browsers it uses the standard Jakarta WebSocket API (so the WAR bridges on Tomcat as
  * well as Jetty); towards sandboxes, Jetty's WebSocketClient with explicit demand, which is what
  * gives end-to-end back-pressure (see {@link BridgedSession}).</p>
+ *
+ * <p>Built, started and closed by the composition root, which hands it to {@link IngressServlet}
+ * and to whoever shows live sessions; it keeps a client of its own and pings on the gateway's
+ * timer.</p>
  */
 public final class WebSocketBridge implements AutoCloseable
 {
@@ -50,11 +58,12 @@ public final class WebSocketBridge implements AutoCloseable
     private final Ingress ingress;
     private final IngressConfig.WebSocket config;
     private final WebSocketClient client;
-    private final ScheduledExecutorService pinger;
+    private final Schedulers schedulers;
     private final Set<BridgedSession> open = ConcurrentHashMap.newKeySet();
     private final BridgedSession.Meters meters;
+    private volatile ScheduledFuture<?> pings;
 
-    public WebSocketBridge(Ingress ingress, MeterRegistry registry)
+    public WebSocketBridge(Ingress ingress, MeterRegistry registry, Schedulers schedulers)
     {
         this.ingress = ingress;
         this.config = ingress.config().webSocket();
@@ -69,30 +78,26 @@ public final class WebSocketBridge implements AutoCloseable
         client.setMaxTextMessageSize(config.maxMessageSize());
         client.setConnectTimeout(ingress.config().connectTimeout().toMillis());
         client.setStopAtShutdown(false);
-        this.pinger = Executors.newSingleThreadScheduledExecutor(r ->
-        {
-            Thread thread = new Thread(r, "sandgate-ws-ping");
-            thread.setDaemon(true);
-            return thread;
-        });
-        long ping = config.pingInterval().toMillis();
-        pinger.scheduleAtFixedRate(this::pingAll, ping, ping, TimeUnit.MILLISECONDS);
+        this.schedulers = schedulers;
         registry.gaugeCollectionSize("sandgate.ingress.websocket.sessions", Collections.emptyList(), open);
         this.meters = new BridgedSession.Meters(registry,
             Counter.builder("sandgate.ingress.websocket.bytes").tag("direction", "to_sandbox").description("Payload bytes bridged").register(registry),
             Counter.builder("sandgate.ingress.websocket.bytes").tag("direction", "to_browser").description("Payload bytes bridged").register(registry));
     }
 
+    /** Starts the client towards sandboxes and the pings on both legs of every bridged session. */
     public void start() throws Exception
     {
         client.start();
-        ingress.attach(this);
+        long ping = config.pingInterval().toMillis();
+        // Sending a ping only queues a frame, so the tick never blocks the timer.
+        pings = schedulers.timer().scheduleAtFixedRate(this::pingAll, ping, ping, TimeUnit.MILLISECONDS);
     }
 
-    /** Open bridged WebSockets by sandbox id, for the admin view. */
-    java.util.Map<String, Integer> openBySandbox()
+    /** Open bridged WebSockets by sandbox id (live ingress sessions), for the admin view. */
+    public Map<String, Integer> liveSessions()
     {
-        java.util.Map<String, Integer> counts = new java.util.TreeMap<>();
+        Map<String, Integer> counts = new TreeMap<>();
         for (BridgedSession session : open)
             counts.merge(session.sandboxId(), 1, Integer::sum);
         return counts;
@@ -101,8 +106,8 @@ public final class WebSocketBridge implements AutoCloseable
     /** Whether this request asks to become a WebSocket. */
     static boolean isUpgrade(HttpServletRequest request)
     {
-        String upgrade = request.getHeader("Upgrade");
-        return "GET".equals(request.getMethod()) && upgrade != null && upgrade.toLowerCase(Locale.ROOT).contains("websocket");
+        String upgrade = request.getHeader(HttpHeader.UPGRADE.asString());
+        return HttpMethod.GET.asString().equals(request.getMethod()) && upgrade != null && upgrade.toLowerCase(Locale.ROOT).contains("websocket");
     }
 
     /**
@@ -117,7 +122,7 @@ public final class WebSocketBridge implements AutoCloseable
         ServletContext context = request.getServletContext();
         ServerContainer container = (ServerContainer)context.getAttribute(SERVER_CONTAINER);
         if (container == null)
-            throw new GatewayException(501, "websocket_unsupported", "this servlet container does not offer WebSocket");
+            throw new GatewayException(HttpStatus.NOT_IMPLEMENTED_501, "websocket_unsupported", "this servlet container does not offer WebSocket");
 
         BridgedSession bridge = new BridgedSession(forward.sandboxId(), config, open, meters);
         Session sandbox = connect(request, forward, route, bridge);
@@ -147,7 +152,7 @@ public final class WebSocketBridge implements AutoCloseable
             .build();
         try
         {
-            container.upgradeHttpToWebSocket(request, response, endpoint, java.util.Map.of());
+            container.upgradeHttpToWebSocket(request, response, endpoint, Map.of());
         }
         catch (DeploymentException | IOException | RuntimeException x)
         {
@@ -163,7 +168,7 @@ public final class WebSocketBridge implements AutoCloseable
      */
     private void checkOrigin(HttpServletRequest request)
     {
-        String origin = request.getHeader("Origin");
+        String origin = request.getHeader(HttpHeader.ORIGIN.asString());
         if (origin == null)
             return;
         String own = ingress.clients().origin(request);
@@ -181,7 +186,7 @@ public final class WebSocketBridge implements AutoCloseable
     {
         ClientUpgradeRequest upgrade = new ClientUpgradeRequest();
         List<String> protocols = new ArrayList<>();
-        for (String header : Collections.list(request.getHeaders("Sec-WebSocket-Protocol")))
+        for (String header : Collections.list(request.getHeaders(HttpHeader.SEC_WEBSOCKET_SUBPROTOCOL.asString())))
         {
             for (String protocol : header.split(","))
             {
@@ -191,12 +196,12 @@ public final class WebSocketBridge implements AutoCloseable
         }
         if (!protocols.isEmpty())
             upgrade.setSubProtocols(protocols);
-        String cookies = IngressServlet.withoutCookie(String.join("; ", Collections.list(request.getHeaders("Cookie"))), ingress.config().cookie().name());
+        String cookies = IngressServlet.withoutCookie(String.join("; ", Collections.list(request.getHeaders(HttpHeader.COOKIE.asString()))), ingress.config().cookie().name());
         if (cookies != null)
-            upgrade.setHeader("Cookie", cookies);
-        String userAgent = request.getHeader("User-Agent");
+            upgrade.setHeader(HttpHeader.COOKIE.asString(), cookies);
+        String userAgent = request.getHeader(HttpHeader.USER_AGENT.asString());
         if (userAgent != null)
-            upgrade.setHeader("User-Agent", userAgent);
+            upgrade.setHeader(HttpHeader.USER_AGENT.asString(), userAgent);
         ClientInfo clients = ingress.clients();
         upgrade.setHeader(ClientInfo.X_FORWARDED_FOR, request.getRemoteAddr());
         upgrade.setHeader(ClientInfo.X_FORWARDED_PROTO, clients.scheme(request));
@@ -213,17 +218,17 @@ public final class WebSocketBridge implements AutoCloseable
         }
         catch (TimeoutException x)
         {
-            throw new GatewayException(504, "upstream_timeout", "the sandbox did not accept the WebSocket in time");
+            throw new GatewayException(HttpStatus.GATEWAY_TIMEOUT_504, "upstream_timeout", "the sandbox did not accept the WebSocket in time");
         }
         catch (InterruptedException x)
         {
             Thread.currentThread().interrupt();
-            throw new GatewayException(503, "unavailable", "interrupted");
+            throw new GatewayException(HttpStatus.SERVICE_UNAVAILABLE_503, "unavailable", "interrupted");
         }
         catch (ExecutionException | IOException x)
         {
             LOG.debug("WebSocket to sandbox {} failed", forward.sandboxId(), x);
-            throw new GatewayException(502, "upstream_unreachable", "the sandbox refused the WebSocket");
+            throw new GatewayException(HttpStatus.BAD_GATEWAY_502, "upstream_unreachable", "the sandbox refused the WebSocket");
         }
     }
 
@@ -233,15 +238,13 @@ public final class WebSocketBridge implements AutoCloseable
             session.ping();
     }
 
-    Duration pingInterval()
-    {
-        return config.pingInterval();
-    }
-
+    /** Stops the pings, closes every bridged session with 1001 (clients reconnect elsewhere), then stops the client. */
     @Override
     public void close() throws Exception
     {
-        pinger.shutdownNow();
+        ScheduledFuture<?> scheduled = pings;
+        if (scheduled != null)
+            scheduled.cancel(false);
         for (BridgedSession session : open)
             session.shutdown();
         client.stop();

@@ -1,0 +1,123 @@
+package io.sandgate.ingress;
+
+import java.time.Clock;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sandgate.core.Schedulers;
+import io.sandgate.config.ConfigLoader;
+import io.sandgate.config.SandgateConfig;
+import io.sandgate.ingress.IngressDecision.Forward;
+import io.sandgate.ingress.IngressDecision.Redirect;
+import io.sandgate.ingress.IngressDecision.Source;
+import io.sandgate.store.Store;
+import io.sandgate.web.ClientInfo;
+import io.sandgate.web.GatewayException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The ingress face as a front-end other than the servlet filter sees it: plain requests in,
+ * decisions and routes out, no servlet API anywhere.
+ */
+class IngressTest
+{
+    private static final String ORIGIN = "http://gw.example";
+
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private Store store;
+
+    private Ingress ingress(String contextPath, Map<String, Object> settings)
+    {
+        Map<String, Object> values = new HashMap<>(settings);
+        values.put("ingress.cookie.secret", "0123456789abcdef0123456789abcdef");
+        values.put("ingress.static-routes", Map.of("42", "10.0.0.7:6080"));
+        SandgateConfig config = ConfigLoader.fromValues(values);
+        store = Store.create(config, registry, Schedulers.create());
+        return new Ingress(config.ingress(), contextPath, store.routes(), new ClientInfo(List.of()), registry, Clock.systemUTC());
+    }
+
+    @AfterEach
+    void closeStore()
+    {
+        if (store != null)
+            store.close();
+    }
+
+    private static IngressRequest get(String path, List<String> cookies)
+    {
+        return new IngressRequest("GET", path, null, ORIGIN, null, cookies, null);
+    }
+
+    private double resolutions(Source source)
+    {
+        return registry.get("sandgate.ingress.resolution").tag("source", source.label()).counter().count();
+    }
+
+    @Test
+    void decisions_areCountedByTheStepThatFoundTheSandbox()
+    {
+        Ingress ingress = ingress("", Map.of());
+        Forward first = assertInstanceOf(Forward.class, ingress.decide(get("/vnc/42/", List.of()), false));
+        String value = first.setCookie().substring(first.setCookie().indexOf('=') + 1, first.setCookie().indexOf(';'));
+
+        ingress.decide(get("/vnc/app/ui.js", List.of(value)), false);
+        ingress.decide(get("/vnc/app/ui.js", List.of(value)), false);
+
+        assertEquals(1, resolutions(Source.PATH));
+        assertEquals(2, resolutions(Source.COOKIE));
+        assertEquals(0, resolutions(Source.REFERER));
+        assertEquals(0, resolutions(Source.HEADER));
+    }
+
+    @Test
+    void redirects_areNotCountedAsResolutions()
+    {
+        Ingress ingress = ingress("", Map.of());
+
+        Redirect redirect = assertInstanceOf(Redirect.class, ingress.decide(get("/vnc/42", List.of()), false));
+
+        assertEquals(308, redirect.status());
+        for (Source source : Source.values())
+            assertEquals(0, resolutions(source), source.label());
+    }
+
+    @Test
+    void contextPath_isPartOfTheMountAndOfEveryRedirect()
+    {
+        Ingress ingress = ingress("/gate", Map.of());
+
+        assertEquals("/gate/vnc/", ingress.mount());
+        Redirect redirect = assertInstanceOf(Redirect.class, ingress.decide(get("/gate/vnc/42", List.of()), false));
+        assertEquals("/gate/vnc/42/", redirect.location());
+    }
+
+    @Test
+    void secureClient_getsASecureCookie_whenTheModeIsAuto()
+    {
+        Ingress ingress = ingress("", Map.of());
+
+        String overHttps = ((Forward)ingress.decide(get("/vnc/42/", List.of()), true)).setCookie();
+        String overHttp = ((Forward)ingress.decide(get("/vnc/42/", List.of()), false)).setCookie();
+
+        assertTrue(overHttps.endsWith("; Secure"), overHttps);
+        assertFalse(overHttp.contains("Secure"), overHttp);
+    }
+
+    @Test
+    void route_comesFromTheStore_andAMissingOneIs404()
+    {
+        Ingress ingress = ingress("", Map.of());
+
+        assertEquals("10.0.0.7:6080", ingress.route("42").authority());
+        assertEquals(404, assertThrows(GatewayException.class, () -> ingress.route("43")).status());
+    }
+}
