@@ -1,12 +1,15 @@
 package io.sandgate.mcp;
 
 import java.io.IOException;
+import java.net.URI;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.sandgate.config.McpConfig;
 import io.sandgate.web.GatewayException;
+import jakarta.servlet.AsyncContext;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.eclipse.jetty.http.HttpHeader;
@@ -50,13 +53,35 @@ final class LegacySseTransport
         ClientStream stream = ClientStream.start(request, response);
         mcp.opened(request, stream);
         String sessionId = session.id();
+        String endpoint = request.getContextPath() + "/mcp/" + server.name() + "/message?sessionId=" + sessionId;
         if (server.transport() == McpConfig.Transport.SSE && resume == null)
         {
-            String messageUrl = upstreams.openLegacy(server, sessionId, stream);
-            mcp.bus().update(session.withUpstreamMessageUrl(messageUrl));
-            stream.onClose(() -> mcp.bus().delete(sessionId));
+            // The client hears of its endpoint once the upstream has announced its own; no thread waits for that.
+            upstreams.openLegacy(server, sessionId, stream).whenComplete((messageUrl, failure) ->
+            {
+                if (failure != null)
+                    return;
+                try
+                {
+                    mcp.bus().update(session.withUpstreamMessageUrl(messageUrl));
+                    stream.onClose(() -> mcp.bus().delete(sessionId));
+                    relay(server, session, lastEventId, stream, endpoint);
+                }
+                catch (IOException | RuntimeException x)
+                {
+                    stream.close();
+                }
+            });
+            return;
         }
-        stream.event(null, "endpoint", request.getContextPath() + "/mcp/" + server.name() + "/message?sessionId=" + sessionId);
+        relay(server, session, lastEventId, stream, endpoint);
+    }
+
+    /** Announces the message endpoint, then relays the session's log to the client stream. */
+    private void relay(McpConfig.Server server, McpSession session, String lastEventId, ClientStream stream, String endpoint) throws IOException
+    {
+        String sessionId = session.id();
+        stream.event(null, "endpoint", endpoint);
 
         AtomicBoolean upstreamGetOpened = new AtomicBoolean(server.transport() == McpConfig.Transport.SSE);
         SessionBus.Subscription subscription = mcp.bus().subscribe(sessionId, lastEventId, new SessionBus.Listener()
@@ -93,17 +118,19 @@ final class LegacySseTransport
         stream.onClose(subscription::close);
     }
 
-    void message(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server) throws IOException
+    /**
+     * Relays a client message upstream and answers 202 once the upstream has accepted it; what the
+     * upstream answers travels through the session log to whichever replica holds the stream.
+     */
+    void message(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, McpSession session, String body)
     {
-        McpSession session = mcp.session(request.getParameter("sessionId"), server);
-        String body = mcp.readBody(request);
         JsonRpc.parse(body);
-        Upstream.Exchange exchange;
+        AsyncContext async = request.getAsyncContext();
+        CompletableFuture<Upstream.Exchange> sent;
         if (server.transport() == McpConfig.Transport.SSE)
         {
             String url = session.upstreamMessageUrl().orElseThrow(() -> GatewayException.unavailable("session not ready"));
-            exchange = mcp.upstream().send(HttpMethod.POST, java.net.URI.create(url), Map.of(HttpHeader.CONTENT_TYPE.asString(), "application/json"), body);
-            exchange.readBody();
+            sent = mcp.upstream().exchange(HttpMethod.POST, URI.create(url), Map.of(HttpHeader.CONTENT_TYPE.asString(), "application/json"), body);
         }
         else
         {
@@ -112,37 +139,76 @@ final class LegacySseTransport
             headers.put(HttpHeader.ACCEPT.asString(), "application/json, text/event-stream");
             headers.put(McpHeaders.SESSION_ID, session.upstreamSessionId().orElse(null));
             headers.put(McpHeaders.PROTOCOL_VERSION, session.protocolVersion().orElse(null));
-            exchange = mcp.upstream().send(HttpMethod.POST, server.url(), headers, body);
+            sent = mcp.upstream().exchange(HttpMethod.POST, server.url(), headers, body);
+        }
+        sent.whenComplete((exchange, failure) ->
+        {
+            if (failure != null)
+            {
+                McpServlet.end(async, failure);
+                return;
+            }
+            try
+            {
+                accepted(async, server, session, exchange);
+            }
+            catch (RuntimeException x)
+            {
+                exchange.discard();
+                McpServlet.end(async, x);
+            }
+        });
+    }
+
+    private void accepted(AsyncContext async, McpConfig.Server server, McpSession session, Upstream.Exchange exchange)
+    {
+        int status = exchange.status();
+        HttpServletResponse response = (HttpServletResponse)async.getResponse();
+        if (status / 100 == 2)
+        {
             String upstreamSession = exchange.header(McpHeaders.SESSION_ID);
-            if (exchange.status() / 100 == 2 && upstreamSession != null && session.upstreamSessionId().isEmpty())
+            if (server.transport() == McpConfig.Transport.STREAMABLE && upstreamSession != null && session.upstreamSessionId().isEmpty())
             {
                 // Stored before the client hears back, so its next POST on any replica finds it.
                 mcp.bus().update(session.withUpstreamSessionId(upstreamSession));
             }
-        }
-        int status = exchange.status();
-        if (status / 100 == 2)
-        {
-            response.setStatus(HttpStatus.ACCEPTED_202);
             if (server.transport() == McpConfig.Transport.STREAMABLE && status != HttpStatus.ACCEPTED_202)
                 mcp.background(() -> mcp.pump(session.id(), exchange));
-            else if (server.transport() == McpConfig.Transport.STREAMABLE)
-                exchange.readBody();
+            else
+                exchange.discard();
+            response.setStatus(HttpStatus.ACCEPTED_202);
+            async.complete();
             return;
         }
-        String detail = exchange.readBody();
         if (status == HttpStatus.NOT_FOUND_404)
         {
+            exchange.discard();
             mcp.bus().delete(session.id());
             throw GatewayException.notFound("MCP session ended upstream");
         }
-        if (status == HttpStatus.BAD_REQUEST_400)
+        if (status != HttpStatus.BAD_REQUEST_400)
         {
-            response.setStatus(HttpStatus.BAD_REQUEST_400);
-            response.setContentType("application/json");
-            response.getWriter().write(detail);
-            return;
+            exchange.discard();
+            throw new GatewayException(HttpStatus.BAD_GATEWAY_502, "upstream_failed", "the MCP server answered " + status);
         }
-        throw new GatewayException(HttpStatus.BAD_GATEWAY_502, "upstream_failed", "the MCP server answered " + status);
+        exchange.text().whenComplete((detail, failure) ->
+        {
+            if (failure != null)
+            {
+                McpServlet.end(async, failure);
+                return;
+            }
+            try
+            {
+                response.setStatus(HttpStatus.BAD_REQUEST_400);
+                response.setContentType("application/json");
+                response.getWriter().write(detail);
+            }
+            catch (IOException | IllegalStateException x)
+            {
+                // The client is gone.
+            }
+            async.complete();
+        });
     }
 }

@@ -2,11 +2,13 @@ package io.sandgate.mcp;
 
 import java.io.IOException;
 import java.security.SecureRandom;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledFuture;
@@ -19,6 +21,7 @@ import io.sandgate.config.McpConfig;
 import io.sandgate.core.StoreUnavailableException;
 import io.sandgate.core.Schedulers;
 import io.sandgate.web.ClientInfo;
+import io.sandgate.web.RequestBodies;
 import io.sandgate.web.GatewayException;
 import jakarta.servlet.http.HttpServletRequest;
 import org.eclipse.jetty.client.HttpClient;
@@ -41,6 +44,8 @@ public final class McpGateway implements AutoCloseable
     static final Set<String> PROTOCOL_VERSIONS = Set.of("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25");
     /** How long an upstream message waits for the store before it is counted lost. */
     private static final Duration RELAY_PATIENCE = Duration.ofSeconds(60);
+    /** Concurrent exchanges with one upstream MCP server. */
+    private static final int MAX_UPSTREAM_CONNECTIONS = 1024;
 
     private final McpConfig config;
     private final SessionBus bus;
@@ -67,8 +72,11 @@ public final class McpGateway implements AutoCloseable
         http.setHttpCookieStore(new HttpCookieStore.Empty());
         http.setFollowRedirects(false);
         http.setConnectTimeout(5000);
+        // Each relayed call that the upstream answers slowly holds a connection (HTTP/1.1), not a
+        // thread: Jetty's default of 64 per destination would queue the 65th tool call behind them.
+        http.setMaxConnectionsPerDestination(MAX_UPSTREAM_CONNECTIONS);
         http.start();
-        this.upstream = new Upstream(http);
+        this.upstream = new Upstream(http, schedulers.timer());
         // A keepalive write to a slow client may block: the schedule runs it on a worker.
         this.keepalive = schedulers.every(config.keepalive(), config.keepalive(), "MCP keepalives", () -> streams.forEach(ClientStream::keepalive));
         registry.gaugeCollectionSize("sandgate.mcp.streams", List.of(), streams);
@@ -135,15 +143,10 @@ public final class McpGateway implements AutoCloseable
         return session;
     }
 
-    String readBody(HttpServletRequest request) throws IOException
+    /** Reads a request body without holding the thread; the limit is {@code mcp.max-body-size}. */
+    CompletableFuture<String> readBody(HttpServletRequest request) throws IOException
     {
-        long declared = request.getContentLengthLong();
-        if (declared > config.maxBodySize())
-            throw new GatewayException(HttpStatus.PAYLOAD_TOO_LARGE_413, "too_large", "body larger than " + config.maxBodySize() + " bytes");
-        byte[] body = request.getInputStream().readNBytes(config.maxBodySize() + 1);
-        if (body.length > config.maxBodySize())
-            throw new GatewayException(HttpStatus.PAYLOAD_TOO_LARGE_413, "too_large", "body larger than " + config.maxBodySize() + " bytes");
-        return new String(body, java.nio.charset.StandardCharsets.UTF_8);
+        return RequestBodies.read(request, config.maxBodySize()).thenApply(bytes -> new String(bytes, StandardCharsets.UTF_8));
     }
 
     /**

@@ -1,11 +1,13 @@
 package io.sandgate.mcp;
 
 import java.io.IOException;
+import java.util.concurrent.CompletionException;
 
 import io.sandgate.config.McpConfig;
 import io.sandgate.web.AccessNote;
 import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
+import jakarta.servlet.AsyncContext;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -45,12 +47,16 @@ public final class McpServlet extends HttpServlet
             switch (parts[2])
             {
                 case "sse" -> only(method, "GET", () -> sse.openStream(request, response, server));
-                case "message" -> only(method, "POST", () -> sse.message(request, response, server));
+                case "message" -> only(method, "POST", () ->
+                {
+                    McpSession session = mcp.session(request.getParameter("sessionId"), server);
+                    withBody(request, response, body -> sse.message(request, response, server, session, body));
+                });
                 case "mcp" ->
                 {
                     switch (method)
                     {
-                        case "POST" -> streamable.post(request, response, server);
+                        case "POST" -> withBody(request, response, body -> streamable.post(request, response, server, body));
                         case "GET" -> streamable.get(request, response, server);
                         case "DELETE" -> streamable.delete(request, response, server);
                         default -> throw new GatewayException(HttpStatus.METHOD_NOT_ALLOWED_405, "method_not_allowed", "use POST, GET or DELETE");
@@ -68,6 +74,56 @@ public final class McpServlet extends HttpServlet
     private interface Handler
     {
         void handle() throws IOException;
+    }
+
+    private interface BodyHandler
+    {
+        void handle(String body) throws IOException;
+    }
+
+    /**
+     * Goes asynchronous, reads the body without holding the thread, then runs the handler, which
+     * completes the exchange (through {@link #end} on failure).
+     */
+    private void withBody(HttpServletRequest request, HttpServletResponse response, BodyHandler handler) throws IOException
+    {
+        AsyncContext async = request.startAsync();
+        // The upstream's own timeouts bound the exchange; an SSE answer may last.
+        async.setTimeout(0);
+        mcp.readBody(request).whenComplete((body, failure) ->
+        {
+            if (failure != null)
+            {
+                end(async, failure);
+                return;
+            }
+            try
+            {
+                handler.handle(body);
+            }
+            catch (IOException | RuntimeException x)
+            {
+                end(async, x);
+            }
+        });
+    }
+
+    /** Ends an asynchronous MCP exchange with the error its failure maps to. */
+    static void end(AsyncContext async, Throwable failure)
+    {
+        Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+        try
+        {
+            Errors.write((HttpServletRequest)async.getRequest(), (HttpServletResponse)async.getResponse(), Errors.map(cause, Errors.Peer.MCP_SERVER));
+        }
+        catch (IOException | IllegalStateException x)
+        {
+            // The client is gone; there is nobody left to tell.
+        }
+        finally
+        {
+            async.complete();
+        }
     }
 
     private static void only(String method, String allowed, Handler handler) throws IOException

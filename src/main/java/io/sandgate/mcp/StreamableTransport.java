@@ -1,13 +1,12 @@
 package io.sandgate.mcp;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.util.HashMap;
 import java.util.Map;
 
 import io.sandgate.config.McpConfig;
 import io.sandgate.web.GatewayException;
+import jakarta.servlet.AsyncContext;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.eclipse.jetty.http.HttpHeader;
@@ -46,11 +45,11 @@ final class StreamableTransport
             throw new GatewayException(HttpStatus.NOT_IMPLEMENTED_501, "not_implemented", "this server speaks HTTP+SSE: use /mcp/" + server.name() + "/sse");
     }
 
-    void post(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server) throws IOException
+    /** Relays a POST: its answer (JSON, or an SSE stream) streams straight back to the client. */
+    void post(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, String body)
     {
         checkVersion(request);
         requireStreamableUpstream(server);
-        String body = mcp.readBody(request);
         JsonRpc rpc = JsonRpc.parse(body);
         String sessionId = request.getHeader(McpHeaders.SESSION_ID);
         McpSession session = sessionId == null ? null : mcp.session(sessionId, server);
@@ -62,11 +61,33 @@ final class StreamableTransport
         headers.put(McpHeaders.PROTOCOL_VERSION, request.getHeader(McpHeaders.PROTOCOL_VERSION));
         if (session != null)
             headers.put(McpHeaders.SESSION_ID, session.upstreamSessionId().orElse(null));
-        Upstream.Exchange exchange = mcp.upstream().send(HttpMethod.POST, server.url(), headers, body);
+        AsyncContext async = request.getAsyncContext();
+        mcp.upstream().exchange(HttpMethod.POST, server.url(), headers, body).whenComplete((exchange, failure) ->
+        {
+            if (failure != null)
+            {
+                McpServlet.end(async, failure);
+                return;
+            }
+            try
+            {
+                answer(request, response, server, session, rpc, exchange);
+                exchange.relayTo(async);
+            }
+            catch (IOException | RuntimeException x)
+            {
+                exchange.discard();
+                McpServlet.end(async, x);
+            }
+        });
+    }
 
+    /** The client's status and headers from the upstream's; a new session is stored before the client hears of it. */
+    private void answer(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, McpSession session, JsonRpc rpc,
+                        Upstream.Exchange exchange)
+    {
         if (session != null && exchange.status() == HttpStatus.NOT_FOUND_404)
         {
-            exchange.readBody();
             mcp.bus().delete(session.id());
             throw GatewayException.notFound("MCP session ended upstream");
         }
@@ -83,7 +104,11 @@ final class StreamableTransport
             response.setHeader(McpHeaders.SESSION_ID, session.id());
         }
         response.setStatus(exchange.status());
-        copy(exchange, response);
+        String type = exchange.header(HttpHeader.CONTENT_TYPE.asString());
+        if (type != null)
+            response.setContentType(type);
+        if (exchange.isEventStream())
+            response.setHeader(McpHeaders.X_ACCEL_BUFFERING, "no");
     }
 
     void get(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server) throws IOException
@@ -125,46 +150,36 @@ final class StreamableTransport
         stream.onClose(subscription::close);
     }
 
-    void delete(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server) throws IOException
+    void delete(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server)
     {
         checkVersion(request);
         McpSession session = mcp.session(request.getHeader(McpHeaders.SESSION_ID), server);
-        if (server.transport() == McpConfig.Transport.STREAMABLE && session.upstreamSessionId().isPresent())
+        if (server.transport() != McpConfig.Transport.STREAMABLE || session.upstreamSessionId().isEmpty())
         {
-            Map<String, String> headers = new HashMap<>();
-            headers.put(McpHeaders.SESSION_ID, session.upstreamSessionId().get());
-            headers.put(McpHeaders.PROTOCOL_VERSION, request.getHeader(McpHeaders.PROTOCOL_VERSION));
+            mcp.bus().delete(session.id());
+            response.setStatus(HttpStatus.NO_CONTENT_204);
+            return;
+        }
+        Map<String, String> headers = new HashMap<>();
+        headers.put(McpHeaders.SESSION_ID, session.upstreamSessionId().get());
+        headers.put(McpHeaders.PROTOCOL_VERSION, request.getHeader(McpHeaders.PROTOCOL_VERSION));
+        AsyncContext async = request.startAsync();
+        async.setTimeout(0);
+        mcp.upstream().exchange(HttpMethod.DELETE, server.url(), headers, null).whenComplete((exchange, failure) ->
+        {
+            // The upstream may be gone already; the session ends here regardless.
+            if (exchange != null)
+                exchange.discard();
             try
             {
-                mcp.upstream().send(HttpMethod.DELETE, server.url(), headers, null).readBody();
+                mcp.bus().delete(session.id());
+                ((HttpServletResponse)async.getResponse()).setStatus(HttpStatus.NO_CONTENT_204);
+                async.complete();
             }
-            catch (GatewayException x)
+            catch (RuntimeException x)
             {
-                // The upstream may be gone already; the session ends here regardless.
+                McpServlet.end(async, x);
             }
-        }
-        mcp.bus().delete(session.id());
-        response.setStatus(HttpStatus.NO_CONTENT_204);
-    }
-
-    /** Streams the upstream's answer to the client, flushing each read so SSE events pass one by one. */
-    private static void copy(Upstream.Exchange exchange, HttpServletResponse response) throws IOException
-    {
-        String type = exchange.header(HttpHeader.CONTENT_TYPE.asString());
-        if (type != null)
-            response.setContentType(type);
-        if (exchange.isEventStream())
-            response.setHeader(McpHeaders.X_ACCEL_BUFFERING, "no");
-        byte[] buffer = new byte[8192];
-        try (InputStream in = exchange.body())
-        {
-            OutputStream out = response.getOutputStream();
-            int read;
-            while ((read = in.read(buffer)) >= 0)
-            {
-                out.write(buffer, 0, read);
-                out.flush();
-            }
-        }
+        });
     }
 }

@@ -1,39 +1,62 @@
 package io.sandgate.mcp;
 
+import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
+import io.sandgate.web.FlushingWriter;
 import io.sandgate.web.GatewayException;
+import jakarta.servlet.AsyncContext;
+import jakarta.servlet.ServletOutputStream;
 import org.eclipse.jetty.client.HttpClient;
-import org.eclipse.jetty.client.InputStreamResponseListener;
 import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.client.Response;
 import org.eclipse.jetty.client.StringRequestContent;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
 import org.eclipse.jetty.http.HttpStatus;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.util.BufferUtil;
+import org.eclipse.jetty.util.Callback;
 
 /**
- * Requests to upstream MCP servers. Answers stream: the caller gets the status and headers as soon
- * as they arrive and reads the body (JSON, or an event stream that may last) as it comes.
+ * Requests to upstream MCP servers. No thread waits for an answer: {@link #exchange} completes when
+ * the status and headers arrive, and the body (JSON, or an event stream that may last) is read as
+ * it comes, relayed to a client with non-blocking writes or gathered into a string. Only the
+ * background pumps, which run on worker threads, read a body as a blocking stream.
  */
 final class Upstream
 {
-    private static final long HEADERS_TIMEOUT_SECONDS = 30;
+    /** How long an upstream may take to start answering (the headers) before the call is a 504. */
+    private static final Duration HEADERS_TIMEOUT = Duration.ofSeconds(30);
+    /**
+     * How long a request/response exchange may stay silent once started. Event-stream answers to
+     * a tool call may be quiet while the tool works, hence minutes rather than seconds; held GET
+     * streams are not exchanges and have none (they end with their client stream).
+     */
+    private static final Duration EXCHANGE_IDLE_TIMEOUT = Duration.ofMinutes(5);
 
     private final HttpClient client;
+    private final ScheduledExecutorService timer;
 
-    Upstream(HttpClient client)
+    Upstream(HttpClient client, ScheduledExecutorService timer)
     {
         this.client = client;
+        this.timer = timer;
     }
 
-    /** A response whose body is still arriving. */
-    record Exchange(Response response, InputStream body)
+    /** An answer whose headers have arrived and whose body is still arriving. */
+    record Exchange(Response response, Content.Source content)
     {
         int status()
         {
@@ -48,39 +71,159 @@ final class Upstream
         boolean isEventStream()
         {
             String type = header(HttpHeader.CONTENT_TYPE.asString());
-            return type != null && type.toLowerCase(java.util.Locale.ROOT).startsWith("text/event-stream");
+            return type != null && type.toLowerCase(Locale.ROOT).startsWith("text/event-stream");
         }
 
-        String readBody() throws java.io.IOException
+        /** The body as a blocking stream: for worker threads only. */
+        InputStream body()
         {
-            try (InputStream in = body)
+            return Content.Source.asInputStream(content);
+        }
+
+        /** The whole body, blocking: for worker threads only. */
+        String readBody() throws IOException
+        {
+            return Content.Source.asString(content, StandardCharsets.UTF_8);
+        }
+
+        /** The whole body, read without blocking. */
+        CompletableFuture<String> text()
+        {
+            return Content.Source.asStringAsync(content, StandardCharsets.UTF_8);
+        }
+
+        /** Reads and drops the body, so the connection can be reused. */
+        void discard()
+        {
+            Content.Source.consumeAll(content, Callback.NOOP);
+        }
+
+        /**
+         * Streams the body to the client of {@code async} and completes it at the end: each chunk
+         * is written and flushed before the next is demanded from the upstream. A failure once the
+         * client has seen the headers can only cut the response short.
+         */
+        void relayTo(AsyncContext async) throws IOException
+        {
+            ServletOutputStream output = async.getResponse().getOutputStream();
+            FlushingWriter writer = new FlushingWriter(output, failure ->
             {
-                return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-            }
+                content.fail(failure);
+                response.abort(failure);
+            });
+            new Relay(content, writer, output, async).next();
         }
     }
 
-    Exchange send(HttpMethod method, URI uri, Map<String, String> headers, String body)
+    /** The read/demand loop of {@link Exchange#relayTo}. */
+    private static final class Relay implements Callback
     {
-        Request request = client.newRequest(uri).method(method).idleTimeout(0, TimeUnit.MILLISECONDS);
-        request.headers(h -> headers.forEach((name, value) ->
+        private final Content.Source content;
+        private final FlushingWriter writer;
+        private final ServletOutputStream output;
+        private final AsyncContext async;
+        private boolean listening;
+        private Content.Chunk chunk;
+
+        Relay(Content.Source content, FlushingWriter writer, ServletOutputStream output, AsyncContext async)
         {
-            if (value != null)
-                h.put(name, value);
-        }));
-        if (body != null)
-            request.body(new StringRequestContent("application/json", body));
-        InputStreamResponseListener listener = new InputStreamResponseListener();
-        request.send(listener);
+            this.content = content;
+            this.writer = writer;
+            this.output = output;
+            this.async = async;
+        }
+
+        void next()
+        {
+            while (true)
+            {
+                Content.Chunk read = content.read();
+                if (read == null)
+                {
+                    content.demand(this::next);
+                    return;
+                }
+                if (Content.Chunk.isFailure(read))
+                {
+                    // Nothing better to say to a client whose answer has started.
+                    async.complete();
+                    return;
+                }
+                if (!read.hasRemaining())
+                {
+                    read.release();
+                    if (read.isLast())
+                    {
+                        async.complete();
+                        return;
+                    }
+                    continue;
+                }
+                chunk = read;
+                byte[] bytes = BufferUtil.toArray(read.getByteBuffer());
+                writer.data(bytes, 0, bytes.length, this);
+                try
+                {
+                    if (listening)
+                    {
+                        writer.onWritePossible();
+                    }
+                    else
+                    {
+                        listening = true;
+                        output.setWriteListener(writer);
+                    }
+                }
+                catch (IOException | RuntimeException x)
+                {
+                    writer.onError(x);
+                }
+                return;
+            }
+        }
+
+        @Override
+        public void succeeded()
+        {
+            Content.Chunk written = chunk;
+            chunk = null;
+            written.release();
+            if (written.isLast())
+                async.complete();
+            else
+                next();
+        }
+
+        @Override
+        public void failed(Throwable failure)
+        {
+            Content.Chunk written = chunk;
+            chunk = null;
+            if (written != null)
+                written.release();
+            async.complete();
+        }
+    }
+
+    /**
+     * Sends a request/response exchange; the future completes with the answer's headers, or fails
+     * with the gateway's 502 or 504. The body is the caller's to read, relay or discard.
+     */
+    CompletableFuture<Exchange> exchange(HttpMethod method, URI uri, Map<String, String> headers, String body)
+    {
+        return send(newRequest(method, uri, headers, body).idleTimeout(EXCHANGE_IDLE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS));
+    }
+
+    /**
+     * Opens a long-lived stream (an upstream's SSE or GET stream) and waits for its headers: for
+     * the background pumps on worker threads, never for a request thread.
+     */
+    Exchange openStream(URI uri, Map<String, String> headers)
+    {
+        CompletableFuture<Exchange> answer = send(newRequest(HttpMethod.GET, uri, headers, null).idleTimeout(0, TimeUnit.MILLISECONDS));
         try
         {
-            Response response = listener.get(HEADERS_TIMEOUT_SECONDS, TimeUnit.SECONDS);
-            return new Exchange(response, listener.getInputStream());
-        }
-        catch (TimeoutException x)
-        {
-            request.abort(x);
-            throw new GatewayException(HttpStatus.GATEWAY_TIMEOUT_504, "upstream_timeout", "the MCP server did not answer in time");
+            return answer.get();
         }
         catch (InterruptedException x)
         {
@@ -89,7 +232,49 @@ final class Upstream
         }
         catch (ExecutionException x)
         {
-            throw new GatewayException(HttpStatus.BAD_GATEWAY_502, "upstream_unreachable", "the MCP server could not be reached");
+            throw x.getCause() instanceof GatewayException g ? g : unreachable();
         }
+    }
+
+    private Request newRequest(HttpMethod method, URI uri, Map<String, String> headers, String body)
+    {
+        Request request = client.newRequest(uri).method(method);
+        request.headers(h -> headers.forEach((name, value) ->
+        {
+            if (value != null)
+                h.put(name, value);
+        }));
+        if (body != null)
+            request.body(new StringRequestContent("application/json", body));
+        return request;
+    }
+
+    private CompletableFuture<Exchange> send(Request request)
+    {
+        CompletableFuture<Exchange> answer = new CompletableFuture<>();
+        ScheduledFuture<?> deadline = timer.schedule(() -> request.abort(new TimeoutException("no answer from the MCP server")),
+            HEADERS_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        request.onResponseContentSource((response, content) ->
+        {
+            deadline.cancel(false);
+            answer.complete(new Exchange(response, content));
+        });
+        request.send(result ->
+        {
+            deadline.cancel(false);
+            if (result.isFailed() && !answer.isDone())
+            {
+                boolean timedOut = result.getFailure() instanceof TimeoutException;
+                answer.completeExceptionally(timedOut
+                    ? new GatewayException(HttpStatus.GATEWAY_TIMEOUT_504, "upstream_timeout", "the MCP server did not answer in time")
+                    : unreachable());
+            }
+        });
+        return answer;
+    }
+
+    private static GatewayException unreachable()
+    {
+        return new GatewayException(HttpStatus.BAD_GATEWAY_502, "upstream_unreachable", "the MCP server could not be reached");
     }
 }

@@ -6,6 +6,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -33,11 +34,11 @@ final class UpstreamStreams
     }
 
     /**
-     * Opens the upstream's SSE stream and waits for its {@code endpoint} event; returns the absolute
-     * message URL it announced. Later {@code message} events are relayed to the session's log.
+     * Opens the upstream's SSE stream; the future completes with the absolute message URL its
+     * {@code endpoint} event announces. Later {@code message} events are relayed to the session's log.
      * The client never sees the upstream's address or session id.
      */
-    String openLegacy(McpConfig.Server server, String sessionId, ClientStream client)
+    CompletableFuture<String> openLegacy(McpConfig.Server server, String sessionId, ClientStream client)
     {
         CompletableFuture<String> endpoint = new CompletableFuture<>();
         AtomicReference<Upstream.Exchange> held = new AtomicReference<>();
@@ -46,7 +47,7 @@ final class UpstreamStreams
         {
             try
             {
-                Upstream.Exchange exchange = mcp.upstream().send(HttpMethod.GET, server.url(), Map.of(HttpHeader.ACCEPT.asString(), "text/event-stream"), null);
+                Upstream.Exchange exchange = mcp.upstream().openStream(server.url(), Map.of(HttpHeader.ACCEPT.asString(), "text/event-stream"));
                 held.set(exchange);
                 if (!client.isOpen())
                     abort(exchange);
@@ -75,16 +76,13 @@ final class UpstreamStreams
                 client.close();
             }
         });
-        try
-        {
-            return endpoint.get(ENDPOINT_TIMEOUT_SECONDS, TimeUnit.SECONDS);
-        }
-        catch (Exception x)
+        return endpoint.orTimeout(ENDPOINT_TIMEOUT_SECONDS, TimeUnit.SECONDS).exceptionally(x ->
         {
             client.close();
-            throw x.getCause() instanceof GatewayException g ? g
+            Throwable cause = x instanceof CompletionException ? x.getCause() : x;
+            throw cause instanceof GatewayException g ? g
                 : new GatewayException(HttpStatus.BAD_GATEWAY_502, "upstream_failed", "the MCP server did not announce its message endpoint");
-        }
+        });
     }
 
     /**
@@ -108,7 +106,7 @@ final class UpstreamStreams
                 headers.put(McpHeaders.LAST_EVENT_ID, lastUpstreamId);
                 try
                 {
-                    Upstream.Exchange exchange = mcp.upstream().send(HttpMethod.GET, server.url(), headers, null);
+                    Upstream.Exchange exchange = mcp.upstream().openStream(server.url(), headers);
                     held.set(exchange);
                     if (!client.isOpen())
                         abort(exchange);

@@ -3,7 +3,6 @@ package io.sandgate.web;
 import java.io.IOException;
 
 import jakarta.servlet.ServletOutputStream;
-import jakarta.servlet.WriteListener;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.eclipse.jetty.client.Response;
@@ -45,11 +44,12 @@ public abstract class StreamingProxyServlet extends AsyncProxyServlet
             FlushingWriter writer = WRITER.get(request);
             if (writer == null)
             {
-                writer = new FlushingWriter(request, proxyResponse);
+                ServletOutputStream output = response.getOutputStream();
+                writer = new FlushingWriter(output, proxyResponse::abort);
                 WRITER.set(request, writer);
                 // Data first: setWriteListener() may call onWritePossible() at once on another thread.
                 writer.data(buffer, offset, length, callback);
-                response.getOutputStream().setWriteListener(writer);
+                output.setWriteListener(writer);
             }
             else
             {
@@ -61,93 +61,6 @@ public abstract class StreamingProxyServlet extends AsyncProxyServlet
         {
             callback.failed(x);
             proxyResponse.abort(x);
-        }
-    }
-
-    /**
-     * Non-blocking write-then-flush of one chunk at a time; the proxy demands the next chunk from the
-     * upstream only when this one has been flushed, which is the back-pressure.
-     */
-    private static final class FlushingWriter implements WriteListener
-    {
-        private enum State
-        {
-            IDLE, WRITE, FLUSH, DONE
-        }
-
-        private final HttpServletRequest request;
-        private final Response proxyResponse;
-        private State state = State.IDLE;
-        private byte[] buffer;
-        private int offset;
-        private int length;
-        private Callback callback;
-
-        FlushingWriter(HttpServletRequest request, Response proxyResponse)
-        {
-            this.request = request;
-            this.proxyResponse = proxyResponse;
-        }
-
-        void data(byte[] bytes, int offset, int length, Callback callback)
-        {
-            if (state != State.IDLE)
-                throw new IllegalStateException("write pending: " + state);
-            this.buffer = bytes;
-            this.offset = offset;
-            this.length = length;
-            this.callback = callback;
-            this.state = State.WRITE;
-        }
-
-        @Override
-        public void onWritePossible() throws IOException
-        {
-            ServletOutputStream output = request.getAsyncContext().getResponse().getOutputStream();
-            while (true)
-            {
-                switch (state)
-                {
-                    case WRITE ->
-                    {
-                        state = State.FLUSH;
-                        output.write(buffer, offset, length);
-                        if (!output.isReady())
-                            return;
-                    }
-                    case FLUSH ->
-                    {
-                        state = State.DONE;
-                        output.flush();
-                        if (!output.isReady())
-                            return;
-                    }
-                    case DONE ->
-                    {
-                        Callback c = callback;
-                        buffer = null;
-                        callback = null;
-                        // Reset before succeeding: the callback may deliver the next chunk at once.
-                        state = State.IDLE;
-                        c.succeeded();
-                        return;
-                    }
-                    case IDLE ->
-                    {
-                        return;
-                    }
-                }
-            }
-        }
-
-        @Override
-        public void onError(Throwable failure)
-        {
-            Callback c = callback;
-            callback = null;
-            if (c != null)
-                c.failed(failure);
-            proxyResponse.abort(failure);
         }
     }
 }
