@@ -21,6 +21,7 @@ import io.sandgate.config.EgressConfig;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.config.ServerConfig;
 import io.sandgate.controlplane.PodWatcher;
+import io.sandgate.core.Schedulers;
 import io.sandgate.egress.Credentials;
 import io.sandgate.egress.Egress;
 import io.sandgate.egress.EgressServlet;
@@ -61,6 +62,8 @@ public final class Sandgate implements AutoCloseable
     private final Supplier<SandgateConfig> reloader;
     /** Faces started by {@link #install}, closed with the gateway. */
     private final List<AutoCloseable> started = new CopyOnWriteArrayList<>();
+    /** The gateway's background threads, handed to the components that need them. */
+    private final Schedulers schedulers = Schedulers.create();
     private volatile Egress egress;
     private volatile Credentials credentials;
     /** One redaction for logs and the admin API; it knows the real keys once the egress face has read them. */
@@ -151,7 +154,7 @@ public final class Sandgate implements AutoCloseable
         this.egress = egress;
         CredentialsConfig credentialsConfig = config.egress().credentials();
         credentials = new Credentials(credentialsConfig,
-            new SecretRing(SecretSources.open(credentialsConfig, Clock.systemUTC()), credentialsConfig.overlap(), Clock.systemUTC()), Clock.systemUTC(), metrics);
+            new SecretRing(SecretSources.open(credentialsConfig, Clock.systemUTC(), schedulers), credentialsConfig.overlap(), Clock.systemUTC()), Clock.systemUTC(), metrics);
         started.add(credentials);
         LeakGuard leaks = new LeakGuard(credentials, metrics);
         credentials.onHeldKeysChange(() -> redactor = leaks.redactor());
@@ -248,5 +251,6 @@ public final class Sandgate implements AutoCloseable
         }
         store.close();
         metrics.close();
+        schedulers.close();
     }
 }

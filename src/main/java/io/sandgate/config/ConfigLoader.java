@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
+import io.sandgate.core.Secret;
 import io.sandgate.leak.Redactor;
 import io.sandgate.net.Cidr;
 import org.yaml.snakeyaml.LoaderOptions;
@@ -303,11 +304,10 @@ public final class ConfigLoader
         Map<String, ?> pools = get(ConfigKeys.EGRESS_POOLS);
         Map<String, ?> credentials = get(ConfigKeys.EGRESS_CREDENTIALS);
         List<Map<?, ?>> agents = get(ConfigKeys.EGRESS_AGENTS);
-        CredentialsConfig.Vault vault = new CredentialsConfig.Vault(Optional.ofNullable(get(ConfigKeys.VAULT_ADDRESS)), Optional.ofNullable(get(ConfigKeys.VAULT_NAMESPACE)),
-            get(ConfigKeys.VAULT_AUTH), Optional.ofNullable(get(ConfigKeys.VAULT_TOKEN)), Optional.ofNullable(get(ConfigKeys.VAULT_ROLE_ID)),
-            Optional.ofNullable(get(ConfigKeys.VAULT_SECRET_ID)), Optional.ofNullable(get(ConfigKeys.VAULT_K8S_ROLE)), java.nio.file.Path.of(get(ConfigKeys.VAULT_K8S_JWT)),
-            get(ConfigKeys.VAULT_MOUNT), get(ConfigKeys.VAULT_PREFIX), get(ConfigKeys.VAULT_REFRESH), get(ConfigKeys.VAULT_MAX_AGE));
-        CredentialsConfig protection = new CredentialsConfig(get(ConfigKeys.SECRETS_SOURCE), java.nio.file.Path.of(get(ConfigKeys.SECRETS_FILE)),
+        CredentialsConfig.SourceKind source = get(ConfigKeys.SECRETS_SOURCE);
+        Optional<VaultSettings> vault = source == CredentialsConfig.SourceKind.VAULT && get(ConfigKeys.VAULT_ADDRESS) != null
+            ? Optional.of(vault()) : Optional.empty();
+        CredentialsConfig protection = new CredentialsConfig(source, java.nio.file.Path.of(get(ConfigKeys.SECRETS_FILE)),
             get(ConfigKeys.SECRETS_OVERLAP), get(ConfigKeys.SECRETS_REFRESH), vault,
             CredentialsConfig.parseCredentials(credentials == null ? Map.of() : credentials), CredentialsConfig.parseAgents(agents == null ? List.of() : agents));
         List<Cidr> allow = new ArrayList<>();
@@ -329,6 +329,35 @@ public final class ConfigLoader
             get(ConfigKeys.EGRESS_NODE_ERROR_HEADERS), Optional.ofNullable(get(ConfigKeys.EGRESS_TRUST_STORE)),
             Optional.ofNullable(get(ConfigKeys.EGRESS_TRUST_STORE_PASSWORD)), get(ConfigKeys.EGRESS_MAX_CONNECTIONS),
             Optional.ofNullable(get(ConfigKeys.EGRESS_FORWARD_PROXY_PORT)), protection, allow);
+    }
+
+    /** The {@code vault} source's settings; only read when that is the source, with its address set. */
+    private VaultSettings vault()
+    {
+        VaultAuth auth = switch (get(ConfigKeys.VAULT_AUTH))
+        {
+            case TOKEN -> new VaultAuth.Token(required(ConfigKeys.VAULT_TOKEN, "token"));
+            case APPROLE -> new VaultAuth.AppRole(new Secret(required(ConfigKeys.VAULT_ROLE_ID, "approle")),
+                required(ConfigKeys.VAULT_SECRET_ID, "approle"));
+            case KUBERNETES -> new VaultAuth.Kubernetes(required(ConfigKeys.VAULT_K8S_ROLE, "kubernetes"),
+                Path.of(get(ConfigKeys.VAULT_K8S_JWT)), VaultAuth.Kubernetes.DEFAULT_MOUNT);
+        };
+        return VaultSettings.builder(get(ConfigKeys.VAULT_ADDRESS), auth)
+            .namespace(get(ConfigKeys.VAULT_NAMESPACE))
+            .kvMount(get(ConfigKeys.VAULT_MOUNT))
+            .pathPrefix(get(ConfigKeys.VAULT_PREFIX))
+            .refreshInterval(get(ConfigKeys.VAULT_REFRESH))
+            .cacheMaxAge(get(ConfigKeys.VAULT_MAX_AGE))
+            .build();
+    }
+
+    /** A value the chosen Vault auth method needs. */
+    private <T> T required(ConfigKey<T> key, String auth)
+    {
+        T value = get(key);
+        if (value == null)
+            throw new IllegalArgumentException(key.name() + ": missing (expected: a value when " + ConfigKeys.VAULT_AUTH.name() + " is " + auth + ")");
+        return value;
     }
 
     private <T> T attempt(java.util.function.Supplier<T> build)

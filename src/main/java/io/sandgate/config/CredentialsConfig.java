@@ -1,6 +1,5 @@
 package io.sandgate.config;
 
-import io.sandgate.core.Secret;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -12,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 
@@ -24,41 +24,16 @@ import java.util.Set;
  * @param file the secrets file of the {@code file} source
  * @param overlap how long a rotated-out value stays valid
  * @param refresh how often values are re-read to notice rotation
- * @param vault the {@code vault} source's settings
+ * @param vault the {@code vault} source's settings; required when that is the source
  * @param credentials by name
  * @param agents who may use which credential
  */
-public record CredentialsConfig(SourceKind source, Path file, Duration overlap, Duration refresh, Vault vault,
+public record CredentialsConfig(SourceKind source, Path file, Duration overlap, Duration refresh, Optional<VaultSettings> vault,
                                 Map<String, Credential> credentials, List<Agent> agents)
 {
     public enum SourceKind
     {
         FILE, ENV, VAULT
-    }
-
-    public enum VaultAuth
-    {
-        TOKEN, APPROLE, KUBERNETES
-    }
-
-    /**
-     * @param address Vault's URL; required for the {@code vault} source
-     * @param namespace Vault Enterprise namespace
-     * @param auth how Sandgate logs in
-     * @param token the token for {@code token} auth
-     * @param roleId AppRole role id
-     * @param secretId AppRole secret id
-     * @param kubernetesRole Vault role for Kubernetes auth
-     * @param kubernetesJwtPath service-account token file for Kubernetes auth
-     * @param mount KV v2 mount
-     * @param prefix path prefix under the mount; a secret named {@code x} is read from {@code prefix/x}, field {@code value}
-     * @param refresh a cached value is re-read after this
-     * @param maxAge a cached value may be served this long while Vault cannot answer
-     */
-    public record Vault(Optional<String> address, Optional<String> namespace, VaultAuth auth, Optional<Secret> token, Optional<String> roleId,
-                        Optional<Secret> secretId, Optional<String> kubernetesRole, Path kubernetesJwtPath, String mount, String prefix,
-                        Duration refresh, Duration maxAge)
-    {
     }
 
     /**
@@ -117,7 +92,8 @@ public record CredentialsConfig(SourceKind source, Path file, Duration overlap, 
                         + " (expected: one of " + credentials.keySet() + ")");
             }
         }
-        if (source == SourceKind.VAULT && vault.address().isEmpty())
+        Objects.requireNonNull(vault, "vault");
+        if (source == SourceKind.VAULT && vault.isEmpty())
             throw new IllegalArgumentException(ConfigKeys.VAULT_ADDRESS.name() + ": missing (expected: Vault's URL when " + ConfigKeys.SECRETS_SOURCE.name() + " is vault)");
     }
 

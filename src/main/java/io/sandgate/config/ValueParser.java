@@ -116,6 +116,21 @@ public interface ValueParser<T>
         };
     }
 
+    /** A duration as the shortest text {@link #duration()} reads back: {@code 1h}, {@code 5m}, {@code 30s}, {@code 500ms}. */
+    static String durationText(Duration duration)
+    {
+        long millis = duration.toMillis();
+        if (millis == 0)
+            return "0s";
+        if (millis % 3_600_000 == 0)
+            return millis / 3_600_000 + "h";
+        if (millis % 60_000 == 0)
+            return millis / 60_000 + "m";
+        if (millis % 1000 == 0)
+            return millis / 1000 + "s";
+        return millis + "ms";
+    }
+
     static <E extends Enum<E>> ValueParser<E> oneOf(Class<E> type)
     {
         List<String> names = new ArrayList<>();
