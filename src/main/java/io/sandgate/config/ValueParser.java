@@ -2,8 +2,10 @@ package io.sandgate.config;
 
 import io.sandgate.core.Secret;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
+import java.util.Date;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -129,6 +131,25 @@ public interface ValueParser<T>
         if (millis % 1000 == 0)
             return millis / 1000 + "s";
         return millis + "ms";
+    }
+
+    /** An instant such as {@code 2027-01-31T00:00:00Z}; YAML reads an unquoted timestamp as a date, which is taken as is. */
+    static ValueParser<Instant> instant()
+    {
+        String expected = "an instant such as 2027-01-31T00:00:00Z";
+        return raw ->
+        {
+            if (raw instanceof Date date)
+                return date.toInstant();
+            try
+            {
+                return Instant.parse(scalar(raw, expected));
+            }
+            catch (DateTimeParseException x)
+            {
+                throw new IllegalArgumentException(expected);
+            }
+        };
     }
 
     static <E extends Enum<E>> ValueParser<E> oneOf(Class<E> type)

@@ -54,10 +54,10 @@ public record VaultSettings(
         Objects.requireNonNull(defaultField, "defaultField");
         if (defaultField.isBlank())
             throw new IllegalArgumentException("defaultField: empty (expected: a KV field name)");
-        positive(refreshInterval, ConfigKeys.VAULT_REFRESH.name());
-        positive(cacheMaxAge, ConfigKeys.VAULT_MAX_AGE.name());
-        positive(openTimeout, "openTimeout");
-        positive(readTimeout, "readTimeout");
+        StoreConfig.positive(ConfigKeys.VAULT_REFRESH, refreshInterval);
+        StoreConfig.positive(ConfigKeys.VAULT_MAX_AGE, cacheMaxAge);
+        StoreConfig.positive("openTimeout", openTimeout);
+        StoreConfig.positive("readTimeout", readTimeout);
     }
 
     /** Settings at their defaults but for the two values that have none. */
@@ -206,12 +206,5 @@ public record VaultSettings(
         if (trimmed.isEmpty())
             throw new IllegalArgumentException(what + ": '" + value + "' (expected: a mount path)");
         return trimmed;
-    }
-
-    private static void positive(Duration value, String what)
-    {
-        Objects.requireNonNull(value, what);
-        if (value.isZero() || value.isNegative())
-            throw new IllegalArgumentException(what + ": " + value + " (expected: > 0)");
     }
 }
