@@ -153,7 +153,7 @@ public final class Sandgate implements AutoCloseable
         built.push(egress);
         CredentialsConfig credentialsConfig = config.egress().credentials();
         credentials = new Credentials(credentialsConfig,
-            new SecretRing(SecretSources.open(credentialsConfig, Clock.systemUTC()), credentialsConfig.overlap(), Clock.systemUTC()), Clock.systemUTC(), metrics);
+            new SecretRing(SecretSources.open(credentialsConfig, Clock.systemUTC(), schedulers), credentialsConfig.overlap(), Clock.systemUTC()), Clock.systemUTC(), metrics);
         built.push(credentials);
         leaks = new LeakGuard(credentials, metrics);
         credentials.onHeldKeysChange(() -> redactor = leaks.redactor());

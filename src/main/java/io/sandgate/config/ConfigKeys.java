@@ -187,7 +187,7 @@ public final class ConfigKeys
         "Vault URL (`https://vault:8200`).");
     public static final ConfigKey<String> VAULT_NAMESPACE = ConfigKey.of("egress.secrets.vault.namespace", null, string(),
         "Vault Enterprise namespace.");
-    public static final ConfigKey<CredentialsConfig.VaultAuth> VAULT_AUTH = ConfigKey.of("egress.secrets.vault.auth", "token", oneOf(CredentialsConfig.VaultAuth.class),
+    public static final ConfigKey<VaultAuth.Method> VAULT_AUTH = ConfigKey.of("egress.secrets.vault.auth", "token", oneOf(VaultAuth.Method.class),
         "`token`, `approle` or `kubernetes`.");
     public static final ConfigKey<Secret> VAULT_TOKEN = ConfigKey.secret("egress.secrets.vault.token", "(none)",
         "Vault token for `token` auth.");
@@ -197,15 +197,15 @@ public final class ConfigKeys
         "AppRole secret id.");
     public static final ConfigKey<String> VAULT_K8S_ROLE = ConfigKey.of("egress.secrets.vault.kubernetes-role", null, string(),
         "Vault role for Kubernetes auth.");
-    public static final ConfigKey<String> VAULT_K8S_JWT = ConfigKey.of("egress.secrets.vault.kubernetes-jwt-path", "/var/run/secrets/kubernetes.io/serviceaccount/token", string(),
+    public static final ConfigKey<String> VAULT_K8S_JWT = ConfigKey.of("egress.secrets.vault.kubernetes-jwt-path", VaultAuth.Kubernetes.DEFAULT_JWT_PATH.toString(), string(),
         "Service-account token presented for Kubernetes auth.");
-    public static final ConfigKey<String> VAULT_MOUNT = ConfigKey.of("egress.secrets.vault.mount", "secret", string(),
+    public static final ConfigKey<String> VAULT_MOUNT = ConfigKey.of("egress.secrets.vault.mount", VaultSettings.DEFAULT_KV_MOUNT, string(),
         "KV v2 mount.");
-    public static final ConfigKey<String> VAULT_PREFIX = ConfigKey.of("egress.secrets.vault.prefix", "sandgate", string(),
+    public static final ConfigKey<String> VAULT_PREFIX = ConfigKey.of("egress.secrets.vault.prefix", VaultSettings.DEFAULT_PATH_PREFIX, string(),
         "Path under the mount: secret `x` is read from `prefix/x`, field `value` (`path#field` names both).");
-    public static final ConfigKey<Duration> VAULT_REFRESH = ConfigKey.of("egress.secrets.vault.refresh", "5m", duration(),
+    public static final ConfigKey<Duration> VAULT_REFRESH = ConfigKey.of("egress.secrets.vault.refresh", ValueParser.durationText(VaultSettings.DEFAULT_REFRESH_INTERVAL), duration(),
         "A cached Vault value is re-read after this.");
-    public static final ConfigKey<Duration> VAULT_MAX_AGE = ConfigKey.of("egress.secrets.vault.max-age", "1h", duration(),
+    public static final ConfigKey<Duration> VAULT_MAX_AGE = ConfigKey.of("egress.secrets.vault.max-age", ValueParser.durationText(VaultSettings.DEFAULT_CACHE_MAX_AGE), duration(),
         "A cached Vault value is served this long while Vault is down or sealed; after that 503.");
     public static final ConfigKey<List<String>> EGRESS_SSRF_ALLOW = ConfigKey.of("egress.ssrf.allow", null, list(),
         "CIDRs a target may resolve to despite the SSRF guard (which refuses loopback, link-local, private, CGNAT...).");

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
+import io.sandgate.core.Secret;
 import io.sandgate.leak.Redactor;
 import io.sandgate.net.Cidr;
 import org.yaml.snakeyaml.LoaderOptions;
@@ -221,48 +222,32 @@ public final class ConfigLoader
         // Each record validates itself; try them all so that one attempt shows every problem.
         ServerConfig server = attempt(() -> new ServerConfig(get(ConfigKeys.SERVER_HOST), get(ConfigKeys.SERVER_PORT),
             get(ConfigKeys.SERVER_MAX_THREADS), get(ConfigKeys.SERVER_STOP_TIMEOUT), get(ConfigKeys.SERVER_ROLE)));
-        StoreConfig.Redis redis = attempt(() -> new StoreConfig.Redis(get(ConfigKeys.REDIS_ADDRESS),
-            orEmpty(get(ConfigKeys.REDIS_CLUSTER_NODES)), orEmpty(get(ConfigKeys.REDIS_SENTINEL_NODES)),
-            Optional.ofNullable(get(ConfigKeys.REDIS_SENTINEL_MASTER)), Optional.ofNullable(get(ConfigKeys.REDIS_USERNAME)),
-            Optional.ofNullable(get(ConfigKeys.REDIS_PASSWORD)), get(ConfigKeys.REDIS_DATABASE), get(ConfigKeys.REDIS_TIMEOUT),
-            get(ConfigKeys.REDIS_REVALIDATE_INTERVAL), get(ConfigKeys.REDIS_POLL_INTERVAL)));
-        CookieConfig cookie = attempt(() -> new CookieConfig(get(ConfigKeys.COOKIE_NAME), Optional.ofNullable(get(ConfigKeys.COOKIE_SECRET)),
+        StoreConfig.Redis redis = attempt(this::redis);
+        CookieConfig cookie = attempt(() -> new CookieConfig(get(ConfigKeys.COOKIE_NAME), optional(ConfigKeys.COOKIE_SECRET),
             get(ConfigKeys.COOKIE_TTL), get(ConfigKeys.COOKIE_SECURE), get(ConfigKeys.COOKIE_MAX_SANDBOXES)));
         List<Cidr> trusted = new ArrayList<>();
-        for (String cidr : orEmpty(get(ConfigKeys.TRUSTED_PROXIES)))
+        for (String cidr : list(ConfigKeys.TRUSTED_PROXIES))
         {
             Cidr parsed = attempt(() -> Cidr.parse(cidr), ConfigKeys.TRUSTED_PROXIES.name() + ": ");
             if (parsed != null)
                 trusted.add(parsed);
         }
-        Map<String, String> staticRoutes = get(ConfigKeys.INGRESS_STATIC_ROUTES);
-        IngressConfig.WebSocket webSocket = attempt(() -> new IngressConfig.WebSocket(get(ConfigKeys.WS_PING_INTERVAL),
-            get(ConfigKeys.WS_IDLE_TIMEOUT), get(ConfigKeys.WS_MAX_MESSAGE_SIZE), orEmpty(get(ConfigKeys.WS_ALLOWED_ORIGINS))));
-        IngressConfig ingress = attempt(() -> new IngressConfig(get(ConfigKeys.INGRESS_PREFIX), get(ConfigKeys.INGRESS_ID_PATTERN),
-            get(ConfigKeys.INGRESS_ID_MAX_LENGTH), get(ConfigKeys.INGRESS_ROUTES_KEY), staticRoutes == null ? Map.of() : staticRoutes,
-            get(ConfigKeys.INGRESS_HEADER), cookie, get(ConfigKeys.INGRESS_ACCESS), get(ConfigKeys.GRANT_PARAM), trusted,
-            get(ConfigKeys.INGRESS_IDLE_TIMEOUT), get(ConfigKeys.INGRESS_CONNECT_TIMEOUT),
-            get(ConfigKeys.INGRESS_DESTINATION_IDLE_TIMEOUT), get(ConfigKeys.INGRESS_MAX_CONNECTIONS), get(ConfigKeys.ROUTE_CACHE_SIZE),
-            webSocket));
+        IngressConfig.WebSocket webSocket = attempt(this::webSocket);
+        IngressConfig ingress = attempt(() -> ingress(cookie, trusted, webSocket));
         List<McpConfig.Server> mcpServers = new ArrayList<>();
-        List<Map<?, ?>> servers = get(ConfigKeys.MCP_SERVERS);
-        for (Map<?, ?> entry : servers == null ? List.<Map<?, ?>>of() : servers)
+        for (Map<?, ?> entry : list(ConfigKeys.MCP_SERVERS))
         {
             McpConfig.Server parsed = attempt(() -> McpConfig.Server.parse(entry));
             if (parsed != null)
                 mcpServers.add(parsed);
         }
-        McpConfig mcp = attempt(() -> new McpConfig(mcpServers, get(ConfigKeys.MCP_KEEPALIVE), get(ConfigKeys.MCP_SESSION_TTL),
-            get(ConfigKeys.MCP_REPLAY_BUFFER), get(ConfigKeys.MCP_MAX_BODY), get(ConfigKeys.MCP_MAX_SESSIONS_PER_CLIENT),
-            orEmpty(get(ConfigKeys.MCP_ALLOWED_ORIGINS))));
+        McpConfig mcp = attempt(() -> mcp(mcpServers));
         EgressConfig egress = attempt(this::egress);
-        WatcherConfig watcher = attempt(() -> new WatcherConfig(get(ConfigKeys.WATCHER_ENABLED), get(ConfigKeys.WATCHER_NAMESPACES),
-            get(ConfigKeys.WATCHER_ID_LABEL), get(ConfigKeys.WATCHER_PORT_ANNOTATION), get(ConfigKeys.WATCHER_DEFAULT_PORT),
-            get(ConfigKeys.WATCHER_RESYNC), Optional.ofNullable(get(ConfigKeys.WATCHER_MASTER_URL))));
+        WatcherConfig watcher = attempt(this::watcher);
         if (!problems.isEmpty())
             throw new ConfigException(problems);
         return new SandgateConfig(source, server, new StoreConfig(get(ConfigKeys.STORE_TYPE), redis), ingress, mcp, egress, watcher,
-            Optional.ofNullable(get(ConfigKeys.ADMIN_TOKEN)), get(ConfigKeys.ACCESS_LOG), effective());
+            optional(ConfigKeys.ADMIN_TOKEN), get(ConfigKeys.ACCESS_LOG), effective());
     }
 
     /** Each key's value as text, with nothing secret in it. */
@@ -280,7 +265,105 @@ public final class ConfigLoader
         return values;
     }
 
+    private StoreConfig.Redis redis()
+    {
+        return StoreConfig.Redis.builder()
+            .address(get(ConfigKeys.REDIS_ADDRESS))
+            .clusterNodes(list(ConfigKeys.REDIS_CLUSTER_NODES))
+            .sentinelNodes(list(ConfigKeys.REDIS_SENTINEL_NODES))
+            .sentinelMaster(optional(ConfigKeys.REDIS_SENTINEL_MASTER))
+            .username(optional(ConfigKeys.REDIS_USERNAME))
+            .password(optional(ConfigKeys.REDIS_PASSWORD))
+            .database(get(ConfigKeys.REDIS_DATABASE))
+            .timeout(get(ConfigKeys.REDIS_TIMEOUT))
+            .revalidateInterval(get(ConfigKeys.REDIS_REVALIDATE_INTERVAL))
+            .pollInterval(get(ConfigKeys.REDIS_POLL_INTERVAL))
+            .build();
+    }
+
+    private IngressConfig.WebSocket webSocket()
+    {
+        return IngressConfig.WebSocket.builder()
+            .pingInterval(get(ConfigKeys.WS_PING_INTERVAL))
+            .idleTimeout(get(ConfigKeys.WS_IDLE_TIMEOUT))
+            .maxMessageSize(get(ConfigKeys.WS_MAX_MESSAGE_SIZE))
+            .allowedOrigins(list(ConfigKeys.WS_ALLOWED_ORIGINS))
+            .build();
+    }
+
+    private IngressConfig ingress(CookieConfig cookie, List<Cidr> trustedProxies, IngressConfig.WebSocket webSocket)
+    {
+        Map<String, String> staticRoutes = get(ConfigKeys.INGRESS_STATIC_ROUTES);
+        return IngressConfig.builder()
+            .prefix(get(ConfigKeys.INGRESS_PREFIX))
+            .idPattern(get(ConfigKeys.INGRESS_ID_PATTERN))
+            .idMaxLength(get(ConfigKeys.INGRESS_ID_MAX_LENGTH))
+            .routesKey(get(ConfigKeys.INGRESS_ROUTES_KEY))
+            .staticRoutes(staticRoutes == null ? Map.of() : staticRoutes)
+            .header(get(ConfigKeys.INGRESS_HEADER))
+            .cookie(cookie)
+            .access(get(ConfigKeys.INGRESS_ACCESS))
+            .grantParam(get(ConfigKeys.GRANT_PARAM))
+            .trustedProxies(trustedProxies)
+            .idleTimeout(get(ConfigKeys.INGRESS_IDLE_TIMEOUT))
+            .connectTimeout(get(ConfigKeys.INGRESS_CONNECT_TIMEOUT))
+            .destinationIdleTimeout(get(ConfigKeys.INGRESS_DESTINATION_IDLE_TIMEOUT))
+            .maxConnectionsPerSandbox(get(ConfigKeys.INGRESS_MAX_CONNECTIONS))
+            .routeCacheSize(get(ConfigKeys.ROUTE_CACHE_SIZE))
+            .webSocket(webSocket)
+            .build();
+    }
+
+    private McpConfig mcp(List<McpConfig.Server> servers)
+    {
+        return McpConfig.builder()
+            .servers(servers)
+            .keepalive(get(ConfigKeys.MCP_KEEPALIVE))
+            .sessionTtl(get(ConfigKeys.MCP_SESSION_TTL))
+            .replayBuffer(get(ConfigKeys.MCP_REPLAY_BUFFER))
+            .maxBodySize(get(ConfigKeys.MCP_MAX_BODY))
+            .maxSessionsPerClient(get(ConfigKeys.MCP_MAX_SESSIONS_PER_CLIENT))
+            .allowedOrigins(list(ConfigKeys.MCP_ALLOWED_ORIGINS))
+            .build();
+    }
+
     private EgressConfig egress()
+    {
+        EgressConfig.Health health = health();
+        CredentialsConfig credentials = credentials();
+        List<Cidr> allow = new ArrayList<>();
+        for (String cidr : list(ConfigKeys.EGRESS_SSRF_ALLOW))
+        {
+            try
+            {
+                allow.add(Cidr.parse(cidr.trim()));
+            }
+            catch (IllegalArgumentException x)
+            {
+                throw new IllegalArgumentException(ConfigKeys.EGRESS_SSRF_ALLOW.name() + ": " + cidr + " (expected: CIDRs such as 10.0.3.0/24)");
+            }
+        }
+        Map<String, ?> pools = get(ConfigKeys.EGRESS_POOLS);
+        return EgressConfig.builder()
+            .routes(EgressTables.routes(list(ConfigKeys.EGRESS_ROUTES), get(ConfigKeys.EGRESS_TIMEOUT), get(ConfigKeys.EGRESS_FIRST_BYTE_TIMEOUT),
+                get(ConfigKeys.EGRESS_SCAN_MODE)))
+            .pools(EgressTables.pools(pools == null ? Map.of() : pools))
+            .health(health)
+            .connectTimeout(get(ConfigKeys.EGRESS_CONNECT_TIMEOUT))
+            .firstByteTimeout(get(ConfigKeys.EGRESS_FIRST_BYTE_TIMEOUT))
+            .retryBudget(get(ConfigKeys.EGRESS_RETRY_BUDGET))
+            .retryBackoff(get(ConfigKeys.EGRESS_RETRY_BACKOFF))
+            .nodeErrorHeaders(get(ConfigKeys.EGRESS_NODE_ERROR_HEADERS))
+            .trustStore(optional(ConfigKeys.EGRESS_TRUST_STORE))
+            .trustStorePassword(optional(ConfigKeys.EGRESS_TRUST_STORE_PASSWORD))
+            .maxConnectionsPerNode(get(ConfigKeys.EGRESS_MAX_CONNECTIONS))
+            .forwardProxyPort(optional(ConfigKeys.EGRESS_FORWARD_PROXY_PORT))
+            .credentials(credentials)
+            .ssrfAllow(allow)
+            .build();
+    }
+
+    private EgressConfig.Health health()
     {
         List<Integer> steps = new ArrayList<>();
         for (String step : get(ConfigKeys.EGRESS_RECOVERY_STEPS))
@@ -294,41 +377,85 @@ public final class ConfigLoader
                 throw new IllegalArgumentException(ConfigKeys.EGRESS_RECOVERY_STEPS.name() + ": " + step + " (expected: percentages such as 10,50,100)");
             }
         }
-        EgressConfig.Health health = new EgressConfig.Health(get(ConfigKeys.EGRESS_TCP_INTERVAL), get(ConfigKeys.EGRESS_TCP_TIMEOUT),
-            get(ConfigKeys.EGRESS_TCP_FAILURES), get(ConfigKeys.EGRESS_HTTP_INTERVAL), Optional.ofNullable(get(ConfigKeys.EGRESS_HTTP_URL)),
-            get(ConfigKeys.EGRESS_SLOW_TLS), get(ConfigKeys.EGRESS_LATENCY_WINDOW), get(ConfigKeys.EGRESS_JITTER_DOWN),
-            get(ConfigKeys.EGRESS_JITTER_EJECT), get(ConfigKeys.EGRESS_PASSIVE_FAILURES), get(ConfigKeys.EGRESS_PASSIVE_EJECTION), steps, get(ConfigKeys.EGRESS_RECOVERY_STEP_INTERVAL),
-            get(ConfigKeys.EGRESS_REGION_EJECTED), get(ConfigKeys.EGRESS_REGION_SUCCESS));
-        List<Map<?, ?>> routes = get(ConfigKeys.EGRESS_ROUTES);
-        Map<String, ?> pools = get(ConfigKeys.EGRESS_POOLS);
+        return EgressConfig.Health.builder()
+            .tcpInterval(get(ConfigKeys.EGRESS_TCP_INTERVAL))
+            .tcpTimeout(get(ConfigKeys.EGRESS_TCP_TIMEOUT))
+            .tcpFailures(get(ConfigKeys.EGRESS_TCP_FAILURES))
+            .httpInterval(get(ConfigKeys.EGRESS_HTTP_INTERVAL))
+            .httpUrl(optional(ConfigKeys.EGRESS_HTTP_URL))
+            .slowTls(get(ConfigKeys.EGRESS_SLOW_TLS))
+            .latencyWindow(get(ConfigKeys.EGRESS_LATENCY_WINDOW))
+            .jitterDownWeight(get(ConfigKeys.EGRESS_JITTER_DOWN))
+            .jitterEject(get(ConfigKeys.EGRESS_JITTER_EJECT))
+            .passiveFailures(get(ConfigKeys.EGRESS_PASSIVE_FAILURES))
+            .passiveEjectionTime(get(ConfigKeys.EGRESS_PASSIVE_EJECTION))
+            .recoverySteps(steps)
+            .recoveryStepInterval(get(ConfigKeys.EGRESS_RECOVERY_STEP_INTERVAL))
+            .regionEjectedShare(get(ConfigKeys.EGRESS_REGION_EJECTED))
+            .regionMinSuccess(get(ConfigKeys.EGRESS_REGION_SUCCESS))
+            .build();
+    }
+
+    private CredentialsConfig credentials()
+    {
+        CredentialsConfig.SourceKind source = get(ConfigKeys.SECRETS_SOURCE);
+        Path file = Path.of(get(ConfigKeys.SECRETS_FILE));
         Map<String, ?> credentials = get(ConfigKeys.EGRESS_CREDENTIALS);
-        List<Map<?, ?>> agents = get(ConfigKeys.EGRESS_AGENTS);
-        CredentialsConfig.Vault vault = new CredentialsConfig.Vault(Optional.ofNullable(get(ConfigKeys.VAULT_ADDRESS)), Optional.ofNullable(get(ConfigKeys.VAULT_NAMESPACE)),
-            get(ConfigKeys.VAULT_AUTH), Optional.ofNullable(get(ConfigKeys.VAULT_TOKEN)), Optional.ofNullable(get(ConfigKeys.VAULT_ROLE_ID)),
-            Optional.ofNullable(get(ConfigKeys.VAULT_SECRET_ID)), Optional.ofNullable(get(ConfigKeys.VAULT_K8S_ROLE)), java.nio.file.Path.of(get(ConfigKeys.VAULT_K8S_JWT)),
-            get(ConfigKeys.VAULT_MOUNT), get(ConfigKeys.VAULT_PREFIX), get(ConfigKeys.VAULT_REFRESH), get(ConfigKeys.VAULT_MAX_AGE));
-        CredentialsConfig protection = new CredentialsConfig(get(ConfigKeys.SECRETS_SOURCE), java.nio.file.Path.of(get(ConfigKeys.SECRETS_FILE)),
-            get(ConfigKeys.SECRETS_OVERLAP), get(ConfigKeys.SECRETS_REFRESH), vault,
-            CredentialsConfig.parseCredentials(credentials == null ? Map.of() : credentials), CredentialsConfig.parseAgents(agents == null ? List.of() : agents));
-        List<Cidr> allow = new ArrayList<>();
-        for (String cidr : get(ConfigKeys.EGRESS_SSRF_ALLOW) == null ? List.<String>of() : get(ConfigKeys.EGRESS_SSRF_ALLOW))
+        Map<String, CredentialsConfig.Credential> bound = EgressTables.credentials(credentials == null ? Map.of() : credentials);
+        List<CredentialsConfig.Agent> agents = EgressTables.agents(list(ConfigKeys.EGRESS_AGENTS));
+        // Without an address the record itself reports what is missing.
+        boolean vault = source == CredentialsConfig.SourceKind.VAULT && get(ConfigKeys.VAULT_ADDRESS) != null;
+        return CredentialsConfig.builder()
+            .source(source)
+            .file(file)
+            .overlap(get(ConfigKeys.SECRETS_OVERLAP))
+            .refresh(get(ConfigKeys.SECRETS_REFRESH))
+            .vault(vault ? Optional.of(vault()) : Optional.empty())
+            .credentials(bound)
+            .agents(agents)
+            .build();
+    }
+
+    private WatcherConfig watcher()
+    {
+        return WatcherConfig.builder()
+            .enabled(get(ConfigKeys.WATCHER_ENABLED))
+            .namespaces(get(ConfigKeys.WATCHER_NAMESPACES))
+            .idLabel(get(ConfigKeys.WATCHER_ID_LABEL))
+            .portAnnotation(get(ConfigKeys.WATCHER_PORT_ANNOTATION))
+            .defaultPort(get(ConfigKeys.WATCHER_DEFAULT_PORT))
+            .resyncInterval(get(ConfigKeys.WATCHER_RESYNC))
+            .masterUrl(optional(ConfigKeys.WATCHER_MASTER_URL))
+            .build();
+    }
+
+    /** The {@code vault} source's settings; only read when that is the source, with its address set. */
+    private VaultSettings vault()
+    {
+        VaultAuth auth = switch (get(ConfigKeys.VAULT_AUTH))
         {
-            try
-            {
-                allow.add(Cidr.parse(cidr.trim()));
-            }
-            catch (IllegalArgumentException x)
-            {
-                throw new IllegalArgumentException(ConfigKeys.EGRESS_SSRF_ALLOW.name() + ": " + cidr + " (expected: CIDRs such as 10.0.3.0/24)");
-            }
-        }
-        return new EgressConfig(EgressConfig.parseRoutes(routes == null ? List.of() : routes, get(ConfigKeys.EGRESS_TIMEOUT), get(ConfigKeys.EGRESS_FIRST_BYTE_TIMEOUT),
-            get(ConfigKeys.EGRESS_SCAN_MODE)),
-            EgressConfig.parsePools(pools == null ? Map.of() : pools), health, get(ConfigKeys.EGRESS_CONNECT_TIMEOUT),
-            get(ConfigKeys.EGRESS_FIRST_BYTE_TIMEOUT), get(ConfigKeys.EGRESS_RETRY_BUDGET), get(ConfigKeys.EGRESS_RETRY_BACKOFF),
-            get(ConfigKeys.EGRESS_NODE_ERROR_HEADERS), Optional.ofNullable(get(ConfigKeys.EGRESS_TRUST_STORE)),
-            Optional.ofNullable(get(ConfigKeys.EGRESS_TRUST_STORE_PASSWORD)), get(ConfigKeys.EGRESS_MAX_CONNECTIONS),
-            Optional.ofNullable(get(ConfigKeys.EGRESS_FORWARD_PROXY_PORT)), protection, allow);
+            case TOKEN -> new VaultAuth.Token(required(ConfigKeys.VAULT_TOKEN, "token"));
+            case APPROLE -> new VaultAuth.AppRole(new Secret(required(ConfigKeys.VAULT_ROLE_ID, "approle")),
+                required(ConfigKeys.VAULT_SECRET_ID, "approle"));
+            case KUBERNETES -> new VaultAuth.Kubernetes(required(ConfigKeys.VAULT_K8S_ROLE, "kubernetes"),
+                Path.of(get(ConfigKeys.VAULT_K8S_JWT)), VaultAuth.Kubernetes.DEFAULT_MOUNT);
+        };
+        return VaultSettings.builder(get(ConfigKeys.VAULT_ADDRESS), auth)
+            .namespace(get(ConfigKeys.VAULT_NAMESPACE))
+            .kvMount(get(ConfigKeys.VAULT_MOUNT))
+            .pathPrefix(get(ConfigKeys.VAULT_PREFIX))
+            .refreshInterval(get(ConfigKeys.VAULT_REFRESH))
+            .cacheMaxAge(get(ConfigKeys.VAULT_MAX_AGE))
+            .build();
+    }
+
+    /** A value the chosen Vault auth method needs. */
+    private <T> T required(ConfigKey<T> key, String auth)
+    {
+        T value = get(key);
+        if (value == null)
+            throw new IllegalArgumentException(key.name() + ": missing (expected: a value when " + ConfigKeys.VAULT_AUTH.name() + " is " + auth + ")");
+        return value;
     }
 
     private <T> T attempt(java.util.function.Supplier<T> build)
@@ -349,8 +476,16 @@ public final class ConfigLoader
         }
     }
 
-    private static <T> List<T> orEmpty(List<T> list)
+    /** A key without default, as an Optional. */
+    private <T> Optional<T> optional(ConfigKey<T> key)
     {
+        return Optional.ofNullable(get(key));
+    }
+
+    /** A list key without default: empty when unset. */
+    private <T> List<T> list(ConfigKey<List<T>> key)
+    {
+        List<T> list = get(key);
         return list == null ? List.of() : list;
     }
 

@@ -1,17 +1,11 @@
 package io.sandgate.config;
 
-import io.sandgate.core.Secret;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.format.DateTimeParseException;
-import java.util.ArrayList;
-import java.util.Date;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 
@@ -24,41 +18,16 @@ import java.util.Set;
  * @param file the secrets file of the {@code file} source
  * @param overlap how long a rotated-out value stays valid
  * @param refresh how often values are re-read to notice rotation
- * @param vault the {@code vault} source's settings
+ * @param vault the {@code vault} source's settings; required when that is the source
  * @param credentials by name
  * @param agents who may use which credential
  */
-public record CredentialsConfig(SourceKind source, Path file, Duration overlap, Duration refresh, Vault vault,
+public record CredentialsConfig(SourceKind source, Path file, Duration overlap, Duration refresh, Optional<VaultSettings> vault,
                                 Map<String, Credential> credentials, List<Agent> agents)
 {
     public enum SourceKind
     {
         FILE, ENV, VAULT
-    }
-
-    public enum VaultAuth
-    {
-        TOKEN, APPROLE, KUBERNETES
-    }
-
-    /**
-     * @param address Vault's URL; required for the {@code vault} source
-     * @param namespace Vault Enterprise namespace
-     * @param auth how Sandgate logs in
-     * @param token the token for {@code token} auth
-     * @param roleId AppRole role id
-     * @param secretId AppRole secret id
-     * @param kubernetesRole Vault role for Kubernetes auth
-     * @param kubernetesJwtPath service-account token file for Kubernetes auth
-     * @param mount KV v2 mount
-     * @param prefix path prefix under the mount; a secret named {@code x} is read from {@code prefix/x}, field {@code value}
-     * @param refresh a cached value is re-read after this
-     * @param maxAge a cached value may be served this long while Vault cannot answer
-     */
-    public record Vault(Optional<String> address, Optional<String> namespace, VaultAuth auth, Optional<Secret> token, Optional<String> roleId,
-                        Optional<Secret> secretId, Optional<String> kubernetesRole, Path kubernetesJwtPath, String mount, String prefix,
-                        Duration refresh, Duration maxAge)
-    {
     }
 
     /**
@@ -117,68 +86,77 @@ public record CredentialsConfig(SourceKind source, Path file, Duration overlap, 
                         + " (expected: one of " + credentials.keySet() + ")");
             }
         }
-        if (source == SourceKind.VAULT && vault.address().isEmpty())
+        Objects.requireNonNull(vault, "vault");
+        if (source == SourceKind.VAULT && vault.isEmpty())
             throw new IllegalArgumentException(ConfigKeys.VAULT_ADDRESS.name() + ": missing (expected: Vault's URL when " + ConfigKeys.SECRETS_SOURCE.name() + " is vault)");
     }
 
-    /** Parses {@code egress.credentials}. */
-    static Map<String, Credential> parseCredentials(Map<String, ?> entries)
+    /** A builder that names every value. */
+    public static Builder builder()
     {
-        Map<String, Credential> credentials = new LinkedHashMap<>();
-        entries.forEach((name, value) ->
-        {
-            String where = ConfigKeys.EGRESS_CREDENTIALS.name() + "." + name;
-            if (!(value instanceof Map<?, ?> entry))
-                throw new IllegalArgumentException(where + " (expected: {secret, hosts, header, format} or {secret, hosts, query})");
-            EgressConfig.known(entry, where, Set.of("secret", "hosts", "header", "format", "query"));
-            List<String> hosts = new ArrayList<>();
-            if (entry.get("hosts") instanceof List<?> list)
-                list.forEach(h -> hosts.add(h.toString().toLowerCase(Locale.ROOT)));
-            if (hosts.isEmpty() || hosts.contains("*"))
-                throw new IllegalArgumentException(where + ".hosts: " + hosts + " (expected: the host names the key may be sent to, no *)");
-            String header = entry.get("header") == null ? "Authorization" : entry.get("header").toString();
-            String format = entry.get("format") == null ? (header.equalsIgnoreCase("Authorization") ? "Bearer {secret}" : "{secret}") : entry.get("format").toString();
-            if (!format.contains("{secret}"))
-                throw new IllegalArgumentException(where + ".format: " + format + " (expected: a template containing {secret})");
-            credentials.put(name, new Credential(name, entry.get("secret") == null ? name : entry.get("secret").toString(), hosts, header, format,
-                Optional.ofNullable(entry.get("query")).map(Object::toString)));
-        });
-        return credentials;
+        return new Builder();
     }
 
-    /** Parses {@code egress.agents}. */
-    static List<Agent> parseAgents(List<Map<?, ?>> entries)
+    /** Names every value of a {@link CredentialsConfig}; the record checks them all when it is built. */
+    public static final class Builder
     {
-        List<Agent> agents = new ArrayList<>();
-        Set<String> ids = new HashSet<>();
-        for (Map<?, ?> entry : entries)
+        private SourceKind source;
+        private Path file;
+        private Duration overlap;
+        private Duration refresh;
+        private Optional<VaultSettings> vault = Optional.empty();
+        private Map<String, Credential> credentials = Map.of();
+        private List<Agent> agents = List.of();
+
+        private Builder()
         {
-            String where = ConfigKeys.EGRESS_AGENTS.name() + "[" + agents.size() + "]";
-            EgressConfig.known(entry, where, Set.of("id", "token", "credentials", "expires", "revoked"));
-            Object id = entry.get("id");
-            if (id == null || !ids.add(id.toString()))
-                throw new IllegalArgumentException(where + ".id: " + id + " (expected: a unique agent id)");
-            Set<String> allowed = new HashSet<>();
-            if (entry.get("credentials") instanceof List<?> list)
-                list.forEach(c -> allowed.add(c.toString()));
-            Optional<Instant> expires = Optional.empty();
-            if (entry.get("expires") instanceof Date date)
-                expires = Optional.of(date.toInstant()); // YAML reads an unquoted timestamp as a date
-            else if (entry.get("expires") != null)
-            {
-                try
-                {
-                    expires = Optional.of(Instant.parse(entry.get("expires").toString()));
-                }
-                catch (DateTimeParseException x)
-                {
-                    throw new IllegalArgumentException(where + ".expires: " + entry.get("expires") + " (expected: an instant such as 2027-01-31T00:00:00Z)");
-                }
-            }
-            Object revoked = entry.get("revoked");
-            agents.add(new Agent(id.toString(), entry.get("token") == null ? id + "-token" : entry.get("token").toString(), allowed, expires,
-                revoked != null && ValueParser.bool().parse(revoked)));
         }
-        return agents;
+
+        public Builder source(SourceKind source)
+        {
+            this.source = source;
+            return this;
+        }
+
+        public Builder file(Path file)
+        {
+            this.file = file;
+            return this;
+        }
+
+        public Builder overlap(Duration overlap)
+        {
+            this.overlap = overlap;
+            return this;
+        }
+
+        public Builder refresh(Duration refresh)
+        {
+            this.refresh = refresh;
+            return this;
+        }
+
+        public Builder vault(Optional<VaultSettings> vault)
+        {
+            this.vault = vault;
+            return this;
+        }
+
+        public Builder credentials(Map<String, Credential> credentials)
+        {
+            this.credentials = credentials;
+            return this;
+        }
+
+        public Builder agents(List<Agent> agents)
+        {
+            this.agents = agents;
+            return this;
+        }
+
+        public CredentialsConfig build()
+        {
+            return new CredentialsConfig(source, file, overlap, refresh, vault, credentials, agents);
+        }
     }
 }

@@ -2,14 +2,9 @@ package io.sandgate.config;
 
 import io.sandgate.core.Secret;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 
 import io.sandgate.net.Cidr;
 
@@ -70,6 +65,118 @@ public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health h
             domains = List.copyOf(domains);
         }
 
+        /** A builder that names every value. */
+        public static Builder builder()
+        {
+            return new Builder();
+        }
+
+        /** Names every value of a {@link Route}; the record checks them all when it is built. */
+        public static final class Builder
+        {
+            private List<String> domains = List.of();
+            private Optional<String> taskType = Optional.empty();
+            private String pool;
+            private Duration timeout;
+            private Duration idleTimeout;
+            private int retry;
+            private boolean retryNonIdempotent;
+            private boolean sticky;
+            private Duration stickyTtl;
+            private String scheme;
+            private Optional<String> credential = Optional.empty();
+            private ScanMode scan;
+            private boolean scanResponses;
+
+            private Builder()
+            {
+            }
+
+            public Builder domains(List<String> domains)
+            {
+                this.domains = domains;
+                return this;
+            }
+
+            public Builder taskType(Optional<String> taskType)
+            {
+                this.taskType = taskType;
+                return this;
+            }
+
+            public Builder pool(String pool)
+            {
+                this.pool = pool;
+                return this;
+            }
+
+            public Builder timeout(Duration timeout)
+            {
+                this.timeout = timeout;
+                return this;
+            }
+
+            public Builder idleTimeout(Duration idleTimeout)
+            {
+                this.idleTimeout = idleTimeout;
+                return this;
+            }
+
+            public Builder retry(int retry)
+            {
+                this.retry = retry;
+                return this;
+            }
+
+            public Builder retryNonIdempotent(boolean retryNonIdempotent)
+            {
+                this.retryNonIdempotent = retryNonIdempotent;
+                return this;
+            }
+
+            public Builder sticky(boolean sticky)
+            {
+                this.sticky = sticky;
+                return this;
+            }
+
+            public Builder stickyTtl(Duration stickyTtl)
+            {
+                this.stickyTtl = stickyTtl;
+                return this;
+            }
+
+            public Builder scheme(String scheme)
+            {
+                this.scheme = scheme;
+                return this;
+            }
+
+            public Builder credential(Optional<String> credential)
+            {
+                this.credential = credential;
+                return this;
+            }
+
+            public Builder scan(ScanMode scan)
+            {
+                this.scan = scan;
+                return this;
+            }
+
+            public Builder scanResponses(boolean scanResponses)
+            {
+                this.scanResponses = scanResponses;
+                return this;
+            }
+
+            public Route build()
+            {
+                return new Route(domains, taskType, pool, timeout, idleTimeout, retry, retryNonIdempotent, sticky, stickyTtl,
+                    scheme, credential, scan, scanResponses);
+            }
+        }
+
         /** Whether this route serves the host (lower case, no port) for this task type. */
         public boolean matches(String host, String agentTaskType)
         {
@@ -121,7 +228,7 @@ public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health h
      * @param jitterDownWeight standard deviation above which the weight drops 30 %
      * @param jitterEject standard deviation above which the node is ejected
      * @param passiveFailures consecutive request failures that eject
- * @param passiveEjectionTime how long a node ejected for failing requests stays out before its probes may bring it back
+     * @param passiveEjectionTime how long a node ejected for failing requests stays out before its probes may bring it back
      * @param recoverySteps share of its weight a recovered node takes, step by step
      * @param recoveryStepInterval time per recovery step
      * @param regionEjectedShare a region with more of its nodes ejected fails over
@@ -136,6 +243,133 @@ public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health h
             recoverySteps = List.copyOf(recoverySteps);
             if (recoverySteps.isEmpty() || recoverySteps.get(recoverySteps.size() - 1) != 100)
                 throw new IllegalArgumentException(ConfigKeys.EGRESS_RECOVERY_STEPS.name() + ": " + recoverySteps + " (expected: rising percentages ending in 100)");
+        }
+
+        /** A builder that names every value. */
+        public static Builder builder()
+        {
+            return new Builder();
+        }
+
+        /** Names every value of a {@link Health}; the record checks them all when it is built. */
+        public static final class Builder
+        {
+            private Duration tcpInterval;
+            private Duration tcpTimeout;
+            private int tcpFailures;
+            private Duration httpInterval;
+            private Optional<String> httpUrl = Optional.empty();
+            private Duration slowTls;
+            private int latencyWindow;
+            private Duration jitterDownWeight;
+            private Duration jitterEject;
+            private int passiveFailures;
+            private Duration passiveEjectionTime;
+            private List<Integer> recoverySteps = List.of();
+            private Duration recoveryStepInterval;
+            private double regionEjectedShare;
+            private double regionMinSuccess;
+
+            private Builder()
+            {
+            }
+
+            public Builder tcpInterval(Duration tcpInterval)
+            {
+                this.tcpInterval = tcpInterval;
+                return this;
+            }
+
+            public Builder tcpTimeout(Duration tcpTimeout)
+            {
+                this.tcpTimeout = tcpTimeout;
+                return this;
+            }
+
+            public Builder tcpFailures(int tcpFailures)
+            {
+                this.tcpFailures = tcpFailures;
+                return this;
+            }
+
+            public Builder httpInterval(Duration httpInterval)
+            {
+                this.httpInterval = httpInterval;
+                return this;
+            }
+
+            public Builder httpUrl(Optional<String> httpUrl)
+            {
+                this.httpUrl = httpUrl;
+                return this;
+            }
+
+            public Builder slowTls(Duration slowTls)
+            {
+                this.slowTls = slowTls;
+                return this;
+            }
+
+            public Builder latencyWindow(int latencyWindow)
+            {
+                this.latencyWindow = latencyWindow;
+                return this;
+            }
+
+            public Builder jitterDownWeight(Duration jitterDownWeight)
+            {
+                this.jitterDownWeight = jitterDownWeight;
+                return this;
+            }
+
+            public Builder jitterEject(Duration jitterEject)
+            {
+                this.jitterEject = jitterEject;
+                return this;
+            }
+
+            public Builder passiveFailures(int passiveFailures)
+            {
+                this.passiveFailures = passiveFailures;
+                return this;
+            }
+
+            public Builder passiveEjectionTime(Duration passiveEjectionTime)
+            {
+                this.passiveEjectionTime = passiveEjectionTime;
+                return this;
+            }
+
+            public Builder recoverySteps(List<Integer> recoverySteps)
+            {
+                this.recoverySteps = recoverySteps;
+                return this;
+            }
+
+            public Builder recoveryStepInterval(Duration recoveryStepInterval)
+            {
+                this.recoveryStepInterval = recoveryStepInterval;
+                return this;
+            }
+
+            public Builder regionEjectedShare(double regionEjectedShare)
+            {
+                this.regionEjectedShare = regionEjectedShare;
+                return this;
+            }
+
+            public Builder regionMinSuccess(double regionMinSuccess)
+            {
+                this.regionMinSuccess = regionMinSuccess;
+                return this;
+            }
+
+            public Health build()
+            {
+                return new Health(tcpInterval, tcpTimeout, tcpFailures, httpInterval, httpUrl, slowTls, latencyWindow,
+                    jitterDownWeight, jitterEject, passiveFailures, passiveEjectionTime, recoverySteps,
+                    recoveryStepInterval, regionEjectedShare, regionMinSuccess);
+            }
         }
     }
 
@@ -160,133 +394,123 @@ public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health h
             throw new IllegalArgumentException(ConfigKeys.EGRESS_RETRY_BUDGET.name() + ": " + retryBudget + " (expected: 0 to 1)");
     }
 
-    /** Parses {@code egress.routes}. */
-    static List<Route> parseRoutes(List<Map<?, ?>> entries, Duration defaultTimeout, Duration defaultIdleTimeout, ScanMode defaultScan)
+    /** A builder that names every value. */
+    public static Builder builder()
     {
-        List<Route> routes = new ArrayList<>();
-        for (Map<?, ?> entry : entries)
-        {
-            String where = ConfigKeys.EGRESS_ROUTES.name() + "[" + routes.size() + "]";
-            known(entry, where, Set.of("match", "upstream", "timeout", "idle_timeout", "retry", "retry_non_idempotent", "sticky_session", "sticky_ttl", "scheme", "credential", "scan", "scan_responses"));
-            if (!(entry.get("match") instanceof Map<?, ?> match))
-                throw new IllegalArgumentException(where + ": match (expected: {domains: [...], task_type: ...})");
-            known(match, where + ".match", Set.of("domains", "task_type"));
-            List<String> domains = new ArrayList<>();
-            if (match.get("domains") instanceof List<?> list)
-                list.forEach(d -> domains.add(d.toString().toLowerCase(Locale.ROOT)));
-            if (domains.isEmpty())
-                throw new IllegalArgumentException(where + ".match.domains: missing (expected: a list of host names, *.globs or *)");
-            Object pool = entry.get("upstream");
-            if (pool == null)
-                throw new IllegalArgumentException(where + ".upstream: missing (expected: a pool name)");
-            String scheme = entry.get("scheme") == null ? "https" : entry.get("scheme").toString().toLowerCase(Locale.ROOT);
-            if (!scheme.equals("https") && !scheme.equals("http"))
-                throw new IllegalArgumentException(where + ".scheme: " + scheme + " (expected: https or http)");
-            routes.add(new Route(domains, Optional.ofNullable(match.get("task_type")).map(Object::toString), pool.toString(),
-                duration(entry.get("timeout"), defaultTimeout, where + ".timeout"),
-                duration(entry.get("idle_timeout"), defaultIdleTimeout, where + ".idle_timeout"),
-                integer(entry.get("retry"), 0, where + ".retry"),
-                bool(entry.get("retry_non_idempotent"), where + ".retry_non_idempotent"),
-                bool(entry.get("sticky_session"), where + ".sticky_session"),
-                duration(entry.get("sticky_ttl"), Duration.ofMinutes(5), where + ".sticky_ttl"),
-                scheme, Optional.ofNullable(entry.get("credential")).map(Object::toString),
-                scanMode(entry.get("scan"), defaultScan, where + ".scan"), bool(entry.get("scan_responses"), where + ".scan_responses")));
-        }
-        return routes;
+        return new Builder();
     }
 
-    /** Parses {@code egress.pools}. */
-    static Map<String, Pool> parsePools(Map<String, ?> entries)
+    /** Names every value of an {@link EgressConfig}; the record checks them all when it is built. */
+    public static final class Builder
     {
-        Map<String, Pool> pools = new LinkedHashMap<>();
-        Set<String> ids = new HashSet<>();
-        entries.forEach((name, value) ->
-        {
-            String where = ConfigKeys.EGRESS_POOLS.name() + "." + name;
-            if (!(value instanceof Map<?, ?> pool))
-                throw new IllegalArgumentException(where + " (expected: {region: ..., nodes: [...]})");
-            known(pool, where, Set.of("region", "nodes"));
-            List<Node> nodes = new ArrayList<>();
-            if (pool.get("nodes") instanceof List<?> list)
-            {
-                for (Object item : list)
-                {
-                    if (!(item instanceof Map<?, ?> node))
-                        throw new IllegalArgumentException(where + ".nodes (expected: {id, address, region, weight} entries)");
-                    known(node, where + ".nodes", Set.of("id", "address", "region", "weight"));
-                    Object id = node.get("id");
-                    Object address = node.get("address");
-                    if (id == null || address == null || !address.toString().matches("[A-Za-z0-9.-]+:\\d{1,5}"))
-                        throw new IllegalArgumentException(where + ".nodes: " + node + " (expected: id and address host:port)");
-                    if (!ids.add(id.toString()))
-                        throw new IllegalArgumentException(where + ".nodes: id " + id + " appears twice (expected: unique node ids)");
-                    String[] hostPort = address.toString().split(":");
-                    Object region = node.get("region") == null ? pool.get("region") : node.get("region");
-                    nodes.add(new Node(id.toString(), hostPort[0], Integer.parseInt(hostPort[1]), region == null ? "default" : region.toString(),
-                        integer(node.get("weight"), 100, where + ".nodes." + id + ".weight")));
-                }
-            }
-            if (nodes.isEmpty())
-                throw new IllegalArgumentException(where + ".nodes: empty (expected: at least one node)");
-            pools.put(name, new Pool(name, pool.get("region") == null ? nodes.get(0).region() : pool.get("region").toString(), nodes));
-        });
-        return pools;
-    }
+        private List<Route> routes = List.of();
+        private Map<String, Pool> pools = Map.of();
+        private Health health;
+        private Duration connectTimeout;
+        private Duration firstByteTimeout;
+        private double retryBudget;
+        private Duration retryBackoff;
+        private List<String> nodeErrorHeaders = List.of();
+        private Optional<String> trustStore = Optional.empty();
+        private Optional<Secret> trustStorePassword = Optional.empty();
+        private int maxConnectionsPerNode;
+        private Optional<Integer> forwardProxyPort = Optional.empty();
+        private CredentialsConfig credentials;
+        private List<Cidr> ssrfAllow = List.of();
 
-    static void known(Map<?, ?> map, String where, Set<String> keys)
-    {
-        for (Object key : map.keySet())
+        private Builder()
         {
-            if (!keys.contains(key.toString()))
-                throw new IllegalArgumentException(where + ": unknown key " + key + " (expected: " + String.join(", ", new java.util.TreeSet<>(keys)) + ")");
         }
-    }
 
-    private static ScanMode scanMode(Object value, ScanMode fallback, String where)
-    {
-        try
+        public Builder routes(List<Route> routes)
         {
-            return value == null ? fallback : ValueParser.oneOf(ScanMode.class).parse(value);
+            this.routes = routes;
+            return this;
         }
-        catch (IllegalArgumentException x)
-        {
-            throw new IllegalArgumentException(where + ": " + value + " (expected: " + x.getMessage() + ")");
-        }
-    }
 
-    private static Duration duration(Object value, Duration fallback, String where)
-    {
-        try
+        public Builder pools(Map<String, Pool> pools)
         {
-            return value == null ? fallback : ValueParser.duration().parse(value);
+            this.pools = pools;
+            return this;
         }
-        catch (IllegalArgumentException x)
-        {
-            throw new IllegalArgumentException(where + ": " + value + " (expected: " + x.getMessage() + ")");
-        }
-    }
 
-    private static int integer(Object value, int fallback, String where)
-    {
-        try
+        public Builder health(Health health)
         {
-            return value == null ? fallback : ValueParser.integer(0, 1_000_000).parse(value);
+            this.health = health;
+            return this;
         }
-        catch (IllegalArgumentException x)
-        {
-            throw new IllegalArgumentException(where + ": " + value + " (expected: " + x.getMessage() + ")");
-        }
-    }
 
-    private static boolean bool(Object value, String where)
-    {
-        try
+        public Builder connectTimeout(Duration connectTimeout)
         {
-            return value != null && ValueParser.bool().parse(value);
+            this.connectTimeout = connectTimeout;
+            return this;
         }
-        catch (IllegalArgumentException x)
+
+        public Builder firstByteTimeout(Duration firstByteTimeout)
         {
-            throw new IllegalArgumentException(where + ": " + value + " (expected: true or false)");
+            this.firstByteTimeout = firstByteTimeout;
+            return this;
+        }
+
+        public Builder retryBudget(double retryBudget)
+        {
+            this.retryBudget = retryBudget;
+            return this;
+        }
+
+        public Builder retryBackoff(Duration retryBackoff)
+        {
+            this.retryBackoff = retryBackoff;
+            return this;
+        }
+
+        public Builder nodeErrorHeaders(List<String> nodeErrorHeaders)
+        {
+            this.nodeErrorHeaders = nodeErrorHeaders;
+            return this;
+        }
+
+        public Builder trustStore(Optional<String> trustStore)
+        {
+            this.trustStore = trustStore;
+            return this;
+        }
+
+        public Builder trustStorePassword(Optional<Secret> trustStorePassword)
+        {
+            this.trustStorePassword = trustStorePassword;
+            return this;
+        }
+
+        public Builder maxConnectionsPerNode(int maxConnectionsPerNode)
+        {
+            this.maxConnectionsPerNode = maxConnectionsPerNode;
+            return this;
+        }
+
+        public Builder forwardProxyPort(Optional<Integer> forwardProxyPort)
+        {
+            this.forwardProxyPort = forwardProxyPort;
+            return this;
+        }
+
+        public Builder credentials(CredentialsConfig credentials)
+        {
+            this.credentials = credentials;
+            return this;
+        }
+
+        public Builder ssrfAllow(List<Cidr> ssrfAllow)
+        {
+            this.ssrfAllow = ssrfAllow;
+            return this;
+        }
+
+        public EgressConfig build()
+        {
+            return new EgressConfig(routes, pools, health, connectTimeout, firstByteTimeout, retryBudget, retryBackoff,
+                nodeErrorHeaders, trustStore, trustStorePassword, maxConnectionsPerNode, forwardProxyPort,
+                credentials, ssrfAllow);
         }
     }
 }

@@ -52,6 +52,54 @@ public record IngressConfig(String prefix, Pattern idPattern, int idMaxLength, S
                     throw new IllegalArgumentException(ConfigKeys.WS_ALLOWED_ORIGINS.name() + ": " + origin + " (expected: scheme://host[:port], or *)");
             }
         }
+
+        /** A builder that names every value. */
+        public static Builder builder()
+        {
+            return new Builder();
+        }
+
+        /** Names every value of a {@link WebSocket}; the record checks them all when it is built. */
+        public static final class Builder
+        {
+            private Duration pingInterval;
+            private Duration idleTimeout;
+            private int maxMessageSize;
+            private List<String> allowedOrigins = List.of();
+
+            private Builder()
+            {
+            }
+
+            public Builder pingInterval(Duration pingInterval)
+            {
+                this.pingInterval = pingInterval;
+                return this;
+            }
+
+            public Builder idleTimeout(Duration idleTimeout)
+            {
+                this.idleTimeout = idleTimeout;
+                return this;
+            }
+
+            public Builder maxMessageSize(int maxMessageSize)
+            {
+                this.maxMessageSize = maxMessageSize;
+                return this;
+            }
+
+            public Builder allowedOrigins(List<String> allowedOrigins)
+            {
+                this.allowedOrigins = allowedOrigins;
+                return this;
+            }
+
+            public WebSocket build()
+            {
+                return new WebSocket(pingInterval, idleTimeout, maxMessageSize, allowedOrigins);
+            }
+        }
     }
 
     public enum Access
@@ -74,5 +122,139 @@ public record IngressConfig(String prefix, Pattern idPattern, int idMaxLength, S
         StoreConfig.positive(ConfigKeys.INGRESS_IDLE_TIMEOUT, idleTimeout);
         StoreConfig.positive(ConfigKeys.INGRESS_CONNECT_TIMEOUT, connectTimeout);
         StoreConfig.positive(ConfigKeys.INGRESS_DESTINATION_IDLE_TIMEOUT, destinationIdleTimeout);
+    }
+
+    /** A builder that names every value. */
+    public static Builder builder()
+    {
+        return new Builder();
+    }
+
+    /** Names every value of an {@link IngressConfig}; the record checks them all when it is built. */
+    public static final class Builder
+    {
+        private String prefix;
+        private Pattern idPattern;
+        private int idMaxLength;
+        private String routesKey;
+        private Map<String, String> staticRoutes = Map.of();
+        private String header;
+        private CookieConfig cookie;
+        private Access access;
+        private String grantParam;
+        private List<Cidr> trustedProxies = List.of();
+        private Duration idleTimeout;
+        private Duration connectTimeout;
+        private Duration destinationIdleTimeout;
+        private int maxConnectionsPerSandbox;
+        private int routeCacheSize;
+        private WebSocket webSocket;
+
+        private Builder()
+        {
+        }
+
+        public Builder prefix(String prefix)
+        {
+            this.prefix = prefix;
+            return this;
+        }
+
+        public Builder idPattern(Pattern idPattern)
+        {
+            this.idPattern = idPattern;
+            return this;
+        }
+
+        public Builder idMaxLength(int idMaxLength)
+        {
+            this.idMaxLength = idMaxLength;
+            return this;
+        }
+
+        public Builder routesKey(String routesKey)
+        {
+            this.routesKey = routesKey;
+            return this;
+        }
+
+        public Builder staticRoutes(Map<String, String> staticRoutes)
+        {
+            this.staticRoutes = staticRoutes;
+            return this;
+        }
+
+        public Builder header(String header)
+        {
+            this.header = header;
+            return this;
+        }
+
+        public Builder cookie(CookieConfig cookie)
+        {
+            this.cookie = cookie;
+            return this;
+        }
+
+        public Builder access(Access access)
+        {
+            this.access = access;
+            return this;
+        }
+
+        public Builder grantParam(String grantParam)
+        {
+            this.grantParam = grantParam;
+            return this;
+        }
+
+        public Builder trustedProxies(List<Cidr> trustedProxies)
+        {
+            this.trustedProxies = trustedProxies;
+            return this;
+        }
+
+        public Builder idleTimeout(Duration idleTimeout)
+        {
+            this.idleTimeout = idleTimeout;
+            return this;
+        }
+
+        public Builder connectTimeout(Duration connectTimeout)
+        {
+            this.connectTimeout = connectTimeout;
+            return this;
+        }
+
+        public Builder destinationIdleTimeout(Duration destinationIdleTimeout)
+        {
+            this.destinationIdleTimeout = destinationIdleTimeout;
+            return this;
+        }
+
+        public Builder maxConnectionsPerSandbox(int maxConnectionsPerSandbox)
+        {
+            this.maxConnectionsPerSandbox = maxConnectionsPerSandbox;
+            return this;
+        }
+
+        public Builder routeCacheSize(int routeCacheSize)
+        {
+            this.routeCacheSize = routeCacheSize;
+            return this;
+        }
+
+        public Builder webSocket(WebSocket webSocket)
+        {
+            this.webSocket = webSocket;
+            return this;
+        }
+
+        public IngressConfig build()
+        {
+            return new IngressConfig(prefix, idPattern, idMaxLength, routesKey, staticRoutes, header, cookie, access, grantParam,
+                trustedProxies, idleTimeout, connectTimeout, destinationIdleTimeout,
+                maxConnectionsPerSandbox, routeCacheSize, webSocket);
+        }
     }
 }

@@ -47,15 +47,12 @@ public record McpConfig(List<Server> servers, Duration keepalive, Duration sessi
         }
 
         /** Parses one entry of {@code mcp.servers}: {@code {name, url, transport}}. */
-        static Server parse(Map<?, ?> entry)
+        static Server parse(Map<?, ?> raw)
         {
-            Set<Object> unknown = new HashSet<>(entry.keySet());
-            unknown.removeAll(Set.of("name", "url", "transport"));
-            if (!unknown.isEmpty())
-                throw new IllegalArgumentException(ConfigKeys.MCP_SERVERS.name() + ": unknown keys " + unknown + " (expected: name, url, transport)");
-            Object name = entry.get("name");
-            Object url = entry.get("url");
-            Object transport = entry.get("transport");
+            ConfigTable entry = ConfigTable.of(raw, ConfigKeys.MCP_SERVERS.name(), "{name, url, transport}", Set.of("name", "url", "transport"));
+            Object name = entry.raw("name");
+            Object url = entry.raw("url");
+            Object transport = entry.raw("transport");
             Transport parsed;
             try
             {
@@ -90,6 +87,75 @@ public record McpConfig(List<Server> servers, Duration keepalive, Duration sessi
         StoreConfig.positive(ConfigKeys.MCP_KEEPALIVE, keepalive);
         StoreConfig.positive(ConfigKeys.MCP_SESSION_TTL, sessionTtl);
         allowedOrigins = List.copyOf(allowedOrigins);
+    }
+
+    /** A builder that names every value. */
+    public static Builder builder()
+    {
+        return new Builder();
+    }
+
+    /** Names every value of an {@link McpConfig}; the record checks them all when it is built. */
+    public static final class Builder
+    {
+        private List<Server> servers = List.of();
+        private Duration keepalive;
+        private Duration sessionTtl;
+        private int replayBuffer;
+        private int maxBodySize;
+        private int maxSessionsPerClient;
+        private List<String> allowedOrigins = List.of();
+
+        private Builder()
+        {
+        }
+
+        public Builder servers(List<Server> servers)
+        {
+            this.servers = servers;
+            return this;
+        }
+
+        public Builder keepalive(Duration keepalive)
+        {
+            this.keepalive = keepalive;
+            return this;
+        }
+
+        public Builder sessionTtl(Duration sessionTtl)
+        {
+            this.sessionTtl = sessionTtl;
+            return this;
+        }
+
+        public Builder replayBuffer(int replayBuffer)
+        {
+            this.replayBuffer = replayBuffer;
+            return this;
+        }
+
+        public Builder maxBodySize(int maxBodySize)
+        {
+            this.maxBodySize = maxBodySize;
+            return this;
+        }
+
+        public Builder maxSessionsPerClient(int maxSessionsPerClient)
+        {
+            this.maxSessionsPerClient = maxSessionsPerClient;
+            return this;
+        }
+
+        public Builder allowedOrigins(List<String> allowedOrigins)
+        {
+            this.allowedOrigins = allowedOrigins;
+            return this;
+        }
+
+        public McpConfig build()
+        {
+            return new McpConfig(servers, keepalive, sessionTtl, replayBuffer, maxBodySize, maxSessionsPerClient, allowedOrigins);
+        }
     }
 
     public Server server(String name)

@@ -56,6 +56,97 @@ public record StoreConfig(Type type, Redis redis)
             positive(ConfigKeys.REDIS_POLL_INTERVAL, pollInterval);
         }
 
+        /** A builder that names every value. */
+        public static Builder builder()
+        {
+            return new Builder();
+        }
+
+        /** Names every value of a {@link Redis}; the record checks them all when it is built. */
+        public static final class Builder
+        {
+            private String address;
+            private List<String> clusterNodes = List.of();
+            private List<String> sentinelNodes = List.of();
+            private Optional<String> sentinelMaster = Optional.empty();
+            private Optional<String> username = Optional.empty();
+            private Optional<Secret> password = Optional.empty();
+            private int database;
+            private Duration timeout;
+            private Duration revalidateInterval;
+            private Duration pollInterval;
+
+            private Builder()
+            {
+            }
+
+            public Builder address(String address)
+            {
+                this.address = address;
+                return this;
+            }
+
+            public Builder clusterNodes(List<String> clusterNodes)
+            {
+                this.clusterNodes = clusterNodes;
+                return this;
+            }
+
+            public Builder sentinelNodes(List<String> sentinelNodes)
+            {
+                this.sentinelNodes = sentinelNodes;
+                return this;
+            }
+
+            public Builder sentinelMaster(Optional<String> sentinelMaster)
+            {
+                this.sentinelMaster = sentinelMaster;
+                return this;
+            }
+
+            public Builder username(Optional<String> username)
+            {
+                this.username = username;
+                return this;
+            }
+
+            public Builder password(Optional<Secret> password)
+            {
+                this.password = password;
+                return this;
+            }
+
+            public Builder database(int database)
+            {
+                this.database = database;
+                return this;
+            }
+
+            public Builder timeout(Duration timeout)
+            {
+                this.timeout = timeout;
+                return this;
+            }
+
+            public Builder revalidateInterval(Duration revalidateInterval)
+            {
+                this.revalidateInterval = revalidateInterval;
+                return this;
+            }
+
+            public Builder pollInterval(Duration pollInterval)
+            {
+                this.pollInterval = pollInterval;
+                return this;
+            }
+
+            public Redis build()
+            {
+                return new Redis(address, clusterNodes, sentinelNodes, sentinelMaster, username, password, database, timeout,
+                    revalidateInterval, pollInterval);
+            }
+        }
+
         /** Without the address's user-info, which may hold a password. */
         @Override
         public String toString()
@@ -68,7 +159,13 @@ public record StoreConfig(Type type, Redis redis)
 
     static void positive(ConfigKey<Duration> key, Duration value)
     {
+        positive(key.name(), value);
+    }
+
+    static void positive(String name, Duration value)
+    {
+        Objects.requireNonNull(value, name);
         if (value.isZero() || value.isNegative())
-            throw new IllegalArgumentException(key.name() + ": " + value + " (expected: > 0)");
+            throw new IllegalArgumentException(name + ": " + value + " (expected: > 0)");
     }
 }

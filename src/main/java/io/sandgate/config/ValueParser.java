@@ -2,8 +2,10 @@ package io.sandgate.config;
 
 import io.sandgate.core.Secret;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
+import java.util.Date;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -108,6 +110,40 @@ public interface ValueParser<T>
                 if (d.isNegative())
                     throw new IllegalArgumentException(expected);
                 return d;
+            }
+            catch (DateTimeParseException x)
+            {
+                throw new IllegalArgumentException(expected);
+            }
+        };
+    }
+
+    /** A duration as the shortest text {@link #duration()} reads back: {@code 1h}, {@code 5m}, {@code 30s}, {@code 500ms}. */
+    static String durationText(Duration duration)
+    {
+        long millis = duration.toMillis();
+        if (millis == 0)
+            return "0s";
+        if (millis % 3_600_000 == 0)
+            return millis / 3_600_000 + "h";
+        if (millis % 60_000 == 0)
+            return millis / 60_000 + "m";
+        if (millis % 1000 == 0)
+            return millis / 1000 + "s";
+        return millis + "ms";
+    }
+
+    /** An instant such as {@code 2027-01-31T00:00:00Z}; YAML reads an unquoted timestamp as a date, which is taken as is. */
+    static ValueParser<Instant> instant()
+    {
+        String expected = "an instant such as 2027-01-31T00:00:00Z";
+        return raw ->
+        {
+            if (raw instanceof Date date)
+                return date.toInstant();
+            try
+            {
+                return Instant.parse(scalar(raw, expected));
             }
             catch (DateTimeParseException x)
             {

@@ -25,4 +25,73 @@ public record WatcherConfig(boolean enabled, List<String> namespaces, String idL
             throw new IllegalArgumentException(ConfigKeys.WATCHER_NAMESPACES.name() + ": empty (expected: at least one namespace)");
         StoreConfig.positive(ConfigKeys.WATCHER_RESYNC, resyncInterval);
     }
+
+    /** A builder that names every value. */
+    public static Builder builder()
+    {
+        return new Builder();
+    }
+
+    /** Names every value of a {@link WatcherConfig}; the record checks them all when it is built. */
+    public static final class Builder
+    {
+        private boolean enabled;
+        private List<String> namespaces = List.of();
+        private String idLabel;
+        private String portAnnotation;
+        private int defaultPort;
+        private Duration resyncInterval;
+        private Optional<String> masterUrl = Optional.empty();
+
+        private Builder()
+        {
+        }
+
+        public Builder enabled(boolean enabled)
+        {
+            this.enabled = enabled;
+            return this;
+        }
+
+        public Builder namespaces(List<String> namespaces)
+        {
+            this.namespaces = namespaces;
+            return this;
+        }
+
+        public Builder idLabel(String idLabel)
+        {
+            this.idLabel = idLabel;
+            return this;
+        }
+
+        public Builder portAnnotation(String portAnnotation)
+        {
+            this.portAnnotation = portAnnotation;
+            return this;
+        }
+
+        public Builder defaultPort(int defaultPort)
+        {
+            this.defaultPort = defaultPort;
+            return this;
+        }
+
+        public Builder resyncInterval(Duration resyncInterval)
+        {
+            this.resyncInterval = resyncInterval;
+            return this;
+        }
+
+        public Builder masterUrl(Optional<String> masterUrl)
+        {
+            this.masterUrl = masterUrl;
+            return this;
+        }
+
+        public WatcherConfig build()
+        {
+            return new WatcherConfig(enabled, namespaces, idLabel, portAnnotation, defaultPort, resyncInterval, masterUrl);
+        }
+    }
 }

@@ -23,6 +23,9 @@ import java.util.Map;
 import java.util.UUID;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sandgate.config.VaultAuth;
+import io.sandgate.config.VaultSettings;
+import io.sandgate.core.Schedulers;
 import io.sandgate.core.Secret;
 import io.sandgate.secrets.SecretUnavailableException.Reason;
 import io.sandgate.testing.MutableClock;
@@ -52,6 +55,7 @@ class VaultSecretSourceIT
     private String rootToken;
     private String prefix;
     private MutableClock clock;
+    private final Schedulers schedulers = Schedulers.create();
     private final List<VaultSecretSource> sources = new ArrayList<>();
     private final HttpClient http = HttpClient.newHttpClient();
 
@@ -79,6 +83,7 @@ class VaultSecretSourceIT
     void tearDown()
     {
         sources.forEach(VaultSecretSource::close);
+        schedulers.close();
         if (vault != null)
             vault.close();
     }
@@ -99,7 +104,7 @@ class VaultSecretSourceIT
 
     private VaultSecretSource source(VaultAuth auth)
     {
-        VaultSecretSource source = new VaultSecretSource(settings(auth), clock);
+        VaultSecretSource source = new VaultSecretSource(settings(auth), clock, schedulers);
         sources.add(source);
         return source;
     }
@@ -407,7 +412,7 @@ class VaultSecretSourceIT
     {
         needsDouble();
         writeValue("openai", "sk-ns");
-        VaultSecretSource source = new VaultSecretSource(settings(new VaultAuth.Token(new Secret(rootToken))).withNamespace("team-a"), clock);
+        VaultSecretSource source = new VaultSecretSource(settings(new VaultAuth.Token(new Secret(rootToken))).withNamespace("team-a"), clock, schedulers);
         sources.add(source);
 
         assertEquals("sk-ns", source.get("openai").reveal());

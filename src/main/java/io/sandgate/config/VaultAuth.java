@@ -1,4 +1,4 @@
-package io.sandgate.secrets;
+package io.sandgate.config;
 
 import java.nio.file.Path;
 import java.util.Objects;
@@ -6,11 +6,12 @@ import java.util.Objects;
 import io.sandgate.core.Secret;
 
 /**
- * How the {@link VaultSecretSource} gets its token: one record per auth method, each with only the
- * values that method needs.
+ * How the Vault secret source gets its token ({@code egress.secrets.vault.auth}): one record per
+ * auth method, each with only the values that method needs.
  */
 public sealed interface VaultAuth
 {
+    /** The values of {@code egress.secrets.vault.auth}. */
     enum Method
     {
         TOKEN,
