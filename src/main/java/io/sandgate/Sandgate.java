@@ -21,6 +21,7 @@ import io.sandgate.config.EgressConfig;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.config.ServerConfig;
 import io.sandgate.controlplane.PodWatcher;
+import io.sandgate.core.Schedulers;
 import io.sandgate.egress.Credentials;
 import io.sandgate.egress.Egress;
 import io.sandgate.egress.EgressServlet;
@@ -57,6 +58,8 @@ public final class Sandgate implements AutoCloseable
     private final SandgateConfig config;
     private final PrometheusMeterRegistry metrics;
     private final Store store;
+    /** The gateway's background threads, shared by every component. */
+    private final Schedulers schedulers = Schedulers.create();
     /** Reads the configuration again from the same sources, for reloads. */
     private final Supplier<SandgateConfig> reloader;
     /** Faces started by {@link #install}, closed with the gateway. */
@@ -138,10 +141,18 @@ public final class Sandgate implements AutoCloseable
         mcpServlet.setAsyncSupported(true);
         mcpServlet.addMapping("/mcp/*");
 
+        CredentialsConfig credentialsConfig = config.egress().credentials();
+        credentials = new Credentials(credentialsConfig,
+            new SecretRing(SecretSources.open(credentialsConfig, Clock.systemUTC()), credentialsConfig.overlap(), Clock.systemUTC()), Clock.systemUTC(), metrics,
+            schedulers);
+        started.add(credentials);
+        LeakGuard leaks = new LeakGuard(credentials, metrics);
+        credentials.onHeldKeysChange(() -> redactor = leaks.redactor());
+        redactor = leaks.redactor();
         Egress egress;
         try
         {
-            egress = new Egress(config.egress(), store.sticky(), metrics);
+            egress = new Egress(config.egress(), store.sticky(), credentials, leaks, metrics, schedulers);
         }
         catch (Exception x)
         {
@@ -149,14 +160,7 @@ public final class Sandgate implements AutoCloseable
         }
         started.add(egress);
         this.egress = egress;
-        CredentialsConfig credentialsConfig = config.egress().credentials();
-        credentials = new Credentials(credentialsConfig,
-            new SecretRing(SecretSources.open(credentialsConfig, Clock.systemUTC()), credentialsConfig.overlap(), Clock.systemUTC()), Clock.systemUTC(), metrics);
-        started.add(credentials);
-        LeakGuard leaks = new LeakGuard(credentials, metrics);
-        credentials.onHeldKeysChange(() -> redactor = leaks.redactor());
-        redactor = leaks.redactor();
-        ServletRegistration.Dynamic egressServlet = context.addServlet("sandgate-egress", new EgressServlet(egress, credentials, leaks));
+        ServletRegistration.Dynamic egressServlet = context.addServlet("sandgate-egress", new EgressServlet(egress));
         egressServlet.setAsyncSupported(true);
         egressServlet.setLoadOnStartup(1);
         egressServlet.addMapping("/egress/*");
@@ -246,6 +250,7 @@ public final class Sandgate implements AutoCloseable
                 LOG.debug("Close failed", x);
             }
         }
+        schedulers.close();
         store.close();
         metrics.close();
     }
