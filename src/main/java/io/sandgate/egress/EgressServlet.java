@@ -169,7 +169,7 @@ public final class EgressServlet extends StreamingProxyServlet
     @Override
     protected void onServerResponseHeaders(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Response serverResponse)
     {
-        if (egress.policy().isNodesOwnAnswer(serverResponse))
+        if (egress.policy().isNodesOwnAnswer(serverResponse.getStatus(), serverResponse.getHeaders()))
         {
             serverResponse.abort(new FailurePolicy.NodeFailure(serverResponse.getStatus()));
             return;

@@ -16,7 +16,7 @@ import io.sandgate.config.EgressConfig;
 import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
 import org.eclipse.jetty.client.HttpResponseException;
-import org.eclipse.jetty.client.Response;
+import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpStatus;
 
 /**
@@ -231,13 +231,13 @@ final class FailurePolicy
      * node-error headers (RFC 9209 {@code Proxy-Status}, Squid's {@code X-Squid-Error}...). Such an
      * answer is turned into a {@link NodeFailure}.
      */
-    boolean isNodesOwnAnswer(Response serverResponse)
+    boolean isNodesOwnAnswer(int status, HttpFields headers)
     {
-        if (serverResponse.getStatus() < HttpStatus.INTERNAL_SERVER_ERROR_500)
+        if (status < HttpStatus.INTERNAL_SERVER_ERROR_500)
             return false;
         for (String header : nodeErrorHeaders)
         {
-            if (serverResponse.getHeaders().getField(header) != null)
+            if (headers.getField(header) != null)
                 return true;
         }
         return false;
