@@ -45,10 +45,16 @@ class FailurePolicyTest
         return config.routes().stream().filter(r -> r.domains().contains(host)).findFirst().orElseThrow();
     }
 
+    /** An attempt through a node, no answer begun. */
+    private FailurePolicy.Verdict judge(Throwable failure, String method, boolean hasBody, int attempts, String host)
+    {
+        return policy.judge(new FailurePolicy.Attempt(failure, false, 0, false, method, hasBody, attempts, route(host)));
+    }
+
     /** A first attempt of a GET without body on the retrying route, no answer begun. */
     private FailurePolicy.Verdict get(Throwable failure)
     {
-        return policy.judge(new FailurePolicy.Attempt(failure, false, 0, false, "GET", false, 1, route("retry.test")));
+        return judge(failure, "GET", false, 1, "retry.test");
     }
 
     @Test
@@ -109,19 +115,17 @@ class FailurePolicyTest
     void postOrBody_isNotRetried_unlessTheRouteSaysSo()
     {
         ConnectException refused = new ConnectException();
-        assertFalse(policy.judge(new FailurePolicy.Attempt(refused, false, 0, false, "POST", false, 1, route("retry.test"))).retry());
-        assertFalse(policy.judge(new FailurePolicy.Attempt(refused, false, 0, false, "PUT", true, 1, route("retry.test"))).retry(),
-            "a streamed body cannot be replayed");
-        assertTrue(policy.judge(new FailurePolicy.Attempt(refused, false, 0, false, "POST", false, 1, route("post.test"))).retry());
+        assertFalse(judge(refused, "POST", false, 1, "retry.test").retry());
+        assertFalse(judge(refused, "PUT", true, 1, "retry.test").retry(), "a streamed body cannot be replayed");
+        assertTrue(judge(refused, "POST", false, 1, "post.test").retry());
     }
 
     @Test
     void routesRetryCount_boundsTheAttempts()
     {
         ConnectException refused = new ConnectException();
-        assertTrue(policy.judge(new FailurePolicy.Attempt(refused, false, 0, false, "GET", false, 2, route("retry.test"))).retry());
-        assertFalse(policy.judge(new FailurePolicy.Attempt(refused, false, 0, false, "GET", false, 3, route("retry.test"))).retry(),
-            "first attempt and two retries");
+        assertTrue(judge(refused, "GET", false, 2, "retry.test").retry());
+        assertFalse(judge(refused, "GET", false, 3, "retry.test").retry(), "first attempt and two retries");
     }
 
     @Test
