@@ -104,16 +104,14 @@ public final class Egress implements AutoCloseable
         return metrics;
     }
 
-    /** Runs the task, short and non-blocking, after the delay unless the returned handle is cancelled first. */
-    ScheduledFuture<?> deadline(long millis, Runnable task)
+    /**
+     * Runs the task on a worker after the delay, unless the returned handle is cancelled first. A
+     * worker, not the timer: aborting an exchange runs its failure handling at once, which may
+     * write to the agent or move a sticky pin in the store.
+     */
+    ScheduledFuture<?> later(long millis, Runnable task)
     {
-        return schedulers.timer().schedule(task, millis, TimeUnit.MILLISECONDS);
-    }
-
-    /** Runs the task on a worker after the delay. */
-    void afterDelay(long millis, Runnable task)
-    {
-        schedulers.timer().schedule(() -> schedulers.workers().execute(task), millis, TimeUnit.MILLISECONDS);
+        return schedulers.timer().schedule(() -> schedulers.workers().execute(task), millis, TimeUnit.MILLISECONDS);
     }
 
     @Override

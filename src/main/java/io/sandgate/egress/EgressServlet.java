@@ -158,7 +158,7 @@ public final class EgressServlet extends StreamingProxyServlet
         proxyRequest.idleTimeout(timeouts.idle().toMillis(), TimeUnit.MILLISECONDS);
         NodeState node = exchange.attempts.node();
         exchange.cancelDeadline();
-        exchange.deadline = egress.deadline(left, () ->
+        exchange.deadline = egress.later(left, () ->
         {
             if (!exchange.attempts.regionFailingOver(node))
                 proxyRequest.abort(new TimeoutException("total timeout " + timeouts.total() + " exceeded"));
@@ -362,6 +362,6 @@ public final class EgressServlet extends StreamingProxyServlet
         if (delayMillis <= 0)
             resend.run();
         else
-            egress.afterDelay(delayMillis, resend);
+            egress.later(delayMillis, resend);
     }
 }
