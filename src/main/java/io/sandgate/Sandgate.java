@@ -73,7 +73,6 @@ public final class Sandgate implements AutoCloseable
     private McpGateway mcp;
     private Egress egress;
     private Credentials credentials;
-    private LeakGuard leaks;
     /** One redaction for logs and the admin API; it knows the real keys once the egress face has read them. */
     private volatile Redactor redactor = Redactor.defaults();
 
@@ -142,22 +141,23 @@ public final class Sandgate implements AutoCloseable
             throw new IllegalStateException("Cannot start the MCP face", x);
         }
         built.push(mcp);
+        CredentialsConfig credentialsConfig = config.egress().credentials();
+        credentials = new Credentials(credentialsConfig,
+            new SecretRing(SecretSources.open(credentialsConfig, Clock.systemUTC(), schedulers), credentialsConfig.overlap(), Clock.systemUTC()), Clock.systemUTC(), metrics,
+            schedulers);
+        built.push(credentials);
+        LeakGuard leaks = new LeakGuard(credentials, metrics);
+        credentials.onHeldKeysChange(() -> redactor = leaks.redactor());
+        redactor = leaks.redactor();
         try
         {
-            egress = new Egress(config.egress(), store.sticky(), metrics);
+            egress = new Egress(config.egress(), store.sticky(), credentials, leaks, metrics, schedulers);
         }
         catch (Exception x)
         {
             throw new IllegalStateException("Cannot start the egress face", x);
         }
         built.push(egress);
-        CredentialsConfig credentialsConfig = config.egress().credentials();
-        credentials = new Credentials(credentialsConfig,
-            new SecretRing(SecretSources.open(credentialsConfig, Clock.systemUTC(), schedulers), credentialsConfig.overlap(), Clock.systemUTC()), Clock.systemUTC(), metrics);
-        built.push(credentials);
-        leaks = new LeakGuard(credentials, metrics);
-        credentials.onHeldKeysChange(() -> redactor = leaks.redactor());
-        redactor = leaks.redactor();
     }
 
     /** Registers Sandgate's servlets and filters in a context that is starting; builds nothing. */
@@ -193,7 +193,7 @@ public final class Sandgate implements AutoCloseable
         mcpServlet.setAsyncSupported(true);
         mcpServlet.addMapping("/mcp/*");
 
-        ServletRegistration.Dynamic egressServlet = context.addServlet("sandgate-egress", new EgressServlet(egress, credentials, leaks));
+        ServletRegistration.Dynamic egressServlet = context.addServlet("sandgate-egress", new EgressServlet(egress));
         egressServlet.setAsyncSupported(true);
         egressServlet.setLoadOnStartup(1);
         egressServlet.addMapping("/egress/*");

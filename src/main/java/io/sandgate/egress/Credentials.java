@@ -17,8 +17,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
@@ -27,9 +26,12 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.CredentialsConfig;
 import io.sandgate.config.EgressConfig;
+import io.sandgate.core.Schedulers;
 import io.sandgate.secrets.SecretRing;
 import io.sandgate.secrets.SecretUnavailableException;
 import io.sandgate.web.GatewayException;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpStatus;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -95,19 +97,14 @@ public final class Credentials implements AutoCloseable
      * x-goog-api-key, Azure's api-key): an agent configured with its internal token as "the API
      * key" sends it in one of them, unmodified.
      */
-    public static final List<String> TOKEN_HEADERS = List.of("Authorization", "x-api-key", "x-goog-api-key", "api-key");
+    public static final List<String> TOKEN_HEADERS = List.of(HttpHeader.AUTHORIZATION.asString(), "x-api-key", "x-goog-api-key", "api-key");
 
     private static final long MISS_REFRESH_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private volatile CredentialsConfig config;
     private final SecretRing ring;
     private final Clock clock;
-    private final ScheduledExecutorService refresher = Executors.newSingleThreadScheduledExecutor(r ->
-    {
-        Thread thread = new Thread(r, "sandgate-secrets-refresh");
-        thread.setDaemon(true);
-        return thread;
-    });
+    private final ScheduledFuture<?> refresher;
     private final AtomicLong lastMissRefresh = new AtomicLong(System.nanoTime() - MISS_REFRESH_NANOS);
     private final MeterRegistry registry;
     private final Map<String, Counter> counters = new ConcurrentHashMap<>();
@@ -116,15 +113,18 @@ public final class Credentials implements AutoCloseable
     private volatile Set<String> held = Set.of();
     private final List<Runnable> onHeldChange = new CopyOnWriteArrayList<>();
 
-    public Credentials(CredentialsConfig config, SecretRing ring, Clock clock, MeterRegistry registry)
+    /**
+     * @param schedulers the gateway's threads: the periodic refresh, which may wait on the secret
+     *        source, runs on a worker
+     */
+    public Credentials(CredentialsConfig config, SecretRing ring, Clock clock, MeterRegistry registry, Schedulers schedulers)
     {
         this.config = config;
         this.ring = ring;
         this.clock = clock;
         this.registry = registry;
         refresh();
-        long period = config.refresh().toMillis();
-        refresher.scheduleWithFixedDelay(this::refresh, period, period, TimeUnit.MILLISECONDS);
+        this.refresher = schedulers.every(config.refresh(), config.refresh(), "Credentials refresh", this::refresh);
     }
 
     /**
@@ -199,7 +199,7 @@ public final class Credentials implements AutoCloseable
         CredentialsConfig.Agent agent = agent(presented(headers));
         CredentialsConfig.Credential credential = config.credentials().get(credentialName);
         if (credential == null)
-            throw new GatewayException(503, "credential_unavailable", "credential " + credentialName + " is not configured");
+            throw new GatewayException(HttpStatus.SERVICE_UNAVAILABLE_503, "credential_unavailable", "credential " + credentialName + " is not configured");
         if (!agent.credentials().contains(credentialName))
             throw denied("agent " + agent.id() + " may not use credential " + credentialName);
         if (!credential.boundTo(host))
@@ -214,7 +214,7 @@ public final class Credentials implements AutoCloseable
             // The detail (Vault's address, a file path) is for the log, not for the agent.
             counter("sandgate.egress.credentials.unavailable", "credential", credentialName).increment();
             LOG.warn("Credential {} unavailable from {}: {}", credentialName, ring.source().kind(), x.getMessage());
-            throw new GatewayException(503, "credential_unavailable", "credential " + credentialName + " is unavailable ("
+            throw new GatewayException(HttpStatus.SERVICE_UNAVAILABLE_503, "credential_unavailable", "credential " + credentialName + " is unavailable ("
                 + (x.reason() == SecretUnavailableException.Reason.EXPIRED ? "secret source unreachable and cached key expired"
                 : x.reason() == SecretUnavailableException.Reason.SOURCE_DOWN ? "secret source unreachable" : "not in the secret source") + ")");
         }
@@ -299,7 +299,7 @@ public final class Credentials implements AutoCloseable
     private GatewayException unauthorized(String reason, String message)
     {
         counter("sandgate.egress.credentials.refused", "reason", reason).increment();
-        return new GatewayException(401, "unauthorized", message);
+        return new GatewayException(HttpStatus.UNAUTHORIZED_401, "unauthorized", message);
     }
 
     private GatewayException denied(String message)
@@ -330,7 +330,7 @@ public final class Credentials implements AutoCloseable
     @Override
     public void close()
     {
-        refresher.shutdownNow();
+        refresher.cancel(false);
         ring.source().close();
     }
 }

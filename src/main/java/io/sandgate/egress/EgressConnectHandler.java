@@ -5,15 +5,11 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.channels.SocketChannel;
-import java.util.HashSet;
-import java.util.Optional;
-import java.util.Set;
 import java.util.function.Supplier;
 
 import io.sandgate.config.EgressConfig;
-import io.sandgate.net.SsrfGuard;
-import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
+import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -23,10 +19,10 @@ import org.eclipse.jetty.util.Promise;
 
 /**
  * Forward-proxy mode of the embedded runner, for tools that only speak {@code HTTPS_PROXY}: a
- * CONNECT to the gateway is routed like a base-URL request (route by host and
- * {@code X-Agent-Task-Type}, node by health, region and stickiness) and tunnelled through the
- * chosen egress node with a CONNECT of its own. A node that refuses is tried no more than the
- * route's retry count allows, each time another node.
+ * CONNECT to the gateway is planned like a base-URL request by the {@link EgressPlanner} (route by
+ * host and {@code X-Agent-Task-Type}, SSRF guard) and tunnelled through a node chosen by health,
+ * region and stickiness, with a CONNECT of its own to the checked address. A node that refuses is
+ * followed by another as the {@link FailurePolicy} allows.
  */
 public final class EgressConnectHandler extends ConnectHandler
 {
@@ -49,71 +45,52 @@ public final class EgressConnectHandler extends ConnectHandler
             promise.failed(GatewayException.unavailable("gateway starting"));
             return;
         }
-        String taskType = request.getHeaders().get(EgressServlet.TASK_TYPE);
-        Optional<EgressConfig.Route> route = face.route(host, taskType);
-        if (route.isEmpty())
-        {
-            promise.failed(GatewayException.forbidden("no egress route for " + host));
-            return;
-        }
-        if (route.get().credential().isPresent())
-        {
-            // Inside a TLS tunnel nothing can be injected or checked.
-            promise.failed(GatewayException.forbidden("routes with a credential need base-URL mode: /egress/" + host + "/..."));
-            return;
-        }
-        PinnedTarget pinned;
+        EgressPlan plan;
         try
         {
-            pinned = PinnedTarget.check(face.guard(), "https", host, port);
+            plan = face.planner().planTunnel(host, port, name -> request.getHeaders().get(name));
         }
-        catch (SsrfGuard.Refused x)
+        catch (GatewayException x)
         {
-            promise.failed(Errors.map(x, Errors.Peer.EGRESS));
+            promise.failed(x);
             return;
         }
-        face.requestStarted();
-        String sticky = request.getHeaders().get(EgressServlet.SESSION);
-        Set<String> tried = new HashSet<>();
-        for (int attempt = 0; attempt <= route.get().retry(); attempt++)
+        Attempts attempts = face.start(plan);
+        while (attempts.next())
         {
-            if (attempt > 0 && !face.allowRetry())
-                break;
-            Egress.Choice choice = face.choose(route.get(), sticky, tried);
-            if (choice == null)
-                break;
-            NodeState node = choice.node();
-            tried.add(node.node().id());
             try
             {
-                SocketChannel channel = tunnel(node.node(), pinned, face.config());
-                face.recordResult(route.get().pool(), node, "ok", true);
+                SocketChannel channel = tunnel(attempts.node().node(), plan);
+                attempts.record(FailurePolicy.Outcome.OK);
                 promise.succeeded(channel);
                 return;
             }
             catch (IOException x)
             {
-                face.recordResult(route.get().pool(), node, "node_failure", false);
+                FailurePolicy.Verdict verdict = face.policy().judge(FailurePolicy.Attempt.tunnel(x, attempts.count(), plan.route()));
+                attempts.record(verdict.outcome());
+                if (!verdict.retry())
+                    break;
             }
         }
-        promise.failed(new GatewayException(502, "egress_node_failed", "no egress node opened the tunnel"));
+        promise.failed(face.policy().tunnelFailed());
     }
 
     /** Opens a tunnel through the node: CONNECT to the checked address, expect 2xx, hand over the raw channel. */
-    private static SocketChannel tunnel(EgressConfig.Node node, PinnedTarget target, EgressConfig config) throws IOException
+    private static SocketChannel tunnel(EgressConfig.Node node, EgressPlan plan) throws IOException
     {
         SocketChannel channel = SocketChannel.open();
         try
         {
-            int timeout = (int)config.connectTimeout().toMillis();
+            int timeout = (int)plan.timeouts().connect().toMillis();
             channel.socket().connect(new InetSocketAddress(node.host(), node.port()), timeout);
             channel.socket().setSoTimeout(timeout);
             OutputStream out = channel.socket().getOutputStream();
-            out.write(target.connectRequestHead());
+            out.write(plan.target().connectRequestHead());
             out.flush();
             String status = readResponseHead(channel.socket().getInputStream());
             String[] parts = status.split(" ", 3);
-            if (parts.length < 2 || !parts[1].startsWith("2"))
+            if (parts.length < 2 || !isSuccess(parts[1]))
                 throw new IOException("egress node refused the tunnel: " + (parts.length > 1 ? parts[1] : "?"));
             channel.socket().setSoTimeout(0);
             channel.configureBlocking(false);
@@ -123,6 +100,18 @@ public final class EgressConnectHandler extends ConnectHandler
         {
             channel.close();
             throw x instanceof IOException io ? io : new IOException(x);
+        }
+    }
+
+    private static boolean isSuccess(String status)
+    {
+        try
+        {
+            return HttpStatus.isSuccess(Integer.parseInt(status));
+        }
+        catch (NumberFormatException x)
+        {
+            return false;
         }
     }
 
@@ -146,7 +135,7 @@ public final class EgressConnectHandler extends ConnectHandler
     @Override
     protected void onConnectFailure(Request request, Response response, Callback callback, Throwable failure)
     {
-        int status = failure instanceof GatewayException g ? g.status() : 502;
+        int status = failure instanceof GatewayException g ? g.status() : HttpStatus.BAD_GATEWAY_502;
         Response.writeError(request, response, callback, status, failure instanceof GatewayException ? failure.getMessage() : "egress failed");
     }
 }

@@ -1,22 +1,12 @@
 package io.sandgate.egress;
 
 import java.io.IOException;
-import java.net.ConnectException;
 import java.nio.ByteBuffer;
-import java.nio.channels.WritePendingException;
-import java.util.HashSet;
-import java.util.Locale;
-import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import io.sandgate.config.EgressConfig;
-import io.sandgate.leak.LeakScanner;
 import io.sandgate.web.AccessNote;
 import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
@@ -27,89 +17,63 @@ import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.eclipse.jetty.client.AsyncRequestContent;
-import org.eclipse.jetty.client.HttpResponseException;
 import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.client.Response;
-import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.util.Callback;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Servlet glue of the egress face, base-URL mode: {@code /egress/{host}/{path}} goes to
- * {@code https://{host}/{path}} (or http where the route says so) through an egress node chosen by
- * {@link Egress}. A request that fails on a node before anything was sent to the agent is retried
- * on another node when that is safe: an idempotent method without a body (or a route that allows
- * more), within the route's retry count and the retry budget, after an exponential back-off with
- * full jitter.
+ * {@code https://{host}/{path}} (or http where the route says so) through an egress node. The
+ * {@link EgressPlanner} decides, {@link BodyScan} reads bodies for secrets, the
+ * {@link FailurePolicy} judges failed attempts; this class runs the proxy's steps in order.
  */
 public final class EgressServlet extends StreamingProxyServlet
 {
     private static final Logger LOG = LoggerFactory.getLogger(EgressServlet.class);
-    public static final String TASK_TYPE = "X-Agent-Task-Type";
-    public static final String SESSION = "X-Agent-Session";
     /** Response header naming the node that carried the exchange. */
     public static final String NODE = "X-Sandgate-Egress-Node";
     /** Response header set when a sticky session had to move to another node. */
     public static final String STICKY = "X-Sandgate-Sticky";
-    /** {@code host}, {@code host:port}, {@code [v6]} or {@code [v6]:port}; the guard judges what the host is. */
-    private static final Pattern AUTHORITY = Pattern.compile("(\\[[0-9A-Fa-f:.]{2,45}]|[A-Za-z0-9.-]{1,253})(?::(\\d{1,5}))?");
-    private static final Set<String> IDEMPOTENT = Set.of("GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE");
     private static final RequestAttribute<Exchange> EXCHANGE = RequestAttribute.of("egress.exchange", Exchange.class);
     /** Set on requests that came in as absolute-form forward-proxy requests: their target is plain http. */
     public static final RequestAttribute<Boolean> FORWARD_PROXY = RequestAttribute.of("egress.forward-proxy", Boolean.class);
 
     private final Egress egress;
-    private final Credentials credentials;
-    private final LeakGuard leaks;
 
-    public EgressServlet(Egress egress, Credentials credentials, LeakGuard leaks)
+    public EgressServlet(Egress egress)
     {
         this.egress = egress;
-        this.credentials = credentials;
-        this.leaks = leaks;
     }
 
     /** One agent request across its attempts. */
     private static final class Exchange
     {
-        final EgressConfig.Route route;
-        final String target;
-        final String stickyKey;
+        final EgressPlan plan;
+        final Attempts attempts;
         final long start = System.nanoTime();
-        final Set<String> tried = new HashSet<>();
-        final Credentials.Injection injection;
-        final PinnedTarget pinned;
-        NodeState node;
         /** Leak scanning of the response body, opened at its first chunk. */
-        LeakScanner.Stream responseScan;
-        boolean repinned;
-        int attempts;
-        java.util.concurrent.ScheduledFuture<?> deadline;
+        BodyScan responseScan;
+        ScheduledFuture<?> deadline;
+
+        Exchange(EgressPlan plan, Attempts attempts)
+        {
+            this.plan = plan;
+            this.attempts = attempts;
+        }
+
+        EgressConfig.Route route()
+        {
+            return plan.route();
+        }
 
         void cancelDeadline()
         {
             if (deadline != null)
                 deadline.cancel(false);
-        }
-
-        Exchange(EgressConfig.Route route, String target, String stickyKey, Credentials.Injection injection, PinnedTarget pinned)
-        {
-            this.pinned = pinned;
-            this.route = route;
-            this.target = target;
-            this.stickyKey = stickyKey;
-            this.injection = injection;
-        }
-    }
-
-    /** The node answered for itself with a 5xx (marked by a node-error header): its failure, not the target's. */
-    private static final class NodeFailure extends Exception
-    {
-        NodeFailure(int status)
-        {
-            super("egress node answered " + status, null, false, false);
         }
     }
 
@@ -120,42 +84,12 @@ public final class EgressServlet extends StreamingProxyServlet
         try
         {
             String path = request.getRequestURI().substring(request.getContextPath().length() + "/egress/".length());
-            int slash = path.indexOf('/');
-            // Clients percent-encode the brackets of an IPv6 literal in a path segment.
-            String authority = (slash < 0 ? path : path.substring(0, slash)).replace("%5B", "[").replace("%5b", "[").replace("%5D", "]").replace("%5d", "]");
-            Matcher parsed = AUTHORITY.matcher(authority);
-            if (!parsed.matches() || authority.startsWith(".") || authority.contains(".."))
-                throw GatewayException.badRequest("malformed target host in /egress/{host}/...");
-            String host = parsed.group(1).toLowerCase(Locale.ROOT);
-            int port = parsed.group(2) == null ? -1 : Integer.parseInt(parsed.group(2));
-            if (port > 65535)
-                throw GatewayException.badRequest("malformed target port in /egress/{host}:{port}/...");
-            String taskType = request.getHeader(TASK_TYPE);
-            Optional<EgressConfig.Route> route = egress.route(host, taskType);
-            if (route.isEmpty())
-                throw GatewayException.forbidden("no egress route for " + host + (taskType == null ? "" : " and task type " + taskType));
-            String scheme = Boolean.TRUE.equals(FORWARD_PROXY.get(request)) ? "http" : route.get().scheme();
-            Credentials.Injection injection = null;
-            if (route.get().credential().isPresent())
-            {
-                if (!scheme.equals("https"))
-                    throw GatewayException.forbidden("credential " + route.get().credential().get() + " is only sent over https (use /egress/" + host + "/...)");
-                injection = credentials.authorize(request::getHeader, route.get(), host);
-            }
-            else
-                credentials.refuseInternalToken(request::getHeader, host);
-            String query = request.getQueryString();
-            if (route.get().scan() != EgressConfig.ScanMode.OFF)
-                scanRequestLine(request, route.get(), path, query);
-            if (injection != null)
-                query = injection.intoQuery(query);
-            // Checked once per exchange: retries on other nodes go to the same checked address.
-            PinnedTarget pinned = PinnedTarget.check(egress.guard(), scheme, host, port);
-            String target = pinned.uri((slash < 0 ? "/" : path.substring(slash)) + (query == null ? "" : "?" + query)).toString();
-            Exchange exchange = new Exchange(route.get(), target, request.getHeader(SESSION), injection, pinned);
-            egress.requestStarted();
-            choose(exchange);
-            EXCHANGE.set(request, exchange);
+            EgressPlan.Entry entry = Boolean.TRUE.equals(FORWARD_PROXY.get(request)) ? EgressPlan.Entry.FORWARD_PROXY : EgressPlan.Entry.BASE_URL;
+            EgressPlan plan = egress.planner().plan(entry, path, request.getQueryString(), request::getHeader);
+            Attempts attempts = egress.start(plan);
+            if (!attempts.next())
+                throw GatewayException.unavailable("no egress node available in pool " + plan.route().pool());
+            EXCHANGE.set(request, new Exchange(plan, attempts));
         }
         catch (RuntimeException x)
         {
@@ -165,36 +99,10 @@ public final class EgressServlet extends StreamingProxyServlet
         super.service(request, response);
     }
 
-    /**
-     * What the scanner cannot read it must not pass: a compressed body would hide a key from it.
-     * A secret in the path or query is caught here, before anything is sent.
-     */
-    private void scanRequestLine(HttpServletRequest request, EgressConfig.Route route, String path, String query)
-    {
-        String encoding = request.getHeader(HttpHeader.CONTENT_ENCODING.asString());
-        if (encoding != null && !encoding.equalsIgnoreCase("identity"))
-            throw new GatewayException(415, "encoded_body", "request bodies with Content-Encoding " + encoding
-                + " cannot be scanned for secrets; send them uncompressed");
-        GatewayException blocked = leaks.onHits(leaks.scan(path + (query == null ? "" : "?" + query)), route, route.scan(), "request");
-        if (blocked != null)
-            throw blocked;
-    }
-
-    private void choose(Exchange exchange)
-    {
-        Egress.Choice choice = egress.choose(exchange.route, exchange.stickyKey, exchange.tried);
-        if (choice == null)
-            throw GatewayException.unavailable("no egress node available in pool " + exchange.route.pool());
-        exchange.node = choice.node();
-        exchange.repinned |= choice.repinned();
-        exchange.tried.add(choice.node().node().id());
-        exchange.attempts++;
-    }
-
     @Override
     protected String rewriteTarget(HttpServletRequest clientRequest)
     {
-        return EXCHANGE.get(clientRequest).target;
+        return EXCHANGE.get(clientRequest).plan.uri();
     }
 
     /** The request goes out on the chosen node's own client, whose proxy is that node. */
@@ -202,7 +110,7 @@ public final class EgressServlet extends StreamingProxyServlet
     protected Request newProxyRequest(HttpServletRequest request, String rewrittenTarget)
     {
         Exchange exchange = EXCHANGE.get(request);
-        return egress.client(exchange.node.node().id()).newRequest(rewrittenTarget).tag(exchange.pinned)
+        return egress.clients().traffic(exchange.attempts.node().node().id()).newRequest(rewrittenTarget).tag(exchange.plan.target())
             .method(request.getMethod())
             .attribute(CLIENT_REQUEST_ATTRIBUTE, request);
     }
@@ -213,22 +121,21 @@ public final class EgressServlet extends StreamingProxyServlet
     {
         super.copyRequestHeaders(clientRequest, proxyRequest);
         Exchange exchange = EXCHANGE.get(clientRequest);
-        Credentials.Injection injection = exchange.injection;
         proxyRequest.headers(headers ->
         {
-            headers.remove(TASK_TYPE);
-            headers.remove(SESSION);
-            headers.remove("X-Forwarded-For");
-            headers.remove("Forwarded");
-            if (exchange.route.scan() == EgressConfig.ScanMode.REDACT)
+            headers.remove(EgressPlanner.TASK_TYPE);
+            headers.remove(EgressPlanner.SESSION);
+            headers.remove(HttpHeader.X_FORWARDED_FOR);
+            headers.remove(HttpHeader.FORWARDED);
+            if (BodyScan.resizesRequests(exchange.route()))
                 headers.remove(HttpHeader.CONTENT_LENGTH); // a redacted body has another length: send it chunked
-            if (injection != null)
+            exchange.plan.injection().ifPresent(injection ->
             {
                 // The internal token stops here, wherever the SDK put it; the real key takes its place.
                 Credentials.TOKEN_HEADERS.forEach(headers::remove);
                 injection.header().ifPresent(name -> headers.put(name, injection.value()));
-            }
-            if (exchange.route.scanResponses() && exchange.route.scan() != EgressConfig.ScanMode.OFF)
+            });
+            if (BodyScan.scansResponses(exchange.route()))
                 headers.put(HttpHeader.ACCEPT_ENCODING, "identity"); // a compressed answer could not be scanned
         });
     }
@@ -243,18 +150,18 @@ public final class EgressServlet extends StreamingProxyServlet
     protected void sendProxyRequest(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Request proxyRequest)
     {
         Exchange exchange = EXCHANGE.get(clientRequest);
-        long left = Math.max(1, TimeUnit.NANOSECONDS.toMillis(exchange.route.timeout().toNanos() - (System.nanoTime() - exchange.start)));
+        EgressPlan.Timeouts timeouts = exchange.plan.timeouts();
+        long left = Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeouts.total().toNanos() - (System.nanoTime() - exchange.start)));
         // The hard limit is 1.5x the route's timeout: an exchange whose region failed over while it
         // was in flight may use the extra half to finish instead of being cut with the region.
         proxyRequest.timeout(left * 3 / 2, TimeUnit.MILLISECONDS);
-        proxyRequest.idleTimeout(exchange.route.idleTimeout().toMillis(), TimeUnit.MILLISECONDS);
-        NodeState node = exchange.node;
-        String pool = exchange.route.pool();
+        proxyRequest.idleTimeout(timeouts.idle().toMillis(), TimeUnit.MILLISECONDS);
+        NodeState node = exchange.attempts.node();
         exchange.cancelDeadline();
-        exchange.deadline = egress.deadline(left, () ->
+        exchange.deadline = egress.later(left, () ->
         {
-            if (!egress.regionFailingOver(pool, node))
-                proxyRequest.abort(new TimeoutException("total timeout " + exchange.route.timeout() + " exceeded"));
+            if (!exchange.attempts.regionFailingOver(node))
+                proxyRequest.abort(new TimeoutException("total timeout " + timeouts.total() + " exceeded"));
         });
         super.sendProxyRequest(clientRequest, proxyResponse, proxyRequest);
     }
@@ -262,24 +169,17 @@ public final class EgressServlet extends StreamingProxyServlet
     @Override
     protected void onServerResponseHeaders(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Response serverResponse)
     {
-        if (serverResponse.getStatus() >= 500)
+        if (egress.policy().isNodesOwnAnswer(serverResponse.getStatus(), serverResponse.getHeaders()))
         {
-            for (String header : egress.config().nodeErrorHeaders())
-            {
-                HttpField field = serverResponse.getHeaders().getField(header);
-                if (field != null)
-                {
-                    serverResponse.abort(new NodeFailure(serverResponse.getStatus()));
-                    return;
-                }
-            }
+            serverResponse.abort(new FailurePolicy.NodeFailure(serverResponse.getStatus()));
+            return;
         }
         super.onServerResponseHeaders(clientRequest, proxyResponse, serverResponse);
         Exchange exchange = EXCHANGE.get(clientRequest);
-        if (exchange.route.scanResponses() && exchange.route.scan() == EgressConfig.ScanMode.REDACT)
+        if (BodyScan.resizesResponses(exchange.route()))
             proxyResponse.setHeader(HttpHeader.CONTENT_LENGTH.asString(), null);
-        proxyResponse.setHeader(NODE, exchange.node.node().id());
-        if (exchange.repinned)
+        proxyResponse.setHeader(NODE, exchange.attempts.node().node().id());
+        if (exchange.attempts.repinned())
             proxyResponse.setHeader(STICKY, "repinned");
     }
 
@@ -291,17 +191,16 @@ public final class EgressServlet extends StreamingProxyServlet
     protected String filterServerResponseHeader(HttpServletRequest clientRequest, Response serverResponse, String headerName, String headerValue)
     {
         String value = super.filterServerResponseHeader(clientRequest, serverResponse, headerName, headerValue);
-        return value == null || EXCHANGE.get(clientRequest).injection == null ? value : leaks.redactor().text(value);
+        return value == null || EXCHANGE.get(clientRequest).plan.injection().isEmpty() ? value : egress.leaks().redactor().text(value);
     }
 
     /** Request bodies on scanning routes are read through the leak scanner. */
     @Override
     protected ReadListener newReadListener(HttpServletRequest request, HttpServletResponse response, Request proxyRequest, AsyncRequestContent content)
     {
-        Exchange exchange = EXCHANGE.get(request);
-        LeakScanner.Stream scan = leaks.open(exchange.route.scan());
+        BodyScan scan = BodyScan.request(egress.leaks(), EXCHANGE.get(request).route());
         return scan == null ? super.newReadListener(request, response, proxyRequest, content)
-            : new ScanningReader(request, response, proxyRequest, content, exchange, scan);
+            : new ScanningReader(request, response, proxyRequest, content, scan);
     }
 
     /** Feeds each chunk to the scanner and sends on what it releases; a hit on a blocking route aborts the exchange. */
@@ -309,16 +208,13 @@ public final class EgressServlet extends StreamingProxyServlet
     {
         private final Request proxyRequest;
         private final AsyncRequestContent content;
-        private final Exchange exchange;
-        private final LeakScanner.Stream scan;
+        private final BodyScan scan;
 
-        ScanningReader(HttpServletRequest request, HttpServletResponse response, Request proxyRequest, AsyncRequestContent content,
-                       Exchange exchange, LeakScanner.Stream scan)
+        ScanningReader(HttpServletRequest request, HttpServletResponse response, Request proxyRequest, AsyncRequestContent content, BodyScan scan)
         {
             super(request, response, proxyRequest, content);
             this.proxyRequest = proxyRequest;
             this.content = content;
-            this.exchange = exchange;
             this.scan = scan;
         }
 
@@ -326,15 +222,14 @@ public final class EgressServlet extends StreamingProxyServlet
         protected void onRequestContent(HttpServletRequest request, Request proxyRequest, AsyncRequestContent content,
                                         byte[] buffer, int offset, int length, Callback callback)
         {
-            LeakScanner.Chunk chunk = scan.feed(ByteBuffer.wrap(buffer, offset, length));
-            GatewayException blocked = leaks.onHits(chunk.hits(), exchange.route, exchange.route.scan(), "request");
-            if (blocked != null)
+            BodyScan.Step step = scan.feed(ByteBuffer.wrap(buffer, offset, length));
+            if (step.blocked() != null)
             {
-                callback.failed(blocked);
-                proxyRequest.abort(blocked);
+                callback.failed(step.blocked());
+                proxyRequest.abort(step.blocked());
             }
-            else if (chunk.output().hasRemaining())
-                content.write(chunk.output(), callback);
+            else if (step.output().hasRemaining())
+                content.write(step.output(), callback);
             else
                 callback.succeeded();
         }
@@ -342,11 +237,10 @@ public final class EgressServlet extends StreamingProxyServlet
         @Override
         public void onAllDataRead()
         {
-            LeakScanner.Chunk last = scan.finish();
-            GatewayException blocked = leaks.onHits(last.hits(), exchange.route, exchange.route.scan(), "request");
-            if (blocked != null)
+            BodyScan.Step last = scan.finish();
+            if (last.blocked() != null)
             {
-                proxyRequest.abort(blocked);
+                proxyRequest.abort(last.blocked());
                 return;
             }
             if (last.output().hasRemaining())
@@ -361,22 +255,21 @@ public final class EgressServlet extends StreamingProxyServlet
                                      byte[] buffer, int offset, int length, Callback callback)
     {
         Exchange exchange = EXCHANGE.get(request);
-        if (!exchange.route.scanResponses() || exchange.route.scan() == EgressConfig.ScanMode.OFF)
+        if (!BodyScan.scansResponses(exchange.route()))
         {
             super.onResponseContent(request, response, proxyResponse, buffer, offset, length, callback);
             return;
         }
         if (exchange.responseScan == null)
-            exchange.responseScan = leaks.open(exchange.route.scan());
-        LeakScanner.Chunk chunk = exchange.responseScan.feed(ByteBuffer.wrap(buffer, offset, length));
-        GatewayException blocked = leaks.onHits(chunk.hits(), exchange.route, exchange.route.scan(), "response");
-        if (blocked != null)
+            exchange.responseScan = BodyScan.response(egress.leaks(), exchange.route());
+        BodyScan.Step step = exchange.responseScan.feed(ByteBuffer.wrap(buffer, offset, length));
+        if (step.blocked() != null)
         {
-            callback.failed(blocked);
-            proxyResponse.abort(blocked);
+            callback.failed(step.blocked());
+            proxyResponse.abort(step.blocked());
             return;
         }
-        writeReleased(request, response, proxyResponse, chunk.output(), callback);
+        writeReleased(request, response, proxyResponse, step.output(), callback);
     }
 
     private void writeReleased(HttpServletRequest request, HttpServletResponse response, Response proxyResponse, ByteBuffer output, Callback callback)
@@ -398,12 +291,11 @@ public final class EgressServlet extends StreamingProxyServlet
         if (exchange.responseScan != null)
         {
             // The bytes held back for a secret that might have been starting go out last.
-            LeakScanner.Chunk last = exchange.responseScan.finish();
+            BodyScan.Step last = exchange.responseScan.finish();
             exchange.responseScan = null;
-            GatewayException blocked = leaks.onHits(last.hits(), exchange.route, exchange.route.scan(), "response");
-            if (blocked != null)
+            if (last.blocked() != null)
             {
-                onProxyResponseFailure(clientRequest, proxyResponse, serverResponse, blocked);
+                onProxyResponseFailure(clientRequest, proxyResponse, serverResponse, last.blocked());
                 return;
             }
             writeReleased(clientRequest, proxyResponse, serverResponse, last.output(), Callback.from(
@@ -412,8 +304,8 @@ public final class EgressServlet extends StreamingProxyServlet
             return;
         }
         exchange.cancelDeadline();
-        egress.recordResult(exchange.route.pool(), exchange.node, "ok", true);
-        egress.latency(exchange.route.domains().get(0)).record(System.nanoTime() - exchange.start, TimeUnit.NANOSECONDS);
+        exchange.attempts.record(FailurePolicy.Outcome.OK);
+        egress.metrics().latency(exchange.plan.routeName()).record(System.nanoTime() - exchange.start, TimeUnit.NANOSECONDS);
         super.onProxyResponseSuccess(clientRequest, proxyResponse, serverResponse);
     }
 
@@ -422,25 +314,16 @@ public final class EgressServlet extends StreamingProxyServlet
     {
         Exchange exchange = EXCHANGE.get(clientRequest);
         exchange.cancelDeadline();
-        boolean nodeFault = isNodeFault(failure, serverResponse);
-        // A body stopped for holding a secret is the agent's doing, not a failed exchange.
-        String outcome = nodeFault ? "node_failure" : failure instanceof GatewayException g && g.status() == 422 ? "blocked" : "failure";
-        egress.recordResult(exchange.route.pool(), exchange.node, outcome, !nodeFault);
-        if (!proxyResponse.isCommitted() && (nodeFault || isUnsent(failure)) && mayRetry(clientRequest, exchange) && egress.allowRetry())
+        FailurePolicy.Verdict verdict = egress.policy().judge(new FailurePolicy.Attempt(failure, false, serverResponse == null ? 0 : serverResponse.getStatus(),
+            proxyResponse.isCommitted(), clientRequest.getMethod(), hasContent(clientRequest), exchange.attempts.count(), exchange.route()));
+        exchange.attempts.record(verdict.outcome());
+        if (verdict.retry() && exchange.attempts.next())
         {
-            try
-            {
-                choose(exchange);
-                exchange.responseScan = null; // held-back bytes of the failed attempt are not part of the next one
-                long backoff = backoffMillis(exchange.attempts - 1);
-                proxyResponse.reset();
-                retryLater(clientRequest, proxyResponse, backoff);
-                return;
-            }
-            catch (GatewayException noNode)
-            {
-                // No other node: answer with the failure below.
-            }
+            exchange.responseScan = null; // held-back bytes of the failed attempt are not part of the next one
+            long backoff = egress.policy().backoffMillis(exchange.attempts.count() - 1);
+            proxyResponse.reset();
+            retryLater(clientRequest, proxyResponse, backoff);
+            return;
         }
         if (proxyResponse.isCommitted())
         {
@@ -450,12 +333,9 @@ public final class EgressServlet extends StreamingProxyServlet
         try
         {
             proxyResponse.reset();
-            GatewayException mapped = Errors.map(failure, Errors.Peer.EGRESS);
-            GatewayException error = nodeFault && mapped.status() != 504
-                ? new GatewayException(502, "egress_node_failed", "the egress node failed (tried " + exchange.tried.size() + ")")
-                : mapped;
-            if (error.status() == 500)
-                LOG.warn("Egress exchange to route {} failed unexpectedly", exchange.route.domains().get(0), failure);
+            GatewayException error = egress.policy().answer(failure, verdict, exchange.attempts.tried());
+            if (error.status() == HttpStatus.INTERNAL_SERVER_ERROR_500)
+                LOG.warn("Egress exchange to route {} failed unexpectedly", exchange.plan.routeName(), failure);
             Errors.write(clientRequest, proxyResponse, error);
         }
         catch (IOException | IllegalStateException x)
@@ -469,61 +349,12 @@ public final class EgressServlet extends StreamingProxyServlet
         }
     }
 
-    /**
-     * Whether the failure is the node's: it refused or dropped the connection, timed out before
-     * answering, failed the CONNECT tunnel, or marked a 5xx as its own. A slow target that has
-     * started answering, or a 4xx/5xx from the target, is not the node's fault.
-     */
-    private static boolean isNodeFault(Throwable failure, Response serverResponse)
-    {
-        for (Throwable t = failure; t != null; t = t.getCause())
-        {
-            if (t instanceof NodeFailure || t instanceof ConnectException || t instanceof HttpResponseException
-                || t instanceof java.nio.channels.ClosedChannelException || t instanceof java.io.EOFException)
-                return true;
-            if (t instanceof TimeoutException)
-                return serverResponse == null || serverResponse.getStatus() == 0;
-        }
-        return false;
-    }
-
-    /**
-     * Whether the request failed before any of it was written: Jetty's client can fail a request on a
-     * freshly opened CONNECT tunnel with a WritePendingException when the node answers the CONNECT
-     * before the client has finished writing it (seen on loopback under load). Nothing reached the
-     * target, and it is not the node's fault: worth another attempt, not an ejection.
-     */
-    private static boolean isUnsent(Throwable failure)
-    {
-        for (Throwable t = failure; t != null; t = t.getCause())
-        {
-            if (t instanceof WritePendingException)
-                return true;
-        }
-        return false;
-    }
-
-    private boolean mayRetry(HttpServletRequest request, Exchange exchange)
-    {
-        if (exchange.attempts > exchange.route.retry())
-            return false;
-        boolean idempotent = IDEMPOTENT.contains(request.getMethod()) || exchange.route.retryNonIdempotent();
-        // A body has been streamed to the failed node and cannot be replayed.
-        return idempotent && !hasContent(request);
-    }
-
-    private long backoffMillis(int retry)
-    {
-        long cap = egress.config().retryBackoff().toMillis() << Math.min(retry, 10);
-        return ThreadLocalRandom.current().nextLong(cap + 1);
-    }
-
+    /** Sends the request again, on the node the exchange has moved to, after the back-off. */
     private void retryLater(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, long delayMillis)
     {
         Runnable resend = () ->
         {
-            Exchange exchange = EXCHANGE.get(clientRequest);
-            Request proxyRequest = newProxyRequest(clientRequest, exchange.target);
+            Request proxyRequest = newProxyRequest(clientRequest, rewriteTarget(clientRequest));
             copyRequestHeaders(clientRequest, proxyRequest);
             addProxyHeaders(clientRequest, proxyRequest);
             sendProxyRequest(clientRequest, proxyResponse, proxyRequest);
@@ -531,6 +362,6 @@ public final class EgressServlet extends StreamingProxyServlet
         if (delayMillis <= 0)
             resend.run();
         else
-            CompletableFuture.delayedExecutor(delayMillis, TimeUnit.MILLISECONDS).execute(resend);
+            egress.later(delayMillis, resend);
     }
 }

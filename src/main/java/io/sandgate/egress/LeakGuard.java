@@ -1,6 +1,5 @@
 package io.sandgate.egress;
 
-import io.sandgate.core.Secret;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Locale;
@@ -12,6 +11,7 @@ import io.sandgate.leak.LeakHit;
 import io.sandgate.leak.LeakScanner;
 import io.sandgate.leak.Redactor;
 import io.sandgate.web.GatewayException;
+import org.eclipse.jetty.http.HttpStatus;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,10 +48,23 @@ public final class LeakGuard
         return redactor;
     }
 
-    /** Hits in a text known whole, such as a request line. */
-    List<LeakHit> scan(String text)
+    /**
+     * Checks what is known of a request before anything is sent: what the scanner cannot read it
+     * must not pass (a compressed body would hide a key from it), and a secret in the path or
+     * query is caught here, on a route that scans.
+     *
+     * @param requestLine the path and query as the agent sent them
+     * @param contentEncoding the request's {@code Content-Encoding}, or null
+     * @throws GatewayException 415 for an encoded body; the blocking route's 422 for a secret
+     */
+    void checkRequest(EgressConfig.Route route, String requestLine, String contentEncoding)
     {
-        return scanner.scan(text.getBytes(StandardCharsets.UTF_8));
+        if (contentEncoding != null && !contentEncoding.equalsIgnoreCase("identity"))
+            throw new GatewayException(HttpStatus.UNSUPPORTED_MEDIA_TYPE_415, "encoded_body", "request bodies with Content-Encoding " + contentEncoding
+                + " cannot be scanned for secrets; send them uncompressed");
+        GatewayException blocked = onHits(scanner.scan(requestLine.getBytes(StandardCharsets.UTF_8)), route, route.scan(), "request");
+        if (blocked != null)
+            throw blocked;
     }
 
     /**
@@ -91,7 +104,7 @@ public final class LeakGuard
             return null;
         // The agent's request is the agent's doing (422); a target answering with a secret is the target's (502).
         return direction.equals("request")
-            ? new GatewayException(422, "secret_detected", "the request holds a secret (rule " + rule + "); it was not sent")
-            : new GatewayException(502, "secret_in_response", "the target's answer holds a secret (rule " + rule + "); it was cut off");
+            ? new GatewayException(HttpStatus.UNPROCESSABLE_ENTITY_422, "secret_detected", "the request holds a secret (rule " + rule + "); it was not sent")
+            : new GatewayException(HttpStatus.BAD_GATEWAY_502, "secret_in_response", "the target's answer holds a secret (rule " + rule + "); it was cut off");
     }
 }

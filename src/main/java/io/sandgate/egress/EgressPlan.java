@@ -1,0 +1,93 @@
+package io.sandgate.egress;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+
+import io.sandgate.config.EgressConfig;
+
+/**
+ * What the gateway will do with one agent call, decided by {@link EgressPlanner} before any node is
+ * asked: the front-ends (the base-URL servlet, the forward-proxy port, CONNECT) only carry it out.
+ *
+ * @param entry how the call reached the gateway
+ * @param route the route that serves it
+ * @param target the target, its name pinned to the address the SSRF guard accepted: every attempt,
+ *        on whichever node, goes to that address
+ * @param pathAndQuery what is asked of the target, the injected query parameter included; empty
+ *        for a tunnel, whose requests the gateway never sees
+ * @param injection the real key that replaces the agent's internal token, when the route names a
+ *        credential
+ * @param sticky the agent session to keep on one node, when the route is sticky and the agent
+ *        named its session
+ * @param timeouts the limits every attempt runs under
+ */
+public record EgressPlan(Entry entry, EgressConfig.Route route, PinnedTarget target, String pathAndQuery,
+                         Optional<Credentials.Injection> injection, Optional<Sticky> sticky, Timeouts timeouts)
+{
+    /** How an agent call reached the gateway. */
+    public enum Entry
+    {
+        /** {@code /egress/{host}/{path}}: towards the route's scheme, https by default. */
+        BASE_URL,
+        /** An absolute-form request on the forward-proxy port: towards plain http, as the agent asked. */
+        FORWARD_PROXY,
+        /** A CONNECT: the agent's own TLS inside a tunnel, which the gateway can neither read nor change. */
+        CONNECT
+    }
+
+    /**
+     * A sticky session: the node it is pinned to is kept while it is healthy.
+     *
+     * @param key the agent's session, as it named it
+     * @param ttl how long an idle pin lasts (sliding)
+     */
+    public record Sticky(String key, Duration ttl)
+    {
+        public Sticky
+        {
+            Objects.requireNonNull(key, "key");
+            Objects.requireNonNull(ttl, "ttl");
+        }
+    }
+
+    /**
+     * @param connect towards a node, the CONNECT handshake of a tunnel included
+     * @param idle longest silence before the first byte and between bytes
+     * @param total one exchange, retries included
+     */
+    public record Timeouts(Duration connect, Duration idle, Duration total)
+    {
+        public Timeouts
+        {
+            Objects.requireNonNull(connect, "connect");
+            Objects.requireNonNull(idle, "idle");
+            Objects.requireNonNull(total, "total");
+        }
+    }
+
+    public EgressPlan
+    {
+        Objects.requireNonNull(entry, "entry");
+        Objects.requireNonNull(route, "route");
+        Objects.requireNonNull(target, "target");
+        Objects.requireNonNull(pathAndQuery, "pathAndQuery");
+        Objects.requireNonNull(injection, "injection");
+        Objects.requireNonNull(sticky, "sticky");
+        Objects.requireNonNull(timeouts, "timeouts");
+        if (entry == Entry.CONNECT ? !pathAndQuery.isEmpty() : !pathAndQuery.startsWith("/"))
+            throw new IllegalArgumentException("pathAndQuery: " + pathAndQuery + " (expected: empty for a tunnel, else starting with /)");
+    }
+
+    /** The URI requests go to: the checked address in place of the name. */
+    public String uri()
+    {
+        return target.uri(pathAndQuery).toString();
+    }
+
+    /** The route as metrics and logs name it: its first domain. */
+    public String routeName()
+    {
+        return route.domains().get(0);
+    }
+}

@@ -1,0 +1,148 @@
+package io.sandgate.egress;
+
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import io.sandgate.config.EgressConfig;
+import io.sandgate.net.SsrfGuard;
+import io.sandgate.web.Errors;
+import io.sandgate.web.GatewayException;
+import org.eclipse.jetty.http.HttpHeader;
+
+/**
+ * The routing decision of the egress face, made once per agent call whichever way it came in:
+ * which route serves the target, which credential replaces the agent's internal token, whether the
+ * request line holds a secret, which address the target is pinned to, which session is sticky and
+ * what limits apply. The answer is an {@link EgressPlan}, or a {@link GatewayException} saying why
+ * the call is refused; nothing has been sent to any node either way.
+ *
+ * <p>The checks run in one order for every entry: route, credential, request line, SSRF guard.
+ * The guard comes last so that a call refused for another reason never resolves its target.
+ */
+public final class EgressPlanner
+{
+    /** The agent's task type, which picks the route together with the host. */
+    public static final String TASK_TYPE = "X-Agent-Task-Type";
+    /** The agent's session, the key of sticky routes. */
+    public static final String SESSION = "X-Agent-Session";
+    /** {@code host}, {@code host:port}, {@code [v6]} or {@code [v6]:port}; the guard judges what the host is. */
+    private static final Pattern AUTHORITY = Pattern.compile("(\\[[0-9A-Fa-f:.]{2,45}]|[A-Za-z0-9.-]{1,253})(?::(\\d{1,5}))?");
+
+    private final RouteTable routes;
+    private final SsrfGuard guard;
+    private final Credentials credentials;
+    private final LeakGuard leaks;
+    private final Duration connectTimeout;
+
+    EgressPlanner(RouteTable routes, SsrfGuard guard, Credentials credentials, LeakGuard leaks, Duration connectTimeout)
+    {
+        this.routes = routes;
+        this.guard = guard;
+        this.credentials = credentials;
+        this.leaks = leaks;
+        this.connectTimeout = connectTimeout;
+    }
+
+    /**
+     * Plans a request whose target is in its path: {@code /egress/{host}[:{port}]/{path}}, as the
+     * agent sent it or as the forward-proxy port rewrote an absolute-form request.
+     *
+     * @param entry {@link EgressPlan.Entry#BASE_URL} or {@link EgressPlan.Entry#FORWARD_PROXY}
+     * @param path what follows {@code /egress/}, still percent-encoded
+     * @param query the raw query string, or null
+     * @param headers the agent's request headers by name
+     * @throws GatewayException when the call is refused
+     */
+    public EgressPlan plan(EgressPlan.Entry entry, String path, String query, Function<String, String> headers)
+    {
+        if (entry == EgressPlan.Entry.CONNECT)
+            throw new IllegalArgumentException("entry: " + entry + " (expected: BASE_URL or FORWARD_PROXY; tunnels are planned by planTunnel)");
+        int slash = path.indexOf('/');
+        // Clients percent-encode the brackets of an IPv6 literal in a path segment.
+        String authority = (slash < 0 ? path : path.substring(0, slash)).replace("%5B", "[").replace("%5b", "[").replace("%5D", "]").replace("%5d", "]");
+        Matcher parsed = AUTHORITY.matcher(authority);
+        if (!parsed.matches() || authority.startsWith(".") || authority.contains(".."))
+            throw GatewayException.badRequest("malformed target host in /egress/{host}/...");
+        String host = parsed.group(1).toLowerCase(Locale.ROOT);
+        int port = parsed.group(2) == null ? -1 : Integer.parseInt(parsed.group(2));
+        if (port > 65535)
+            throw GatewayException.badRequest("malformed target port in /egress/{host}:{port}/...");
+
+        EgressConfig.Route route = route(host, headers);
+        // An absolute-form request named its scheme: plain http, which the route cannot upgrade.
+        String scheme = entry == EgressPlan.Entry.FORWARD_PROXY ? "http" : route.scheme();
+        Optional<Credentials.Injection> injection = injection(route, scheme, host, headers);
+        if (route.scan() != EgressConfig.ScanMode.OFF)
+            leaks.checkRequest(route, path + (query == null ? "" : "?" + query), headers.apply(HttpHeader.CONTENT_ENCODING.asString()));
+        String sentQuery = injection.isPresent() ? injection.get().intoQuery(query) : query;
+        PinnedTarget target = pin(scheme, host, port);
+        String pathAndQuery = (slash < 0 ? "/" : path.substring(slash)) + (sentQuery == null ? "" : "?" + sentQuery);
+        return plan(entry, route, target, pathAndQuery, injection, headers);
+    }
+
+    /**
+     * Plans a CONNECT tunnel to {@code host:port}, as the request line named them.
+     *
+     * @param headers the CONNECT request's headers by name
+     * @throws GatewayException when the tunnel is refused
+     */
+    public EgressPlan planTunnel(String host, int port, Function<String, String> headers)
+    {
+        EgressConfig.Route route = route(host, headers);
+        // Inside a TLS tunnel nothing can be injected or checked. The CONNECT's own headers end at
+        // the gateway, so an internal token among them reaches no target.
+        if (route.credential().isPresent())
+            throw GatewayException.forbidden("routes with a credential need base-URL mode: /egress/" + host + "/...");
+        PinnedTarget target = pin("https", host, port);
+        return plan(EgressPlan.Entry.CONNECT, route, target, "", Optional.empty(), headers);
+    }
+
+    private EgressConfig.Route route(String host, Function<String, String> headers)
+    {
+        String taskType = headers.apply(TASK_TYPE);
+        return routes.find(host, taskType).orElseThrow(() ->
+            GatewayException.forbidden("no egress route for " + host + (taskType == null ? "" : " and task type " + taskType)));
+    }
+
+    /**
+     * The real key for a route that names a credential, sent over https only. On any other route
+     * an internal token is refused rather than forwarded: it would reach a host it was never meant for.
+     */
+    private Optional<Credentials.Injection> injection(EgressConfig.Route route, String scheme, String host, Function<String, String> headers)
+    {
+        if (route.credential().isEmpty())
+        {
+            credentials.refuseInternalToken(headers, host);
+            return Optional.empty();
+        }
+        if (!scheme.equals("https"))
+            throw GatewayException.forbidden("credential " + route.credential().get() + " is only sent over https (use /egress/" + host + "/...)");
+        return Optional.of(credentials.authorize(headers, route, host));
+    }
+
+    /** Checked once per call: retries on other nodes go to the same checked address. */
+    private PinnedTarget pin(String scheme, String host, int port)
+    {
+        try
+        {
+            return PinnedTarget.check(guard, scheme, host, port);
+        }
+        catch (SsrfGuard.Refused x)
+        {
+            throw Errors.map(x, Errors.Peer.EGRESS);
+        }
+    }
+
+    private EgressPlan plan(EgressPlan.Entry entry, EgressConfig.Route route, PinnedTarget target, String pathAndQuery,
+                            Optional<Credentials.Injection> injection, Function<String, String> headers)
+    {
+        String session = headers.apply(SESSION);
+        Optional<EgressPlan.Sticky> sticky = route.sticky() && session != null ? Optional.of(new EgressPlan.Sticky(session, route.stickyTtl())) : Optional.empty();
+        return new EgressPlan(entry, route, target, pathAndQuery, injection, sticky,
+            new EgressPlan.Timeouts(connectTimeout, route.idleTimeout(), route.timeout()));
+    }
+}

@@ -1,0 +1,93 @@
+package io.sandgate.egress;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import io.sandgate.config.EgressConfig;
+import org.eclipse.jetty.client.HttpClient;
+import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
+import org.eclipse.jetty.http.HttpCookieStore;
+import org.eclipse.jetty.io.ClientConnector;
+import org.eclipse.jetty.util.ssl.SslContextFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One HttpClient per egress node, with its own connection pool and the node as its HTTP forward
+ * proxy (CONNECT for every pinned target), and a second one per node for the HTTP probes, so that
+ * a probe does not queue behind the traffic it judges.
+ */
+final class NodeClients implements AutoCloseable
+{
+    private static final Logger LOG = LoggerFactory.getLogger(NodeClients.class);
+    /** Destinations (one per target address) idle this long are dropped, so changing target addresses do not pile up. */
+    private static final long DESTINATION_IDLE_MILLIS = 60_000;
+
+    private final EgressConfig config;
+    private final Map<String, HttpClient> traffic = new LinkedHashMap<>();
+    private final Map<String, HttpClient> probes = new LinkedHashMap<>();
+
+    NodeClients(EgressConfig config) throws Exception
+    {
+        this.config = config;
+        for (EgressConfig.Pool pool : config.pools().values())
+        {
+            for (EgressConfig.Node node : pool.nodes())
+            {
+                traffic.put(node.id(), start(node));
+                probes.put(node.id(), start(node));
+            }
+        }
+    }
+
+    /** The client that carries agents' exchanges through the node. */
+    HttpClient traffic(String nodeId)
+    {
+        return traffic.get(nodeId);
+    }
+
+    /** The client of the node's HTTP probes. */
+    HttpClient probe(String nodeId)
+    {
+        return probes.get(nodeId);
+    }
+
+    private HttpClient start(EgressConfig.Node node) throws Exception
+    {
+        // Targets are pinned to the address the SSRF guard checked; TLS still verifies the name.
+        SslContextFactory.Client tls = new PinnedSslContextFactory();
+        config.trustStore().ifPresent(path ->
+        {
+            tls.setTrustStorePath(path);
+            tls.setTrustStoreType("PKCS12");
+            config.trustStorePassword().ifPresent(p -> tls.setTrustStorePassword(p.reveal()));
+        });
+        ClientConnector connector = new ClientConnector();
+        connector.setSslContextFactory(tls);
+        connector.setConnectTimeout(config.connectTimeout());
+        connector.setSelectors(1);
+        HttpClient client = new PinnedHttpClient(new HttpClientTransportOverHTTP(connector));
+        client.getProxyConfiguration().addProxy(new PinnedHttpProxy(node.host(), node.port()));
+        // A gateway relays: no redirects followed, no cookies kept across agents, content untouched.
+        client.setFollowRedirects(false);
+        client.setHttpCookieStore(new HttpCookieStore.Empty());
+        client.setConnectTimeout(config.connectTimeout().toMillis());
+        client.setIdleTimeout(config.firstByteTimeout().toMillis());
+        client.setDestinationIdleTimeout(DESTINATION_IDLE_MILLIS);
+        client.setMaxConnectionsPerDestination(config.maxConnectionsPerNode());
+        client.start();
+        client.getContentDecoderFactories().clear();
+        client.getProtocolHandlers().clear();
+        return client;
+    }
+
+    @Override
+    public void close() throws Exception
+    {
+        for (HttpClient client : traffic.values())
+            client.stop();
+        for (HttpClient client : probes.values())
+            client.stop();
+        LOG.debug("Egress node clients stopped");
+    }
+}

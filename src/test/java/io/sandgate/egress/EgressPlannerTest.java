@@ -1,0 +1,258 @@
+package io.sandgate.egress;
+
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sandgate.config.ConfigLoader;
+import io.sandgate.config.EgressConfig;
+import io.sandgate.core.Schedulers;
+import io.sandgate.core.Secret;
+import io.sandgate.net.SsrfGuard;
+import io.sandgate.secrets.SecretRing;
+import io.sandgate.secrets.SecretSource;
+import io.sandgate.secrets.SecretUnavailableException;
+import io.sandgate.web.GatewayException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The routing decision without a server: every entry planned from names, headers and a resolver answering from a map. */
+class EgressPlannerTest
+{
+    // Built at run time so the repository holds nothing a secret scanner would flag.
+    private static final String REAL_KEY = "sk-" + "proj-" + "Q1w2E3r4T5y6U7i8O9p0".repeat(2);
+    private static final String TOKEN = "sgt_agent_alpha_0123456789";
+    private static final String PUBLIC = "93.184.216.34";
+
+    private final Map<String, String> dns = new HashMap<>(Map.of("api.example.com", PUBLIC, "llm.example.com", PUBLIC,
+        "internal.example.com", "10.0.0.5", "sticky.example.com", PUBLIC));
+    private final List<String> resolved = new ArrayList<>();
+    private Schedulers schedulers;
+    private Credentials credentials;
+    private EgressPlanner planner;
+
+    @BeforeEach
+    void start()
+    {
+        Map<String, Object> values = new HashMap<>();
+        values.put("egress.connect-timeout", "2s");
+        values.put("egress.routes", List.of(
+            Map.of("match", Map.of("domains", List.of("llm.example.com")), "upstream", "main", "credential", "openai"),
+            Map.of("match", Map.of("domains", List.of("sticky.example.com")), "upstream", "main", "sticky_session", true, "sticky_ttl", "7m"),
+            Map.of("match", Map.of("domains", List.of("*.example.com", "169.254.169.254"), "task_type", "web"), "upstream", "main",
+                "timeout", "9s", "idle_timeout", "4s", "scan", "off"),
+            Map.of("match", Map.of("domains", List.of("*.example.com")), "upstream", "main")));
+        values.put("egress.pools", Map.of("main", Map.of("region", "eu", "nodes", List.of(Map.of("id", "n1", "address", "192.0.2.1:3128")))));
+        Map<String, Object> keys = new LinkedHashMap<>();
+        keys.put("openai", Map.of("secret", "openai", "hosts", List.of("llm.example.com")));
+        values.put("egress.credentials", keys);
+        values.put("egress.agents", List.of(Map.of("id", "alpha", "token", "alpha-token", "credentials", List.of("openai"))));
+        EgressConfig config = ConfigLoader.fromValues(values).egress();
+
+        Map<String, String> secrets = Map.of("openai", REAL_KEY, "alpha-token", TOKEN);
+        SecretSource source = new SecretSource()
+        {
+            @Override
+            public Secret get(String name)
+            {
+                if (!secrets.containsKey(name))
+                    throw new SecretUnavailableException(SecretUnavailableException.Reason.UNKNOWN, "no secret " + name);
+                return new Secret(secrets.get(name));
+            }
+
+            @Override
+            public String kind()
+            {
+                return "test";
+            }
+        };
+        schedulers = Schedulers.create();
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        credentials = new Credentials(config.credentials(), new SecretRing(source, Duration.ofMinutes(1), Clock.systemUTC()), Clock.systemUTC(),
+            registry, schedulers);
+        SsrfGuard guard = new SsrfGuard(config.ssrfAllow(), host ->
+        {
+            resolved.add(host);
+            String address = dns.get(host);
+            if (address == null)
+                throw new UnknownHostException(host);
+            return List.of(InetAddress.getByName(address));
+        });
+        planner = new EgressPlanner(new RouteTable(config.routes(), config.pools().keySet()), guard, credentials,
+            new LeakGuard(credentials, registry), config.connectTimeout());
+    }
+
+    @AfterEach
+    void stop()
+    {
+        credentials.close();
+        schedulers.close();
+    }
+
+    private static Function<String, String> headers(String... namesAndValues)
+    {
+        Map<String, String> headers = new HashMap<>();
+        for (int i = 0; i < namesAndValues.length; i += 2)
+            headers.put(namesAndValues[i].toLowerCase(), namesAndValues[i + 1]);
+        return name -> headers.get(name.toLowerCase());
+    }
+
+    private EgressPlan baseUrl(String path, String query, String... headers)
+    {
+        return planner.plan(EgressPlan.Entry.BASE_URL, path, query, headers(headers));
+    }
+
+    private static GatewayException refused(Runnable call)
+    {
+        return assertThrows(GatewayException.class, call::run);
+    }
+
+    @Test
+    void plan_baseUrl_pinsTheCheckedAddress_andKeepsPathAndQuery() throws Exception
+    {
+        EgressPlan plan = baseUrl("API.example.com/v1/models", "limit=5");
+        assertEquals(EgressPlan.Entry.BASE_URL, plan.entry());
+        assertEquals(List.of("*.example.com"), plan.route().domains());
+        assertEquals(new PinnedTarget("https", "api.example.com", InetAddress.getByName(PUBLIC), 443), plan.target());
+        assertEquals("/v1/models?limit=5", plan.pathAndQuery());
+        assertEquals("https://" + PUBLIC + ":443/v1/models?limit=5", plan.uri());
+        assertTrue(plan.injection().isEmpty());
+    }
+
+    @Test
+    void plan_sameForBaseUrlAndConnect()
+    {
+        EgressPlan viaPath = baseUrl("sticky.example.com:8443/x", null, EgressPlanner.SESSION, "agent-7");
+        EgressPlan viaConnect = planner.planTunnel("sticky.example.com", 8443, headers(EgressPlanner.SESSION, "agent-7"));
+        assertEquals(EgressPlan.Entry.CONNECT, viaConnect.entry());
+        assertEquals(viaPath.route(), viaConnect.route());
+        assertEquals(viaPath.target(), viaConnect.target());
+        assertEquals(viaPath.sticky(), viaConnect.sticky());
+        assertEquals(viaPath.timeouts(), viaConnect.timeouts());
+        assertEquals("", viaConnect.pathAndQuery(), "a tunnel's requests are never seen");
+    }
+
+    @Test
+    void plan_refusesPrivateTarget()
+    {
+        for (Runnable call : List.<Runnable>of(
+            () -> baseUrl("internal.example.com/x", null),
+            () -> planner.planTunnel("internal.example.com", 443, headers()),
+            () -> planner.plan(EgressPlan.Entry.FORWARD_PROXY, "internal.example.com/x", null, headers()),
+            () -> baseUrl("169.254.169.254/latest/meta-data", null, EgressPlanner.TASK_TYPE, "web")))
+        {
+            GatewayException refused = refused(call);
+            assertEquals(403, refused.status(), refused.getMessage());
+            assertFalse(refused.getMessage().contains("10.0.0.5"), "a name's resolved address is not revealed: " + refused.getMessage());
+        }
+    }
+
+    @Test
+    void plan_refusedForAnotherReason_neverResolvesItsTarget()
+    {
+        assertEquals(403, refused(() -> baseUrl("example.org/x", null)).status());
+        assertEquals(401, refused(() -> baseUrl("llm.example.com/v1/chat", null)).status());
+        assertEquals(422, refused(() -> baseUrl("api.example.com/leak/" + REAL_KEY, null)).status());
+        assertEquals(List.of(), resolved);
+    }
+
+    @Test
+    void plan_noRoute_isForbidden_andSaysForWhichTaskType()
+    {
+        GatewayException refused = refused(() -> planner.planTunnel("example.org", 443, headers(EgressPlanner.TASK_TYPE, "scrape")));
+        assertEquals(403, refused.status());
+        assertEquals("no egress route for example.org and task type scrape", refused.getMessage());
+    }
+
+    @Test
+    void plan_malformedHostOrPort_isBadRequest()
+    {
+        for (String path : List.of("..%2f..%2fetc/x", ".example.com/x", "a..example.com/x", "api.example.com:70000/x", "api_example.com/x"))
+            assertEquals(400, refused(() -> baseUrl(path, null)).status(), path);
+    }
+
+    @Test
+    void plan_ipv6LiteralWithEncodedBrackets_isParsed()
+    {
+        GatewayException refused = refused(() -> baseUrl("%5B::1%5D:8443/x", null, EgressPlanner.TASK_TYPE, "web"));
+        assertEquals(403, refused.status(), "[::1] is parsed, and refused as loopback: " + refused.getMessage());
+    }
+
+    @Test
+    void plan_forwardProxy_goesOverPlainHttp()
+    {
+        EgressPlan plan = planner.plan(EgressPlan.Entry.FORWARD_PROXY, "api.example.com/echo", "q=1", headers());
+        assertEquals("http://" + PUBLIC + ":80/echo?q=1", plan.uri());
+        assertEquals("api.example.com", plan.target().hostHeader());
+    }
+
+    @Test
+    void plan_credentialRoute_injectsTheRealKey_inPlaceOfTheToken()
+    {
+        EgressPlan plan = baseUrl("llm.example.com/v1/chat", null, "Authorization", "Bearer " + TOKEN);
+        Credentials.Injection injection = plan.injection().orElseThrow();
+        assertEquals(Optional.of("Authorization"), injection.header());
+        assertEquals("Bearer " + REAL_KEY, injection.value());
+        assertEquals("alpha", injection.agent());
+    }
+
+    @Test
+    void plan_credentialRoute_isRefusedOverConnectAndPlainHttp()
+    {
+        GatewayException tunnel = refused(() -> planner.planTunnel("llm.example.com", 443, headers("Authorization", "Bearer " + TOKEN)));
+        assertEquals(403, tunnel.status());
+        assertTrue(tunnel.getMessage().contains("need base-URL mode"), tunnel.getMessage());
+        GatewayException plain = refused(() -> planner.plan(EgressPlan.Entry.FORWARD_PROXY, "llm.example.com/v1/chat", null,
+            headers("Authorization", "Bearer " + TOKEN)));
+        assertEquals(403, plain.status());
+        assertTrue(plain.getMessage().contains("only sent over https"), plain.getMessage());
+    }
+
+    @Test
+    void plan_internalTokenOnARouteWithoutCredential_isRefused()
+    {
+        assertEquals(403, refused(() -> baseUrl("api.example.com/x", null, "x-api-key", TOKEN)).status());
+        assertTrue(baseUrl("api.example.com/x", null, "Authorization", "Bearer agents-own-key-for-this-api").injection().isEmpty(),
+            "other keys pass");
+    }
+
+    @Test
+    void plan_scanningRoute_refusesASecretInTheQuery_andACompressedBody()
+    {
+        GatewayException secret = refused(() -> baseUrl("api.example.com/x", "key=" + REAL_KEY));
+        assertEquals(422, secret.status());
+        assertEquals(415, refused(() -> baseUrl("api.example.com/x", null, "Content-Encoding", "gzip")).status());
+        baseUrl("api.example.com/x", null, "Content-Encoding", "gzip", EgressPlanner.TASK_TYPE, "web"); // a route that does not scan takes it
+    }
+
+    @Test
+    void plan_stickyOnlyOnStickyRoutes_andOnlyWhenTheAgentNamesItsSession()
+    {
+        assertEquals(Optional.of(new EgressPlan.Sticky("agent-7", Duration.ofMinutes(7))),
+            baseUrl("sticky.example.com/x", null, EgressPlanner.SESSION, "agent-7").sticky());
+        assertTrue(baseUrl("sticky.example.com/x", null).sticky().isEmpty());
+        assertTrue(baseUrl("api.example.com/x", null, EgressPlanner.SESSION, "agent-7").sticky().isEmpty());
+    }
+
+    @Test
+    void plan_timeouts_comeFromTheRoute_andTheConnectTimeout()
+    {
+        EgressPlan plan = baseUrl("api.example.com/x", null, EgressPlanner.TASK_TYPE, "web");
+        assertEquals(new EgressPlan.Timeouts(Duration.ofSeconds(2), Duration.ofSeconds(4), Duration.ofSeconds(9)), plan.timeouts());
+    }
+}
