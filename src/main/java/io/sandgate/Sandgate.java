@@ -120,7 +120,28 @@ public final class Sandgate implements AutoCloseable
         }
         if (config.server().role() == ServerConfig.Role.CONTROLPLANE)
             return;
+        ServerConfig.Faces faces = config.server().faces();
         ClientInfo clients = new ClientInfo(config.ingress().trustedProxies());
+        if (faces.ingress())
+            buildIngress(contextPath, clients);
+        if (faces.mcp())
+        {
+            try
+            {
+                mcp = new McpGateway(config.mcp(), store.sessions(), clients, metrics, schedulers);
+            }
+            catch (Exception x)
+            {
+                throw new IllegalStateException("Cannot start the MCP face", x);
+            }
+            built.push(mcp);
+        }
+        if (faces.egress())
+            buildEgress();
+    }
+
+    private void buildIngress(String contextPath, ClientInfo clients)
+    {
         ingress = new Ingress(config.ingress(), contextPath, store.routes(), clients, metrics, Clock.systemUTC());
         webSockets = new WebSocketBridge(ingress, metrics, schedulers);
         built.push(webSockets);
@@ -132,15 +153,10 @@ public final class Sandgate implements AutoCloseable
         {
             throw new IllegalStateException("Cannot start the WebSocket client", x);
         }
-        try
-        {
-            mcp = new McpGateway(config.mcp(), store.sessions(), clients, metrics, schedulers);
-        }
-        catch (Exception x)
-        {
-            throw new IllegalStateException("Cannot start the MCP face", x);
-        }
-        built.push(mcp);
+    }
+
+    private void buildEgress()
+    {
         CredentialsConfig credentialsConfig = config.egress().credentials();
         credentials = new Credentials(credentialsConfig,
             new SecretRing(SecretSources.open(credentialsConfig, Clock.systemUTC(), schedulers), credentialsConfig.overlap(), Clock.systemUTC()), Clock.systemUTC(), metrics,
@@ -160,19 +176,65 @@ public final class Sandgate implements AutoCloseable
         built.push(egress);
     }
 
+    /**
+     * Which part of the gateway a servlet context serves. The WAR serves everything in one
+     * context; the embedded runner with {@code server.internal-port} serves ingress and health on
+     * the public port and the rest on the internal one, so that nothing a sandbox or a browser can
+     * reach exposes MCP, egress, admin or metrics.
+     */
+    public enum Listener
+    {
+        ALL(true, true),
+        PUBLIC(true, false),
+        INTERNAL(false, true);
+
+        private final boolean ingress;
+        private final boolean internal;
+
+        Listener(boolean ingress, boolean internal)
+        {
+            this.ingress = ingress;
+            this.internal = internal;
+        }
+    }
+
     /** Registers Sandgate's servlets and filters in a context that is starting; builds nothing. */
-    public void install(ServletContext context)
+    public void install(ServletContext context, Listener listener)
     {
         FilterRegistration.Dynamic access = context.addFilter("sandgate-access", new AccessLogFilter(metrics, config.accessLog(), () -> redactor));
         access.setAsyncSupported(true);
         access.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), false, "/*");
-        installOperations(context);
-        if (ingress == null)
+        installOperations(context, listener);
+        if (config.server().role() == ServerConfig.Role.CONTROLPLANE)
         {
             LOG.info("Sandgate control plane ready: store={} watcher={}", config.store().type().name().toLowerCase(Locale.ROOT), config.watcher().enabled());
             return;
         }
         boolean sharedThreads = context.getAttribute(JETTY_EXECUTOR) != null;
+        if (listener.ingress && ingress != null)
+            installIngress(context, sharedThreads);
+        if (listener.internal && mcp != null)
+        {
+            ServletRegistration.Dynamic mcpServlet = context.addServlet("sandgate-mcp", new McpServlet(mcp));
+            mcpServlet.setAsyncSupported(true);
+            mcpServlet.addMapping("/mcp/*");
+        }
+        if (listener.internal && egress != null)
+            installEgress(context, sharedThreads);
+        if (listener != Listener.INTERNAL)
+        {
+            LOG.info("Sandgate ready: store={} ingress={} access={} mcp servers={} config={}", config.store().type().name().toLowerCase(Locale.ROOT),
+                ingress == null ? "off" : config.ingress().prefix(), config.ingress().access().name().toLowerCase(Locale.ROOT),
+                mcp == null ? "off" : config.mcp().servers().size(), config.source());
+            if (config.adminToken().isEmpty())
+                LOG.info("admin.token is not set: the admin API is off");
+            if (egress != null && !config.egress().routes().isEmpty())
+                LOG.info("Egress: {} routes over pools {}", config.egress().routes().size(), config.egress().pools().keySet());
+        }
+    }
+
+    private void installIngress(ServletContext context, boolean sharedThreads)
+    {
         String prefix = config.ingress().prefix();
         // After the access log (registered first), so that its note is there when the line is written.
         FilterRegistration.Dynamic session = context.addFilter("sandgate-ingress-session", new SessionFilter(ingress));
@@ -188,11 +250,10 @@ public final class Sandgate implements AutoCloseable
         ingressServlet.setInitParameter("maxConnections", Integer.toString(config.ingress().maxConnectionsPerSandbox()));
         if (!sharedThreads)
             ingressServlet.setInitParameter("maxThreads", "200");
+    }
 
-        ServletRegistration.Dynamic mcpServlet = context.addServlet("sandgate-mcp", new McpServlet(mcp));
-        mcpServlet.setAsyncSupported(true);
-        mcpServlet.addMapping("/mcp/*");
-
+    private void installEgress(ServletContext context, boolean sharedThreads)
+    {
         ServletRegistration.Dynamic egressServlet = context.addServlet("sandgate-egress", new EgressServlet(egress));
         egressServlet.setAsyncSupported(true);
         egressServlet.setLoadOnStartup(1);
@@ -202,13 +263,6 @@ public final class Sandgate implements AutoCloseable
         egressServlet.setInitParameter("idleTimeout", Long.toString(config.egress().firstByteTimeout().toMillis()));
         if (!sharedThreads)
             egressServlet.setInitParameter("maxThreads", "200");
-
-        LOG.info("Sandgate ready: store={} ingress={} access={} mcp servers={} config={}", config.store().type().name().toLowerCase(Locale.ROOT),
-            prefix, config.ingress().access().name().toLowerCase(Locale.ROOT), config.mcp().servers().size(), config.source());
-        if (config.adminToken().isEmpty())
-            LOG.info("admin.token is not set: the admin API is off");
-        if (!config.egress().routes().isEmpty())
-            LOG.info("Egress: {} routes over pools {}", config.egress().routes().size(), config.egress().pools().keySet());
     }
 
     /**
@@ -223,15 +277,17 @@ public final class Sandgate implements AutoCloseable
         return routes;
     }
 
-    /** Health, readiness, metrics and the admin API: every role serves these. */
-    private void installOperations(ServletContext context)
+    /** Health and readiness on every listener; metrics and the admin API where internal traffic is served. */
+    private void installOperations(ServletContext context, Listener listener)
     {
-        Supplier<Map<String, Integer>> liveIngress = webSockets == null ? Map::of : webSockets::liveSessions;
-        context.addServlet("sandgate-admin", new AdminServlet(config.adminToken(),
-            AdminApi.routes(config, store.routes(), store.sessions(), egress, liveIngress, this::reloadEgress))).addMapping("/admin/*");
         HealthServlet health = new HealthServlet(store);
         context.addServlet("sandgate-healthz", health).addMapping("/healthz");
         context.addServlet("sandgate-readyz", health).addMapping("/readyz");
+        if (!listener.internal)
+            return;
+        Supplier<Map<String, Integer>> liveIngress = webSockets == null ? Map::of : webSockets::liveSessions;
+        context.addServlet("sandgate-admin", new AdminServlet(config.adminToken(),
+            AdminApi.routes(config, store.routes(), store.sessions(), egress, liveIngress, this::reloadEgress))).addMapping("/admin/*");
         context.addServlet("sandgate-metrics", new MetricsServlet(metrics)).addMapping("/metrics");
     }
 

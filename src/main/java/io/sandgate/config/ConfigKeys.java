@@ -32,6 +32,16 @@ public final class ConfigKeys
         "Embedded runner: size of the request thread pool.");
     public static final ConfigKey<Duration> SERVER_STOP_TIMEOUT = ConfigKey.of("server.stop-timeout", "10s", duration(),
         "Embedded runner: how long a stop waits for exchanges in flight.");
+    public static final ConfigKey<Integer> SERVER_INTERNAL_PORT = ConfigKey.of("server.internal-port", null, integer(0, 65535),
+        "Embedded runner: when set, MCP, egress (CONNECT included), admin and metrics are served only on this port and `server.port` serves ingress and health.");
+    public static final ConfigKey<List<String>> SERVER_PUBLIC_ORIGINS = ConfigKey.of("server.public-origins", null, list(),
+        "Origins users reach the gateway under (`https://gw.example`); requests carrying an `Origin` are accepted from these, loopback origins and each face's own allow-list.");
+    public static final ConfigKey<Boolean> INGRESS_ENABLED = ConfigKey.of("ingress.enabled", "true", bool(),
+        "Serve the ingress face.");
+    public static final ConfigKey<Boolean> MCP_ENABLED = ConfigKey.of("mcp.enabled", "true", bool(),
+        "Serve the MCP face.");
+    public static final ConfigKey<Boolean> EGRESS_ENABLED = ConfigKey.of("egress.enabled", "true", bool(),
+        "Serve the egress face.");
 
     public static final ConfigKey<StoreConfig.Type> STORE_TYPE = ConfigKey.of("store.type", "memory", oneOf(StoreConfig.Type.class),
         "`memory` (single replica) or `redis` (shared by all replicas).");
@@ -236,7 +246,8 @@ public final class ConfigKeys
 
     public static final List<ConfigKey<?>> ALL = List.of(
         CONFIG,
-        SERVER_HOST, SERVER_PORT, SERVER_MAX_THREADS, SERVER_STOP_TIMEOUT,
+        SERVER_HOST, SERVER_PORT, SERVER_MAX_THREADS, SERVER_STOP_TIMEOUT, SERVER_INTERNAL_PORT, SERVER_PUBLIC_ORIGINS,
+        INGRESS_ENABLED, MCP_ENABLED, EGRESS_ENABLED,
         STORE_TYPE, REDIS_ADDRESS, REDIS_CLUSTER_NODES, REDIS_SENTINEL_NODES, REDIS_SENTINEL_MASTER,
         REDIS_USERNAME, REDIS_PASSWORD, REDIS_DATABASE, REDIS_TIMEOUT, REDIS_REVALIDATE_INTERVAL, REDIS_POLL_INTERVAL,
         INGRESS_PREFIX, INGRESS_ID_PATTERN, INGRESS_ID_MAX_LENGTH, INGRESS_ROUTES_KEY, INGRESS_STATIC_ROUTES, INGRESS_HEADER,

@@ -1,18 +1,41 @@
 package io.sandgate.config;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+import io.sandgate.net.Origins;
 
 /**
- * The embedded runner's listener; ignored inside a servlet container.
+ * The embedded runner's listeners and what the process serves; in a servlet container only
+ * {@code role}, {@code faces} and {@code publicOrigins} apply.
  *
  * @param host address to bind
- * @param port port, 0 for any free one
+ * @param port port, 0 for any free one; with an internal port it serves ingress and health only
+ * @param internalPort where MCP, egress, admin and metrics are served, if apart from {@code port}
  * @param maxThreads request thread pool size
  * @param stopTimeout graceful stop budget
  * @param role what this process serves
+ * @param faces which faces are switched on
+ * @param publicOrigins origins users reach the gateway under, as {@code scheme://host[:port]}
  */
-public record ServerConfig(String host, int port, int maxThreads, Duration stopTimeout, Role role)
+public record ServerConfig(String host, int port, Optional<Integer> internalPort, int maxThreads, Duration stopTimeout, Role role, Faces faces,
+                           List<String> publicOrigins)
 {
+    public ServerConfig
+    {
+        Objects.requireNonNull(internalPort, "internalPort");
+        Objects.requireNonNull(faces, "faces");
+        if (internalPort.isPresent() && internalPort.get() != 0 && internalPort.get() == port)
+            throw new IllegalArgumentException("server.internal-port: " + internalPort.get() + " (expected: a port other than server.port)");
+        List<String> origins = new ArrayList<>();
+        for (String origin : publicOrigins)
+            origins.add(Origins.canonical(origin, "server.public-origins"));
+        publicOrigins = List.copyOf(origins);
+    }
+
     /** What a process serves. */
     public enum Role
     {
@@ -20,5 +43,11 @@ public record ServerConfig(String host, int port, int maxThreads, Duration stopT
         GATEWAY,
         /** Only the pod watcher, health, metrics and the admin API: no traffic. */
         CONTROLPLANE
+    }
+
+    /** The faces switched on ({@code ingress.enabled}, {@code mcp.enabled}, {@code egress.enabled}). */
+    public record Faces(boolean ingress, boolean mcp, boolean egress)
+    {
+        public static final Faces ALL = new Faces(true, true, true);
     }
 }

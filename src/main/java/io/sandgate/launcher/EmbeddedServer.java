@@ -2,43 +2,48 @@ package io.sandgate.launcher;
 
 import java.net.URI;
 import java.time.Duration;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 
 import io.sandgate.Sandgate;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.egress.EgressConnectHandler;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.websocket.jakarta.server.config.JakartaWebSocketServletContainerInitializer;
+import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.handler.GracefulHandler;
+import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.slf4j.LoggerFactory;
 
 /**
- * Sandgate on an embedded Jetty: the same listener and servlets as the WAR, in one process. Tests
- * start it on port 0.
+ * Sandgate on an embedded Jetty: the gateway built once by the composition root, its servlets in
+ * one context, or in two when {@code server.internal-port} separates the public listener (ingress
+ * and health) from the internal one (MCP, egress with CONNECT, admin, metrics). Tests start it on
+ * port 0.
  */
 public final class EmbeddedServer implements AutoCloseable
 {
     private final Server server;
+    private final Sandgate sandgate;
     private final ServerConnector connector;
+    private final ServerConnector internalConnector;
     private final ServerConnector proxyConnector;
-    private final ServletContextHandler context;
 
-    private EmbeddedServer(Server server, ServerConnector connector, ServerConnector proxyConnector, ServletContextHandler context)
+    private EmbeddedServer(Server server, Sandgate sandgate, ServerConnector connector, ServerConnector internalConnector, ServerConnector proxyConnector)
     {
         this.server = server;
+        this.sandgate = sandgate;
         this.connector = connector;
+        this.internalConnector = internalConnector;
         this.proxyConnector = proxyConnector;
-        this.context = context;
-    }
-
-    /** The forward-proxy port, or -1 when there is none. */
-    public int forwardProxyPort()
-    {
-        return proxyConnector == null ? -1 : proxyConnector.getLocalPort();
     }
 
     public static EmbeddedServer start(SandgateConfig config) throws Exception
@@ -49,7 +54,21 @@ public final class EmbeddedServer implements AutoCloseable
     /**
      * @param reloader reads the configuration again from its sources, for admin reloads
      */
-    public static EmbeddedServer start(SandgateConfig config, java.util.function.Supplier<SandgateConfig> reloader) throws Exception
+    public static EmbeddedServer start(SandgateConfig config, Supplier<SandgateConfig> reloader) throws Exception
+    {
+        Sandgate sandgate = Sandgate.create(config, "", reloader);
+        try
+        {
+            return start(config, sandgate);
+        }
+        catch (Exception | Error x)
+        {
+            sandgate.close();
+            throw x;
+        }
+    }
+
+    private static EmbeddedServer start(SandgateConfig config, Sandgate sandgate) throws Exception
     {
         QueuedThreadPool threads = new QueuedThreadPool(config.server().maxThreads());
         threads.setName("sandgate");
@@ -57,29 +76,29 @@ public final class EmbeddedServer implements AutoCloseable
         HttpConfiguration http = new HttpConfiguration();
         http.setSendServerVersion(false);
         http.setSendXPoweredBy(false);
-        ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http));
-        connector.setHost(config.server().host());
-        connector.setPort(config.server().port());
-        server.addConnector(connector);
+        ServerConnector connector = connector(server, http, config.server().host(), config.server().port());
+        ServerConnector internal = config.server().internalPort().map(port -> connector(server, http, config.server().host(), port)).orElse(null);
+        ServerConnector proxy = config.egress().forwardProxyPort().map(port -> connector(server, http, config.server().host(), port)).orElse(null);
 
-        ServletContextHandler context = new ServletContextHandler("/");
-        // The standard WebSocket container, as a servlet container provides it to the WAR.
-        JakartaWebSocketServletContainerInitializer.configure(context, null);
-        context.addEventListener(new SandgateListener(config, reloader));
-        // CONNECT requests (HTTPS_PROXY clients) are tunnelled through egress nodes; the rest is the webapp.
-        EmbeddedServer[] self = new EmbeddedServer[1];
-        Handler webapp = new GracefulHandler(context);
-        ServerConnector proxyConnector = null;
-        if (config.egress().forwardProxyPort().isPresent())
+        Handler internalFaces;
+        Handler publicFaces;
+        if (internal == null)
         {
-            proxyConnector = new ServerConnector(server, new HttpConnectionFactory(http));
-            proxyConnector.setHost(config.server().host());
-            proxyConnector.setPort(config.egress().forwardProxyPort().get());
-            server.addConnector(proxyConnector);
-            webapp = new ForwardProxyPort(proxyConnector, webapp);
+            internalFaces = context(sandgate, Sandgate.Listener.ALL);
+            publicFaces = internalFaces;
         }
-        server.setHandler(new EgressConnectHandler(() -> self[0] == null || self[0].sandgate() == null ? null : self[0].sandgate().egress(),
-            webapp));
+        else
+        {
+            internalFaces = context(sandgate, Sandgate.Listener.INTERNAL);
+            publicFaces = context(sandgate, Sandgate.Listener.PUBLIC);
+        }
+        // CONNECT (HTTPS_PROXY clients) and absolute-form requests are egress: internal only.
+        if (proxy != null)
+            internalFaces = new ForwardProxyPort(proxy, internalFaces);
+        if (sandgate.egress() != null)
+            internalFaces = new EgressConnectHandler(sandgate::egress, internalFaces);
+        Handler root = internal == null ? internalFaces : new ByConnector(publicFaces, internalFaces, connector);
+        server.setHandler(new GracefulHandler(root));
         server.setStopTimeout(config.server().stopTimeout().toMillis());
         server.setStopAtShutdown(true);
         try
@@ -91,17 +110,76 @@ public final class EmbeddedServer implements AutoCloseable
             server.stop();
             throw x;
         }
-        EmbeddedServer embedded = new EmbeddedServer(server, connector, proxyConnector, context);
-        self[0] = embedded;
         // A failed start must fail here, not leave a server answering 503 to everything.
-        if (!context.isAvailable() || embedded.sandgate() == null)
+        if (!server.isStarted() || !contextsAvailable(server))
         {
             server.stop();
             throw new IllegalStateException("Sandgate failed to start; see the log above");
         }
-        return embedded;
+        return new EmbeddedServer(server, sandgate, connector, internal, proxy);
     }
 
+    private static ServerConnector connector(Server server, HttpConfiguration http, String host, int port)
+    {
+        ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http));
+        connector.setHost(host);
+        connector.setPort(port);
+        server.addConnector(connector);
+        return connector;
+    }
+
+    private static ServletContextHandler context(Sandgate sandgate, Sandgate.Listener listener)
+    {
+        ServletContextHandler context = new ServletContextHandler("/");
+        // The standard WebSocket container, as a servlet container provides it to the WAR.
+        JakartaWebSocketServletContainerInitializer.configure(context, null);
+        context.addEventListener(new SandgateListener(sandgate, listener));
+        return context;
+    }
+
+    private static boolean contextsAvailable(Server server)
+    {
+        for (ServletContextHandler context : server.getDescendants(ServletContextHandler.class))
+        {
+            if (!context.isAvailable())
+                return false;
+        }
+        return true;
+    }
+
+    /** Sends what arrives on the public connector to the public faces and the rest to the internal ones. */
+    private static final class ByConnector extends Handler.Abstract
+    {
+        private final Handler publicFaces;
+        private final Handler internalFaces;
+        private final Connector publicConnector;
+
+        ByConnector(Handler publicFaces, Handler internalFaces, Connector publicConnector)
+        {
+            this.publicFaces = publicFaces;
+            this.internalFaces = internalFaces;
+            this.publicConnector = publicConnector;
+            addBean(publicFaces);
+            addBean(internalFaces);
+        }
+
+        @Override
+        public boolean handle(Request request, Response response, Callback callback) throws Exception
+        {
+            Handler faces = request.getConnectionMetaData().getConnector() == publicConnector ? publicFaces : internalFaces;
+            return faces.handle(request, response, callback);
+        }
+
+        @Override
+        public void setServer(Server server)
+        {
+            super.setServer(server);
+            publicFaces.setServer(server);
+            internalFaces.setServer(server);
+        }
+    }
+
+    /** The public port: ingress and health, and everything else when there is no internal port. */
     public int port()
     {
         return connector.getLocalPort();
@@ -112,9 +190,26 @@ public final class EmbeddedServer implements AutoCloseable
         return URI.create("http://127.0.0.1:" + port());
     }
 
+    /** The internal port (MCP, egress, admin, metrics), or the public one when they are not apart. */
+    public int internalPort()
+    {
+        return internalConnector == null ? port() : internalConnector.getLocalPort();
+    }
+
+    public URI internalUri()
+    {
+        return URI.create("http://127.0.0.1:" + internalPort());
+    }
+
+    /** The forward-proxy port, or -1 when there is none. */
+    public int forwardProxyPort()
+    {
+        return proxyConnector == null ? -1 : proxyConnector.getLocalPort();
+    }
+
     public Sandgate sandgate()
     {
-        return (Sandgate)context.getServletContext().getAttribute(SandgateListener.ATTRIBUTE);
+        return sandgate;
     }
 
     public void join() throws InterruptedException
@@ -125,18 +220,20 @@ public final class EmbeddedServer implements AutoCloseable
     @Override
     public void close() throws Exception
     {
-        Sandgate sandgate = sandgate();
-        if (sandgate != null)
-            sandgate.endStreams();
+        sandgate.endStreams();
         try
         {
             server.stop();
         }
-        catch (java.util.concurrent.TimeoutException x)
+        catch (TimeoutException x)
         {
             // Jetty finishes stopping and then reports that the graceful wait ran out: exchanges
             // still open after server.stop-timeout were cut, which is what the timeout is for.
-            org.slf4j.LoggerFactory.getLogger(EmbeddedServer.class).info("Stopped; exchanges still open after {} were cut", Duration.ofMillis(server.getStopTimeout()));
+            LoggerFactory.getLogger(EmbeddedServer.class).info("Stopped; exchanges still open after {} were cut", Duration.ofMillis(server.getStopTimeout()));
+        }
+        finally
+        {
+            sandgate.close();
         }
     }
 }

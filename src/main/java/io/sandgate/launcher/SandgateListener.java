@@ -23,12 +23,15 @@ public class SandgateListener implements ServletContextListener
 
     private final SandgateConfig preloaded;
     private final java.util.function.Supplier<SandgateConfig> reloader;
+    /** Built by the embedded runner, which also closes it; null in the WAR. */
+    private final Sandgate built;
+    private final Sandgate.Listener listener;
     private Sandgate sandgate;
 
     /** For web.xml: configuration from context-params, system properties, environment and YAML. */
     public SandgateListener()
     {
-        this(null, null);
+        this((SandgateConfig)null, null);
     }
 
     /**
@@ -39,18 +42,38 @@ public class SandgateListener implements ServletContextListener
     {
         this.preloaded = preloaded;
         this.reloader = reloader;
+        this.built = null;
+        this.listener = Sandgate.Listener.ALL;
+    }
+
+    /**
+     * For the embedded runner: registers part of a gateway it has already built (and will close)
+     * in one of its contexts.
+     */
+    SandgateListener(Sandgate built, Sandgate.Listener listener)
+    {
+        this.preloaded = null;
+        this.reloader = null;
+        this.built = built;
+        this.listener = listener;
     }
 
     @Override
     public void contextInitialized(ServletContextEvent event)
     {
         ServletContext context = event.getServletContext();
+        if (built != null)
+        {
+            built.install(context, listener);
+            context.setAttribute(ATTRIBUTE, built);
+            return;
+        }
         SandgateConfig config = preloaded != null ? preloaded : load(context);
         // Reloads read the same sources again.
         sandgate = Sandgate.create(config, context.getContextPath(), reloader != null ? reloader : () -> load(context));
         try
         {
-            sandgate.install(context);
+            sandgate.install(context, Sandgate.Listener.ALL);
         }
         catch (RuntimeException x)
         {
@@ -63,6 +86,7 @@ public class SandgateListener implements ServletContextListener
     @Override
     public void contextDestroyed(ServletContextEvent event)
     {
+        // The embedded runner's gateway outlives its contexts; it closes it itself.
         if (sandgate != null)
             sandgate.close();
     }
