@@ -30,8 +30,8 @@ import org.awaitility.core.TerminalFailureException;
  * directory. {@link #kill()} and {@link #restart()} exist so tests can exercise what the gateway
  * does when Redis disappears abruptly and comes back empty on the same address.
  */
-public final class RedisServerProcess implements AutoCloseable {
-
+public final class RedisServerProcess implements AutoCloseable
+{
     private static final String EXECUTABLE_NAME = "redis-server";
     private static final Duration STARTUP_TIMEOUT = Duration.ofSeconds(10);
     private static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
@@ -48,7 +48,8 @@ public final class RedisServerProcess implements AutoCloseable {
     private static final Set<Process> LIVE_PROCESSES = ConcurrentHashMap.newKeySet();
     private static final Set<Path> OPEN_DIRECTORIES = ConcurrentHashMap.newKeySet();
 
-    static {
+    static
+    {
         Runtime.getRuntime()
                 .addShutdownHook(new Thread(RedisServerProcess::reapOnJvmExit, "redis-server-reaper"));
     }
@@ -61,7 +62,8 @@ public final class RedisServerProcess implements AutoCloseable {
 
     private boolean persistent;
 
-    private RedisServerProcess(Path executable, Path directory, int port) {
+    private RedisServerProcess(Path executable, Path directory, int port)
+    {
         this.executable = executable;
         this.directory = directory;
         this.port = port;
@@ -72,7 +74,8 @@ public final class RedisServerProcess implements AutoCloseable {
      *
      * @throws IllegalStateException if redis-server is not installed or does not come up
      */
-    public static RedisServerProcess start() {
+    public static RedisServerProcess start()
+    {
         return start(false);
     }
 
@@ -81,19 +84,24 @@ public final class RedisServerProcess implements AutoCloseable {
      * and {@link #restart()} keep every acknowledged write, as a production Redis configured for
      * durability would.
      */
-    public static RedisServerProcess startPersistent() {
+    public static RedisServerProcess startPersistent()
+    {
         return start(true);
     }
 
-    private static RedisServerProcess start(boolean persistent) {
+    private static RedisServerProcess start(boolean persistent)
+    {
         Path executable = LocalResources.executable(EXECUTABLE_NAME);
         if (executable == null)
             throw new IllegalStateException(EXECUTABLE_NAME + " was not found on PATH (" + System.getenv("PATH")
                 + "). These tests run a real Redis; install it with: apt-get install redis-server");
         Path directory;
-        try {
+        try
+        {
             directory = Files.createTempDirectory("sandgate-redis-");
-        } catch (IOException e) {
+        }
+        catch (IOException e)
+        {
             throw new UncheckedIOException("cannot create a working directory for redis-server", e);
         }
         OPEN_DIRECTORIES.add(directory);
@@ -101,13 +109,17 @@ public final class RedisServerProcess implements AutoCloseable {
         // The free port is only free when probed; another process may take it before redis-server
         // binds. Such a loss shows up as an early exit, so a fresh port is worth a few tries.
         IllegalStateException lastFailure = null;
-        for (int attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
+        for (int attempt = 1; attempt <= START_ATTEMPTS; attempt++)
+        {
             RedisServerProcess server = new RedisServerProcess(executable, directory, LocalResources.freeLoopbackPort());
             server.persistent = persistent;
-            try {
+            try
+            {
                 server.launchAndAwaitPong();
                 return server;
-            } catch (IllegalStateException e) {
+            }
+            catch (IllegalStateException e)
+            {
                 lastFailure = e;
             }
         }
@@ -116,17 +128,20 @@ public final class RedisServerProcess implements AutoCloseable {
         throw lastFailure;
     }
 
-    public int port() {
+    public int port()
+    {
         return port;
     }
 
     /** The address in the form Redisson's {@code useSingleServer().setAddress(...)} expects. */
-    public String address() {
+    public String address()
+    {
         return "redis://127.0.0.1:" + port;
     }
 
     /** The server's log, kept across restarts; worth attaching to a failure message. */
-    public Path logFile() {
+    public Path logFile()
+    {
         return directory.resolve("redis.log");
     }
 
@@ -135,8 +150,10 @@ public final class RedisServerProcess implements AutoCloseable {
      * connections. SIGKILL rather than SHUTDOWN so Redis gets no chance to close connections
      * politely: tests use this to simulate a crash. Does nothing if the server is not running.
      */
-    public synchronized void kill() {
-        if (process == null) {
+    public synchronized void kill()
+    {
+        if (process == null)
+        {
             return;
         }
         Process dying = process;
@@ -144,13 +161,16 @@ public final class RedisServerProcess implements AutoCloseable {
         terminate(dying);
         // Process exit and the listening socket disappearing are separate events from the test's
         // point of view; callers asserting "connection refused" must not race the kernel.
-        try {
+        try
+        {
             await().alias("port " + port + " refusing connections after kill")
                     .atMost(SHUTDOWN_TIMEOUT)
                     .pollInterval(POLL_INTERVAL)
                     .pollInSameThread()
                     .until(() -> refusesConnections(port));
-        } catch (ConditionTimeoutException e) {
+        }
+        catch (ConditionTimeoutException e)
+        {
             throw new IllegalStateException(
                     "port " + port + " still accepts connections after redis-server was killed;"
                             + " another process may have taken it",
@@ -163,8 +183,10 @@ public final class RedisServerProcess implements AutoCloseable {
      * once it answers PING. The port is kept because clients under test hold the address and are
      * expected to reconnect to it.
      */
-    public synchronized void restart() {
-        if (closed) {
+    public synchronized void restart()
+    {
+        if (closed)
+        {
             throw new IllegalStateException("redis-server on port " + port + " is closed");
         }
         kill();
@@ -173,25 +195,32 @@ public final class RedisServerProcess implements AutoCloseable {
 
     /** Kills the server and deletes its working directory, including the log. */
     @Override
-    public synchronized void close() {
-        if (closed) {
+    public synchronized void close()
+    {
+        if (closed)
+        {
             return;
         }
         closed = true;
-        try {
+        try
+        {
             kill();
-        } finally {
+        }
+        finally
+        {
             LocalResources.deleteRecursively(directory);
             OPEN_DIRECTORIES.remove(directory);
         }
     }
 
     @Override
-    public String toString() {
+    public String toString()
+    {
         return "RedisServerProcess[" + address() + ", dir=" + directory + "]";
     }
 
-    private void launchAndAwaitPong() {
+    private void launchAndAwaitPong()
+    {
         List<String> command = List.of(
                 executable.toString(),
                 "--port", Integer.toString(port),
@@ -212,23 +241,29 @@ public final class RedisServerProcess implements AutoCloseable {
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(consoleFile().toFile()))
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
         Process started;
-        try {
+        try
+        {
             started = builder.start();
-        } catch (IOException e) {
+        }
+        catch (IOException e)
+        {
             throw new IllegalStateException("cannot run " + executable, e);
         }
         LIVE_PROCESSES.add(started);
         started.onExit().thenRun(() -> LIVE_PROCESSES.remove(started));
         process = started;
 
-        try {
+        try
+        {
             await().alias("redis-server on port " + port + " answering PING")
                     .atMost(STARTUP_TIMEOUT)
                     .pollInterval(POLL_INTERVAL)
                     .pollInSameThread()
                     .failFast("redis-server exited during startup", () -> !started.isAlive())
                     .until(() -> answersPong(port));
-        } catch (ConditionTimeoutException | TerminalFailureException e) {
+        }
+        catch (ConditionTimeoutException | TerminalFailureException e)
+        {
             String why = started.isAlive()
                     ? "did not answer PING within " + STARTUP_TIMEOUT
                     : "exited with status " + started.exitValue();
@@ -241,67 +276,93 @@ public final class RedisServerProcess implements AutoCloseable {
         }
     }
 
-    private static void terminate(Process doomed) {
+    private static void terminate(Process doomed)
+    {
         doomed.destroyForcibly();
-        try {
-            if (!doomed.waitFor(SHUTDOWN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+        try
+        {
+            if (!doomed.waitFor(SHUTDOWN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS))
+            {
                 throw new IllegalStateException(
                         "redis-server pid " + doomed.pid() + " survived SIGKILL for " + SHUTDOWN_TIMEOUT);
             }
-        } catch (InterruptedException e) {
+        }
+        catch (InterruptedException e)
+        {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while waiting for redis-server to die", e);
         }
     }
 
-    private Path consoleFile() {
+    private Path consoleFile()
+    {
         return directory.resolve("redis-console.log");
     }
 
-    private String diagnostics() {
+    private String diagnostics()
+    {
         return "--- " + consoleFile() + '\n' + tail(consoleFile())
                 + "--- " + logFile() + '\n' + tail(logFile());
     }
 
-    private static String tail(Path file) {
-        if (!Files.exists(file)) {
+    private static String tail(Path file)
+    {
+        if (!Files.exists(file))
+        {
             return "(missing)\n";
         }
-        try {
+        try
+        {
             List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
             StringBuilder out = new StringBuilder();
-            for (String line : lines.subList(Math.max(0, lines.size() - DIAGNOSTIC_LINES), lines.size())) {
+            for (String line : lines.subList(Math.max(0, lines.size() - DIAGNOSTIC_LINES), lines.size()))
+            {
                 out.append(line).append('\n');
             }
             return out.toString();
-        } catch (IOException | UncheckedIOException e) {
+        }
+        catch (IOException | UncheckedIOException e)
+        {
             return "(unreadable: " + e + ")\n";
         }
     }
 
-    private static boolean answersPong(int port) {
-        try (RawRedis redis = RawRedis.connect(port)) {
+    private static boolean answersPong(int port)
+    {
+        try (RawRedis redis = RawRedis.connect(port))
+        {
             return "PONG".equals(redis.command("PING"));
-        } catch (IOException | UncheckedIOException | IllegalStateException e) {
+        }
+        catch (IOException | UncheckedIOException | IllegalStateException e)
+        {
             // Refused, reset, or an error reply such as -LOADING: not ready yet.
             return false;
         }
     }
 
-    private static boolean refusesConnections(int port) {
-        try (Socket socket = new Socket()) {
+    private static boolean refusesConnections(int port)
+    {
+        try (Socket socket = new Socket())
+        {
             socket.connect(new InetSocketAddress(loopback(), port), 250);
             return false;
-        } catch (ConnectException e) {
+        }
+        catch (ConnectException e)
+        {
             return true;
-        } catch (SocketTimeoutException e) {
+        }
+        catch (SocketTimeoutException e)
+        {
             return false;
-        } catch (IOException e) {
+        }
+        catch (IOException e)
+        {
             throw new UncheckedIOException(e);
         }
     }
 
-    private static InetAddress loopback() throws IOException {
+    private static InetAddress loopback() throws IOException
+    {
         return InetAddress.getByAddress(new byte[] {127, 0, 0, 1});
     }
 
@@ -309,21 +370,30 @@ public final class RedisServerProcess implements AutoCloseable {
      * Runs on JVM exit, possibly while a test thread still holds an instance's monitor, so it must
      * not call the synchronized instance methods.
      */
-    private static void reapOnJvmExit() {
+    private static void reapOnJvmExit()
+    {
         List<Process> orphans = new ArrayList<>(LIVE_PROCESSES);
         orphans.forEach(Process::destroyForcibly);
-        for (Process orphan : orphans) {
-            try {
+        for (Process orphan : orphans)
+        {
+            try
+            {
                 orphan.waitFor(2, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
+            }
+            catch (InterruptedException e)
+            {
                 Thread.currentThread().interrupt();
                 return;
             }
         }
-        for (Path directory : OPEN_DIRECTORIES) {
-            try {
+        for (Path directory : OPEN_DIRECTORIES)
+        {
+            try
+            {
                 LocalResources.deleteRecursively(directory);
-            } catch (UncheckedIOException e) {
+            }
+            catch (UncheckedIOException e)
+            {
                 // Best effort: a leftover temp dir is harmless, a throwing hook only adds noise.
             }
         }

@@ -44,17 +44,18 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  * </ul>
  * Every response carries {@code X-Backend: <name>}, and every request is recorded.
  */
-public final class SandboxBackend implements AutoCloseable {
-
+public final class SandboxBackend implements AutoCloseable
+{
     /**
      * One request as the backend received it. Header names are lower-case and the map is
      * case-insensitive, because HTTP header names are and tests should not care how the gateway
      * spelled them.
      */
-    public record Recorded(String method, String pathAndQuery, Map<String, List<String>> headers, String body) {
-
+    public record Recorded(String method, String pathAndQuery, Map<String, List<String>> headers, String body)
+    {
         /** First value of the header, or {@code null}; the common case in assertions. */
-        public String header(String name) {
+        public String header(String name)
+        {
             List<String> values = headers.get(name);
             return values == null || values.isEmpty() ? null : values.get(0);
         }
@@ -73,7 +74,8 @@ public final class SandboxBackend implements AutoCloseable {
     private final List<Recorded> requests = new CopyOnWriteArrayList<>();
     private final CountDownLatch secondEvent = new CountDownLatch(1);
 
-    private SandboxBackend(String name) {
+    private SandboxBackend(String name)
+    {
         this.name = Objects.requireNonNull(name, "name");
         QueuedThreadPool pool = new QueuedThreadPool();
         pool.setName("sandbox-" + name);
@@ -89,58 +91,75 @@ public final class SandboxBackend implements AutoCloseable {
         server.setHandler(new SandboxHandler());
     }
 
-    public static SandboxBackend start(String name) {
+    public static SandboxBackend start(String name)
+    {
         SandboxBackend backend = new SandboxBackend(name);
-        try {
+        try
+        {
             backend.server.start();
-        } catch (Exception e) {
+        }
+        catch (Exception e)
+        {
             backend.close();
             throw new IllegalStateException("Could not start sandbox backend " + name, e);
         }
         return backend;
     }
 
-    public String name() {
+    public String name()
+    {
         return name;
     }
 
-    public int port() {
+    public int port()
+    {
         return connector.getLocalPort();
     }
 
-    public String hostPort() {
+    public String hostPort()
+    {
         return "127.0.0.1:" + port();
     }
 
-    public List<Recorded> requests() {
+    public List<Recorded> requests()
+    {
         return List.copyOf(requests);
     }
 
-    public int requestCount() {
+    public int requestCount()
+    {
         return requests.size();
     }
 
-    public void clearRequests() {
+    public void clearRequests()
+    {
         requests.clear();
     }
 
     /** Lets every {@code /sse} stream, current and future, send its second event and finish. */
-    public void releaseSecondEvent() {
+    public void releaseSecondEvent()
+    {
         secondEvent.countDown();
     }
 
     @Override
-    public void close() {
-        try {
+    public void close()
+    {
+        try
+        {
             server.stop();
-        } catch (Exception e) {
+        }
+        catch (Exception e)
+        {
             throw new IllegalStateException("Could not stop sandbox backend " + name, e);
         }
     }
 
-    private static ByteBuffer bigPattern() {
+    private static ByteBuffer bigPattern()
+    {
         byte[] bytes = new byte[BIG_CHUNK];
-        for (int i = 0; i < bytes.length; i++) {
+        for (int i = 0; i < bytes.length; i++)
+        {
             bytes[i] = (byte) ('0' + i % 10);
         }
         return ByteBuffer.wrap(bytes).asReadOnlyBuffer();
@@ -151,10 +170,11 @@ public final class SandboxBackend implements AutoCloseable {
      * pooled thread. That makes the blocking body read below legitimate; everything after it
      * stays callback-driven so slow clients never pin threads.
      */
-    private final class SandboxHandler extends Handler.Abstract {
-
+    private final class SandboxHandler extends Handler.Abstract
+    {
         @Override
-        public boolean handle(Request request, Response response, Callback callback) throws Exception {
+        public boolean handle(Request request, Response response, Callback callback) throws Exception
+        {
             String body = Content.Source.asString(request, StandardCharsets.UTF_8);
             requests.add(new Recorded(request.getMethod(), request.getHttpURI().getPathQuery(),
                     copyHeaders(request), body));
@@ -162,18 +182,30 @@ public final class SandboxBackend implements AutoCloseable {
             response.getHeaders().put("X-Backend", name);
 
             String path = Request.getPathInContext(request);
-            if (path.equals("/sse")) {
+            if (path.equals("/sse"))
+            {
                 sse(response, callback);
-            } else if (path.equals("/slow")) {
+            }
+            else if (path.equals("/slow"))
+            {
                 slow(request, response, callback);
-            } else if (path.equals("/echo")) {
+            }
+            else if (path.equals("/echo"))
+            {
                 echo(request, body, response, callback);
-            } else if (path.startsWith("/status/")) {
+            }
+            else if (path.startsWith("/status/"))
+            {
                 status(path.substring("/status/".length()), response, callback);
-            } else if (path.equals("/big")) {
+            }
+            else if (path.equals("/big"))
+            {
                 big(request, response, callback);
-            } else {
-                if (path.equals("/")) {
+            }
+            else
+            {
+                if (path.equals("/"))
+                {
                     response.getHeaders().add(HttpHeader.SET_COOKIE, "backend_cookie=1; Path=/");
                 }
                 response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain");
@@ -183,7 +215,8 @@ public final class SandboxBackend implements AutoCloseable {
             return true;
         }
 
-        private void sse(Response response, Callback callback) {
+        private void sse(Response response, Callback callback)
+        {
             response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/event-stream");
             response.getHeaders().put(HttpHeader.CACHE_CONTROL, "no-cache");
             // A non-last write goes straight to the socket in the core API, so the client can
@@ -195,11 +228,15 @@ public final class SandboxBackend implements AutoCloseable {
                     callback::failed));
         }
 
-        private void finishSse(Response response, Callback callback) {
-            try {
+        private void finishSse(Response response, Callback callback)
+        {
+            try
+            {
                 // On timeout we still send the second event: the contract is "at most 10 s".
                 secondEvent.await(SSE_HOLD_SECONDS, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
+            }
+            catch (InterruptedException e)
+            {
                 // Interrupted only when close() stops the pool: abort like a killed pod would.
                 Thread.currentThread().interrupt();
                 callback.failed(e);
@@ -208,27 +245,34 @@ public final class SandboxBackend implements AutoCloseable {
             Content.Sink.write(response, true, "data: two\n\n", callback);
         }
 
-        private void slow(Request request, Response response, Callback callback) {
+        private void slow(Request request, Response response, Callback callback)
+        {
             long millis;
-            try {
+            try
+            {
                 millis = Long.parseLong(Request.extractQueryParameters(request).getValue("ms"));
-            } catch (NumberFormatException e) {
+            }
+            catch (NumberFormatException e)
+            {
                 badRequest(response, callback, "ms must be a number of milliseconds");
                 return;
             }
             // The scheduler rather than a sleep, so a storm of slow requests costs no threads.
-            server.getScheduler().schedule(() -> {
+            server.getScheduler().schedule(() ->
+            {
                 response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain;charset=utf-8");
                 Content.Sink.write(response, true, "slow", callback);
             }, millis, TimeUnit.MILLISECONDS);
         }
 
-        private void echo(Request request, String body, Response response, Callback callback) {
+        private void echo(Request request, String body, Response response, Callback callback)
+        {
             StringBuilder text = new StringBuilder()
                     .append("backend=").append(name).append('\n')
                     .append("method=").append(request.getMethod()).append('\n')
                     .append("path=").append(request.getHttpURI().getPathQuery()).append('\n');
-            for (HttpField field : request.getHeaders()) {
+            for (HttpField field : request.getHeaders())
+            {
                 text.append("h:").append(field.getLowerCaseName()).append('=').append(field.getValue()).append('\n');
             }
             text.append("body=").append(body);
@@ -236,20 +280,26 @@ public final class SandboxBackend implements AutoCloseable {
             Content.Sink.write(response, true, text.toString(), callback);
         }
 
-        private void status(String code, Response response, Callback callback) {
+        private void status(String code, Response response, Callback callback)
+        {
             int status;
-            try {
+            try
+            {
                 status = Integer.parseInt(code);
-            } catch (NumberFormatException e) {
+            }
+            catch (NumberFormatException e)
+            {
                 status = -1;
             }
             // Interim (1xx) codes cannot be a final response, so they are refused like garbage.
-            if (status < 200 || status > 599) {
+            if (status < 200 || status > 599)
+            {
                 badRequest(response, callback, "status must be a final HTTP status code");
                 return;
             }
             response.setStatus(status);
-            if (HttpStatus.hasNoBody(status)) {
+            if (HttpStatus.hasNoBody(status))
+            {
                 // 204/304 must not carry a body; writing one would break the exchange.
                 callback.succeeded();
                 return;
@@ -258,14 +308,19 @@ public final class SandboxBackend implements AutoCloseable {
             Content.Sink.write(response, true, "status " + status, callback);
         }
 
-        private void big(Request request, Response response, Callback callback) {
+        private void big(Request request, Response response, Callback callback)
+        {
             long total;
-            try {
+            try
+            {
                 total = Long.parseLong(Request.extractQueryParameters(request).getValue("bytes"));
-            } catch (NumberFormatException e) {
+            }
+            catch (NumberFormatException e)
+            {
                 total = -1;
             }
-            if (total < 0) {
+            if (total < 0)
+            {
                 badRequest(response, callback, "bytes must be a non-negative number");
                 return;
             }
@@ -274,16 +329,19 @@ public final class SandboxBackend implements AutoCloseable {
             new BigBodyWriter(response, total, callback).iterate();
         }
 
-        private void badRequest(Response response, Callback callback, String message) {
+        private void badRequest(Response response, Callback callback, String message)
+        {
             response.setStatus(HttpStatus.BAD_REQUEST_400);
             response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain;charset=utf-8");
             Content.Sink.write(response, true, message, callback);
         }
     }
 
-    private static Map<String, List<String>> copyHeaders(Request request) {
+    private static Map<String, List<String>> copyHeaders(Request request)
+    {
         Map<String, List<String>> headers = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
-        for (HttpField field : request.getHeaders()) {
+        for (HttpField field : request.getHeaders())
+        {
             headers.computeIfAbsent(field.getLowerCaseName(), k -> new ArrayList<>()).add(field.getValue());
         }
         headers.replaceAll((k, v) -> List.copyOf(v));
@@ -294,22 +352,27 @@ public final class SandboxBackend implements AutoCloseable {
      * Streams the body in chunks, each write waiting for the previous one, so large bodies
      * neither sit in memory nor overrun a slow reader (which is what backpressure tests need).
      */
-    private static final class BigBodyWriter extends IteratingCallback {
+    private static final class BigBodyWriter extends IteratingCallback
+    {
         private final Response response;
         private final Callback callback;
         private long remaining;
 
-        BigBodyWriter(Response response, long total, Callback callback) {
+        BigBodyWriter(Response response, long total, Callback callback)
+        {
             this.response = response;
             this.callback = callback;
             this.remaining = total;
         }
 
         @Override
-        protected Action process() {
-            if (remaining == 0) {
+        protected Action process()
+        {
+            if (remaining == 0)
+            {
                 // Covers bytes=0 too: the response still needs its terminating last write.
-                if (!response.hasLastWrite()) {
+                if (!response.hasLastWrite())
+                {
                     response.write(true, null, this);
                     return Action.SCHEDULED;
                 }
@@ -323,12 +386,14 @@ public final class SandboxBackend implements AutoCloseable {
         }
 
         @Override
-        protected void onCompleteSuccess() {
+        protected void onCompleteSuccess()
+        {
             callback.succeeded();
         }
 
         @Override
-        protected void onCompleteFailure(Throwable cause) {
+        protected void onCompleteFailure(Throwable cause)
+        {
             callback.failed(cause);
         }
     }

@@ -64,14 +64,15 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  * </ul>
  * Every response carries {@code X-Target: http|https}; every request is recorded.
  */
-public final class TargetServer implements AutoCloseable {
-
+public final class TargetServer implements AutoCloseable
+{
     /** One request as received; header names are case-insensitive, as in HTTP. */
     public record Recorded(String scheme, String protocol, String method, String pathAndQuery,
-                           Map<String, List<String>> headers, String body) {
-
+                           Map<String, List<String>> headers, String body)
+    {
         /** First value of the header, or {@code null}. */
-        public String header(String name) {
+        public String header(String name)
+        {
             List<String> values = headers.get(name);
             return values == null || values.isEmpty() ? null : values.get(0);
         }
@@ -85,7 +86,8 @@ public final class TargetServer implements AutoCloseable {
     private final ServerConnector https;
     private final List<Recorded> requests = new CopyOnWriteArrayList<>();
 
-    private TargetServer() {
+    private TargetServer()
+    {
         QueuedThreadPool pool = new QueuedThreadPool();
         pool.setName("target");
         pool.setStopTimeout(500);
@@ -114,32 +116,40 @@ public final class TargetServer implements AutoCloseable {
         server.setHandler(new TargetHandler());
     }
 
-    public static TargetServer start() {
+    public static TargetServer start()
+    {
         TargetServer target = new TargetServer();
-        try {
+        try
+        {
             target.server.start();
-        } catch (Exception e) {
+        }
+        catch (Exception e)
+        {
             target.close();
             throw new IllegalStateException("Could not start target server", e);
         }
         return target;
     }
 
-    public int httpPort() {
+    public int httpPort()
+    {
         return http.getLocalPort();
     }
 
-    public int httpsPort() {
+    public int httpsPort()
+    {
         return https.getLocalPort();
     }
 
     /** {@code http://127.0.0.1:<httpPort><pathAndQuery>}. */
-    public String httpUrl(String pathAndQuery) {
+    public String httpUrl(String pathAndQuery)
+    {
         return "http://127.0.0.1:" + httpPort() + pathAndQuery;
     }
 
     /** {@code https://127.0.0.1:<httpsPort><pathAndQuery>}. */
-    public String httpsUrl(String pathAndQuery) {
+    public String httpsUrl(String pathAndQuery)
+    {
         return "https://127.0.0.1:" + httpsPort() + pathAndQuery;
     }
 
@@ -147,20 +157,24 @@ public final class TargetServer implements AutoCloseable {
      * A PKCS12 trust store holding only the test certificate (a trusted-certificate entry, no key).
      * Shared by every TargetServer of this JVM and deleted on exit.
      */
-    public Path trustStore() {
+    public Path trustStore()
+    {
         return TestCertificate.get().trustStore;
     }
 
-    public String trustStorePassword() {
+    public String trustStorePassword()
+    {
         return TestCertificate.PASSWORD;
     }
 
-    public String trustStoreType() {
+    public String trustStoreType()
+    {
         return "PKCS12";
     }
 
     /** The test certificate as a loaded trust store, e.g. for {@code SslContextFactory.setTrustStore}. */
-    public KeyStore trustKeyStore() {
+    public KeyStore trustKeyStore()
+    {
         return TestCertificate.get().loadTrustStore();
     }
 
@@ -168,14 +182,18 @@ public final class TargetServer implements AutoCloseable {
      * A client SSL context trusting only the test certificate, for clients that take an
      * {@link SSLContext} (java.net.http, or {@code SslContextFactory.setSslContext}).
      */
-    public SSLContext clientTrust() {
-        try {
+    public SSLContext clientTrust()
+    {
+        try
+        {
             TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
             tmf.init(trustKeyStore());
             SSLContext context = SSLContext.getInstance("TLS");
             context.init(null, tmf.getTrustManagers(), null);
             return context;
-        } catch (GeneralSecurityException e) {
+        }
+        catch (GeneralSecurityException e)
+        {
             throw new IllegalStateException("cannot build an SSLContext trusting the test certificate", e);
         }
     }
@@ -186,7 +204,8 @@ public final class TargetServer implements AutoCloseable {
      * Use as {@code new HttpClient()} + {@code client.setSslContextFactory(...)} before start, or on
      * the {@code ClientConnector} the client is built with.
      */
-    public SslContextFactory.Client newClientSslContextFactory() {
+    public SslContextFactory.Client newClientSslContextFactory()
+    {
         SslContextFactory.Client ssl = new SslContextFactory.Client();
         ssl.setTrustStorePath(trustStore().toString());
         ssl.setTrustStorePassword(trustStorePassword());
@@ -194,30 +213,39 @@ public final class TargetServer implements AutoCloseable {
         return ssl;
     }
 
-    public List<Recorded> requests() {
+    public List<Recorded> requests()
+    {
         return List.copyOf(requests);
     }
 
-    public int requestCount() {
+    public int requestCount()
+    {
         return requests.size();
     }
 
-    public void clearRequests() {
+    public void clearRequests()
+    {
         requests.clear();
     }
 
     @Override
-    public void close() {
-        try {
+    public void close()
+    {
+        try
+        {
             server.stop();
-        } catch (Exception e) {
+        }
+        catch (Exception e)
+        {
             throw new IllegalStateException("Could not stop target server", e);
         }
     }
 
-    private static ByteBuffer bigPattern() {
+    private static ByteBuffer bigPattern()
+    {
         byte[] bytes = new byte[BIG_CHUNK];
-        for (int i = 0; i < bytes.length; i++) {
+        for (int i = 0; i < bytes.length; i++)
+        {
             bytes[i] = (byte) ('0' + i % 10);
         }
         return ByteBuffer.wrap(bytes).asReadOnlyBuffer();
@@ -227,10 +255,11 @@ public final class TargetServer implements AutoCloseable {
      * Handler.Abstract is BLOCKING by default, so handle() runs on a pooled thread and may read the
      * (small) request body synchronously; all writes are callback-driven.
      */
-    private final class TargetHandler extends Handler.Abstract {
-
+    private final class TargetHandler extends Handler.Abstract
+    {
         @Override
-        public boolean handle(Request request, Response response, Callback callback) throws Exception {
+        public boolean handle(Request request, Response response, Callback callback) throws Exception
+        {
             String body = Content.Source.asString(request, StandardCharsets.UTF_8);
             String scheme = request.isSecure() ? "https" : "http";
             requests.add(new Recorded(scheme, request.getConnectionMetaData().getProtocol(), request.getMethod(),
@@ -238,23 +267,35 @@ public final class TargetServer implements AutoCloseable {
             response.getHeaders().put("X-Target", scheme);
 
             String path = Request.getPathInContext(request);
-            if (path.equals("/echo")) {
+            if (path.equals("/echo"))
+            {
                 echo(request, scheme, body, response, callback);
-            } else if (path.equals("/stream")) {
+            }
+            else if (path.equals("/stream"))
+            {
                 stream(request, response, callback);
-            } else if (path.startsWith("/status/")) {
+            }
+            else if (path.startsWith("/status/"))
+            {
                 status(path.substring("/status/".length()), response, callback);
-            } else if (path.equals("/big")) {
+            }
+            else if (path.equals("/big"))
+            {
                 big(request, response, callback);
-            } else if (path.equals("/slow")) {
+            }
+            else if (path.equals("/slow"))
+            {
                 slow(request, response, callback);
-            } else {
+            }
+            else
+            {
                 Response.writeError(request, response, callback, HttpStatus.NOT_FOUND_404);
             }
             return true;
         }
 
-        private void echo(Request request, String scheme, String body, Response response, Callback callback) {
+        private void echo(Request request, String scheme, String body, Response response, Callback callback)
+        {
             String via = request.getHeaders().get(HttpHeader.VIA);
             StringBuilder text = new StringBuilder()
                     .append("scheme=").append(scheme).append('\n')
@@ -262,7 +303,8 @@ public final class TargetServer implements AutoCloseable {
                     .append("method=").append(request.getMethod()).append('\n')
                     .append("path=").append(request.getHttpURI().getPathQuery()).append('\n')
                     .append("via=").append(via == null ? "" : via).append('\n');
-            for (HttpField field : request.getHeaders()) {
+            for (HttpField field : request.getHeaders())
+            {
                 text.append("h:").append(field.getLowerCaseName()).append('=').append(field.getValue()).append('\n');
             }
             text.append("body=").append(body);
@@ -270,10 +312,12 @@ public final class TargetServer implements AutoCloseable {
             Content.Sink.write(response, true, text.toString(), callback);
         }
 
-        private void stream(Request request, Response response, Callback callback) {
+        private void stream(Request request, Response response, Callback callback)
+        {
             int events = intParameter(request, "events", 3);
             long interval = intParameter(request, "intervalMs", 100);
-            if (events < 0 || interval < 0) {
+            if (events < 0 || interval < 0)
+            {
                 badRequest(response, callback, "events and intervalMs must be non-negative numbers");
                 return;
             }
@@ -287,8 +331,10 @@ public final class TargetServer implements AutoCloseable {
          * once; the next one is scheduled only when the previous write completed, so a slow reader
          * cannot make events pile up. The first event goes out right away.
          */
-        private void sendEvent(Response response, Callback callback, int index, int total, long interval) {
-            if (index > total) {
+        private void sendEvent(Response response, Callback callback, int index, int total, long interval)
+        {
+            if (index > total)
+            {
                 response.write(true, null, callback);
                 return;
             }
@@ -300,19 +346,25 @@ public final class TargetServer implements AutoCloseable {
                     callback::failed));
         }
 
-        private void status(String code, Response response, Callback callback) {
+        private void status(String code, Response response, Callback callback)
+        {
             int status;
-            try {
+            try
+            {
                 status = Integer.parseInt(code);
-            } catch (NumberFormatException e) {
+            }
+            catch (NumberFormatException e)
+            {
                 status = -1;
             }
-            if (status < 200 || status > 599) {
+            if (status < 200 || status > 599)
+            {
                 badRequest(response, callback, "status must be a final HTTP status code");
                 return;
             }
             response.setStatus(status);
-            if (HttpStatus.hasNoBody(status)) {
+            if (HttpStatus.hasNoBody(status))
+            {
                 callback.succeeded();
                 return;
             }
@@ -320,9 +372,11 @@ public final class TargetServer implements AutoCloseable {
             Content.Sink.write(response, true, "status " + status, callback);
         }
 
-        private void big(Request request, Response response, Callback callback) {
+        private void big(Request request, Response response, Callback callback)
+        {
             long total = intParameter(request, "bytes", -1);
-            if (total < 0) {
+            if (total < 0)
+            {
                 badRequest(response, callback, "bytes must be a non-negative number");
                 return;
             }
@@ -331,19 +385,23 @@ public final class TargetServer implements AutoCloseable {
             new BigBodyWriter(response, total, callback).iterate();
         }
 
-        private void slow(Request request, Response response, Callback callback) {
+        private void slow(Request request, Response response, Callback callback)
+        {
             long millis = intParameter(request, "ms", -1);
-            if (millis < 0) {
+            if (millis < 0)
+            {
                 badRequest(response, callback, "ms must be a non-negative number of milliseconds");
                 return;
             }
-            server.getScheduler().schedule(() -> {
+            server.getScheduler().schedule(() ->
+            {
                 response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain;charset=utf-8");
                 Content.Sink.write(response, true, "slow", callback);
             }, millis, TimeUnit.MILLISECONDS);
         }
 
-        private void badRequest(Response response, Callback callback, String message) {
+        private void badRequest(Response response, Callback callback, String message)
+        {
             response.setStatus(HttpStatus.BAD_REQUEST_400);
             response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain;charset=utf-8");
             Content.Sink.write(response, true, message, callback);
@@ -351,21 +409,28 @@ public final class TargetServer implements AutoCloseable {
     }
 
     /** The parameter as an int; {@code fallback} if absent, -1 if not a number. */
-    private static int intParameter(Request request, String name, int fallback) {
+    private static int intParameter(Request request, String name, int fallback)
+    {
         String value = Request.extractQueryParameters(request).getValue(name);
-        if (value == null) {
+        if (value == null)
+        {
             return fallback;
         }
-        try {
+        try
+        {
             return Integer.parseInt(value);
-        } catch (NumberFormatException e) {
+        }
+        catch (NumberFormatException e)
+        {
             return -1;
         }
     }
 
-    private static Map<String, List<String>> copyHeaders(Request request) {
+    private static Map<String, List<String>> copyHeaders(Request request)
+    {
         Map<String, List<String>> headers = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
-        for (HttpField field : request.getHeaders()) {
+        for (HttpField field : request.getHeaders())
+        {
             headers.computeIfAbsent(field.getLowerCaseName(), k -> new ArrayList<>()).add(field.getValue());
         }
         headers.replaceAll((k, v) -> List.copyOf(v));
@@ -373,21 +438,26 @@ public final class TargetServer implements AutoCloseable {
     }
 
     /** Streams the body in chunks, each write waiting for the previous one (backpressure). */
-    private static final class BigBodyWriter extends IteratingCallback {
+    private static final class BigBodyWriter extends IteratingCallback
+    {
         private final Response response;
         private final Callback callback;
         private long remaining;
 
-        BigBodyWriter(Response response, long total, Callback callback) {
+        BigBodyWriter(Response response, long total, Callback callback)
+        {
             this.response = response;
             this.callback = callback;
             this.remaining = total;
         }
 
         @Override
-        protected Action process() {
-            if (remaining == 0) {
-                if (!response.hasLastWrite()) {
+        protected Action process()
+        {
+            if (remaining == 0)
+            {
+                if (!response.hasLastWrite())
+                {
                     response.write(true, null, this);
                     return Action.SCHEDULED;
                 }
@@ -400,12 +470,14 @@ public final class TargetServer implements AutoCloseable {
         }
 
         @Override
-        protected void onCompleteSuccess() {
+        protected void onCompleteSuccess()
+        {
             callback.succeeded();
         }
 
         @Override
-        protected void onCompleteFailure(Throwable cause) {
+        protected void onCompleteFailure(Throwable cause)
+        {
             callback.failed(cause);
         }
     }
@@ -414,7 +486,8 @@ public final class TargetServer implements AutoCloseable {
      * The self-signed key pair and its trust store, made once per JVM: keytool costs about a second
      * (a JVM start), which every test class would otherwise pay again.
      */
-    private static final class TestCertificate {
+    private static final class TestCertificate
+    {
         static final String PASSWORD = "sandgate-test";
         private static TestCertificate instance;
 
@@ -422,24 +495,31 @@ public final class TargetServer implements AutoCloseable {
         final Path keyStore;
         final Path trustStore;
 
-        private TestCertificate(Path directory) {
+        private TestCertificate(Path directory)
+        {
             this.directory = directory;
             this.keyStore = directory.resolve("target-key.p12");
             this.trustStore = directory.resolve("target-trust.p12");
         }
 
-        static synchronized TestCertificate get() {
-            if (instance == null) {
+        static synchronized TestCertificate get()
+        {
+            if (instance == null)
+            {
                 instance = generate();
             }
             return instance;
         }
 
-        private static TestCertificate generate() {
+        private static TestCertificate generate()
+        {
             Path directory;
-            try {
+            try
+            {
                 directory = Files.createTempDirectory("sandgate-target-tls-");
-            } catch (IOException e) {
+            }
+            catch (IOException e)
+            {
                 throw new UncheckedIOException("cannot create a directory for the test certificate", e);
             }
             Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteQuietly(directory), "target-tls-cleanup"));
@@ -449,7 +529,8 @@ public final class TargetServer implements AutoCloseable {
             return cert;
         }
 
-        private void runKeytool() {
+        private void runKeytool()
+        {
             // The keytool of the JDK running the tests, so it is there wherever the tests run.
             Path keytool = Path.of(System.getProperty("java.home"), "bin", "keytool");
             List<String> command = List.of(keytool.toString(), "-genkeypair", "-noprompt",
@@ -463,29 +544,38 @@ public final class TargetServer implements AutoCloseable {
                     "-storetype", "PKCS12", "-keystore", keyStore.toString(),
                     "-storepass", PASSWORD, "-keypass", PASSWORD);
             Path output = directory.resolve("keytool.out");
-            try {
+            try
+            {
                 Process process = new ProcessBuilder(command)
                         .redirectErrorStream(true)
                         .redirectOutput(output.toFile())
                         .start();
-                if (!process.waitFor(30, TimeUnit.SECONDS)) {
+                if (!process.waitFor(30, TimeUnit.SECONDS))
+                {
                     process.destroyForcibly();
                     throw new IllegalStateException("keytool did not finish within 30 s");
                 }
-                if (process.exitValue() != 0) {
+                if (process.exitValue() != 0)
+                {
                     throw new IllegalStateException("keytool failed (" + process.exitValue() + "): "
                             + Files.readString(output));
                 }
-            } catch (IOException e) {
+            }
+            catch (IOException e)
+            {
                 throw new UncheckedIOException("cannot run " + keytool, e);
-            } catch (InterruptedException e) {
+            }
+            catch (InterruptedException e)
+            {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException("interrupted while generating the test certificate", e);
             }
         }
 
-        private void writeTrustStore() {
-            try (InputStream in = Files.newInputStream(keyStore); OutputStream out = Files.newOutputStream(trustStore)) {
+        private void writeTrustStore()
+        {
+            try (InputStream in = Files.newInputStream(keyStore); OutputStream out = Files.newOutputStream(trustStore))
+            {
                 KeyStore keys = KeyStore.getInstance("PKCS12");
                 keys.load(in, PASSWORD.toCharArray());
                 Certificate certificate = keys.getCertificate("target");
@@ -493,27 +583,38 @@ public final class TargetServer implements AutoCloseable {
                 trust.load(null, null);
                 trust.setCertificateEntry("sandgate-test-target", certificate);
                 trust.store(out, PASSWORD.toCharArray());
-            } catch (IOException | GeneralSecurityException e) {
+            }
+            catch (IOException | GeneralSecurityException e)
+            {
                 throw new IllegalStateException("cannot write the test trust store", e);
             }
         }
 
-        KeyStore loadTrustStore() {
-            try (InputStream in = Files.newInputStream(trustStore)) {
+        KeyStore loadTrustStore()
+        {
+            try (InputStream in = Files.newInputStream(trustStore))
+            {
                 KeyStore trust = KeyStore.getInstance("PKCS12");
                 trust.load(in, PASSWORD.toCharArray());
                 return trust;
-            } catch (IOException | GeneralSecurityException e) {
+            }
+            catch (IOException | GeneralSecurityException e)
+            {
                 throw new IllegalStateException("cannot read the test trust store", e);
             }
         }
 
-        private static void deleteQuietly(Path root) {
-            try (Stream<Path> walk = Files.walk(root)) {
-                for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
+        private static void deleteQuietly(Path root)
+        {
+            try (Stream<Path> walk = Files.walk(root))
+            {
+                for (Path p : walk.sorted(Comparator.reverseOrder()).toList())
+                {
                     Files.deleteIfExists(p);
                 }
-            } catch (IOException e) {
+            }
+            catch (IOException e)
+            {
                 // Best effort at JVM exit: a leftover temp dir is harmless.
             }
         }
