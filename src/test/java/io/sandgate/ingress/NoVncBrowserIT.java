@@ -1,7 +1,6 @@
 package io.sandgate.ingress;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileVisitOption;
 import java.nio.file.Files;
@@ -9,7 +8,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -19,15 +17,19 @@ import java.util.stream.Stream;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.sandgate.config.ConfigLoader;
-import io.sandgate.launcher.EmbeddedServer;
+import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.LocalResources;
 import io.sandgate.testing.RawRedis;
 import io.sandgate.testing.RedisServerProcess;
 import io.sandgate.testing.VncSandbox;
+import org.eclipse.jetty.toolchain.test.MavenPaths;
+import org.eclipse.jetty.toolchain.test.jupiter.WorkDir;
+import org.eclipse.jetty.toolchain.test.jupiter.WorkDirExtension;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -45,13 +47,14 @@ import static org.junit.jupiter.api.Assertions.fail;
  * so it carries the id in its path. The browser side is {@code src/test/browser/novnc-check.mjs}
  * (playwright-core driving Debian's {@code /usr/bin/chromium}; it never downloads a browser).
  */
+@ExtendWith(WorkDirExtension.class)
 class NoVncBrowserIT
 {
     private static final String INSTALL_HINT =
         "install them with ./scripts/test.sh (apt-get install chromium tigervnc-standalone-server x11-xserver-utils"
             + " websockify novnc nodejs npm; npm ci --prefix src/test/browser)";
-    private static final Path BROWSER_DIR = Path.of("src", "test", "browser").toAbsolutePath();
-    private static final Path SCREENSHOTS = Path.of("target", "screenshots").toAbsolutePath();
+    private static final Path BROWSER_DIR = MavenPaths.projectBase().resolve("src/test/browser");
+    private static final Path SCREENSHOTS = MavenPaths.projectBase().resolve("target/screenshots");
     private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
     private static final Path NOVNC_13 = Path.of("/usr/share/novnc");
     private static final Duration CHECK_TIMEOUT = Duration.ofSeconds(30);
@@ -63,22 +66,20 @@ class NoVncBrowserIT
 
     private static Path webRoot;
     private static RedisServerProcess redis;
-    private static EmbeddedServer gateway;
     private static VncSandbox sandboxA;
     private static VncSandbox sandboxB;
 
+    @RegisterExtension
+    static final GatewayExtension gateway = new GatewayExtension(config -> config
+        .redisStore(redis)
+        .set("ingress.cookie.secret", "novnc-it-secret-0123456789abcdef"));
+
     @BeforeAll
-    static void start() throws Exception
+    static void start(WorkDir workDir) throws Exception
     {
         requireTools();
-        webRoot = buildWebRoot();
+        webRoot = buildWebRoot(workDir.getEmptyPathDir());
         redis = RedisServerProcess.start();
-        gateway = EmbeddedServer.start(ConfigLoader.fromValues(Map.of(
-            "server.host", "127.0.0.1",
-            "server.port", "0",
-            "store.type", "redis",
-            "store.redis.address", redis.address(),
-            "ingress.cookie.secret", "novnc-it-secret-0123456789abcdef")));
         sandboxA = VncSandbox.start(RED, webRoot);
         sandboxB = VncSandbox.start(BLUE, webRoot);
         // What the pod watcher writes: a plain HSET by a client that is not the gateway's.
@@ -92,13 +93,11 @@ class NoVncBrowserIT
     @AfterAll
     static void stop() throws Exception
     {
-        for (AutoCloseable c : new AutoCloseable[]{gateway, sandboxA, sandboxB, redis})
+        for (AutoCloseable c : new AutoCloseable[]{sandboxA, sandboxB, redis})
         {
             if (c != null)
                 c.close();
         }
-        if (webRoot != null)
-            deleteRecursively(webRoot);
     }
 
     @Test
@@ -239,9 +238,8 @@ class NoVncBrowserIT
      * {@code vendor/}), the 1.6-style viewer as {@code index.html}, and the unmodified
      * {@code @novnc/novnc} package's {@code core/} and {@code vendor/} under {@code novnc/}.
      */
-    private static Path buildWebRoot() throws IOException
+    private static Path buildWebRoot(Path root) throws IOException
     {
-        Path root = Files.createTempDirectory("sandgate-novnc-web-");
         copyTree(NOVNC_13, root);
         copyTree(BROWSER_DIR.resolve("viewer"), root);
         Path novnc = BROWSER_DIR.resolve("node_modules").resolve("@novnc").resolve("novnc");
@@ -262,19 +260,6 @@ class NoVncBrowserIT
                 else
                     Files.copy(source, target, StandardCopyOption.REPLACE_EXISTING);
             }
-        }
-    }
-
-    private static void deleteRecursively(Path root)
-    {
-        try (Stream<Path> walk = Files.walk(root))
-        {
-            for (Path p : (Iterable<Path>)walk.sorted(Comparator.reverseOrder())::iterator)
-                Files.deleteIfExists(p);
-        }
-        catch (IOException x)
-        {
-            throw new UncheckedIOException(x);
         }
     }
 

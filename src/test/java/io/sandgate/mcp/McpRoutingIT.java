@@ -4,11 +4,11 @@ import java.util.List;
 import java.util.Map;
 
 import io.modelcontextprotocol.client.McpSyncClient;
-import io.sandgate.launcher.EmbeddedServer;
 import io.sandgate.testing.Balancer;
 import io.sandgate.testing.McpClients;
 import io.sandgate.testing.McpUpstream;
 import io.sandgate.testing.RedisServerProcess;
+import io.sandgate.testing.RunningGateway;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -26,8 +26,8 @@ class McpRoutingIT
 {
     private static RedisServerProcess redis;
     private static McpUpstream upstream;
-    private static EmbeddedServer replicaA;
-    private static EmbeddedServer replicaB;
+    private static RunningGateway replicaA;
+    private static RunningGateway replicaB;
     private static Balancer streamOnAPostsOnB;
     private static Balancer alternating;
 

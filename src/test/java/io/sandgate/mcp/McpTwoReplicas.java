@@ -1,15 +1,14 @@
 package io.sandgate.mcp;
 
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.sandgate.config.ConfigLoader;
-import io.sandgate.launcher.EmbeddedServer;
 import io.sandgate.testing.Balancer;
+import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.McpUpstream;
 import io.sandgate.testing.RedisServerProcess;
+import io.sandgate.testing.RunningGateway;
 
 /**
  * Two gateway replicas sharing a real redis-server in front of the SDK-built upstream (servers
@@ -20,8 +19,8 @@ final class McpTwoReplicas implements AutoCloseable
 {
     final RedisServerProcess redis;
     final McpUpstream upstream;
-    final EmbeddedServer replicaA;
-    final EmbeddedServer replicaB;
+    final RunningGateway replicaA;
+    final RunningGateway replicaB;
     final Balancer streamOnAPostsOnB;
     final Balancer alternating;
 
@@ -29,8 +28,8 @@ final class McpTwoReplicas implements AutoCloseable
     {
         redis = RedisServerProcess.start();
         upstream = McpUpstream.start();
-        replicaA = gateway();
-        replicaB = gateway();
+        replicaA = RunningGateway.start(this::configure);
+        replicaB = RunningGateway.start(this::configure);
         streamOnAPostsOnB = Balancer.start(request -> "GET".equals(request.getMethod()) ? replicaA.uri() : replicaB.uri());
         AtomicInteger next = new AtomicInteger();
         alternating = Balancer.start(request -> "GET".equals(request.getMethod()) ? replicaA.uri()
@@ -42,18 +41,13 @@ final class McpTwoReplicas implements AutoCloseable
         return new McpTwoReplicas();
     }
 
-    private EmbeddedServer gateway() throws Exception
+    private void configure(GatewayConfig config)
     {
-        Map<String, Object> values = new HashMap<>();
-        values.put("server.host", "127.0.0.1");
-        values.put("server.port", "0");
-        values.put("store.type", "redis");
-        values.put("store.redis.address", redis.address());
-        values.put("store.redis.poll-interval", "200ms");
-        values.put("mcp.servers", List.of(
+        config.redisStore(redis);
+        config.set("store.redis.poll-interval", "200ms");
+        config.set("mcp.servers", List.of(
             Map.of("name", "stream", "url", upstream.streamableUrl(), "transport", "streamable"),
             Map.of("name", "legacy", "url", upstream.sseUrl(), "transport", "sse")));
-        return EmbeddedServer.start(ConfigLoader.fromValues(values));
     }
 
     @Override

@@ -12,11 +12,11 @@ import java.util.stream.Collectors;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.sandgate.launcher.EmbeddedServer;
 import io.sandgate.testing.LocalResources;
 import io.sandgate.testing.Balancer;
 import io.sandgate.testing.McpUpstream;
 import io.sandgate.testing.RedisServerProcess;
+import io.sandgate.testing.RunningGateway;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -52,8 +52,8 @@ class TypeScriptSdkClientIT
     private static Path node;
     private static RedisServerProcess redis;
     private static McpUpstream upstream;
-    private static EmbeddedServer replicaA;
-    private static EmbeddedServer replicaB;
+    private static RunningGateway replicaA;
+    private static RunningGateway replicaB;
     private static Balancer streamOnAPostsOnB;
     private static Balancer alternating;
 
