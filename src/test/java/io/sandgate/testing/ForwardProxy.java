@@ -26,7 +26,6 @@ import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.handler.ConnectHandler;
 import org.eclipse.jetty.util.BufferUtil;
 import org.eclipse.jetty.util.Callback;
-import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
  * An in-process HTTP forward proxy playing one egress node in gateway tests: absolute-form
@@ -100,16 +99,8 @@ public final class ForwardProxy implements AutoCloseable
     private ForwardProxy(String name)
     {
         this.name = Objects.requireNonNull(name, "name");
-        QueuedThreadPool pool = new QueuedThreadPool();
-        pool.setName("proxy-" + name);
-        // Nothing here blocks a pooled thread for long; a short stop timeout keeps close() fast
-        // even when a hung request is still open.
-        pool.setStopTimeout(500);
-        server = new Server(pool);
-        connector = new ServerConnector(server);
-        connector.setHost("127.0.0.1");
-        connector.setPort(0);
-        server.addConnector(connector);
+        server = LoopbackServers.server("proxy-" + name);
+        connector = LoopbackServers.connector(server);
 
         ProxyHandler.Forward forward = new ProxyHandler.Forward()
         {

@@ -46,7 +46,6 @@ import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
-import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
  * A real MCP server (the official MCP Java SDK) on a real socket, playing the part of one
@@ -133,16 +132,8 @@ public final class McpUpstream implements AutoCloseable
     @SuppressWarnings("deprecation") // HttpServletSseServerTransportProvider, see the field
     private McpUpstream()
     {
-        QueuedThreadPool pool = new QueuedThreadPool();
-        pool.setName("mcp-upstream");
-        // Open SSE streams park async contexts, not threads, but a tool blocked on a sampling
-        // answer does hold one; a short stop timeout keeps close() quick either way.
-        pool.setStopTimeout(500);
-        server = new Server(pool);
-        connector = new ServerConnector(server);
-        connector.setHost("127.0.0.1");
-        connector.setPort(0);
-        server.addConnector(connector);
+        server = LoopbackServers.server("mcp-upstream");
+        connector = LoopbackServers.connector(server);
 
         streamableTransport = HttpServletStreamableServerTransportProvider.builder()
                 .mcpEndpoint(STREAMABLE_PATH)

@@ -4,27 +4,20 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
 import java.security.cert.Certificate;
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
 
-import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.io.Content;
@@ -37,10 +30,10 @@ import org.eclipse.jetty.server.SecureRequestCustomizer;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.SslConnectionFactory;
+import org.eclipse.jetty.toolchain.test.FS;
+import org.eclipse.jetty.toolchain.test.MavenPaths;
 import org.eclipse.jetty.util.Callback;
-import org.eclipse.jetty.util.IteratingCallback;
 import org.eclipse.jetty.util.ssl.SslContextFactory;
-import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
  * A real web server that agents reach through egress: one plain HTTP and one HTTPS connector, both
@@ -68,18 +61,9 @@ public final class TargetServer implements AutoCloseable
 {
     /** One request as received; header names are case-insensitive, as in HTTP. */
     public record Recorded(String scheme, String protocol, String method, String pathAndQuery,
-                           Map<String, List<String>> headers, String body)
+                           Map<String, List<String>> headers, String body) implements RecordedHeaders
     {
-        /** First value of the header, or {@code null}. */
-        public String header(String name)
-        {
-            List<String> values = headers.get(name);
-            return values == null || values.isEmpty() ? null : values.get(0);
-        }
     }
-
-    private static final int BIG_CHUNK = 16_000;
-    private static final ByteBuffer BIG_PATTERN = bigPattern();
 
     private final Server server;
     private final ServerConnector http;
@@ -88,15 +72,8 @@ public final class TargetServer implements AutoCloseable
 
     private TargetServer()
     {
-        QueuedThreadPool pool = new QueuedThreadPool();
-        pool.setName("target");
-        pool.setStopTimeout(500);
-        server = new Server(pool);
-
-        http = new ServerConnector(server);
-        http.setHost("127.0.0.1");
-        http.setPort(0);
-        server.addConnector(http);
+        server = LoopbackServers.server("target");
+        http = LoopbackServers.connector(server);
 
         HttpConfiguration httpsConfig = new HttpConfiguration();
         SecureRequestCustomizer secure = new SecureRequestCustomizer();
@@ -107,11 +84,7 @@ public final class TargetServer implements AutoCloseable
         ssl.setKeyStorePath(TestCertificate.get().keyStore.toString());
         ssl.setKeyStorePassword(TestCertificate.PASSWORD);
         ssl.setKeyStoreType("PKCS12");
-        https = new ServerConnector(server,
-                new SslConnectionFactory(ssl, "http/1.1"), new HttpConnectionFactory(httpsConfig));
-        https.setHost("127.0.0.1");
-        https.setPort(0);
-        server.addConnector(https);
+        https = LoopbackServers.connector(server, new SslConnectionFactory(ssl, "http/1.1"), new HttpConnectionFactory(httpsConfig));
 
         server.setHandler(new TargetHandler());
     }
@@ -241,16 +214,6 @@ public final class TargetServer implements AutoCloseable
         }
     }
 
-    private static ByteBuffer bigPattern()
-    {
-        byte[] bytes = new byte[BIG_CHUNK];
-        for (int i = 0; i < bytes.length; i++)
-        {
-            bytes[i] = (byte) ('0' + i % 10);
-        }
-        return ByteBuffer.wrap(bytes).asReadOnlyBuffer();
-    }
-
     /*
      * Handler.Abstract is BLOCKING by default, so handle() runs on a pooled thread and may read the
      * (small) request body synchronously; all writes are callback-driven.
@@ -263,7 +226,7 @@ public final class TargetServer implements AutoCloseable
             String body = Content.Source.asString(request, StandardCharsets.UTF_8);
             String scheme = request.isSecure() ? "https" : "http";
             requests.add(new Recorded(scheme, request.getConnectionMetaData().getProtocol(), request.getMethod(),
-                    request.getHttpURI().getPathQuery(), copyHeaders(request), body));
+                    request.getHttpURI().getPathQuery(), CommonRoutes.copyHeaders(request), body));
             response.getHeaders().put("X-Target", scheme);
 
             String path = Request.getPathInContext(request);
@@ -275,19 +238,7 @@ public final class TargetServer implements AutoCloseable
             {
                 stream(request, response, callback);
             }
-            else if (path.startsWith("/status/"))
-            {
-                status(path.substring("/status/".length()), response, callback);
-            }
-            else if (path.equals("/big"))
-            {
-                big(request, response, callback);
-            }
-            else if (path.equals("/slow"))
-            {
-                slow(request, response, callback);
-            }
-            else
+            else if (!CommonRoutes.handle(path, request, response, callback, server.getScheduler()))
             {
                 Response.writeError(request, response, callback, HttpStatus.NOT_FOUND_404);
             }
@@ -297,28 +248,21 @@ public final class TargetServer implements AutoCloseable
         private void echo(Request request, String scheme, String body, Response response, Callback callback)
         {
             String via = request.getHeaders().get(HttpHeader.VIA);
-            StringBuilder text = new StringBuilder()
+            CommonRoutes.text(response, callback, CommonRoutes.echo(new StringBuilder()
                     .append("scheme=").append(scheme).append('\n')
                     .append("protocol=").append(request.getConnectionMetaData().getProtocol()).append('\n')
                     .append("method=").append(request.getMethod()).append('\n')
                     .append("path=").append(request.getHttpURI().getPathQuery()).append('\n')
-                    .append("via=").append(via == null ? "" : via).append('\n');
-            for (HttpField field : request.getHeaders())
-            {
-                text.append("h:").append(field.getLowerCaseName()).append('=').append(field.getValue()).append('\n');
-            }
-            text.append("body=").append(body);
-            response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain;charset=utf-8");
-            Content.Sink.write(response, true, text.toString(), callback);
+                    .append("via=").append(via == null ? "" : via).append('\n'), request, body));
         }
 
         private void stream(Request request, Response response, Callback callback)
         {
-            int events = intParameter(request, "events", 3);
-            long interval = intParameter(request, "intervalMs", 100);
+            long events = CommonRoutes.parameter(request, "events", 3);
+            long interval = CommonRoutes.parameter(request, "intervalMs", 100);
             if (events < 0 || interval < 0)
             {
-                badRequest(response, callback, "events and intervalMs must be non-negative numbers");
+                CommonRoutes.badRequest(response, callback, "events and intervalMs must be non-negative numbers");
                 return;
             }
             response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/event-stream");
@@ -331,7 +275,7 @@ public final class TargetServer implements AutoCloseable
          * once; the next one is scheduled only when the previous write completed, so a slow reader
          * cannot make events pile up. The first event goes out right away.
          */
-        private void sendEvent(Response response, Callback callback, int index, int total, long interval)
+        private void sendEvent(Response response, Callback callback, long index, long total, long interval)
         {
             if (index > total)
             {
@@ -344,141 +288,6 @@ public final class TargetServer implements AutoCloseable
                             () -> sendEvent(response, callback, index + 1, total, interval),
                             index == total ? 0 : interval, TimeUnit.MILLISECONDS),
                     callback::failed));
-        }
-
-        private void status(String code, Response response, Callback callback)
-        {
-            int status;
-            try
-            {
-                status = Integer.parseInt(code);
-            }
-            catch (NumberFormatException e)
-            {
-                status = -1;
-            }
-            if (status < 200 || status > 599)
-            {
-                badRequest(response, callback, "status must be a final HTTP status code");
-                return;
-            }
-            response.setStatus(status);
-            if (HttpStatus.hasNoBody(status))
-            {
-                callback.succeeded();
-                return;
-            }
-            response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain;charset=utf-8");
-            Content.Sink.write(response, true, "status " + status, callback);
-        }
-
-        private void big(Request request, Response response, Callback callback)
-        {
-            long total = intParameter(request, "bytes", -1);
-            if (total < 0)
-            {
-                badRequest(response, callback, "bytes must be a non-negative number");
-                return;
-            }
-            response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/octet-stream");
-            response.getHeaders().put(HttpHeader.CONTENT_LENGTH, total);
-            new BigBodyWriter(response, total, callback).iterate();
-        }
-
-        private void slow(Request request, Response response, Callback callback)
-        {
-            long millis = intParameter(request, "ms", -1);
-            if (millis < 0)
-            {
-                badRequest(response, callback, "ms must be a non-negative number of milliseconds");
-                return;
-            }
-            server.getScheduler().schedule(() ->
-            {
-                response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain;charset=utf-8");
-                Content.Sink.write(response, true, "slow", callback);
-            }, millis, TimeUnit.MILLISECONDS);
-        }
-
-        private void badRequest(Response response, Callback callback, String message)
-        {
-            response.setStatus(HttpStatus.BAD_REQUEST_400);
-            response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain;charset=utf-8");
-            Content.Sink.write(response, true, message, callback);
-        }
-    }
-
-    /** The parameter as an int; {@code fallback} if absent, -1 if not a number. */
-    private static int intParameter(Request request, String name, int fallback)
-    {
-        String value = Request.extractQueryParameters(request).getValue(name);
-        if (value == null)
-        {
-            return fallback;
-        }
-        try
-        {
-            return Integer.parseInt(value);
-        }
-        catch (NumberFormatException e)
-        {
-            return -1;
-        }
-    }
-
-    private static Map<String, List<String>> copyHeaders(Request request)
-    {
-        Map<String, List<String>> headers = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
-        for (HttpField field : request.getHeaders())
-        {
-            headers.computeIfAbsent(field.getLowerCaseName(), k -> new ArrayList<>()).add(field.getValue());
-        }
-        headers.replaceAll((k, v) -> List.copyOf(v));
-        return Collections.unmodifiableMap(headers);
-    }
-
-    /** Streams the body in chunks, each write waiting for the previous one (backpressure). */
-    private static final class BigBodyWriter extends IteratingCallback
-    {
-        private final Response response;
-        private final Callback callback;
-        private long remaining;
-
-        BigBodyWriter(Response response, long total, Callback callback)
-        {
-            this.response = response;
-            this.callback = callback;
-            this.remaining = total;
-        }
-
-        @Override
-        protected Action process()
-        {
-            if (remaining == 0)
-            {
-                if (!response.hasLastWrite())
-                {
-                    response.write(true, null, this);
-                    return Action.SCHEDULED;
-                }
-                return Action.SUCCEEDED;
-            }
-            int length = (int) Math.min(BIG_CHUNK, remaining);
-            remaining -= length;
-            response.write(remaining == 0, BIG_PATTERN.slice(0, length), this);
-            return Action.SCHEDULED;
-        }
-
-        @Override
-        protected void onCompleteSuccess()
-        {
-            callback.succeeded();
-        }
-
-        @Override
-        protected void onCompleteFailure(Throwable cause)
-        {
-            callback.failed(cause);
         }
     }
 
@@ -516,7 +325,7 @@ public final class TargetServer implements AutoCloseable
             Path directory;
             try
             {
-                directory = Files.createTempDirectory("sandgate-target-tls-");
+                directory = Files.createTempDirectory(MavenPaths.targetTests(), "target-tls-");
             }
             catch (IOException e)
             {
@@ -606,16 +415,13 @@ public final class TargetServer implements AutoCloseable
 
         private static void deleteQuietly(Path root)
         {
-            try (Stream<Path> walk = Files.walk(root))
+            try
             {
-                for (Path p : walk.sorted(Comparator.reverseOrder()).toList())
-                {
-                    Files.deleteIfExists(p);
-                }
+                FS.ensureDeleted(root);
             }
-            catch (IOException e)
+            catch (RuntimeException | AssertionError e)
             {
-                // Best effort at JVM exit: a leftover temp dir is harmless.
+                // Best effort at JVM exit: a leftover directory under target/ is harmless.
             }
         }
     }
