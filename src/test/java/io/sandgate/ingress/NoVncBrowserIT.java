@@ -64,6 +64,7 @@ class NoVncBrowserIT
     private static final String RED = "ff0000";
     private static final String BLUE = "0000ff";
 
+    private static Path work;
     private static Path webRoot;
     private static RedisServerProcess redis;
     private static VncSandbox sandboxA;
@@ -78,7 +79,8 @@ class NoVncBrowserIT
     static void start(WorkDir workDir) throws Exception
     {
         requireTools();
-        webRoot = buildWebRoot(workDir.getEmptyPathDir());
+        work = workDir.getEmptyPathDir();
+        webRoot = buildWebRoot(work.resolve("web"));
         redis = RedisServerProcess.start();
         sandboxA = VncSandbox.start(RED, webRoot);
         sandboxB = VncSandbox.start(BLUE, webRoot);
@@ -145,52 +147,46 @@ class NoVncBrowserIT
             Files.deleteIfExists(screenshot);
             command.addAll(List.of("--tab", tab.url(), tab.colour(), screenshot.toString()));
         }
-        Path out = Files.createTempFile("novnc-check-", ".json");
-        Path err = Files.createTempFile("novnc-check-", ".err");
-        try
+        // Kept under target/tests for a look after a failure.
+        String name = tabs[0].screenshot().replace(".png", "");
+        Path out = work.resolve(name + ".json");
+        Path err = work.resolve(name + ".err");
+        ProcessBuilder builder = new ProcessBuilder(command)
+            .directory(BROWSER_DIR.toFile())
+            .redirectOutput(out.toFile())
+            .redirectError(err.toFile())
+            .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()));
+        // Headless needs no display; never let Chromium find one of the sandboxes' X servers.
+        builder.environment().remove("DISPLAY");
+        builder.environment().put("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1");
+        Process process = builder.start();
+        // The script stops itself after its timeout (+5 s hard deadline); this is the backstop.
+        if (!process.waitFor(CHECK_TIMEOUT.toSeconds() + 15, TimeUnit.SECONDS))
         {
-            ProcessBuilder builder = new ProcessBuilder(command)
-                .directory(BROWSER_DIR.toFile())
-                .redirectOutput(out.toFile())
-                .redirectError(err.toFile())
-                .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()));
-            // Headless needs no display; never let Chromium find one of the sandboxes' X servers.
-            builder.environment().remove("DISPLAY");
-            builder.environment().put("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1");
-            Process process = builder.start();
-            // The script stops itself after its timeout (+5 s hard deadline); this is the backstop.
-            if (!process.waitFor(CHECK_TIMEOUT.toSeconds() + 15, TimeUnit.SECONDS))
-            {
-                process.descendants().forEach(ProcessHandle::destroyForcibly);
-                process.destroyForcibly();
-                process.waitFor(5, TimeUnit.SECONDS);
-                fail("novnc-check.mjs did not end within " + (CHECK_TIMEOUT.toSeconds() + 15) + " s\n" + report(out, err));
-            }
-            String stdout = Files.readString(out, StandardCharsets.UTF_8).trim();
-            if (process.exitValue() != 0 || stdout.isEmpty())
-                fail("the browser check failed (exit " + process.exitValue() + ")\n" + report(out, err));
-            JsonNode result = new ObjectMapper().readTree(stdout.substring(stdout.lastIndexOf('\n') + 1));
-            if (!result.path("ok").asBoolean(false))
-                fail("the browser check reported failure\n" + report(out, err));
-            // The script's verdict, checked again here so a change to it cannot quietly weaken the test.
-            for (int i = 0; i < tabs.length; i++)
-            {
-                Tab expected = tabs[i];
-                JsonNode tab = result.path("tabs").get(i);
-                assertEquals(expected.url(), tab.path("url").asText(), "tab order");
-                assertEquals("connected", tab.path("state").asText(), () -> "noVNC state of " + expected.url() + "\n" + report(out, err));
-                assertEquals(Set.of(expected.colour()), tab.path("sampledColours").properties().stream().map(Map.Entry::getKey).collect(Collectors.toSet()),
-                    () -> "colours sampled from the canvas of " + expected.url() + "\n" + report(out, err));
-                if (!Files.isRegularFile(SCREENSHOTS.resolve(expected.screenshot())))
-                    fail("no screenshot " + expected.screenshot() + "\n" + report(out, err));
-            }
-            return result;
+            process.descendants().forEach(ProcessHandle::destroyForcibly);
+            process.destroyForcibly();
+            process.waitFor(5, TimeUnit.SECONDS);
+            fail("novnc-check.mjs did not end within " + (CHECK_TIMEOUT.toSeconds() + 15) + " s\n" + report(out, err));
         }
-        finally
+        String stdout = Files.readString(out, StandardCharsets.UTF_8).trim();
+        if (process.exitValue() != 0 || stdout.isEmpty())
+            fail("the browser check failed (exit " + process.exitValue() + ")\n" + report(out, err));
+        JsonNode result = new ObjectMapper().readTree(stdout.substring(stdout.lastIndexOf('\n') + 1));
+        if (!result.path("ok").asBoolean(false))
+            fail("the browser check reported failure\n" + report(out, err));
+        // The script's verdict, checked again here so a change to it cannot quietly weaken the test.
+        for (int i = 0; i < tabs.length; i++)
         {
-            Files.deleteIfExists(out);
-            Files.deleteIfExists(err);
+            Tab expected = tabs[i];
+            JsonNode tab = result.path("tabs").get(i);
+            assertEquals(expected.url(), tab.path("url").asText(), "tab order");
+            assertEquals("connected", tab.path("state").asText(), () -> "noVNC state of " + expected.url() + "\n" + report(out, err));
+            assertEquals(Set.of(expected.colour()), tab.path("sampledColours").properties().stream().map(Map.Entry::getKey).collect(Collectors.toSet()),
+                () -> "colours sampled from the canvas of " + expected.url() + "\n" + report(out, err));
+            if (!Files.isRegularFile(SCREENSHOTS.resolve(expected.screenshot())))
+                fail("no screenshot " + expected.screenshot() + "\n" + report(out, err));
         }
+        return result;
     }
 
     /** The tab opened exactly one WebSocket, at {@code expected}, and it is still open. */
