@@ -1,6 +1,5 @@
 package io.sandgate.mcp;
 
-import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;

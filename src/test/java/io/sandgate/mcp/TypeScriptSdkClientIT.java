@@ -13,14 +13,10 @@ import java.util.stream.Collectors;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sandgate.testing.LocalResources;
-import io.sandgate.testing.Balancer;
 import io.sandgate.testing.McpUpstream;
-import io.sandgate.testing.RedisServerProcess;
-import io.sandgate.testing.RunningGateway;
 import org.eclipse.jetty.toolchain.test.MavenPaths;
 import org.eclipse.jetty.toolchain.test.jupiter.WorkDir;
 import org.eclipse.jetty.toolchain.test.jupiter.WorkDirExtension;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -43,7 +39,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * src/test/mcp-ts}); without them this test fails, naming that script, rather than skipping.
  */
 @ExtendWith(WorkDirExtension.class)
-class TypeScriptSdkClientIT
+class TypeScriptSdkClientIT extends McpTwoReplicas
 {
     private static final Path CLIENT_DIR = MavenPaths.projectBase().resolve("src/test/mcp-ts");
     private static final String INSTALL_HINT =
@@ -56,41 +52,17 @@ class TypeScriptSdkClientIT
 
     private static Path node;
     private static Path work;
-    private static RedisServerProcess redis;
-    private static McpUpstream upstream;
-    private static RunningGateway replicaA;
-    private static RunningGateway replicaB;
-    private static Balancer streamOnAPostsOnB;
-    private static Balancer alternating;
-
-    private static McpTwoReplicas setup;
 
     @BeforeAll
     static void start(WorkDir workDir) throws Exception
     {
         node = requireNodeAndPackages();
         work = workDir.getEmptyPathDir();
-        setup = McpTwoReplicas.start();
-        redis = setup.redis;
-        upstream = setup.upstream;
-        replicaA = setup.replicaA;
-        replicaB = setup.replicaB;
-        streamOnAPostsOnB = setup.streamOnAPostsOnB;
-        alternating = setup.alternating;
-    }
-
-    @AfterAll
-    static void stop() throws Exception
-    {
-        if (setup != null)
-            setup.close();
     }
 
     @BeforeEach
     void clear()
     {
-        streamOnAPostsOnB.routed.clear();
-        alternating.routed.clear();
         upstream.clearRecords();
     }
 

@@ -26,7 +26,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * gets a fresh one. The configuration lambda runs when the gateway starts, so it may use fixtures
  * the class starts in {@code @BeforeAll} (static field) or {@code @BeforeEach} (instance field):
  * the gateway starts after those methods, and a per-test gateway stops before {@code @AfterEach}
- * closes them. {@link #startAnother(Consumer)} starts a variant or a second replica beside it, and
+ * closes them (a class-wide one stops after {@code @AfterAll}, as JUnit calls extensions).
+ * {@link #startAnother(Consumer)} starts a variant or a second replica beside it, and
  * {@link #manual(Consumer)} makes an extension that starts nothing by itself.
  */
 public final class GatewayExtension implements Gateway, BeforeAllCallback, BeforeEachCallback, BeforeTestExecutionCallback,
@@ -132,8 +133,11 @@ public final class GatewayExtension implements Gateway, BeforeAllCallback, Befor
         return startAnother(GatewayConfig.defaults());
     }
 
-    /** Stops this extension's gateway and starts it again with {@code overrides}; the addresses change. */
-    public void restart(Consumer<GatewayConfig> overrides) throws Exception
+    /**
+     * Stops this extension's gateway and starts it again with {@code overrides}; the addresses
+     * change. A class-wide gateway keeps the overrides for the tests that follow.
+     */
+    public synchronized void restart(Consumer<GatewayConfig> overrides) throws Exception
     {
         requireOwn();
         if (own != null)

@@ -7,7 +7,6 @@ import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -213,35 +212,34 @@ public abstract class ProcessFixture implements AutoCloseable
 
     protected static boolean acceptsConnections(int port)
     {
-        try (Socket socket = new Socket())
-        {
-            socket.connect(new InetSocketAddress(loopback(), port), 250);
-            return true;
-        }
-        catch (IOException e)
-        {
-            return false;
-        }
+        return probe(port) == Probe.ACCEPTED;
     }
 
     private static boolean refusesConnections(int port)
     {
+        return probe(port) == Probe.REFUSED;
+    }
+
+    private enum Probe
+    {
+        ACCEPTED, REFUSED, NO_ANSWER
+    }
+
+    private static Probe probe(int port)
+    {
         try (Socket socket = new Socket())
         {
             socket.connect(new InetSocketAddress(loopback(), port), 250);
-            return false;
+            return Probe.ACCEPTED;
         }
         catch (ConnectException e)
         {
-            return true;
-        }
-        catch (SocketTimeoutException e)
-        {
-            return false;
+            return Probe.REFUSED;
         }
         catch (IOException e)
         {
-            throw new UncheckedIOException(e);
+            // A timeout, or a reset while the process comes up or goes down.
+            return Probe.NO_ANSWER;
         }
     }
 
