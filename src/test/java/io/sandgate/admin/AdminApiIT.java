@@ -5,18 +5,19 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.sandgate.config.ConfigLoader;
-import io.sandgate.launcher.EmbeddedServer;
+import io.sandgate.testing.GatewayConfig;
+import io.sandgate.testing.GatewayExtension;
+import io.sandgate.testing.RunningGateway;
 import io.sandgate.testing.SandboxBackend;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -31,25 +32,22 @@ class AdminApiIT
     private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     private static final ObjectMapper JSON = new ObjectMapper();
     private static SandboxBackend sandbox;
-    private static EmbeddedServer gateway;
+
+    @RegisterExtension
+    static final GatewayExtension gateway = new GatewayExtension(config -> config
+        .set("admin.token", TOKEN)
+        .set("ingress.cookie.secret", SECRET)
+        .set("mcp.servers", List.of(Map.of("name", "x", "url", "http://127.0.0.1:1/mcp"))));
 
     @BeforeAll
-    static void start() throws Exception
+    static void start()
     {
         sandbox = SandboxBackend.start("admin");
-        Map<String, Object> values = new HashMap<>();
-        values.put("server.host", "127.0.0.1");
-        values.put("server.port", "0");
-        values.put("admin.token", TOKEN);
-        values.put("ingress.cookie.secret", SECRET);
-        values.put("mcp.servers", List.of(Map.of("name", "x", "url", "http://127.0.0.1:1/mcp")));
-        gateway = EmbeddedServer.start(ConfigLoader.fromValues(values));
     }
 
     @AfterAll
-    static void stop() throws Exception
+    static void stop()
     {
-        gateway.close();
         sandbox.close();
     }
 
@@ -144,7 +142,7 @@ class AdminApiIT
     @Test
     void withoutAToken_theAdminApiIsOff() throws Exception
     {
-        try (EmbeddedServer plain = EmbeddedServer.start(ConfigLoader.fromValues(Map.of("server.host", "127.0.0.1", "server.port", "0"))))
+        try (RunningGateway plain = RunningGateway.start(GatewayConfig.defaults()))
         {
             HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(plain.uri().resolve("/admin/routes"))
                 .header("Authorization", "Bearer anything").build(), HttpResponse.BodyHandlers.ofString());

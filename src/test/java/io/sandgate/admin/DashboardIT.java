@@ -11,10 +11,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-import io.sandgate.config.ConfigLoader;
-import io.sandgate.launcher.EmbeddedServer;
 import io.sandgate.testing.ForwardProxy;
+import io.sandgate.testing.GatewayExtension;
+import org.eclipse.jetty.toolchain.test.MavenPaths;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -28,43 +31,55 @@ class DashboardIT
 {
     private static final String TOKEN = "dash-token-0123456789";
 
+    private ForwardProxy node;
+
+    @RegisterExtension
+    final GatewayExtension gateway = new GatewayExtension(config -> config
+        .set("admin.token", TOKEN)
+        .set("ingress.static-routes", Map.of("37579", "10.0.0.7:6080"))
+        .set("egress.health.tcp-interval", "200ms")
+        .set("egress.health.tcp-timeout", "200ms")
+        .set("egress.pools", Map.of("p", Map.of("nodes", List.of(Map.of("id", "dl-1", "address", node.address()))))));
+
+    @BeforeEach
+    void start()
+    {
+        node = ForwardProxy.start("dl-1");
+    }
+
+    @AfterEach
+    void stop()
+    {
+        node.close();
+    }
+
     @Test
     void dashboard_followsRoutesAndNodeHealthLive() throws Exception
     {
-        Path browser = Path.of("src/test/browser");
+        Path browser = MavenPaths.projectBase().resolve("src/test/browser");
         assertTrue(Files.isDirectory(browser.resolve("node_modules/playwright-core")), "run ./scripts/test.sh to install the browser test packages");
-        try (ForwardProxy node = ForwardProxy.start("dl-1"))
+        Path screenshot = MavenPaths.targetDir().resolve("screenshots/dashboard.png");
+        Process check = new ProcessBuilder("node", browser.resolve("dashboard-check.mjs").toString(), gateway.uri() + "/admin/ui/",
+            TOKEN, "37579", "dl-1", "41000", screenshot.toString()).redirectErrorStream(true).start();
+        StringBuilder output = new StringBuilder();
+        try (BufferedReader lines = new BufferedReader(new InputStreamReader(check.getInputStream())))
         {
-            Map<String, Object> values = Map.of("server.host", "127.0.0.1", "server.port", "0", "admin.token", TOKEN,
-                "ingress.static-routes", Map.of("37579", "10.0.0.7:6080"),
-                "egress.health.tcp-interval", "200ms", "egress.health.tcp-timeout", "200ms",
-                "egress.pools", Map.of("p", Map.of("nodes", List.of(Map.of("id", "dl-1", "address", node.address())))));
-            try (EmbeddedServer gateway = EmbeddedServer.start(ConfigLoader.fromValues(values)))
+            String line;
+            while ((line = lines.readLine()) != null)
             {
-                Path screenshot = Path.of("target/screenshots/dashboard.png").toAbsolutePath();
-                Process check = new ProcessBuilder("node", browser.resolve("dashboard-check.mjs").toString(), gateway.uri() + "/admin/ui/",
-                    TOKEN, "37579", "dl-1", "41000", screenshot.toString()).redirectErrorStream(true).start();
-                StringBuilder output = new StringBuilder();
-                try (BufferedReader lines = new BufferedReader(new InputStreamReader(check.getInputStream())))
+                output.append(line).append('\n');
+                if (line.equals("READY"))
                 {
-                    String line;
-                    while ((line = lines.readLine()) != null)
-                    {
-                        output.append(line).append('\n');
-                        if (line.equals("READY"))
-                        {
-                            HttpResponse<String> put = HttpClient.newHttpClient().send(HttpRequest.newBuilder(gateway.uri().resolve("/admin/routes/41000"))
-                                .header("Authorization", "Bearer " + TOKEN).PUT(HttpRequest.BodyPublishers.ofString("{\"target\":\"10.0.0.8:6080\"}")).build(),
-                                HttpResponse.BodyHandlers.ofString());
-                            assertEquals(200, put.statusCode(), put.body());
-                            node.refuse();
-                        }
-                    }
+                    HttpResponse<String> put = HttpClient.newHttpClient().send(HttpRequest.newBuilder(gateway.uri().resolve("/admin/routes/41000"))
+                        .header("Authorization", "Bearer " + TOKEN).PUT(HttpRequest.BodyPublishers.ofString("{\"target\":\"10.0.0.8:6080\"}")).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                    assertEquals(200, put.statusCode(), put.body());
+                    node.refuse();
                 }
-                assertTrue(check.waitFor(60, TimeUnit.SECONDS), output.toString());
-                assertEquals(0, check.exitValue(), output.toString());
-                assertTrue(Files.size(screenshot) > 0);
             }
         }
+        assertTrue(check.waitFor(60, TimeUnit.SECONDS), output.toString());
+        assertEquals(0, check.exitValue(), output.toString());
+        assertTrue(Files.size(screenshot) > 0);
     }
 }

@@ -8,7 +8,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -21,9 +20,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import io.sandgate.config.ConfigLoader;
-import io.sandgate.launcher.EmbeddedServer;
 import io.sandgate.testing.ForwardProxy;
+import io.sandgate.testing.RunningGateway;
 import io.sandgate.testing.TargetServer;
 
 /**
@@ -97,21 +95,17 @@ public final class EgressFaultBenchmark
         List<Map<String, Object>> nodeConfig = new ArrayList<>();
         for (ForwardProxy node : nodes)
             nodeConfig.add(Map.of("id", node.name(), "address", node.address(), "region", "eu", "weight", 100));
-        Map<String, Object> values = new HashMap<>();
-        values.put("server.host", "127.0.0.1");
-        values.put("server.port", "0");
-        values.put("log.access", "false");
-        values.put("egress.tls.trust-store", target.trustStore().toString());
-        values.put("egress.tls.trust-store-password", target.trustStorePassword());
-        // The target runs on loopback, which the SSRF guard refuses unless allowed.
-        values.put("egress.ssrf.allow", "127.0.0.0/8");
-        values.put("egress.routes", List.of(Map.of("match", Map.of("domains", List.of("127.0.0.1")), "upstream", "pool", "retry", 2, "timeout", "10s")));
-        values.put("egress.pools", Map.of("pool", Map.of("region", "eu", "nodes", nodeConfig)));
         ScheduledExecutorService chaos = Executors.newScheduledThreadPool(1);
         Random random = new Random(42);
         AtomicLong killedAt = new AtomicLong();
         AtomicLong recoveredAt = new AtomicLong();
-        try (EmbeddedServer gateway = EmbeddedServer.start(ConfigLoader.fromValues(values)))
+        try (RunningGateway gateway = RunningGateway.start(config -> config
+            .set("log.access", "false")
+            .trustStoreOf(target)
+            // The target runs on loopback, which the SSRF guard refuses unless allowed.
+            .set("egress.ssrf.allow", "127.0.0.0/8")
+            .set("egress.routes", List.of(Map.of("match", Map.of("domains", List.of("127.0.0.1")), "upstream", "pool", "retry", 2, "timeout", "10s")))
+            .set("egress.pools", Map.of("pool", Map.of("region", "eu", "nodes", nodeConfig)))))
         {
             ForwardProxy victim = nodes.get(0);
             chaos.scheduleAtFixedRate(() ->

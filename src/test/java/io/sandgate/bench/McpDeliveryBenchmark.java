@@ -9,7 +9,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -18,10 +17,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import io.sandgate.config.ConfigLoader;
-import io.sandgate.launcher.EmbeddedServer;
+import io.sandgate.testing.Gateway;
 import io.sandgate.testing.McpUpstream;
 import io.sandgate.testing.RedisServerProcess;
+import io.sandgate.testing.RunningGateway;
 
 /**
  * Cross-replica MCP delivery latency: a client's stream is on replica A, its POSTs (tools/call
@@ -49,11 +48,11 @@ public final class McpDeliveryBenchmark
         List<String> rows = new ArrayList<>();
         try (RedisServerProcess redis = RedisServerProcess.start(); McpUpstream upstream = McpUpstream.start())
         {
-            try (EmbeddedServer single = gateway(upstream, null))
+            try (RunningGateway single = gateway(upstream, null))
             {
                 rows.add(row("one replica, memory store (stream and POST on A)", run(single, single, rate, seconds)));
             }
-            try (EmbeddedServer a = gateway(upstream, redis); EmbeddedServer b = gateway(upstream, redis))
+            try (RunningGateway a = gateway(upstream, redis); RunningGateway b = gateway(upstream, redis))
             {
                 rows.add(row("one replica, Redis store (stream and POST on A)", run(a, a, rate, seconds)));
                 rows.add(row("two replicas, Redis store (stream on A, POST on B)", run(a, b, rate, seconds)));
@@ -80,24 +79,20 @@ public final class McpDeliveryBenchmark
         System.exit(0);
     }
 
-    private static EmbeddedServer gateway(McpUpstream upstream, RedisServerProcess redis) throws Exception
+    private static RunningGateway gateway(McpUpstream upstream, RedisServerProcess redis) throws Exception
     {
-        Map<String, Object> values = new HashMap<>();
-        values.put("server.host", "127.0.0.1");
-        values.put("server.port", "0");
-        values.put("server.stop-timeout", "1s");
-        values.put("log.access", "false");
-        values.put("mcp.servers", List.of(Map.of("name", "stream", "url", upstream.streamableUrl(), "transport", "streamable")));
-        if (redis != null)
+        return RunningGateway.start(config ->
         {
-            values.put("store.type", "redis");
-            values.put("store.redis.address", redis.address());
-        }
-        return EmbeddedServer.start(ConfigLoader.fromValues(values));
+            config.set("server.stop-timeout", "1s");
+            config.set("log.access", "false");
+            config.set("mcp.servers", List.of(Map.of("name", "stream", "url", upstream.streamableUrl(), "transport", "streamable")));
+            if (redis != null)
+                config.redisStore(redis);
+        });
     }
 
     /** Samples in nanoseconds. */
-    private static List<Long> run(EmbeddedServer streamOn, EmbeddedServer postOn, int rate, int seconds) throws Exception
+    private static List<Long> run(Gateway streamOn, Gateway postOn, int rate, int seconds) throws Exception
     {
         Map<Integer, Long> sent = new ConcurrentHashMap<>();
         List<Long> samples = Collections.synchronizedList(new ArrayList<>());
@@ -162,7 +157,7 @@ public final class McpDeliveryBenchmark
         return new ArrayList<>(samples);
     }
 
-    private static void post(EmbeddedServer replica, String session, String json) throws Exception
+    private static void post(Gateway replica, String session, String json) throws Exception
     {
         HTTP.send(HttpRequest.newBuilder(replica.uri().resolve("/mcp/stream/message?sessionId=" + session)).timeout(Duration.ofSeconds(10))
             .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(json)).build(), HttpResponse.BodyHandlers.discarding());

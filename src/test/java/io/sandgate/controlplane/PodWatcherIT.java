@@ -2,8 +2,6 @@ package io.sandgate.controlplane;
 
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 
 import io.fabric8.kubernetes.api.model.Pod;
@@ -13,14 +11,15 @@ import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
-import io.sandgate.config.ConfigLoader;
-import io.sandgate.launcher.EmbeddedServer;
 import io.sandgate.ingress.Route;
+import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.RawRedis;
 import io.sandgate.testing.RedisServerProcess;
+import io.sandgate.testing.RunningGateway;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -36,8 +35,15 @@ class PodWatcherIT
     private KubernetesClient client;
     private RedisServerProcess redis;
     private RawRedis raw;
-    private EmbeddedServer replicaA;
-    private EmbeddedServer replicaB;
+    private RunningGateway replicaA;
+    private RunningGateway replicaB;
+
+    @RegisterExtension
+    final GatewayExtension gateways = GatewayExtension.manual(config -> config
+        .redisStore(redis)
+        .set("controlplane.watcher.enabled", "true")
+        .set("controlplane.watcher.namespaces", "sandboxes")
+        .set("controlplane.kubernetes.master-url", client.getConfiguration().getMasterUrl()));
 
     @BeforeEach
     void start() throws Exception
@@ -49,29 +55,20 @@ class PodWatcherIT
         raw = RawRedis.connect(redis.port());
     }
 
-    private EmbeddedServer gateway() throws Exception
+    private RunningGateway gateway() throws Exception
     {
         return gateway("gateway");
     }
 
-    private EmbeddedServer gateway(String role) throws Exception
+    private RunningGateway gateway(String role) throws Exception
     {
-        Map<String, Object> values = new HashMap<>();
-        values.put("server.role", role);
-        values.put("server.host", "127.0.0.1");
-        values.put("server.port", "0");
-        values.put("store.type", "redis");
-        values.put("store.redis.address", redis.address());
-        values.put("controlplane.watcher.enabled", "true");
-        values.put("controlplane.watcher.namespaces", "sandboxes");
-        values.put("controlplane.kubernetes.master-url", client.getConfiguration().getMasterUrl());
-        return EmbeddedServer.start(ConfigLoader.fromValues(values));
+        return gateways.startAnother(config -> config.set("server.role", role));
     }
 
     @AfterEach
     void stop() throws Exception
     {
-        for (AutoCloseable c : new AutoCloseable[]{replicaA, replicaB, raw, redis})
+        for (AutoCloseable c : new AutoCloseable[]{raw, redis})
         {
             if (c != null)
                 c.close();
@@ -184,7 +181,7 @@ class PodWatcherIT
             replicaB.close();
             replicaB = null;
         }
-        EmbeddedServer survivor = aLeads ? replicaB : replicaA;
+        RunningGateway survivor = aLeads ? replicaB : replicaA;
         await().atMost(Duration.ofSeconds(20)).until(() -> metric(survivor).contains("sandgate_watcher_leader 1.0"));
         client.pods().inNamespace("sandboxes").resource(pod("p2", "uid-p2", "8002", "10.0.1.2", true, null)).create();
         await().atMost(Duration.ofSeconds(10)).until(() -> route("8002") != null);
@@ -206,7 +203,7 @@ class PodWatcherIT
     private int leaders() throws Exception
     {
         int count = 0;
-        for (EmbeddedServer replica : new EmbeddedServer[]{replicaA, replicaB})
+        for (RunningGateway replica : new RunningGateway[]{replicaA, replicaB})
         {
             if (replica != null && metric(replica).contains("sandgate_watcher_leader 1.0"))
                 count++;
@@ -214,7 +211,7 @@ class PodWatcherIT
         return count;
     }
 
-    private static String metric(EmbeddedServer replica) throws Exception
+    private static String metric(RunningGateway replica) throws Exception
     {
         java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
         return http.send(java.net.http.HttpRequest.newBuilder(replica.uri().resolve("/metrics")).build(),

@@ -17,8 +17,12 @@ import java.util.stream.Stream;
 
 import io.sandgate.config.ConfigLoader;
 import io.sandgate.config.SandgateConfig;
-import io.sandgate.launcher.EmbeddedServer;
+import io.sandgate.testing.RunningGateway;
+import org.eclipse.jetty.toolchain.test.MavenPaths;
+import org.eclipse.jetty.toolchain.test.jupiter.WorkDir;
+import org.eclipse.jetty.toolchain.test.jupiter.WorkDirExtension;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
@@ -30,9 +34,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The Kubernetes manifests under deploy/ stay true to the code: they parse, the ConfigMap holds a
  * configuration Sandgate accepts, and every metric the alert rules use is one the gateway exports.
  */
+@ExtendWith(WorkDirExtension.class)
 class DeployManifestsTest
 {
-    private static final Path DEPLOY = Path.of("deploy/kubernetes");
+    private static final Path DEPLOY = MavenPaths.projectBase().resolve("deploy/kubernetes");
 
     private static List<Object> documents() throws Exception
     {
@@ -51,7 +56,7 @@ class DeployManifestsTest
     }
 
     @Test
-    void manifestsParse_andTheConfigMapIsAValidSandgateConfig(@org.junit.jupiter.api.io.TempDir Path temp) throws Exception
+    void manifestsParse_andTheConfigMapIsAValidSandgateConfig(WorkDir workDir) throws Exception
     {
         List<Object> documents = documents();
         assertTrue(documents.size() >= 7, "documents: " + documents.size());
@@ -62,7 +67,7 @@ class DeployManifestsTest
             if ("ConfigMap".equals(map.get("kind")))
                 yaml = (String)((Map<?, ?>)map.get("data")).get("sandgate.yaml");
         }
-        Path file = temp.resolve("sandgate.yaml");
+        Path file = workDir.getEmptyPathDir().resolve("sandgate.yaml");
         Files.writeString(file, yaml);
         SandgateConfig config = ConfigLoader.load(Map.of(), Map.of("sandgate.config", file.toString()), Map.of());
         assertTrue(config.watcher().enabled());
@@ -77,10 +82,9 @@ class DeployManifestsTest
         Matcher m = Pattern.compile("sandgate_[a-z_]+").matcher(rules);
         while (m.find())
             used.add(m.group());
-        Map<String, Object> values = Map.of("server.host", "127.0.0.1", "server.port", "0",
-            "egress.pools", Map.of("p", Map.of("nodes", List.of(Map.of("id", "n1", "address", "127.0.0.1:1")))),
-            "egress.routes", List.of(Map.of("match", Map.of("domains", List.of("*")), "upstream", "p", "timeout", "1s")));
-        try (EmbeddedServer gateway = EmbeddedServer.start(ConfigLoader.fromValues(values)))
+        try (RunningGateway gateway = RunningGateway.start(config -> config
+            .set("egress.pools", Map.of("p", Map.of("nodes", List.of(Map.of("id", "n1", "address", "127.0.0.1:1")))))
+            .set("egress.routes", List.of(Map.of("match", Map.of("domains", List.of("*")), "upstream", "p", "timeout", "1s")))))
         {
             HttpClient http = HttpClient.newHttpClient();
             http.send(HttpRequest.newBuilder(gateway.uri().resolve("/egress/93.184.216.34/")).build(), HttpResponse.BodyHandlers.discarding());

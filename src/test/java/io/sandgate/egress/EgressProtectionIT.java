@@ -17,13 +17,17 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
-import io.sandgate.config.ConfigLoader;
-import io.sandgate.launcher.EmbeddedServer;
 import io.sandgate.testing.ForwardProxy;
+import io.sandgate.testing.GatewayConfig;
+import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.TargetServer;
+import org.eclipse.jetty.toolchain.test.jupiter.WorkDir;
+import org.eclipse.jetty.toolchain.test.jupiter.WorkDirExtension;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.slf4j.LoggerFactory;
 
 import static org.awaitility.Awaitility.await;
@@ -38,6 +42,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * from the default {@code file} source in a scratch directory), rotation, the leak scanner on
  * request and response bodies, and the SSRF guard in base-URL, forward-proxy and CONNECT modes.
  */
+@ExtendWith(WorkDirExtension.class)
 class EgressProtectionIT
 {
     private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
@@ -51,17 +56,19 @@ class EgressProtectionIT
     private TargetServer target;
     private ForwardProxy node;
     private Path secrets;
-    private EmbeddedServer gateway;
     private ListAppender<ILoggingEvent> logged;
     private Level sandgateLevel;
     private Level jettyLevel;
 
+    @RegisterExtension
+    final GatewayExtension gateway = new GatewayExtension(this::configure);
+
     @BeforeEach
-    void start() throws Exception
+    void start(WorkDir workDir) throws Exception
     {
         target = TargetServer.start();
         node = ForwardProxy.start("n1");
-        secrets = Files.createTempDirectory("sandgate-secrets-").resolve("secrets.yaml");
+        secrets = workDir.getEmptyPathDir().resolve("secrets.yaml");
         writeSecrets(Map.of("openai", OPENAI_KEY, "anthropic", ANTHROPIC_KEY, "vendor", VENDOR_KEY, "alpha-token", AGENT_TOKEN,
             "beta-token", "sgt_agent_beta_0123456789", "old-token", "sgt_agent_old_0123456789", "gone-token", "sgt_agent_gone_0123456789"));
         Logger root = (Logger)LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
@@ -76,7 +83,6 @@ class EgressProtectionIT
         logged = new ListAppender<>();
         logged.start();
         root.addAppender(logged);
-        gateway = gateway(Map.of());
     }
 
     private void writeSecrets(Map<String, String> values) throws Exception
@@ -89,17 +95,13 @@ class EgressProtectionIT
         Files.move(next, secrets, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
     }
 
-    private EmbeddedServer gateway(Map<String, Object> extra) throws Exception
+    private void configure(GatewayConfig config)
     {
-        Map<String, Object> values = new HashMap<>();
-        values.put("server.host", "127.0.0.1");
-        values.put("server.port", "0");
-        values.put("egress.tls.trust-store", target.trustStore().toString());
-        values.put("egress.tls.trust-store-password", target.trustStorePassword());
-        values.put("egress.ssrf.allow", "127.0.0.0/8");
-        values.put("egress.secrets.file", secrets.toString());
-        values.put("egress.secrets.overlap", "2s");
-        values.put("egress.routes", List.of(
+        config.trustStoreOf(target);
+        config.set("egress.ssrf.allow", "127.0.0.0/8");
+        config.set("egress.secrets.file", secrets.toString());
+        config.set("egress.secrets.overlap", "2s");
+        config.set("egress.routes", List.of(
             Map.of("match", Map.of("domains", List.of("localhost"), "task_type", "llm"), "upstream", "main", "credential", "openai"),
             Map.of("match", Map.of("domains", List.of("localhost"), "task_type", "messages"), "upstream", "main", "credential", "anthropic"),
             Map.of("match", Map.of("domains", List.of("127.0.0.1"), "task_type", "llm"), "upstream", "main", "credential", "openai"),
@@ -109,27 +111,23 @@ class EgressProtectionIT
             Map.of("match", Map.of("domains", List.of("localhost"), "task_type", "vendor"), "upstream", "main", "credential", "vendor"),
             Map.of("match", Map.of("domains", List.of("*"), "task_type", "anywhere"), "upstream", "main"),
             Map.of("match", Map.of("domains", List.of("localhost", "127.0.0.1")), "upstream", "main")));
-        values.put("egress.pools", Map.of("main", Map.of("region", "eu", "nodes", List.of(Map.of("id", "n1", "address", node.address())))));
+        config.set("egress.pools", Map.of("main", Map.of("region", "eu", "nodes", List.of(Map.of("id", "n1", "address", node.address())))));
         Map<String, Object> credentials = new LinkedHashMap<>();
         credentials.put("openai", Map.of("secret", "openai", "hosts", List.of("localhost")));
         credentials.put("anthropic", Map.of("secret", "anthropic", "hosts", List.of("localhost"), "header", "x-api-key"));
         credentials.put("vendor", Map.of("secret", "vendor", "hosts", List.of("localhost"), "query", "key"));
-        values.put("egress.credentials", credentials);
-        values.put("egress.agents", List.of(
+        config.set("egress.credentials", credentials);
+        config.set("egress.agents", List.of(
             Map.of("id", "alpha", "token", "alpha-token", "credentials", List.of("openai", "anthropic", "vendor")),
             Map.of("id", "beta", "token", "beta-token", "credentials", List.of("anthropic")),
             Map.of("id", "old", "token", "old-token", "credentials", List.of("openai"), "expires", Instant.now().minusSeconds(60).toString()),
             Map.of("id", "gone", "token", "gone-token", "credentials", List.of("openai"), "revoked", true)));
-        values.putAll(extra);
-        return EmbeddedServer.start(ConfigLoader.fromValues(values));
     }
 
     @AfterEach
     void stop() throws Exception
     {
-        gateway.close();
         node.close();
-        io.sandgate.testing.LocalResources.deleteRecursively(secrets.getParent());
         target.close();
         ((Logger)LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).detachAppender(logged);
         ((Logger)LoggerFactory.getLogger("io.sandgate")).setLevel(sandgateLevel);
@@ -379,8 +377,7 @@ class EgressProtectionIT
         HttpResponse<String> encoded = HTTP.send(gzipped, HttpResponse.BodyHandlers.ofString());
         assertEquals(415, encoded.statusCode(), "a compressed body would hide a key from the scanner: " + encoded.body());
 
-        gateway.close();
-        gateway = gateway(Map.of("egress.forward-proxy-port", "0"));
+        gateway.restart(config -> config.set("egress.forward-proxy-port", "0"));
         HttpClient viaProxy = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .proxy(java.net.ProxySelector.of(new java.net.InetSocketAddress("127.0.0.1", gateway.forwardProxyPort()))).build();
         HttpResponse<String> cleartext = viaProxy.send(HttpRequest.newBuilder(java.net.URI.create("http://localhost:" + target.httpPort() + "/echo"))
@@ -408,8 +405,7 @@ class EgressProtectionIT
     @Test
     void ssrf_internalTargetsAreRefusedInEveryMode_andNoNodeIsAsked() throws Exception
     {
-        gateway.close();
-        gateway = gateway(Map.of("egress.ssrf.allow", "192.0.2.0/24", "egress.forward-proxy-port", "0"));
+        gateway.restart(config -> config.setAll(Map.of("egress.ssrf.allow", "192.0.2.0/24", "egress.forward-proxy-port", "0")));
         for (String host : List.of("127.0.0.1", "169.254.169.254", "10.0.0.1", "%5B::ffff:127.0.0.1%5D", "%5B::1%5D", "localhost", "2130706433"))
         {
             HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/egress/" + host + "/latest/meta-data"))

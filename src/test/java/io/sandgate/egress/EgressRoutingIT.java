@@ -13,14 +13,16 @@ import java.util.Set;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.sandgate.config.ConfigLoader;
-import io.sandgate.launcher.EmbeddedServer;
 import io.sandgate.testing.ForwardProxy;
+import io.sandgate.testing.GatewayConfig;
+import io.sandgate.testing.GatewayExtension;
+import io.sandgate.testing.RunningGateway;
 import io.sandgate.testing.TargetServer;
 import io.sandgate.testing.Tinyproxy;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -41,7 +43,9 @@ class EgressRoutingIT
 
     private TargetServer target;
     private final Map<String, ForwardProxy> nodes = new HashMap<>();
-    private EmbeddedServer gateway;
+
+    @RegisterExtension
+    final GatewayExtension gateway = new GatewayExtension(this::configure);
 
     @BeforeEach
     void start() throws Exception
@@ -49,41 +53,33 @@ class EgressRoutingIT
         target = TargetServer.start();
         for (String name : List.of("eu1", "eu2", "us1"))
             nodes.put(name, ForwardProxy.start(name));
-        gateway = gateway(Map.of());
     }
 
-    private EmbeddedServer gateway(Map<String, Object> extra) throws Exception
+    private void configure(GatewayConfig config)
     {
-        Map<String, Object> values = new HashMap<>();
-        values.put("server.host", "127.0.0.1");
-        values.put("server.port", "0");
-        values.put("admin.token", ADMIN);
-        values.put("egress.tls.trust-store", target.trustStore().toString());
-        values.put("egress.tls.trust-store-password", target.trustStorePassword());
-        values.put("egress.connect-timeout", "1s");
-        values.put("egress.first-byte-timeout", "2s");
-        values.put("egress.health.tcp-interval", "200ms");
-        values.put("egress.health.tcp-timeout", "200ms");
-        values.put("egress.health.recovery-step-interval", "700ms");
+        config.set("admin.token", ADMIN);
+        config.trustStoreOf(target);
+        config.set("egress.connect-timeout", "1s");
+        config.set("egress.first-byte-timeout", "2s");
+        config.set("egress.health.tcp-interval", "200ms");
+        config.set("egress.health.tcp-timeout", "200ms");
+        config.set("egress.health.recovery-step-interval", "700ms");
         // The target runs on loopback, which the SSRF guard refuses unless allowed.
-        values.put("egress.ssrf.allow", "127.0.0.0/8");
-        values.put("egress.routes", List.of(
+        config.set("egress.ssrf.allow", "127.0.0.0/8");
+        config.set("egress.routes", List.of(
             Map.of("match", Map.of("domains", List.of("127.0.0.1"), "task_type", "plain"), "upstream", "main", "scheme", "http", "retry", 2),
             Map.of("match", Map.of("domains", List.of("127.0.0.1"), "task_type", "sticky"), "upstream", "main",
                 "sticky_session", true, "sticky_ttl", "5m", "retry", 2),
             Map.of("match", Map.of("domains", List.of("127.0.0.1", "*.test.invalid")), "upstream", "main", "retry", 2, "timeout", "5s")));
-        values.put("egress.pools", Map.of("main", Map.of("region", "eu", "nodes", List.of(
+        config.set("egress.pools", Map.of("main", Map.of("region", "eu", "nodes", List.of(
             Map.of("id", "eu1", "address", nodes.get("eu1").address(), "region", "eu", "weight", 100),
             Map.of("id", "eu2", "address", nodes.get("eu2").address(), "region", "eu", "weight", 100),
             Map.of("id", "us1", "address", nodes.get("us1").address(), "region", "us", "weight", 100)))));
-        values.putAll(extra);
-        return EmbeddedServer.start(ConfigLoader.fromValues(values));
     }
 
     @AfterEach
     void stop() throws Exception
     {
-        gateway.close();
         for (ForwardProxy node : nodes.values())
             node.close();
         target.close();
@@ -196,29 +192,18 @@ class EgressRoutingIT
     @Test
     void jitteryNode_isFoundByHttpProbes_andEjected() throws Exception
     {
-        try (EmbeddedServer probing = gateway(Map.of("egress.health.http-url", target.httpUrl("/echo"), "egress.health.http-interval", "100ms")))
+        gateway.restart(config -> config.setAll(Map.of("egress.health.http-url", target.httpUrl("/echo"), "egress.health.http-interval", "100ms")));
+        nodes.get("eu1").delay(Duration.ZERO, Duration.ofMillis(600));
+        await().atMost(Duration.ofSeconds(10)).until(() ->
         {
-            nodes.get("eu1").delay(Duration.ZERO, Duration.ofMillis(600));
-            EmbeddedServer previous = gateway;
-            gateway = probing;
-            try
+            for (JsonNode node : pools().get("nodes"))
             {
-                await().atMost(Duration.ofSeconds(10)).until(() ->
-                {
-                    for (JsonNode node : pools().get("nodes"))
-                    {
-                        if (node.get("id").asText().equals("eu1"))
-                            return node.get("ejected").asBoolean() && node.get("ejection").asText().equals("jitter");
-                    }
-                    return false;
-                });
-                assertTrue(weight("eu2") > 0, "a steady node stays in");
+                if (node.get("id").asText().equals("eu1"))
+                    return node.get("ejected").asBoolean() && node.get("ejection").asText().equals("jitter");
             }
-            finally
-            {
-                gateway = previous;
-            }
-        }
+            return false;
+        });
+        assertTrue(weight("eu2") > 0, "a steady node stays in");
     }
 
     @Test
@@ -305,7 +290,7 @@ class EgressRoutingIT
     @Test
     void throughARealThirdPartyProxy_tinyproxy() throws Exception
     {
-        try (Tinyproxy tiny = Tinyproxy.start("tiny", target.httpsPort(), target.httpPort()); EmbeddedServer viaTiny = gateway(Map.of("egress.pools",
+        try (Tinyproxy tiny = Tinyproxy.start("tiny", target.httpsPort(), target.httpPort()); RunningGateway viaTiny = gateway.startAnother(config -> config.set("egress.pools",
             Map.of("main", Map.of("region", "eu", "nodes", List.of(Map.of("id", "tiny", "address", tiny.address(), "region", "eu", "weight", 100)))))))
         {
             HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(viaTiny.uri().resolve(https("/echo"))).build(), HttpResponse.BodyHandlers.ofString());
@@ -363,42 +348,25 @@ class EgressRoutingIT
     @Test
     void routeTable_reloadsWithoutRestart_andABadTableIsRefused() throws Exception
     {
-        java.util.concurrent.atomic.AtomicReference<io.sandgate.config.SandgateConfig> source = new java.util.concurrent.atomic.AtomicReference<>();
+        // Each reload runs the configuration again, so it reads these values as they are then.
         Map<String, Object> values = new HashMap<>();
-        values.put("server.host", "127.0.0.1");
-        values.put("server.port", "0");
-        values.put("admin.token", ADMIN);
         values.put("egress.pools", Map.of("main", Map.of("region", "eu", "nodes", List.of(Map.of("id", "eu1", "address", nodes.get("eu1").address())))));
         values.put("egress.routes", List.of(Map.of("match", Map.of("domains", List.of("a.test.invalid")), "upstream", "main")));
-        source.set(ConfigLoader.fromValues(values));
-        try (EmbeddedServer reloadable = EmbeddedServer.start(source.get(), source::get))
-        {
-            EmbeddedServer previous = gateway;
-            gateway = reloadable;
-            try
-            {
-                assertEquals(403, call("GET", "/egress/b.test.invalid/x").statusCode());
-                values.put("egress.routes", List.of(Map.of("match", Map.of("domains", List.of("b.test.invalid")), "upstream", "main")));
-                source.set(ConfigLoader.fromValues(values));
-                HttpResponse<String> reloaded = HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/admin/egress/reload"))
-                    .header("Authorization", "Bearer " + ADMIN).POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
-                assertEquals(200, reloaded.statusCode(), reloaded.body());
-                assertEquals(403, call("GET", "/egress/a.test.invalid/x").statusCode());
-                assertTrue(call("GET", "/egress/b.test.invalid/x").statusCode() != 403, "b is routed now");
+        gateway.restart(config -> config.setAll(values));
+        assertEquals(403, call("GET", "/egress/b.test.invalid/x").statusCode());
+        values.put("egress.routes", List.of(Map.of("match", Map.of("domains", List.of("b.test.invalid")), "upstream", "main")));
+        HttpResponse<String> reloaded = HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/admin/egress/reload"))
+            .header("Authorization", "Bearer " + ADMIN).POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, reloaded.statusCode(), reloaded.body());
+        assertEquals(403, call("GET", "/egress/a.test.invalid/x").statusCode());
+        assertTrue(call("GET", "/egress/b.test.invalid/x").statusCode() != 403, "b is routed now");
 
-                values.put("egress.pools", Map.of("other", Map.of("region", "eu", "nodes", List.of(Map.of("id", "x1", "address", "127.0.0.1:1")))));
-                values.put("egress.routes", List.of(Map.of("match", Map.of("domains", List.of("c.test.invalid")), "upstream", "other")));
-                source.set(ConfigLoader.fromValues(values));
-                HttpResponse<String> refused = HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/admin/egress/reload"))
-                    .header("Authorization", "Bearer " + ADMIN).POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
-                assertEquals(409, refused.statusCode(), refused.body());
-                assertTrue(call("GET", "/egress/b.test.invalid/x").statusCode() != 403, "the old table is still in force");
-            }
-            finally
-            {
-                gateway = previous;
-            }
-        }
+        values.put("egress.pools", Map.of("other", Map.of("region", "eu", "nodes", List.of(Map.of("id", "x1", "address", "127.0.0.1:1")))));
+        values.put("egress.routes", List.of(Map.of("match", Map.of("domains", List.of("c.test.invalid")), "upstream", "other")));
+        HttpResponse<String> refused = HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/admin/egress/reload"))
+            .header("Authorization", "Bearer " + ADMIN).POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(409, refused.statusCode(), refused.body());
+        assertTrue(call("GET", "/egress/b.test.invalid/x").statusCode() != 403, "the old table is still in force");
     }
 
     @Test
@@ -410,31 +378,20 @@ class EgressRoutingIT
             Map.of("id", "eu1", "address", nodes.get("eu1").address(), "region", "eu"),
             Map.of("id", "eu2", "address", nodes.get("eu2").address(), "region", "eu"),
             Map.of("id", "us1", "address", nodes.get("us1").address(), "region", "eu")))));
-        try (EmbeddedServer strict = gateway(allInEu))
-        {
-            EmbeddedServer previous = gateway;
-            gateway = strict;
-            try
-            {
-                assertEquals(504, call("GET", https("/slow?ms=1300")).statusCode(), "1.3 s exceeds the 1 s route timeout");
-                nodes.get("eu2").refuse();
-                nodes.get("us1").refuse();
-                await().atMost(Duration.ofSeconds(3)).until(() -> pools().get("regionFailingOver").asBoolean());
-                HttpResponse<String> slow = call("GET", https("/slow?ms=1300"));
-                assertEquals(200, slow.statusCode(), "within 1.5x while the region fails over: " + slow.body());
-                assertEquals(504, call("GET", https("/slow?ms=1700")).statusCode(), "but never past 1.5x");
-            }
-            finally
-            {
-                gateway = previous;
-            }
-        }
+        gateway.restart(config -> config.setAll(allInEu));
+        assertEquals(504, call("GET", https("/slow?ms=1300")).statusCode(), "1.3 s exceeds the 1 s route timeout");
+        nodes.get("eu2").refuse();
+        nodes.get("us1").refuse();
+        await().atMost(Duration.ofSeconds(3)).until(() -> pools().get("regionFailingOver").asBoolean());
+        HttpResponse<String> slow = call("GET", https("/slow?ms=1300"));
+        assertEquals(200, slow.statusCode(), "within 1.5x while the region fails over: " + slow.body());
+        assertEquals(504, call("GET", https("/slow?ms=1700")).statusCode(), "but never past 1.5x");
     }
 
     @Test
     void forwardProxyPort_absoluteFormHttpRequestsGoThroughANode() throws Exception
     {
-        try (EmbeddedServer proxying = gateway(Map.of("egress.forward-proxy-port", "0")))
+        try (RunningGateway proxying = gateway.startAnother(config -> config.set("egress.forward-proxy-port", "0")))
         {
             HttpClient viaProxy = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
                 .proxy(java.net.ProxySelector.of(new java.net.InetSocketAddress("127.0.0.1", proxying.forwardProxyPort()))).build();

@@ -4,18 +4,17 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
-import io.sandgate.config.ConfigLoader;
-import io.sandgate.launcher.EmbeddedServer;
 import io.sandgate.testing.ForwardProxy;
+import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.TargetServer;
 import io.sandgate.testing.VaultDouble;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -37,7 +36,20 @@ class VaultCredentialsIT
     private VaultDouble vault;
     private TargetServer target;
     private ForwardProxy node;
-    private EmbeddedServer gateway;
+
+    @RegisterExtension
+    final GatewayExtension gateway = new GatewayExtension(config -> config
+        .trustStoreOf(target)
+        .set("egress.ssrf.allow", "127.0.0.0/8")
+        .set("egress.secrets.source", "vault")
+        .set("egress.secrets.vault.address", vault.address())
+        .set("egress.secrets.vault.token", vault.rootToken())
+        .set("egress.secrets.vault.refresh", "1s")
+        .set("egress.secrets.vault.max-age", "3s")
+        .set("egress.routes", List.of(Map.of("match", Map.of("domains", List.of("localhost")), "upstream", "main", "credential", "openai")))
+        .set("egress.pools", Map.of("main", Map.of("region", "eu", "nodes", List.of(Map.of("id", "n1", "address", node.address())))))
+        .set("egress.credentials", Map.of("openai", Map.of("secret", "openai", "hosts", List.of("localhost"))))
+        .set("egress.agents", List.of(Map.of("id", "a", "token", "agent-token", "credentials", List.of("openai")))));
 
     @BeforeEach
     void start() throws Exception
@@ -47,28 +59,11 @@ class VaultCredentialsIT
         vault.put("sandgate/agent-token", Map.of("value", TOKEN));
         target = TargetServer.start();
         node = ForwardProxy.start("n1");
-        Map<String, Object> values = new HashMap<>();
-        values.put("server.host", "127.0.0.1");
-        values.put("server.port", "0");
-        values.put("egress.tls.trust-store", target.trustStore().toString());
-        values.put("egress.tls.trust-store-password", target.trustStorePassword());
-        values.put("egress.ssrf.allow", "127.0.0.0/8");
-        values.put("egress.secrets.source", "vault");
-        values.put("egress.secrets.vault.address", vault.address());
-        values.put("egress.secrets.vault.token", vault.rootToken());
-        values.put("egress.secrets.vault.refresh", "1s");
-        values.put("egress.secrets.vault.max-age", "3s");
-        values.put("egress.routes", List.of(Map.of("match", Map.of("domains", List.of("localhost")), "upstream", "main", "credential", "openai")));
-        values.put("egress.pools", Map.of("main", Map.of("region", "eu", "nodes", List.of(Map.of("id", "n1", "address", node.address())))));
-        values.put("egress.credentials", Map.of("openai", Map.of("secret", "openai", "hosts", List.of("localhost"))));
-        values.put("egress.agents", List.of(Map.of("id", "a", "token", "agent-token", "credentials", List.of("openai"))));
-        gateway = EmbeddedServer.start(ConfigLoader.fromValues(values));
     }
 
     @AfterEach
     void stop() throws Exception
     {
-        gateway.close();
         node.close();
         target.close();
         vault.close();

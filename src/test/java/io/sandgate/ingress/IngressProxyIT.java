@@ -15,7 +15,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -24,14 +23,16 @@ import java.util.regex.Pattern;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
-import io.sandgate.config.ConfigLoader;
 import io.sandgate.core.Secret;
-import io.sandgate.launcher.EmbeddedServer;
+import io.sandgate.testing.Gateway;
+import io.sandgate.testing.GatewayExtension;
+import io.sandgate.testing.RunningGateway;
 import io.sandgate.testing.SandboxBackend;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.slf4j.LoggerFactory;
@@ -53,35 +54,26 @@ class IngressProxyIT
 
     private static SandboxBackend sandbox37579;
     private static SandboxBackend sandbox41000;
-    private static EmbeddedServer gateway;
     private static final HttpClient CLIENT = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).followRedirects(HttpClient.Redirect.NEVER).build();
 
+    @RegisterExtension
+    static final GatewayExtension gateway = new GatewayExtension(config -> config
+        .set("ingress.cookie.secret", SECRET)
+        .set("ingress.static-routes", Map.of(
+            "37579", sandbox37579.hostPort(),
+            "41000", sandbox41000.hostPort(),
+            "500", "127.0.0.1:1")));
+
     @BeforeAll
-    static void start() throws Exception
+    static void start()
     {
         sandbox37579 = SandboxBackend.start("s37579");
         sandbox41000 = SandboxBackend.start("s41000");
-        gateway = EmbeddedServer.start(ConfigLoader.fromValues(config(Map.of())));
-    }
-
-    static Map<String, Object> config(Map<String, Object> extra)
-    {
-        Map<String, Object> values = new HashMap<>();
-        values.put("server.host", "127.0.0.1");
-        values.put("server.port", "0");
-        values.put("ingress.cookie.secret", SECRET);
-        values.put("ingress.static-routes", Map.of(
-            "37579", sandbox37579.hostPort(),
-            "41000", sandbox41000.hostPort(),
-            "500", "127.0.0.1:1"));
-        values.putAll(extra);
-        return values;
     }
 
     @AfterAll
-    static void stop() throws Exception
+    static void stop()
     {
-        gateway.close();
         sandbox37579.close();
         sandbox41000.close();
     }
@@ -93,7 +85,7 @@ class IngressProxyIT
         sandbox41000.clearRequests();
     }
 
-    private static HttpResponse<String> get(EmbeddedServer gw, String path, String... headers) throws Exception
+    private static HttpResponse<String> get(Gateway gw, String path, String... headers) throws Exception
     {
         // HTTP/1.1 as browsers speak it to a plain-HTTP origin (the JDK would try an h2c upgrade).
         HttpRequest.Builder request = HttpRequest.newBuilder(gw.uri().resolve(path)).timeout(Duration.ofSeconds(10));
@@ -277,7 +269,7 @@ class IngressProxyIT
     }
 
     /** Sends the request line exactly as given: HTTP clients would normalise these paths away. */
-    private static String rawStatusLine(EmbeddedServer gw, String path) throws Exception
+    private static String rawStatusLine(Gateway gw, String path) throws Exception
     {
         try (Socket socket = new Socket("127.0.0.1", gw.port()))
         {
@@ -335,7 +327,7 @@ class IngressProxyIT
     @Test
     void silentUpstream_is504() throws Exception
     {
-        try (EmbeddedServer impatient = EmbeddedServer.start(ConfigLoader.fromValues(config(Map.of("ingress.idle-timeout", "300ms")))))
+        try (RunningGateway impatient = gateway.startAnother(config -> config.set("ingress.idle-timeout", "300ms")))
         {
             HttpResponse<String> response = get(impatient, "/vnc/37579/slow?ms=3000");
             assertEquals(504, response.statusCode(), response.body());
@@ -349,7 +341,7 @@ class IngressProxyIT
         ListAppender<ILoggingEvent> logged = new ListAppender<>();
         logged.start();
         access.addAppender(logged);
-        try (EmbeddedServer signed = EmbeddedServer.start(ConfigLoader.fromValues(config(Map.of("ingress.access", "signed")))))
+        try (RunningGateway signed = gateway.startAnother(config -> config.set("ingress.access", "signed")))
         {
             assertEquals(403, get(signed, "/vnc/37579/").statusCode());
             assertEquals(403, get(signed, "/vnc/echo", "X-Sandbox-Id", "37579").statusCode());

@@ -1,7 +1,6 @@
 package io.sandgate.ingress;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileVisitOption;
 import java.nio.file.Files;
@@ -9,7 +8,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -19,15 +17,19 @@ import java.util.stream.Stream;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.sandgate.config.ConfigLoader;
-import io.sandgate.launcher.EmbeddedServer;
+import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.LocalResources;
 import io.sandgate.testing.RawRedis;
 import io.sandgate.testing.RedisServerProcess;
 import io.sandgate.testing.VncSandbox;
+import org.eclipse.jetty.toolchain.test.MavenPaths;
+import org.eclipse.jetty.toolchain.test.jupiter.WorkDir;
+import org.eclipse.jetty.toolchain.test.jupiter.WorkDirExtension;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -45,13 +47,14 @@ import static org.junit.jupiter.api.Assertions.fail;
  * so it carries the id in its path. The browser side is {@code src/test/browser/novnc-check.mjs}
  * (playwright-core driving Debian's {@code /usr/bin/chromium}; it never downloads a browser).
  */
+@ExtendWith(WorkDirExtension.class)
 class NoVncBrowserIT
 {
     private static final String INSTALL_HINT =
         "install them with ./scripts/test.sh (apt-get install chromium tigervnc-standalone-server x11-xserver-utils"
             + " websockify novnc nodejs npm; npm ci --prefix src/test/browser)";
-    private static final Path BROWSER_DIR = Path.of("src", "test", "browser").toAbsolutePath();
-    private static final Path SCREENSHOTS = Path.of("target", "screenshots").toAbsolutePath();
+    private static final Path BROWSER_DIR = MavenPaths.projectBase().resolve("src/test/browser");
+    private static final Path SCREENSHOTS = MavenPaths.projectBase().resolve("target/screenshots");
     private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
     private static final Path NOVNC_13 = Path.of("/usr/share/novnc");
     private static final Duration CHECK_TIMEOUT = Duration.ofSeconds(30);
@@ -61,24 +64,24 @@ class NoVncBrowserIT
     private static final String RED = "ff0000";
     private static final String BLUE = "0000ff";
 
+    private static Path work;
     private static Path webRoot;
     private static RedisServerProcess redis;
-    private static EmbeddedServer gateway;
     private static VncSandbox sandboxA;
     private static VncSandbox sandboxB;
 
+    @RegisterExtension
+    static final GatewayExtension gateway = new GatewayExtension(config -> config
+        .redisStore(redis)
+        .set("ingress.cookie.secret", "novnc-it-secret-0123456789abcdef"));
+
     @BeforeAll
-    static void start() throws Exception
+    static void start(WorkDir workDir) throws Exception
     {
         requireTools();
-        webRoot = buildWebRoot();
+        work = workDir.getEmptyPathDir();
+        webRoot = buildWebRoot(work.resolve("web"));
         redis = RedisServerProcess.start();
-        gateway = EmbeddedServer.start(ConfigLoader.fromValues(Map.of(
-            "server.host", "127.0.0.1",
-            "server.port", "0",
-            "store.type", "redis",
-            "store.redis.address", redis.address(),
-            "ingress.cookie.secret", "novnc-it-secret-0123456789abcdef")));
         sandboxA = VncSandbox.start(RED, webRoot);
         sandboxB = VncSandbox.start(BLUE, webRoot);
         // What the pod watcher writes: a plain HSET by a client that is not the gateway's.
@@ -92,13 +95,11 @@ class NoVncBrowserIT
     @AfterAll
     static void stop() throws Exception
     {
-        for (AutoCloseable c : new AutoCloseable[]{gateway, sandboxA, sandboxB, redis})
+        for (AutoCloseable c : new AutoCloseable[]{sandboxA, sandboxB, redis})
         {
             if (c != null)
                 c.close();
         }
-        if (webRoot != null)
-            deleteRecursively(webRoot);
     }
 
     @Test
@@ -146,52 +147,46 @@ class NoVncBrowserIT
             Files.deleteIfExists(screenshot);
             command.addAll(List.of("--tab", tab.url(), tab.colour(), screenshot.toString()));
         }
-        Path out = Files.createTempFile("novnc-check-", ".json");
-        Path err = Files.createTempFile("novnc-check-", ".err");
-        try
+        // Kept under target/tests for a look after a failure.
+        String name = tabs[0].screenshot().replace(".png", "");
+        Path out = work.resolve(name + ".json");
+        Path err = work.resolve(name + ".err");
+        ProcessBuilder builder = new ProcessBuilder(command)
+            .directory(BROWSER_DIR.toFile())
+            .redirectOutput(out.toFile())
+            .redirectError(err.toFile())
+            .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()));
+        // Headless needs no display; never let Chromium find one of the sandboxes' X servers.
+        builder.environment().remove("DISPLAY");
+        builder.environment().put("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1");
+        Process process = builder.start();
+        // The script stops itself after its timeout (+5 s hard deadline); this is the backstop.
+        if (!process.waitFor(CHECK_TIMEOUT.toSeconds() + 15, TimeUnit.SECONDS))
         {
-            ProcessBuilder builder = new ProcessBuilder(command)
-                .directory(BROWSER_DIR.toFile())
-                .redirectOutput(out.toFile())
-                .redirectError(err.toFile())
-                .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()));
-            // Headless needs no display; never let Chromium find one of the sandboxes' X servers.
-            builder.environment().remove("DISPLAY");
-            builder.environment().put("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1");
-            Process process = builder.start();
-            // The script stops itself after its timeout (+5 s hard deadline); this is the backstop.
-            if (!process.waitFor(CHECK_TIMEOUT.toSeconds() + 15, TimeUnit.SECONDS))
-            {
-                process.descendants().forEach(ProcessHandle::destroyForcibly);
-                process.destroyForcibly();
-                process.waitFor(5, TimeUnit.SECONDS);
-                fail("novnc-check.mjs did not end within " + (CHECK_TIMEOUT.toSeconds() + 15) + " s\n" + report(out, err));
-            }
-            String stdout = Files.readString(out, StandardCharsets.UTF_8).trim();
-            if (process.exitValue() != 0 || stdout.isEmpty())
-                fail("the browser check failed (exit " + process.exitValue() + ")\n" + report(out, err));
-            JsonNode result = new ObjectMapper().readTree(stdout.substring(stdout.lastIndexOf('\n') + 1));
-            if (!result.path("ok").asBoolean(false))
-                fail("the browser check reported failure\n" + report(out, err));
-            // The script's verdict, checked again here so a change to it cannot quietly weaken the test.
-            for (int i = 0; i < tabs.length; i++)
-            {
-                Tab expected = tabs[i];
-                JsonNode tab = result.path("tabs").get(i);
-                assertEquals(expected.url(), tab.path("url").asText(), "tab order");
-                assertEquals("connected", tab.path("state").asText(), () -> "noVNC state of " + expected.url() + "\n" + report(out, err));
-                assertEquals(Set.of(expected.colour()), tab.path("sampledColours").properties().stream().map(Map.Entry::getKey).collect(Collectors.toSet()),
-                    () -> "colours sampled from the canvas of " + expected.url() + "\n" + report(out, err));
-                if (!Files.isRegularFile(SCREENSHOTS.resolve(expected.screenshot())))
-                    fail("no screenshot " + expected.screenshot() + "\n" + report(out, err));
-            }
-            return result;
+            process.descendants().forEach(ProcessHandle::destroyForcibly);
+            process.destroyForcibly();
+            process.waitFor(5, TimeUnit.SECONDS);
+            fail("novnc-check.mjs did not end within " + (CHECK_TIMEOUT.toSeconds() + 15) + " s\n" + report(out, err));
         }
-        finally
+        String stdout = Files.readString(out, StandardCharsets.UTF_8).trim();
+        if (process.exitValue() != 0 || stdout.isEmpty())
+            fail("the browser check failed (exit " + process.exitValue() + ")\n" + report(out, err));
+        JsonNode result = new ObjectMapper().readTree(stdout.substring(stdout.lastIndexOf('\n') + 1));
+        if (!result.path("ok").asBoolean(false))
+            fail("the browser check reported failure\n" + report(out, err));
+        // The script's verdict, checked again here so a change to it cannot quietly weaken the test.
+        for (int i = 0; i < tabs.length; i++)
         {
-            Files.deleteIfExists(out);
-            Files.deleteIfExists(err);
+            Tab expected = tabs[i];
+            JsonNode tab = result.path("tabs").get(i);
+            assertEquals(expected.url(), tab.path("url").asText(), "tab order");
+            assertEquals("connected", tab.path("state").asText(), () -> "noVNC state of " + expected.url() + "\n" + report(out, err));
+            assertEquals(Set.of(expected.colour()), tab.path("sampledColours").properties().stream().map(Map.Entry::getKey).collect(Collectors.toSet()),
+                () -> "colours sampled from the canvas of " + expected.url() + "\n" + report(out, err));
+            if (!Files.isRegularFile(SCREENSHOTS.resolve(expected.screenshot())))
+                fail("no screenshot " + expected.screenshot() + "\n" + report(out, err));
         }
+        return result;
     }
 
     /** The tab opened exactly one WebSocket, at {@code expected}, and it is still open. */
@@ -239,9 +234,8 @@ class NoVncBrowserIT
      * {@code vendor/}), the 1.6-style viewer as {@code index.html}, and the unmodified
      * {@code @novnc/novnc} package's {@code core/} and {@code vendor/} under {@code novnc/}.
      */
-    private static Path buildWebRoot() throws IOException
+    private static Path buildWebRoot(Path root) throws IOException
     {
-        Path root = Files.createTempDirectory("sandgate-novnc-web-");
         copyTree(NOVNC_13, root);
         copyTree(BROWSER_DIR.resolve("viewer"), root);
         Path novnc = BROWSER_DIR.resolve("node_modules").resolve("@novnc").resolve("novnc");
@@ -262,19 +256,6 @@ class NoVncBrowserIT
                 else
                     Files.copy(source, target, StandardCopyOption.REPLACE_EXISTING);
             }
-        }
-    }
-
-    private static void deleteRecursively(Path root)
-    {
-        try (Stream<Path> walk = Files.walk(root))
-        {
-            for (Path p : (Iterable<Path>)walk.sorted(Comparator.reverseOrder())::iterator)
-                Files.deleteIfExists(p);
-        }
-        catch (IOException x)
-        {
-            throw new UncheckedIOException(x);
         }
     }
 

@@ -6,7 +6,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -19,8 +18,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import io.sandgate.config.ConfigLoader;
-import io.sandgate.launcher.EmbeddedServer;
+import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.WebSocketBackend;
 import org.eclipse.jetty.websocket.api.Callback;
 import org.eclipse.jetty.websocket.api.Session;
@@ -30,6 +28,7 @@ import org.eclipse.jetty.websocket.client.WebSocketClient;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -47,21 +46,19 @@ public class WebSocketBridgeIT
     private static final String SECRET = "ws-it-secret-0123456789abcdef";
     private static WebSocketBackend sandbox;
     private static WebSocketBackend other;
-    private static EmbeddedServer gateway;
     private static WebSocketClient client;
+
+    @RegisterExtension
+    static final GatewayExtension gateway = new GatewayExtension(config -> config
+        .set("ingress.cookie.secret", SECRET)
+        .set("ingress.static-routes", Map.of("1", sandbox.hostPort(), "2", other.hostPort(), "3", "127.0.0.1:1"))
+        .set("ingress.websocket.ping-interval", "200ms"));
 
     @BeforeAll
     static void start() throws Exception
     {
         sandbox = WebSocketBackend.start("s1");
         other = WebSocketBackend.start("s2");
-        Map<String, Object> values = new HashMap<>();
-        values.put("server.host", "127.0.0.1");
-        values.put("server.port", "0");
-        values.put("ingress.cookie.secret", SECRET);
-        values.put("ingress.static-routes", Map.of("1", sandbox.hostPort(), "2", other.hostPort(), "3", "127.0.0.1:1"));
-        values.put("ingress.websocket.ping-interval", "200ms");
-        gateway = EmbeddedServer.start(ConfigLoader.fromValues(values));
         client = new WebSocketClient();
         client.setMaxBinaryMessageSize(1024 * 1024);
         client.start();
@@ -71,7 +68,6 @@ public class WebSocketBridgeIT
     static void stop() throws Exception
     {
         client.stop();
-        gateway.close();
         sandbox.close();
         other.close();
     }
@@ -152,7 +148,7 @@ public class WebSocketBridgeIT
             else
                 request.setHeader(headers[i], headers[i + 1]);
         }
-        client.connect(browser, URI.create("ws://127.0.0.1:" + gateway.port() + path), request).get(5, TimeUnit.SECONDS);
+        client.connect(browser, gateway.wsUri(path), request).get(5, TimeUnit.SECONDS);
         return browser;
     }
 

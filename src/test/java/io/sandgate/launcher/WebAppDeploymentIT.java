@@ -1,21 +1,16 @@
 package io.sandgate.launcher;
 
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import io.sandgate.testing.SandboxBackend;
 import io.sandgate.testing.WebSocketBackend;
 import org.eclipse.jetty.ee10.websocket.jakarta.server.config.JakartaWebSocketServletContainerInitializer;
-import org.eclipse.jetty.websocket.api.Session;
-import org.eclipse.jetty.websocket.client.WebSocketClient;
 import org.eclipse.jetty.ee10.webapp.WebAppContext;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.toolchain.test.MavenPaths;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -26,7 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The webapp as a servlet container deploys the WAR: web.xml declares the listener, context-params
  * configure it, and nothing else is wired by hand.
  */
-public class WebAppDeploymentIT
+public class WebAppDeploymentIT extends WarDeployment
 {
     private static Server deploy(String... contextParams) throws Exception
     {
@@ -34,7 +29,7 @@ public class WebAppDeploymentIT
         ServerConnector connector = new ServerConnector(server);
         connector.setHost("127.0.0.1");
         server.addConnector(connector);
-        WebAppContext webapp = new WebAppContext("src/main/webapp", "/sandgate");
+        WebAppContext webapp = new WebAppContext(MavenPaths.projectBase().resolve("src/main/webapp").toString(), "/sandgate");
         webapp.setParentLoaderPriority(true);
         for (int i = 0; i < contextParams.length; i += 2)
             webapp.setInitParameter(contextParams[i], contextParams[i + 1]);
@@ -55,19 +50,15 @@ public class WebAppDeploymentIT
             try
             {
                 int port = ((ServerConnector)server.getConnectors()[0]).getLocalPort();
-                HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-                HttpResponse<String> response = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/sandgate/vnc/42/echo")).build(),
-                    HttpResponse.BodyHandlers.ofString());
+                HttpResponse<String> response = get(port, "/sandgate/vnc/42/echo");
                 assertEquals(200, response.statusCode(), response.body());
                 assertTrue(response.body().contains("path=/echo"), response.body());
                 String cookie = response.headers().allValues("Set-Cookie").stream().filter(c -> c.startsWith("vnc_session_id=")).findFirst().orElseThrow();
                 assertTrue(cookie.contains("; Path=/sandgate/vnc/;"), cookie);
-                HttpResponse<String> redirect = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/sandgate/vnc/42")).build(),
-                    HttpResponse.BodyHandlers.ofString());
+                HttpResponse<String> redirect = get(port, "/sandgate/vnc/42");
                 assertEquals(308, redirect.statusCode());
                 assertEquals("/sandgate/vnc/42/", redirect.headers().firstValue("Location").orElseThrow());
-                HttpResponse<String> ready = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/sandgate/readyz")).build(),
-                    HttpResponse.BodyHandlers.ofString());
+                HttpResponse<String> ready = get(port, "/sandgate/readyz");
                 assertEquals(200, ready.statusCode());
             }
             finally
@@ -83,38 +74,17 @@ public class WebAppDeploymentIT
         try (WebSocketBackend sandbox = WebSocketBackend.start("war-ws"))
         {
             Server server = deploy("sandgate.ingress.static-routes", "43=" + sandbox.hostPort());
-            WebSocketClient client = new WebSocketClient();
             try
             {
-                client.start();
                 int port = ((ServerConnector)server.getConnectors()[0]).getLocalPort();
-                CompletableFuture<String> greeting = new CompletableFuture<>();
-                client.connect(new GreetingListener(greeting), URI.create("ws://127.0.0.1:" + port + "/sandgate/vnc/43/websockify")).get(5, TimeUnit.SECONDS);
+                CompletableFuture<String> greeting = greeting(port, "/sandgate/vnc/43/websockify");
                 assertEquals("hello from war-ws", greeting.get(5, TimeUnit.SECONDS));
                 assertEquals("/websockify", sandbox.lastPath.get());
             }
             finally
             {
-                client.stop();
                 server.stop();
             }
-        }
-    }
-
-    /** Completes with the first text message. Public: Jetty binds listener methods through a public lookup. */
-    public static final class GreetingListener implements Session.Listener.AutoDemanding
-    {
-        private final CompletableFuture<String> greeting;
-
-        public GreetingListener(CompletableFuture<String> greeting)
-        {
-            this.greeting = greeting;
-        }
-
-        @Override
-        public void onWebSocketText(String message)
-        {
-            greeting.complete(message);
         }
     }
 

@@ -1,6 +1,5 @@
 package io.sandgate.mcp;
 
-import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -8,11 +7,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
-import io.sandgate.config.ConfigLoader;
-import io.sandgate.launcher.EmbeddedServer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import io.sandgate.testing.GatewayExtension;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -20,26 +17,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** Bad input on the MCP endpoints gets a clear status and changes nothing. */
 class McpEndpointsIT
 {
-    private static EmbeddedServer gateway;
     private static final HttpClient CLIENT = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
-    @BeforeAll
-    static void start() throws Exception
-    {
-        gateway = EmbeddedServer.start(ConfigLoader.fromValues(Map.of(
-            "server.host", "127.0.0.1",
-            "server.port", "0",
-            "mcp.servers", List.of(Map.of("name", "tools", "url", "http://127.0.0.1:1/mcp", "transport", "streamable")),
-            "mcp.max-body-size", "2048",
-            "mcp.keepalive-interval", "200ms",
-            "mcp.max-sessions-per-client", "2")));
-    }
-
-    @AfterAll
-    static void stop() throws Exception
-    {
-        gateway.close();
-    }
+    @RegisterExtension
+    static final GatewayExtension gateway = new GatewayExtension(config -> config
+        .set("mcp.servers", List.of(Map.of("name", "tools", "url", "http://127.0.0.1:1/mcp", "transport", "streamable")))
+        .set("mcp.max-body-size", "2048")
+        .set("mcp.keepalive-interval", "200ms")
+        .set("mcp.max-sessions-per-client", "2"));
 
     private static HttpResponse<String> send(String method, String path, String body, String... headers) throws Exception
     {

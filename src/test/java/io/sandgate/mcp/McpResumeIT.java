@@ -1,7 +1,6 @@
 package io.sandgate.mcp;
 
 import java.io.InputStream;
-import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -17,13 +16,15 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import io.sandgate.config.ConfigLoader;
-import io.sandgate.launcher.EmbeddedServer;
+import io.sandgate.testing.Gateway;
+import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.McpUpstream;
 import io.sandgate.testing.RedisServerProcess;
+import io.sandgate.testing.RunningGateway;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -43,35 +44,29 @@ class McpResumeIT
 
     private RedisServerProcess redis;
     private McpUpstream upstream;
-    private EmbeddedServer replicaA;
-    private EmbeddedServer replicaB;
+    private RunningGateway replicaA;
+    private RunningGateway replicaB;
+
+    @RegisterExtension
+    final GatewayExtension gateways = GatewayExtension.manual(config -> config
+        .set("server.stop-timeout", "1s")
+        .redisStore(redis)
+        .set("store.redis.poll-interval", "200ms")
+        .set("mcp.servers", List.of(Map.of("name", "stream", "url", upstream.streamableUrl(), "transport", "streamable"))));
 
     @BeforeEach
     void start() throws Exception
     {
         redis = RedisServerProcess.startPersistent();
         upstream = McpUpstream.start();
-        replicaA = gateway();
-        replicaB = gateway();
-    }
-
-    private EmbeddedServer gateway() throws Exception
-    {
-        Map<String, Object> values = new HashMap<>();
-        values.put("server.host", "127.0.0.1");
-        values.put("server.port", "0");
-        values.put("server.stop-timeout", "1s");
-        values.put("store.type", "redis");
-        values.put("store.redis.address", redis.address());
-        values.put("store.redis.poll-interval", "200ms");
-        values.put("mcp.servers", List.of(Map.of("name", "stream", "url", upstream.streamableUrl(), "transport", "streamable")));
-        return EmbeddedServer.start(ConfigLoader.fromValues(values));
+        replicaA = gateways.startAnother();
+        replicaB = gateways.startAnother();
     }
 
     @AfterEach
     void stop() throws Exception
     {
-        for (AutoCloseable c : new AutoCloseable[]{replicaA, replicaB, upstream, redis})
+        for (AutoCloseable c : new AutoCloseable[]{upstream, redis})
         {
             if (c != null)
                 c.close();
@@ -88,7 +83,7 @@ class McpResumeIT
     {
         final BlockingQueue<Event> events = new LinkedBlockingQueue<>();
 
-        Stream(EmbeddedServer replica, String path, String lastEventId) throws Exception
+        Stream(Gateway replica, String path, String lastEventId) throws Exception
         {
             HttpRequest.Builder request = HttpRequest.newBuilder(replica.uri().resolve(path)).header("Accept", "text/event-stream");
             if (lastEventId != null)
@@ -122,7 +117,7 @@ class McpResumeIT
         }
     }
 
-    private static int post(EmbeddedServer replica, String sessionId, String json) throws Exception
+    private static int post(Gateway replica, String sessionId, String json) throws Exception
     {
         HttpRequest request = HttpRequest.newBuilder(replica.uri().resolve("/mcp/stream/message?sessionId=" + sessionId))
             .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(json)).timeout(Duration.ofSeconds(10)).build();

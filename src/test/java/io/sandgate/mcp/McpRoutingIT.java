@@ -4,14 +4,9 @@ import java.util.List;
 import java.util.Map;
 
 import io.modelcontextprotocol.client.McpSyncClient;
-import io.sandgate.launcher.EmbeddedServer;
 import io.sandgate.testing.Balancer;
 import io.sandgate.testing.McpClients;
 import io.sandgate.testing.McpUpstream;
-import io.sandgate.testing.RedisServerProcess;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -22,43 +17,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * SDK on both ends: a balancer sends each client's stream to replica A and its POSTs to replica B
  * (or alternates them), as a load balancer without affinity would.
  */
-class McpRoutingIT
+class McpRoutingIT extends McpTwoReplicas
 {
-    private static RedisServerProcess redis;
-    private static McpUpstream upstream;
-    private static EmbeddedServer replicaA;
-    private static EmbeddedServer replicaB;
-    private static Balancer streamOnAPostsOnB;
-    private static Balancer alternating;
-
-    private static McpTwoReplicas setup;
-
-    @BeforeAll
-    static void start() throws Exception
-    {
-        setup = McpTwoReplicas.start();
-        redis = setup.redis;
-        upstream = setup.upstream;
-        replicaA = setup.replicaA;
-        replicaB = setup.replicaB;
-        streamOnAPostsOnB = setup.streamOnAPostsOnB;
-        alternating = setup.alternating;
-    }
-
-    @AfterAll
-    static void stop() throws Exception
-    {
-        if (setup != null)
-            setup.close();
-    }
-
-    @BeforeEach
-    void clear()
-    {
-        streamOnAPostsOnB.routed.clear();
-        alternating.routed.clear();
-    }
-
     /** initialize, tools/list, 200 tools/call in a row, and a sampling round trip. */
     private static void conversation(McpSyncClient client, McpClients.Options options, int calls)
     {

@@ -4,18 +4,17 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
 import io.modelcontextprotocol.client.McpSyncClient;
-import io.sandgate.config.ConfigLoader;
-import io.sandgate.launcher.EmbeddedServer;
+import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.McpClients;
 import io.sandgate.testing.McpUpstream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -25,26 +24,23 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class McpSingleReplicaIT
 {
     private static McpUpstream upstream;
-    private static EmbeddedServer gateway;
+
+    @RegisterExtension
+    static final GatewayExtension gateway = new GatewayExtension(config -> config
+        .set("mcp.session-ttl", "2s")
+        .set("mcp.servers", List.of(
+            Map.of("name", "stream", "url", upstream.streamableUrl(), "transport", "streamable"),
+            Map.of("name", "legacy", "url", upstream.sseUrl(), "transport", "sse"))));
 
     @BeforeAll
-    static void start() throws Exception
+    static void start()
     {
         upstream = McpUpstream.start();
-        Map<String, Object> values = new HashMap<>();
-        values.put("server.host", "127.0.0.1");
-        values.put("server.port", "0");
-        values.put("mcp.session-ttl", "2s");
-        values.put("mcp.servers", List.of(
-            Map.of("name", "stream", "url", upstream.streamableUrl(), "transport", "streamable"),
-            Map.of("name", "legacy", "url", upstream.sseUrl(), "transport", "sse")));
-        gateway = EmbeddedServer.start(ConfigLoader.fromValues(values));
     }
 
     @AfterAll
-    static void stop() throws Exception
+    static void stop()
     {
-        gateway.close();
         upstream.close();
     }
 

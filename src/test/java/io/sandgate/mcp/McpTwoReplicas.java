@@ -1,68 +1,70 @@
 package io.sandgate.mcp;
 
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.sandgate.config.ConfigLoader;
-import io.sandgate.launcher.EmbeddedServer;
 import io.sandgate.testing.Balancer;
+import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.McpUpstream;
 import io.sandgate.testing.RedisServerProcess;
+import io.sandgate.testing.RunningGateway;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Two gateway replicas sharing a real redis-server in front of the SDK-built upstream (servers
  * {@code stream}: Streamable HTTP, {@code legacy}: HTTP+SSE), and two balancers: one sends streams
- * (GET) to A and POSTs to B, the other sends streams to A and alternates POSTs.
+ * (GET) to A and POSTs to B, the other sends streams to A and alternates POSTs. Started once for
+ * the test class that extends this one.
  */
-final class McpTwoReplicas implements AutoCloseable
+abstract class McpTwoReplicas
 {
-    final RedisServerProcess redis;
-    final McpUpstream upstream;
-    final EmbeddedServer replicaA;
-    final EmbeddedServer replicaB;
-    final Balancer streamOnAPostsOnB;
-    final Balancer alternating;
+    static RedisServerProcess redis;
+    static McpUpstream upstream;
+    static RunningGateway replicaA;
+    static RunningGateway replicaB;
+    static Balancer streamOnAPostsOnB;
+    static Balancer alternating;
 
-    private McpTwoReplicas() throws Exception
+    @RegisterExtension
+    static final GatewayExtension gateways = GatewayExtension.manual(config -> config
+        .redisStore(redis)
+        .set("store.redis.poll-interval", "200ms")
+        .set("mcp.servers", List.of(
+            Map.of("name", "stream", "url", upstream.streamableUrl(), "transport", "streamable"),
+            Map.of("name", "legacy", "url", upstream.sseUrl(), "transport", "sse"))));
+
+    @BeforeAll
+    static void startReplicas() throws Exception
     {
         redis = RedisServerProcess.start();
         upstream = McpUpstream.start();
-        replicaA = gateway();
-        replicaB = gateway();
+        replicaA = gateways.startAnother();
+        replicaB = gateways.startAnother();
         streamOnAPostsOnB = Balancer.start(request -> "GET".equals(request.getMethod()) ? replicaA.uri() : replicaB.uri());
         AtomicInteger next = new AtomicInteger();
         alternating = Balancer.start(request -> "GET".equals(request.getMethod()) ? replicaA.uri()
             : next.getAndIncrement() % 2 == 0 ? replicaB.uri() : replicaA.uri());
     }
 
-    static McpTwoReplicas start() throws Exception
+    @AfterAll
+    static void stopReplicas() throws Exception
     {
-        return new McpTwoReplicas();
-    }
-
-    private EmbeddedServer gateway() throws Exception
-    {
-        Map<String, Object> values = new HashMap<>();
-        values.put("server.host", "127.0.0.1");
-        values.put("server.port", "0");
-        values.put("store.type", "redis");
-        values.put("store.redis.address", redis.address());
-        values.put("store.redis.poll-interval", "200ms");
-        values.put("mcp.servers", List.of(
-            Map.of("name", "stream", "url", upstream.streamableUrl(), "transport", "streamable"),
-            Map.of("name", "legacy", "url", upstream.sseUrl(), "transport", "sse")));
-        return EmbeddedServer.start(ConfigLoader.fromValues(values));
-    }
-
-    @Override
-    public void close() throws Exception
-    {
+        // The replicas before what they use; the extension would stop them only after this.
         for (AutoCloseable c : new AutoCloseable[]{streamOnAPostsOnB, alternating, replicaA, replicaB, upstream, redis})
         {
             if (c != null)
                 c.close();
         }
+    }
+
+    @BeforeEach
+    void clearRouted()
+    {
+        streamOnAPostsOnB.routed.clear();
+        alternating.routed.clear();
     }
 }

@@ -12,15 +12,15 @@ import java.util.stream.Collectors;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.sandgate.launcher.EmbeddedServer;
 import io.sandgate.testing.LocalResources;
-import io.sandgate.testing.Balancer;
 import io.sandgate.testing.McpUpstream;
-import io.sandgate.testing.RedisServerProcess;
-import org.junit.jupiter.api.AfterAll;
+import org.eclipse.jetty.toolchain.test.MavenPaths;
+import org.eclipse.jetty.toolchain.test.jupiter.WorkDir;
+import org.eclipse.jetty.toolchain.test.jupiter.WorkDirExtension;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -38,9 +38,10 @@ import static org.junit.jupiter.api.Assertions.fail;
  * <p>Node and the locked packages come from {@code ./scripts/test.sh} ({@code npm ci --prefix
  * src/test/mcp-ts}); without them this test fails, naming that script, rather than skipping.
  */
-class TypeScriptSdkClientIT
+@ExtendWith(WorkDirExtension.class)
+class TypeScriptSdkClientIT extends McpTwoReplicas
 {
-    private static final Path CLIENT_DIR = Path.of("src", "test", "mcp-ts").toAbsolutePath();
+    private static final Path CLIENT_DIR = MavenPaths.projectBase().resolve("src/test/mcp-ts");
     private static final String INSTALL_HINT =
         "run ./scripts/test.sh, which installs them (apt-get install nodejs npm; npm ci --prefix src/test/mcp-ts)";
     /** client.mjs ends itself after 60 s; this is the backstop. */
@@ -50,40 +51,18 @@ class TypeScriptSdkClientIT
     private static final String QUESTION = "meaning of life?";
 
     private static Path node;
-    private static RedisServerProcess redis;
-    private static McpUpstream upstream;
-    private static EmbeddedServer replicaA;
-    private static EmbeddedServer replicaB;
-    private static Balancer streamOnAPostsOnB;
-    private static Balancer alternating;
-
-    private static McpTwoReplicas setup;
+    private static Path work;
 
     @BeforeAll
-    static void start() throws Exception
+    static void start(WorkDir workDir) throws Exception
     {
         node = requireNodeAndPackages();
-        setup = McpTwoReplicas.start();
-        redis = setup.redis;
-        upstream = setup.upstream;
-        replicaA = setup.replicaA;
-        replicaB = setup.replicaB;
-        streamOnAPostsOnB = setup.streamOnAPostsOnB;
-        alternating = setup.alternating;
-    }
-
-    @AfterAll
-    static void stop() throws Exception
-    {
-        if (setup != null)
-            setup.close();
+        work = workDir.getEmptyPathDir();
     }
 
     @BeforeEach
     void clear()
     {
-        streamOnAPostsOnB.routed.clear();
-        alternating.routed.clear();
         upstream.clearRecords();
     }
 
@@ -158,35 +137,28 @@ class TypeScriptSdkClientIT
     /** Runs client.mjs; fails with its stderr and report unless it exits 0 with one JSON line. */
     private static JsonNode runClient(String transport, String url) throws Exception
     {
-        Path out = Files.createTempFile("mcp-ts-client-", ".json");
-        Path err = Files.createTempFile("mcp-ts-client-", ".err");
-        try
+        // Kept under target/tests for a look after a failure.
+        Path out = work.resolve("client-" + transport + ".json");
+        Path err = work.resolve("client-" + transport + ".err");
+        Process process = new ProcessBuilder(node.toString(), CLIENT_DIR.resolve("client.mjs").toString(), transport, url)
+            .directory(CLIENT_DIR.toFile())
+            .redirectOutput(out.toFile())
+            .redirectError(err.toFile())
+            .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))
+            .start();
+        if (!process.waitFor(PROCESS_TIMEOUT.toSeconds(), TimeUnit.SECONDS))
         {
-            Process process = new ProcessBuilder(node.toString(), CLIENT_DIR.resolve("client.mjs").toString(), transport, url)
-                .directory(CLIENT_DIR.toFile())
-                .redirectOutput(out.toFile())
-                .redirectError(err.toFile())
-                .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))
-                .start();
-            if (!process.waitFor(PROCESS_TIMEOUT.toSeconds(), TimeUnit.SECONDS))
-            {
-                process.descendants().forEach(ProcessHandle::destroyForcibly);
-                process.destroyForcibly();
-                process.waitFor(5, TimeUnit.SECONDS);
-                fail("client.mjs " + transport + " did not end within " + PROCESS_TIMEOUT.toSeconds() + " s\n" + report(out, err));
-            }
-            String stdout = Files.readString(out, StandardCharsets.UTF_8).trim();
-            if (process.exitValue() != 0 || stdout.isEmpty())
-                fail("client.mjs " + transport + " " + url + " failed (exit " + process.exitValue() + ")\n" + report(out, err));
-            String line = stdout.substring(stdout.lastIndexOf('\n') + 1);
-            System.out.println("client.mjs " + transport + ": " + line);
-            return new ObjectMapper().readTree(line);
+            process.descendants().forEach(ProcessHandle::destroyForcibly);
+            process.destroyForcibly();
+            process.waitFor(5, TimeUnit.SECONDS);
+            fail("client.mjs " + transport + " did not end within " + PROCESS_TIMEOUT.toSeconds() + " s\n" + report(out, err));
         }
-        finally
-        {
-            Files.deleteIfExists(out);
-            Files.deleteIfExists(err);
-        }
+        String stdout = Files.readString(out, StandardCharsets.UTF_8).trim();
+        if (process.exitValue() != 0 || stdout.isEmpty())
+            fail("client.mjs " + transport + " " + url + " failed (exit " + process.exitValue() + ")\n" + report(out, err));
+        String line = stdout.substring(stdout.lastIndexOf('\n') + 1);
+        System.out.println("client.mjs " + transport + ": " + line);
+        return new ObjectMapper().readTree(line);
     }
 
     private static String report(Path out, Path err)

@@ -1,22 +1,22 @@
 package io.sandgate.store;
 
-import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import io.sandgate.config.ConfigLoader;
-import io.sandgate.launcher.EmbeddedServer;
+import io.sandgate.testing.Gateway;
+import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.RawRedis;
 import io.sandgate.testing.RedisServerProcess;
+import io.sandgate.testing.RunningGateway;
 import io.sandgate.testing.SandboxBackend;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -36,8 +36,14 @@ class RedisRoutingIT
     private RawRedis raw;
     private SandboxBackend a;
     private SandboxBackend b;
-    private EmbeddedServer replica1;
-    private EmbeddedServer replica2;
+    private RunningGateway replica1;
+    private RunningGateway replica2;
+
+    @RegisterExtension
+    final GatewayExtension gateways = GatewayExtension.manual(config -> config
+        .redisStore(redis)
+        .set("store.redis.timeout", "500ms")
+        .set("ingress.cookie.secret", "redis-it-secret-0123456789abcdef"));
 
     @BeforeEach
     void start() throws Exception
@@ -46,38 +52,27 @@ class RedisRoutingIT
         raw = RawRedis.connect(redis.port());
         a = SandboxBackend.start("a");
         b = SandboxBackend.start("b");
-        replica1 = gateway();
-        replica2 = gateway();
-    }
-
-    private EmbeddedServer gateway() throws Exception
-    {
-        return EmbeddedServer.start(ConfigLoader.fromValues(Map.of(
-            "server.host", "127.0.0.1",
-            "server.port", "0",
-            "store.type", "redis",
-            "store.redis.address", redis.address(),
-            "store.redis.timeout", "500ms",
-            "ingress.cookie.secret", "redis-it-secret-0123456789abcdef")));
+        replica1 = gateways.startAnother();
+        replica2 = gateways.startAnother();
     }
 
     @AfterEach
     void stop() throws Exception
     {
-        for (AutoCloseable c : new AutoCloseable[]{replica1, replica2, a, b, raw, redis})
+        for (AutoCloseable c : new AutoCloseable[]{a, b, raw, redis})
         {
             if (c != null)
                 c.close();
         }
     }
 
-    private static HttpResponse<String> get(EmbeddedServer gateway, String path) throws Exception
+    private static HttpResponse<String> get(Gateway gateway, String path) throws Exception
     {
         HttpRequest request = HttpRequest.newBuilder(gateway.uri().resolve(path)).timeout(Duration.ofSeconds(10)).build();
         return CLIENT.send(request, HttpResponse.BodyHandlers.ofString());
     }
 
-    private static String servedBy(EmbeddedServer gateway, String path)
+    private static String servedBy(Gateway gateway, String path)
     {
         try
         {
@@ -179,7 +174,7 @@ class RedisRoutingIT
     {
         raw.close();
         redis.kill();
-        try (EmbeddedServer late = gateway())
+        try (RunningGateway late = gateways.startAnother())
         {
             assertEquals(503, get(late, "/vnc/7007/").statusCode());
             redis.restart();

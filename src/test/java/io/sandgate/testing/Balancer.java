@@ -31,9 +31,7 @@ public final class Balancer implements AutoCloseable
     private Balancer(Function<HttpServletRequest, URI> chooser) throws Exception
     {
         server = new Server();
-        connector = new ServerConnector(server);
-        connector.setHost("127.0.0.1");
-        server.addConnector(connector);
+        connector = LoopbackServers.connector(server);
         ServletContextHandler context = new ServletContextHandler("/");
         ServletHolder holder = new ServletHolder(new ProxyServlet()
         {

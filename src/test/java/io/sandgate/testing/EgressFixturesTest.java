@@ -38,8 +38,8 @@ import org.junit.jupiter.api.Test;
  * way the gateway's egress client will be: an {@link HttpProxy} per egress node and an
  * SslContextFactory trusting the target's test certificate.
  */
-class EgressFixturesTest {
-
+class EgressFixturesTest
+{
     private static TargetServer target;
     private static Tinyproxy tinyproxy;
 
@@ -47,7 +47,8 @@ class EgressFixturesTest {
     private HttpClient client;
 
     @BeforeAll
-    static void startSharedServers() {
+    static void startSharedServers()
+    {
         // Shared: the target is stateless apart from its request log (cleared per test), and a
         // process start per test would only cost time.
         target = TargetServer.start();
@@ -55,29 +56,35 @@ class EgressFixturesTest {
     }
 
     @AfterAll
-    static void stopSharedServers() {
-        if (tinyproxy != null) {
+    static void stopSharedServers()
+    {
+        if (tinyproxy != null)
+        {
             tinyproxy.close();
         }
-        if (target != null) {
+        if (target != null)
+        {
             target.close();
         }
     }
 
     @BeforeEach
-    void setUp() throws Exception {
+    void setUp() throws Exception
+    {
         target.clearRequests();
         proxy = ForwardProxy.start("egress-a");
         client = clientThrough(proxy.port());
     }
 
     @AfterEach
-    void tearDown() throws Exception {
+    void tearDown() throws Exception
+    {
         client.stop();
         proxy.close();
     }
 
-    private HttpClient clientThrough(int proxyPort) throws Exception {
+    private HttpClient clientThrough(int proxyPort) throws Exception
+    {
         HttpClient c = new HttpClient();
         c.setSslContextFactory(target.newClientSslContextFactory());
         c.getProxyConfiguration().addProxy(new HttpProxy("127.0.0.1", proxyPort));
@@ -87,18 +94,21 @@ class EgressFixturesTest {
         return c;
     }
 
-    private ContentResponse get(HttpClient c, String url) throws Exception {
+    private ContentResponse get(HttpClient c, String url) throws Exception
+    {
         return c.newRequest(url).timeout(5, TimeUnit.SECONDS).send();
     }
 
-    private static List<String> lines(ContentResponse response) {
+    private static List<String> lines(ContentResponse response)
+    {
         return response.getContentAsString().lines().toList();
     }
 
     // --- ForwardProxy, normal forwarding ---------------------------------------------------------
 
     @Test
-    void forwardProxyCarriesPlainHttpInAbsoluteFormAndAddsVia() throws Exception {
+    void forwardProxyCarriesPlainHttpInAbsoluteFormAndAddsVia() throws Exception
+    {
         ContentResponse response = get(client, target.httpUrl("/echo?x=1"));
 
         assertEquals(200, response.getStatus());
@@ -114,7 +124,8 @@ class EgressFixturesTest {
     }
 
     @Test
-    void forwardProxyTunnelsHttpsWithConnect() throws Exception {
+    void forwardProxyTunnelsHttpsWithConnect() throws Exception
+    {
         ContentResponse response = get(client, target.httpsUrl("/echo"));
 
         assertEquals(200, response.getStatus());
@@ -128,7 +139,8 @@ class EgressFixturesTest {
     }
 
     @Test
-    void streamEventsArriveOneByOneThroughTheProxy() throws Exception {
+    void streamEventsArriveOneByOneThroughTheProxy() throws Exception
+    {
         // 5 events 300 ms apart take 1.2 s to produce; seeing the first one well before that proves
         // neither the proxy nor the target buffers the stream.
         InputStreamResponseListener listener = new InputStreamResponseListener();
@@ -138,7 +150,8 @@ class EgressFixturesTest {
         assertEquals(200, response.getStatus());
         assertTrue(response.getHeaders().get("Content-Type").startsWith("text/event-stream"));
         try (BufferedReader reader = new BufferedReader(
-                new InputStreamReader(listener.getInputStream(), StandardCharsets.UTF_8))) {
+                new InputStreamReader(listener.getInputStream(), StandardCharsets.UTF_8)))
+        {
             assertEquals("id: 1", reader.readLine());
             assertEquals("data: event-1", reader.readLine());
             long firstEventMillis = (System.nanoTime() - start) / 1_000_000;
@@ -149,7 +162,8 @@ class EgressFixturesTest {
     }
 
     @Test
-    void targetServesStatusAndBigBodies() throws Exception {
+    void targetServesStatusAndBigBodies() throws Exception
+    {
         ContentResponse teapot = get(client, target.httpsUrl("/status/418"));
         assertEquals(418, teapot.getStatus());
         assertEquals("https", teapot.getHeaders().get("X-Target"));
@@ -163,7 +177,8 @@ class EgressFixturesTest {
     // --- ForwardProxy, faults ---------------------------------------------------------------------
 
     @Test
-    void refuseClosesThePortAndOkReopensTheSamePort() throws Exception {
+    void refuseClosesThePortAndOkReopensTheSamePort() throws Exception
+    {
         assertEquals(200, get(client, target.httpUrl("/echo")).getStatus());
         int port = proxy.port();
 
@@ -173,11 +188,14 @@ class EgressFixturesTest {
         // A fresh client: the first one may still hold the keep-alive connection the proxy just
         // closed, which would fail with "closed" rather than with a refusal.
         HttpClient fresh = clientThrough(port);
-        try {
+        try
+        {
             ExecutionException failure = assertThrows(ExecutionException.class,
                     () -> get(fresh, target.httpUrl("/echo")));
             assertInstanceOf(ConnectException.class, failure.getCause(), failure::toString);
-        } finally {
+        }
+        finally
+        {
             fresh.stop();
         }
 
@@ -189,7 +207,8 @@ class EgressFixturesTest {
     }
 
     @Test
-    void hangAcceptsButNeverAnswers() throws Exception {
+    void hangAcceptsButNeverAnswers() throws Exception
+    {
         proxy.hang();
 
         // The blocking send() reports its own timeout directly, not wrapped in ExecutionException.
@@ -205,7 +224,8 @@ class EgressFixturesTest {
     }
 
     @Test
-    void delayAddsAtLeastTheBaseDelay() throws Exception {
+    void delayAddsAtLeastTheBaseDelay() throws Exception
+    {
         get(client, target.httpUrl("/echo")); // warm up the connection and both JIT paths
 
         proxy.delay(Duration.ofMillis(400), Duration.ofMillis(100));
@@ -223,7 +243,8 @@ class EgressFixturesTest {
     }
 
     @Test
-    void dropMidResponseCutsAfterTheHeadersOnPlainHttp() throws Exception {
+    void dropMidResponseCutsAfterTheHeadersOnPlainHttp() throws Exception
+    {
         proxy.dropMidResponse(1_000);
 
         InputStreamResponseListener listener = new InputStreamResponseListener();
@@ -244,7 +265,8 @@ class EgressFixturesTest {
     }
 
     @Test
-    void dropMidResponseCutsATunnelAfterTheHeaders() throws Exception {
+    void dropMidResponseCutsATunnelAfterTheHeaders() throws Exception
+    {
         proxy.dropMidResponse();
 
         InputStreamResponseListener listener = new InputStreamResponseListener();
@@ -258,7 +280,8 @@ class EgressFixturesTest {
     }
 
     @Test
-    void error5xxAnswersWithoutReachingTheTarget() throws Exception {
+    void error5xxAnswersWithoutReachingTheTarget() throws Exception
+    {
         proxy.error5xx(503);
 
         ContentResponse plain = get(client, target.httpUrl("/echo"));
@@ -284,9 +307,11 @@ class EgressFixturesTest {
     // --- Tinyproxy ------------------------------------------------------------------------------
 
     @Test
-    void tinyproxyCarriesPlainHttpAndAddsVia() throws Exception {
+    void tinyproxyCarriesPlainHttpAndAddsVia() throws Exception
+    {
         HttpClient viaTiny = clientThrough(tinyproxy.port());
-        try {
+        try
+        {
             ContentResponse response = get(viaTiny, target.httpUrl("/echo"));
             assertEquals(200, response.getStatus(), tinyproxy::log);
             TargetServer.Recorded recorded = target.requests().get(0);
@@ -296,15 +321,19 @@ class EgressFixturesTest {
             // tinyproxy opens one upstream connection per request: HTTP/1.1 with Connection: close.
             assertEquals("close", recorded.header("Connection"));
             assertTrue(response.getHeaders().get("Via").startsWith("1.1 tiny1"), "it tags responses too");
-        } finally {
+        }
+        finally
+        {
             viaTiny.stop();
         }
     }
 
     @Test
-    void tinyproxyTunnelsHttpsOnlyToListedConnectPorts() throws Exception {
+    void tinyproxyTunnelsHttpsOnlyToListedConnectPorts() throws Exception
+    {
         HttpClient viaTiny = clientThrough(tinyproxy.port());
-        try {
+        try
+        {
             ContentResponse response = get(viaTiny, target.httpsUrl("/echo"));
             assertEquals(200, response.getStatus(), tinyproxy::log);
             assertTrue(lines(response).contains("scheme=https"));
@@ -315,24 +344,32 @@ class EgressFixturesTest {
             HttpResponseException answer = assertInstanceOf(HttpResponseException.class, refused.getCause(),
                     refused::toString);
             assertEquals(403, answer.getResponse().getStatus());
-        } finally {
+        }
+        finally
+        {
             viaTiny.stop();
         }
     }
 
-    private static void rawConnect(int port) throws IOException {
-        try (Socket socket = new Socket()) {
+    private static void rawConnect(int port) throws IOException
+    {
+        try (Socket socket = new Socket())
+        {
             socket.connect(new InetSocketAddress("127.0.0.1", port), 1_000);
         }
     }
 
     /** Reads until the stream fails, returning how many bytes came first; fails if it ends cleanly. */
-    private static long readUntilFailure(InputStream in) {
+    private static long readUntilFailure(InputStream in)
+    {
         byte[] buffer = new byte[8192];
         long[] total = {0};
-        assertThrows(IOException.class, () -> {
-            try (in) {
-                for (int n; (n = in.read(buffer)) != -1; ) {
+        assertThrows(IOException.class, () ->
+        {
+            try (in)
+            {
+                for (int n; (n = in.read(buffer)) != -1; )
+                {
                     total[0] += n;
                 }
             }

@@ -26,7 +26,6 @@ import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.handler.ConnectHandler;
 import org.eclipse.jetty.util.BufferUtil;
 import org.eclipse.jetty.util.Callback;
-import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
  * An in-process HTTP forward proxy playing one egress node in gateway tests: absolute-form
@@ -52,8 +51,8 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  * tunnel), whatever the fault; {@link #connects()} counts the CONNECTs among them, and
  * {@link #received()} lists their request targets.
  */
-public final class ForwardProxy implements AutoCloseable {
-
+public final class ForwardProxy implements AutoCloseable
+{
     /** Set on the response by {@link #error5xx(int)}, so tests can tell a proxy error from a target's. */
     public static final String ERROR_HEADER = "X-Proxy-Error";
 
@@ -77,11 +76,13 @@ public final class ForwardProxy implements AutoCloseable {
      * One request as the proxy read it: the target is {@code host:port} for a CONNECT and the
      * absolute URI otherwise; {@code host} is the Host header, or {@code null}.
      */
-    public record Received(String method, String target, String host) {
+    public record Received(String method, String target, String host)
+    {
     }
 
     /** One immutable fault setting, so a request sees a consistent snapshot of kind and parameters. */
-    private record Fault(Kind kind, long baseMillis, long jitterMillis, int dropAfterBytes, int status) {
+    private record Fault(Kind kind, long baseMillis, long jitterMillis, int dropAfterBytes, int status)
+    {
         static final Fault OK = new Fault(Kind.OK, 0, 0, 0, 0);
     }
 
@@ -95,22 +96,17 @@ public final class ForwardProxy implements AutoCloseable {
     private int port;
     private boolean refusing;
 
-    private ForwardProxy(String name) {
+    private ForwardProxy(String name)
+    {
         this.name = Objects.requireNonNull(name, "name");
-        QueuedThreadPool pool = new QueuedThreadPool();
-        pool.setName("proxy-" + name);
-        // Nothing here blocks a pooled thread for long; a short stop timeout keeps close() fast
-        // even when a hung request is still open.
-        pool.setStopTimeout(500);
-        server = new Server(pool);
-        connector = new ServerConnector(server);
-        connector.setHost("127.0.0.1");
-        connector.setPort(0);
-        server.addConnector(connector);
+        server = LoopbackServers.server("proxy-" + name);
+        connector = LoopbackServers.connector(server);
 
-        ProxyHandler.Forward forward = new ProxyHandler.Forward() {
+        ProxyHandler.Forward forward = new ProxyHandler.Forward()
+        {
             @Override
-            protected void configureHttpClient(HttpClient httpClient) {
+            protected void configureHttpClient(HttpClient httpClient)
+            {
                 super.configureHttpClient(httpClient);
                 // The client's User-Agent is copied through; without this the proxy's own
                 // HttpClient would add a second one, which a real egress proxy does not do.
@@ -126,11 +122,15 @@ public final class ForwardProxy implements AutoCloseable {
     }
 
     /** Starts a proxy on 127.0.0.1 and an ephemeral port; {@code name} goes into its Via header. */
-    public static ForwardProxy start(String name) {
+    public static ForwardProxy start(String name)
+    {
         ForwardProxy proxy = new ForwardProxy(name);
-        try {
+        try
+        {
             proxy.server.start();
-        } catch (Exception e) {
+        }
+        catch (Exception e)
+        {
             proxy.close();
             throw new IllegalStateException("Could not start forward proxy " + name, e);
         }
@@ -138,43 +138,51 @@ public final class ForwardProxy implements AutoCloseable {
         return proxy;
     }
 
-    public String name() {
+    public String name()
+    {
         return name;
     }
 
     /** The port, which stays the same across {@link #refuse()} and {@link #ok()}. */
-    public int port() {
+    public int port()
+    {
         return port;
     }
 
     /** {@code 127.0.0.1:<port>}. */
-    public String address() {
+    public String address()
+    {
         return "127.0.0.1:" + port;
     }
 
     /** Requests and tunnels read so far, faulted ones included. */
-    public int requests() {
+    public int requests()
+    {
         return requests.get();
     }
 
     /** CONNECT tunnels requested so far, faulted ones included. */
-    public int connects() {
+    public int connects()
+    {
         return connects.get();
     }
 
     /** The request targets read so far, in order, faulted ones included. */
-    public List<Received> received() {
+    public List<Received> received()
+    {
         return List.copyOf(received);
     }
 
-    public void resetCounters() {
+    public void resetCounters()
+    {
         requests.set(0);
         connects.set(0);
         received.clear();
     }
 
     /** Forwards normally; reopens the listener on the same port if {@link #refuse()} closed it. */
-    public synchronized ForwardProxy ok() {
+    public synchronized ForwardProxy ok()
+    {
         return set(Fault.OK);
     }
 
@@ -182,11 +190,16 @@ public final class ForwardProxy implements AutoCloseable {
      * Stops the connector: new connections are refused (RST on loopback) and established ones are
      * closed. Returns once the port refuses. Any other mode reopens it on the same port.
      */
-    public synchronized ForwardProxy refuse() {
-        if (!refusing) {
-            try {
+    public synchronized ForwardProxy refuse()
+    {
+        if (!refusing)
+        {
+            try
+            {
                 connector.stop();
-            } catch (Exception e) {
+            }
+            catch (Exception e)
+            {
                 throw new IllegalStateException("Could not stop the connector of proxy " + name, e);
             }
             refusing = true;
@@ -195,20 +208,24 @@ public final class ForwardProxy implements AutoCloseable {
     }
 
     /** Accepts connections and reads requests but never answers them. */
-    public synchronized ForwardProxy hang() {
+    public synchronized ForwardProxy hang()
+    {
         return set(new Fault(Kind.HANG, 0, 0, 0, 0));
     }
 
     /** Waits base + random(0..jitter) before forwarding each request or opening each tunnel. */
-    public synchronized ForwardProxy delay(Duration base, Duration jitter) {
-        if (base.isNegative() || jitter.isNegative()) {
+    public synchronized ForwardProxy delay(Duration base, Duration jitter)
+    {
+        if (base.isNegative() || jitter.isNegative())
+        {
             throw new IllegalArgumentException("delay and jitter must not be negative");
         }
         return set(new Fault(Kind.DELAY, base.toMillis(), jitter.toMillis(), 0, 0));
     }
 
     /** {@link #dropMidResponse(int)} with {@link #DEFAULT_DROP_AFTER_BYTES}. */
-    public synchronized ForwardProxy dropMidResponse() {
+    public synchronized ForwardProxy dropMidResponse()
+    {
         return dropMidResponse(DEFAULT_DROP_AFTER_BYTES);
     }
 
@@ -218,29 +235,38 @@ public final class ForwardProxy implements AutoCloseable {
      * For absolute-form requests the body is re-framed as chunked and its end is never sent, so
      * the client always sees a truncated response rather than a short but complete one.
      */
-    public synchronized ForwardProxy dropMidResponse(int afterBytes) {
-        if (afterBytes < 0) {
+    public synchronized ForwardProxy dropMidResponse(int afterBytes)
+    {
+        if (afterBytes < 0)
+        {
             throw new IllegalArgumentException("afterBytes must not be negative");
         }
         return set(new Fault(Kind.DROP, 0, 0, afterBytes, 0));
     }
 
     /** Answers every request, CONNECT included, with {@code status} and {@code X-Proxy-Error: 1}. */
-    public synchronized ForwardProxy error5xx(int status) {
-        if (status < 500 || status > 599) {
+    public synchronized ForwardProxy error5xx(int status)
+    {
+        if (status < 500 || status > 599)
+        {
             throw new IllegalArgumentException("status must be a 5xx code: " + status);
         }
         return set(new Fault(Kind.ERROR, 0, 0, 0, status));
     }
 
-    private ForwardProxy set(Fault newFault) {
+    private ForwardProxy set(Fault newFault)
+    {
         fault = newFault;
-        if (refusing) {
+        if (refusing)
+        {
             // Same port on purpose: the gateway under test holds this address in its config.
             connector.setPort(port);
-            try {
+            try
+            {
                 connector.start();
-            } catch (Exception e) {
+            }
+            catch (Exception e)
+            {
                 throw new IllegalStateException("Could not reopen proxy " + name + " on port " + port
                         + " (another process may have taken it)", e);
             }
@@ -250,38 +276,47 @@ public final class ForwardProxy implements AutoCloseable {
     }
 
     @Override
-    public void close() {
-        try {
+    public void close()
+    {
+        try
+        {
             server.stop();
-        } catch (Exception e) {
+        }
+        catch (Exception e)
+        {
             throw new IllegalStateException("Could not stop forward proxy " + name, e);
         }
     }
 
     @Override
-    public String toString() {
+    public String toString()
+    {
         return "ForwardProxy[" + name + " " + address() + " " + (refusing ? "REFUSE" : fault.kind()) + "]";
     }
 
     /** Applies the current fault, then hands over to the tunnel/forward handlers. */
-    private final class FaultHandler extends Handler.Wrapper {
-
-        FaultHandler(Handler next) {
+    private final class FaultHandler extends Handler.Wrapper
+    {
+        FaultHandler(Handler next)
+        {
             super(next);
         }
 
         @Override
-        public boolean handle(Request request, Response response, Callback callback) throws Exception {
+        public boolean handle(Request request, Response response, Callback callback) throws Exception
+        {
             requests.incrementAndGet();
             boolean connect = HttpMethod.CONNECT.is(request.getMethod());
-            if (connect) {
+            if (connect)
+            {
                 connects.incrementAndGet();
             }
             received.add(new Received(request.getMethod(),
                     connect ? request.getHttpURI().getAuthority() : request.getHttpURI().asString(),
                     request.getHeaders().get(HttpHeader.HOST)));
             Fault current = fault;
-            switch (current.kind()) {
+            switch (current.kind())
+            {
                 case HANG:
                     // Never completing the callback leaves the exchange open until the client gives
                     // up or close() tears the connection down.
@@ -302,12 +337,15 @@ public final class ForwardProxy implements AutoCloseable {
                             millis, TimeUnit.MILLISECONDS);
                     return true;
                 case DROP:
-                    if (connect) {
+                    if (connect)
+                    {
                         // Picked up by TunnelHandler.prepareContext, which sees the request only
                         // before it becomes a raw tunnel.
                         request.setAttribute(TUNNEL_CUT_ATTRIBUTE, current.dropAfterBytes());
                         forward(request, response, callback);
-                    } else {
+                    }
+                    else
+                    {
                         forward(request, new DroppingResponse(request, response, current.dropAfterBytes()), callback);
                     }
                     return true;
@@ -317,12 +355,17 @@ public final class ForwardProxy implements AutoCloseable {
             }
         }
 
-        private void forward(Request request, Response response, Callback callback) {
-            try {
-                if (!super.handle(request, response, callback)) {
+        private void forward(Request request, Response response, Callback callback)
+        {
+            try
+            {
+                if (!super.handle(request, response, callback))
+                {
                     Response.writeError(request, response, callback, 404);
                 }
-            } catch (Throwable x) {
+            }
+            catch (Throwable x)
+            {
                 callback.failed(x);
             }
         }
@@ -333,23 +376,28 @@ public final class ForwardProxy implements AutoCloseable {
      * Content-Length is removed before commit so the body goes out chunked: a cut before the
      * terminating chunk is always visible to the client, even when every body byte got through.
      */
-    private static final class DroppingResponse extends Response.Wrapper {
+    private static final class DroppingResponse extends Response.Wrapper
+    {
         private final long budget;
         private long sent;
 
-        DroppingResponse(Request request, Response response, int budget) {
+        DroppingResponse(Request request, Response response, int budget)
+        {
             super(request, response);
             this.budget = budget;
         }
 
         @Override
-        public void write(boolean last, ByteBuffer content, Callback callback) {
-            if (!isCommitted()) {
+        public void write(boolean last, ByteBuffer content, Callback callback)
+        {
+            if (!isCommitted())
+            {
                 getHeaders().remove(HttpHeader.CONTENT_LENGTH);
             }
             int length = content == null ? 0 : content.remaining();
             long room = budget - sent;
-            if (!last && length <= room) {
+            if (!last && length <= room)
+            {
                 sent += length;
                 super.write(false, content, callback);
                 return;
@@ -360,7 +408,8 @@ public final class ForwardProxy implements AutoCloseable {
             ByteBuffer part = allowed == 0 ? BufferUtil.EMPTY_BUFFER : content.slice(content.position(), allowed);
             sent += allowed;
             EndPoint endPoint = getRequest().getConnectionMetaData().getConnection().getEndPoint();
-            super.write(false, part, Callback.from(() -> {
+            super.write(false, part, Callback.from(() ->
+            {
                 endPoint.close();
                 callback.failed(new EofException("connection cut by ForwardProxy.dropMidResponse"));
             }, callback::failed));
@@ -368,27 +417,32 @@ public final class ForwardProxy implements AutoCloseable {
     }
 
     /** Where a tunnel in drop mode stands: how many target-to-client bytes it may still carry. */
-    private static final class TunnelCut {
+    private static final class TunnelCut
+    {
         final EndPoint client;
         final AtomicLong remaining;
 
-        TunnelCut(EndPoint client, long budget) {
+        TunnelCut(EndPoint client, long budget)
+        {
             this.client = client;
             this.remaining = new AtomicLong(budget);
         }
     }
 
     /** Jetty's CONNECT support, with a hook to cut the target-to-client direction in drop mode. */
-    private static final class TunnelHandler extends ConnectHandler {
-
-        TunnelHandler(Handler next) {
+    private static final class TunnelHandler extends ConnectHandler
+    {
+        TunnelHandler(Handler next)
+        {
             super(next);
         }
 
         @Override
-        protected void prepareContext(Request request, ConcurrentMap<String, Object> context) {
+        protected void prepareContext(Request request, ConcurrentMap<String, Object> context)
+        {
             Object cut = request.getAttribute(TUNNEL_CUT_ATTRIBUTE);
-            if (cut != null) {
+            if (cut != null)
+            {
                 // The client's endpoint survives the upgrade to a tunnel, so writes towards it can
                 // be recognised by identity.
                 context.put(TUNNEL_CUT_CONTEXT, new TunnelCut(
@@ -397,24 +451,29 @@ public final class ForwardProxy implements AutoCloseable {
         }
 
         @Override
-        protected void write(EndPoint endPoint, ByteBuffer buffer, Callback callback, ConcurrentMap<String, Object> context) {
+        protected void write(EndPoint endPoint, ByteBuffer buffer, Callback callback, ConcurrentMap<String, Object> context)
+        {
             TunnelCut cut = (TunnelCut) context.get(TUNNEL_CUT_CONTEXT);
-            if (cut == null || endPoint != cut.client) {
+            if (cut == null || endPoint != cut.client)
+            {
                 super.write(endPoint, buffer, callback, context);
                 return;
             }
             int length = buffer.remaining();
             long before = cut.remaining.getAndAdd(-length);
-            if (before >= length) {
+            if (before >= length)
+            {
                 super.write(endPoint, buffer, callback, context);
                 return;
             }
             int allowed = (int) Math.max(0, before);
-            Runnable cutNow = () -> {
+            Runnable cutNow = () ->
+            {
                 endPoint.close();
                 callback.failed(new EofException("tunnel cut by ForwardProxy.dropMidResponse"));
             };
-            if (allowed == 0) {
+            if (allowed == 0)
+            {
                 cutNow.run();
                 return;
             }

@@ -6,11 +6,12 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.List;
-import java.util.stream.Stream;
 
-/** Ports and scratch directories for the external processes the tests start. */
+/**
+ * Ports and programs for the external processes the tests start. Their scratch directories are
+ * under {@code target/tests} (jetty-test-helper's {@code MavenPaths} and {@code WorkDir}).
+ */
 public final class LocalResources
 {
     private LocalResources()
@@ -53,22 +54,5 @@ public final class LocalResources
                 return candidate;
         }
         return null;
-    }
-
-    /** Deletes a directory tree, deepest first; a missing one is fine. */
-    public static void deleteRecursively(Path root)
-    {
-        if (!Files.exists(root))
-            return;
-        try (Stream<Path> walk = Files.walk(root))
-        {
-            List<Path> deepestFirst = walk.sorted(Comparator.reverseOrder()).toList();
-            for (Path p : deepestFirst)
-                Files.deleteIfExists(p);
-        }
-        catch (IOException e)
-        {
-            throw new UncheckedIOException("cannot delete " + root, e);
-        }
     }
 }

@@ -48,16 +48,18 @@ import io.modelcontextprotocol.spec.McpSchema.TextContent;
  * transport makes (the SSE {@code GET}, the {@code POST}s, the Streamable {@code GET} and
  * {@code DELETE}); the JDK HttpClient refuses restricted headers such as {@code Host}.
  */
-public final class McpClients {
-
+public final class McpClients
+{
     public static final String SAMPLING_ANSWER = "forty-two";
     public static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(10);
 
-    private McpClients() {
+    private McpClients()
+    {
     }
 
     /** What a client received from its server; thread-safe, filled on SDK threads. */
-    public static final class Received {
+    public static final class Received
+    {
         public final List<LoggingMessageNotification> logs = new CopyOnWriteArrayList<>();
         public final List<ProgressNotification> progress = new CopyOnWriteArrayList<>();
         /** The text of each sampling request's last message, in arrival order. */
@@ -65,29 +67,34 @@ public final class McpClients {
     }
 
     /** Per-client settings; {@link #options()} gives the defaults. */
-    public static final class Options {
+    public static final class Options
+    {
         private final Map<String, String> headers = new LinkedHashMap<>();
         private final Received received = new Received();
         private String samplingAnswer = SAMPLING_ANSWER;
         private Duration requestTimeout = REQUEST_TIMEOUT;
         private boolean resumableStreams = true;
 
-        private Options() {
+        private Options()
+        {
         }
 
         /** Sends this header (e.g. {@code Origin}) on every request of the transport. */
-        public Options header(String name, String value) {
+        public Options header(String name, String value)
+        {
             headers.put(name, value);
             return this;
         }
 
-        public Options samplingAnswer(String answer) {
+        public Options samplingAnswer(String answer)
+        {
             this.samplingAnswer = answer;
             return this;
         }
 
         /** Timeout of each client request (initialize, tools/call...). */
-        public Options requestTimeout(Duration timeout) {
+        public Options requestTimeout(Duration timeout)
+        {
             this.requestTimeout = timeout;
             return this;
         }
@@ -96,68 +103,80 @@ public final class McpClients {
          * Streamable HTTP only: whether the SDK reconnects a broken SSE stream with
          * {@code GET} and {@code Last-Event-ID} (the SDK's default is true).
          */
-        public Options resumableStreams(boolean resumable) {
+        public Options resumableStreams(boolean resumable)
+        {
             this.resumableStreams = resumable;
             return this;
         }
 
-        public Received received() {
+        public Received received()
+        {
             return received;
         }
 
-        public Map<String, String> headers() {
+        public Map<String, String> headers()
+        {
             return Map.copyOf(headers);
         }
     }
 
-    public static Options options() {
+    public static Options options()
+    {
         return new Options();
     }
 
     /** A Streamable HTTP client of {@code baseUrl + endpointPath} (e.g. {@code /mcp}). */
-    public static McpSyncClient streamable(String baseUrl, String endpointPath) {
+    public static McpSyncClient streamable(String baseUrl, String endpointPath)
+    {
         return streamable(baseUrl, endpointPath, options());
     }
 
-    public static McpSyncClient streamable(String baseUrl, String endpointPath, Options options) {
+    public static McpSyncClient streamable(String baseUrl, String endpointPath, Options options)
+    {
         Target target = Target.of(baseUrl, endpointPath);
         HttpClientStreamableHttpTransport.Builder transport = HttpClientStreamableHttpTransport
                 .builder(target.origin())
                 .endpoint(target.path())
                 .resumableStreams(options.resumableStreams)
                 .connectTimeout(Duration.ofSeconds(5));
-        if (!options.headers.isEmpty()) {
+        if (!options.headers.isEmpty())
+        {
             transport.addHttpRequestCustomizer(headers(options.headers));
         }
         return client(transport.build(), options);
     }
 
     /** A legacy HTTP+SSE client whose stream is {@code GET baseUrl + sseEndpointPath}. */
-    public static McpSyncClient sse(String baseUrl, String sseEndpointPath) {
+    public static McpSyncClient sse(String baseUrl, String sseEndpointPath)
+    {
         return sse(baseUrl, sseEndpointPath, options());
     }
 
     @SuppressWarnings("deprecation") // the legacy SSE client transport is deprecated in SDK 2.x
-    public static McpSyncClient sse(String baseUrl, String sseEndpointPath, Options options) {
+    public static McpSyncClient sse(String baseUrl, String sseEndpointPath, Options options)
+    {
         Target target = Target.of(baseUrl, sseEndpointPath);
         HttpClientSseClientTransport.Builder transport = HttpClientSseClientTransport
                 .builder(target.origin())
                 .sseEndpoint(target.path())
                 .connectTimeout(Duration.ofSeconds(5));
-        if (!options.headers.isEmpty()) {
+        if (!options.headers.isEmpty())
+        {
             transport.addHttpRequestCustomizer(headers(options.headers));
         }
         return client(transport.build(), options);
     }
 
     /** Calls a tool and returns the result. */
-    public static CallToolResult call(McpSyncClient client, String tool, Map<String, Object> arguments) {
+    public static CallToolResult call(McpSyncClient client, String tool, Map<String, Object> arguments)
+    {
         return client.callTool(CallToolRequest.builder(tool).arguments(arguments).build());
     }
 
     /** Calls a tool with a {@code progressToken}, so the server may send progress notifications. */
     public static CallToolResult callWithProgress(McpSyncClient client, String tool,
-            Map<String, Object> arguments, Object progressToken) {
+            Map<String, Object> arguments, Object progressToken)
+    {
         return client.callTool(CallToolRequest.builder(tool)
                 .arguments(arguments)
                 .progressToken(progressToken)
@@ -165,11 +184,15 @@ public final class McpClients {
     }
 
     /** The text of the result's text contents, joined with newlines. */
-    public static String text(CallToolResult result) {
+    public static String text(CallToolResult result)
+    {
         StringBuilder text = new StringBuilder();
-        for (Content content : result.content()) {
-            if (content instanceof TextContent t) {
-                if (text.length() > 0) {
+        for (Content content : result.content())
+        {
+            if (content instanceof TextContent t)
+            {
+                if (text.length() > 0)
+                {
                     text.append('\n');
                 }
                 text.append(t.text());
@@ -178,7 +201,8 @@ public final class McpClients {
         return text.toString();
     }
 
-    private static McpSyncClient client(McpClientTransport transport, Options options) {
+    private static McpSyncClient client(McpClientTransport transport, Options options)
+    {
         Received received = options.received;
         String answer = options.samplingAnswer;
         return McpClient.sync(transport)
@@ -186,7 +210,8 @@ public final class McpClients {
                 .requestTimeout(options.requestTimeout)
                 .initializationTimeout(options.requestTimeout)
                 .capabilities(ClientCapabilities.builder().sampling().build())
-                .sampling(request -> {
+                .sampling(request ->
+                {
                     received.samplingQuestions.add(lastText(request));
                     return CreateMessageResult.builder(Role.ASSISTANT, answer, "sandgate-test-model")
                             .stopReason(CreateMessageResult.StopReason.END_TURN)
@@ -197,16 +222,19 @@ public final class McpClients {
                 .build();
     }
 
-    private static String lastText(CreateMessageRequest request) {
+    private static String lastText(CreateMessageRequest request)
+    {
         List<SamplingMessage> messages = request.messages();
-        if (messages == null || messages.isEmpty()) {
+        if (messages == null || messages.isEmpty())
+        {
             return "";
         }
         Content content = messages.get(messages.size() - 1).content();
         return content instanceof TextContent t ? t.text() : String.valueOf(content);
     }
 
-    private static McpSyncHttpClientRequestCustomizer headers(Map<String, String> headers) {
+    private static McpSyncHttpClientRequestCustomizer headers(Map<String, String> headers)
+    {
         Map<String, String> copy = Map.copyOf(headers);
         return (builder, method, uri, body, context) -> copy.forEach(builder::header);
     }
@@ -216,15 +244,18 @@ public final class McpClients {
      * base path and mangles a relative endpoint; so the base is reduced to its origin and any
      * base path moves into the endpoint.
      */
-    private record Target(String origin, String path) {
-
-        static Target of(String baseUrl, String endpointPath) {
+    private record Target(String origin, String path)
+    {
+        static Target of(String baseUrl, String endpointPath)
+        {
             URI base = URI.create(baseUrl);
-            if (base.getScheme() == null || base.getRawAuthority() == null) {
+            if (base.getScheme() == null || base.getRawAuthority() == null)
+            {
                 throw new IllegalArgumentException("baseUrl must be absolute: " + baseUrl);
             }
             String prefix = base.getRawPath() == null ? "" : base.getRawPath();
-            while (prefix.endsWith("/")) {
+            while (prefix.endsWith("/"))
+            {
                 prefix = prefix.substring(0, prefix.length() - 1);
             }
             String endpoint = endpointPath.startsWith("/") ? endpointPath : "/" + endpointPath;

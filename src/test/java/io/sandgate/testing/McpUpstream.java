@@ -46,7 +46,6 @@ import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
-import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
  * A real MCP server (the official MCP Java SDK) on a real socket, playing the part of one
@@ -79,8 +78,8 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  * {@code Last-Event-ID}...). The public fields are thread-safe; the SDK calls tools on its own
  * threads.
  */
-public final class McpUpstream implements AutoCloseable {
-
+public final class McpUpstream implements AutoCloseable
+{
     public static final String STREAMABLE_PATH = "/mcp";
     public static final String SSE_PATH = "/sse";
     public static final String MESSAGE_PATH = "/message";
@@ -93,16 +92,18 @@ public final class McpUpstream implements AutoCloseable {
     private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(10);
 
     /** One {@code tools/call} as the server executed it. */
-    public record Call(String transport, String sessionId, String tool, Map<String, Object> arguments) {
+    public record Call(String transport, String sessionId, String tool, Map<String, Object> arguments)
+    {
     }
 
     /**
      * One HTTP request as it reached the upstream. Header names are lower-case and the map is
      * case-insensitive, as in {@link SandboxBackend.Recorded}.
      */
-    public record Seen(String method, String pathAndQuery, Map<String, List<String>> headers) {
-
-        public String header(String name) {
+    public record Seen(String method, String pathAndQuery, Map<String, List<String>> headers)
+    {
+        public String header(String name)
+        {
             List<String> values = headers.get(name);
             return values == null || values.isEmpty() ? null : values.get(0);
         }
@@ -129,17 +130,10 @@ public final class McpUpstream implements AutoCloseable {
     private final McpSyncServer sseServer;
 
     @SuppressWarnings("deprecation") // HttpServletSseServerTransportProvider, see the field
-    private McpUpstream() {
-        QueuedThreadPool pool = new QueuedThreadPool();
-        pool.setName("mcp-upstream");
-        // Open SSE streams park async contexts, not threads, but a tool blocked on a sampling
-        // answer does hold one; a short stop timeout keeps close() quick either way.
-        pool.setStopTimeout(500);
-        server = new Server(pool);
-        connector = new ServerConnector(server);
-        connector.setHost("127.0.0.1");
-        connector.setPort(0);
-        server.addConnector(connector);
+    private McpUpstream()
+    {
+        server = LoopbackServers.server("mcp-upstream");
+        connector = LoopbackServers.connector(server);
 
         streamableTransport = HttpServletStreamableServerTransportProvider.builder()
                 .mcpEndpoint(STREAMABLE_PATH)
@@ -178,45 +172,57 @@ public final class McpUpstream implements AutoCloseable {
         server.setHandler(context);
     }
 
-    public static McpUpstream start() {
+    public static McpUpstream start()
+    {
         McpUpstream upstream = new McpUpstream();
-        try {
+        try
+        {
             upstream.server.start();
-        } catch (Exception e) {
+        }
+        catch (Exception e)
+        {
             upstream.close();
             throw new IllegalStateException("Could not start the MCP upstream", e);
         }
         return upstream;
     }
 
-    public int port() {
+    public int port()
+    {
         return connector.getLocalPort();
     }
 
-    public String hostPort() {
+    public String hostPort()
+    {
         return "127.0.0.1:" + port();
     }
 
     /** {@code http://127.0.0.1:<port>}, without a trailing slash. */
-    public String baseUrl() {
+    public String baseUrl()
+    {
         return "http://" + hostPort();
     }
 
     /** Full URL of the Streamable HTTP endpoint. */
-    public String streamableUrl() {
+    public String streamableUrl()
+    {
         return baseUrl() + STREAMABLE_PATH;
     }
 
     /** Full URL of the legacy SSE endpoint (the message endpoint is announced by the stream). */
-    public String sseUrl() {
+    public String sseUrl()
+    {
         return baseUrl() + SSE_PATH;
     }
 
     /** The calls of one tool, in order. */
-    public List<Call> callsOf(String tool) {
+    public List<Call> callsOf(String tool)
+    {
         List<Call> result = new ArrayList<>();
-        for (Call call : calls) {
-            if (call.tool().equals(tool)) {
+        for (Call call : calls)
+        {
+            if (call.tool().equals(tool))
+            {
                 result.add(call);
             }
         }
@@ -224,12 +230,15 @@ public final class McpUpstream implements AutoCloseable {
     }
 
     /** The recorded requests whose path (without query) is {@code path}. */
-    public List<Seen> requestsTo(String path) {
+    public List<Seen> requestsTo(String path)
+    {
         List<Seen> result = new ArrayList<>();
-        for (Seen seen : requests) {
+        for (Seen seen : requests)
+        {
             String p = seen.pathAndQuery();
             int q = p.indexOf('?');
-            if ((q < 0 ? p : p.substring(0, q)).equals(path)) {
+            if ((q < 0 ? p : p.substring(0, q)).equals(path))
+            {
                 result.add(seen);
             }
         }
@@ -237,7 +246,8 @@ public final class McpUpstream implements AutoCloseable {
     }
 
     /** Forgets what was recorded; counters start again from zero. */
-    public void clearRecords() {
+    public void clearRecords()
+    {
         calls.clear();
         requests.clear();
         toolCalls.set(0);
@@ -247,34 +257,46 @@ public final class McpUpstream implements AutoCloseable {
     }
 
     @Override
-    public void close() {
+    public void close()
+    {
         // The servers first: they close their sessions, which completes the SSE async contexts,
         // so stopping Jetty does not have to wait for them.
         RuntimeException failure = null;
-        for (McpSyncServer s : new McpSyncServer[] {streamableServer, sseServer}) {
-            try {
-                if (s != null) {
+        for (McpSyncServer s : new McpSyncServer[] {streamableServer, sseServer})
+        {
+            try
+            {
+                if (s != null)
+                {
                     s.close();
                 }
-            } catch (RuntimeException e) {
+            }
+            catch (RuntimeException e)
+            {
                 failure = e;
             }
         }
-        try {
+        try
+        {
             server.stop();
-        } catch (Exception e) {
+        }
+        catch (Exception e)
+        {
             throw new IllegalStateException("Could not stop the MCP upstream", e);
         }
-        if (failure != null) {
+        if (failure != null)
+        {
             throw failure;
         }
     }
 
-    private static ServerCapabilities capabilities() {
+    private static ServerCapabilities capabilities()
+    {
         return ServerCapabilities.builder().tools(true).logging().build();
     }
 
-    private List<SyncToolSpecification> tools(String transport) {
+    private List<SyncToolSpecification> tools(String transport)
+    {
         return List.of(
                 tool(transport, "echo", "Echoes its text.", Map.of("text", "string"),
                         (call, args) -> "echo: " + args.get("text")),
@@ -288,15 +310,18 @@ public final class McpUpstream implements AutoCloseable {
     }
 
     @FunctionalInterface
-    private interface ToolBody {
+    private interface ToolBody
+    {
         String run(ExchangeAndRequest call, Map<String, Object> args);
     }
 
-    private record ExchangeAndRequest(McpSyncServerExchange exchange, CallToolRequest request) {
+    private record ExchangeAndRequest(McpSyncServerExchange exchange, CallToolRequest request)
+    {
     }
 
     private SyncToolSpecification tool(String transport, String name, String description,
-            Map<String, String> parameterTypes, ToolBody body) {
+            Map<String, String> parameterTypes, ToolBody body)
+    {
         Map<String, Object> properties = new LinkedHashMap<>();
         parameterTypes.forEach((parameter, type) -> properties.put(parameter, Map.of("type", type)));
         Map<String, Object> inputSchema = new LinkedHashMap<>();
@@ -306,15 +331,19 @@ public final class McpUpstream implements AutoCloseable {
         Tool tool = Tool.builder(name, inputSchema).description(description).build();
         return SyncToolSpecification.builder()
                 .tool(tool)
-                .callHandler((exchange, request) -> {
+                .callHandler((exchange, request) ->
+                {
                     Map<String, Object> args = request.arguments() == null ? Map.of() : request.arguments();
                     toolCalls.incrementAndGet();
                     calls.add(new Call(transport, exchange.sessionId(), name,
                             Collections.unmodifiableMap(new LinkedHashMap<>(args))));
-                    try {
+                    try
+                    {
                         String text = body.run(new ExchangeAndRequest(exchange, request), args);
                         return CallToolResult.builder().addTextContent(text).isError(false).build();
-                    } catch (RuntimeException e) {
+                    }
+                    catch (RuntimeException e)
+                    {
                         return CallToolResult.builder().addTextContent(name + " failed: " + e)
                                 .isError(true).build();
                     }
@@ -322,7 +351,8 @@ public final class McpUpstream implements AutoCloseable {
                 .build();
     }
 
-    private String ask(ExchangeAndRequest call, Map<String, Object> args) {
+    private String ask(ExchangeAndRequest call, Map<String, Object> args)
+    {
         String question = String.valueOf(args.get("question"));
         samplingRequests.incrementAndGet();
         CreateMessageResult answer = call.exchange().createMessage(CreateMessageRequest.builder(
@@ -333,16 +363,19 @@ public final class McpUpstream implements AutoCloseable {
         return "client said: " + text;
     }
 
-    private String progress(ExchangeAndRequest call, Map<String, Object> args) {
+    private String progress(ExchangeAndRequest call, Map<String, Object> args)
+    {
         int steps = decimal(args.get("steps")).intValueExact();
         Object token = call.request().progressToken();
-        for (int i = 1; i <= steps; i++) {
+        for (int i = 1; i <= steps; i++)
+        {
             call.exchange().loggingNotification(LoggingMessageNotification
                     .builder(LoggingLevel.INFO, "step " + i + "/" + steps)
                     .logger("mcp-upstream")
                     .build());
             notificationsSent.incrementAndGet();
-            if (token != null) {
+            if (token != null)
+            {
                 call.exchange().progressNotification(ProgressNotification.builder(token, i)
                         .total((double) steps)
                         .message("step " + i)
@@ -353,18 +386,22 @@ public final class McpUpstream implements AutoCloseable {
         return "done";
     }
 
-    private static String text(Content content) {
+    private static String text(Content content)
+    {
         return content instanceof TextContent text ? text.text() : String.valueOf(content);
     }
 
-    private static BigDecimal decimal(Object value) {
-        if (value == null) {
+    private static BigDecimal decimal(Object value)
+    {
+        if (value == null)
+        {
             throw new IllegalArgumentException("missing number");
         }
         return new BigDecimal(value.toString());
     }
 
-    private static Map<String, String> orderedMap(String k1, String v1, String k2, String v2) {
+    private static Map<String, String> orderedMap(String k1, String v1, String k2, String v2)
+    {
         Map<String, String> map = new LinkedHashMap<>();
         map.put(k1, v1);
         map.put(k2, v2);
@@ -372,15 +409,17 @@ public final class McpUpstream implements AutoCloseable {
     }
 
     /** Records each request before the SDK servlets see it. */
-    private final class RecordingFilter implements Filter {
-
+    private final class RecordingFilter implements Filter
+    {
         @Override
         public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
-                throws IOException, ServletException {
+                throws IOException, ServletException
+        {
             HttpServletRequest http = (HttpServletRequest) req;
             String query = http.getQueryString();
             Map<String, List<String>> headers = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
-            for (String name : Collections.list(http.getHeaderNames())) {
+            for (String name : Collections.list(http.getHeaderNames()))
+            {
                 headers.put(name.toLowerCase(Locale.ROOT),
                         List.copyOf(Collections.list(http.getHeaders(name))));
             }

@@ -30,21 +30,24 @@ import org.junit.jupiter.params.provider.EnumSource;
  * Proves {@link McpUpstream} and {@link McpClients} with SDK clients talking straight to the
  * upstream, over each transport, before any gateway sits between them.
  */
-class McpUpstreamTest {
-
-    enum Transport {
+class McpUpstreamTest
+{
+    enum Transport
+    {
         STREAMABLE(McpUpstream.TRANSPORT_STREAMABLE, McpUpstream.STREAMABLE_PATH),
         SSE(McpUpstream.TRANSPORT_SSE, McpUpstream.SSE_PATH);
 
         final String label;
         final String path;
 
-        Transport(String label, String path) {
+        Transport(String label, String path)
+        {
             this.label = label;
             this.path = path;
         }
 
-        McpSyncClient client(McpUpstream upstream, McpClients.Options options) {
+        McpSyncClient client(McpUpstream upstream, McpClients.Options options)
+        {
             return this == STREAMABLE
                     ? McpClients.streamable(upstream.baseUrl(), path, options)
                     : McpClients.sse(upstream.baseUrl(), path, options);
@@ -55,13 +58,16 @@ class McpUpstreamTest {
     private McpSyncClient client;
 
     @BeforeEach
-    void setUp() {
+    void setUp()
+    {
         upstream = McpUpstream.start();
     }
 
     @AfterEach
-    void tearDown() {
-        if (client != null) {
+    void tearDown()
+    {
+        if (client != null)
+        {
             // Graceful: the Streamable client's DELETE completes before the upstream stops
             // (close() would send it in the background and log a refused connection).
             client.closeGracefully();
@@ -69,7 +75,8 @@ class McpUpstreamTest {
         upstream.close();
     }
 
-    private McpSyncClient connect(Transport transport, McpClients.Options options) {
+    private McpSyncClient connect(Transport transport, McpClients.Options options)
+    {
         client = transport.client(upstream, options);
         InitializeResult init = client.initialize();
         assertEquals("sandgate-mcp-upstream", init.serverInfo().name());
@@ -77,7 +84,8 @@ class McpUpstreamTest {
     }
 
     @Test
-    void urlsPointAtLoopbackEndpoints() {
+    void urlsPointAtLoopbackEndpoints()
+    {
         assertTrue(upstream.port() > 0);
         assertEquals("http://127.0.0.1:" + upstream.port() + "/mcp", upstream.streamableUrl());
         assertEquals("http://127.0.0.1:" + upstream.port() + "/sse", upstream.sseUrl());
@@ -85,13 +93,17 @@ class McpUpstreamTest {
 
     @ParameterizedTest
     @EnumSource(Transport.class)
-    void initializeNegotiatesTheTransportsProtocolAndListsTheFourTools(Transport transport) {
+    void initializeNegotiatesTheTransportsProtocolAndListsTheFourTools(Transport transport)
+    {
         McpSyncClient c = connect(transport, McpClients.options());
 
         String version = c.getCurrentInitializationResult().protocolVersion();
-        if (transport == Transport.SSE) {
+        if (transport == Transport.SSE)
+        {
             assertEquals("2024-11-05", version);
-        } else {
+        }
+        else
+        {
             assertTrue(version.compareTo("2025-03-26") >= 0, version);
         }
         Set<String> names = c.listTools().tools().stream().map(Tool::name).collect(Collectors.toSet());
@@ -100,7 +112,8 @@ class McpUpstreamTest {
 
     @ParameterizedTest
     @EnumSource(Transport.class)
-    void echoAndAddAnswer(Transport transport) {
+    void echoAndAddAnswer(Transport transport)
+    {
         McpSyncClient c = connect(transport, McpClients.options());
 
         CallToolResult echo = McpClients.call(c, "echo", Map.of("text", "hello"));
@@ -118,10 +131,12 @@ class McpUpstreamTest {
 
     @ParameterizedTest
     @EnumSource(Transport.class)
-    void twentyCallsInARowShareOneSession(Transport transport) {
+    void twentyCallsInARowShareOneSession(Transport transport)
+    {
         McpSyncClient c = connect(transport, McpClients.options());
 
-        for (int i = 0; i < 20; i++) {
+        for (int i = 0; i < 20; i++)
+        {
             assertEquals("echo: " + i, McpClients.text(McpClients.call(c, "echo", Map.of("text", "" + i))));
         }
 
@@ -133,7 +148,8 @@ class McpUpstreamTest {
 
     @ParameterizedTest
     @EnumSource(Transport.class)
-    void askMakesASamplingRoundTripThroughTheClient(Transport transport) {
+    void askMakesASamplingRoundTripThroughTheClient(Transport transport)
+    {
         McpClients.Options options = McpClients.options();
         McpSyncClient c = connect(transport, options);
 
@@ -147,7 +163,8 @@ class McpUpstreamTest {
 
     @ParameterizedTest
     @EnumSource(Transport.class)
-    void progressSendsNotificationsTheClientReceives(Transport transport) {
+    void progressSendsNotificationsTheClientReceives(Transport transport)
+    {
         McpClients.Options options = McpClients.options();
         McpSyncClient c = connect(transport, options);
 
@@ -173,24 +190,29 @@ class McpUpstreamTest {
 
     @ParameterizedTest
     @EnumSource(Transport.class)
-    void customHeadersReachTheUpstreamOnEveryRequest(Transport transport) {
+    void customHeadersReachTheUpstreamOnEveryRequest(Transport transport)
+    {
         McpSyncClient c = connect(transport,
                 McpClients.options().header("Origin", "http://agent.example").header("X-Test", "1"));
         McpClients.call(c, "echo", Map.of("text", "x"));
 
         List<McpUpstream.Seen> seen = upstream.requests;
         assertFalse(seen.isEmpty());
-        for (McpUpstream.Seen request : seen) {
+        for (McpUpstream.Seen request : seen)
+        {
             assertEquals("http://agent.example", request.header("Origin"), request.toString());
             assertEquals("1", request.header("x-test"), request.toString());
         }
-        if (transport == Transport.SSE) {
+        if (transport == Transport.SSE)
+        {
             assertEquals("GET", upstream.requestsTo("/sse").get(0).method());
             List<McpUpstream.Seen> posts = upstream.requestsTo("/message");
             assertFalse(posts.isEmpty());
             assertTrue(posts.stream().allMatch(p -> p.pathAndQuery().startsWith("/message?sessionId=")),
                     posts.toString());
-        } else {
+        }
+        else
+        {
             List<McpUpstream.Seen> mcp = upstream.requestsTo("/mcp");
             assertTrue(mcp.stream().anyMatch(r -> r.method().equals("POST")));
             // After initialize, every request carries the session the server handed out.
@@ -199,10 +221,12 @@ class McpUpstreamTest {
     }
 
     @Test
-    void closeIsQuickWhileClientsStillHoldStreamsOpen() {
+    void closeIsQuickWhileClientsStillHoldStreamsOpen()
+    {
         McpSyncClient sse = McpClients.sse(upstream.baseUrl(), McpUpstream.SSE_PATH);
         McpSyncClient streamable = McpClients.streamable(upstream.baseUrl(), McpUpstream.STREAMABLE_PATH);
-        try {
+        try
+        {
             sse.initialize();
             streamable.initialize();
             // The streamable client's GET stream is opened asynchronously after initialize.
@@ -210,7 +234,9 @@ class McpUpstreamTest {
                     .anyMatch(r -> r.method().equals("GET")));
 
             assertTimeoutPreemptively(Duration.ofSeconds(3), upstream::close);
-        } finally {
+        }
+        finally
+        {
             // The Streamable client's DELETE now meets a closed port: the SDK logs one WARN
             // ("Error during asynchronous close"), expected here.
             sse.close();
@@ -219,7 +245,8 @@ class McpUpstreamTest {
     }
 
     @Test
-    void clientsAcceptABaseUrlWithAPathPrefixAndARelativeEndpoint() {
+    void clientsAcceptABaseUrlWithAPathPrefixAndARelativeEndpoint()
+    {
         // A base path is kept and a missing leading slash is added: "<base>/" + "mcp".
         client = McpClients.streamable(upstream.baseUrl() + "/", "mcp");
         client.initialize();

@@ -26,8 +26,8 @@ import java.util.List;
  * <p>Not thread-safe beyond {@link #command} being serialized: one connection carries one
  * request/reply conversation at a time.
  */
-public final class RawRedis implements AutoCloseable {
-
+public final class RawRedis implements AutoCloseable
+{
     private static final int TIMEOUT_MILLIS = 5_000;
 
     private final Socket socket;
@@ -37,7 +37,8 @@ public final class RawRedis implements AutoCloseable {
     /** First error reply met while parsing the current reply; see {@link #command}. */
     private IllegalStateException pendingError;
 
-    private RawRedis(Socket socket) throws IOException {
+    private RawRedis(Socket socket) throws IOException
+    {
         this.socket = socket;
         this.in = new BufferedInputStream(socket.getInputStream());
         this.out = new BufferedOutputStream(socket.getOutputStream());
@@ -50,18 +51,22 @@ public final class RawRedis implements AutoCloseable {
      * connection is something tests routinely assert on, e.g. {@code ConnectException} after the
      * server has been killed.
      */
-    public static RawRedis connect(int port) throws IOException {
+    public static RawRedis connect(int port) throws IOException
+    {
         // A literal IPv4 address, not the loopback name: the test server binds 127.0.0.1 only, and
         // the JVM may resolve "localhost" to ::1 first.
         InetSocketAddress address =
                 new InetSocketAddress(InetAddress.getByAddress(new byte[] {127, 0, 0, 1}), port);
         Socket socket = new Socket();
-        try {
+        try
+        {
             socket.setTcpNoDelay(true);
             socket.setSoTimeout(TIMEOUT_MILLIS);
             socket.connect(address, TIMEOUT_MILLIS);
             return new RawRedis(socket);
-        } catch (IOException | RuntimeException e) {
+        }
+        catch (IOException | RuntimeException e)
+        {
             socket.close();
             throw e;
         }
@@ -75,40 +80,49 @@ public final class RawRedis implements AutoCloseable {
      *     error
      * @throws UncheckedIOException if the connection fails or the reply is malformed
      */
-    public synchronized Object command(String... args) {
-        if (args.length == 0) {
+    public synchronized Object command(String... args)
+    {
+        if (args.length == 0)
+        {
             throw new IllegalArgumentException("a Redis command needs at least its name");
         }
-        try {
+        try
+        {
             writeCommand(args);
             pendingError = null;
             Object reply = readReply();
             // The error is thrown only once the whole reply is consumed: an error nested inside an
             // array (e.g. from EXEC) must not leave the rest of the array unread, or the next
             // command on this connection would read stale bytes as its reply.
-            if (pendingError != null) {
+            if (pendingError != null)
+            {
                 IllegalStateException error = pendingError;
                 pendingError = null;
                 throw error;
             }
             return reply;
-        } catch (IOException e) {
+        }
+        catch (IOException e)
+        {
             throw new UncheckedIOException("Redis command " + args[0] + " failed", e);
         }
     }
 
     /** Returns the number of fields newly created (0 if the field existed and was overwritten). */
-    public long hset(String key, String field, String value) {
+    public long hset(String key, String field, String value)
+    {
         return asLong(command("HSET", key, field, value));
     }
 
     /** Returns the number of fields removed. */
-    public long hdel(String key, String field) {
+    public long hdel(String key, String field)
+    {
         return asLong(command("HDEL", key, field));
     }
 
     /** Returns the field's value, or {@code null} if the key or field does not exist. */
-    public String hget(String key, String field) {
+    public String hget(String key, String field)
+    {
         return (String) command("HGET", key, field);
     }
 
@@ -117,14 +131,18 @@ public final class RawRedis implements AutoCloseable {
      * parameter. Meant for exact names; for a glob matching several parameters the result is the
      * value whose name equals {@code param}, i.e. usually {@code null}.
      */
-    public String configGet(String param) {
+    public String configGet(String param)
+    {
         List<?> pairs = (List<?>) command("CONFIG", "GET", param);
-        if (pairs.size() == 2) {
+        if (pairs.size() == 2)
+        {
             // Redis may answer under a canonical name rather than the alias that was asked for.
             return (String) pairs.get(1);
         }
-        for (int i = 0; i + 1 < pairs.size(); i += 2) {
-            if (param.equalsIgnoreCase((String) pairs.get(i))) {
+        for (int i = 0; i + 1 < pairs.size(); i += 2)
+        {
+            if (param.equalsIgnoreCase((String) pairs.get(i)))
+            {
                 return (String) pairs.get(i + 1);
             }
         }
@@ -132,17 +150,23 @@ public final class RawRedis implements AutoCloseable {
     }
 
     @Override
-    public void close() {
-        try {
+    public void close()
+    {
+        try
+        {
             socket.close();
-        } catch (IOException e) {
+        }
+        catch (IOException e)
+        {
             throw new UncheckedIOException(e);
         }
     }
 
-    private void writeCommand(String[] args) throws IOException {
+    private void writeCommand(String[] args) throws IOException
+    {
         writeAscii('*' + Integer.toString(args.length) + "\r\n");
-        for (String arg : args) {
+        for (String arg : args)
+        {
             // The length prefix counts bytes, not chars, so encode first.
             byte[] bytes = arg.getBytes(StandardCharsets.UTF_8);
             writeAscii('$' + Integer.toString(bytes.length) + "\r\n");
@@ -152,21 +176,26 @@ public final class RawRedis implements AutoCloseable {
         out.flush();
     }
 
-    private void writeAscii(String s) throws IOException {
+    private void writeAscii(String s) throws IOException
+    {
         out.write(s.getBytes(StandardCharsets.US_ASCII));
     }
 
-    private Object readReply() throws IOException {
+    private Object readReply() throws IOException
+    {
         int type = in.read();
-        if (type == -1) {
+        if (type == -1)
+        {
             throw new EOFException("connection closed by Redis");
         }
         String line = readLine();
-        switch (type) {
+        switch (type)
+        {
             case '+':
                 return line;
             case '-':
-                if (pendingError == null) {
+                if (pendingError == null)
+                {
                     pendingError = new IllegalStateException(line);
                 }
                 return null;
@@ -183,73 +212,94 @@ public final class RawRedis implements AutoCloseable {
         }
     }
 
-    private String readBulk(long length) throws IOException {
-        if (length < 0) {
+    private String readBulk(long length) throws IOException
+    {
+        if (length < 0)
+        {
             return null;
         }
-        if (length > Integer.MAX_VALUE) {
+        if (length > Integer.MAX_VALUE)
+        {
             throw new IOException("RESP bulk string too large: " + length + " bytes");
         }
         byte[] bytes = in.readNBytes((int) length);
-        if (bytes.length < length) {
+        if (bytes.length < length)
+        {
             throw new EOFException("connection closed inside a bulk string");
         }
         expectCrlf();
         return new String(bytes, StandardCharsets.UTF_8);
     }
 
-    private List<Object> readArray(long count) throws IOException {
-        if (count < 0) {
+    private List<Object> readArray(long count) throws IOException
+    {
+        if (count < 0)
+        {
             return null;
         }
         // Not pre-sized from the untrusted count: a corrupt header must fail on read, not on OOM.
         List<Object> elements = new ArrayList<>();
-        for (long i = 0; i < count; i++) {
+        for (long i = 0; i < count; i++)
+        {
             elements.add(readReply());
         }
         return elements;
     }
 
     /** Reads up to CRLF; bare CR or LF are data, as RESP only terminates on the pair. */
-    private String readLine() throws IOException {
+    private String readLine() throws IOException
+    {
         ByteArrayOutputStream line = new ByteArrayOutputStream();
         boolean sawCr = false;
-        while (true) {
+        while (true)
+        {
             int b = in.read();
-            if (b == -1) {
+            if (b == -1)
+            {
                 throw new EOFException("connection closed inside a reply line");
             }
-            if (sawCr && b == '\n') {
+            if (sawCr && b == '\n')
+            {
                 return line.toString(StandardCharsets.UTF_8);
             }
-            if (sawCr) {
+            if (sawCr)
+            {
                 line.write('\r');
             }
             sawCr = b == '\r';
-            if (!sawCr) {
+            if (!sawCr)
+            {
                 line.write(b);
             }
         }
     }
 
-    private void expectCrlf() throws IOException {
+    private void expectCrlf() throws IOException
+    {
         int cr = in.read();
         int lf = in.read();
-        if (cr != '\r' || lf != '\n') {
+        if (cr != '\r' || lf != '\n')
+        {
             throw new IOException("RESP protocol error: bulk string not terminated by CRLF");
         }
     }
 
-    private static long parseLong(String line) throws IOException {
-        try {
+    private static long parseLong(String line) throws IOException
+    {
+        try
+        {
             return Long.parseLong(line);
-        } catch (NumberFormatException e) {
+        }
+        catch (NumberFormatException e)
+        {
             throw new IOException("RESP protocol error: expected an integer, got " + line, e);
         }
     }
 
-    private static long asLong(Object reply) {
-        if (reply instanceof Long) {
+    private static long asLong(Object reply)
+    {
+        if (reply instanceof Long)
+        {
             return (Long) reply;
         }
         throw new IllegalStateException("expected an integer reply, got " + reply);

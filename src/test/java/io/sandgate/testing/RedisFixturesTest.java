@@ -20,12 +20,14 @@ import org.junit.jupiter.api.Test;
  * The fixtures other tests build on: if these are wrong, failures elsewhere would be blamed on the
  * gateway.
  */
-class RedisFixturesTest {
-
+class RedisFixturesTest
+{
     @Test
-    void rawClientWritesAndReadsHashes() throws IOException {
+    void rawClientWritesAndReadsHashes() throws IOException
+    {
         try (RedisServerProcess redis = RedisServerProcess.start();
-                RawRedis raw = RawRedis.connect(redis.port())) {
+                RawRedis raw = RawRedis.connect(redis.port()))
+        {
             assertEquals("redis://127.0.0.1:" + redis.port(), redis.address());
             assertEquals("PONG", raw.command("PING"));
 
@@ -41,9 +43,11 @@ class RedisFixturesTest {
     }
 
     @Test
-    void rawClientSpeaksUtf8OnTheWire() throws IOException {
+    void rawClientSpeaksUtf8OnTheWire() throws IOException
+    {
         try (RedisServerProcess redis = RedisServerProcess.start();
-                RawRedis raw = RawRedis.connect(redis.port())) {
+                RawRedis raw = RawRedis.connect(redis.port()))
+        {
             String value = "crème brûlée → ✓ \uD83D\uDE80\r\nnot a line end";
             raw.hset("h", "clé", value);
 
@@ -57,9 +61,11 @@ class RedisFixturesTest {
     }
 
     @Test
-    void rawClientParsesErrorsAndNestedArrays() throws IOException {
+    void rawClientParsesErrorsAndNestedArrays() throws IOException
+    {
         try (RedisServerProcess redis = RedisServerProcess.start();
-                RawRedis raw = RawRedis.connect(redis.port())) {
+                RawRedis raw = RawRedis.connect(redis.port()))
+        {
             IllegalStateException arity =
                     assertThrows(IllegalStateException.class, () -> raw.command("HGET", "only-key"));
             assertTrue(arity.getMessage().contains("wrong number of arguments"), arity.getMessage());
@@ -84,9 +90,11 @@ class RedisFixturesTest {
     }
 
     @Test
-    void serverIsEphemeralAndLoopbackOnly() throws IOException {
+    void serverIsEphemeralAndLoopbackOnly() throws IOException
+    {
         try (RedisServerProcess redis = RedisServerProcess.start();
-                RawRedis raw = RawRedis.connect(redis.port())) {
+                RawRedis raw = RawRedis.connect(redis.port()))
+        {
             assertEquals("", raw.configGet("save"));
             assertEquals("no", raw.configGet("appendonly"));
             assertEquals("127.0.0.1", raw.configGet("bind"));
@@ -98,10 +106,12 @@ class RedisFixturesTest {
     }
 
     @Test
-    void killRefusesConnectionsAndRestartServesTheSamePortEmpty() throws IOException {
+    void killRefusesConnectionsAndRestartServesTheSamePortEmpty() throws IOException
+    {
         Path logFile;
         int port;
-        try (RedisServerProcess redis = RedisServerProcess.start()) {
+        try (RedisServerProcess redis = RedisServerProcess.start())
+        {
             port = redis.port();
             logFile = redis.logFile();
             RawRedis before = RawRedis.connect(port);
@@ -118,7 +128,8 @@ class RedisFixturesTest {
             redis.restart();
 
             assertEquals(port, redis.port());
-            try (RawRedis after = RawRedis.connect(port)) {
+            try (RawRedis after = RawRedis.connect(port))
+            {
                 assertEquals("PONG", after.command("PING"));
                 assertNull(after.hget("routes", "tenant-a"), "nothing persisted across the restart");
             }

@@ -26,36 +26,41 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-class SandboxBackendTest {
-
+class SandboxBackendTest
+{
     private SandboxBackend backend;
     private HttpClient client;
 
     @BeforeEach
-    void setUp() throws Exception {
+    void setUp() throws Exception
+    {
         backend = SandboxBackend.start("s1");
         client = new HttpClient();
         client.start();
     }
 
     @AfterEach
-    void tearDown() throws Exception {
+    void tearDown() throws Exception
+    {
         client.stop();
         backend.close();
     }
 
-    private String url(String pathAndQuery) {
+    private String url(String pathAndQuery)
+    {
         return "http://" + backend.hostPort() + pathAndQuery;
     }
 
     @Test
-    void listensOnLoopbackWithAnEphemeralPort() {
+    void listensOnLoopbackWithAnEphemeralPort()
+    {
         assertTrue(backend.port() > 0);
         assertEquals("127.0.0.1:" + backend.port(), backend.hostPort());
     }
 
     @Test
-    void echoDescribesTheRequestAndRecordsIt() throws Exception {
+    void echoDescribesTheRequestAndRecordsIt() throws Exception
+    {
         ContentResponse response = client.newRequest(url("/echo?a=1&b=two"))
                 .method(HttpMethod.POST)
                 .headers(h -> h.put("X-Trace-Id", "abc123"))
@@ -89,7 +94,8 @@ class SandboxBackendTest {
     }
 
     @Test
-    void unknownPathsNameTheBackendThatServedThem() throws Exception {
+    void unknownPathsNameTheBackendThatServedThem() throws Exception
+    {
         ContentResponse asset = client.GET(url("/app/ui.js"));
 
         assertEquals(200, asset.getStatus());
@@ -104,7 +110,8 @@ class SandboxBackendTest {
     }
 
     @Test
-    void statusPathAnswersWithTheRequestedStatus() throws Exception {
+    void statusPathAnswersWithTheRequestedStatus() throws Exception
+    {
         ContentResponse response = client.newRequest(url("/status/503")).timeout(5, TimeUnit.SECONDS).send();
         assertEquals(503, response.getStatus());
         assertEquals("status 503", response.getContentAsString());
@@ -115,7 +122,8 @@ class SandboxBackendTest {
     }
 
     @Test
-    void bigPathStreamsDeterministicContentWithLength() throws Exception {
+    void bigPathStreamsDeterministicContentWithLength() throws Exception
+    {
         client.setMaxConnectionsPerDestination(1);
         int size = 100_003; // deliberately not a multiple of the chunk size or the pattern
         ContentResponse response = client.newRequest(url("/big?bytes=" + size))
@@ -126,15 +134,18 @@ class SandboxBackendTest {
         assertEquals(size, response.getHeaders().getLongField(HttpHeader.CONTENT_LENGTH));
         byte[] body = response.getContent();
         assertEquals(size, body.length);
-        for (int i = 0; i < body.length; i++) {
-            if (body[i] != '0' + i % 10) {
+        for (int i = 0; i < body.length; i++)
+        {
+            if (body[i] != '0' + i % 10)
+            {
                 throw new AssertionError("unexpected byte at offset " + i);
             }
         }
     }
 
     @Test
-    void slowPathDelaysItsAnswer() throws Exception {
+    void slowPathDelaysItsAnswer() throws Exception
+    {
         long started = System.nanoTime();
         ContentResponse response = client.newRequest(url("/slow?ms=300")).timeout(5, TimeUnit.SECONDS).send();
         long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
@@ -149,8 +160,10 @@ class SandboxBackendTest {
     }
 
     @Test
-    void sseDeliversFirstEventBeforeReleaseAndSecondAfter() {
-        assertTimeoutPreemptively(Duration.ofSeconds(8), () -> {
+    void sseDeliversFirstEventBeforeReleaseAndSecondAfter()
+    {
+        assertTimeoutPreemptively(Duration.ofSeconds(8), () ->
+        {
             InputStreamResponseListener listener = new InputStreamResponseListener();
             client.newRequest(url("/sse")).send(listener);
 
@@ -159,7 +172,8 @@ class SandboxBackendTest {
             assertTrue(response.getHeaders().get(HttpHeader.CONTENT_TYPE).startsWith("text/event-stream"));
 
             try (BufferedReader reader = new BufferedReader(
-                    new InputStreamReader(listener.getInputStream(), StandardCharsets.UTF_8))) {
+                    new InputStreamReader(listener.getInputStream(), StandardCharsets.UTF_8)))
+            {
                 // Reading this while the backend is still parked on the latch is the whole point:
                 // it proves the event was flushed, not buffered until the response completed.
                 assertEquals("data: one", reader.readLine());
@@ -175,9 +189,11 @@ class SandboxBackendTest {
     }
 
     @Test
-    void closeDropsAnSseStreamThatIsStillHeld() {
+    void closeDropsAnSseStreamThatIsStillHeld()
+    {
         // A gateway test that kills a pod mid-stream relies on close() being prompt and abrupt.
-        assertTimeoutPreemptively(Duration.ofSeconds(5), () -> {
+        assertTimeoutPreemptively(Duration.ofSeconds(5), () ->
+        {
             InputStreamResponseListener listener = new InputStreamResponseListener();
             client.newRequest(url("/sse")).send(listener);
             listener.get(5, TimeUnit.SECONDS);
@@ -187,8 +203,10 @@ class SandboxBackendTest {
 
             backend.close();
 
-            assertThrows(java.io.IOException.class, () -> {
-                while (reader.readLine() != null) {
+            assertThrows(java.io.IOException.class, () ->
+            {
+                while (reader.readLine() != null)
+                {
                     // drain until the aborted stream surfaces as an error
                 }
             });

@@ -4,27 +4,20 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
 import java.security.cert.Certificate;
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
 
-import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.io.Content;
@@ -37,10 +30,10 @@ import org.eclipse.jetty.server.SecureRequestCustomizer;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.SslConnectionFactory;
+import org.eclipse.jetty.toolchain.test.FS;
+import org.eclipse.jetty.toolchain.test.MavenPaths;
 import org.eclipse.jetty.util.Callback;
-import org.eclipse.jetty.util.IteratingCallback;
 import org.eclipse.jetty.util.ssl.SslContextFactory;
-import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
  * A real web server that agents reach through egress: one plain HTTP and one HTTPS connector, both
@@ -64,37 +57,23 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  * </ul>
  * Every response carries {@code X-Target: http|https}; every request is recorded.
  */
-public final class TargetServer implements AutoCloseable {
-
+public final class TargetServer implements AutoCloseable
+{
     /** One request as received; header names are case-insensitive, as in HTTP. */
     public record Recorded(String scheme, String protocol, String method, String pathAndQuery,
-                           Map<String, List<String>> headers, String body) {
-
-        /** First value of the header, or {@code null}. */
-        public String header(String name) {
-            List<String> values = headers.get(name);
-            return values == null || values.isEmpty() ? null : values.get(0);
-        }
+                           Map<String, List<String>> headers, String body) implements RecordedHeaders
+    {
     }
-
-    private static final int BIG_CHUNK = 16_000;
-    private static final ByteBuffer BIG_PATTERN = bigPattern();
 
     private final Server server;
     private final ServerConnector http;
     private final ServerConnector https;
     private final List<Recorded> requests = new CopyOnWriteArrayList<>();
 
-    private TargetServer() {
-        QueuedThreadPool pool = new QueuedThreadPool();
-        pool.setName("target");
-        pool.setStopTimeout(500);
-        server = new Server(pool);
-
-        http = new ServerConnector(server);
-        http.setHost("127.0.0.1");
-        http.setPort(0);
-        server.addConnector(http);
+    private TargetServer()
+    {
+        server = LoopbackServers.server("target");
+        http = LoopbackServers.connector(server);
 
         HttpConfiguration httpsConfig = new HttpConfiguration();
         SecureRequestCustomizer secure = new SecureRequestCustomizer();
@@ -105,41 +84,45 @@ public final class TargetServer implements AutoCloseable {
         ssl.setKeyStorePath(TestCertificate.get().keyStore.toString());
         ssl.setKeyStorePassword(TestCertificate.PASSWORD);
         ssl.setKeyStoreType("PKCS12");
-        https = new ServerConnector(server,
-                new SslConnectionFactory(ssl, "http/1.1"), new HttpConnectionFactory(httpsConfig));
-        https.setHost("127.0.0.1");
-        https.setPort(0);
-        server.addConnector(https);
+        https = LoopbackServers.connector(server, new SslConnectionFactory(ssl, "http/1.1"), new HttpConnectionFactory(httpsConfig));
 
         server.setHandler(new TargetHandler());
     }
 
-    public static TargetServer start() {
+    public static TargetServer start()
+    {
         TargetServer target = new TargetServer();
-        try {
+        try
+        {
             target.server.start();
-        } catch (Exception e) {
+        }
+        catch (Exception e)
+        {
             target.close();
             throw new IllegalStateException("Could not start target server", e);
         }
         return target;
     }
 
-    public int httpPort() {
+    public int httpPort()
+    {
         return http.getLocalPort();
     }
 
-    public int httpsPort() {
+    public int httpsPort()
+    {
         return https.getLocalPort();
     }
 
     /** {@code http://127.0.0.1:<httpPort><pathAndQuery>}. */
-    public String httpUrl(String pathAndQuery) {
+    public String httpUrl(String pathAndQuery)
+    {
         return "http://127.0.0.1:" + httpPort() + pathAndQuery;
     }
 
     /** {@code https://127.0.0.1:<httpsPort><pathAndQuery>}. */
-    public String httpsUrl(String pathAndQuery) {
+    public String httpsUrl(String pathAndQuery)
+    {
         return "https://127.0.0.1:" + httpsPort() + pathAndQuery;
     }
 
@@ -147,20 +130,24 @@ public final class TargetServer implements AutoCloseable {
      * A PKCS12 trust store holding only the test certificate (a trusted-certificate entry, no key).
      * Shared by every TargetServer of this JVM and deleted on exit.
      */
-    public Path trustStore() {
+    public Path trustStore()
+    {
         return TestCertificate.get().trustStore;
     }
 
-    public String trustStorePassword() {
+    public String trustStorePassword()
+    {
         return TestCertificate.PASSWORD;
     }
 
-    public String trustStoreType() {
+    public String trustStoreType()
+    {
         return "PKCS12";
     }
 
     /** The test certificate as a loaded trust store, e.g. for {@code SslContextFactory.setTrustStore}. */
-    public KeyStore trustKeyStore() {
+    public KeyStore trustKeyStore()
+    {
         return TestCertificate.get().loadTrustStore();
     }
 
@@ -168,14 +155,18 @@ public final class TargetServer implements AutoCloseable {
      * A client SSL context trusting only the test certificate, for clients that take an
      * {@link SSLContext} (java.net.http, or {@code SslContextFactory.setSslContext}).
      */
-    public SSLContext clientTrust() {
-        try {
+    public SSLContext clientTrust()
+    {
+        try
+        {
             TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
             tmf.init(trustKeyStore());
             SSLContext context = SSLContext.getInstance("TLS");
             context.init(null, tmf.getTrustManagers(), null);
             return context;
-        } catch (GeneralSecurityException e) {
+        }
+        catch (GeneralSecurityException e)
+        {
             throw new IllegalStateException("cannot build an SSLContext trusting the test certificate", e);
         }
     }
@@ -186,7 +177,8 @@ public final class TargetServer implements AutoCloseable {
      * Use as {@code new HttpClient()} + {@code client.setSslContextFactory(...)} before start, or on
      * the {@code ClientConnector} the client is built with.
      */
-    public SslContextFactory.Client newClientSslContextFactory() {
+    public SslContextFactory.Client newClientSslContextFactory()
+    {
         SslContextFactory.Client ssl = new SslContextFactory.Client();
         ssl.setTrustStorePath(trustStore().toString());
         ssl.setTrustStorePassword(trustStorePassword());
@@ -194,87 +186,83 @@ public final class TargetServer implements AutoCloseable {
         return ssl;
     }
 
-    public List<Recorded> requests() {
+    public List<Recorded> requests()
+    {
         return List.copyOf(requests);
     }
 
-    public int requestCount() {
+    public int requestCount()
+    {
         return requests.size();
     }
 
-    public void clearRequests() {
+    public void clearRequests()
+    {
         requests.clear();
     }
 
     @Override
-    public void close() {
-        try {
+    public void close()
+    {
+        try
+        {
             server.stop();
-        } catch (Exception e) {
+        }
+        catch (Exception e)
+        {
             throw new IllegalStateException("Could not stop target server", e);
         }
-    }
-
-    private static ByteBuffer bigPattern() {
-        byte[] bytes = new byte[BIG_CHUNK];
-        for (int i = 0; i < bytes.length; i++) {
-            bytes[i] = (byte) ('0' + i % 10);
-        }
-        return ByteBuffer.wrap(bytes).asReadOnlyBuffer();
     }
 
     /*
      * Handler.Abstract is BLOCKING by default, so handle() runs on a pooled thread and may read the
      * (small) request body synchronously; all writes are callback-driven.
      */
-    private final class TargetHandler extends Handler.Abstract {
-
+    private final class TargetHandler extends Handler.Abstract
+    {
         @Override
-        public boolean handle(Request request, Response response, Callback callback) throws Exception {
+        public boolean handle(Request request, Response response, Callback callback) throws Exception
+        {
             String body = Content.Source.asString(request, StandardCharsets.UTF_8);
             String scheme = request.isSecure() ? "https" : "http";
             requests.add(new Recorded(scheme, request.getConnectionMetaData().getProtocol(), request.getMethod(),
-                    request.getHttpURI().getPathQuery(), copyHeaders(request), body));
+                    request.getHttpURI().getPathQuery(), CommonRoutes.copyHeaders(request), body));
             response.getHeaders().put("X-Target", scheme);
 
             String path = Request.getPathInContext(request);
-            if (path.equals("/echo")) {
+            if (path.equals("/echo"))
+            {
                 echo(request, scheme, body, response, callback);
-            } else if (path.equals("/stream")) {
+            }
+            else if (path.equals("/stream"))
+            {
                 stream(request, response, callback);
-            } else if (path.startsWith("/status/")) {
-                status(path.substring("/status/".length()), response, callback);
-            } else if (path.equals("/big")) {
-                big(request, response, callback);
-            } else if (path.equals("/slow")) {
-                slow(request, response, callback);
-            } else {
+            }
+            else if (!CommonRoutes.handle(path, request, response, callback, server.getScheduler()))
+            {
                 Response.writeError(request, response, callback, HttpStatus.NOT_FOUND_404);
             }
             return true;
         }
 
-        private void echo(Request request, String scheme, String body, Response response, Callback callback) {
+        private void echo(Request request, String scheme, String body, Response response, Callback callback)
+        {
             String via = request.getHeaders().get(HttpHeader.VIA);
-            StringBuilder text = new StringBuilder()
+            CommonRoutes.text(response, callback, CommonRoutes.echo(new StringBuilder()
                     .append("scheme=").append(scheme).append('\n')
                     .append("protocol=").append(request.getConnectionMetaData().getProtocol()).append('\n')
                     .append("method=").append(request.getMethod()).append('\n')
                     .append("path=").append(request.getHttpURI().getPathQuery()).append('\n')
-                    .append("via=").append(via == null ? "" : via).append('\n');
-            for (HttpField field : request.getHeaders()) {
-                text.append("h:").append(field.getLowerCaseName()).append('=').append(field.getValue()).append('\n');
-            }
-            text.append("body=").append(body);
-            response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain;charset=utf-8");
-            Content.Sink.write(response, true, text.toString(), callback);
+                    .append("via=").append(via == null ? "" : via).append('\n'), request, body));
         }
 
-        private void stream(Request request, Response response, Callback callback) {
-            int events = intParameter(request, "events", 3);
-            long interval = intParameter(request, "intervalMs", 100);
-            if (events < 0 || interval < 0) {
-                badRequest(response, callback, "events and intervalMs must be non-negative numbers");
+        private void stream(Request request, Response response, Callback callback)
+        {
+            long events = CommonRoutes.parameter(request, "events", 3);
+            long interval = CommonRoutes.parameter(request, "intervalMs", 100);
+            if (events < 0 || interval < 0)
+            {
+                CommonRoutes.badRequest(response, callback, "events and intervalMs must be non-negative numbers");
                 return;
             }
             response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/event-stream");
@@ -287,8 +275,10 @@ public final class TargetServer implements AutoCloseable {
          * once; the next one is scheduled only when the previous write completed, so a slow reader
          * cannot make events pile up. The first event goes out right away.
          */
-        private void sendEvent(Response response, Callback callback, int index, int total, long interval) {
-            if (index > total) {
+        private void sendEvent(Response response, Callback callback, long index, long total, long interval)
+        {
+            if (index > total)
+            {
                 response.write(true, null, callback);
                 return;
             }
@@ -299,122 +289,14 @@ public final class TargetServer implements AutoCloseable {
                             index == total ? 0 : interval, TimeUnit.MILLISECONDS),
                     callback::failed));
         }
-
-        private void status(String code, Response response, Callback callback) {
-            int status;
-            try {
-                status = Integer.parseInt(code);
-            } catch (NumberFormatException e) {
-                status = -1;
-            }
-            if (status < 200 || status > 599) {
-                badRequest(response, callback, "status must be a final HTTP status code");
-                return;
-            }
-            response.setStatus(status);
-            if (HttpStatus.hasNoBody(status)) {
-                callback.succeeded();
-                return;
-            }
-            response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain;charset=utf-8");
-            Content.Sink.write(response, true, "status " + status, callback);
-        }
-
-        private void big(Request request, Response response, Callback callback) {
-            long total = intParameter(request, "bytes", -1);
-            if (total < 0) {
-                badRequest(response, callback, "bytes must be a non-negative number");
-                return;
-            }
-            response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/octet-stream");
-            response.getHeaders().put(HttpHeader.CONTENT_LENGTH, total);
-            new BigBodyWriter(response, total, callback).iterate();
-        }
-
-        private void slow(Request request, Response response, Callback callback) {
-            long millis = intParameter(request, "ms", -1);
-            if (millis < 0) {
-                badRequest(response, callback, "ms must be a non-negative number of milliseconds");
-                return;
-            }
-            server.getScheduler().schedule(() -> {
-                response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain;charset=utf-8");
-                Content.Sink.write(response, true, "slow", callback);
-            }, millis, TimeUnit.MILLISECONDS);
-        }
-
-        private void badRequest(Response response, Callback callback, String message) {
-            response.setStatus(HttpStatus.BAD_REQUEST_400);
-            response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain;charset=utf-8");
-            Content.Sink.write(response, true, message, callback);
-        }
-    }
-
-    /** The parameter as an int; {@code fallback} if absent, -1 if not a number. */
-    private static int intParameter(Request request, String name, int fallback) {
-        String value = Request.extractQueryParameters(request).getValue(name);
-        if (value == null) {
-            return fallback;
-        }
-        try {
-            return Integer.parseInt(value);
-        } catch (NumberFormatException e) {
-            return -1;
-        }
-    }
-
-    private static Map<String, List<String>> copyHeaders(Request request) {
-        Map<String, List<String>> headers = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
-        for (HttpField field : request.getHeaders()) {
-            headers.computeIfAbsent(field.getLowerCaseName(), k -> new ArrayList<>()).add(field.getValue());
-        }
-        headers.replaceAll((k, v) -> List.copyOf(v));
-        return Collections.unmodifiableMap(headers);
-    }
-
-    /** Streams the body in chunks, each write waiting for the previous one (backpressure). */
-    private static final class BigBodyWriter extends IteratingCallback {
-        private final Response response;
-        private final Callback callback;
-        private long remaining;
-
-        BigBodyWriter(Response response, long total, Callback callback) {
-            this.response = response;
-            this.callback = callback;
-            this.remaining = total;
-        }
-
-        @Override
-        protected Action process() {
-            if (remaining == 0) {
-                if (!response.hasLastWrite()) {
-                    response.write(true, null, this);
-                    return Action.SCHEDULED;
-                }
-                return Action.SUCCEEDED;
-            }
-            int length = (int) Math.min(BIG_CHUNK, remaining);
-            remaining -= length;
-            response.write(remaining == 0, BIG_PATTERN.slice(0, length), this);
-            return Action.SCHEDULED;
-        }
-
-        @Override
-        protected void onCompleteSuccess() {
-            callback.succeeded();
-        }
-
-        @Override
-        protected void onCompleteFailure(Throwable cause) {
-            callback.failed(cause);
-        }
     }
 
     /**
      * The self-signed key pair and its trust store, made once per JVM: keytool costs about a second
      * (a JVM start), which every test class would otherwise pay again.
      */
-    private static final class TestCertificate {
+    private static final class TestCertificate
+    {
         static final String PASSWORD = "sandgate-test";
         private static TestCertificate instance;
 
@@ -422,24 +304,31 @@ public final class TargetServer implements AutoCloseable {
         final Path keyStore;
         final Path trustStore;
 
-        private TestCertificate(Path directory) {
+        private TestCertificate(Path directory)
+        {
             this.directory = directory;
             this.keyStore = directory.resolve("target-key.p12");
             this.trustStore = directory.resolve("target-trust.p12");
         }
 
-        static synchronized TestCertificate get() {
-            if (instance == null) {
+        static synchronized TestCertificate get()
+        {
+            if (instance == null)
+            {
                 instance = generate();
             }
             return instance;
         }
 
-        private static TestCertificate generate() {
+        private static TestCertificate generate()
+        {
             Path directory;
-            try {
-                directory = Files.createTempDirectory("sandgate-target-tls-");
-            } catch (IOException e) {
+            try
+            {
+                directory = Files.createTempDirectory(MavenPaths.targetTests(), "target-tls-");
+            }
+            catch (IOException e)
+            {
                 throw new UncheckedIOException("cannot create a directory for the test certificate", e);
             }
             Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteQuietly(directory), "target-tls-cleanup"));
@@ -449,7 +338,8 @@ public final class TargetServer implements AutoCloseable {
             return cert;
         }
 
-        private void runKeytool() {
+        private void runKeytool()
+        {
             // The keytool of the JDK running the tests, so it is there wherever the tests run.
             Path keytool = Path.of(System.getProperty("java.home"), "bin", "keytool");
             List<String> command = List.of(keytool.toString(), "-genkeypair", "-noprompt",
@@ -463,29 +353,38 @@ public final class TargetServer implements AutoCloseable {
                     "-storetype", "PKCS12", "-keystore", keyStore.toString(),
                     "-storepass", PASSWORD, "-keypass", PASSWORD);
             Path output = directory.resolve("keytool.out");
-            try {
+            try
+            {
                 Process process = new ProcessBuilder(command)
                         .redirectErrorStream(true)
                         .redirectOutput(output.toFile())
                         .start();
-                if (!process.waitFor(30, TimeUnit.SECONDS)) {
+                if (!process.waitFor(30, TimeUnit.SECONDS))
+                {
                     process.destroyForcibly();
                     throw new IllegalStateException("keytool did not finish within 30 s");
                 }
-                if (process.exitValue() != 0) {
+                if (process.exitValue() != 0)
+                {
                     throw new IllegalStateException("keytool failed (" + process.exitValue() + "): "
                             + Files.readString(output));
                 }
-            } catch (IOException e) {
+            }
+            catch (IOException e)
+            {
                 throw new UncheckedIOException("cannot run " + keytool, e);
-            } catch (InterruptedException e) {
+            }
+            catch (InterruptedException e)
+            {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException("interrupted while generating the test certificate", e);
             }
         }
 
-        private void writeTrustStore() {
-            try (InputStream in = Files.newInputStream(keyStore); OutputStream out = Files.newOutputStream(trustStore)) {
+        private void writeTrustStore()
+        {
+            try (InputStream in = Files.newInputStream(keyStore); OutputStream out = Files.newOutputStream(trustStore))
+            {
                 KeyStore keys = KeyStore.getInstance("PKCS12");
                 keys.load(in, PASSWORD.toCharArray());
                 Certificate certificate = keys.getCertificate("target");
@@ -493,28 +392,36 @@ public final class TargetServer implements AutoCloseable {
                 trust.load(null, null);
                 trust.setCertificateEntry("sandgate-test-target", certificate);
                 trust.store(out, PASSWORD.toCharArray());
-            } catch (IOException | GeneralSecurityException e) {
+            }
+            catch (IOException | GeneralSecurityException e)
+            {
                 throw new IllegalStateException("cannot write the test trust store", e);
             }
         }
 
-        KeyStore loadTrustStore() {
-            try (InputStream in = Files.newInputStream(trustStore)) {
+        KeyStore loadTrustStore()
+        {
+            try (InputStream in = Files.newInputStream(trustStore))
+            {
                 KeyStore trust = KeyStore.getInstance("PKCS12");
                 trust.load(in, PASSWORD.toCharArray());
                 return trust;
-            } catch (IOException | GeneralSecurityException e) {
+            }
+            catch (IOException | GeneralSecurityException e)
+            {
                 throw new IllegalStateException("cannot read the test trust store", e);
             }
         }
 
-        private static void deleteQuietly(Path root) {
-            try (Stream<Path> walk = Files.walk(root)) {
-                for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
-                    Files.deleteIfExists(p);
-                }
-            } catch (IOException e) {
-                // Best effort at JVM exit: a leftover temp dir is harmless.
+        private static void deleteQuietly(Path root)
+        {
+            try
+            {
+                FS.ensureDeleted(root);
+            }
+            catch (RuntimeException | AssertionError e)
+            {
+                // Best effort at JVM exit: a leftover directory under target/ is harmless.
             }
         }
     }

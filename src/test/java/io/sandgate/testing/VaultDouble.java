@@ -23,7 +23,6 @@ import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.Fields;
-import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
  * An in-process stand-in for HashiCorp Vault's HTTP API, on a real Jetty server at 127.0.0.1 and an
@@ -113,14 +112,8 @@ public final class VaultDouble implements AutoCloseable
 
     private VaultDouble()
     {
-        QueuedThreadPool pool = new QueuedThreadPool();
-        pool.setName("vault-double");
-        pool.setStopTimeout(500);
-        server = new Server(pool);
-        connector = new ServerConnector(server);
-        connector.setHost("127.0.0.1");
-        connector.setPort(0);
-        server.addConnector(connector);
+        server = LoopbackServers.server("vault-double");
+        connector = LoopbackServers.connector(server);
         server.setHandler(new VaultHandler());
         kvMounts.add("secret");
         tokens.put(rootToken, new TokenState(List.of("root"), Duration.ZERO, Duration.ZERO, false, Map.of()));

@@ -41,9 +41,7 @@ public final class WebSocketBackend implements AutoCloseable
     {
         this.name = name;
         server = new Server();
-        connector = new ServerConnector(server);
-        connector.setHost("127.0.0.1");
-        server.addConnector(connector);
+        connector = LoopbackServers.connector(server);
         server.setHandler(WebSocketUpgradeHandler.from(server, container ->
         {
             container.setMaxBinaryMessageSize(64L * 1024 * 1024);

@@ -1,0 +1,161 @@
+package io.sandgate.launcher;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import io.sandgate.testing.LocalResources;
+import io.sandgate.testing.SandboxBackend;
+import io.sandgate.testing.WebSocketBackend;
+import org.eclipse.jetty.toolchain.test.MavenPaths;
+import org.eclipse.jetty.toolchain.test.jupiter.WorkDir;
+import org.eclipse.jetty.toolchain.test.jupiter.WorkDirExtension;
+import org.eclipse.jetty.websocket.api.Session;
+import org.eclipse.jetty.websocket.client.WebSocketClient;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * What the tests of the webapp as a container deploys it share: requests and WebSocket greetings
+ * under the {@code /sandgate} context, and, for a real container distribution run as a child
+ * process (Tomcat, Jetty), one sandbox backend of each kind, a base directory, a port, and a
+ * container that is stopped after all tests.
+ */
+@ExtendWith(WorkDirExtension.class)
+abstract class WarDeployment
+{
+    protected static SandboxBackend http;
+    protected static WebSocketBackend ws;
+    protected static int port;
+    protected static Path base;
+    private static Process container;
+
+    /**
+     * Starts the two sandboxes ({@code <name>-http}, {@code <name>-ws}) and picks the base
+     * directory and port of a container.
+     */
+    protected static void prepareContainer(String name, WorkDir workDir)
+    {
+        http = SandboxBackend.start(name + "-http");
+        try
+        {
+            ws = WebSocketBackend.start(name + "-ws");
+        }
+        catch (Exception x)
+        {
+            throw new IllegalStateException("cannot start the WebSocket sandbox", x);
+        }
+        port = LocalResources.freeLoopbackPort();
+        base = workDir.getEmptyPathDir();
+    }
+
+    /**
+     * A container distribution the build unpacked: the directory the system property names (the
+     * failsafe configuration sets it), else the one under {@code target/containers} starting with
+     * {@code prefix}.
+     */
+    protected static Path containerHome(String property, String prefix) throws IOException
+    {
+        String configured = System.getProperty(property);
+        if (configured != null)
+        {
+            assertTrue(Files.isDirectory(Path.of(configured)), "no " + configured + ": run through mvn verify");
+            return Path.of(configured);
+        }
+        Path containers = MavenPaths.projectBase().resolve("target/containers");
+        assertTrue(Files.isDirectory(containers), "no " + containers + ": run through mvn verify");
+        try (Stream<Path> homes = Files.list(containers))
+        {
+            return homes.filter(home -> home.getFileName().toString().startsWith(prefix)).findFirst()
+                .orElseThrow(() -> new AssertionError("no " + prefix + "* in " + containers + ": run through mvn verify"));
+        }
+    }
+
+    /** The packaged WAR: what {@code sandgate.war} names (the failsafe configuration sets it), else target/sandgate.war. */
+    protected static Path war()
+    {
+        String configured = System.getProperty("sandgate.war");
+        return configured != null ? Path.of(configured) : MavenPaths.projectBase().resolve("target/sandgate.war");
+    }
+
+    /** Starts the container and returns once Sandgate answers {@code /sandgate/readyz} on {@link #port}. */
+    protected static void startContainer(ProcessBuilder builder) throws Exception
+    {
+        container = builder.start();
+        HttpClient client = HttpClient.newHttpClient();
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250)).ignoreExceptions().until(() ->
+            client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/sandgate/readyz")).build(),
+                HttpResponse.BodyHandlers.ofString()).statusCode() == 200);
+    }
+
+    @AfterAll
+    static void stopContainer() throws Exception
+    {
+        if (container != null)
+        {
+            container.descendants().forEach(ProcessHandle::destroyForcibly);
+            container.destroyForcibly();
+            container.waitFor(20, TimeUnit.SECONDS);
+            container = null;
+        }
+        if (http != null)
+            http.close();
+        if (ws != null)
+            ws.close();
+        http = null;
+        ws = null;
+    }
+
+    /** A GET as a browser sends it over plain HTTP (HTTP/1.1, no h2c upgrade). */
+    protected static HttpResponse<String> get(int port, String path) throws Exception
+    {
+        HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+        return client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** Opens a WebSocket at the path and returns the first text message, once it arrived. */
+    protected static CompletableFuture<String> greeting(int port, String path) throws Exception
+    {
+        WebSocketClient client = new WebSocketClient();
+        client.start();
+        try
+        {
+            CompletableFuture<String> greeting = new CompletableFuture<>();
+            client.connect(new GreetingListener(greeting), URI.create("ws://127.0.0.1:" + port + path)).get(10, TimeUnit.SECONDS);
+            greeting.get(10, TimeUnit.SECONDS);
+            return greeting;
+        }
+        finally
+        {
+            client.stop();
+        }
+    }
+
+    /** Completes with the first text message. Public: Jetty binds listener methods through a public lookup. */
+    public static final class GreetingListener implements Session.Listener.AutoDemanding
+    {
+        private final CompletableFuture<String> greeting;
+
+        public GreetingListener(CompletableFuture<String> greeting)
+        {
+            this.greeting = greeting;
+        }
+
+        @Override
+        public void onWebSocketText(String message)
+        {
+            greeting.complete(message);
+        }
+    }
+}

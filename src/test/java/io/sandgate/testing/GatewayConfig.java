@@ -1,0 +1,73 @@
+package io.sandgate.testing;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Consumer;
+
+import io.sandgate.config.ConfigLoader;
+import io.sandgate.config.SandgateConfig;
+
+/**
+ * The configuration of a gateway a test starts: dotted keys and raw values, exactly as a YAML file
+ * or context-params would give them, validated whole by {@link ConfigLoader} when the gateway
+ * starts. It begins with what every test gateway shares, the loopback address and a free port.
+ */
+public final class GatewayConfig
+{
+    private final Map<String, Object> values = new LinkedHashMap<>();
+
+    public GatewayConfig()
+    {
+        values.put("server.host", "127.0.0.1");
+        values.put("server.port", "0");
+    }
+
+    /** Nothing beyond the defaults: a gateway with the in-memory store and every face as it ships. */
+    public static Consumer<GatewayConfig> defaults()
+    {
+        return config ->
+        {
+        };
+    }
+
+    /** Sets one key; a later value for the same key replaces the earlier one. */
+    public GatewayConfig set(String key, Object value)
+    {
+        if (key == null || key.isBlank())
+            throw new IllegalArgumentException("key: '" + key + "' (expected: a dotted name such as ingress.access)");
+        values.put(key, Objects.requireNonNull(value, () -> key + ": null (expected: a value)"));
+        return this;
+    }
+
+    public GatewayConfig setAll(Map<String, ?> more)
+    {
+        more.forEach(this::set);
+        return this;
+    }
+
+    /** The Redis store on that server. */
+    public GatewayConfig redisStore(RedisServerProcess redis)
+    {
+        return set("store.type", "redis").set("store.redis.address", redis.address());
+    }
+
+    /** Egress trusts the target's self-signed certificate, as it would trust a real CA. */
+    public GatewayConfig trustStoreOf(TargetServer target)
+    {
+        return set("egress.tls.trust-store", target.trustStore().toString())
+            .set("egress.tls.trust-store-password", target.trustStorePassword());
+    }
+
+    public Map<String, Object> values()
+    {
+        return Collections.unmodifiableMap(values);
+    }
+
+    /** Parses and validates the values, as start-up does. */
+    public SandgateConfig build()
+    {
+        return ConfigLoader.fromValues(values);
+    }
+}

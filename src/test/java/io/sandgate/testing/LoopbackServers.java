@@ -1,0 +1,38 @@
+package io.sandgate.testing;
+
+import org.eclipse.jetty.server.ConnectionFactory;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+
+/** The Jetty servers the fixtures run: on loopback only, on ephemeral ports, quick to stop. */
+final class LoopbackServers
+{
+    private LoopbackServers()
+    {
+    }
+
+    /**
+     * A server whose threads carry the fixture's name. Fixtures hold exchanges open on purpose (an
+     * SSE stream waiting to be released, a hung request, a tool waiting for a sampling answer);
+     * a short stop timeout makes close() interrupt them, as a dying pod would, instead of waiting
+     * Jetty's default 5 s.
+     */
+    static Server server(String name)
+    {
+        QueuedThreadPool pool = new QueuedThreadPool();
+        pool.setName(name);
+        pool.setStopTimeout(500);
+        return new Server(pool);
+    }
+
+    /** A connector on 127.0.0.1 and a port the kernel picks; plain HTTP/1.1 when no factory is given. */
+    static ServerConnector connector(Server server, ConnectionFactory... factories)
+    {
+        ServerConnector connector = factories.length == 0 ? new ServerConnector(server) : new ServerConnector(server, factories);
+        connector.setHost("127.0.0.1");
+        connector.setPort(0);
+        server.addConnector(connector);
+        return connector;
+    }
+}

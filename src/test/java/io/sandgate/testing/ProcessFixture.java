@@ -1,0 +1,348 @@
+package io.sandgate.testing;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ConnectException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.IntConsumer;
+
+import org.awaitility.core.ConditionTimeoutException;
+import org.awaitility.core.TerminalFailureException;
+import org.eclipse.jetty.toolchain.test.FS;
+import org.eclipse.jetty.toolchain.test.MavenPaths;
+
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A real program run as a child process on loopback (redis-server, tinyproxy, Xvnc): started in a
+ * scratch directory of its own under {@code target/tests}, on a free port, awaited until it
+ * listens, stopped politely or killed, started again on the same port. Subclasses say what to run
+ * and when it is ready; this class owns the processes and the directory.
+ *
+ * <p>A test that fails before close(), or a JVM ended by System.exit (which is how Surefire ends
+ * its forks), would otherwise leave processes running, still holding ports and displays and
+ * confusing the next run: what is still alive when the JVM exits is killed then, and its
+ * directory deleted.
+ */
+public abstract class ProcessFixture implements AutoCloseable
+{
+    protected static final Duration STARTUP_TIMEOUT = Duration.ofSeconds(10);
+    protected static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
+    protected static final Duration POLL_INTERVAL = Duration.ofMillis(25);
+    /** The probed port is only free when probed; a process that lost it exits early, and a fresh one is tried. */
+    private static final int START_ATTEMPTS = 3;
+    private static final int DIAGNOSTIC_LINES = 40;
+
+    private static final Set<Process> LIVE_PROCESSES = ConcurrentHashMap.newKeySet();
+    private static final Set<Path> OPEN_DIRECTORIES = ConcurrentHashMap.newKeySet();
+
+    static
+    {
+        Runtime.getRuntime().addShutdownHook(new Thread(ProcessFixture::reapOnJvmExit, "process-fixture-reaper"));
+    }
+
+    /** The scratch directory: configuration, logs, data; deleted on close. */
+    protected final Path directory;
+    private boolean closed;
+
+    protected ProcessFixture(String name)
+    {
+        try
+        {
+            directory = Files.createTempDirectory(MavenPaths.targetTests(), name + "-");
+        }
+        catch (IOException e)
+        {
+            throw new UncheckedIOException("cannot create a working directory for " + name, e);
+        }
+        OPEN_DIRECTORIES.add(directory);
+    }
+
+    /**
+     * The installed program, or an exception that names the command installing it: these tests
+     * fail, never skip, on a machine without it.
+     */
+    protected static Path executable(String name, String install, String... extraDirs)
+    {
+        Path executable = LocalResources.executable(name, extraDirs);
+        if (executable == null)
+            throw new IllegalStateException(name + " was not found on PATH (" + System.getenv("PATH") + "); install it with: " + install);
+        return executable;
+    }
+
+    /** The tails of the logs, for failure messages. */
+    public abstract String diagnostics();
+
+    /** Calls {@code launch} with fresh free ports until one works; closes this fixture if none does. */
+    protected final int onAFreePort(IntConsumer launch)
+    {
+        IllegalStateException lastFailure = null;
+        for (int attempt = 1; attempt <= START_ATTEMPTS; attempt++)
+        {
+            int port = LocalResources.freeLoopbackPort();
+            try
+            {
+                launch.accept(port);
+                return port;
+            }
+            catch (IllegalStateException e)
+            {
+                lastFailure = e;
+            }
+        }
+        throw closeAfter(lastFailure);
+    }
+
+    /** Starts {@code command} in the directory, appending its output to the two files (which may be one). */
+    protected final Process launch(List<String> command, Path stdout, Path stderr)
+    {
+        ProcessBuilder builder = new ProcessBuilder(command)
+            .directory(directory.toFile())
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(stdout.toFile()))
+            .redirectError(ProcessBuilder.Redirect.appendTo(stderr.toFile()))
+            .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+        // Python (websockify) would buffer its log lines; diagnostics want them as they happen.
+        builder.environment().put("PYTHONUNBUFFERED", "1");
+        Process started;
+        try
+        {
+            started = builder.start();
+        }
+        catch (IOException e)
+        {
+            throw new IllegalStateException("cannot run " + command.get(0), e);
+        }
+        LIVE_PROCESSES.add(started);
+        started.onExit().thenRun(() -> LIVE_PROCESSES.remove(started));
+        return started;
+    }
+
+    /**
+     * Returns once {@code ready} holds. A process that exits first, or is not ready in time, is
+     * killed, and the exception says which, with the diagnostics.
+     *
+     * @param what names the process: {@code "redis-server on port 6379"}
+     * @param readiness what it does once ready: {@code "answer PING"}
+     */
+    protected final void awaitReady(Process process, String what, String readiness, Callable<Boolean> ready)
+    {
+        try
+        {
+            await().alias(what + " to " + readiness)
+                .atMost(STARTUP_TIMEOUT)
+                .pollInterval(POLL_INTERVAL)
+                .pollInSameThread()
+                .failFast(what + " exited during startup", () -> !process.isAlive())
+                .until(ready);
+        }
+        catch (ConditionTimeoutException | TerminalFailureException e)
+        {
+            String why = process.isAlive() ? "did not " + readiness + " within " + STARTUP_TIMEOUT : "exited with status " + process.exitValue();
+            // Stopped without waiting for its port to close: another process may own the port.
+            stop(process, Duration.ofSeconds(2));
+            throw new IllegalStateException(what + ' ' + why + '\n' + diagnostics(), e);
+        }
+    }
+
+    /** Waits until nothing listens on the port any more, as a crashed server's clients see it. */
+    protected static void awaitRefusing(int port)
+    {
+        try
+        {
+            await().alias("port " + port + " refusing connections")
+                .atMost(SHUTDOWN_TIMEOUT)
+                .pollInterval(POLL_INTERVAL)
+                .pollInSameThread()
+                .until(() -> refusesConnections(port));
+        }
+        catch (ConditionTimeoutException e)
+        {
+            throw new IllegalStateException("port " + port + " still accepts connections after its process died; another process may have taken it", e);
+        }
+    }
+
+    /**
+     * Stops the process and what it forked: SIGTERM, so it can remove its sockets and lock files,
+     * then SIGKILL after {@code grace}; a zero grace kills at once, as a crash would.
+     */
+    protected static void stop(Process process, Duration grace)
+    {
+        if (process == null)
+            return;
+        List<ProcessHandle> children = process.descendants().toList();
+        try
+        {
+            if (grace.isZero() || !politely(process, children, grace))
+            {
+                process.destroyForcibly();
+                if (!process.waitFor(SHUTDOWN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS))
+                    throw new IllegalStateException("pid " + process.pid() + " survived SIGKILL for " + SHUTDOWN_TIMEOUT);
+            }
+        }
+        catch (InterruptedException e)
+        {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while stopping pid " + process.pid(), e);
+        }
+        finally
+        {
+            children.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
+        }
+    }
+
+    private static boolean politely(Process process, List<ProcessHandle> children, Duration grace) throws InterruptedException
+    {
+        process.destroy();
+        children.forEach(ProcessHandle::destroy);
+        return process.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    protected static boolean acceptsConnections(int port)
+    {
+        return probe(port) == Probe.ACCEPTED;
+    }
+
+    private static boolean refusesConnections(int port)
+    {
+        return probe(port) == Probe.REFUSED;
+    }
+
+    private enum Probe
+    {
+        ACCEPTED, REFUSED, NO_ANSWER
+    }
+
+    private static Probe probe(int port)
+    {
+        try (Socket socket = new Socket())
+        {
+            socket.connect(new InetSocketAddress(loopback(), port), 250);
+            return Probe.ACCEPTED;
+        }
+        catch (ConnectException e)
+        {
+            return Probe.REFUSED;
+        }
+        catch (IOException e)
+        {
+            // A timeout, or a reset while the process comes up or goes down.
+            return Probe.NO_ANSWER;
+        }
+    }
+
+    protected static InetAddress loopback() throws IOException
+    {
+        return InetAddress.getByAddress(new byte[]{127, 0, 0, 1});
+    }
+
+    /** The last lines of a log, or a note that it is missing or unreadable. */
+    protected static String tail(Path file)
+    {
+        if (!Files.exists(file))
+            return "(missing)\n";
+        try
+        {
+            List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+            StringBuilder out = new StringBuilder();
+            for (String line : lines.subList(Math.max(0, lines.size() - DIAGNOSTIC_LINES), lines.size()))
+                out.append(line).append('\n');
+            return out.toString();
+        }
+        catch (IOException | UncheckedIOException e)
+        {
+            return "(unreadable: " + e + ")\n";
+        }
+    }
+
+    /** Stops the processes, then deletes the directory; a second call does nothing. */
+    @Override
+    public final synchronized void close()
+    {
+        if (closed)
+            return;
+        closed = true;
+        try
+        {
+            stopProcesses();
+        }
+        finally
+        {
+            FS.ensureDeleted(directory);
+            OPEN_DIRECTORIES.remove(directory);
+        }
+    }
+
+    protected final synchronized boolean isClosed()
+    {
+        return closed;
+    }
+
+    /** Stops every process this fixture runs, politely or not as the program deserves. */
+    protected abstract void stopProcesses();
+
+    /** For a fixture whose start failed half way: closes it, and returns the failure to throw. */
+    protected final <X extends RuntimeException> X closeAfter(X failure)
+    {
+        try
+        {
+            close();
+        }
+        catch (RuntimeException | AssertionError suppressed)
+        {
+            failure.addSuppressed(suppressed);
+        }
+        return failure;
+    }
+
+    /*
+     * Runs on JVM exit, possibly while a test thread still holds a fixture's monitor, so it must
+     * not call the synchronized instance methods.
+     */
+    private static void reapOnJvmExit()
+    {
+        List<Process> orphans = new ArrayList<>(LIVE_PROCESSES);
+        for (Process orphan : orphans)
+        {
+            orphan.descendants().forEach(ProcessHandle::destroyForcibly);
+            // SIGTERM: Xvnc removes its lock file and X socket, which SIGKILL would leave behind.
+            orphan.destroy();
+        }
+        for (Process orphan : orphans)
+        {
+            try
+            {
+                if (!orphan.waitFor(2, TimeUnit.SECONDS))
+                    orphan.destroyForcibly();
+            }
+            catch (InterruptedException e)
+            {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+        for (Path directory : OPEN_DIRECTORIES)
+        {
+            try
+            {
+                FS.ensureDeleted(directory);
+            }
+            catch (RuntimeException | AssertionError e)
+            {
+                // Best effort: a leftover directory under target/ is harmless, a throwing hook only adds noise.
+            }
+        }
+    }
+}

@@ -1,0 +1,74 @@
+package io.sandgate.testing;
+
+import java.util.function.Consumer;
+
+import io.sandgate.Sandgate;
+import io.sandgate.config.SandgateConfig;
+import io.sandgate.launcher.EmbeddedServer;
+
+/**
+ * One gateway on embedded Jetty, started from a {@link GatewayConfig}. Tests get these from a
+ * {@link GatewayExtension}, which closes them; programs that are not tests (benchmarks) and
+ * fixtures made of several gateways start them with {@link #start(Consumer)} and close them.
+ */
+public final class RunningGateway implements Gateway, AutoCloseable
+{
+    private final EmbeddedServer server;
+    private boolean closed;
+
+    private RunningGateway(EmbeddedServer server)
+    {
+        this.server = server;
+    }
+
+    /**
+     * Starts a gateway and returns once it serves. An admin reload runs {@code configuration}
+     * again, so a test that changes what the lambda reads and then reloads gets the new values,
+     * as an operator who edits the YAML file and reloads would.
+     */
+    public static RunningGateway start(Consumer<GatewayConfig> configuration) throws Exception
+    {
+        return new RunningGateway(EmbeddedServer.start(configure(configuration), () -> configure(configuration)));
+    }
+
+    private static SandgateConfig configure(Consumer<GatewayConfig> configuration)
+    {
+        GatewayConfig config = new GatewayConfig();
+        configuration.accept(config);
+        return config.build();
+    }
+
+    @Override
+    public int port()
+    {
+        return server.port();
+    }
+
+    @Override
+    public int forwardProxyPort()
+    {
+        return server.forwardProxyPort();
+    }
+
+    @Override
+    public Sandgate sandgate()
+    {
+        return server.sandgate();
+    }
+
+    /** Stops the gateway; a second call does nothing, so a test may stop one its extension also stops. */
+    @Override
+    public synchronized void close() throws Exception
+    {
+        if (closed)
+            return;
+        closed = true;
+        server.close();
+    }
+
+    @Override
+    public String toString()
+    {
+        return "gateway " + uri();
+    }
+}
