@@ -64,8 +64,16 @@ public final class SessionFilter extends HttpFilter
     private IngressRequest ingressRequest(HttpServletRequest request)
     {
         ClientInfo clients = ingress.clients();
-        return new IngressRequest(request.getMethod(), request.getRequestURI(), request.getQueryString(), clients.origin(request),
+        String path = CanonicalPath.of(request.getRequestURI(), routedPath(request));
+        return new IngressRequest(request.getMethod(), path, request.getQueryString(), clients.origin(request),
             request.getHeader(HttpHeader.REFERER.asString()), sessionCookies(request), request.getHeader(ingress.config().header()));
+    }
+
+    /** The decoded, normalised path the container mapped the request on. */
+    private static String routedPath(HttpServletRequest request)
+    {
+        String pathInfo = request.getPathInfo();
+        return request.getContextPath() + request.getServletPath() + (pathInfo == null ? "" : pathInfo);
     }
 
     private List<String> sessionCookies(HttpServletRequest request)
