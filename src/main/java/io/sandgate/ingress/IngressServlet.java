@@ -23,8 +23,9 @@ import org.eclipse.jetty.io.ClientConnector;
 /**
  * Servlet glue of the ingress face: forwards a request whose sandbox {@link SessionFilter} has
  * resolved, letting Jetty's asynchronous proxy servlet stream it there, or hands a WebSocket upgrade
- * to the {@link WebSocketBridge} (and takes it back when the container dispatches it again). Overrides only the hooks whose defaults do not fit a sandbox
- * gateway: target rewriting, forwarding headers, response flushing and error bodies.
+ * to the {@link WebSocketBridge} (and hands it back when the container dispatches it again).
+ * Overrides only the hooks whose defaults do not fit a sandbox gateway: target rewriting,
+ * forwarding headers, response headers, response flushing and error bodies.
  */
 public class IngressServlet extends StreamingProxyServlet
 {

@@ -17,6 +17,7 @@ import jakarta.servlet.http.HttpFilter;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.util.URIUtil;
 
 /**
  * Servlet glue in front of {@link IngressServlet}, mapped on the ingress prefix: reads the request
@@ -69,11 +70,11 @@ public final class SessionFilter extends HttpFilter
             request.getHeader(HttpHeader.REFERER.asString()), sessionCookies(request), request.getHeader(ingress.config().header()));
     }
 
-    /** The decoded, normalised path the container mapped the request on. */
+    /** The decoded, normalised path the container mapped the request on (the context path comes encoded). */
     private static String routedPath(HttpServletRequest request)
     {
         String pathInfo = request.getPathInfo();
-        return request.getContextPath() + request.getServletPath() + (pathInfo == null ? "" : pathInfo);
+        return URIUtil.decodePath(request.getContextPath()) + request.getServletPath() + (pathInfo == null ? "" : pathInfo);
     }
 
     private List<String> sessionCookies(HttpServletRequest request)

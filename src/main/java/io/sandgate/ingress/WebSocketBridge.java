@@ -141,7 +141,7 @@ public final class WebSocketBridge implements AutoCloseable
 
         SandboxConnect connect = new SandboxConnect(forward.sandboxId(), bridge);
         CONNECT.set(request, connect);
-        AsyncContext async = request.startAsync(request, response);
+        AsyncContext async = request.startAsync();
         // The container's timer, a little after the client's own timeout: a leg that has not
         // settled by then is answered 504 all the same.
         async.setTimeout(ingress.config().connectTimeout().toMillis() + CONNECT_GRACE_MILLIS);
