@@ -26,6 +26,10 @@ public final class AdminServlet extends HttpServlet
 {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final int MAX_BODY = 64 * 1024;
+    // Jetty's HttpHeader has neither.
+    private static final String CONTENT_SECURITY_POLICY = "Content-Security-Policy";
+    private static final String X_FRAME_OPTIONS = "X-Frame-Options";
+    private static final String NO_FRAMING = "frame-ancestors 'none'";
 
     private final Optional<Secret> token;
     private final List<Route> routes;
@@ -82,6 +86,11 @@ public final class AdminServlet extends HttpServlet
     @Override
     protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException
     {
+        // In path mode sandbox pages share the gateway's origin: none of them, nor any other site,
+        // may frame an admin page (and dress it up to make a user act in it). Every answer, errors
+        // included, says so; X-Frame-Options for browsers that predate frame-ancestors.
+        response.setHeader(CONTENT_SECURITY_POLICY, NO_FRAMING);
+        response.setHeader(X_FRAME_OPTIONS, "DENY");
         try
         {
             if (token.isEmpty())
@@ -160,7 +169,7 @@ public final class AdminServlet extends HttpServlet
             if (in == null)
                 throw GatewayException.notFound("dashboard not packaged");
             response.setContentType(file.endsWith(".html") ? "text/html;charset=utf-8" : file.endsWith(".js") ? "text/javascript" : "text/css");
-            response.setHeader("Content-Security-Policy", "default-src 'self'; connect-src 'self'");
+            response.setHeader(CONTENT_SECURITY_POLICY, "default-src 'self'; connect-src 'self'; " + NO_FRAMING);
             response.setHeader(HttpHeader.CACHE_CONTROL.asString(), "no-cache");
             in.transferTo(response.getOutputStream());
         }

@@ -24,6 +24,16 @@ record IdSyntax(Pattern pattern, int maxLength)
     }
 
     /**
+     * Whether the segment is an id with path parameters, e.g. {@code 42;x}. The servlet container
+     * maps such a request as {@code /vnc/42/}, so it must not reach another sandbox by the cookie.
+     */
+    boolean isIdWithParameters(String segment)
+    {
+        int semicolon = segment.indexOf(';');
+        return semicolon > 0 && isId(segment.substring(0, semicolon));
+    }
+
+    /**
      * Whether a first segment that is not an id can be forwarded as an ordinary path: printable
      * ASCII without percent-escapes, and not a dot segment. Anything else is an attempt to smuggle
      * an id or a traversal past the pattern.

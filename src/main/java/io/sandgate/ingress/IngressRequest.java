@@ -7,7 +7,8 @@ import java.util.List;
  * can be tested without a server.
  *
  * @param method HTTP method
- * @param path raw (still percent-encoded) request path, context path included, e.g. {@code /vnc/37579/app/ui.js}
+ * @param path request path, context path included, still percent-encoded but without dot segments
+ *        (see {@link CanonicalPath}), e.g. {@code /vnc/37579/app/ui.js}
  * @param query raw query string, or null
  * @param origin the origin the client used, e.g. {@code http://gw.example:8080}
  * @param referer the Referer header, or null

@@ -23,8 +23,9 @@ import org.eclipse.jetty.io.ClientConnector;
 /**
  * Servlet glue of the ingress face: forwards a request whose sandbox {@link SessionFilter} has
  * resolved, letting Jetty's asynchronous proxy servlet stream it there, or hands a WebSocket upgrade
- * to the {@link WebSocketBridge}. Overrides only the hooks whose defaults do not fit a sandbox
- * gateway: target rewriting, forwarding headers, response flushing and error bodies.
+ * to the {@link WebSocketBridge} (and hands it back when the container dispatches it again).
+ * Overrides only the hooks whose defaults do not fit a sandbox gateway: target rewriting,
+ * forwarding headers, response headers, response flushing and error bodies.
  */
 public class IngressServlet extends StreamingProxyServlet
 {
@@ -32,6 +33,7 @@ public class IngressServlet extends StreamingProxyServlet
 
     private final Ingress ingress;
     private final WebSocketBridge webSockets;
+    private final SandboxCookies cookies;
 
     /**
      * @param webSockets the bridge for upgrades; started and closed by whoever built it
@@ -40,6 +42,7 @@ public class IngressServlet extends StreamingProxyServlet
     {
         this.ingress = ingress;
         this.webSockets = webSockets;
+        this.cookies = new SandboxCookies(ingress.config().cookie().name());
     }
 
     @Override
@@ -51,6 +54,8 @@ public class IngressServlet extends StreamingProxyServlet
         Route route;
         try
         {
+            if (webSockets.resume(clientRequest, proxyResponse))
+                return;
             route = ingress.route(forward.sandboxId());
             if (WebSocketBridge.isUpgrade(clientRequest))
             {
@@ -152,13 +157,20 @@ public class IngressServlet extends StreamingProxyServlet
     }
 
     /**
-     * Keeps redirects inside the gateway: a sandbox answering {@code Location: /x} or
+     * Keeps the sandbox's cookies to the sandbox (see {@link SandboxCookies}) and its redirects
+     * inside the gateway: a sandbox answering {@code Location: /x} or
      * {@code http://10.1.2.3:6080/x} means its own {@code /x}, which the browser reaches under the
      * ingress prefix. Rewriting also keeps pod addresses from leaking to the browser.
      */
     @Override
     protected String filterServerResponseHeader(HttpServletRequest clientRequest, Response serverResponse, String headerName, String headerValue)
     {
+        if (HttpHeader.SET_COOKIE.is(headerName))
+        {
+            Forward forward = SessionFilter.FORWARD.get(clientRequest);
+            // Under the sandbox's own mount even when the request came without the id.
+            return cookies.confine(headerValue, ingress.mount() + forward.sandboxId(), forward.upstreamPath());
+        }
         if (!HttpHeader.LOCATION.is(headerName))
             return headerValue;
         String path = headerValue;

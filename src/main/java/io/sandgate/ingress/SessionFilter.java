@@ -17,6 +17,7 @@ import jakarta.servlet.http.HttpFilter;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.util.URIUtil;
 
 /**
  * Servlet glue in front of {@link IngressServlet}, mapped on the ingress prefix: reads the request
@@ -64,8 +65,16 @@ public final class SessionFilter extends HttpFilter
     private IngressRequest ingressRequest(HttpServletRequest request)
     {
         ClientInfo clients = ingress.clients();
-        return new IngressRequest(request.getMethod(), request.getRequestURI(), request.getQueryString(), clients.origin(request),
+        String path = CanonicalPath.of(request.getRequestURI(), routedPath(request));
+        return new IngressRequest(request.getMethod(), path, request.getQueryString(), clients.origin(request),
             request.getHeader(HttpHeader.REFERER.asString()), sessionCookies(request), request.getHeader(ingress.config().header()));
+    }
+
+    /** The decoded, normalised path the container mapped the request on (the context path comes encoded). */
+    private static String routedPath(HttpServletRequest request)
+    {
+        String pathInfo = request.getPathInfo();
+        return URIUtil.decodePath(request.getContextPath()) + request.getServletPath() + (pathInfo == null ? "" : pathInfo);
     }
 
     private List<String> sessionCookies(HttpServletRequest request)

@@ -11,6 +11,7 @@ import io.sandgate.ingress.IngressDecision.Redirect;
 import io.sandgate.ingress.IngressDecision.Source;
 import io.sandgate.web.GatewayException;
 import org.eclipse.jetty.http.HttpStatus;
+import org.eclipse.jetty.util.URIUtil;
 
 /**
  * Finds the sandbox of an ingress request although most requests of a noVNC session carry no id:
@@ -71,7 +72,7 @@ public final class SessionResolver
 
         if (ids.isId(first))
             return fromPath(request, session, first, slash < 0 ? null : rest.substring(slash), secure, secureMode);
-        if (!first.isEmpty() && (ids.isOverlongId(first) || !IdSyntax.isPlainSegment(first)))
+        if (!first.isEmpty() && (ids.isOverlongId(first) || !IdSyntax.isPlainSegment(first) || ids.isIdWithParameters(first)))
             throw GatewayException.badRequest("malformed sandbox id in path");
 
         String upstreamPath = "/" + rest + query(request.query());
@@ -138,8 +139,9 @@ public final class SessionResolver
         String origin = uri.getScheme().toLowerCase(Locale.ROOT) + "://" + uri.getRawAuthority().toLowerCase(Locale.ROOT);
         if (!origin.equals(request.origin().toLowerCase(Locale.ROOT)))
             return null;
-        String path = uri.getRawPath();
-        if (!path.startsWith(prefix))
+        // As for the request's own path: the id is read after dot segments are gone.
+        String path = URIUtil.normalizePath(uri.getRawPath());
+        if (path == null || !path.startsWith(prefix))
             return null;
         String rest = path.substring(prefix.length());
         int slash = rest.indexOf('/');

@@ -10,19 +10,25 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.IngressConfig;
 import io.sandgate.core.Schedulers;
 import io.sandgate.web.ClientInfo;
+import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
-import jakarta.servlet.ServletContext;
+import io.sandgate.web.RequestAttribute;
+import jakarta.servlet.AsyncContext;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
+import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.websocket.DeploymentException;
@@ -33,7 +39,9 @@ import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
 import org.eclipse.jetty.http.HttpStatus;
+import org.eclipse.jetty.websocket.api.Callback;
 import org.eclipse.jetty.websocket.api.Session;
+import org.eclipse.jetty.websocket.api.exceptions.UpgradeException;
 import org.eclipse.jetty.websocket.client.ClientUpgradeRequest;
 import org.eclipse.jetty.websocket.client.WebSocketClient;
 
@@ -41,6 +49,9 @@ import org.eclipse.jetty.websocket.client.WebSocketClient;
  * Bridges a browser's WebSocket to its sandbox. The sandbox leg is opened first, offering the
  * browser's subprotocols, so that the browser's upgrade can answer with the one the sandbox picked,
  * and so that an unreachable sandbox is an honest HTTP 502 rather than a socket that opens and dies.
+ * No thread waits for it: the browser's request goes async while the leg opens, and comes back
+ * through the container's dispatch ({@link #upgrade}, then {@link #resume}), which is how a servlet
+ * container (Jetty and Tomcat alike) lets a later thread perform the upgrade.
  *
  * <p>Towards browsers it uses the standard Jakarta WebSocket API (so the WAR bridges on Tomcat as
  * well as Jetty); towards sandboxes, Jetty's WebSocketClient with explicit demand, which is what
@@ -54,6 +65,8 @@ public final class WebSocketBridge implements AutoCloseable
 {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(WebSocketBridge.class);
     private static final String SERVER_CONTAINER = ServerContainer.class.getName();
+    private static final RequestAttribute<SandboxConnect> CONNECT = RequestAttribute.of("ingress.websocket.connect", SandboxConnect.class);
+    private static final long CONNECT_GRACE_MILLIS = 1000;
 
     private final Ingress ingress;
     private final IngressConfig.WebSocket config;
@@ -111,21 +124,59 @@ public final class WebSocketBridge implements AutoCloseable
     }
 
     /**
-     * Opens the sandbox leg, then upgrades the browser's request.
+     * First half of an upgrade: checks the Origin, starts opening the sandbox leg and lets the
+     * request thread go. A sandbox that accepts TCP and never answers holds no thread of the
+     * gateway's: the request waits in async mode until the leg opens or fails, or the connect
+     * timeout passes, and the container then dispatches it back to {@link #resume}.
      *
-     * @throws GatewayException 403 for a foreign Origin, 502/504 when the sandbox leg fails
+     * @throws GatewayException 403 for a foreign Origin, 501 without a WebSocket container
      */
     void upgrade(HttpServletRequest request, HttpServletResponse response, IngressDecision.Forward forward, Route route)
-        throws IOException
     {
         checkOrigin(request);
-        ServletContext context = request.getServletContext();
-        ServerContainer container = (ServerContainer)context.getAttribute(SERVER_CONTAINER);
-        if (container == null)
-            throw new GatewayException(HttpStatus.NOT_IMPLEMENTED_501, "websocket_unsupported", "this servlet container does not offer WebSocket");
-
+        serverContainer(request);
         BridgedSession bridge = new BridgedSession(forward.sandboxId(), config, open, meters);
-        Session sandbox = connect(request, forward, route, bridge);
+        ClientUpgradeRequest upgrade = sandboxUpgrade(request);
+        URI target = URI.create("ws://" + route.authority() + forward.upstreamPath());
+
+        SandboxConnect connect = new SandboxConnect(forward.sandboxId(), bridge);
+        CONNECT.set(request, connect);
+        AsyncContext async = request.startAsync();
+        // The container's timer, a little after the client's own timeout: a leg that has not
+        // settled by then is answered 504 all the same.
+        async.setTimeout(ingress.config().connectTimeout().toMillis() + CONNECT_GRACE_MILLIS);
+        async.addListener(connect);
+        CompletableFuture<Session> leg;
+        try
+        {
+            leg = client.connect(bridge.sandboxListener(), target, upgrade);
+        }
+        catch (IOException | RuntimeException x)
+        {
+            leg = CompletableFuture.failedFuture(x);
+        }
+        leg.whenComplete((session, failure) ->
+        {
+            if (connect.settle(session, failure))
+                async.dispatch();
+        });
+    }
+
+    /**
+     * Second half, on the container's dispatch: upgrades the browser with the subprotocol the
+     * sandbox picked, or answers why the sandbox leg failed.
+     *
+     * @return false when the request is not an upgrade coming back from {@link #upgrade}
+     * @throws GatewayException 502/504 when the sandbox leg failed
+     */
+    boolean resume(HttpServletRequest request, HttpServletResponse response) throws IOException
+    {
+        SandboxConnect connect = CONNECT.get(request);
+        if (connect == null || request.getDispatcherType() != DispatcherType.ASYNC)
+            return false;
+        CONNECT.set(request, null);
+        Session sandbox = connect.session();
+        BridgedSession bridge = connect.bridge;
         String protocol = sandbox.getUpgradeResponse().getAcceptedSubProtocol();
         ServerEndpointConfig endpoint = ServerEndpointConfig.Builder.create(Endpoint.class, request.getRequestURI())
             .subprotocols(protocol == null ? List.of() : List.of(protocol))
@@ -152,13 +203,22 @@ public final class WebSocketBridge implements AutoCloseable
             .build();
         try
         {
-            container.upgradeHttpToWebSocket(request, response, endpoint, Map.of());
+            serverContainer(request).upgradeHttpToWebSocket(request, response, endpoint, Map.of());
         }
         catch (DeploymentException | IOException | RuntimeException x)
         {
-            sandbox.close(1011, "browser upgrade failed", org.eclipse.jetty.websocket.api.Callback.NOOP);
+            sandbox.close(1011, "browser upgrade failed", Callback.NOOP);
             throw x instanceof IOException io ? io : new IOException(x);
         }
+        return true;
+    }
+
+    private static ServerContainer serverContainer(HttpServletRequest request)
+    {
+        ServerContainer container = (ServerContainer)request.getServletContext().getAttribute(SERVER_CONTAINER);
+        if (container == null)
+            throw new GatewayException(HttpStatus.NOT_IMPLEMENTED_501, "websocket_unsupported", "this servlet container does not offer WebSocket");
+        return container;
     }
 
     /**
@@ -182,7 +242,8 @@ public final class WebSocketBridge implements AutoCloseable
         throw GatewayException.forbidden("WebSocket from origin " + origin.replaceAll("[^\\x20-\\x7e]", "?") + " is not allowed");
     }
 
-    private Session connect(HttpServletRequest request, IngressDecision.Forward forward, Route route, BridgedSession bridge)
+    /** The sandbox leg's upgrade request: the browser's subprotocols and cookies (less the gateway's), forwarding headers. */
+    private ClientUpgradeRequest sandboxUpgrade(HttpServletRequest request)
     {
         ClientUpgradeRequest upgrade = new ClientUpgradeRequest();
         List<String> protocols = new ArrayList<>();
@@ -206,30 +267,21 @@ public final class WebSocketBridge implements AutoCloseable
         upgrade.setHeader(ClientInfo.X_FORWARDED_FOR, request.getRemoteAddr());
         upgrade.setHeader(ClientInfo.X_FORWARDED_PROTO, clients.scheme(request));
         upgrade.setHeader(ClientInfo.X_FORWARDED_HOST, clients.host(request));
-        long timeout = ingress.config().connectTimeout().toMillis();
-        upgrade.setTimeout(timeout, TimeUnit.MILLISECONDS);
+        upgrade.setTimeout(ingress.config().connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        return upgrade;
+    }
 
-        URI target = URI.create("ws://" + route.authority() + forward.upstreamPath());
-        CompletableFuture<Session> session;
-        try
-        {
-            session = client.connect(bridge.sandboxListener(), target, upgrade);
-            return session.get(timeout + 1000, TimeUnit.MILLISECONDS);
-        }
-        catch (TimeoutException x)
-        {
-            throw new GatewayException(HttpStatus.GATEWAY_TIMEOUT_504, "upstream_timeout", "the sandbox did not accept the WebSocket in time");
-        }
-        catch (InterruptedException x)
-        {
-            Thread.currentThread().interrupt();
-            throw new GatewayException(HttpStatus.SERVICE_UNAVAILABLE_503, "unavailable", "interrupted");
-        }
-        catch (ExecutionException | IOException x)
-        {
-            LOG.debug("WebSocket to sandbox {} failed", forward.sandboxId(), x);
-            throw new GatewayException(HttpStatus.BAD_GATEWAY_502, "upstream_unreachable", "the sandbox refused the WebSocket");
-        }
+    /**
+     * What the browser is told when the sandbox leg did not open: the one error mapping, where a
+     * sandbox that answered the upgrade with a status of its own (no I/O error) refused it.
+     */
+    static GatewayException failed(Throwable failure)
+    {
+        Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+        GatewayException error = Errors.map(cause);
+        if (error.status() == HttpStatus.INTERNAL_SERVER_ERROR_500 && cause instanceof UpgradeException)
+            return new GatewayException(HttpStatus.BAD_GATEWAY_502, "upstream_refused", "the sandbox refused the WebSocket");
+        return error;
     }
 
     private void pingAll()
@@ -248,5 +300,74 @@ public final class WebSocketBridge implements AutoCloseable
         for (BridgedSession session : open)
             session.shutdown();
         client.stop();
+    }
+
+    /**
+     * One upgrade's sandbox leg between the connect and the dispatch back into the servlet. The
+     * first outcome settles it: the leg opening, the leg failing, the container's timeout or the
+     * browser going away. A leg that opens after its request has given up is closed at once.
+     */
+    private static final class SandboxConnect implements AsyncListener
+    {
+        private final String sandboxId;
+        private final BridgedSession bridge;
+        private final AtomicBoolean settled = new AtomicBoolean();
+        private volatile Session session;
+        private volatile Throwable failure;
+
+        SandboxConnect(String sandboxId, BridgedSession bridge)
+        {
+            this.sandboxId = sandboxId;
+            this.bridge = bridge;
+        }
+
+        /** @return whether this outcome is the one the request gets */
+        boolean settle(Session session, Throwable failure)
+        {
+            if (!settled.compareAndSet(false, true))
+            {
+                if (session != null)
+                    session.close(1001, "the browser's request gave up", Callback.NOOP);
+                return false;
+            }
+            this.session = session;
+            this.failure = failure;
+            return true;
+        }
+
+        /** @throws GatewayException why the leg did not open */
+        Session session()
+        {
+            Throwable x = failure;
+            if (x == null)
+                return session;
+            LOG.debug("WebSocket to sandbox {} failed", sandboxId, x);
+            throw failed(x);
+        }
+
+        @Override
+        public void onTimeout(AsyncEvent event)
+        {
+            if (settle(null, new TimeoutException("the sandbox leg did not open in time")))
+                event.getAsyncContext().dispatch();
+        }
+
+        @Override
+        public void onError(AsyncEvent event)
+        {
+            // The browser's connection failed while the leg was opening: nobody is left to answer.
+            if (settle(null, event.getThrowable()))
+                event.getAsyncContext().complete();
+        }
+
+        @Override
+        public void onComplete(AsyncEvent event)
+        {
+        }
+
+        @Override
+        public void onStartAsync(AsyncEvent event)
+        {
+        }
     }
 }

@@ -183,6 +183,9 @@ class SessionFilterTest
                 {
                     case "getMethod" -> method;
                     case "getRequestURI" -> uri;
+                    // A container maps these plain paths as they are: a servlet on /*, at the root.
+                    case "getContextPath", "getServletPath" -> "";
+                    case "getPathInfo" -> uri;
                     case "getQueryString" -> query;
                     case "getScheme" -> "http";
                     case "getRemoteAddr" -> "192.0.2.1";
