@@ -10,6 +10,15 @@ public interface Gateway
     /** The HTTP port (ingress, and every other face unless an internal port is set). */
     int port();
 
+    /** The internal port (MCP, egress, admin, metrics) when {@code server.internal-port} is set, else {@link #port()}. */
+    int internalPort();
+
+    /** @param path absolute, on the internal port: {@code /admin/routes} */
+    default URI internalUri(String path)
+    {
+        return URI.create("http://127.0.0.1:" + internalPort()).resolve(path);
+    }
+
     /** The forward-proxy port, or -1 when {@code egress.forward-proxy-port} is not set. */
     int forwardProxyPort();
 

@@ -153,6 +153,12 @@ public final class GatewayExtension implements Gateway, BeforeAllCallback, Befor
     }
 
     @Override
+    public int internalPort()
+    {
+        return unchecked().internalPort();
+    }
+
+    @Override
     public int forwardProxyPort()
     {
         return unchecked().forwardProxyPort();

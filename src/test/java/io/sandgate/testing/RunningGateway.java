@@ -45,6 +45,12 @@ public final class RunningGateway implements Gateway, AutoCloseable
     }
 
     @Override
+    public int internalPort()
+    {
+        return server.internalPort();
+    }
+
+    @Override
     public int forwardProxyPort()
     {
         return server.forwardProxyPort();
