@@ -60,7 +60,7 @@ class ListenersIT
         assertEquals(200, get(gateway.uri("/healthz")).statusCode());
         assertEquals(404, get(gateway.uri("/metrics")).statusCode());
         assertEquals(404, get(gateway.uri("/admin/routes"), "Authorization", "Bearer " + TOKEN).statusCode());
-        assertEquals(404, post(gateway.uri("/mcp/tools/mcp")).statusCode());
+        assertNotServed(post(gateway.uri("/mcp/tools/mcp")));
         assertEquals(404, get(gateway.uri("/egress/api.example/v1")).statusCode());
         assertFalse(connect(gateway.port()).startsWith("HTTP/1.1 200"), "CONNECT must not be served on the public port");
     }
@@ -93,9 +93,7 @@ class ListenersIT
             .set("ingress.static-routes", Map.of("7", sandbox.hostPort()))))
         {
             assertEquals(404, get(off.uri("/vnc/7/status")).statusCode());
-            HttpResponse<String> mcp = post(off.internalUri("/mcp/tools/mcp"));
-            assertEquals(404, mcp.statusCode());
-            assertFalse(mcp.body().contains("MCP"), mcp.body());
+            assertNotServed(post(off.internalUri("/mcp/tools/mcp")));
             HttpResponse<String> egress = get(off.internalUri("/egress/api.example/v1"));
             assertEquals(404, egress.statusCode());
             assertFalse(egress.body().contains("egress route"), egress.body());
@@ -104,6 +102,13 @@ class ListenersIT
             assertEquals(200, get(off.uri("/healthz")).statusCode());
             assertEquals(200, get(off.internalUri("/metrics")).statusCode());
         }
+    }
+
+    /** The container's own answer (no servlet there): 404, or 405 from its default servlet for a POST. */
+    private static void assertNotServed(HttpResponse<String> response)
+    {
+        assertTrue(response.statusCode() == 404 || response.statusCode() == 405, response.statusCode() + " " + response.body());
+        assertFalse(response.body().contains("MCP"), response.body());
     }
 
     private static HttpResponse<String> get(URI uri, String... headers) throws Exception

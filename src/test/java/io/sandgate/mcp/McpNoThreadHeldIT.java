@@ -7,7 +7,6 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
@@ -15,8 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 
-import io.sandgate.config.ConfigLoader;
-import io.sandgate.launcher.EmbeddedServer;
+import io.sandgate.testing.GatewayExtension;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;
@@ -28,6 +26,7 @@ import org.eclipse.jetty.util.Callback;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -44,7 +43,6 @@ class McpNoThreadHeldIT
 
     private static Server slowUpstream;
     private static final Queue<Held> held = new ConcurrentLinkedQueue<>();
-    private static EmbeddedServer gateway;
     private static final HttpClient CLIENT = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
     /** A request the upstream has read and not yet answered. */
@@ -74,22 +72,18 @@ class McpNoThreadHeldIT
             }
         });
         slowUpstream.start();
-        Map<String, Object> values = new HashMap<>();
-        values.put("server.host", "127.0.0.1");
-        values.put("server.port", "0");
-        values.put("server.max-threads", "40");
-        values.put("log.access", "false");
-        values.put("mcp.servers", List.of(Map.of("name", "slow", "url", "http://127.0.0.1:" + connector.getLocalPort() + "/mcp", "transport", "streamable")));
-        gateway = EmbeddedServer.start(ConfigLoader.fromValues(values));
     }
+
+    @RegisterExtension
+    static final GatewayExtension gateway = new GatewayExtension(config -> config
+        .set("server.max-threads", "40")
+        .set("log.access", "false")
+        .set("mcp.servers", List.of(Map.of("name", "slow", "url", slowUpstream.getURI().resolve("/mcp").toString(), "transport", "streamable"))));
 
     @AfterAll
     static void stop() throws Exception
     {
-        if (gateway != null)
-            gateway.close();
-        if (slowUpstream != null)
-            slowUpstream.stop();
+        slowUpstream.stop();
     }
 
     @Test
@@ -99,7 +93,7 @@ class McpNoThreadHeldIT
         for (int i = 0; i < CALLS; i++)
         {
             String body = "{\"jsonrpc\":\"2.0\",\"id\":" + i + ",\"method\":\"tools/call\",\"params\":{\"name\":\"slow\",\"arguments\":{}}}";
-            calls.add(CLIENT.sendAsync(HttpRequest.newBuilder(gateway.uri().resolve("/mcp/slow/mcp"))
+            calls.add(CLIENT.sendAsync(HttpRequest.newBuilder(gateway.uri("/mcp/slow/mcp"))
                 .header("Content-Type", "application/json")
                 .header("Accept", "application/json, text/event-stream")
                 .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString()));
@@ -109,7 +103,7 @@ class McpNoThreadHeldIT
         // Every call is now waiting on the upstream: the gateway must still answer at once.
         for (int i = 0; i < 5; i++)
         {
-            HttpResponse<String> health = CLIENT.send(HttpRequest.newBuilder(gateway.uri().resolve("/healthz")).timeout(Duration.ofSeconds(1)).build(),
+            HttpResponse<String> health = CLIENT.send(HttpRequest.newBuilder(gateway.uri("/healthz")).timeout(Duration.ofSeconds(1)).build(),
                 HttpResponse.BodyHandlers.ofString());
             assertEquals(200, health.statusCode());
         }
