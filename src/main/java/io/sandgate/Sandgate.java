@@ -33,6 +33,7 @@ import io.sandgate.ingress.WebSocketBridge;
 import io.sandgate.leak.Redactor;
 import io.sandgate.mcp.McpGateway;
 import io.sandgate.mcp.McpServlet;
+import io.sandgate.net.Origins;
 import io.sandgate.secrets.SecretRing;
 import io.sandgate.secrets.SecretSources;
 import io.sandgate.store.Store;
@@ -128,7 +129,7 @@ public final class Sandgate implements AutoCloseable
         {
             try
             {
-                mcp = new McpGateway(config.mcp(), store.sessions(), clients, metrics, schedulers);
+                mcp = new McpGateway(config.mcp(), store.sessions(), clients, new Origins(config.server().publicOrigins()), metrics, schedulers);
             }
             catch (Exception x)
             {
@@ -287,7 +288,8 @@ public final class Sandgate implements AutoCloseable
             return;
         Supplier<Map<String, Integer>> liveIngress = webSockets == null ? Map::of : webSockets::liveSessions;
         context.addServlet("sandgate-admin", new AdminServlet(config.adminToken(),
-            AdminApi.routes(config, store.routes(), store.sessions(), egress, liveIngress, this::reloadEgress))).addMapping("/admin/*");
+            AdminApi.routes(config, store.routes(), store.sessions(), egress, liveIngress, this::reloadEgress), new Origins(config.server().publicOrigins())))
+            .addMapping("/admin/*");
         context.addServlet("sandgate-metrics", new MetricsServlet(metrics)).addMapping("/metrics");
     }
 

@@ -9,6 +9,7 @@ import java.util.Optional;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sandgate.core.Secret;
+import io.sandgate.net.Origins;
 import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
 import jakarta.servlet.http.HttpServlet;
@@ -33,6 +34,7 @@ public final class AdminServlet extends HttpServlet
 
     private final Optional<Secret> token;
     private final List<Route> routes;
+    private final Origins origins;
 
     /** One operation: a method and a path below /admin, whose last segment may be {@code {id}}. */
     public record Route(String method, String pattern, Handler handler)
@@ -77,10 +79,15 @@ public final class AdminServlet extends HttpServlet
         Object handle(Call call);
     }
 
-    public AdminServlet(Optional<Secret> token, List<Route> routes)
+    /**
+     * @param origins browser origins allowed to call the API ({@code server.public-origins} and
+     *        loopback); requests from anywhere else that carry an Origin are refused
+     */
+    public AdminServlet(Optional<Secret> token, List<Route> routes, Origins origins)
     {
         this.token = token;
         this.routes = List.copyOf(routes);
+        this.origins = origins;
     }
 
     @Override
@@ -95,6 +102,11 @@ public final class AdminServlet extends HttpServlet
         {
             if (token.isEmpty())
                 throw GatewayException.notFound("the admin API is off: set admin.token");
+            // A page elsewhere (or a sandbox's, or a rebinding one) must not drive the API with a
+            // token the browser holds; tools that are not browsers send no Origin.
+            String origin = request.getHeader(HttpHeader.ORIGIN.asString());
+            if (origin != null && !origins.allows(origin, null))
+                throw GatewayException.forbidden("origin " + origin + " may not call the admin API: add it to server.public-origins");
             String pathInfo = request.getPathInfo() == null ? "/" : request.getPathInfo();
             if (pathInfo.equals("/ui") || pathInfo.startsWith("/ui/"))
             {

@@ -20,6 +20,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.McpConfig;
 import io.sandgate.core.StoreUnavailableException;
 import io.sandgate.core.Schedulers;
+import io.sandgate.net.Origins;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.RequestBodies;
 import io.sandgate.web.GatewayException;
@@ -50,6 +51,7 @@ public final class McpGateway implements AutoCloseable
     private final McpConfig config;
     private final SessionBus bus;
     private final ClientInfo clients;
+    private final Origins origins;
     private final HttpClient http;
     private final Upstream upstream;
     /** Upstream stream pumps; they block on reads, so they run on workers. */
@@ -61,8 +63,13 @@ public final class McpGateway implements AutoCloseable
     private final Counter replays;
     private final Counter lost;
 
-    public McpGateway(McpConfig config, SessionBus bus, ClientInfo clients, MeterRegistry registry, Schedulers schedulers) throws Exception
+    /**
+     * @param origins the browser origins the deployment allows ({@code server.public-origins}); the
+     *        face adds {@code mcp.allowed-origins}
+     */
+    public McpGateway(McpConfig config, SessionBus bus, ClientInfo clients, Origins origins, MeterRegistry registry, Schedulers schedulers) throws Exception
     {
+        this.origins = origins.and(config.allowedOrigins());
         this.pumps = schedulers.workers();
         this.config = config;
         this.bus = bus;
@@ -116,20 +123,16 @@ public final class McpGateway implements AutoCloseable
     }
 
     /**
-     * MCP's transport rules require validating Origin to stop DNS-rebinding pages from driving a
-     * local server: only the gateway's own origin and the configured ones pass.
+     * MCP's transport rules require validating Origin to stop DNS-rebinding pages from driving the
+     * gateway: loopback origins, {@code server.public-origins} and {@code mcp.allowed-origins}
+     * pass. The request's own Host proves nothing (a rebinding page controls it), so "same origin"
+     * is not a reason to accept. Clients that are not browsers send no Origin and pass.
      */
     void checkOrigin(HttpServletRequest request)
     {
         String origin = request.getHeader(HttpHeader.ORIGIN.asString());
-        if (origin == null || origin.equalsIgnoreCase(clients.origin(request)) || config.allowedOrigins().contains("*"))
-            return;
-        for (String allowed : config.allowedOrigins())
-        {
-            if (allowed.equalsIgnoreCase(origin))
-                return;
-        }
-        throw GatewayException.forbidden("origin not allowed for MCP");
+        if (origin != null && !origins.allows(origin, null))
+            throw GatewayException.forbidden("origin " + origin + " is not allowed for MCP: add it to server.public-origins or mcp.allowed-origins");
     }
 
     McpSession session(String id, McpConfig.Server server)

@@ -98,6 +98,21 @@ class AdminApiIT
     }
 
     @Test
+    void aForeignOrigin_cannotDriveTheApi_evenWithTheToken() throws Exception
+    {
+        for (String origin : new String[] {"http://evil.example", "http://7.sbx.localhost:" + gateway.port()})
+        {
+            HttpResponse<String> refused = HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/admin/routes/77")).header("Authorization", "Bearer " + TOKEN)
+                .header("Origin", origin).DELETE().build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(403, refused.statusCode(), origin);
+            assertTrue(refused.body().contains("server.public-origins"), refused.body());
+        }
+        HttpResponse<String> loopback = HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/admin/routes")).header("Authorization", "Bearer " + TOKEN)
+            .header("Origin", "http://127.0.0.1:" + gateway.port()).build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, loopback.statusCode());
+    }
+
+    @Test
     void config_showsEffectiveValues_withSecretsRedacted() throws Exception
     {
         HttpResponse<String> response = admin("GET", "/config", null);
