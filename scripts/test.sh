@@ -2,8 +2,8 @@
 # Runs the whole test suite. Installs what the tests need when it is missing (Debian/Ubuntu):
 # a JDK 17 and Maven are assumed; redis-server, and for the browser test (NoVncBrowserIT) a VNC
 # server, websockify, Debian's noVNC and Chromium, are installed with apt-get (as root, or via
-# sudo); the Node packages of the browser test and of the TypeScript MCP client
-# test (TypeScriptSdkClientIT) with npm ci. Nothing is installed twice.
+# sudo); the Node packages of the browser test, of the TypeScript MCP client test
+# (TypeScriptSdkClientIT) and of the MCP conformance suite with npm ci. Nothing is installed twice.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,6 +38,13 @@ fi
 if [ ! -d src/test/mcp-ts/node_modules/@modelcontextprotocol/sdk ] || [ ! -d src/test/mcp-ts/node_modules/zod ]; then
   echo "Installing MCP TypeScript client test packages (npm ci in src/test/mcp-ts)"
   npm ci --prefix src/test/mcp-ts --no-audit --no-fund --loglevel=error >/dev/null
+fi
+
+# The official MCP conformance suite (@modelcontextprotocol/conformance), exactly as locked; on Node
+# 20 it runs with the small load hook in src/test/conformance/compat-hooks.mjs.
+if [ ! -d src/test/conformance/node_modules/@modelcontextprotocol/conformance ]; then
+  echo "Installing the MCP conformance suite (npm ci in src/test/conformance)"
+  npm ci --prefix src/test/conformance --no-audit --no-fund --loglevel=error >/dev/null
 fi
 
 # A redis-server started by the distribution is not used: every test starts its own on a free port.
