@@ -7,8 +7,10 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
@@ -16,6 +18,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import io.sandgate.config.ConfigLoader;
+import io.sandgate.config.IngressConfig;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.testing.RunningGateway;
 import org.eclipse.jetty.toolchain.test.MavenPaths;
@@ -28,6 +31,7 @@ import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -72,6 +76,39 @@ class DeployManifestsTest
         SandgateConfig config = ConfigLoader.load(Map.of(), Map.of("sandgate.config", file.toString()), Map.of());
         assertTrue(config.watcher().enabled());
         assertEquals(List.of("sandboxes"), config.watcher().namespaces());
+        // The trust boundary as shipped: grants required, MCP/egress/admin/metrics off the public port.
+        assertEquals(IngressConfig.Access.SIGNED, config.ingress().access());
+        assertEquals(Optional.of(8081), config.server().internalPort());
+        assertEquals(8080, config.server().port());
+    }
+
+    @Test
+    void networkPolicies_keepSandboxesOffBothPorts_andReachableOnlyFromTheGateway() throws Exception
+    {
+        Map<String, Map<?, ?>> policies = new HashMap<>();
+        for (Object document : documents())
+        {
+            Map<?, ?> map = (Map<?, ?>)document;
+            if ("NetworkPolicy".equals(map.get("kind")))
+                policies.put((String)((Map<?, ?>)map.get("metadata")).get("name"), (Map<?, ?>)map.get("spec"));
+        }
+        Map<?, ?> sandboxes = policies.get("sandboxes-reachable-only-from-sandgate");
+        assertEquals(List.of("Ingress", "Egress"), sandboxes.get("policyTypes"));
+        // Sandboxes may only look up names: no rule lets them reach 8080 or 8081.
+        String egress = sandboxes.get("egress").toString();
+        assertFalse(egress.contains("8080") || egress.contains("8081") || egress.contains("app=sandgate"), egress);
+        String ingress = sandboxes.get("ingress").toString();
+        assertTrue(ingress.contains("app=sandgate") && ingress.contains("kubernetes.io/metadata.name=sandgate"), ingress);
+        // Agents reach the internal port only; the gateway takes its internal port only from agents and monitoring.
+        String agents = policies.get("agents-only-through-sandgate").get("egress").toString();
+        assertTrue(agents.contains("port=8081") && !agents.contains("8080"), agents);
+        List<?> gatewayRules = (List<?>)policies.get("sandgate-ports").get("ingress");
+        for (Object rule : gatewayRules)
+        {
+            String text = rule.toString();
+            if (text.contains("8081"))
+                assertTrue(text.contains("from="), "the internal port must name who may reach it: " + text);
+        }
     }
 
     @Test
