@@ -69,6 +69,28 @@ public class WebAppDeploymentIT extends WarDeployment
     }
 
     @Test
+    void contextParams_switchFacesOff() throws Exception
+    {
+        Server server = deploy("sandgate.mcp.enabled", "false", "sandgate.egress.enabled", "false");
+        try
+        {
+            int port = ((ServerConnector)server.getConnectors()[0]).getLocalPort();
+            // With the face on, this is the MCP face's own 404 ("no MCP server named tools").
+            HttpResponse<String> mcp = get(port, "/sandgate/mcp/tools/sse");
+            assertEquals(404, mcp.statusCode());
+            assertFalse(mcp.body().contains("MCP"), mcp.body());
+            assertEquals(404, get(port, "/sandgate/egress/api.example/v1").statusCode());
+            assertEquals(200, get(port, "/sandgate/healthz").statusCode());
+            HttpResponse<String> ingress = get(port, "/sandgate/vnc/42");
+            assertEquals(308, ingress.statusCode(), "ingress stays on");
+        }
+        finally
+        {
+            server.stop();
+        }
+    }
+
+    @Test
     void webSocketsAreBridged_underTheContextPath() throws Exception
     {
         try (WebSocketBackend sandbox = WebSocketBackend.start("war-ws"))
