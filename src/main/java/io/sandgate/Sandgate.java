@@ -68,7 +68,7 @@ public final class Sandgate implements AutoCloseable
     private final Store store;
     /** What was built, closed in reverse order with the gateway. */
     private final Deque<AutoCloseable> built = new ArrayDeque<>();
-    /** The faces; null on the control-plane role, which serves operations only. */
+    /** The faces; null when switched off, and on the control-plane role, which serves operations only. */
     private Ingress ingress;
     private WebSocketBridge webSockets;
     private McpGateway mcp;
