@@ -125,15 +125,7 @@ public final class ForwardProxy implements AutoCloseable
     public static ForwardProxy start(String name)
     {
         ForwardProxy proxy = new ForwardProxy(name);
-        try
-        {
-            proxy.server.start();
-        }
-        catch (Exception e)
-        {
-            proxy.close();
-            throw new IllegalStateException("Could not start forward proxy " + name, e);
-        }
+        LoopbackServers.start(proxy.server, proxy::close, "forward proxy " + name);
         proxy.port = proxy.connector.getLocalPort();
         return proxy;
     }

@@ -35,4 +35,21 @@ final class LoopbackServers
         server.addConnector(connector);
         return connector;
     }
+
+    /**
+     * Starts a fixture's server; when that fails, {@code close} releases what the fixture already
+     * holds (threads, a bound port) before the failure is thrown, naming {@code what} did not start.
+     */
+    static void start(Server server, Runnable close, String what)
+    {
+        try
+        {
+            server.start();
+        }
+        catch (Exception e)
+        {
+            close.run();
+            throw new IllegalStateException("Could not start " + what, e);
+        }
+    }
 }

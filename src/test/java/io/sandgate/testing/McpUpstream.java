@@ -175,15 +175,7 @@ public final class McpUpstream implements AutoCloseable
     public static McpUpstream start()
     {
         McpUpstream upstream = new McpUpstream();
-        try
-        {
-            upstream.server.start();
-        }
-        catch (Exception e)
-        {
-            upstream.close();
-            throw new IllegalStateException("Could not start the MCP upstream", e);
-        }
+        LoopbackServers.start(upstream.server, upstream::close, "the MCP upstream");
         return upstream;
     }
 

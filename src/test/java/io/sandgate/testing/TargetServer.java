@@ -92,15 +92,7 @@ public final class TargetServer implements AutoCloseable
     public static TargetServer start()
     {
         TargetServer target = new TargetServer();
-        try
-        {
-            target.server.start();
-        }
-        catch (Exception e)
-        {
-            target.close();
-            throw new IllegalStateException("Could not start target server", e);
-        }
+        LoopbackServers.start(target.server, target::close, "target server");
         return target;
     }
 
