@@ -186,14 +186,7 @@ public final class ForwardProxy implements AutoCloseable
     {
         if (!refusing)
         {
-            try
-            {
-                connector.stop();
-            }
-            catch (Exception e)
-            {
-                throw new IllegalStateException("Could not stop the connector of proxy " + name, e);
-            }
+            LoopbackServers.stop(connector, "the connector of proxy " + name);
             refusing = true;
         }
         return this;
@@ -270,14 +263,7 @@ public final class ForwardProxy implements AutoCloseable
     @Override
     public void close()
     {
-        try
-        {
-            server.stop();
-        }
-        catch (Exception e)
-        {
-            throw new IllegalStateException("Could not stop forward proxy " + name, e);
-        }
+        LoopbackServers.stop(server, "forward proxy " + name);
     }
 
     @Override

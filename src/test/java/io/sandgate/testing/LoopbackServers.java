@@ -3,6 +3,7 @@ package io.sandgate.testing;
 import org.eclipse.jetty.server.ConnectionFactory;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.component.LifeCycle;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /** The Jetty servers the fixtures run: on loopback only, on ephemeral ports, quick to stop. */
@@ -50,6 +51,19 @@ final class LoopbackServers
         {
             close.run();
             throw new IllegalStateException("Could not start " + what, e);
+        }
+    }
+
+    /** Stops a fixture's server or connector; a failure names {@code what} did not stop. */
+    static void stop(LifeCycle lifeCycle, String what)
+    {
+        try
+        {
+            lifeCycle.stop();
+        }
+        catch (Exception e)
+        {
+            throw new IllegalStateException("Could not stop " + what, e);
         }
     }
 }

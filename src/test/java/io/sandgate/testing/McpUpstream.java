@@ -268,14 +268,7 @@ public final class McpUpstream implements AutoCloseable
                 failure = e;
             }
         }
-        try
-        {
-            server.stop();
-        }
-        catch (Exception e)
-        {
-            throw new IllegalStateException("Could not stop the MCP upstream", e);
-        }
+        LoopbackServers.stop(server, "the MCP upstream");
         if (failure != null)
         {
             throw failure;

@@ -108,14 +108,7 @@ public final class SandboxBackend implements AutoCloseable
     @Override
     public void close()
     {
-        try
-        {
-            server.stop();
-        }
-        catch (Exception e)
-        {
-            throw new IllegalStateException("Could not stop sandbox backend " + name, e);
-        }
+        LoopbackServers.stop(server, "sandbox backend " + name);
     }
 
     /*

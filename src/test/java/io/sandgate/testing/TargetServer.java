@@ -196,14 +196,7 @@ public final class TargetServer implements AutoCloseable
     @Override
     public void close()
     {
-        try
-        {
-            server.stop();
-        }
-        catch (Exception e)
-        {
-            throw new IllegalStateException("Could not stop target server", e);
-        }
+        LoopbackServers.stop(server, "target server");
     }
 
     /*
