@@ -407,28 +407,15 @@ public final class ConfigLoader
         List<CredentialsConfig.Agent> agents = EgressTables.agents(list(ConfigKeys.EGRESS_AGENTS));
         // Without an address the record itself reports what is missing.
         boolean vault = source == CredentialsConfig.SourceKind.VAULT && get(ConfigKeys.VAULT_ADDRESS) != null;
-        return CredentialsConfig.builder()
-            .source(source)
-            .file(file)
-            .overlap(get(ConfigKeys.SECRETS_OVERLAP))
-            .refresh(get(ConfigKeys.SECRETS_REFRESH))
-            .vault(vault ? Optional.of(vault()) : Optional.empty())
-            .credentials(bound)
-            .agents(agents)
-            .build();
+        return new CredentialsConfig(source, file, get(ConfigKeys.SECRETS_OVERLAP), get(ConfigKeys.SECRETS_REFRESH),
+            vault ? Optional.of(vault()) : Optional.empty(), bound, agents);
     }
 
     private WatcherConfig watcher()
     {
-        return WatcherConfig.builder()
-            .enabled(get(ConfigKeys.WATCHER_ENABLED))
-            .namespaces(get(ConfigKeys.WATCHER_NAMESPACES))
-            .idLabel(get(ConfigKeys.WATCHER_ID_LABEL))
-            .portAnnotation(get(ConfigKeys.WATCHER_PORT_ANNOTATION))
-            .defaultPort(get(ConfigKeys.WATCHER_DEFAULT_PORT))
-            .resyncInterval(get(ConfigKeys.WATCHER_RESYNC))
-            .masterUrl(optional(ConfigKeys.WATCHER_MASTER_URL))
-            .build();
+        return new WatcherConfig(get(ConfigKeys.WATCHER_ENABLED), get(ConfigKeys.WATCHER_NAMESPACES), get(ConfigKeys.WATCHER_ID_LABEL),
+            get(ConfigKeys.WATCHER_PORT_ANNOTATION), get(ConfigKeys.WATCHER_DEFAULT_PORT), get(ConfigKeys.WATCHER_RESYNC),
+            optional(ConfigKeys.WATCHER_MASTER_URL));
     }
 
     /** The {@code vault} source's settings; only read when that is the source, with its address set. */

@@ -10,9 +10,9 @@ import java.util.Set;
 
 import org.junit.jupiter.api.Test;
 
+import static io.sandgate.config.ConfigProblems.problems;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -24,11 +24,6 @@ class ConfigBindingTest
 {
     private static final Map<String, Object> POOLS = Map.of("p", Map.of("region", "eu",
         "nodes", List.of(Map.of("id", "n1", "address", "10.0.0.1:3128"), Map.of("id", "n2", "address", "10.0.0.2:3128", "region", "us", "weight", 7))));
-
-    private static String problems(Map<String, Object> values)
-    {
-        return assertThrows(ConfigException.class, () -> ConfigLoader.fromValues(values)).getMessage();
-    }
 
     @Test
     void egressHealth_eachDurationAndCount()

@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 import io.sandgate.net.Cidr;
 import org.junit.jupiter.api.Nested;
@@ -27,7 +28,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 class ConfigLoaderTest
@@ -500,18 +503,37 @@ class ConfigLoaderTest
             assertMentions(p, "SANDGATE_FOO", "unknown setting", "expected");
         }
 
-        @Test
-        void unknownSystemProperty()
+        /** A single bad system property: one problem, naming the setting and what was expected. */
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("badSystemProperties")
+        void badSystemProperty(String scenario, String property, String value, List<String> mentions)
         {
-            String p = problem(() -> sys(Map.of("sandgate.foo", "1")));
-            assertMentions(p, "foo", "sandgate.foo", "system property", "unknown setting");
+            String p = problem(() -> sys(Map.of(property, value)));
+            assertMentions(p, mentions.toArray(String[]::new));
         }
 
-        @Test
-        void unknownSystemPropertyNearMiss()
+        static Stream<Arguments> badSystemProperties()
         {
-            String p = problem(() -> sys(Map.of("sandgate.server.prot", "1")));
-            assertMentions(p, "server.prot", "did you mean server.port?");
+            return Stream.of(
+                Arguments.of("unknownSystemProperty", "sandgate.foo", "1",
+                    List.of("foo", "sandgate.foo", "system property", "unknown setting")),
+                Arguments.of("unknownSystemPropertyNearMiss", "sandgate.server.prot", "1",
+                    List.of("server.prot", "did you mean server.port?")),
+                Arguments.of("badDuration", "sandgate.ingress.idle-timeout", "soon",
+                    List.of("ingress.idle-timeout", "'soon'", "expected: a duration such as 500ms, 30s, 5m, 1h or PT1H")),
+                Arguments.of("zeroDurationWhereAPositiveOneIsNeeded", "sandgate.ingress.cookie.ttl", "0s",
+                    List.of("ingress.cookie.ttl", "> 0")),
+                Arguments.of("badEnumListsAllValues", "sandgate.ingress.cookie.secure", "sometimes",
+                    List.of("ingress.cookie.secure", "sometimes", "one of auto, always, never")),
+                Arguments.of("badBoolean", "sandgate.log.access", "maybe", List.of("log.access", "maybe", "true or false")),
+                Arguments.of("badRegex", "sandgate.ingress.id-pattern", "[a-",
+                    List.of("ingress.id-pattern", "'[a-'", "expected: a regular expression")),
+                Arguments.of("badCidrInTrustedProxies", "sandgate.ingress.trusted-proxies", "10.0.0.0/8,proxy.example.com",
+                    List.of("ingress.trusted-proxies", "proxy.example.com", "IP literal")),
+                Arguments.of("sentinelNodesNeedAMaster", "sandgate.store.redis.sentinel-nodes", "redis://s1:26379",
+                    List.of("store.redis.sentinel-master", "expected")),
+                Arguments.of("staticRoutesStringWithoutEquals", "sandgate.ingress.static-routes", "1:host:5900",
+                    List.of("ingress.static-routes", "k1=v1,k2=v2")));
         }
 
         @Test
@@ -560,46 +582,11 @@ class ConfigLoaderTest
         }
 
         @Test
-        void badDuration()
-        {
-            String p = problem(() -> sys(Map.of("sandgate.ingress.idle-timeout", "soon")));
-            assertMentions(p, "ingress.idle-timeout", "'soon'", "expected: a duration such as 500ms, 30s, 5m, 1h or PT1H");
-        }
-
-        @Test
-        void zeroDurationWhereAPositiveOneIsNeeded()
-        {
-            String p = problem(() -> sys(Map.of("sandgate.ingress.cookie.ttl", "0s")));
-            assertMentions(p, "ingress.cookie.ttl", "> 0");
-        }
-
-        @Test
         void badEnum() throws IOException
         {
             String file = yaml("store:\n  type: mongo\n");
             String p = problem(() -> ConfigLoader.load(Map.of(), Map.of("sandgate.config", file), Map.of()));
             assertMentions(p, "store.type", "mongo", "expected: one of memory, redis");
-        }
-
-        @Test
-        void badEnumListsAllValues()
-        {
-            String p = problem(() -> sys(Map.of("sandgate.ingress.cookie.secure", "sometimes")));
-            assertMentions(p, "ingress.cookie.secure", "sometimes", "one of auto, always, never");
-        }
-
-        @Test
-        void badBoolean()
-        {
-            String p = problem(() -> sys(Map.of("sandgate.log.access", "maybe")));
-            assertMentions(p, "log.access", "maybe", "true or false");
-        }
-
-        @Test
-        void badRegex()
-        {
-            String p = problem(() -> sys(Map.of("sandgate.ingress.id-pattern", "[a-")));
-            assertMentions(p, "ingress.id-pattern", "'[a-'", "expected: a regular expression");
         }
 
         @ParameterizedTest
@@ -661,49 +648,23 @@ class ConfigLoaderTest
             assertMentions(p, "config", missing, "does not exist");
         }
 
-        @Test
-        void yamlThatIsNotAMap() throws IOException
+        /** A config file that cannot be read as a map of settings: one problem, naming the file. */
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("unreadableYaml")
+        void unreadableYamlFile(String scenario, String content, List<String> mentions) throws IOException
         {
-            String file = yaml("- server\n- ingress\n");
+            String file = yaml(content);
             String p = problem(() -> ConfigLoader.load(Map.of(), Map.of("sandgate.config", file), Map.of()));
-            assertMentions(p, file, "not a map", "expected");
+            assertMentions(p, file);
+            assertMentions(p, mentions.toArray(String[]::new));
         }
 
-        @Test
-        void yamlScalarIsNotAMap() throws IOException
+        static Stream<Arguments> unreadableYaml()
         {
-            String file = yaml("just a string\n");
-            String p = problem(() -> ConfigLoader.load(Map.of(), Map.of("sandgate.config", file), Map.of()));
-            assertMentions(p, file, "not a map");
-        }
-
-        @Test
-        void malformedYaml() throws IOException
-        {
-            String file = yaml("server:\n  port: [1, 2\ningress: {\n");
-            String p = problem(() -> ConfigLoader.load(Map.of(), Map.of("sandgate.config", file), Map.of()));
-            assertMentions(p, file, "cannot be read");
-        }
-
-        @Test
-        void badCidrInTrustedProxies()
-        {
-            String p = problem(() -> sys(Map.of("sandgate.ingress.trusted-proxies", "10.0.0.0/8,proxy.example.com")));
-            assertMentions(p, "ingress.trusted-proxies", "proxy.example.com", "IP literal");
-        }
-
-        @Test
-        void sentinelNodesNeedAMaster()
-        {
-            String p = problem(() -> sys(Map.of("sandgate.store.redis.sentinel-nodes", "redis://s1:26379")));
-            assertMentions(p, "store.redis.sentinel-master", "expected");
-        }
-
-        @Test
-        void staticRoutesStringWithoutEquals()
-        {
-            String p = problem(() -> sys(Map.of("sandgate.ingress.static-routes", "1:host:5900")));
-            assertMentions(p, "ingress.static-routes", "k1=v1,k2=v2");
+            return Stream.of(
+                Arguments.of("yamlThatIsNotAMap", "- server\n- ingress\n", List.of("not a map", "expected")),
+                Arguments.of("yamlScalarIsNotAMap", "just a string\n", List.of("not a map")),
+                Arguments.of("malformedYaml", "server:\n  port: [1, 2\ningress: {\n", List.of("cannot be read")));
         }
 
         @Test

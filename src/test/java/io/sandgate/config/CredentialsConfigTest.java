@@ -7,9 +7,9 @@ import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
+import static io.sandgate.config.ConfigProblems.problems;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Credential, agent and secret-source settings: defaults, and mistakes that stop start-up with a clear problem. */
@@ -26,11 +26,6 @@ class CredentialsConfigTest
         values.put("egress.agents", List.of(Map.of("id", "a7", "token", "a7-token", "credentials", List.of("openai"), "expires", "2027-01-31T00:00:00Z")));
         values.put("egress.routes", List.of(Map.of("match", Map.of("domains", List.of("api.openai.com")), "upstream", "p", "credential", "openai")));
         return values;
-    }
-
-    private static String problems(Map<String, Object> values)
-    {
-        return assertThrows(ConfigException.class, () -> ConfigLoader.fromValues(values)).getMessage();
     }
 
     @Test

@@ -10,9 +10,9 @@ import java.util.Optional;
 import io.sandgate.core.Secret;
 import org.junit.jupiter.api.Test;
 
+import static io.sandgate.config.ConfigProblems.problems;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The one Vault settings record: its defaults are the keys' defaults, and it is bound only for the vault source. */
@@ -28,11 +28,6 @@ class VaultSettingsTest
         values.put("egress.secrets.source", "vault");
         values.putIfAbsent("egress.secrets.vault.address", "https://vault.internal:8200/");
         return values;
-    }
-
-    private static String problems(Map<String, Object> values)
-    {
-        return assertThrows(ConfigException.class, () -> ConfigLoader.fromValues(values)).getMessage();
     }
 
     @Test

@@ -71,6 +71,16 @@ class CachingSecretSourceTest
             background.poll().run();
     }
 
+    /** Caches {@code openai}, takes the source down, and lets the refresh the next get starts fail. */
+    private void cachedThenOneFailedRefresh()
+    {
+        cache.get("openai");
+        down = true;
+        clock.advance(REFRESH);
+        cache.get("openai");
+        runBackground();
+    }
+
     private SecretUnavailableException unavailable(String name)
     {
         return assertThrows(SecretUnavailableException.class, () -> cache.get(name));
@@ -107,11 +117,7 @@ class CachingSecretSourceTest
     @Test
     void failedRefresh_keepsTheValue_andWaitsAWholeIntervalBeforeTheNextTry()
     {
-        cache.get("openai");
-        down = true;
-        clock.advance(REFRESH);
-        cache.get("openai");
-        runBackground();
+        cachedThenOneFailedRefresh();
         assertEquals(2, reads.get());
 
         clock.advance(REFRESH.minusSeconds(1));
@@ -126,11 +132,7 @@ class CachingSecretSourceTest
     @Test
     void sourceDownPastMaxAge_isExpired_withAMessageThatSaysWhy()
     {
-        cache.get("openai");
-        down = true;
-        clock.advance(REFRESH);
-        cache.get("openai");
-        runBackground();
+        cachedThenOneFailedRefresh();
         clock.advance(MAX_AGE);
 
         SecretUnavailableException expired = unavailable("openai");

@@ -125,15 +125,7 @@ public final class ForwardProxy implements AutoCloseable
     public static ForwardProxy start(String name)
     {
         ForwardProxy proxy = new ForwardProxy(name);
-        try
-        {
-            proxy.server.start();
-        }
-        catch (Exception e)
-        {
-            proxy.close();
-            throw new IllegalStateException("Could not start forward proxy " + name, e);
-        }
+        LoopbackServers.start(proxy.server, proxy::close, "forward proxy " + name);
         proxy.port = proxy.connector.getLocalPort();
         return proxy;
     }
@@ -194,14 +186,7 @@ public final class ForwardProxy implements AutoCloseable
     {
         if (!refusing)
         {
-            try
-            {
-                connector.stop();
-            }
-            catch (Exception e)
-            {
-                throw new IllegalStateException("Could not stop the connector of proxy " + name, e);
-            }
+            LoopbackServers.stop(connector, "the connector of proxy " + name);
             refusing = true;
         }
         return this;
@@ -278,14 +263,7 @@ public final class ForwardProxy implements AutoCloseable
     @Override
     public void close()
     {
-        try
-        {
-            server.stop();
-        }
-        catch (Exception e)
-        {
-            throw new IllegalStateException("Could not stop forward proxy " + name, e);
-        }
+        LoopbackServers.stop(server, "forward proxy " + name);
     }
 
     @Override

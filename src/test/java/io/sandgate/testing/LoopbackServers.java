@@ -3,6 +3,7 @@ package io.sandgate.testing;
 import org.eclipse.jetty.server.ConnectionFactory;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.component.LifeCycle;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /** The Jetty servers the fixtures run: on loopback only, on ephemeral ports, quick to stop. */
@@ -34,5 +35,35 @@ final class LoopbackServers
         connector.setPort(0);
         server.addConnector(connector);
         return connector;
+    }
+
+    /**
+     * Starts a fixture's server; when that fails, {@code close} releases what the fixture already
+     * holds (threads, a bound port) before the failure is thrown, naming {@code what} did not start.
+     */
+    static void start(Server server, Runnable close, String what)
+    {
+        try
+        {
+            server.start();
+        }
+        catch (Exception e)
+        {
+            close.run();
+            throw new IllegalStateException("Could not start " + what, e);
+        }
+    }
+
+    /** Stops a fixture's server or connector; a failure names {@code what} did not stop. */
+    static void stop(LifeCycle lifeCycle, String what)
+    {
+        try
+        {
+            lifeCycle.stop();
+        }
+        catch (Exception e)
+        {
+            throw new IllegalStateException("Could not stop " + what, e);
+        }
     }
 }

@@ -175,15 +175,7 @@ public final class McpUpstream implements AutoCloseable
     public static McpUpstream start()
     {
         McpUpstream upstream = new McpUpstream();
-        try
-        {
-            upstream.server.start();
-        }
-        catch (Exception e)
-        {
-            upstream.close();
-            throw new IllegalStateException("Could not start the MCP upstream", e);
-        }
+        LoopbackServers.start(upstream.server, upstream::close, "the MCP upstream");
         return upstream;
     }
 
@@ -276,14 +268,7 @@ public final class McpUpstream implements AutoCloseable
                 failure = e;
             }
         }
-        try
-        {
-            server.stop();
-        }
-        catch (Exception e)
-        {
-            throw new IllegalStateException("Could not stop the MCP upstream", e);
-        }
+        LoopbackServers.stop(server, "the MCP upstream");
         if (failure != null)
         {
             throw failure;

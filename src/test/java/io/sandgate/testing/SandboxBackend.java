@@ -65,15 +65,7 @@ public final class SandboxBackend implements AutoCloseable
     public static SandboxBackend start(String name)
     {
         SandboxBackend backend = new SandboxBackend(name);
-        try
-        {
-            backend.server.start();
-        }
-        catch (Exception e)
-        {
-            backend.close();
-            throw new IllegalStateException("Could not start sandbox backend " + name, e);
-        }
+        LoopbackServers.start(backend.server, backend::close, "sandbox backend " + name);
         return backend;
     }
 
@@ -116,14 +108,7 @@ public final class SandboxBackend implements AutoCloseable
     @Override
     public void close()
     {
-        try
-        {
-            server.stop();
-        }
-        catch (Exception e)
-        {
-            throw new IllegalStateException("Could not stop sandbox backend " + name, e);
-        }
+        LoopbackServers.stop(server, "sandbox backend " + name);
     }
 
     /*

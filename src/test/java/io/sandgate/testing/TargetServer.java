@@ -92,15 +92,7 @@ public final class TargetServer implements AutoCloseable
     public static TargetServer start()
     {
         TargetServer target = new TargetServer();
-        try
-        {
-            target.server.start();
-        }
-        catch (Exception e)
-        {
-            target.close();
-            throw new IllegalStateException("Could not start target server", e);
-        }
+        LoopbackServers.start(target.server, target::close, "target server");
         return target;
     }
 
@@ -204,14 +196,7 @@ public final class TargetServer implements AutoCloseable
     @Override
     public void close()
     {
-        try
-        {
-            server.stop();
-        }
-        catch (Exception e)
-        {
-            throw new IllegalStateException("Could not stop target server", e);
-        }
+        LoopbackServers.stop(server, "target server");
     }
 
     /*

@@ -377,13 +377,7 @@ public final class VaultDouble implements AutoCloseable
         if (number < 1 || number > versions.size())
             return Answer.errors(404);
         Version version = versions.get(number - 1);
-        Map<String, Object> metadata = new LinkedHashMap<>();
-        metadata.put("created_time", version.created().toString());
-        metadata.put("custom_metadata", null);
-        metadata.put("deletion_time", "");
-        metadata.put("destroyed", false);
-        metadata.put("version", number);
-        return new Answer(200, envelope(Map.of("data", version.data(), "metadata", metadata), null));
+        return new Answer(200, envelope(Map.of("data", version.data(), "metadata", metadata(version.created(), number)), null));
     }
 
     private Answer kvWrite(String mount, String key, JsonNode json) throws Exception
@@ -394,13 +388,20 @@ public final class VaultDouble implements AutoCloseable
         @SuppressWarnings("unchecked")
         Map<String, Object> values = JSON.treeToValue(data, Map.class);
         int number = put(mount, key, values);
+        return new Answer(200, envelope(metadata(Instant.now(), number), null));
+    }
+
+    /** A version's metadata as KV v2 returns it on reads and writes; a live version, never deleted. */
+    private static Map<String, Object> metadata(Instant created, int number)
+    {
+        // A LinkedHashMap, since Map.of refuses the null that custom_metadata holds.
         Map<String, Object> metadata = new LinkedHashMap<>();
-        metadata.put("created_time", Instant.now().toString());
+        metadata.put("created_time", created.toString());
         metadata.put("custom_metadata", null);
         metadata.put("deletion_time", "");
         metadata.put("destroyed", false);
         metadata.put("version", number);
-        return new Answer(200, envelope(metadata, null));
+        return metadata;
     }
 
     private Answer lookupSelf(String token, TokenState state)
