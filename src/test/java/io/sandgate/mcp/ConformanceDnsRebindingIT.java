@@ -14,7 +14,6 @@ import org.eclipse.jetty.toolchain.test.MavenPaths;
 import org.eclipse.jetty.toolchain.test.jupiter.WorkDir;
 import org.eclipse.jetty.toolchain.test.jupiter.WorkDirExtension;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -33,17 +32,11 @@ class ConformanceDnsRebindingIT
 {
     private static final Path SUITE_DIR = MavenPaths.projectBase().resolve("src/test/conformance");
     private static final Path CLI = SUITE_DIR.resolve("node_modules/@modelcontextprotocol/conformance/dist/index.js");
-    private static McpUpstream upstream;
+    private static final McpUpstream upstream = McpUpstream.start();
 
     @RegisterExtension
     static final GatewayExtension gateway = new GatewayExtension(config -> config
         .set("mcp.servers", List.of(Map.of("name", "conf", "url", upstream.streamableUrl(), "transport", "streamable"))));
-
-    @BeforeAll
-    static void start()
-    {
-        upstream = McpUpstream.start();
-    }
 
     @AfterAll
     static void stop()
