@@ -129,6 +129,7 @@ public final class Ingress
         Optional<Route> route = routes.find(sandboxId);
         if (route.isEmpty())
             return; // nothing to reach: the forward answers 404
+        // Decoded a second time, from the verified entries the resolver's decoding left in the cache.
         SessionCookie.Entry entry = cookie.decode(request.cookies()).entry(sandboxId);
         if (entry == null || !entry.standsFor(route.get()))
             throw GatewayException.forbidden("access to this sandbox was revoked, or its pod replaced, since this session began; open a new link");

@@ -1,7 +1,5 @@
 package io.sandgate.ingress;
 
-import io.sandgate.core.StoreUnavailableException;
-
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
