@@ -143,7 +143,7 @@ public final class Sandgate implements AutoCloseable
 
     private void buildIngress(String contextPath, ClientInfo clients)
     {
-        ingress = new Ingress(config.ingress(), contextPath, store.routes(), clients, metrics, Clock.systemUTC());
+        ingress = new Ingress(config.ingress(), contextPath, store.routes(), store.redemptions(), clients, metrics, Clock.systemUTC());
         webSockets = new WebSocketBridge(ingress, metrics, schedulers);
         built.push(webSockets);
         try

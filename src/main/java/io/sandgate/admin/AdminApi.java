@@ -1,5 +1,8 @@
 package io.sandgate.admin;
 
+import java.time.Clock;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -7,13 +10,17 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.function.IntSupplier;
 import java.util.function.Supplier;
+import java.util.function.ToIntFunction;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sandgate.config.IngressConfig;
 import io.sandgate.config.SandgateConfig;
+import io.sandgate.config.ValueParser;
+import io.sandgate.core.Secret;
 import io.sandgate.egress.Egress;
 import io.sandgate.mcp.McpSession;
 import io.sandgate.mcp.SessionBus;
+import io.sandgate.ingress.Grants;
 import io.sandgate.ingress.Route;
 import io.sandgate.ingress.RouteStore;
 import io.sandgate.web.GatewayException;
@@ -22,6 +29,8 @@ import io.sandgate.web.GatewayException;
  * The admin operations, as plain functions over the gateway's components:
  * <ul>
  * <li>{@code GET /routes?offset=&limit=}, {@code GET|PUT|DELETE /routes/{id}}: the sandbox route table;</li>
+ * <li>{@code POST /grants/{id}}: a grant link for a sandbox; {@code POST /revoke/{id}}: revokes every
+ * grant and session issued for it so far, on every replica;</li>
  * <li>{@code GET /ingress/sessions}: open bridged WebSockets by sandbox;</li>
  * <li>{@code GET /mcp/sessions}, {@code DELETE /mcp/sessions/{id}}: MCP sessions;</li>
  * <li>{@code GET /egress/pools}, {@code POST /egress/reload}: egress;</li>
@@ -34,13 +43,23 @@ public final class AdminApi
     {
     }
 
+    /** The operations, where a revocation closes no live WebSocket (none are bridged, or none can be reached). */
+    public static List<AdminServlet.Route> routes(SandgateConfig config, RouteStore routeStore, SessionBus sessions, Egress egress,
+                                                 Supplier<Map<String, Integer>> liveIngress, IntSupplier reloadEgress)
+    {
+        return routes(config, routeStore, sessions, egress, liveIngress, sandboxId -> 0, reloadEgress);
+    }
+
     /**
      * @param egress the egress face, or null where it does not run (control-plane role)
+     * @param closeIngress closes the bridged WebSockets of a sandbox on this replica and returns how
+     *        many, when its access is revoked (other replicas refuse the next request of each session)
      * @param reloadEgress reads the configuration again and applies its egress routes, credentials
      *        and agents; returns the number of routes in force
      */
     public static List<AdminServlet.Route> routes(SandgateConfig config, RouteStore routeStore, SessionBus sessions, Egress egress,
-                                                 Supplier<Map<String, Integer>> liveIngress, IntSupplier reloadEgress)
+                                                 Supplier<Map<String, Integer>> liveIngress, ToIntFunction<String> closeIngress,
+                                                 IntSupplier reloadEgress)
     {
         IngressConfig ingress = config.ingress();
         List<AdminServlet.Route> routes = new ArrayList<>();
@@ -79,6 +98,8 @@ public final class AdminApi
             {
                 throw GatewayException.badRequest(x.getMessage());
             }
+            // A new target for the sandbox is no pardon: access revoked before stays revoked.
+            route = route.keepingRevocationOf(routeStore.find(id));
             routeStore.put(id, route);
             return describe(id, route);
         }));
@@ -88,6 +109,16 @@ public final class AdminApi
             if (!routeStore.remove(id))
                 throw GatewayException.notFound("no route for sandbox " + id);
             return null;
+        }));
+        routes.add(new AdminServlet.Route("POST", "/grants/{id}", call -> grant(ingress, sandboxId(ingress, call.id()), call.body())));
+        routes.add(new AdminServlet.Route("POST", "/revoke/{id}", call ->
+        {
+            String id = sandboxId(ingress, call.id());
+            Route stamped = routeStore.revoke(id, Clock.systemUTC().instant().truncatedTo(ChronoUnit.MILLIS))
+                .orElseThrow(() -> GatewayException.notFound("no route for sandbox " + id + ": nothing to revoke"));
+            Map<String, Object> item = describe(id, stamped);
+            item.put("webSocketsClosed", closeIngress.applyAsInt(id));
+            return item;
         }));
         routes.add(new AdminServlet.Route("GET", "/ingress/sessions", call ->
         {
@@ -137,12 +168,50 @@ public final class AdminApi
         return id;
     }
 
+    /** Body {@code {"subject":"alice","ttl":"5m","sessionLimit":"1h"}}, ttl (default 5m) and sessionLimit optional. */
+    private static Map<String, Object> grant(IngressConfig ingress, String id, JsonNode body)
+    {
+        // Without a configured secret each replica signs with a key of its own, and a grant made
+        // here would open nothing elsewhere.
+        Secret secret = ingress.cookie().secret().orElseThrow(() ->
+            new IllegalArgumentException("ingress.cookie.secret is not set: grants need the secret every replica shares"));
+        if (body == null || !body.path("subject").isTextual())
+            throw GatewayException.badRequest("body must be {\"subject\":\"...\"} with an optional \"ttl\" and \"sessionLimit\" (durations such as 5m)");
+        Duration ttl = duration(body, "ttl").orElse(Duration.ofMinutes(5));
+        Optional<Duration> sessionLimit = duration(body, "sessionLimit");
+        Grants grants = Grants.create(secret, Clock.systemUTC());
+        String subject = body.get("subject").asText();
+        String token = sessionLimit.isPresent() ? grants.issue(id, subject, ttl, sessionLimit.get()) : grants.issue(id, subject, ttl);
+        Map<String, Object> item = new LinkedHashMap<>();
+        item.put("token", token);
+        item.put("path", ingress.prefix() + id + "/?" + ingress.grantParam() + "=" + token);
+        return item;
+    }
+
+    private static Optional<Duration> duration(JsonNode body, String field)
+    {
+        if (!body.hasNonNull(field))
+            return Optional.empty();
+        try
+        {
+            Duration duration = ValueParser.duration().parse(body.get(field).asText());
+            if (duration.isZero())
+                throw new IllegalArgumentException("longer than zero");
+            return Optional.of(duration);
+        }
+        catch (IllegalArgumentException x)
+        {
+            throw GatewayException.badRequest(field + ": " + body.get(field).asText() + " (expected: " + x.getMessage() + ")");
+        }
+    }
+
     private static Map<String, Object> describe(String id, Route route)
     {
         Map<String, Object> item = new LinkedHashMap<>();
         item.put("id", id);
         item.put("target", route.authority());
         route.generation().ifPresent(g -> item.put("generation", g));
+        route.revokedBefore().ifPresent(r -> item.put("revokedBefore", r.toString()));
         return item;
     }
 }

@@ -83,7 +83,7 @@ public final class ConfigKeys
     public static final ConfigKey<Secret> COOKIE_SECRET = ConfigKey.secret("ingress.cookie.secret", "random per start, with a warning",
         "HMAC key for session cookies and grants; set it (same on every replica) in production.");
     public static final ConfigKey<Duration> COOKIE_TTL = ConfigKey.of("ingress.cookie.ttl", "12h", duration(),
-        "Lifetime of a session cookie entry.");
+        "How long the browser keeps the session cookie after it was last set; in `open` mode also the lifetime of an entry, renewed whenever its sandbox is opened again.");
     public static final ConfigKey<CookieConfig.SecureMode> COOKIE_SECURE = ConfigKey.of("ingress.cookie.secure", "auto", oneOf(CookieConfig.SecureMode.class),
         "`auto` (Secure behind HTTPS), `always` or `never`.");
     public static final ConfigKey<Integer> COOKIE_MAX_SANDBOXES = ConfigKey.of("ingress.cookie.max-sandboxes", "8", integer(1, 32),
@@ -92,6 +92,8 @@ public final class ConfigKeys
         "`open`, or `signed`: the first URL must carry a grant token.");
     public static final ConfigKey<String> GRANT_PARAM = ConfigKey.of("ingress.grant.param", "sandgate_grant", string(),
         "Query parameter that carries a grant token in `signed` mode.");
+    public static final ConfigKey<Duration> INGRESS_SESSION_MAX_AGE = ConfigKey.of("ingress.session-max-age", "12h", duration(),
+        "`signed` mode: the access a grant opens ends this long after redemption at the latest (sooner if the grant sets a shorter limit); never renewed.");
     public static final ConfigKey<List<String>> TRUSTED_PROXIES = ConfigKey.of("ingress.trusted-proxies", null, list(),
         "CIDRs whose X-Forwarded-* headers are kept; from anyone else they are dropped.");
     public static final ConfigKey<Duration> INGRESS_IDLE_TIMEOUT = ConfigKey.of("ingress.idle-timeout", "3600s", duration(),
@@ -252,7 +254,7 @@ public final class ConfigKeys
         REDIS_USERNAME, REDIS_PASSWORD, REDIS_DATABASE, REDIS_TIMEOUT, REDIS_REVALIDATE_INTERVAL, REDIS_POLL_INTERVAL,
         INGRESS_PREFIX, INGRESS_ID_PATTERN, INGRESS_ID_MAX_LENGTH, INGRESS_ROUTES_KEY, INGRESS_STATIC_ROUTES, INGRESS_HEADER,
         COOKIE_NAME, COOKIE_SECRET, COOKIE_TTL, COOKIE_SECURE, COOKIE_MAX_SANDBOXES,
-        INGRESS_ACCESS, GRANT_PARAM, TRUSTED_PROXIES,
+        INGRESS_ACCESS, GRANT_PARAM, INGRESS_SESSION_MAX_AGE, TRUSTED_PROXIES,
         INGRESS_IDLE_TIMEOUT, INGRESS_CONNECT_TIMEOUT, INGRESS_DESTINATION_IDLE_TIMEOUT, INGRESS_MAX_CONNECTIONS, ROUTE_CACHE_SIZE,
         WS_PING_INTERVAL, WS_IDLE_TIMEOUT, WS_MAX_MESSAGE_SIZE, WS_ALLOWED_ORIGINS,
         MCP_SERVERS, MCP_KEEPALIVE, MCP_SESSION_TTL, MCP_REPLAY_BUFFER, MCP_MAX_BODY, MCP_MAX_SESSIONS_PER_CLIENT, MCP_ALLOWED_ORIGINS,

@@ -306,6 +306,7 @@ public final class ConfigLoader
             .cookie(cookie)
             .access(get(ConfigKeys.INGRESS_ACCESS))
             .grantParam(get(ConfigKeys.GRANT_PARAM))
+            .sessionMaxAge(get(ConfigKeys.INGRESS_SESSION_MAX_AGE))
             .trustedProxies(trustedProxies)
             .idleTimeout(get(ConfigKeys.INGRESS_IDLE_TIMEOUT))
             .connectTimeout(get(ConfigKeys.INGRESS_CONNECT_TIMEOUT))

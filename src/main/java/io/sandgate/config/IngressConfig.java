@@ -19,6 +19,7 @@ import io.sandgate.net.Cidr;
  * @param cookie the session cookie
  * @param access open, or signed (grant token required on the first URL)
  * @param grantParam query parameter carrying a grant
+ * @param sessionMaxAge signed access: the longest the access one grant opens may last, from redemption
  * @param trustedProxies peers whose X-Forwarded-* headers are believed
  * @param idleTimeout idle timeout towards sandboxes
  * @param connectTimeout connect timeout towards sandboxes
@@ -29,7 +30,7 @@ import io.sandgate.net.Cidr;
  */
 public record IngressConfig(String prefix, Pattern idPattern, int idMaxLength, String routesKey,
                             Map<String, String> staticRoutes, String header, CookieConfig cookie, Access access,
-                            String grantParam, List<Cidr> trustedProxies, Duration idleTimeout, Duration connectTimeout,
+                            String grantParam, Duration sessionMaxAge, List<Cidr> trustedProxies, Duration idleTimeout, Duration connectTimeout,
                             Duration destinationIdleTimeout, int maxConnectionsPerSandbox, int routeCacheSize,
                             WebSocket webSocket)
 {
@@ -119,6 +120,7 @@ public record IngressConfig(String prefix, Pattern idPattern, int idMaxLength, S
             throw new IllegalArgumentException(ConfigKeys.GRANT_PARAM.name() + ": " + grantParam + " (expected: letters, digits, '_', '.', '-')");
         staticRoutes = Map.copyOf(staticRoutes);
         trustedProxies = List.copyOf(trustedProxies);
+        StoreConfig.positive(ConfigKeys.INGRESS_SESSION_MAX_AGE, sessionMaxAge);
         StoreConfig.positive(ConfigKeys.INGRESS_IDLE_TIMEOUT, idleTimeout);
         StoreConfig.positive(ConfigKeys.INGRESS_CONNECT_TIMEOUT, connectTimeout);
         StoreConfig.positive(ConfigKeys.INGRESS_DESTINATION_IDLE_TIMEOUT, destinationIdleTimeout);
@@ -142,6 +144,7 @@ public record IngressConfig(String prefix, Pattern idPattern, int idMaxLength, S
         private CookieConfig cookie;
         private Access access;
         private String grantParam;
+        private Duration sessionMaxAge;
         private List<Cidr> trustedProxies = List.of();
         private Duration idleTimeout;
         private Duration connectTimeout;
@@ -208,6 +211,12 @@ public record IngressConfig(String prefix, Pattern idPattern, int idMaxLength, S
             return this;
         }
 
+        public Builder sessionMaxAge(Duration sessionMaxAge)
+        {
+            this.sessionMaxAge = sessionMaxAge;
+            return this;
+        }
+
         public Builder trustedProxies(List<Cidr> trustedProxies)
         {
             this.trustedProxies = trustedProxies;
@@ -253,7 +262,7 @@ public record IngressConfig(String prefix, Pattern idPattern, int idMaxLength, S
         public IngressConfig build()
         {
             return new IngressConfig(prefix, idPattern, idMaxLength, routesKey, staticRoutes, header, cookie, access, grantParam,
-                trustedProxies, idleTimeout, connectTimeout, destinationIdleTimeout,
+                sessionMaxAge, trustedProxies, idleTimeout, connectTimeout, destinationIdleTimeout,
                 maxConnectionsPerSandbox, routeCacheSize, webSocket);
         }
     }

@@ -154,9 +154,11 @@ public final class PodWatcher implements AutoCloseable
             if (route.isPresent())
             {
                 Optional<Route> current = routes.find(id.get());
-                if (current.isEmpty() || !current.get().equals(route.get()))
+                // A revocation outlives the pod: its stamp moves to the route of the pod after it.
+                Route wanted = route.get().keepingRevocationOf(current);
+                if (current.isEmpty() || !current.get().equals(wanted))
                 {
-                    routes.put(id.get(), route.get());
+                    routes.put(id.get(), wanted);
                     written.increment();
                 }
             }

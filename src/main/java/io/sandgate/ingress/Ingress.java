@@ -27,15 +27,24 @@ public final class Ingress
     private final String mount;
     private final RouteStore routes;
     private final ClientInfo clients;
+    private final SessionCookie cookie;
     private final SessionResolver resolver;
     private final Grants grants;
     private final Map<IngressDecision.Source, Counter> resolutions = new EnumMap<>(IngressDecision.Source.class);
 
+    /** An ingress whose grants are remembered as redeemed in this process only: one replica. */
+    public Ingress(IngressConfig config, String contextPath, RouteStore routes, ClientInfo clients, MeterRegistry registry, Clock clock)
+    {
+        this(config, contextPath, routes, Redemptions.inMemory(clock), clients, registry, clock);
+    }
+
     /**
      * @param contextPath where the webapp is deployed ("" at the root)
+     * @param redemptions the grants already redeemed, shared by the replicas that share the route store
      * @param clients who the clients are, believing forwarding headers only from trusted proxies
      */
-    public Ingress(IngressConfig config, String contextPath, RouteStore routes, ClientInfo clients, MeterRegistry registry, Clock clock)
+    public Ingress(IngressConfig config, String contextPath, RouteStore routes, Redemptions redemptions, ClientInfo clients,
+                   MeterRegistry registry, Clock clock)
     {
         this.config = config;
         this.mount = contextPath + config.prefix();
@@ -55,9 +64,12 @@ public final class Ingress
         }
         Signer signer = new Signer(key);
         IdSyntax ids = new IdSyntax(config.idPattern(), config.idMaxLength());
-        SessionCookie cookie = new SessionCookie(signer, ids, config.cookie().ttl(), config.cookie().maxSandboxes(), clock);
+        this.cookie = config.access() == IngressConfig.Access.SIGNED
+            ? SessionCookie.granted(signer, ids, config.cookie().ttl(), config.cookie().maxSandboxes(), clock)
+            : new SessionCookie(signer, ids, config.cookie().ttl(), config.cookie().maxSandboxes(), clock);
         this.grants = new Grants(signer, clock);
-        this.resolver = new SessionResolver(config, contextPath, ids, cookie, grants);
+        GrantRedemption redemption = new GrantRedemption(grants, redemptions, routes::find, config.sessionMaxAge(), clock);
+        this.resolver = new SessionResolver(config, contextPath, ids, cookie, redemption);
         for (IngressDecision.Source source : IngressDecision.Source.values())
         {
             resolutions.put(source, Counter.builder("sandgate.ingress.resolution")
@@ -92,15 +104,35 @@ public final class Ingress
      * Resolves the request's sandbox; see {@link SessionResolver}.
      *
      * @param secure whether the client reached us over HTTPS (directly or via a trusted proxy)
-     * @throws GatewayException 400 for a malformed id, 403 for a forged cookie or missing grant,
-     *         404 when nothing names a sandbox
+     * @throws GatewayException 400 for a malformed id, 403 for a forged cookie, a missing grant or
+     *         access revoked, 404 when nothing names a sandbox
      */
     public IngressDecision decide(IngressRequest request, boolean secure)
     {
         IngressDecision decision = resolver.resolve(request, secure, config.cookie().secure());
         if (decision instanceof IngressDecision.Forward forward)
+        {
+            if (config.access() == IngressConfig.Access.SIGNED)
+                requireStanding(request, forward.sandboxId());
             resolutions.get(forward.source()).increment();
+        }
         return decision;
+    }
+
+    /**
+     * Refuses a signed-access request whose cookie entry a revocation has overtaken: the sandbox's
+     * route carries the stamp and the serving pod's generation, and the route is read from the
+     * local cache as the forward itself reads it, so this costs no round trip of its own.
+     */
+    private void requireStanding(IngressRequest request, String sandboxId)
+    {
+        Optional<Route> route = routes.find(sandboxId);
+        if (route.isEmpty())
+            return; // nothing to reach: the forward answers 404
+        // Decoded a second time, from the verified entries the resolver's decoding left in the cache.
+        SessionCookie.Entry entry = cookie.decode(request.cookies()).entry(sandboxId);
+        if (entry == null || !entry.standsFor(route.get()))
+            throw GatewayException.forbidden("access to this sandbox was revoked, or its pod replaced, since this session began; open a new link");
     }
 
     /**

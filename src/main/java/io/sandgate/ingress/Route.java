@@ -1,20 +1,26 @@
 package io.sandgate.ingress;
 
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
 import java.util.Objects;
 import java.util.Optional;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 
 /**
  * Where a sandbox is reached: a host and a port, and optionally the generation of the pod that wrote
- * it (so a stale writer cannot remove a newer pod's route).
+ * it (so a stale writer cannot remove a newer pod's route) and the instant before which access to
+ * the sandbox was revoked. The stamp travels with the route so that every replica learns of a
+ * revocation as it learns of a route change, with no lookup of its own per request.
  *
  * @param host IP literal or host name, without brackets
  * @param port TCP port
  * @param generation opaque writer generation, e.g. a pod uid
+ * @param revokedBefore grants and session cookies issued up to this instant are refused
  */
-public record Route(String host, int port, Optional<String> generation)
+public record Route(String host, int port, Optional<String> generation, Optional<Instant> revokedBefore)
 {
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -22,10 +28,16 @@ public record Route(String host, int port, Optional<String> generation)
     {
         Objects.requireNonNull(host, "host");
         Objects.requireNonNull(generation, "generation");
+        Objects.requireNonNull(revokedBefore, "revokedBefore");
         if (!host.matches("[A-Za-z0-9.:-]+") || host.length() > 253)
             throw new IllegalArgumentException("host: " + host + " (expected: an IP address or host name)");
         if (port < 1 || port > 65535)
             throw new IllegalArgumentException("port: " + port + " (expected: 1 to 65535)");
+    }
+
+    public Route(String host, int port, Optional<String> generation)
+    {
+        this(host, port, generation, Optional.empty());
     }
 
     public static Route of(String host, int port)
@@ -33,9 +45,26 @@ public record Route(String host, int port, Optional<String> generation)
         return new Route(host, port, Optional.empty());
     }
 
+    /** This route with its revocation stamp moved to {@code instant}, or kept when it is already later. */
+    public Route revokedBefore(Instant instant)
+    {
+        if (revokedBefore.isPresent() && !revokedBefore.get().isBefore(instant))
+            return this;
+        return new Route(host, port, generation, Optional.of(instant));
+    }
+
+    /** This route carrying the revocation stamp of {@code previous}, the route it replaces, if that one is later. */
+    public Route keepingRevocationOf(Optional<Route> previous)
+    {
+        if (previous.isEmpty() || previous.get().revokedBefore().isEmpty())
+            return this;
+        return revokedBefore(previous.get().revokedBefore().get());
+    }
+
     /**
      * Parses a stored value: {@code host:port} exactly as a plain {@code HSET} writes it,
-     * {@code [v6]:port}, or {@code {"target":"host:port","generation":"..."}}.
+     * {@code [v6]:port}, or {@code {"target":"host:port","generation":"...","revokedBefore":"2025-03-01T10:00:00.250Z"}}
+     * (the last two optional).
      *
      * @throws IllegalArgumentException if the value is neither
      */
@@ -51,13 +80,19 @@ public record Route(String host, int port, Optional<String> generation)
                 if (target == null || !target.isTextual())
                     throw new IllegalArgumentException("route: JSON without a \"target\" string");
                 JsonNode generation = node.get("generation");
+                JsonNode revoked = node.get("revokedBefore");
                 Route route = parse(target.asText());
                 return new Route(route.host(), route.port(),
-                    generation == null || generation.isNull() ? Optional.empty() : Optional.of(generation.asText()));
+                    generation == null || generation.isNull() ? Optional.empty() : Optional.of(generation.asText()),
+                    revoked == null || revoked.isNull() ? Optional.empty() : Optional.of(Instant.parse(revoked.asText())));
             }
             catch (java.io.IOException x)
             {
                 throw new IllegalArgumentException("route: malformed JSON");
+            }
+            catch (DateTimeParseException x)
+            {
+                throw new IllegalArgumentException("route: revokedBefore is not an ISO-8601 instant");
             }
         }
         int colon = text.lastIndexOf(':');
@@ -84,11 +119,14 @@ public record Route(String host, int port, Optional<String> generation)
         return (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port;
     }
 
-    /** The stored form: plain {@code host:port} unless there is a generation to keep. */
+    /** The stored form: plain {@code host:port} unless there is a generation or a revocation to keep. */
     public String format()
     {
-        if (generation.isEmpty())
+        if (generation.isEmpty() && revokedBefore.isEmpty())
             return authority();
-        return JSON.createObjectNode().put("target", authority()).put("generation", generation.get()).toString();
+        ObjectNode node = JSON.createObjectNode().put("target", authority());
+        generation.ifPresent(g -> node.put("generation", g));
+        revokedBefore.ifPresent(r -> node.put("revokedBefore", r.toString()));
+        return node.toString();
     }
 }

@@ -1,5 +1,6 @@
 package io.sandgate.ingress;
 
+import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
 
@@ -28,6 +29,16 @@ public interface RouteStore
      * an old pod must never delete the route a newer pod of the same sandbox wrote.
      */
     boolean removeIf(String id, String generation);
+
+    /**
+     * Stamps the sandbox's route so that grants and session cookies issued up to {@code before} are
+     * refused ({@link Route#revokedBefore()}), keeping its target and generation. Atomic against
+     * other writers: a route written meanwhile is stamped, never overwritten with an older one.
+     *
+     * @return the route as stamped, or empty when the sandbox has no route
+     * @throws StoreUnavailableException if the backing store cannot be asked
+     */
+    Optional<Route> revoke(String id, Instant before);
 
     /** A snapshot of every route, for the admin API and the dashboard. */
     Map<String, Route> all();

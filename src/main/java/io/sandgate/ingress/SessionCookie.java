@@ -1,29 +1,44 @@
 package io.sandgate.ingress;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The session cookie's value: the sandboxes this browser has opened, most recent first, each entry
- * {@code base64url(id).expiry.signature}, joined by {@code ~}. Several entries let two tabs on two
- * sandboxes share one browser; the first entry is the sandbox an id-less request with no Referer
- * goes to (noVNC 1.3's fixed WebSocket path).
+ * The session cookie's value: the sandboxes this browser has opened, most recent first, joined by
+ * {@code ~}. Several entries let two tabs on two sandboxes share one browser; the first entry is the
+ * sandbox an id-less request with no Referer goes to (noVNC 1.3's fixed WebSocket path).
+ *
+ * <p>Entries come in two shapes. In open access an entry is {@code base64url(id).expiry.signature}
+ * and is signed afresh, with a new expiry, whenever its sandbox is opened again. In signed access an
+ * entry is opened by redeeming a grant, {@code base64url(id).expiry.issuedMillis.generation.signature}:
+ * its expiry is fixed at redemption and never extended, and when it was issued and for which pod
+ * (a fingerprint of the route's generation, or nothing) let a revocation refuse it later (see
+ * {@link Entry#standsFor(Route)}). A signed-access cookie accepts only the second shape.</p>
  */
 final class SessionCookie
 {
     static final String PURPOSE = "sandgate-session-v1";
+    static final String GRANTED_PURPOSE = "sandgate-session-v2";
     private static final int MAX_PRESENTED = 32;
     private static final int VERIFIED_CACHE_SIZE = 65_536;
+    private static final int FINGERPRINT_BYTES = 8;
 
     private final Signer signer;
     private final IdSyntax ids;
     private final Duration ttl;
     private final int maxEntries;
     private final Clock clock;
+    /** Signed access: only granted entries count, and opening one again does not renew it. */
+    private final boolean grantedOnly;
     /**
      * Entries whose signature has been checked, by their exact text. A browser presents the same
      * cookie on every request of a session, and the HMAC is most of the cost of routing one; a
@@ -31,18 +46,63 @@ final class SessionCookie
      */
     private final Map<String, Entry> verified = new ConcurrentHashMap<>();
 
+    /** The cookie of open access: entries made on the spot, renewed whenever their sandbox is opened again. */
     SessionCookie(Signer signer, IdSyntax ids, Duration ttl, int maxEntries, Clock clock)
+    {
+        this(signer, ids, ttl, maxEntries, clock, false);
+    }
+
+    private SessionCookie(Signer signer, IdSyntax ids, Duration ttl, int maxEntries, Clock clock, boolean grantedOnly)
     {
         this.signer = signer;
         this.ids = ids;
         this.ttl = ttl;
         this.maxEntries = maxEntries;
         this.clock = clock;
+        this.grantedOnly = grantedOnly;
     }
 
-    /** One sandbox the bearer may reach, until {@code expires} (epoch seconds). */
-    record Entry(String id, long expires)
+    /**
+     * The cookie of signed access: it holds only entries that grants opened, each with the expiry
+     * fixed at redemption.
+     *
+     * @param ttl how long the browser keeps the cookie after it was last set
+     */
+    static SessionCookie granted(Signer signer, IdSyntax ids, Duration ttl, int maxEntries, Clock clock)
     {
+        return new SessionCookie(signer, ids, ttl, maxEntries, clock, true);
+    }
+
+    /**
+     * One sandbox the bearer may reach, until {@code expires} (epoch seconds).
+     *
+     * @param issued when a grant opened it, epoch milliseconds; 0 for an entry of open access
+     * @param generation {@link #fingerprint} of the route's generation when it was opened; empty when unknown
+     */
+    record Entry(String id, long expires, long issued, String generation)
+    {
+        /** An entry of open access. */
+        Entry(String id, long expires)
+        {
+            this(id, expires, 0, "");
+        }
+
+        boolean granted()
+        {
+            return issued > 0;
+        }
+
+        /**
+         * Whether this entry still opens the sandbox behind {@code route}: it was issued after the
+         * route's revocation stamp, and for the pod that serves it now when both are known (a
+         * replaced pod is a new generation).
+         */
+        boolean standsFor(Route route)
+        {
+            if (route.revokedBefore().isPresent() && issued <= route.revokedBefore().get().toEpochMilli())
+                return false;
+            return generation.isEmpty() || route.generation().isEmpty() || generation.equals(fingerprint(route.generation().get()));
+        }
     }
 
     /**
@@ -58,17 +118,23 @@ final class SessionCookie
 
         boolean contains(String id)
         {
-            for (Entry entry : entries)
-            {
-                if (entry.id().equals(id))
-                    return true;
-            }
-            return false;
+            return entry(id) != null;
         }
 
         boolean isFirst(String id)
         {
             return !entries.isEmpty() && entries.get(0).id().equals(id);
+        }
+
+        /** The entry for {@code id}, or null. */
+        Entry entry(String id)
+        {
+            for (Entry entry : entries)
+            {
+                if (entry.id().equals(id))
+                    return entry;
+            }
+            return null;
         }
     }
 
@@ -102,16 +168,32 @@ final class SessionCookie
         return new Decoded(List.copyOf(entries), forged, expired);
     }
 
-    /** The cookie value with {@code id} first, fresh, and the oldest entries dropped past the limit. */
+    /**
+     * The cookie value with {@code id} first. In open access its entry is made afresh; in signed
+     * access the entry a grant opened moves to the front as it is, its expiry untouched.
+     *
+     * @throws IllegalArgumentException in signed access, when the cookie holds no entry for {@code id}
+     */
     String withFirst(Decoded current, String id)
     {
+        if (!grantedOnly)
+            return withFirst(current, new Entry(id, clock.instant().plus(ttl).getEpochSecond()));
+        Entry entry = current.entry(id);
+        if (entry == null)
+            throw new IllegalArgumentException("no entry for sandbox " + id + " (expected: one a grant opened)");
+        return withFirst(current, entry);
+    }
+
+    /** The cookie value with {@code first} in front and the oldest entries dropped past the limit. */
+    String withFirst(Decoded current, Entry first)
+    {
         List<Entry> entries = new ArrayList<>();
-        entries.add(new Entry(id, clock.instant().plus(ttl).getEpochSecond()));
+        entries.add(first);
         for (Entry entry : current.entries())
         {
             if (entries.size() >= maxEntries)
                 break;
-            if (!entry.id().equals(id))
+            if (!entry.id().equals(first.id()))
                 entries.add(entry);
         }
         StringBuilder value = new StringBuilder();
@@ -119,11 +201,19 @@ final class SessionCookie
         {
             if (value.length() > 0)
                 value.append('~');
-            String expires = Long.toString(entry.expires());
-            value.append(Signer.encode(entry.id())).append('.').append(expires).append('.')
-                .append(signer.sign(PURPOSE, entry.id(), expires));
+            value.append(encode(entry));
         }
         return value.toString();
+    }
+
+    private String encode(Entry entry)
+    {
+        String expires = Long.toString(entry.expires());
+        if (!entry.granted())
+            return Signer.encode(entry.id()) + "." + expires + "." + signer.sign(PURPOSE, entry.id(), expires);
+        String issued = Long.toString(entry.issued());
+        return Signer.encode(entry.id()) + "." + expires + "." + issued + "." + entry.generation() + "."
+            + signer.sign(GRANTED_PURPOSE, entry.id(), expires, issued, entry.generation());
     }
 
     Duration ttl()
@@ -136,24 +226,48 @@ final class SessionCookie
         Entry known = verified.get(part);
         if (known != null)
             return known;
-        String[] fields = part.split("\\.", -1);
-        if (fields.length != 3)
+        Entry entry = verify(part.split("\\.", -1));
+        if (entry == null)
             return null;
-        String id = Signer.decode(fields[0]);
-        if (!ids.isId(id) || !isEpochSeconds(fields[1]))
-            return null;
-        if (!signer.verify(fields[2], PURPOSE, id, fields[1]))
-            return null;
-        Entry entry = new Entry(id, Long.parseLong(fields[1]));
         if (verified.size() >= VERIFIED_CACHE_SIZE)
             verified.clear(); // crude but bounded: the sessions in use are back within a request each
         verified.put(part, entry);
         return entry;
     }
 
-    private static boolean isEpochSeconds(String text)
+    private Entry verify(String[] fields)
     {
-        if (text.isEmpty() || text.length() > 12)
+        if (fields.length != 3 && fields.length != 5)
+            return null;
+        String id = Signer.decode(fields[0]);
+        if (!ids.isId(id) || !isDigits(fields[1], 12))
+            return null;
+        if (fields.length == 3 && !grantedOnly && signer.verify(fields[2], PURPOSE, id, fields[1]))
+            return new Entry(id, Long.parseLong(fields[1]));
+        if (fields.length != 5 || !isDigits(fields[2], 15) || !fields[3].matches("[A-Za-z0-9_-]{0,22}"))
+            return null;
+        if (!signer.verify(fields[4], GRANTED_PURPOSE, id, fields[1], fields[2], fields[3]))
+            return null;
+        return new Entry(id, Long.parseLong(fields[1]), Long.parseLong(fields[2]), fields[3]);
+    }
+
+    /** A short, fixed-length stand-in for a route generation (pod uids are 36 characters, others may be longer). */
+    static String fingerprint(String generation)
+    {
+        try
+        {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(generation.getBytes(StandardCharsets.UTF_8));
+            return Base64.getUrlEncoder().withoutPadding().encodeToString(Arrays.copyOf(digest, FINGERPRINT_BYTES));
+        }
+        catch (NoSuchAlgorithmException x)
+        {
+            throw new IllegalStateException("SHA-256 unavailable", x);
+        }
+    }
+
+    private static boolean isDigits(String text, int maxLength)
+    {
+        if (text.isEmpty() || text.length() > maxLength)
             return false;
         for (int i = 0; i < text.length(); i++)
         {

@@ -24,27 +24,27 @@ public final class SessionResolver
     private final String prefix;
     private final IdSyntax ids;
     private final SessionCookie cookie;
-    private final Grants grants;
+    private final GrantRedemption redemption;
     private final IngressConfig.Access access;
     private final String grantParam;
     private final String cookieName;
     private final String cookieAttributes;
 
-    SessionResolver(IngressConfig config, IdSyntax ids, SessionCookie cookie, Grants grants)
+    SessionResolver(IngressConfig config, IdSyntax ids, SessionCookie cookie, GrantRedemption redemption)
     {
-        this(config, "", ids, cookie, grants);
+        this(config, "", ids, cookie, redemption);
     }
 
     /**
      * @param contextPath the servlet context path the gateway is deployed under ("" for the root):
      *        paths, Referers, redirects and the cookie's Path all include it
      */
-    SessionResolver(IngressConfig config, String contextPath, IdSyntax ids, SessionCookie cookie, Grants grants)
+    SessionResolver(IngressConfig config, String contextPath, IdSyntax ids, SessionCookie cookie, GrantRedemption redemption)
     {
         this.prefix = contextPath + config.prefix();
         this.ids = ids;
         this.cookie = cookie;
-        this.grants = grants;
+        this.redemption = redemption;
         this.access = config.access();
         this.grantParam = config.grantParam();
         this.cookieName = config.cookie().name();
@@ -98,17 +98,15 @@ public final class SessionResolver
         String grant = access == IngressConfig.Access.SIGNED ? param(request.query(), grantParam) : null;
         if (grant != null)
         {
-            Grants.Grant verified = grants.verify(grant);
-            if (verified == null || !verified.id().equals(id))
-                throw GatewayException.forbidden("grant token is invalid, expired or for another sandbox");
+            SessionCookie.Entry entry = redemption.redeem(grant, id);
             String location = prefix + id + (tail == null ? "/" : tail) + query(withoutParam(request.query(), grantParam));
-            return new Redirect(HttpStatus.SEE_OTHER_303, location, setCookie(session, id, secure, secureMode));
+            return new Redirect(HttpStatus.SEE_OTHER_303, location, setCookie(cookie.withFirst(session, entry), secure, secureMode));
         }
         if (tail == null)
             return new Redirect(HttpStatus.PERMANENT_REDIRECT_308, prefix + id + "/" + query(request.query()), null);
         if (access == IngressConfig.Access.SIGNED && !session.contains(id))
             throw GatewayException.forbidden("this sandbox needs a grant: open the link you were given");
-        String setCookie = session.isFirst(id) ? null : setCookie(session, id, secure, secureMode);
+        String setCookie = session.isFirst(id) ? null : setCookie(cookie.withFirst(session, id), secure, secureMode);
         return new Forward(id, Source.PATH, tail + query(request.query()), setCookie);
     }
 
@@ -152,10 +150,10 @@ public final class SessionResolver
         return ids.isId(id) ? id : null;
     }
 
-    private String setCookie(SessionCookie.Decoded session, String id, boolean secure, CookieConfig.SecureMode secureMode)
+    private String setCookie(String value, boolean secure, CookieConfig.SecureMode secureMode)
     {
         boolean addSecure = secureMode == CookieConfig.SecureMode.ALWAYS || (secureMode == CookieConfig.SecureMode.AUTO && secure);
-        return cookieName + "=" + cookie.withFirst(session, id) + cookieAttributes + (addSecure ? "; Secure" : "");
+        return cookieName + "=" + value + cookieAttributes + (addSecure ? "; Secure" : "");
     }
 
     private static String query(String query)

@@ -7,6 +7,9 @@ import io.sandgate.ingress.RouteStore;
 import io.sandgate.ingress.Routes;
 import io.sandgate.mcp.MemorySessionBus;
 import io.sandgate.egress.MemoryStickySessions;
+import io.sandgate.ingress.Redemptions;
+import java.time.Clock;
+import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
@@ -18,6 +21,7 @@ final class MemoryStore implements Store, RouteStore
     private final Map<String, Route> routes = new ConcurrentHashMap<>();
     private final MemorySessionBus sessions;
     private final MemoryStickySessions sticky = new MemoryStickySessions();
+    private final Redemptions redemptions = Redemptions.inMemory(Clock.systemUTC());
 
     MemoryStore(Map<String, String> staticRoutes, MemorySessionBus sessions)
     {
@@ -29,6 +33,12 @@ final class MemoryStore implements Store, RouteStore
     public RouteStore routes()
     {
         return this;
+    }
+
+    @Override
+    public Redemptions redemptions()
+    {
+        return redemptions;
     }
 
     @Override
@@ -78,6 +88,12 @@ final class MemoryStore implements Store, RouteStore
     {
         Route current = routes.get(id);
         return current != null && current.generation().equals(java.util.Optional.of(generation)) && routes.remove(id, current);
+    }
+
+    @Override
+    public Optional<Route> revoke(String id, Instant before)
+    {
+        return Optional.ofNullable(routes.computeIfPresent(id, (key, route) -> route.revokedBefore(before)));
     }
 
     @Override

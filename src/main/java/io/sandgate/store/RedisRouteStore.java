@@ -4,6 +4,7 @@ import io.sandgate.core.StoreUnavailableException;
 import io.sandgate.core.StoreHealth;
 import io.sandgate.ingress.Route;
 import io.sandgate.ingress.RouteStore;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -52,6 +53,7 @@ final class RedisRouteStore implements RouteStore
     /** K: keyspace channel, h: hash commands, g: DEL/RENAME/EXPIRE, x: expired keys. */
     private static final String REQUIRED_EVENTS = "Khgx";
     private static final int BATCH = 1000;
+    private static final int REVOKE_ATTEMPTS = 10;
 
     private final RedissonClient redisson;
     private final String key;
@@ -155,6 +157,34 @@ final class RedisRouteStore implements RouteStore
         if (removed)
             cache.remove(id);
         return removed;
+    }
+
+    @Override
+    public Optional<Route> revoke(String id, Instant before)
+    {
+        try
+        {
+            // Compare-and-set on the stored text: a route someone writes meanwhile is read again and
+            // stamped in turn, never overwritten with the one read before it.
+            for (int attempt = 0; attempt < REVOKE_ATTEMPTS; attempt++)
+            {
+                String value = hash.get(id);
+                Route current = parse(id, value);
+                if (current == null)
+                    return Optional.empty();
+                Route stamped = current.revokedBefore(before);
+                if (stamped == current || hash.replace(id, value, stamped.format()))
+                {
+                    cache.put(id, stamped);
+                    return Optional.of(stamped);
+                }
+            }
+        }
+        catch (RuntimeException x)
+        {
+            throw new StoreUnavailableException("route store unreachable", x);
+        }
+        throw new StoreUnavailableException("route of sandbox " + id + " kept changing; revocation not written", null);
     }
 
     @Override

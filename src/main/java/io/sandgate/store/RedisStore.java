@@ -3,6 +3,7 @@ package io.sandgate.store;
 import io.sandgate.core.Schedulers;
 import io.sandgate.core.StoreHealth;
 import io.sandgate.core.Leadership;
+import io.sandgate.ingress.Redemptions;
 import io.sandgate.ingress.RouteStore;
 import io.sandgate.ingress.Routes;
 import java.net.InetSocketAddress;
@@ -28,6 +29,7 @@ final class RedisStore implements Store
     private final RedisRouteStore routes;
     private final RedisSessionBus sessions;
     private final RedisStickySessions sticky;
+    private final RedisRedemptions redemptions;
 
     private RedisStore(RedissonClient redisson, Schedulers schedulers, ScheduledExecutorService scheduler, RedisRouteStore routes, RedisSessionBus sessions)
     {
@@ -37,6 +39,7 @@ final class RedisStore implements Store
         this.routes = routes;
         this.sessions = sessions;
         this.sticky = new RedisStickySessions(redisson);
+        this.redemptions = new RedisRedemptions(redisson);
     }
 
     static RedisStore connect(SandgateConfig config, MeterRegistry registry, Schedulers schedulers)
@@ -122,6 +125,12 @@ final class RedisStore implements Store
     public RouteStore routes()
     {
         return routes;
+    }
+
+    @Override
+    public Redemptions redemptions()
+    {
+        return redemptions;
     }
 
     @Override

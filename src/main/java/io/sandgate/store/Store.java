@@ -3,6 +3,7 @@ package io.sandgate.store;
 import io.sandgate.core.Schedulers;
 import io.sandgate.core.StoreHealth;
 import io.sandgate.core.Leadership;
+import io.sandgate.ingress.Redemptions;
 import io.sandgate.ingress.RouteStore;
 import io.sandgate.mcp.MemorySessionBus;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -15,6 +16,9 @@ import io.sandgate.config.SandgateConfig;
 public interface Store extends AutoCloseable
 {
     RouteStore routes();
+
+    /** Grants already redeemed, so that each opens a session once across the replicas. */
+    Redemptions redemptions();
 
     /** Leader election among the replicas sharing this store. */
     Leadership leadership(String name);

@@ -11,11 +11,14 @@ import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
+import io.sandgate.core.Secret;
+import io.sandgate.ingress.Grants;
 import io.sandgate.ingress.Route;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.RawRedis;
 import io.sandgate.testing.RedisServerProcess;
 import io.sandgate.testing.RunningGateway;
+import io.sandgate.testing.SandboxBackend;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -23,6 +26,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The pod watcher against fabric8's Kubernetes API server double (CRUD mode: list, watch, create,
@@ -198,6 +202,60 @@ class PodWatcherIT
             java.net.http.HttpResponse.BodyHandlers.discarding()).statusCode(), "no ingress in the control plane");
         assertEquals(200, http.send(java.net.http.HttpRequest.newBuilder(replicaA.uri().resolve("/readyz")).build(),
             java.net.http.HttpResponse.BodyHandlers.discarding()).statusCode());
+    }
+
+    @Test
+    void aReplacedPod_refusesTheOldPodsCookies_andARevocationOutlivesThePod() throws Exception
+    {
+        String secret = "watcher-it-secret-0123456789abcdef";
+        String token = "watcher-it-admin-token-0123456789";
+        try (SandboxBackend sandbox = SandboxBackend.start("pod"))
+        {
+            replicaA = gateways.startAnother(config -> config.set("ingress.access", "signed")
+                .set("ingress.cookie.secret", secret).set("admin.token", token));
+            String port = Integer.toString(sandbox.port());
+            client.pods().inNamespace("sandboxes").resource(pod("sb-5300", "uid-5300a", "5300", "127.0.0.1", true, port)).create();
+            await().atMost(Duration.ofSeconds(10)).until(() -> route("5300") != null);
+            Grants grants = Grants.create(new Secret(secret), java.time.Clock.systemUTC());
+            String cookie = redeem(replicaA, grants.issue("5300", "alice", Duration.ofMinutes(5)));
+            assertEquals(200, status(replicaA, "/vnc/5300/", cookie));
+
+            // A successor pod: the watcher writes its uid as the route's generation.
+            Pod successor = client.pods().inNamespace("sandboxes").resource(pod("sb-5300-b", "uid-5300b", "5300", "127.0.0.1", true, port)).create();
+            await().atMost(Duration.ofSeconds(10)).until(() -> route("5300").contains(successor.getMetadata().getUid()));
+            await().atMost(Duration.ofSeconds(1)).until(() -> status(replicaA, "/vnc/5300/", cookie) == 403);
+
+            String fresh = redeem(replicaA, grants.issue("5300", "alice", Duration.ofMinutes(5)));
+            assertEquals(200, status(replicaA, "/vnc/5300/", fresh));
+            java.net.http.HttpResponse<String> revoked = java.net.http.HttpClient.newHttpClient().send(
+                java.net.http.HttpRequest.newBuilder(replicaA.uri().resolve("/admin/revoke/5300")).header("Authorization", "Bearer " + token)
+                    .POST(java.net.http.HttpRequest.BodyPublishers.noBody()).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, revoked.statusCode(), revoked.body());
+            await().atMost(Duration.ofSeconds(1)).until(() -> status(replicaA, "/vnc/5300/", fresh) == 403);
+
+            // The pod after that one inherits the stamp: the revoked session stays refused.
+            Pod third = client.pods().inNamespace("sandboxes").resource(pod("sb-5300-c", "uid-5300c", "5300", "127.0.0.1", true, port)).create();
+            await().atMost(Duration.ofSeconds(10)).until(() -> route("5300").contains(third.getMetadata().getUid()));
+            assertTrue(Route.parse(route("5300")).revokedBefore().isPresent(), route("5300"));
+            assertEquals(403, status(replicaA, "/vnc/5300/", fresh));
+        }
+    }
+
+    /** Follows a grant link and returns the session cookie's value. */
+    private static String redeem(RunningGateway gateway, String grant) throws Exception
+    {
+        java.net.http.HttpResponse<String> response = java.net.http.HttpClient.newHttpClient().send(
+            java.net.http.HttpRequest.newBuilder(gateway.uri().resolve("/vnc/5300/?sandgate_grant=" + grant)).build(),
+            java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertEquals(303, response.statusCode(), response.body());
+        String setCookie = response.headers().firstValue("Set-Cookie").orElseThrow();
+        return setCookie.substring(setCookie.indexOf('=') + 1, setCookie.indexOf(';'));
+    }
+
+    private static int status(RunningGateway gateway, String path, String cookie) throws Exception
+    {
+        return java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(gateway.uri().resolve(path))
+            .header("Cookie", "vnc_session_id=" + cookie).build(), java.net.http.HttpResponse.BodyHandlers.discarding()).statusCode();
     }
 
     private int leaders() throws Exception

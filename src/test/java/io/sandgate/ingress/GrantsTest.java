@@ -57,13 +57,16 @@ class GrantsTest {
         String token = grants.issue("37579", "alice", TTL);
 
         String[] fields = token.split("\\.", -1);
-        assertEquals(4, fields.length, token);
+        assertEquals(7, fields.length, token);
         assertEquals("37579", Signer.decode(fields[0]));
-        assertEquals(Long.toString(T0.plus(TTL).getEpochSecond()), fields[1]);
-        assertEquals("alice", Signer.decode(fields[2]));
+        assertEquals(Long.toString(T0.toEpochMilli()), fields[1]);
+        assertEquals(Long.toString(T0.plus(TTL).getEpochSecond()), fields[2]);
+        assertEquals("alice", Signer.decode(fields[3]));
+        assertTrue(Pattern.matches("[A-Za-z0-9_-]{22}", fields[4]), fields[4]);
+        assertEquals("", fields[5], "no session limit");
         // URL-safe without escaping: it travels as a query parameter.
         assertTrue(Pattern.matches("[A-Za-z0-9_.-]+", token), token);
-        assertEquals(signer.sign(Grants.PURPOSE, "37579", fields[1], "alice"), fields[3]);
+        assertEquals(signer.sign(Grants.PURPOSE, "37579", fields[1], fields[2], "alice", fields[4], ""), fields[6]);
     }
 
     @Test
@@ -113,38 +116,51 @@ class GrantsTest {
 
     @Test
     void tamperedIdIsRejected() {
-        String[] f = grants.issue("37579", "alice", TTL).split("\\.");
-        assertNull(grants.verify(join(Signer.encode("37578"), f[1], f[2], f[3])));
-        assertNull(grants.verify(join(Signer.encode("375790"), f[1], f[2], f[3])));
+        String token = grants.issue("37579", "alice", TTL);
+        assertNull(grants.verify(replaced(token, 0, Signer.encode("37578"))));
+        assertNull(grants.verify(replaced(token, 0, Signer.encode("375790"))));
     }
 
     @Test
     void tamperedExpiryIsRejected() {
-        String[] f = grants.issue("37579", "alice", TTL).split("\\.");
-        long expires = Long.parseLong(f[1]);
-        assertNull(grants.verify(join(f[0], Long.toString(expires + 3600), f[2], f[3])));
-        assertNull(grants.verify(join(f[0], Long.toString(expires - 1), f[2], f[3])));
+        String token = grants.issue("37579", "alice", TTL);
+        long expires = Long.parseLong(token.split("\\.")[2]);
+        assertNull(grants.verify(replaced(token, 2, Long.toString(expires + 3600))));
+        assertNull(grants.verify(replaced(token, 2, Long.toString(expires - 1))));
         // Same number, different spelling: the signature covers the text.
-        assertNull(grants.verify(join(f[0], "0" + f[1], f[2], f[3])));
+        assertNull(grants.verify(replaced(token, 2, "0" + expires)));
+    }
+
+    @Test
+    void tamperedIssueTimeNonceOrSessionLimitIsRejected() {
+        String token = grants.issue("37579", "alice", TTL, Duration.ofMinutes(30));
+        assertNotNull(grants.verify(token));
+        String[] f = token.split("\\.", -1);
+        // Moved past a revocation, made reusable, or given a longer session: none verifies.
+        assertNull(grants.verify(replaced(token, 1, Long.toString(Long.parseLong(f[1]) + 60_000))));
+        assertNull(grants.verify(replaced(token, 4, grants.issue("37579", "alice", TTL).split("\\.")[4])));
+        assertNull(grants.verify(replaced(token, 5, "43200")));
+        assertNull(grants.verify(replaced(token, 5, "")));
     }
 
     @Test
     void tamperedSubjectIsRejected() {
-        String[] f = grants.issue("37579", "alice", TTL).split("\\.");
-        assertNull(grants.verify(join(f[0], f[1], Signer.encode("mallory"), f[3])));
-        assertNull(grants.verify(join(f[0], f[1], Signer.encode(""), f[3])));
+        String token = grants.issue("37579", "alice", TTL);
+        assertNull(grants.verify(replaced(token, 3, Signer.encode("mallory"))));
+        assertNull(grants.verify(replaced(token, 3, Signer.encode(""))));
     }
 
     @Test
     void tamperedSignatureIsRejected() {
-        String[] f = grants.issue("37579", "alice", TTL).split("\\.");
+        String token = grants.issue("37579", "alice", TTL);
+        String signature = token.split("\\.")[6];
         // Change the first character: it carries 6 significant bits (the last one carries only 2).
-        char c = f[3].charAt(0);
-        String flipped = (c == 'A' ? 'B' : 'A') + f[3].substring(1);
-        assertNull(grants.verify(join(f[0], f[1], f[2], flipped)));
-        assertNull(grants.verify(join(f[0], f[1], f[2], "")));
-        assertNull(grants.verify(join(f[0], f[1], f[2], f[3].substring(0, 10))));
-        assertNull(grants.verify(join(f[0], f[1], f[2], "not*base64")));
+        char c = signature.charAt(0);
+        String flipped = (c == 'A' ? 'B' : 'A') + signature.substring(1);
+        assertNull(grants.verify(replaced(token, 6, flipped)));
+        assertNull(grants.verify(replaced(token, 6, "")));
+        assertNull(grants.verify(replaced(token, 6, signature.substring(0, 10))));
+        assertNull(grants.verify(replaced(token, 6, "not*base64")));
     }
 
     @ParameterizedTest
@@ -175,9 +191,11 @@ class GrantsTest {
     @Test
     void manuallyAssembledGrantWithGrantPurposeVerifies() {
         // Positive control for the purpose tests below: the assembly itself is right.
+        String issued = Long.toString(T0.toEpochMilli());
         String expires = Long.toString(T0.plus(TTL).getEpochSecond());
-        String token = join(Signer.encode("37579"), expires, Signer.encode("alice"),
-            signer.sign(Grants.PURPOSE, "37579", expires, "alice"));
+        String nonce = "AAAAAAAAAAAAAAAAAAAAAA";
+        String token = join(Signer.encode("37579"), issued, expires, Signer.encode("alice"), nonce, "",
+            signer.sign(Grants.PURPOSE, "37579", issued, expires, "alice", nonce, ""));
         assertNotNull(grants.verify(token));
     }
 
@@ -188,12 +206,15 @@ class GrantsTest {
         String[] f = entry.split("\\.");
         assertEquals(3, f.length);
 
-        // The cookie entry's own signature, with any subject.
-        assertNull(grants.verify(join(f[0], f[1], Signer.encode("alice"), f[2])));
-        assertNull(grants.verify(join(f[0], f[1], Signer.encode(""), f[2])));
-        // A session-purpose signature over exactly the grant's fields.
-        assertNull(grants.verify(join(f[0], f[1], Signer.encode("alice"),
-            signer.sign(SessionCookie.PURPOSE, "37579", f[1], "alice"))));
+        String issued = Long.toString(T0.toEpochMilli());
+        String nonce = "AAAAAAAAAAAAAAAAAAAAAA";
+        // The cookie entry's own signature, in a grant's shape with any subject.
+        assertNull(grants.verify(join(f[0], issued, f[1], Signer.encode("alice"), nonce, "", f[2])));
+        assertNull(grants.verify(join(f[0], issued, f[1], Signer.encode(""), nonce, "", f[2])));
+        // A session-purpose signature (of either shape of entry) over exactly the grant's fields.
+        for (String purpose : List.of(SessionCookie.PURPOSE, SessionCookie.GRANTED_PURPOSE))
+            assertNull(grants.verify(join(f[0], issued, f[1], Signer.encode("alice"), nonce, "",
+                signer.sign(purpose, "37579", issued, f[1], "alice", nonce, ""))));
         // The cookie entry as it is.
         assertNull(grants.verify(entry));
     }
@@ -209,20 +230,23 @@ class GrantsTest {
         assertTrue(whole.entries().isEmpty());
         assertTrue(whole.forged());
 
-        // Grant signature transplanted into a cookie-shaped entry.
-        SessionCookie.Decoded transplanted = cookie.decode(List.of(join(f[0], f[1], f[3])));
+        // Grant signature transplanted into a cookie-shaped entry, of either shape.
+        SessionCookie.Decoded transplanted = cookie.decode(List.of(join(f[0], f[2], f[6])));
         assertTrue(transplanted.entries().isEmpty());
         assertTrue(transplanted.forged());
+        SessionCookie.Decoded transplantedGranted = cookie.decode(List.of(join(f[0], f[2], f[1], "", f[6])));
+        assertTrue(transplantedGranted.entries().isEmpty());
+        assertTrue(transplantedGranted.forged());
 
         // A grant-purpose signature over exactly the cookie entry's fields.
-        SessionCookie.Decoded purpose = cookie.decode(List.of(join(f[0], f[1], signer.sign(Grants.PURPOSE, "37579", f[1]))));
+        SessionCookie.Decoded purpose = cookie.decode(List.of(join(f[0], f[2], signer.sign(Grants.PURPOSE, "37579", f[2]))));
         assertTrue(purpose.entries().isEmpty());
         assertTrue(purpose.forged());
 
         // Control: a session-purpose signature over the same fields is accepted.
-        SessionCookie.Decoded control = cookie.decode(List.of(join(f[0], f[1], signer.sign(SessionCookie.PURPOSE, "37579", f[1]))));
+        SessionCookie.Decoded control = cookie.decode(List.of(join(f[0], f[2], signer.sign(SessionCookie.PURPOSE, "37579", f[2]))));
         assertFalse(control.forged());
-        assertEquals(List.of(new SessionCookie.Entry("37579", Long.parseLong(f[1]))), control.entries());
+        assertEquals(List.of(new SessionCookie.Entry("37579", Long.parseLong(f[2]))), control.entries());
     }
 
     // ---- helpers -----------------------------------------------------------------------------
@@ -233,5 +257,12 @@ class GrantsTest {
 
     private static String join(String... fields) {
         return String.join(".", fields);
+    }
+
+    /** The token with field {@code index} replaced. */
+    private static String replaced(String token, int index, String value) {
+        String[] fields = token.split("\\.", -1);
+        fields[index] = value;
+        return join(fields);
     }
 }

@@ -80,7 +80,9 @@ public class RouteLookupBenchmark
         Signer signer = new Signer(ingress.cookie().secret().orElseThrow().bytes());
         IdSyntax ids = new IdSyntax(ingress.idPattern(), ingress.idMaxLength());
         SessionCookie cookie = new SessionCookie(signer, ids, ingress.cookie().ttl(), ingress.cookie().maxSandboxes(), Clock.systemUTC());
-        resolver = new SessionResolver(ingress, "", ids, cookie, new Grants(signer, Clock.systemUTC()));
+        GrantRedemption redemption = new GrantRedemption(new Grants(signer, Clock.systemUTC()), Redemptions.inMemory(Clock.systemUTC()),
+            routes::find, ingress.sessionMaxAge(), Clock.systemUTC());
+        resolver = new SessionResolver(ingress, "", ids, cookie, redemption);
         secureMode = ingress.cookie().secure();
 
         // The cookie a browser holds after its first /vnc/{id}/ request, minted by the resolver itself.

@@ -5,6 +5,7 @@ import java.io.StringWriter;
 import java.lang.reflect.Proxy;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -48,8 +49,10 @@ class SessionFilterTest
         Map<String, Object> values = new HashMap<>(settings);
         values.put("ingress.cookie.secret", SECRET);
         IngressConfig config = ConfigLoader.fromValues(values).ingress();
-        // The filter never reads a route: finding the sandbox's address is the servlet's part.
-        Ingress ingress = new Ingress(config, "", new UnusedRoutes(), new ClientInfo(config.trustedProxies()), new SimpleMeterRegistry(), Clock.systemUTC());
+        // The filter reads no route in open access: finding the sandbox's address is the servlet's part.
+        // In signed access it reads the sandbox's route for its revocation stamp (there is none here).
+        boolean signed = "signed".equals(settings.get("ingress.access"));
+        Ingress ingress = new Ingress(config, "", new UnusedRoutes(signed), new ClientInfo(config.trustedProxies()), new SimpleMeterRegistry(), Clock.systemUTC());
         return new SessionFilter(ingress);
     }
 
@@ -215,12 +218,21 @@ class SessionFilterTest
         }
     }
 
-    /** A route table the filter must not touch. */
+    /** A route table the filter must not touch, but for looking up (and finding nothing) when {@code readable}. */
     private static final class UnusedRoutes implements RouteStore
     {
+        private final boolean readable;
+
+        UnusedRoutes(boolean readable)
+        {
+            this.readable = readable;
+        }
+
         @Override
         public Optional<Route> find(String id)
         {
+            if (readable)
+                return Optional.empty();
             throw new AssertionError("the filter looked up a route");
         }
 
@@ -238,6 +250,12 @@ class SessionFilterTest
 
         @Override
         public boolean removeIf(String id, String generation)
+        {
+            throw new AssertionError();
+        }
+
+        @Override
+        public Optional<Route> revoke(String id, Instant before)
         {
             throw new AssertionError();
         }

@@ -20,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Stream;
 
@@ -68,7 +69,8 @@ class SessionResolverTest {
             IdSyntax ids = new IdSyntax(config.idPattern(), config.idMaxLength());
             cookie = new SessionCookie(signer, ids, config.cookie().ttl(), config.cookie().maxSandboxes(), clock);
             grants = new Grants(signer, clock);
-            resolver = new SessionResolver(config, ids, cookie, grants);
+            resolver = new SessionResolver(config, ids, cookie,
+                new GrantRedemption(grants, Redemptions.inMemory(clock), id -> Optional.empty(), config.sessionMaxAge(), clock));
         }
 
         IngressDecision resolve(Req req) {
@@ -734,10 +736,10 @@ class SessionResolverTest {
 
         @Test
         void secureAttributeOnTheGrantCookieFollowsTheMode() {
-            Req r = req("/vnc/37579/").query("sandgate_grant=" + grant("37579"));
-            Redirect https = assertInstanceOf(Redirect.class, gw.resolve(r, true, SecureMode.AUTO));
+            // A grant opens one session: each request brings its own.
+            Redirect https = assertInstanceOf(Redirect.class, gw.resolve(req("/vnc/37579/").query("sandgate_grant=" + grant("37579")), true, SecureMode.AUTO));
             assertTrue(SetCookie.parse(https.setCookie()).attributes.containsKey("secure"));
-            Redirect http = assertInstanceOf(Redirect.class, gw.resolve(r, false, SecureMode.AUTO));
+            Redirect http = assertInstanceOf(Redirect.class, gw.resolve(req("/vnc/37579/").query("sandgate_grant=" + grant("37579")), false, SecureMode.AUTO));
             assertFalse(SetCookie.parse(http.setCookie()).attributes.containsKey("secure"));
         }
 
