@@ -14,21 +14,26 @@ import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.util.URIUtil;
 
 /**
- * Finds the sandbox of an ingress request although most requests of a noVNC session carry no id:
- * the path ({@code /vnc/{id}/...}), then a same-origin Referer under {@code /vnc/{id}/}, then the
- * signed session cookie, then the sandbox header. In {@code signed} access mode every id found must
- * also be in the session cookie, which only a grant token puts there.
+ * Finds the sandbox of an ingress request. In host mode the host names it ({@code 7.sbx.example.com},
+ * see {@link HostPattern}) and the whole path is the sandbox's. In path mode most requests of a noVNC
+ * session carry no id: the path ({@code /vnc/{id}/...}), then a same-origin Referer under
+ * {@code /vnc/{id}/}, then the signed session cookie, then the sandbox header. In {@code signed}
+ * access mode every id found must also be in the session cookie, which only a grant token puts there.
  */
 public final class SessionResolver
 {
+    /** The prefix a cookie name needs to be bound to one host, path {@code /} and HTTPS (RFC 6265bis). */
+    static final String HOST_COOKIE_PREFIX = "__Host-";
+
+    private final String contextPath;
     private final String prefix;
     private final IdSyntax ids;
+    private final HostPattern hosts;
     private final SessionCookie cookie;
     private final Grants grants;
     private final IngressConfig.Access access;
     private final String grantParam;
     private final String cookieName;
-    private final String cookieAttributes;
 
     SessionResolver(IngressConfig config, IdSyntax ids, SessionCookie cookie, Grants grants)
     {
@@ -41,14 +46,15 @@ public final class SessionResolver
      */
     SessionResolver(IngressConfig config, String contextPath, IdSyntax ids, SessionCookie cookie, Grants grants)
     {
+        this.contextPath = contextPath;
         this.prefix = contextPath + config.prefix();
         this.ids = ids;
+        this.hosts = HostPattern.of(config.hostPattern(), ids);
         this.cookie = cookie;
         this.grants = grants;
         this.access = config.access();
         this.grantParam = config.grantParam();
         this.cookieName = config.cookie().name();
-        this.cookieAttributes = "; Path=" + prefix + "; Max-Age=" + cookie.ttl().toSeconds() + "; HttpOnly; SameSite=Lax";
     }
 
     /**
@@ -58,6 +64,9 @@ public final class SessionResolver
      */
     public IngressDecision resolve(IngressRequest request, boolean secure, CookieConfig.SecureMode secureMode)
     {
+        SandboxHost host = hosts.match(request.origin());
+        if (host != null)
+            return fromHost(request, host, secure, secureMode);
         String path = request.path();
         if (!path.startsWith(prefix))
         {
@@ -98,9 +107,7 @@ public final class SessionResolver
         String grant = access == IngressConfig.Access.SIGNED ? param(request.query(), grantParam) : null;
         if (grant != null)
         {
-            Grants.Grant verified = grants.verify(grant);
-            if (verified == null || !verified.id().equals(id))
-                throw GatewayException.forbidden("grant token is invalid, expired or for another sandbox");
+            redeem(grant, id);
             String location = prefix + id + (tail == null ? "/" : tail) + query(withoutParam(request.query(), grantParam));
             return new Redirect(HttpStatus.SEE_OTHER_303, location, setCookie(session, id, secure, secureMode));
         }
@@ -110,6 +117,42 @@ public final class SessionResolver
             throw GatewayException.forbidden("this sandbox needs a grant: open the link you were given");
         String setCookie = session.isFirst(id) ? null : setCookie(session, id, secure, secureMode);
         return new Forward(id, Source.PATH, tail + query(request.query()), setCookie);
+    }
+
+    /**
+     * Host mode: the host is the sandbox, the path is all the sandbox's own (no prefix, no Referer,
+     * no cookie order), and the cookie, host-only, holds that one sandbox.
+     */
+    private IngressDecision fromHost(IngressRequest request, SandboxHost host, boolean secure, CookieConfig.SecureMode secureMode)
+    {
+        String path = request.path();
+        if (!path.startsWith(contextPath + "/"))
+            throw GatewayException.notFound("not an ingress path");
+        if (access == IngressConfig.Access.SIGNED)
+        {
+            String grant = param(request.query(), grantParam);
+            if (grant != null)
+            {
+                redeem(grant, host.id());
+                return new Redirect(HttpStatus.SEE_OTHER_303, path + query(withoutParam(request.query(), grantParam)),
+                    hostCookie(host.id(), secure, secureMode));
+            }
+            if (!cookie.decode(request.cookies()).contains(host.id()))
+                throw GatewayException.forbidden("this sandbox needs a grant: open the link you were given");
+        }
+        return new Forward(host.id(), Source.HOST, path.substring(contextPath.length()) + query(request.query()), null, host);
+    }
+
+    /**
+     * Checks a grant for the sandbox it is presented on; the one place where a grant becomes access.
+     *
+     * @throws GatewayException 403 for a grant that is invalid, expired or for another sandbox
+     */
+    private void redeem(String token, String id)
+    {
+        Grants.Grant verified = grants.verify(token);
+        if (verified == null || !verified.id().equals(id))
+            throw GatewayException.forbidden("grant token is invalid, expired or for another sandbox");
     }
 
     private Forward forward(SessionCookie.Decoded session, String id, Source source, String upstreamPath)
@@ -152,10 +195,31 @@ public final class SessionResolver
         return ids.isId(id) ? id : null;
     }
 
+    /** Path mode: the cookie under the prefix, with {@code id} first among the sandboxes it holds. */
     private String setCookie(SessionCookie.Decoded session, String id, boolean secure, CookieConfig.SecureMode secureMode)
     {
-        boolean addSecure = secureMode == CookieConfig.SecureMode.ALWAYS || (secureMode == CookieConfig.SecureMode.AUTO && secure);
-        return cookieName + "=" + cookie.withFirst(session, id) + cookieAttributes + (addSecure ? "; Secure" : "");
+        return cookieHeader(cookieName, cookie.withFirst(session, id), prefix, isSecure(secure, secureMode));
+    }
+
+    /**
+     * Host mode: a cookie for this host alone, holding this one sandbox. Without a Domain it is
+     * never sent to another sandbox's host, and with the {@code __Host-} prefix (over HTTPS) no
+     * sibling host can plant one of the same name with a Domain.
+     */
+    private String hostCookie(String id, boolean secure, CookieConfig.SecureMode secureMode)
+    {
+        boolean addSecure = isSecure(secure, secureMode);
+        return cookieHeader(addSecure ? HOST_COOKIE_PREFIX + cookieName : cookieName, cookie.withFirst(SessionCookie.Decoded.NONE, id), "/", addSecure);
+    }
+
+    private static boolean isSecure(boolean secure, CookieConfig.SecureMode secureMode)
+    {
+        return secureMode == CookieConfig.SecureMode.ALWAYS || (secureMode == CookieConfig.SecureMode.AUTO && secure);
+    }
+
+    private String cookieHeader(String name, String value, String path, boolean secure)
+    {
+        return name + "=" + value + "; Path=" + path + "; Max-Age=" + cookie.ttl().toSeconds() + "; HttpOnly; SameSite=Lax" + (secure ? "; Secure" : "");
     }
 
     private static String query(String query)
