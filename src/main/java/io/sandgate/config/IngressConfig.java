@@ -10,6 +10,7 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 import io.sandgate.net.Cidr;
+import io.sandgate.net.Origins;
 
 /**
  * The ingress face: how a browser's requests find their sandbox.
@@ -60,6 +61,8 @@ public record IngressConfig(String prefix, Pattern idPattern, int idMaxLength, S
             {
                 if (!origin.equals("*") && !origin.matches("https?://[^/\\s]+"))
                     throw new IllegalArgumentException(ConfigKeys.WS_ALLOWED_ORIGINS.name() + ": " + origin + " (expected: scheme://host[:port], or *)");
+                if (!origin.equals("*"))
+                    Origins.canonical(origin, ConfigKeys.WS_ALLOWED_ORIGINS.name());
             }
         }
 
