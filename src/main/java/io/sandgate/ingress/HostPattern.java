@@ -13,9 +13,9 @@ import io.sandgate.web.GatewayException;
  * own is its own browser origin, so the browser itself keeps one sandbox's pages away from another's
  * cookies, storage, DOM and responses; path mode can only ask the browser to hold back.
  *
- * <p>The pattern is matched whole against the host, ignoring ASCII case as DNS does: {@code {id}} takes one DNS label's characters and must then be an id
- * ({@link IdSyntax}), {@code {port}} takes a port number without leading zeros, so that one sandbox
- * port has exactly one origin.</p>
+ * <p>The pattern is matched whole against the host, ignoring ASCII case as DNS does: {@code {id}}
+ * takes one DNS label's characters and must then be an id ({@link IdSyntax}), {@code {port}} takes
+ * a port number without leading zeros, so that one sandbox port has exactly one origin.</p>
  */
 final class HostPattern
 {
