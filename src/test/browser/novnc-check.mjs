@@ -1,18 +1,27 @@
 #!/usr/bin/env node
 // Opens noVNC pages in a real headless Chromium (Debian's, through playwright-core) and waits until
-// each tab's noVNC canvas shows an expected solid colour over a live connection.
+// each tab's noVNC canvas shows an expected solid colour over a live connection; then, optionally,
+// plays what a hostile script on one tab's page would try against another sandbox.
 //
 //   node novnc-check.mjs [--timeout-ms 30000] [--chromium /usr/bin/chromium]
-//                        --tab URL COLOUR SCREENSHOT.png [--tab URL COLOUR SCREENSHOT.png ...]
+//                        [--visit URL ...]
+//                        [--tab URL COLOUR SCREENSHOT.png ...]
+//                        [--probe TAB fetch|websocket URL ...]
 //
-// COLOUR is a hex RGB colour such as ff0000. All tabs are opened at once in ONE browser context
-// (one cookie jar), as a person with several tabs would. A tab passes when noVNC reports itself
-// connected, its WebSocket is open, and every sampled canvas pixel is within a small tolerance of
-// COLOUR; then all tabs are checked once more together, so they are shown to work side by side.
-// A tab whose WebSockets have all closed without a connection is given up on after 2 s.
+// COLOUR is a hex RGB colour such as ff0000. Everything happens in ONE browser context (one cookie
+// jar), as a person with several tabs would. Each --visit URL is opened first, in order, in a page
+// of its own that is closed again (to redeem a grant, or to let a sandbox answer with its headers).
+// Then all tabs are opened at once. A tab passes when noVNC reports itself connected, its
+// WebSocket is open, and every sampled canvas pixel is within a small tolerance of COLOUR; then all
+// tabs are checked once more together, so they are shown to work side by side. A tab whose
+// WebSockets have all closed without a connection is given up on after 2 s.
+// Each --probe then runs in tab number TAB (0 is the first) as the page's own script: a fetch() of
+// URL with the page's credentials, or a new WebSocket(URL); it reports whether the page could read
+// the response or open the socket, and which policy violations the page saw.
 //
 // Prints one JSON object on stdout (per tab: state, canvas size, sampled colours, the WebSocket
-// URLs the page opened and failed HTTP responses) and saves one screenshot per tab. Exit status:
+// URLs the page opened before any probe and failed HTTP responses; the visits' statuses; the
+// probes' outcomes; the cookie jar at the end) and saves one screenshot per tab. Exit status:
 // 0 all tabs passed, 1 a tab failed or the deadline passed, 2 bad usage or no browser.
 // It never downloads a browser: Chromium must be installed (apt-get install chromium).
 
@@ -31,12 +40,13 @@ const GIVE_UP_GRACE_MS = 2000; // how long a tab whose WebSockets all closed may
 
 function usage(message) {
     process.stderr.write(`novnc-check: ${message}\n`
-        + 'usage: node novnc-check.mjs [--timeout-ms N] [--chromium PATH] --tab URL COLOUR SCREENSHOT [--tab ...]\n');
+        + 'usage: node novnc-check.mjs [--timeout-ms N] [--chromium PATH] [--visit URL ...] [--tab URL COLOUR SCREENSHOT ...]'
+        + ' [--probe TAB fetch|websocket URL ...]\n');
     process.exit(2);
 }
 
 function parseArgs(argv) {
-    const options = { timeoutMs: 30_000, chromium: '/usr/bin/chromium', tabs: [] };
+    const options = { timeoutMs: 30_000, chromium: '/usr/bin/chromium', visits: [], tabs: [], probes: [] };
     for (let i = 0; i < argv.length; i++) {
         const arg = argv[i];
         if (arg === '--timeout-ms') {
@@ -45,6 +55,16 @@ function parseArgs(argv) {
                 usage(`bad --timeout-ms ${argv[i]}`);
         } else if (arg === '--chromium') {
             options.chromium = argv[++i];
+        } else if (arg === '--visit') {
+            if (argv[i + 1] === undefined)
+                usage('--visit needs URL');
+            options.visits.push(argv[++i]);
+        } else if (arg === '--probe') {
+            const [tab, kind, url] = argv.slice(i + 1, i + 4);
+            i += 3;
+            if (url === undefined || !/^\d+$/.test(tab) || !['fetch', 'websocket'].includes(kind))
+                usage('--probe needs TAB fetch|websocket URL');
+            options.probes.push({ tab: Number(tab), kind, url });
         } else if (arg === '--tab') {
             const [url, colour, screenshot] = argv.slice(i + 1, i + 4);
             i += 3;
@@ -61,8 +81,10 @@ function parseArgs(argv) {
             usage(`unknown argument ${arg}`);
         }
     }
-    if (options.tabs.length === 0)
-        usage('no --tab given');
+    if (options.tabs.length === 0 && options.visits.length === 0)
+        usage('no --tab and no --visit given');
+    if (options.probes.some(p => p.tab >= options.tabs.length))
+        usage('--probe names a tab that is not given');
     return options;
 }
 
@@ -102,6 +124,59 @@ function hex(rgba) {
     return rgba.slice(0, 3).map(v => v.toString(16).padStart(2, '0')).join('');
 }
 
+// Runs in the page, as its own script would: can it read URL with the page's credentials?
+async function fetchFrom(url) {
+    const violations = [];
+    const seen = e => violations.push({ blockedURI: e.blockedURI, directive: e.effectiveDirective });
+    document.addEventListener('securitypolicyviolation', seen);
+    try {
+        const response = await fetch(url, { credentials: 'include' });
+        const body = await response.text();
+        return { outcome: 'read', status: response.status, body: body.slice(0, 200), violations };
+    } catch (e) {
+        return { outcome: 'blocked', error: String(e), violations };
+    } finally {
+        // Violation reports are queued as tasks: let them arrive.
+        await new Promise(r => setTimeout(r, 100));
+        document.removeEventListener('securitypolicyviolation', seen);
+    }
+}
+
+// Runs in the page, as its own script would: can it open a WebSocket to URL? Chromium neither
+// throws nor closes a socket its policy blocks: the violation report is the answer.
+function webSocketFrom(url) {
+    return new Promise(resolve => {
+        const violations = [];
+        let settled = false;
+        let timer;
+        const done = result => {
+            if (settled)
+                return;
+            settled = true;
+            clearTimeout(timer);
+            setTimeout(() => {
+                document.removeEventListener('securitypolicyviolation', seen);
+                resolve({ ...result, violations });
+            }, 100);
+        };
+        const seen = e => {
+            violations.push({ blockedURI: e.blockedURI, directive: e.effectiveDirective });
+            done({ outcome: 'blocked' });
+        };
+        document.addEventListener('securitypolicyviolation', seen);
+        let socket;
+        try {
+            socket = new WebSocket(url);
+        } catch (e) {
+            done({ outcome: 'blocked', error: String(e) });
+            return;
+        }
+        timer = setTimeout(() => { socket.close(); done({ outcome: 'no answer' }); }, 5000);
+        socket.onopen = () => { socket.close(); done({ outcome: 'opened' }); };
+        socket.onclose = e => done({ outcome: 'refused', code: e.code });
+    });
+}
+
 function evaluateProbe(tab, probe) {
     const openSockets = tab.websockets.filter(w => !w.closed);
     const wrong = probe.samples.filter(s =>
@@ -139,7 +214,8 @@ function summarise(tab) {
         status: probe.status,
         canvas: probe.canvas,
         sampledColours: colours,
-        websockets: tab.websockets.map(w => ({ url: w.url, closed: w.closed, framesReceived: w.framesReceived, error: w.error })),
+        websockets: tab.websockets.slice(0, tab.websocketsBeforeProbes ?? tab.websockets.length)
+            .map(w => ({ url: w.url, closed: w.closed, framesReceived: w.framesReceived, error: w.error })),
         httpErrors: tab.httpErrors,
         consoleErrors: tab.consoleErrors.slice(0, 10),
         screenshot: tab.screenshotSaved ? tab.screenshot : null,
@@ -172,6 +248,9 @@ async function main() {
         ...t, websockets: [], httpErrors: [], consoleErrors: [], problems: ['not checked'], lastProbe: null,
     }));
     let error = null;
+    const visits = [];
+    const probes = [];
+    let cookies = [];
     try {
         browser = await chromium.launch({
             executablePath: options.chromium,
@@ -181,6 +260,12 @@ async function main() {
             timeout: Math.max(1000, deadline - Date.now()),
         });
         const context = await browser.newContext({ viewport: { width: 800, height: 600 } });
+        for (const url of options.visits) {
+            const page = await context.newPage();
+            const response = await page.goto(url, { waitUntil: 'load', timeout: Math.max(1000, deadline - Date.now()) });
+            visits.push({ url, status: response ? response.status() : null, finalUrl: page.url() });
+            await page.close();
+        }
         for (const tab of tabs) {
             const page = await context.newPage();
             tab.page = page;
@@ -227,7 +312,22 @@ async function main() {
         for (const tab of tabs) {
             tab.lastProbe = await tab.page.evaluate(probePage, GRID);
             tab.problems = evaluateProbe(tab, tab.lastProbe);
+            tab.websocketsBeforeProbes = tab.websockets.length;
         }
+        // What a hostile script on a tab's page could reach, now that every tab is live.
+        for (const probe of options.probes) {
+            const page = tabs[probe.tab].page;
+            const result = await page.evaluate(probe.kind === 'fetch' ? fetchFrom : webSocketFrom, probe.url);
+            probes.push({ ...probe, ...result });
+        }
+        // And the tabs still work afterwards.
+        if (options.probes.length > 0) {
+            for (const tab of tabs) {
+                tab.lastProbe = await tab.page.evaluate(probePage, GRID);
+                tab.problems = evaluateProbe(tab, tab.lastProbe);
+            }
+        }
+        cookies = (await context.cookies()).map(c => ({ name: c.name, value: c.value, domain: c.domain, path: c.path }));
         for (const tab of tabs) {
             mkdirSync(dirname(tab.screenshot), { recursive: true });
             await tab.page.screenshot({ path: tab.screenshot });
@@ -253,7 +353,7 @@ async function main() {
     const results = tabs.map(summarise);
     const ok = !error && results.every(r => r.ok);
     finished = true;
-    process.stdout.write(JSON.stringify({ ok, error, millis: Date.now() - started, tabs: results }) + '\n');
+    process.stdout.write(JSON.stringify({ ok, error, millis: Date.now() - started, tabs: results, visits, probes, cookies }) + '\n');
     if (!ok) {
         const lines = error ? [`error: ${error}`] : [];
         for (const r of results.filter(x => !x.ok))

@@ -144,7 +144,7 @@ public final class Sandgate implements AutoCloseable
     private void buildIngress(String contextPath, ClientInfo clients)
     {
         ingress = new Ingress(config.ingress(), contextPath, store.routes(), store.redemptions(), clients, metrics, Clock.systemUTC());
-        webSockets = new WebSocketBridge(ingress, metrics, schedulers);
+        webSockets = new WebSocketBridge(ingress, config.server().publicOrigins(), metrics, schedulers);
         built.push(webSockets);
         try
         {
@@ -238,10 +238,11 @@ public final class Sandgate implements AutoCloseable
     {
         String prefix = config.ingress().prefix();
         // After the access log (registered first), so that its note is there when the line is written.
-        FilterRegistration.Dynamic session = context.addFilter("sandgate-ingress-session", new SessionFilter(ingress));
+        SessionFilter sessionFilter = new SessionFilter(ingress);
+        FilterRegistration.Dynamic session = context.addFilter("sandgate-ingress-session", sessionFilter);
         session.setAsyncSupported(true);
-        session.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), false, prefix + "*");
-        ServletRegistration.Dynamic ingressServlet = context.addServlet("sandgate-ingress", new IngressServlet(ingress, webSockets));
+        sessionFilter.mapOn(session);
+        ServletRegistration.Dynamic ingressServlet = context.addServlet(IngressServlet.NAME, new IngressServlet(ingress, webSockets));
         ingressServlet.setAsyncSupported(true);
         ingressServlet.setLoadOnStartup(1);
         ingressServlet.addMapping(prefix + "*");

@@ -78,6 +78,10 @@ public final class ConfigKeys
         "Routes loaded into the in-memory store at start (`id: host:port`).");
     public static final ConfigKey<String> INGRESS_HEADER = ConfigKey.of("ingress.header", "X-Sandbox-Id", string(),
         "Request header naming the sandbox, the last resolution step.");
+    public static final ConfigKey<String> INGRESS_HOST_PATTERN = ConfigKey.of("ingress.host-pattern", null, string(),
+        "Host mode: a Host of this shape (`{id}.sbx.example.com`, or `{port}-{id}.sbx.example.com`) is that sandbox's own origin and gets its whole path; other hosts keep path mode.");
+    public static final ConfigKey<List<String>> INGRESS_SANDBOX_PORTS = ConfigKey.of("ingress.sandbox-ports", null, list(),
+        "Sandbox ports a `{port}` in `ingress.host-pattern` may name besides the route's own.");
     public static final ConfigKey<String> COOKIE_NAME = ConfigKey.of("ingress.cookie.name", "vnc_session_id", string(),
         "Session cookie name.");
     public static final ConfigKey<Secret> COOKIE_SECRET = ConfigKey.secret("ingress.cookie.secret", "random per start, with a warning",
@@ -114,7 +118,7 @@ public final class ConfigKeys
     public static final ConfigKey<Integer> WS_MAX_MESSAGE_SIZE = ConfigKey.of("ingress.websocket.max-message-size", "16777216", integer(1024, Integer.MAX_VALUE),
         "Largest WebSocket message bridged, in bytes; larger ones close the session (1009).");
     public static final ConfigKey<List<String>> WS_ALLOWED_ORIGINS = ConfigKey.of("ingress.websocket.allowed-origins", null, list(),
-        "Origins (`https://app.example`) that may open sandbox WebSockets besides the gateway's own; `*` allows any.");
+        "Origins (`https://app.example`) that may open sandbox WebSockets besides loopback ones, `server.public-origins` and, in host mode, the sandbox's own; `*` allows any.");
 
     public static final ConfigKey<List<Map<?, ?>>> MCP_SERVERS = ConfigKey.of("mcp.servers", null, ValueParser.listOfMaps(),
         "Upstream MCP servers: `[{name, url, transport}]` with transport `streamable` (default) or `sse`, served at `/mcp/{name}/`.");
@@ -253,6 +257,7 @@ public final class ConfigKeys
         STORE_TYPE, REDIS_ADDRESS, REDIS_CLUSTER_NODES, REDIS_SENTINEL_NODES, REDIS_SENTINEL_MASTER,
         REDIS_USERNAME, REDIS_PASSWORD, REDIS_DATABASE, REDIS_TIMEOUT, REDIS_REVALIDATE_INTERVAL, REDIS_POLL_INTERVAL,
         INGRESS_PREFIX, INGRESS_ID_PATTERN, INGRESS_ID_MAX_LENGTH, INGRESS_ROUTES_KEY, INGRESS_STATIC_ROUTES, INGRESS_HEADER,
+        INGRESS_HOST_PATTERN, INGRESS_SANDBOX_PORTS,
         COOKIE_NAME, COOKIE_SECRET, COOKIE_TTL, COOKIE_SECURE, COOKIE_MAX_SANDBOXES,
         INGRESS_ACCESS, GRANT_PARAM, INGRESS_SESSION_MAX_AGE, TRUSTED_PROXIES,
         INGRESS_IDLE_TIMEOUT, INGRESS_CONNECT_TIMEOUT, INGRESS_DESTINATION_IDLE_TIMEOUT, INGRESS_MAX_CONNECTIONS, ROUTE_CACHE_SIZE,

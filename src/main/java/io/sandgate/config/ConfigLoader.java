@@ -7,10 +7,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 import io.sandgate.core.Secret;
 import io.sandgate.leak.Redactor;
@@ -314,7 +316,27 @@ public final class ConfigLoader
             .maxConnectionsPerSandbox(get(ConfigKeys.INGRESS_MAX_CONNECTIONS))
             .routeCacheSize(get(ConfigKeys.ROUTE_CACHE_SIZE))
             .webSocket(webSocket)
+            .hostPattern(optional(ConfigKeys.INGRESS_HOST_PATTERN))
+            .sandboxPorts(ports(ConfigKeys.INGRESS_SANDBOX_PORTS))
             .build();
+    }
+
+    /** A list of port numbers; the record checks their range. */
+    private Set<Integer> ports(ConfigKey<List<String>> key)
+    {
+        Set<Integer> ports = new HashSet<>();
+        for (String port : list(key))
+        {
+            try
+            {
+                ports.add(Integer.parseInt(port.trim()));
+            }
+            catch (NumberFormatException x)
+            {
+                throw new IllegalArgumentException(key.name() + ": " + port + " (expected: port numbers such as 6080, 8888)");
+            }
+        }
+        return ports;
     }
 
     private McpConfig mcp(List<McpConfig.Server> servers)

@@ -2,10 +2,15 @@ package io.sandgate.config;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
 import java.util.regex.Pattern;
 
 import io.sandgate.net.Cidr;
+import io.sandgate.net.Origins;
 
 /**
  * The ingress face: how a browser's requests find their sandbox.
@@ -27,18 +32,24 @@ import io.sandgate.net.Cidr;
  * @param maxConnectionsPerSandbox pool size per sandbox address
  * @param routeCacheSize local route cache size
  * @param webSocket the WebSocket bridge
+ * @param hostPattern host mode: the shape of a sandbox's own host, lower case, with {@code {id}} and
+ *        optionally {@code {port}} in it ({@code {id}.sbx.example.com}); empty for path mode only
+ * @param sandboxPorts ports a {@code {port}} in the host pattern may name besides the route's own
  */
 public record IngressConfig(String prefix, Pattern idPattern, int idMaxLength, String routesKey,
                             Map<String, String> staticRoutes, String header, CookieConfig cookie, Access access,
                             String grantParam, Duration sessionMaxAge, List<Cidr> trustedProxies, Duration idleTimeout, Duration connectTimeout,
                             Duration destinationIdleTimeout, int maxConnectionsPerSandbox, int routeCacheSize,
-                            WebSocket webSocket)
+                            WebSocket webSocket, Optional<String> hostPattern, Set<Integer> sandboxPorts)
 {
+    /** What a host pattern may hold: host name characters and the two placeholders. */
+    private static final Pattern HOST_PATTERN = Pattern.compile("(?:[a-z0-9-]|\\{id}|\\{port}|\\.)+");
+
     /**
      * @param pingInterval pings on both legs
      * @param idleTimeout idle timeout of both legs
      * @param maxMessageSize largest message bridged, bytes
-     * @param allowedOrigins origins allowed besides the gateway's own; "*" for any
+     * @param allowedOrigins origins allowed besides loopback ones and {@code server.public-origins}; "*" for any
      */
     public record WebSocket(Duration pingInterval, Duration idleTimeout, int maxMessageSize, List<String> allowedOrigins)
     {
@@ -51,6 +62,8 @@ public record IngressConfig(String prefix, Pattern idPattern, int idMaxLength, S
             {
                 if (!origin.equals("*") && !origin.matches("https?://[^/\\s]+"))
                     throw new IllegalArgumentException(ConfigKeys.WS_ALLOWED_ORIGINS.name() + ": " + origin + " (expected: scheme://host[:port], or *)");
+                if (!origin.equals("*"))
+                    Origins.canonical(origin, ConfigKeys.WS_ALLOWED_ORIGINS.name());
             }
         }
 
@@ -124,6 +137,37 @@ public record IngressConfig(String prefix, Pattern idPattern, int idMaxLength, S
         StoreConfig.positive(ConfigKeys.INGRESS_IDLE_TIMEOUT, idleTimeout);
         StoreConfig.positive(ConfigKeys.INGRESS_CONNECT_TIMEOUT, connectTimeout);
         StoreConfig.positive(ConfigKeys.INGRESS_DESTINATION_IDLE_TIMEOUT, destinationIdleTimeout);
+        hostPattern = Objects.requireNonNull(hostPattern, "hostPattern").map(IngressConfig::hostPattern);
+        sandboxPorts = Set.copyOf(sandboxPorts);
+        for (int port : sandboxPorts)
+        {
+            if (port < 1 || port > 65535)
+                throw new IllegalArgumentException(ConfigKeys.INGRESS_SANDBOX_PORTS.name() + ": " + port + " (expected: ports 1 to 65535)");
+        }
+        if (!sandboxPorts.isEmpty() && !hostPattern.map(p -> p.contains("{port}")).orElse(false))
+            throw new IllegalArgumentException(ConfigKeys.INGRESS_SANDBOX_PORTS.name() + ": " + sandboxPorts
+                + " (expected: none unless " + ConfigKeys.INGRESS_HOST_PATTERN.name() + " has a {port} to name them)");
+    }
+
+    /**
+     * Checks a host pattern's shape: one {@code {id}}, at most one {@code {port}}, a literal between
+     * them (so that a host splits one way only) and a fixed domain with a dot in it, so that the
+     * pattern cannot match a bare name such as {@code localhost}.
+     */
+    private static String hostPattern(String pattern)
+    {
+        String lower = pattern.trim().toLowerCase(Locale.ROOT);
+        String fixed = lower.replace("{id}", "").replace("{port}", "");
+        boolean valid = HOST_PATTERN.matcher(lower).matches()
+            && lower.indexOf("{id}") >= 0 && lower.indexOf("{id}") == lower.lastIndexOf("{id}")
+            && lower.indexOf("{port}") == lower.lastIndexOf("{port}")
+            && !lower.contains("{id}{port}") && !lower.contains("{port}{id}")
+            && fixed.contains(".") && !lower.startsWith(".") && !lower.endsWith(".") && !lower.contains("..")
+            && lower.length() <= 253;
+        if (!valid)
+            throw new IllegalArgumentException(ConfigKeys.INGRESS_HOST_PATTERN.name() + ": " + pattern
+                + " (expected: a host name holding {id} once, and {port} at most once, such as {id}.sbx.example.com or {port}-{id}.sbx.example.com)");
+        return lower;
     }
 
     /** A builder that names every value. */
@@ -152,6 +196,8 @@ public record IngressConfig(String prefix, Pattern idPattern, int idMaxLength, S
         private int maxConnectionsPerSandbox;
         private int routeCacheSize;
         private WebSocket webSocket;
+        private Optional<String> hostPattern = Optional.empty();
+        private Set<Integer> sandboxPorts = Set.of();
 
         private Builder()
         {
@@ -259,11 +305,23 @@ public record IngressConfig(String prefix, Pattern idPattern, int idMaxLength, S
             return this;
         }
 
+        public Builder hostPattern(Optional<String> hostPattern)
+        {
+            this.hostPattern = hostPattern;
+            return this;
+        }
+
+        public Builder sandboxPorts(Set<Integer> sandboxPorts)
+        {
+            this.sandboxPorts = sandboxPorts;
+            return this;
+        }
+
         public IngressConfig build()
         {
             return new IngressConfig(prefix, idPattern, idMaxLength, routesKey, staticRoutes, header, cookie, access, grantParam,
                 sessionMaxAge, trustedProxies, idleTimeout, connectTimeout, destinationIdleTimeout,
-                maxConnectionsPerSandbox, routeCacheSize, webSocket);
+                maxConnectionsPerSandbox, routeCacheSize, webSocket, hostPattern, sandboxPorts);
         }
     }
 }

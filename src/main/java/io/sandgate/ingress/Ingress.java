@@ -127,12 +127,31 @@ public final class Ingress
     private void requireStanding(IngressRequest request, String sandboxId)
     {
         Optional<Route> route = routes.find(sandboxId);
-        if (route.isEmpty())
-            return; // nothing to reach: the forward answers 404
-        // Decoded a second time, from the verified entries the resolver's decoding left in the cache.
+        // Without a route there is nothing to reach: the forward answers 404.
+        route.ifPresent(r -> requireStanding(request, sandboxId, r));
+    }
+
+    private void requireStanding(IngressRequest request, String sandboxId, Route route)
+    {
+        // Decoded again, from the verified entries the resolver's decoding left in the cache.
         SessionCookie.Entry entry = cookie.decode(request.cookies()).entry(sandboxId);
-        if (entry == null || !entry.standsFor(route.get()))
+        if (entry == null || !entry.standsFor(route))
             throw GatewayException.forbidden("access to this sandbox was revoked, or its pod replaced, since this session began; open a new link");
+    }
+
+    /**
+     * The route a forward goes to, checked once more in signed access against this very route:
+     * the route may change between the decision and the forward (a revocation, a new pod), and the
+     * request must go where its session was checked to stand.
+     *
+     * @throws GatewayException 404 without a route, 403 when the session no longer stands for it
+     */
+    public Route route(IngressDecision.Forward forward, IngressRequest resolved)
+    {
+        Route route = route(forward.sandboxId());
+        if (config.access() == IngressConfig.Access.SIGNED)
+            requireStanding(resolved, forward.sandboxId(), route);
+        return route;
     }
 
     /**

@@ -11,11 +11,25 @@ public sealed interface IngressDecision
     /**
      * @param sandboxId the sandbox
      * @param source which step of resolution found it
-     * @param upstreamPath path and query to request from the sandbox, prefix and id stripped
+     * @param upstreamPath path and query to request from the sandbox: in path mode prefix and id
+     *        stripped, in host mode the whole path
      * @param setCookie session cookie update, or null
+     * @param host the sandbox's own host in host mode; null in path mode, where the sandbox shares
+     *        the gateway's origin
      */
-    record Forward(String sandboxId, Source source, String upstreamPath, String setCookie) implements IngressDecision
+    record Forward(String sandboxId, Source source, String upstreamPath, String setCookie, SandboxHost host) implements IngressDecision
     {
+        /** A decision in path mode. */
+        Forward(String sandboxId, Source source, String upstreamPath, String setCookie)
+        {
+            this(sandboxId, source, upstreamPath, setCookie, null);
+        }
+
+        /** Whether the sandbox is served on a host of its own rather than under the gateway's origin. */
+        boolean hostMode()
+        {
+            return host != null;
+        }
     }
 
     /**
@@ -27,10 +41,10 @@ public sealed interface IngressDecision
     {
     }
 
-    /** The resolution steps, in the order they are tried. */
+    /** The resolution steps, in the order they are tried: the host in host mode, the others in path mode. */
     enum Source
     {
-        PATH, REFERER, COOKIE, HEADER;
+        HOST, PATH, REFERER, COOKIE, HEADER;
 
         /** The name used in metrics and the access log. */
         public String label()

@@ -29,6 +29,12 @@ import org.eclipse.jetty.io.ClientConnector;
  */
 public class IngressServlet extends StreamingProxyServlet
 {
+    /** The name the servlet is registered under: host mode hands requests to it by this name. */
+    public static final String NAME = "sandgate-ingress";
+    /** The header that lets a service worker claim a wider scope than its script's directory. */
+    static final String SERVICE_WORKER_ALLOWED = "Service-Worker-Allowed";
+    /** Where noVNC 1.3 opens its WebSocket when told {@code path=vnc/websockify}: no id, the cookie routes it. */
+    static final String IDLESS_WEBSOCKET = "websockify";
     private static final RequestAttribute<Route> ROUTE = RequestAttribute.of("ingress.route", Route.class);
 
     private final Ingress ingress;
@@ -56,7 +62,9 @@ public class IngressServlet extends StreamingProxyServlet
         {
             if (webSockets.resume(clientRequest, proxyResponse))
                 return;
-            route = ingress.route(forward.sandboxId());
+            route = ingress.route(forward, SessionFilter.RESOLVED.get(clientRequest));
+            if (forward.hostMode())
+                route = forward.host().target(route, ingress.config().sandboxPorts());
             if (WebSocketBridge.isUpgrade(clientRequest))
             {
                 webSockets.upgrade(clientRequest, proxyResponse, forward, route);
@@ -65,6 +73,7 @@ public class IngressServlet extends StreamingProxyServlet
         }
         catch (RuntimeException x)
         {
+            SandboxPolicy.refusal(proxyResponse);
             Errors.write(clientRequest, proxyResponse, Errors.map(x));
             return;
         }
@@ -91,9 +100,9 @@ public class IngressServlet extends StreamingProxyServlet
     }
 
     /**
-     * Copies the client's headers, less what belongs to the gateway: the session cookie (a
-     * credential for the gateway, not for the sandbox), the sandbox header, and forwarding headers
-     * from a peer that is not a trusted proxy.
+     * Copies the client's headers, less what belongs to the gateway: the session cookie under either
+     * of its names (a credential for the gateway, not for the sandbox), the sandbox header, and
+     * forwarding headers from a peer that is not a trusted proxy.
      */
     @Override
     protected void copyRequestHeaders(HttpServletRequest clientRequest, Request proxyRequest)
@@ -132,26 +141,40 @@ public class IngressServlet extends StreamingProxyServlet
     {
         addViaHeader(clientRequest, proxyRequest);
         ClientInfo clients = ingress.clients();
-        String mount = mount(SessionFilter.FORWARD.get(clientRequest));
+        String mount = mount(clientRequest, SessionFilter.FORWARD.get(clientRequest));
         proxyRequest.headers(headers ->
         {
             String chain = headers.get(ClientInfo.X_FORWARDED_FOR);
             headers.put(ClientInfo.X_FORWARDED_FOR, chain == null ? clientRequest.getRemoteAddr() : chain + ", " + clientRequest.getRemoteAddr());
             headers.put(ClientInfo.X_FORWARDED_PROTO, clients.scheme(clientRequest));
             headers.put(ClientInfo.X_FORWARDED_HOST, clients.host(clientRequest));
-            headers.put(ClientInfo.X_FORWARDED_PREFIX, mount);
+            // A sandbox at the root of its own host is mounted nowhere.
+            if (mount.isEmpty())
+                headers.remove(ClientInfo.X_FORWARDED_PREFIX);
+            else
+                headers.put(ClientInfo.X_FORWARDED_PREFIX, mount);
         });
     }
 
     /**
      * Adds the session cookie to the sandbox's response headers: only now is the sandbox known to
-     * answer, and a cookie naming a dead sandbox would misroute the id-less requests that follow.
+     * answer, and a cookie naming a dead sandbox would misroute the id-less requests that follow. In
+     * path mode, adds the policy that keeps the sandbox's pages to its own path (see
+     * {@link SandboxPolicy}) after the sandbox's own headers, so that a policy of the sandbox's can
+     * only narrow it, never replace it.
      */
     @Override
     protected void onServerResponseHeaders(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Response serverResponse)
     {
         super.onServerResponseHeaders(clientRequest, proxyResponse, serverResponse);
-        String setCookie = SessionFilter.FORWARD.get(clientRequest).setCookie();
+        Forward forward = SessionFilter.FORWARD.get(clientRequest);
+        if (!forward.hostMode())
+        {
+            String policy = SandboxPolicy.confine(ingress.clients().origin(clientRequest), ingress.mount() + forward.sandboxId() + "/",
+                List.of(ingress.mount() + IDLESS_WEBSOCKET));
+            proxyResponse.addHeader(SandboxPolicy.HEADER, policy);
+        }
+        String setCookie = forward.setCookie();
         if (setCookie != null)
             proxyResponse.addHeader(HttpHeader.SET_COOKIE.asString(), setCookie);
     }
@@ -160,17 +183,23 @@ public class IngressServlet extends StreamingProxyServlet
      * Keeps the sandbox's cookies to the sandbox (see {@link SandboxCookies}) and its redirects
      * inside the gateway: a sandbox answering {@code Location: /x} or
      * {@code http://10.1.2.3:6080/x} means its own {@code /x}, which the browser reaches under the
-     * ingress prefix. Rewriting also keeps pod addresses from leaking to the browser.
+     * ingress prefix (in host mode, at the root of the sandbox's host). Rewriting also keeps pod
+     * addresses from leaking to the browser. In path mode a service worker may not claim a scope
+     * wider than its directory: scoped to {@code /vnc/} it would see other sandboxes' requests.
      */
     @Override
     protected String filterServerResponseHeader(HttpServletRequest clientRequest, Response serverResponse, String headerName, String headerValue)
     {
+        Forward forward = SessionFilter.FORWARD.get(clientRequest);
         if (HttpHeader.SET_COOKIE.is(headerName))
         {
-            Forward forward = SessionFilter.FORWARD.get(clientRequest);
+            if (forward.hostMode())
+                return cookies.confineToHost(headerValue);
             // Under the sandbox's own mount even when the request came without the id.
             return cookies.confine(headerValue, ingress.mount() + forward.sandboxId(), forward.upstreamPath());
         }
+        if (SERVICE_WORKER_ALLOWED.equalsIgnoreCase(headerName) && !forward.hostMode())
+            return null;
         if (!HttpHeader.LOCATION.is(headerName))
             return headerValue;
         String path = headerValue;
@@ -192,15 +221,18 @@ public class IngressServlet extends StreamingProxyServlet
         {
             return headerValue;
         }
-        return mount(SessionFilter.FORWARD.get(clientRequest)) + path;
+        return mount(clientRequest, forward) + path;
     }
 
     /**
      * Where the sandbox appears to the browser, without a trailing slash: {@code /vnc/42} for a
-     * request that named it in the path, the bare prefix {@code /vnc} for one resolved otherwise.
+     * request that named it in the path, the bare prefix {@code /vnc} for one resolved otherwise,
+     * and in host mode the root of the sandbox's host (the context path, usually empty).
      */
-    private String mount(Forward forward)
+    private String mount(HttpServletRequest clientRequest, Forward forward)
     {
+        if (forward.hostMode())
+            return clientRequest.getContextPath();
         String prefix = ingress.mount();
         return forward.source() == IngressDecision.Source.PATH ? prefix + forward.sandboxId() : prefix.substring(0, prefix.length() - 1);
     }
@@ -217,6 +249,7 @@ public class IngressServlet extends StreamingProxyServlet
         try
         {
             proxyResponse.reset();
+            SandboxPolicy.refusal(proxyResponse);
             Errors.write(clientRequest, proxyResponse, Errors.map(failure));
         }
         catch (IOException | IllegalStateException x)
@@ -240,6 +273,7 @@ public class IngressServlet extends StreamingProxyServlet
         }
         try
         {
+            SandboxPolicy.refusal(proxyResponse);
             Errors.write(clientRequest, proxyResponse, Errors.ofStatus(status));
         }
         catch (IOException x)
@@ -253,14 +287,14 @@ public class IngressServlet extends StreamingProxyServlet
         }
     }
 
-    /** The Cookie header without the named cookie, or null when nothing is left. */
+    /** The Cookie header without the named cookie (nor its {@code __Host-} form), or null when nothing is left. */
     static String withoutCookie(String header, String name)
     {
         StringBuilder kept = new StringBuilder();
         for (String pair : header.split(";"))
         {
             String trimmed = pair.trim();
-            if (trimmed.isEmpty() || trimmed.startsWith(name + "="))
+            if (trimmed.isEmpty() || trimmed.startsWith(name + "=") || trimmed.startsWith(SessionResolver.HOST_COOKIE_PREFIX + name + "="))
                 continue;
             if (kept.length() > 0)
                 kept.append("; ");

@@ -19,7 +19,9 @@ import org.eclipse.jetty.util.URIUtil;
  *       when it has none), so that the browser sends it only below {@code /vnc/{id}/};</li>
  *   <li>{@code Domain} goes: the cookie stays with the gateway's host alone.</li>
  * </ul>
- * Other attributes pass as the sandbox wrote them.
+ * In host mode the sandbox owns its host, so its paths are its own to choose; the gateway's cookie
+ * and {@code Domain} still go, since a cookie for the parent domain would reach every other
+ * sandbox's host. Other attributes pass as the sandbox wrote them.
  */
 final class SandboxCookies
 {
@@ -36,6 +38,8 @@ final class SandboxCookies
     }
 
     /**
+     * Path mode.
+     *
      * @param setCookie the value of one {@code Set-Cookie} header from the sandbox
      * @param mount where the sandbox appears to the browser, context path included, without a
      *        trailing slash: {@code /vnc/42}
@@ -44,6 +48,23 @@ final class SandboxCookies
      * @return the header to send on, or null to drop it
      */
     String confine(String setCookie, String mount, String upstreamPath)
+    {
+        return rewrite(setCookie, mount, upstreamPath);
+    }
+
+    /**
+     * Host mode: the cookie stays with the sandbox's host, at the paths it chose.
+     *
+     * @param setCookie the value of one {@code Set-Cookie} header from the sandbox
+     * @return the header to send on, or null to drop it
+     */
+    String confineToHost(String setCookie)
+    {
+        return rewrite(setCookie, null, null);
+    }
+
+    /** @param mount the mount to put in front of the path, or null to leave the path alone */
+    private String rewrite(String setCookie, String mount, String upstreamPath)
     {
         String[] parts = setCookie.split(";");
         int eq = parts[0].indexOf('=');
@@ -56,7 +77,7 @@ final class SandboxCookies
             String attribute = parts[i].trim();
             int equals = attribute.indexOf('=');
             String name = (equals < 0 ? attribute : attribute.substring(0, equals)).trim().toLowerCase(Locale.ROOT);
-            if (name.equals("path"))
+            if (name.equals("path") && mount != null)
             {
                 String value = equals < 0 ? "" : attribute.substring(equals + 1).trim();
                 // The last Path wins; one that does not start with '/' means the default path. Dot
@@ -68,7 +89,8 @@ final class SandboxCookies
                 continue;
             confined.append("; ").append(attribute);
         }
-        confined.append("; Path=").append(mount).append(path == null ? defaultPath(upstreamPath) : path);
+        if (mount != null)
+            confined.append("; Path=").append(mount).append(path == null ? defaultPath(upstreamPath) : path);
         return confined.toString();
     }
 

@@ -2,15 +2,20 @@ package io.sandgate.ingress;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 
+import io.sandgate.config.IngressConfig;
 import io.sandgate.ingress.IngressDecision.Forward;
 import io.sandgate.ingress.IngressDecision.Redirect;
 import io.sandgate.web.AccessNote;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.Errors;
 import io.sandgate.web.RequestAttribute;
+import jakarta.servlet.DispatcherType;
 import jakarta.servlet.FilterChain;
+import jakarta.servlet.FilterRegistration;
+import jakarta.servlet.RequestDispatcher;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.Cookie;
 import jakarta.servlet.http.HttpFilter;
@@ -20,34 +25,71 @@ import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.util.URIUtil;
 
 /**
- * Servlet glue in front of {@link IngressServlet}, mapped on the ingress prefix: reads the request
- * into an {@link IngressRequest}, asks {@link Ingress} which sandbox it belongs to, and either
- * answers itself (a redirect, or a refusal through {@link Errors}) or passes the request on with
- * the decision in {@link #FORWARD}. The rules live in {@link SessionResolver}; nothing here decides.
+ * Servlet glue in front of {@link IngressServlet}: reads the request into an {@link IngressRequest},
+ * asks {@link Ingress} which sandbox it belongs to, and either answers itself (a redirect, or a
+ * refusal through {@link Errors}) or passes the request on with the decision in {@link #FORWARD}.
+ * The rules live in {@link SessionResolver}; nothing here decides.
+ *
+ * <p>In path mode it is mapped on the ingress prefix. In host mode a sandbox's host owns every path,
+ * so it is mapped on all of them: requests for the gateway's own host outside the prefix pass
+ * untouched, and a sandbox's request that the container mapped to another servlet ({@code /},
+ * {@code /healthz}, {@code /mcp/...}) is handed to the ingress servlet by name.</p>
  */
 public final class SessionFilter extends HttpFilter
 {
     /** The decision for this request, read by the proxy hooks and the WebSocket hand-off. */
     public static final RequestAttribute<Forward> FORWARD = RequestAttribute.of("ingress.forward", Forward.class);
+    /** The request as the resolver saw it, for the servlet's final check against the route it forwards to. */
+    static final RequestAttribute<IngressRequest> RESOLVED = RequestAttribute.of("ingress.resolved", IngressRequest.class);
 
     private final Ingress ingress;
+    private final HostPattern hosts;
 
     public SessionFilter(Ingress ingress)
     {
         this.ingress = ingress;
+        IngressConfig config = ingress.config();
+        this.hosts = HostPattern.of(config.hostPattern(), new IdSyntax(config.idPattern(), config.idMaxLength()));
+    }
+
+    /**
+     * Maps this filter on what the ingress serves: the prefix, or in host mode every path, together
+     * with the dispatch that brings a WebSocket upgrade back once its sandbox leg has settled (a
+     * sandbox's {@code /websockify} is no path of the ingress servlet's).
+     */
+    public void mapOn(FilterRegistration.Dynamic registration)
+    {
+        if (ingress.config().hostPattern().isPresent())
+            registration.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC), false, "/*");
+        else
+            registration.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), false, ingress.config().prefix() + "*");
     }
 
     @Override
     protected void doFilter(HttpServletRequest request, HttpServletResponse response, FilterChain chain) throws IOException, ServletException
     {
+        Forward decided = FORWARD.get(request);
+        if (decided != null)
+        {
+            // Dispatched again after an upgrade's sandbox leg settled: decided already.
+            toServlet(request, response, chain, decided);
+            return;
+        }
+        if (!isIngress(request))
+        {
+            chain.doFilter(request, response);
+            return;
+        }
         AccessNote.face(request, AccessNote.Face.INGRESS);
         IngressDecision decision;
+        IngressRequest resolved = ingressRequest(request);
         try
         {
-            decision = ingress.decide(ingressRequest(request), "https".equals(ingress.clients().scheme(request)));
+            decision = ingress.decide(resolved, "https".equals(ingress.clients().scheme(request)));
         }
         catch (RuntimeException x)
         {
+            SandboxPolicy.refusal(response);
             Errors.write(request, response, Errors.map(x));
             return;
         }
@@ -58,8 +100,33 @@ public final class SessionFilter extends HttpFilter
         }
         Forward forward = (Forward)decision;
         FORWARD.set(request, forward);
+        RESOLVED.set(request, resolved);
         AccessNote.ATTRIBUTE.set(request, new AccessNote(AccessNote.Face.INGRESS, forward.sandboxId(), forward.source().label()));
-        chain.doFilter(request, response);
+        toServlet(request, response, chain, forward);
+    }
+
+    /** A sandbox's host, or the gateway's host under the prefix. */
+    private boolean isIngress(HttpServletRequest request)
+    {
+        String pathInfo = request.getPathInfo();
+        String inContext = request.getServletPath() + (pathInfo == null ? "" : pathInfo);
+        String prefix = ingress.config().prefix();
+        return inContext.startsWith(prefix) || (inContext + "/").equals(prefix) || hosts.isSandboxHost(ingress.clients().host(request));
+    }
+
+    /** On to the ingress servlet: down the chain when the container mapped the request there, by name when not. */
+    private static void toServlet(HttpServletRequest request, HttpServletResponse response, FilterChain chain, Forward forward)
+        throws IOException, ServletException
+    {
+        if (!forward.hostMode() || IngressServlet.NAME.equals(request.getHttpServletMapping().getServletName()))
+        {
+            chain.doFilter(request, response);
+            return;
+        }
+        RequestDispatcher servlet = request.getServletContext().getNamedDispatcher(IngressServlet.NAME);
+        if (servlet == null)
+            throw new ServletException("No servlet named " + IngressServlet.NAME + " for host mode");
+        servlet.forward(request, response);
     }
 
     private IngressRequest ingressRequest(HttpServletRequest request)
@@ -77,15 +144,17 @@ public final class SessionFilter extends HttpFilter
         return URIUtil.decodePath(request.getContextPath()) + request.getServletPath() + (pathInfo == null ? "" : pathInfo);
     }
 
+    /** The session cookie's values, under its name or (host mode over HTTPS) its {@code __Host-} name. */
     private List<String> sessionCookies(HttpServletRequest request)
     {
         Cookie[] cookies = request.getCookies();
         if (cookies == null)
             return List.of();
+        String name = ingress.config().cookie().name();
         List<String> values = new ArrayList<>(1);
         for (Cookie cookie : cookies)
         {
-            if (cookie.getName().equals(ingress.config().cookie().name()))
+            if (cookie.getName().equals(name) || cookie.getName().equals(SessionResolver.HOST_COOKIE_PREFIX + name))
                 values.add(cookie.getValue());
         }
         return values;
@@ -93,6 +162,7 @@ public final class SessionFilter extends HttpFilter
 
     private static void redirect(HttpServletResponse response, Redirect redirect)
     {
+        SandboxPolicy.refusal(response);
         if (redirect.setCookie() != null)
             response.addHeader(HttpHeader.SET_COOKIE.asString(), redirect.setCookie());
         response.setStatus(redirect.status());

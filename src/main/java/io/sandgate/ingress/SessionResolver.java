@@ -14,21 +14,26 @@ import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.util.URIUtil;
 
 /**
- * Finds the sandbox of an ingress request although most requests of a noVNC session carry no id:
- * the path ({@code /vnc/{id}/...}), then a same-origin Referer under {@code /vnc/{id}/}, then the
- * signed session cookie, then the sandbox header. In {@code signed} access mode every id found must
- * also be in the session cookie, which only a grant token puts there.
+ * Finds the sandbox of an ingress request. In host mode the host names it ({@code 7.sbx.example.com},
+ * see {@link HostPattern}) and the whole path is the sandbox's. In path mode most requests of a noVNC
+ * session carry no id: the path ({@code /vnc/{id}/...}), then a same-origin Referer under
+ * {@code /vnc/{id}/}, then the signed session cookie, then the sandbox header. In {@code signed}
+ * access mode every id found must also be in the session cookie, which only a grant token puts there.
  */
 public final class SessionResolver
 {
+    /** The prefix a cookie name needs to be bound to one host, path {@code /} and HTTPS (RFC 6265bis). */
+    static final String HOST_COOKIE_PREFIX = "__Host-";
+
+    private final String contextPath;
     private final String prefix;
     private final IdSyntax ids;
+    private final HostPattern hosts;
     private final SessionCookie cookie;
     private final GrantRedemption redemption;
     private final IngressConfig.Access access;
     private final String grantParam;
     private final String cookieName;
-    private final String cookieAttributes;
 
     SessionResolver(IngressConfig config, IdSyntax ids, SessionCookie cookie, GrantRedemption redemption)
     {
@@ -41,14 +46,15 @@ public final class SessionResolver
      */
     SessionResolver(IngressConfig config, String contextPath, IdSyntax ids, SessionCookie cookie, GrantRedemption redemption)
     {
+        this.contextPath = contextPath;
         this.prefix = contextPath + config.prefix();
         this.ids = ids;
+        this.hosts = HostPattern.of(config.hostPattern(), ids);
         this.cookie = cookie;
         this.redemption = redemption;
         this.access = config.access();
         this.grantParam = config.grantParam();
         this.cookieName = config.cookie().name();
-        this.cookieAttributes = "; Path=" + prefix + "; Max-Age=" + cookie.ttl().toSeconds() + "; HttpOnly; SameSite=Lax";
     }
 
     /**
@@ -58,6 +64,9 @@ public final class SessionResolver
      */
     public IngressDecision resolve(IngressRequest request, boolean secure, CookieConfig.SecureMode secureMode)
     {
+        SandboxHost host = hosts.match(request.origin());
+        if (host != null)
+            return fromHost(request, host, secure, secureMode);
         String path = request.path();
         if (!path.startsWith(prefix))
         {
@@ -110,6 +119,30 @@ public final class SessionResolver
         return new Forward(id, Source.PATH, tail + query(request.query()), setCookie);
     }
 
+    /**
+     * Host mode: the host is the sandbox, the path is all the sandbox's own (no prefix, no Referer,
+     * no cookie order), and the cookie, host-only, holds that one sandbox.
+     */
+    private IngressDecision fromHost(IngressRequest request, SandboxHost host, boolean secure, CookieConfig.SecureMode secureMode)
+    {
+        String path = request.path();
+        if (!path.startsWith(contextPath + "/"))
+            throw GatewayException.notFound("not an ingress path");
+        if (access == IngressConfig.Access.SIGNED)
+        {
+            String grant = param(request.query(), grantParam);
+            if (grant != null)
+            {
+                SessionCookie.Entry entry = redemption.redeem(grant, host.id());
+                return new Redirect(HttpStatus.SEE_OTHER_303, path + query(withoutParam(request.query(), grantParam)),
+                    hostCookie(cookie.withFirst(SessionCookie.Decoded.NONE, entry), secure, secureMode));
+            }
+            if (!cookie.decode(request.cookies()).contains(host.id()))
+                throw GatewayException.forbidden("this sandbox needs a grant: open the link you were given");
+        }
+        return new Forward(host.id(), Source.HOST, path.substring(contextPath.length()) + query(request.query()), null, host);
+    }
+
     private Forward forward(SessionCookie.Decoded session, String id, Source source, String upstreamPath)
     {
         if (access == IngressConfig.Access.SIGNED && !session.contains(id))
@@ -150,10 +183,31 @@ public final class SessionResolver
         return ids.isId(id) ? id : null;
     }
 
+    /** Path mode: the cookie under the prefix. */
     private String setCookie(String value, boolean secure, CookieConfig.SecureMode secureMode)
     {
-        boolean addSecure = secureMode == CookieConfig.SecureMode.ALWAYS || (secureMode == CookieConfig.SecureMode.AUTO && secure);
-        return cookieName + "=" + value + cookieAttributes + (addSecure ? "; Secure" : "");
+        return cookieHeader(cookieName, value, prefix, isSecure(secure, secureMode));
+    }
+
+    /**
+     * Host mode: a cookie for this host alone, holding this one sandbox. Without a Domain it is
+     * never sent to another sandbox's host, and with the {@code __Host-} prefix (over HTTPS) no
+     * sibling host can plant one of the same name with a Domain.
+     */
+    private String hostCookie(String value, boolean secure, CookieConfig.SecureMode secureMode)
+    {
+        boolean addSecure = isSecure(secure, secureMode);
+        return cookieHeader(addSecure ? HOST_COOKIE_PREFIX + cookieName : cookieName, value, "/", addSecure);
+    }
+
+    private static boolean isSecure(boolean secure, CookieConfig.SecureMode secureMode)
+    {
+        return secureMode == CookieConfig.SecureMode.ALWAYS || (secureMode == CookieConfig.SecureMode.AUTO && secure);
+    }
+
+    private String cookieHeader(String name, String value, String path, boolean secure)
+    {
+        return name + "=" + value + "; Path=" + path + "; Max-Age=" + cookie.ttl().toSeconds() + "; HttpOnly; SameSite=Lax" + (secure ? "; Secure" : "");
     }
 
     private static String query(String query)

@@ -19,8 +19,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.sandgate.config.ConfigKeys;
 import io.sandgate.config.IngressConfig;
 import io.sandgate.core.Schedulers;
+import io.sandgate.net.Origins;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
@@ -70,16 +72,21 @@ public final class WebSocketBridge implements AutoCloseable
 
     private final Ingress ingress;
     private final IngressConfig.WebSocket config;
+    private final Origins origins;
     private final WebSocketClient client;
     private final Schedulers schedulers;
     private final Set<BridgedSession> open = ConcurrentHashMap.newKeySet();
     private final BridgedSession.Meters meters;
     private volatile ScheduledFuture<?> pings;
 
-    public WebSocketBridge(Ingress ingress, MeterRegistry registry, Schedulers schedulers)
+    /**
+     * @param publicOrigins {@code server.public-origins}: pages of these may open sandbox WebSockets
+     */
+    public WebSocketBridge(Ingress ingress, List<String> publicOrigins, MeterRegistry registry, Schedulers schedulers)
     {
         this.ingress = ingress;
         this.config = ingress.config().webSocket();
+        this.origins = new Origins(publicOrigins).and(config.allowedOrigins());
         // Its own HttpClient: the proxy servlet's has its protocol handlers stripped, including the
         // one that performs WebSocket upgrades.
         HttpClient httpClient = new HttpClient();
@@ -133,7 +140,7 @@ public final class WebSocketBridge implements AutoCloseable
      */
     void upgrade(HttpServletRequest request, HttpServletResponse response, IngressDecision.Forward forward, Route route)
     {
-        checkOrigin(request);
+        checkOrigin(request, forward);
         serverContainer(request);
         BridgedSession bridge = new BridgedSession(forward.sandboxId(), config, open, meters);
         ClientUpgradeRequest upgrade = sandboxUpgrade(request);
@@ -172,7 +179,8 @@ public final class WebSocketBridge implements AutoCloseable
     boolean resume(HttpServletRequest request, HttpServletResponse response) throws IOException
     {
         SandboxConnect connect = CONNECT.get(request);
-        if (connect == null || request.getDispatcherType() != DispatcherType.ASYNC)
+        // Back by dispatch: ASYNC, or in host mode FORWARD, when the session filter hands it on by name.
+        if (connect == null || request.getDispatcherType() == DispatcherType.REQUEST)
             return false;
         CONNECT.set(request, null);
         Session sandbox = connect.session();
@@ -223,23 +231,20 @@ public final class WebSocketBridge implements AutoCloseable
 
     /**
      * A page on another site must not open a sandbox session with the user's cookie (cross-site
-     * WebSocket hijacking): the Origin must be the gateway's own or an allowed one. A request
-     * without Origin is not from a browser, which always sends it on WebSocket upgrades.
+     * WebSocket hijacking). The Origin must be a loopback one, one of {@code server.public-origins}
+     * or {@code ingress.websocket.allowed-origins}, or in host mode the sandbox's own origin, built
+     * from the host pattern. Never whatever the {@code Host} header says: a DNS-rebinding page sends
+     * {@code Host: evil.example} with {@code Origin: http://evil.example}. A request without Origin
+     * is not from a browser, which always sends it on WebSocket upgrades.
      */
-    private void checkOrigin(HttpServletRequest request)
+    private void checkOrigin(HttpServletRequest request, IngressDecision.Forward forward)
     {
         String origin = request.getHeader(HttpHeader.ORIGIN.asString());
-        if (origin == null)
+        if (origin == null || origins.allows(origin, forward.hostMode() ? forward.host().origin() : null))
             return;
-        String own = ingress.clients().origin(request);
-        if (origin.equalsIgnoreCase(own) || config.allowedOrigins().contains("*"))
-            return;
-        for (String allowed : config.allowedOrigins())
-        {
-            if (allowed.equalsIgnoreCase(origin))
-                return;
-        }
-        throw GatewayException.forbidden("WebSocket from origin " + origin.replaceAll("[^\\x20-\\x7e]", "?") + " is not allowed");
+        throw GatewayException.forbidden("WebSocket from origin " + origin.replaceAll("[^\\x20-\\x7e]", "?") + " is not allowed; "
+            + "if users reach the gateway there, add it to " + ConfigKeys.SERVER_PUBLIC_ORIGINS.name()
+            + ", or to " + ConfigKeys.WS_ALLOWED_ORIGINS.name() + " for pages that may open sandbox WebSockets");
     }
 
     /** The sandbox leg's upgrade request: the browser's subprotocols and cookies (less the gateway's), forwarding headers. */

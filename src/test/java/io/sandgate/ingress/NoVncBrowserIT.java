@@ -6,6 +6,7 @@ import java.nio.file.FileVisitOption;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,10 +18,15 @@ import java.util.stream.Stream;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sandgate.core.Secret;
+import io.sandgate.testing.Gateway;
 import io.sandgate.testing.GatewayExtension;
+import io.sandgate.testing.HeaderSandbox;
 import io.sandgate.testing.LocalResources;
+import io.sandgate.testing.RawHttp;
 import io.sandgate.testing.RawRedis;
 import io.sandgate.testing.RedisServerProcess;
+import io.sandgate.testing.RunningGateway;
 import io.sandgate.testing.VncSandbox;
 import org.eclipse.jetty.toolchain.test.MavenPaths;
 import org.eclipse.jetty.toolchain.test.jupiter.WorkDir;
@@ -32,6 +38,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
@@ -43,9 +51,17 @@ import static org.junit.jupiter.api.Assertions.fail;
  *
  * <p>Two generations of noVNC are covered because they address the WebSocket differently:
  * noVNC 1.3 (Debian's {@code novnc} package) opens it at a fixed path without the sandbox id, so
- * the gateway must route it by the session cookie; noVNC 1.6+ resolves it against the page URL,
- * so it carries the id in its path. The browser side is {@code src/test/browser/novnc-check.mjs}
- * (playwright-core driving Debian's {@code /usr/bin/chromium}; it never downloads a browser).
+ * in path mode the gateway must route it by the session cookie; noVNC 1.6+ resolves it against the
+ * page URL, so it carries the id in its path. In host mode ({@code 37579.sbx.localhost}, which
+ * Chromium resolves to loopback by itself) both work as they would on any web server, each sandbox
+ * on an origin of its own.</p>
+ *
+ * <p>The same browser then plays the attacks of the first round: a script on one sandbox's page
+ * reading another sandbox or opening its WebSocket with the user's cookie (stopped by the
+ * same-origin policy in host mode, by the gateway's policy in path mode), and a sandbox setting the
+ * gateway's cookie (which never reaches the cookie jar). The browser side is
+ * {@code src/test/browser/novnc-check.mjs} (playwright-core driving Debian's
+ * {@code /usr/bin/chromium}; it never downloads a browser).</p>
  */
 @ExtendWith(WorkDirExtension.class)
 class NoVncBrowserIT
@@ -61,19 +77,26 @@ class NoVncBrowserIT
     private static final String ROUTES_KEY = "vnc_sandboxes";
     private static final String ID_A = "37579";
     private static final String ID_B = "41000";
+    private static final String ID_COOKIES = "7";
     private static final String RED = "ff0000";
     private static final String BLUE = "0000ff";
+    private static final String SECRET = "novnc-it-secret-0123456789abcdef";
+    private static final String HOST_PATTERN = "{id}.sbx.localhost";
 
     private static Path work;
     private static Path webRoot;
     private static RedisServerProcess redis;
     private static VncSandbox sandboxA;
     private static VncSandbox sandboxB;
+    private static HeaderSandbox cookieSandbox;
+    /** The same routes in {@code signed} access mode. */
+    private static RunningGateway signed;
 
     @RegisterExtension
     static final GatewayExtension gateway = new GatewayExtension(config -> config
         .redisStore(redis)
-        .set("ingress.cookie.secret", "novnc-it-secret-0123456789abcdef"));
+        .set("ingress.cookie.secret", SECRET)
+        .set("ingress.host-pattern", HOST_PATTERN));
 
     @BeforeAll
     static void start(WorkDir workDir) throws Exception
@@ -84,18 +107,24 @@ class NoVncBrowserIT
         redis = RedisServerProcess.start();
         sandboxA = VncSandbox.start(RED, webRoot);
         sandboxB = VncSandbox.start(BLUE, webRoot);
+        // A sandbox that tries to set the gateway's cookie, and one of its own for every sandbox's host.
+        cookieSandbox = HeaderSandbox.start(
+            "Set-Cookie", "vnc_session_id=EVIL; Path=/vnc/",
+            "Set-Cookie", "lab=1; Domain=sbx.localhost; Path=/lab");
         // What the pod watcher writes: a plain HSET by a client that is not the gateway's.
         try (RawRedis raw = RawRedis.connect(redis.port()))
         {
             raw.hset(ROUTES_KEY, ID_A, sandboxA.hostPort());
             raw.hset(ROUTES_KEY, ID_B, sandboxB.hostPort());
+            raw.hset(ROUTES_KEY, ID_COOKIES, cookieSandbox.hostPort());
         }
+        signed = gateway.startAnother(config -> config.set("ingress.access", "signed"));
     }
 
     @AfterAll
     static void stop() throws Exception
     {
-        for (AutoCloseable c : new AutoCloseable[]{sandboxA, sandboxB, redis})
+        for (AutoCloseable c : new AutoCloseable[]{sandboxA, sandboxB, cookieSandbox, redis})
         {
             if (c != null)
                 c.close();
@@ -128,27 +157,207 @@ class NoVncBrowserIT
         assertWebSockets(result.path("tabs").get(1), ws + ID_B + "/websockify", result);
     }
 
+    @Test
+    void hostMode_noVnc13_signed_twoSandboxesInTwoTabs_eachOnItsOwnOrigin_andNeitherPageReachesTheOther() throws Exception
+    {
+        String a = hostOrigin(signed, ID_A);
+        String b = hostOrigin(signed, ID_B);
+
+        // Debian's noVNC 1.3 as it ships: no path= parameter, so its WebSocket goes to /websockify on the page's host.
+        JsonNode result = check(new Check("novnc13-host")
+            .tab(new Tab(a + "/vnc.html?autoconnect=true&sandgate_grant=" + grant(ID_A), RED, "novnc13-host-sandboxA-red.png"))
+            .tab(new Tab(b + "/vnc.html?autoconnect=true&sandgate_grant=" + grant(ID_B), BLUE, "novnc13-host-sandboxB-blue.png"))
+            .probe(0, "fetch", a + "/vnc.html")
+            .probe(0, "fetch", b + "/vnc.html")
+            .probe(0, "websocket", ws(b) + "/websockify"));
+
+        assertWebSockets(result.path("tabs").get(0), ws(a) + "/websockify", result);
+        assertWebSockets(result.path("tabs").get(1), ws(b) + "/websockify", result);
+        JsonNode probes = result.path("probes");
+        assertEquals("read", probes.get(0).path("outcome").asText(), () -> "control: the page reads its own sandbox\n" + result.toPrettyString());
+        assertEquals("blocked", probes.get(1).path("outcome").asText(), () -> "another sandbox's origin is not readable\n" + result.toPrettyString());
+        assertEquals("refused", probes.get(2).path("outcome").asText(), () -> "its WebSocket refuses a foreign origin\n" + result.toPrettyString());
+        // Each grant became a cookie for its own host alone: no Domain, so no other sandbox's host ever gets it.
+        for (JsonNode cookie : result.path("cookies"))
+        {
+            assertTrue(Set.of(host(ID_A), host(ID_B)).contains(cookie.path("domain").asText()) || cookie.path("domain").asText().isEmpty(),
+                () -> "a cookie beyond the sandbox's own host: " + result.path("cookies").toPrettyString());
+        }
+        assertEquals(Set.of(host(ID_A), host(ID_B)), cookieDomains(result, "vnc_session_id"));
+    }
+
+    @Test
+    void hostMode_noVnc17_twoSandboxesInTwoTabs_eachShowsItsOwnSandbox() throws Exception
+    {
+        String a = hostOrigin(gateway, ID_A);
+        String b = hostOrigin(gateway, ID_B);
+
+        JsonNode result = check(
+            new Tab(a + "/", RED, "novnc17-host-sandboxA-red.png"),
+            new Tab(b + "/", BLUE, "novnc17-host-sandboxB-blue.png"));
+
+        assertWebSockets(result.path("tabs").get(0), ws(a) + "/websockify", result);
+        assertWebSockets(result.path("tabs").get(1), ws(b) + "/websockify", result);
+    }
+
+    /**
+     * Finding 1 in path mode: the victim's cookie holds both sandboxes (the owner of B handed over a
+     * grant link, or the victim owns both), so nothing on the gateway's side tells A's script from
+     * A's noVNC. The policy on A's page keeps its fetches and sockets to {@code /vnc/A/}.
+     */
+    @Test
+    void signedPathMode_aSandboxsPage_cannotFetchOrOpenTheWebSocketOfAnotherSandboxInTheSameCookie() throws Exception
+    {
+        String origin = "http://127.0.0.1:" + signed.port();
+
+        JsonNode result = check(new Check("novnc17-signed-path")
+            .visit(origin + "/vnc/" + ID_B + "/?sandgate_grant=" + grant(ID_B))
+            .tab(new Tab(origin + "/vnc/" + ID_A + "/?sandgate_grant=" + grant(ID_A), RED, "novnc17-signed-path-sandboxA-red.png"))
+            .probe(0, "fetch", origin + "/vnc/" + ID_A + "/")
+            .probe(0, "fetch", origin + "/vnc/" + ID_B + "/")
+            .probe(0, "websocket", ws(origin) + "/vnc/" + ID_B + "/websockify"));
+
+        assertWebSockets(result.path("tabs").get(0), ws(origin) + "/vnc/" + ID_A + "/websockify", result);
+        JsonNode probes = result.path("probes");
+        assertEquals("read", probes.get(0).path("outcome").asText(), () -> "control: the page reads its own sandbox\n" + result.toPrettyString());
+        assertEquals(200, probes.get(0).path("status").asInt(), result::toPrettyString);
+        for (int i = 1; i <= 2; i++)
+        {
+            assertEquals("blocked", probes.get(i).path("outcome").asText(), result::toPrettyString);
+            JsonNode violations = probes.get(i).path("violations");
+            assertTrue(violations.size() > 0 && violations.get(0).path("directive").asText().equals("connect-src"),
+                () -> "the browser refused it for the gateway's policy\n" + result.toPrettyString());
+        }
+        // The cookie in the jar does open sandbox B: only the policy stood between A's script and B.
+        String cookie = cookieValue(result, "vnc_session_id", "127.0.0.1");
+        assertEquals(200, RawHttp.get(signed.port(), "127.0.0.1:" + signed.port(), "/vnc/" + ID_B + "/", "Cookie", "vnc_session_id=" + cookie).status());
+    }
+
+    /** Finding 2 in the browser: what a sandbox's Set-Cookie leaves in the cookie jar, in path mode and host mode. */
+    @Test
+    void aSandboxsSetCookieForTheGatewaysCookie_neverReachesTheCookieJar() throws Exception
+    {
+        JsonNode result = check(new Check("set-cookie")
+            .visit(gateway.uri() + "/vnc/" + ID_COOKIES + "/page")
+            .visit(hostOrigin(gateway, ID_COOKIES) + "/page"));
+
+        for (JsonNode visit : result.path("visits"))
+            assertEquals(200, visit.path("status").asInt(), result::toPrettyString);
+        JsonNode cookies = result.path("cookies");
+        for (JsonNode cookie : cookies)
+            assertNotEquals("EVIL", cookie.path("value").asText(), () -> "a sandbox set the gateway's cookie: " + cookies.toPrettyString());
+        assertTrue(cookieValue(result, "vnc_session_id", "127.0.0.1").contains("."), () -> "the gateway's own, signed: " + cookies.toPrettyString());
+        // The sandbox's own cookie: under its mount in path mode, on its own host (not the parent domain) in host mode.
+        assertEquals(Set.of("127.0.0.1 /vnc/" + ID_COOKIES + "/lab", host(ID_COOKIES) + " /lab"),
+            cookies.findParents("name").stream().filter(c -> c.path("name").asText().equals("lab"))
+                .map(c -> c.path("domain").asText() + " " + c.path("path").asText()).collect(Collectors.toSet()),
+            cookies::toPrettyString);
+    }
+
+    private static String grant(String id)
+    {
+        return Grants.create(new Secret(SECRET), Clock.systemUTC()).issue(id, "alice", Duration.ofMinutes(5));
+    }
+
+    /** The sandbox's own host, as {@link #HOST_PATTERN} makes it. */
+    private static String host(String id)
+    {
+        return HOST_PATTERN.replace("{id}", id);
+    }
+
+    private static String hostOrigin(Gateway gw, String id)
+    {
+        return "http://" + host(id) + ":" + gw.port();
+    }
+
+    private static String ws(String httpOrigin)
+    {
+        return httpOrigin.replaceFirst("^http", "ws");
+    }
+
+    private static Set<String> cookieDomains(JsonNode result, String name)
+    {
+        return result.path("cookies").findParents("name").stream().filter(c -> c.path("name").asText().equals(name))
+            .map(c -> c.path("domain").asText()).collect(Collectors.toSet());
+    }
+
+    private static String cookieValue(JsonNode result, String name, String domain)
+    {
+        for (JsonNode cookie : result.path("cookies"))
+        {
+            if (cookie.path("name").asText().equals(name) && cookie.path("domain").asText().equals(domain))
+                return cookie.path("value").asText();
+        }
+        return fail("no cookie " + name + " for " + domain + " in " + result.path("cookies").toPrettyString());
+    }
+
     private record Tab(String url, String colour, String screenshot)
     {
     }
 
-    /**
-     * Runs the browser check for all tabs at once (one browser context, so one cookie jar) and
-     * returns its JSON result; fails with the script's report and the sandboxes' logs unless every
-     * tab connected and showed its colour.
-     */
+    /** One run of the browser: pages visited first, tabs side by side, then probes from a tab's page. */
+    private static final class Check
+    {
+        private final String name;
+        private final List<String> visits = new ArrayList<>();
+        private final List<Tab> tabs = new ArrayList<>();
+        private final List<String> probes = new ArrayList<>();
+
+        Check(String name)
+        {
+            this.name = name;
+        }
+
+        Check visit(String url)
+        {
+            visits.add(url);
+            return this;
+        }
+
+        Check tab(Tab tab)
+        {
+            tabs.add(tab);
+            return this;
+        }
+
+        /** @param kind {@code fetch} or {@code websocket}, run as the tab's page's own script */
+        Check probe(int tab, String kind, String url)
+        {
+            probes.addAll(List.of(Integer.toString(tab), kind, url));
+            return this;
+        }
+    }
+
     private static JsonNode check(Tab... tabs) throws Exception
+    {
+        Check check = new Check(tabs[0].screenshot().replace(".png", ""));
+        for (Tab tab : tabs)
+            check.tab(tab);
+        return check(check);
+    }
+
+    /**
+     * Runs the browser check (one browser context, so one cookie jar) and returns its JSON result;
+     * fails with the script's report and the sandboxes' logs unless every tab connected and showed
+     * its colour.
+     */
+    private static JsonNode check(Check check) throws Exception
     {
         List<String> command = new ArrayList<>(List.of(node().toString(), BROWSER_DIR.resolve("novnc-check.mjs").toString(),
             "--timeout-ms", Long.toString(CHECK_TIMEOUT.toMillis()), "--chromium", CHROMIUM.toString()));
-        for (Tab tab : tabs)
+        for (String visit : check.visits)
+            command.addAll(List.of("--visit", visit));
+        for (Tab tab : check.tabs)
         {
             Path screenshot = SCREENSHOTS.resolve(tab.screenshot());
             Files.deleteIfExists(screenshot);
             command.addAll(List.of("--tab", tab.url(), tab.colour(), screenshot.toString()));
         }
+        for (int i = 0; i < check.probes.size(); i += 3)
+            command.addAll(List.of("--probe", check.probes.get(i), check.probes.get(i + 1), check.probes.get(i + 2)));
+        List<Tab> tabs = check.tabs;
         // Kept under target/tests for a look after a failure.
-        String name = tabs[0].screenshot().replace(".png", "");
+        String name = check.name;
         Path out = work.resolve(name + ".json");
         Path err = work.resolve(name + ".err");
         ProcessBuilder builder = new ProcessBuilder(command)
@@ -175,9 +384,9 @@ class NoVncBrowserIT
         if (!result.path("ok").asBoolean(false))
             fail("the browser check reported failure\n" + report(out, err));
         // The script's verdict, checked again here so a change to it cannot quietly weaken the test.
-        for (int i = 0; i < tabs.length; i++)
+        for (int i = 0; i < tabs.size(); i++)
         {
-            Tab expected = tabs[i];
+            Tab expected = tabs.get(i);
             JsonNode tab = result.path("tabs").get(i);
             assertEquals(expected.url(), tab.path("url").asText(), "tab order");
             assertEquals("connected", tab.path("state").asText(), () -> "noVNC state of " + expected.url() + "\n" + report(out, err));

@@ -8,7 +8,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
-/** What a sandbox's Set-Cookie becomes on its way to the browser, in path mode. */
+/** What a sandbox's Set-Cookie becomes on its way to the browser, in path mode and in host mode. */
 class SandboxCookiesTest
 {
     private final SandboxCookies cookies = new SandboxCookies("vnc_session_id");
@@ -67,5 +67,32 @@ class SandboxCookiesTest
     void theContextPathIsPartOfTheMount()
     {
         assertEquals("app=1; Path=/sandgate/vnc/42/", cookies.confine("app=1; Path=/", "/sandgate/vnc/42", "/"));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "vnc_session_id=EVIL; Path=/",
+        "__Host-vnc_session_id=EVIL; Path=/; Secure",
+        "VNC_SESSION_ID=EVIL; Domain=sbx.example.com",
+        "=vnc_session_id=EVIL",
+    })
+    void hostMode_theGatewaysCookie_isDroppedToo(String setCookie)
+    {
+        assertNull(cookies.confineToHost(setCookie));
+    }
+
+    /** The sandbox owns its host's paths; a Domain would reach every other sandbox's host. */
+    @ParameterizedTest(name = "{0} -> {1}")
+    @CsvSource(delimiter = '|', value = {
+        "app=1; Path=/                                  | app=1; Path=/",
+        "app=1; Path=/lab; HttpOnly                     | app=1; Path=/lab; HttpOnly",
+        "app=1; Domain=sbx.example.com; Path=/          | app=1; Path=/",
+        "app=1; domain=.example.com                     | app=1",
+        "app=1                                          | app=1",
+        "__Host-app=1; Path=/; Secure; SameSite=Strict  | __Host-app=1; Path=/; Secure; SameSite=Strict",
+    })
+    void hostMode_otherCookies_keepTheirPath_butLoseTheirDomain(String setCookie, String sent)
+    {
+        assertEquals(sent, cookies.confineToHost(setCookie));
     }
 }

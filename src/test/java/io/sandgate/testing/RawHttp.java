@@ -1,0 +1,150 @@
+package io.sandgate.testing;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * One HTTP/1.1 exchange on a fresh loopback connection, with the request line and headers exactly
+ * as given: the {@code Host} a browser would send for {@code 7.sbx.localhost} (no resolver needed),
+ * an {@code Origin} of the test's choosing, or a WebSocket handshake whose status is all a test
+ * needs. HTTP clients would fill in or forbid these headers.
+ *
+ * <pre>{@code
+ * RawHttp.Response r = RawHttp.get(gateway.port(), "7.sbx.localhost:" + gateway.port(), "/echo", "Cookie", "a=b");
+ * }</pre>
+ */
+public final class RawHttp
+{
+    private static final int TIMEOUT_MILLIS = 10_000;
+
+    private RawHttp()
+    {
+    }
+
+    /**
+     * @param status the status code
+     * @param headers names lower-case, every value in order
+     * @param body the body, de-chunked
+     */
+    public record Response(int status, Map<String, List<String>> headers, String body)
+    {
+        /** First value, or null. */
+        public String header(String name)
+        {
+            List<String> values = headers.get(name.toLowerCase(Locale.ROOT));
+            return values == null ? null : values.get(0);
+        }
+
+        public List<String> headers(String name)
+        {
+            return headers.getOrDefault(name.toLowerCase(Locale.ROOT), List.of());
+        }
+    }
+
+    /** A GET with {@code Connection: close}; {@code headers} are name, value pairs. */
+    public static Response get(int port, String host, String pathAndQuery, String... headers) throws IOException
+    {
+        return exchange(port, "GET", host, pathAndQuery, List.of(headers), true);
+    }
+
+    /**
+     * A WebSocket handshake; answers with the status line and headers only (a 101 leaves the
+     * connection open, so nothing is read past the headers, and the connection is then closed).
+     */
+    public static Response upgrade(int port, String host, String pathAndQuery, String... headers) throws IOException
+    {
+        List<String> all = new ArrayList<>(List.of("Upgrade", "websocket", "Connection", "Upgrade",
+            "Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version", "13"));
+        all.addAll(List.of(headers));
+        return exchange(port, "GET", host, pathAndQuery, all, false);
+    }
+
+    private static Response exchange(int port, String method, String host, String pathAndQuery, List<String> headers, boolean close) throws IOException
+    {
+        StringBuilder request = new StringBuilder(method).append(' ').append(pathAndQuery).append(" HTTP/1.1\r\nHost: ").append(host).append("\r\n");
+        for (int i = 0; i < headers.size(); i += 2)
+            request.append(headers.get(i)).append(": ").append(headers.get(i + 1)).append("\r\n");
+        if (close)
+            request.append("Connection: close\r\n");
+        request.append("\r\n");
+        try (Socket socket = new Socket("127.0.0.1", port))
+        {
+            socket.setSoTimeout(TIMEOUT_MILLIS);
+            OutputStream out = socket.getOutputStream();
+            out.write(request.toString().getBytes(StandardCharsets.ISO_8859_1));
+            out.flush();
+            InputStream in = socket.getInputStream();
+            String head = readHead(in);
+            String[] lines = head.split("\r\n");
+            Map<String, List<String>> parsed = new LinkedHashMap<>();
+            for (int i = 1; i < lines.length; i++)
+            {
+                int colon = lines[i].indexOf(':');
+                if (colon > 0)
+                    parsed.computeIfAbsent(lines[i].substring(0, colon).trim().toLowerCase(Locale.ROOT), k -> new ArrayList<>()).add(lines[i].substring(colon + 1).trim());
+            }
+            int status = Integer.parseInt(lines[0].split(" ")[1]);
+            Response response = new Response(status, parsed, "");
+            return status == 101 ? response : new Response(status, parsed, readBody(in, response));
+        }
+    }
+
+    /** By Content-Length, by chunks, or to the end: a refused upgrade keeps its connection open. */
+    private static String readBody(InputStream in, Response response) throws IOException
+    {
+        String length = response.header("Content-Length");
+        if (length != null)
+            return new String(in.readNBytes(Integer.parseInt(length)), StandardCharsets.UTF_8);
+        if (!"chunked".equalsIgnoreCase(response.header("Transfer-Encoding")))
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        while (true)
+        {
+            String size = readLine(in);
+            int semicolon = size.indexOf(';');
+            int chunk = Integer.parseInt((semicolon < 0 ? size : size.substring(0, semicolon)).trim(), 16);
+            if (chunk == 0)
+                return body.toString(StandardCharsets.UTF_8);
+            body.write(in.readNBytes(chunk));
+            readLine(in);
+        }
+    }
+
+    private static String readLine(InputStream in) throws IOException
+    {
+        StringBuilder line = new StringBuilder();
+        for (int b = in.read(); b != '\n'; b = in.read())
+        {
+            if (b < 0)
+                throw new IOException("connection closed within a chunked body");
+            if (b != '\r')
+                line.append((char)b);
+        }
+        return line.toString();
+    }
+
+    private static String readHead(InputStream in) throws IOException
+    {
+        ByteArrayOutputStream head = new ByteArrayOutputStream();
+        int matched = 0;
+        byte[] end = {'\r', '\n', '\r', '\n'};
+        while (matched < end.length)
+        {
+            int b = in.read();
+            if (b < 0)
+                throw new IOException("connection closed within the response headers: " + head.toString(StandardCharsets.ISO_8859_1));
+            head.write(b);
+            matched = b == end[matched] ? matched + 1 : (b == '\r' ? 1 : 0);
+        }
+        return head.toString(StandardCharsets.ISO_8859_1);
+    }
+}
