@@ -289,7 +289,8 @@ public final class Sandgate implements AutoCloseable
             return;
         Supplier<Map<String, Integer>> liveIngress = webSockets == null ? Map::of : webSockets::liveSessions;
         context.addServlet("sandgate-admin", new AdminServlet(config.adminToken(),
-            AdminApi.routes(config, store.routes(), store.sessions(), egress, liveIngress, this::reloadEgress), new Origins(config.server().publicOrigins())))
+            AdminApi.routes(config, store.routes(), store.sessions(), egress, liveIngress,
+            webSockets == null ? id -> 0 : webSockets::closeSandbox, this::reloadEgress), new Origins(config.server().publicOrigins())))
             .addMapping("/admin/*");
         context.addServlet("sandgate-metrics", new MetricsServlet(metrics)).addMapping("/metrics");
     }

@@ -43,13 +43,6 @@ public final class AdminApi
     {
     }
 
-    /** The operations, where a revocation closes no live WebSocket (none are bridged, or none can be reached). */
-    public static List<AdminServlet.Route> routes(SandgateConfig config, RouteStore routeStore, SessionBus sessions, Egress egress,
-                                                 Supplier<Map<String, Integer>> liveIngress, IntSupplier reloadEgress)
-    {
-        return routes(config, routeStore, sessions, egress, liveIngress, sandboxId -> 0, reloadEgress);
-    }
-
     /**
      * @param egress the egress face, or null where it does not run (control-plane role)
      * @param closeIngress closes the bridged WebSockets of a sandbox on this replica and returns how

@@ -58,10 +58,13 @@ public final class BridgedSession
     private final Meters meters;
     private volatile Session sandbox;
     private volatile jakarta.websocket.Session browser;
+    /** The route the session was opened on: a revocation or a new pod changes the current one. */
+    private final Route route;
 
-    BridgedSession(String sandboxId, IngressConfig.WebSocket config, Set<BridgedSession> open, Meters meters)
+    BridgedSession(String sandboxId, Route route, IngressConfig.WebSocket config, Set<BridgedSession> open, Meters meters)
     {
         this.sandboxId = sandboxId;
+        this.route = route;
         this.config = config;
         this.open = open;
         this.meters = meters;
@@ -100,6 +103,19 @@ public final class BridgedSession
                 LOG.debug("Ping to browser failed", x);
             }
         }
+    }
+
+    /** Whether the sandbox's current route still stands for this session: no revocation, no new pod since it opened. */
+    boolean standsFor(Route current)
+    {
+        return current.revokedBefore().equals(route.revokedBefore()) && current.generation().equals(route.generation());
+    }
+
+    /** Access revoked (or the pod replaced): the browser is told so (1008) and the sandbox leg closed. */
+    void revoke()
+    {
+        closeBrowser(1008, "access revoked");
+        closeSandbox(1001, "access revoked");
     }
 
     /** Gateway stopping: tell both sides, so clients reconnect to another replica. */

@@ -139,6 +139,12 @@ public final class Ingress
             throw GatewayException.forbidden("access to this sandbox was revoked, or its pod replaced, since this session began; open a new link");
     }
 
+    /** The sandbox's route as this replica knows it now, from the local cache when possible. */
+    Optional<Route> currentRoute(String sandboxId)
+    {
+        return routes.find(sandboxId);
+    }
+
     /**
      * The route a forward goes to, checked once more in signed access against this very route:
      * the route may change between the decision and the forward (a revocation, a new pod), and the

@@ -2,11 +2,13 @@ package io.sandgate.ingress;
 
 import java.io.IOException;
 import java.net.URI;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
@@ -78,6 +80,7 @@ public final class WebSocketBridge implements AutoCloseable
     private final Set<BridgedSession> open = ConcurrentHashMap.newKeySet();
     private final BridgedSession.Meters meters;
     private volatile ScheduledFuture<?> pings;
+    private volatile ScheduledFuture<?> standing;
 
     /**
      * @param publicOrigins {@code server.public-origins}: pages of these may open sandbox WebSockets
@@ -112,6 +115,39 @@ public final class WebSocketBridge implements AutoCloseable
         long ping = config.pingInterval().toMillis();
         // Sending a ping only queues a frame, so the tick never blocks the timer.
         pings = schedulers.timer().scheduleAtFixedRate(this::pingAll, ping, ping, TimeUnit.MILLISECONDS);
+        // A revocation or a new pod reaches every replica through its route cache; open sessions
+        // follow within a second. A route lookup may ask the store, so this runs on a worker.
+        if (ingress.config().access() == IngressConfig.Access.SIGNED)
+            standing = schedulers.every(Duration.ofSeconds(1), Duration.ofSeconds(1), "WebSocket revocation check", this::dropRevoked);
+    }
+
+    /**
+     * Closes this replica's bridged sessions of a sandbox (an operator revoked access to it).
+     *
+     * @return how many were closed
+     */
+    public int closeSandbox(String sandboxId)
+    {
+        int closed = 0;
+        for (BridgedSession session : open)
+        {
+            if (session.sandboxId().equals(sandboxId))
+            {
+                session.revoke();
+                closed++;
+            }
+        }
+        return closed;
+    }
+
+    private void dropRevoked()
+    {
+        for (BridgedSession session : open)
+        {
+            Optional<Route> current = ingress.currentRoute(session.sandboxId());
+            if (current.isPresent() && !session.standsFor(current.get()))
+                session.revoke();
+        }
     }
 
     /** Open bridged WebSockets by sandbox id (live ingress sessions), for the admin view. */
@@ -142,7 +178,7 @@ public final class WebSocketBridge implements AutoCloseable
     {
         checkOrigin(request, forward);
         serverContainer(request);
-        BridgedSession bridge = new BridgedSession(forward.sandboxId(), config, open, meters);
+        BridgedSession bridge = new BridgedSession(forward.sandboxId(), route, config, open, meters);
         ClientUpgradeRequest upgrade = sandboxUpgrade(request);
         URI target = URI.create("ws://" + route.authority() + forward.upstreamPath());
 
@@ -299,9 +335,11 @@ public final class WebSocketBridge implements AutoCloseable
     @Override
     public void close() throws Exception
     {
-        ScheduledFuture<?> scheduled = pings;
-        if (scheduled != null)
-            scheduled.cancel(false);
+        for (ScheduledFuture<?> scheduled : new ScheduledFuture<?>[] {pings, standing})
+        {
+            if (scheduled != null)
+                scheduled.cancel(false);
+        }
         for (BridgedSession session : open)
             session.shutdown();
         client.stop();

@@ -1,5 +1,11 @@
 package io.sandgate.store;
 
+import java.net.URI;
+import java.net.http.WebSocket;
+import java.util.ArrayList;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -15,6 +21,7 @@ import io.sandgate.testing.RawRedis;
 import io.sandgate.testing.RedisServerProcess;
 import io.sandgate.testing.RunningGateway;
 import io.sandgate.testing.SandboxBackend;
+import io.sandgate.testing.WebSocketBackend;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -227,6 +234,38 @@ class RedisGrantsIT
         await().atMost(WITHIN_A_SECOND).until(() -> status(replica1, "/vnc/7001/x", held) == 403);
         String fresh = redeem(replica2, grantPath(replica2, "7001", "{\"subject\":\"alice\"}"), held);
         assertEquals(200, status(replica1, "/vnc/7001/", fresh));
+    }
+
+    @Test
+    void anAdminRevocation_closesTheSandboxsOpenWebSocketsOnBothReplicas() throws Exception
+    {
+        try (WebSocketBackend desktop = WebSocketBackend.start("desktop"))
+        {
+            raw.hset("vnc_sandboxes", "7003", desktop.hostPort());
+            String cookie = redeem(replica1, grantPath(replica1, "7003", "{\"subject\":\"alice\"}"), null);
+            List<CompletableFuture<Integer>> closes = new ArrayList<>();
+            for (Gateway replica : List.of(replica1, replica2))
+            {
+                CompletableFuture<Integer> closed = new CompletableFuture<>();
+                HttpClient.newHttpClient().newWebSocketBuilder().header("Cookie", "vnc_session_id=" + cookie)
+                    .buildAsync(URI.create("ws://127.0.0.1:" + replica.port() + "/vnc/7003/websockify"), new WebSocket.Listener()
+                    {
+                        @Override
+                        public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason)
+                        {
+                            closed.complete(statusCode);
+                            return null;
+                        }
+                    }).get(10, TimeUnit.SECONDS);
+                closes.add(closed);
+            }
+            await().atMost(Duration.ofSeconds(5)).until(() -> desktop.connections.get() == 2);
+
+            admin(replica1, "POST", "/revoke/7003", null);
+            // The replica that took the call closes at once; the other follows its route cache.
+            for (CompletableFuture<Integer> closed : closes)
+                assertEquals(1008, closed.get(3, TimeUnit.SECONDS));
+        }
     }
 
     @Test
