@@ -73,7 +73,7 @@ class PinnedConnectionIT
         tls.setTrustStorePath(target.trustStore().toString());
         tls.setTrustStorePassword(target.trustStorePassword());
         tls.setTrustStoreType(target.trustStoreType());
-        ClientConnector connector = new ClientConnector();
+        ClientConnector connector = new NodeConnector();
         connector.setSslContextFactory(tls);
         connector.setSelectors(1);
         PinnedHttpClient pinned = new PinnedHttpClient(new HttpClientTransportOverHTTP(connector));
