@@ -36,7 +36,9 @@ import io.sandgate.mcp.McpServlet;
 import io.sandgate.secrets.SecretRing;
 import io.sandgate.secrets.SecretSources;
 import io.sandgate.store.Store;
+import io.sandgate.web.ClientIdentity;
 import io.sandgate.web.ClientInfo;
+import io.sandgate.web.ClientLimitFilter;
 import io.sandgate.ops.AccessLogFilter;
 import io.sandgate.ops.HealthServlet;
 import io.sandgate.ops.MetricsServlet;
@@ -73,6 +75,8 @@ public final class Sandgate implements AutoCloseable
     private McpGateway mcp;
     private Egress egress;
     private Credentials credentials;
+    /** Requests in progress per client, one count across the listeners. */
+    private ClientLimitFilter clientLimit;
     /** One redaction for logs and the admin API; it knows the real keys once the egress face has read them. */
     private volatile Redactor redactor = Redactor.defaults();
 
@@ -138,6 +142,8 @@ public final class Sandgate implements AutoCloseable
         }
         if (faces.egress())
             buildEgress();
+        clientLimit = new ClientLimitFilter(config.server().maxConcurrentRequestsPerClient(), clients,
+            egress == null ? ClientIdentity.NONE : egress.agents(), metrics);
     }
 
     private void buildIngress(String contextPath, ClientInfo clients)
@@ -210,6 +216,9 @@ public final class Sandgate implements AutoCloseable
             LOG.info("Sandgate control plane ready: store={} watcher={}", config.store().type().name().toLowerCase(Locale.ROOT), config.watcher().enabled());
             return;
         }
+        FilterRegistration.Dynamic perClient = context.addFilter("sandgate-client-limit", clientLimit);
+        perClient.setAsyncSupported(true);
+        perClient.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), false, "/*");
         boolean sharedThreads = context.getAttribute(JETTY_EXECUTOR) != null;
         if (listener.ingress && ingress != null)
             installIngress(context, sharedThreads);
