@@ -36,7 +36,7 @@ import org.eclipse.jetty.util.Promise;
  * {@code egress.connect-timeout}); the node's side of the tunnel then writes its own CONNECT and
  * reads the answer as bytes arrive (the same timeout again, as silence), and only once the node has
  * answered 2xx is the agent answered and the relay started. A node that fails either step hands
- * the CONNECT to the next attempt, on a worker, as {@link TunnelAttempts} decides.
+ * the CONNECT to the next attempt, on a pooled thread, as {@link TunnelAttempts} decides.
  */
 public final class EgressConnectHandler extends ConnectHandler
 {
@@ -92,10 +92,12 @@ public final class EgressConnectHandler extends ConnectHandler
         request.setAttribute(ATTEMPTS, attempts);
         SocketChannel channel = attempts.first();
         if (channel == null)
+        {
             promise.failed(attempts.exhausted());
-        else
-            // Jetty registers the channel with the selector, which finishes the connect.
-            promise.succeeded(channel);
+            return;
+        }
+        // Jetty registers the channel with its selector, which finishes the connect.
+        promise.succeeded(channel);
     }
 
     /** Starts a non-blocking connection to the node; the selector finishes it. */
@@ -129,7 +131,7 @@ public final class EgressConnectHandler extends ConnectHandler
 
     /**
      * The current attempt's tunnel did not open: the next attempt starts, or the agent is told that
-     * none opened. On a worker, since choosing a node may ask the sticky-session store.
+     * none opened. On a pooled thread, not the selector's: choosing a node may ask the sticky-session store.
      */
     private void attemptFailed(ConnectContext context, Throwable failure)
     {

@@ -129,16 +129,17 @@ public final class ClientLimitFilter implements Filter
             release();
         }
 
+        /** The exchange is ending; onComplete follows and finds the place already given back. */
         @Override
         public void onTimeout(AsyncEvent event)
         {
-            // onComplete follows.
+            release();
         }
 
         @Override
         public void onError(AsyncEvent event)
         {
-            // onComplete follows.
+            release();
         }
 
         @Override

@@ -3,7 +3,6 @@ package io.sandgate.egress;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -14,7 +13,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -24,6 +22,7 @@ import io.sandgate.testing.ForwardProxy;
 import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.SandboxBackend;
+import io.sandgate.testing.SilentPeer;
 import io.sandgate.testing.TargetServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -48,9 +47,7 @@ class HungNodeConnectIT
     private static final Duration PROMPT = Duration.ofSeconds(1);
     private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(PROMPT).build();
 
-    private final List<Socket> held = new CopyOnWriteArrayList<>();
-    private ServerSocket silent;
-    private Thread acceptor;
+    private SilentPeer silent;
     private SandboxBackend sandbox;
     private TargetServer target;
     private ForwardProxy good;
@@ -62,23 +59,7 @@ class HungNodeConnectIT
     @BeforeEach
     void start() throws Exception
     {
-        silent = new ServerSocket(0, CONNECTS * 2, InetAddress.getLoopbackAddress());
-        // Accepts every connection and never reads or writes: the node that hangs.
-        acceptor = new Thread(() ->
-        {
-            while (!silent.isClosed())
-            {
-                try
-                {
-                    held.add(silent.accept());
-                }
-                catch (IOException x)
-                {
-                    return;
-                }
-            }
-        }, "silent-node");
-        acceptor.start();
+        silent = SilentPeer.start(CONNECTS * 2);
         sandbox = SandboxBackend.start("healthy");
         target = TargetServer.start();
         good = ForwardProxy.start("good");
@@ -99,10 +80,10 @@ class HungNodeConnectIT
             Map.of("match", Map.of("domains", List.of("127.0.0.1"), "task_type", "hung"), "upstream", "hung"),
             Map.of("match", Map.of("domains", List.of("127.0.0.1"), "task_type", "mixed"), "upstream", "mixed", "retry", 1)));
         config.set("egress.pools", Map.of(
-            "hung", Map.of("nodes", List.of(Map.of("id", "silent", "address", "127.0.0.1:" + silent.getLocalPort()))),
+            "hung", Map.of("nodes", List.of(Map.of("id", "silent", "address", silent.address()))),
             // Nearly every first attempt goes to the silent node.
             "mixed", Map.of("nodes", List.of(
-                Map.of("id", "silent-too", "address", "127.0.0.1:" + silent.getLocalPort(), "weight", 1000),
+                Map.of("id", "silent-too", "address", silent.address(), "weight", 1000),
                 Map.of("id", "good", "address", good.address(), "weight", 1)))));
     }
 
@@ -111,9 +92,6 @@ class HungNodeConnectIT
     {
         agents.shutdownNow();
         silent.close();
-        acceptor.join();
-        for (Socket socket : held)
-            socket.close();
         good.close();
         target.close();
         sandbox.close();
@@ -155,7 +133,7 @@ class HungNodeConnectIT
         for (int i = 0; i < CONNECTS; i++)
             connects.add(connect("hung", 443));
         // Every CONNECT has reached the node and waits for its answer: more than the gateway has threads.
-        await("every CONNECT waiting on the node at once").atMost(CONNECT_TIMEOUT.dividedBy(2)).until(() -> held.size() >= CONNECTS);
+        await("every CONNECT waiting on the node at once").atMost(CONNECT_TIMEOUT.dividedBy(2)).until(() -> silent.accepted() >= CONNECTS);
 
         for (int round = 0; round < 3; round++)
         {
