@@ -37,7 +37,9 @@ import io.sandgate.net.Origins;
 import io.sandgate.secrets.SecretRing;
 import io.sandgate.secrets.SecretSources;
 import io.sandgate.store.Store;
+import io.sandgate.web.ClientIdentity;
 import io.sandgate.web.ClientInfo;
+import io.sandgate.web.ClientLimitFilter;
 import io.sandgate.ops.AccessLogFilter;
 import io.sandgate.ops.HealthServlet;
 import io.sandgate.ops.MetricsServlet;
@@ -74,6 +76,8 @@ public final class Sandgate implements AutoCloseable
     private McpGateway mcp;
     private Egress egress;
     private Credentials credentials;
+    /** Requests in progress per client, one count across the listeners. */
+    private ClientLimitFilter clientLimit;
     /** One redaction for logs and the admin API; it knows the real keys once the egress face has read them. */
     private volatile Redactor redactor = Redactor.defaults();
 
@@ -139,6 +143,8 @@ public final class Sandgate implements AutoCloseable
         }
         if (faces.egress())
             buildEgress();
+        clientLimit = new ClientLimitFilter(config.server().maxConcurrentRequestsPerClient(), clients,
+            egress == null ? ClientIdentity.NONE : egress.agents(), metrics);
     }
 
     private void buildIngress(String contextPath, ClientInfo clients)
@@ -211,6 +217,9 @@ public final class Sandgate implements AutoCloseable
             LOG.info("Sandgate control plane ready: store={} watcher={}", config.store().type().name().toLowerCase(Locale.ROOT), config.watcher().enabled());
             return;
         }
+        FilterRegistration.Dynamic perClient = context.addFilter("sandgate-client-limit", clientLimit);
+        perClient.setAsyncSupported(true);
+        perClient.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), false, "/*");
         boolean sharedThreads = context.getAttribute(JETTY_EXECUTOR) != null;
         if (listener.ingress && ingress != null)
             installIngress(context, sharedThreads);

@@ -30,6 +30,8 @@ public final class ConfigKeys
         "Embedded runner: HTTP port (0 picks a free one).");
     public static final ConfigKey<Integer> SERVER_MAX_THREADS = ConfigKey.of("server.max-threads", "200", integer(8, 10_000),
         "Embedded runner: size of the request thread pool.");
+    public static final ConfigKey<Integer> SERVER_MAX_CONCURRENT_REQUESTS_PER_CLIENT = ConfigKey.of("server.max-concurrent-requests-per-client", "256",
+        integer(1, 1_000_000), "Requests one client (its trusted address, or an egress agent by its token) may have in progress at once (429 above); established WebSockets and MCP streams do not count.");
     public static final ConfigKey<Duration> SERVER_STOP_TIMEOUT = ConfigKey.of("server.stop-timeout", "10s", duration(),
         "Embedded runner: how long a stop waits for exchanges in flight.");
     public static final ConfigKey<Integer> SERVER_INTERNAL_PORT = ConfigKey.of("server.internal-port", null, integer(0, 65535),
@@ -131,7 +133,7 @@ public final class ConfigKeys
     public static final ConfigKey<Integer> MCP_MAX_BODY = ConfigKey.of("mcp.max-body-size", "4194304", integer(1024, 256 * 1024 * 1024),
         "Largest JSON-RPC request body accepted, in bytes (413 above).");
     public static final ConfigKey<Integer> MCP_MAX_SESSIONS_PER_CLIENT = ConfigKey.of("mcp.max-sessions-per-client", "64", integer(1, 1_000_000),
-        "Client streams one client address may hold open on one replica (429 above).");
+        "Client streams one client (its trusted address) may hold open on one replica (429 above).");
     public static final ConfigKey<List<String>> MCP_ALLOWED_ORIGINS = ConfigKey.of("mcp.allowed-origins", null, list(),
         "Browser origins allowed on MCP endpoints besides the gateway's own; `*` allows any. Requests without Origin pass.");
 
@@ -252,7 +254,7 @@ public final class ConfigKeys
 
     public static final List<ConfigKey<?>> ALL = List.of(
         CONFIG,
-        SERVER_HOST, SERVER_PORT, SERVER_MAX_THREADS, SERVER_STOP_TIMEOUT, SERVER_INTERNAL_PORT, SERVER_PUBLIC_ORIGINS,
+        SERVER_HOST, SERVER_PORT, SERVER_MAX_THREADS, SERVER_MAX_CONCURRENT_REQUESTS_PER_CLIENT, SERVER_STOP_TIMEOUT, SERVER_INTERNAL_PORT, SERVER_PUBLIC_ORIGINS,
         INGRESS_ENABLED, MCP_ENABLED, EGRESS_ENABLED,
         STORE_TYPE, REDIS_ADDRESS, REDIS_CLUSTER_NODES, REDIS_SENTINEL_NODES, REDIS_SENTINEL_MASTER,
         REDIS_USERNAME, REDIS_PASSWORD, REDIS_DATABASE, REDIS_TIMEOUT, REDIS_REVALIDATE_INTERVAL, REDIS_POLL_INTERVAL,

@@ -20,9 +20,10 @@ import io.sandgate.net.Origins;
  * @param role what this process serves
  * @param faces which faces are switched on
  * @param publicOrigins origins users reach the gateway under, as {@code scheme://host[:port]}
+ * @param maxConcurrentRequestsPerClient requests one client may have in progress at once
  */
 public record ServerConfig(String host, int port, Optional<Integer> internalPort, int maxThreads, Duration stopTimeout, Role role, Faces faces,
-                           List<String> publicOrigins)
+                           List<String> publicOrigins, int maxConcurrentRequestsPerClient)
 {
     public ServerConfig
     {

@@ -240,6 +240,20 @@ public final class Credentials implements AutoCloseable
         }
     }
 
+    /**
+     * The agent whose internal token the request carries, if it is valid now. A plain look-up for
+     * counting requests per agent: it neither refreshes the index nor counts refusals, so tokens
+     * that are not an agent's cost nothing.
+     */
+    public Optional<String> agentOf(Function<String, String> headers)
+    {
+        String token = presented(headers);
+        CredentialsConfig.Agent agent = token == null ? null : lookup(digest(token));
+        if (agent == null || agent.revoked() || agent.expires().isPresent() && !clock.instant().isBefore(agent.expires().get()))
+            return Optional.empty();
+        return Optional.of(agent.id());
+    }
+
     /** The first API-key header the agent sent, as a token. */
     private static String presented(Function<String, String> headers)
     {

@@ -2,6 +2,7 @@ package io.sandgate.egress;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -10,6 +11,7 @@ import io.sandgate.config.EgressConfig;
 import io.sandgate.core.Schedulers;
 import io.sandgate.net.Resolver;
 import io.sandgate.net.SsrfGuard;
+import io.sandgate.web.ClientIdentity;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,6 +33,7 @@ public final class Egress implements AutoCloseable
     private final FailurePolicy policy;
     private final EgressPlanner planner;
     private final LeakGuard leaks;
+    private final Credentials credentials;
     private final Schedulers schedulers;
     private final HealthProber prober;
 
@@ -44,6 +47,7 @@ public final class Egress implements AutoCloseable
                   Schedulers schedulers) throws Exception
     {
         this.leaks = leaks;
+        this.credentials = credentials;
         this.schedulers = schedulers;
         this.routes = new RouteTable(config.routes(), config.pools().keySet());
         this.pools = new NodePools(config, NodeSelector.sticky(sticky, NodeSelector.weighted()));
@@ -70,6 +74,16 @@ public final class Egress implements AutoCloseable
     public List<Map<String, Object>> describe()
     {
         return metrics.describe();
+    }
+
+    /**
+     * Who an egress request counts as for per-client limits: the agent whose internal token it
+     * carries, from wherever it comes. Other requests, and egress requests without a valid token,
+     * count by their client's address.
+     */
+    public ClientIdentity agents()
+    {
+        return request -> EgressServlet.PATH.equals(request.getServletPath()) ? credentials.agentOf(request::getHeader) : Optional.empty();
     }
 
     EgressPlanner planner()

@@ -1,20 +1,28 @@
 package io.sandgate.egress;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.SelectableChannel;
 import java.nio.channels.SocketChannel;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 import io.sandgate.config.EgressConfig;
 import io.sandgate.web.GatewayException;
 import org.eclipse.jetty.http.HttpStatus;
+import org.eclipse.jetty.io.EndPoint;
+import org.eclipse.jetty.io.SelectorManager;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.handler.ConnectHandler;
+import org.eclipse.jetty.util.BufferUtil;
 import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.IO;
 import org.eclipse.jetty.util.Promise;
 
 /**
@@ -23,17 +31,42 @@ import org.eclipse.jetty.util.Promise;
  * host and {@code X-Agent-Task-Type}, SSRF guard) and tunnelled through a node chosen by health,
  * region and stickiness, with a CONNECT of its own to the checked address. A node that refuses is
  * followed by another as the {@link FailurePolicy} allows.
+ *
+ * <p>No thread waits for a node. The connection to the node is made by Jetty's selector (within
+ * {@code egress.connect-timeout}); the node's side of the tunnel then writes its own CONNECT and
+ * reads the answer as bytes arrive (the same timeout again, as silence), and only once the node has
+ * answered 2xx is the agent answered and the relay started. A node that fails either step hands
+ * the CONNECT to the next attempt, on a pooled thread, as {@link TunnelAttempts} decides.
  */
 public final class EgressConnectHandler extends ConnectHandler
 {
-    private static final int MAX_RESPONSE_HEAD = 8192;
+    /** The request attribute holding a CONNECT's attempts between Jetty's callbacks. */
+    private static final String ATTEMPTS = TunnelAttempts.class.getName();
 
     private final Supplier<Egress> egress;
+    private SelectorManager selector;
 
     public EgressConnectHandler(Supplier<Egress> egress, Handler next)
     {
         super(next);
         this.egress = egress;
+    }
+
+    @Override
+    protected void doStart() throws Exception
+    {
+        // The selector connects to nodes: within the egress connect timeout, not Jetty's default.
+        Egress face = egress.get();
+        if (face != null)
+            setConnectTimeout(face.planner().connectTimeout().toMillis());
+        super.doStart();
+    }
+
+    @Override
+    protected SelectorManager newSelectorManager()
+    {
+        selector = new NodeConnects();
+        return selector;
     }
 
     @Override
@@ -55,81 +88,83 @@ public final class EgressConnectHandler extends ConnectHandler
             promise.failed(x);
             return;
         }
-        Attempts attempts = face.start(plan);
-        while (attempts.next())
+        TunnelAttempts attempts = new TunnelAttempts(plan, face.start(plan), face.policy(), EgressConnectHandler::open);
+        request.setAttribute(ATTEMPTS, attempts);
+        SocketChannel channel = attempts.first();
+        if (channel == null)
         {
-            try
-            {
-                SocketChannel channel = tunnel(attempts.node().node(), plan);
-                attempts.record(FailurePolicy.Outcome.OK);
-                promise.succeeded(channel);
-                return;
-            }
-            catch (IOException x)
-            {
-                FailurePolicy.Verdict verdict = face.policy().judge(FailurePolicy.Attempt.tunnel(x, attempts.count(), plan.route()));
-                attempts.record(verdict.outcome());
-                if (!verdict.retry())
-                    break;
-            }
+            promise.failed(attempts.exhausted());
+            return;
         }
-        promise.failed(face.policy().tunnelFailed());
+        // Jetty registers the channel with its selector, which finishes the connect.
+        promise.succeeded(channel);
     }
 
-    /** Opens a tunnel through the node: CONNECT to the checked address, expect 2xx, hand over the raw channel. */
-    private static SocketChannel tunnel(EgressConfig.Node node, EgressPlan plan) throws IOException
+    /** Starts a non-blocking connection to the node; the selector finishes it. */
+    private static SocketChannel open(EgressConfig.Node node) throws IOException
     {
         SocketChannel channel = SocketChannel.open();
         try
         {
-            int timeout = (int)plan.timeouts().connect().toMillis();
-            channel.socket().connect(new InetSocketAddress(node.host(), node.port()), timeout);
-            channel.socket().setSoTimeout(timeout);
-            OutputStream out = channel.socket().getOutputStream();
-            out.write(plan.target().connectRequestHead());
-            out.flush();
-            String status = readResponseHead(channel.socket().getInputStream());
-            String[] parts = status.split(" ", 3);
-            if (parts.length < 2 || !isSuccess(parts[1]))
-                throw new IOException("egress node refused the tunnel: " + (parts.length > 1 ? parts[1] : "?"));
-            channel.socket().setSoTimeout(0);
+            channel.socket().setTcpNoDelay(true);
             channel.configureBlocking(false);
+            channel.connect(new InetSocketAddress(node.host(), node.port()));
             return channel;
         }
         catch (IOException | RuntimeException x)
         {
-            channel.close();
-            throw x instanceof IOException io ? io : new IOException(x);
+            IO.close(channel);
+            throw x;
         }
     }
 
-    private static boolean isSuccess(String status)
+    private static TunnelAttempts attempts(Request request)
+    {
+        return (TunnelAttempts)request.getAttribute(ATTEMPTS);
+    }
+
+    @Override
+    protected UpstreamConnection newUpstreamConnection(EndPoint endPoint, ConnectContext context)
+    {
+        return new NodeTunnel(endPoint, context, attempts(context.getRequest()));
+    }
+
+    /**
+     * The current attempt's tunnel did not open: the next attempt starts, or the agent is told that
+     * none opened. On a pooled thread, not the selector's: choosing a node may ask the sticky-session store.
+     */
+    private void attemptFailed(ConnectContext context, Throwable failure)
+    {
+        dispatch(() ->
+        {
+            TunnelAttempts attempts = attempts(context.getRequest());
+            SocketChannel next = attempts.failed(failure);
+            if (next != null && !isRunning())
+            {
+                // Stopping: the selector takes no more channels.
+                IO.close(next);
+                next = null;
+            }
+            if (next == null)
+                onConnectFailure(context.getRequest(), context.getResponse(), context.getCallback(), attempts.exhausted());
+            else if (next.isConnected())
+                selector.accept(next, context);
+            else
+                selector.connect(next, context);
+        });
+    }
+
+    private void dispatch(Runnable task)
     {
         try
         {
-            return HttpStatus.isSuccess(Integer.parseInt(status));
+            getExecutor().execute(task);
         }
-        catch (NumberFormatException x)
+        catch (RejectedExecutionException x)
         {
-            return false;
+            // Stopping: the remaining steps only fail the CONNECT, which needs no other thread.
+            task.run();
         }
-    }
-
-    /** Reads the node's response head byte by byte: nothing after it may be consumed from the tunnel. */
-    private static String readResponseHead(InputStream in) throws IOException
-    {
-        StringBuilder head = new StringBuilder();
-        while (head.length() < MAX_RESPONSE_HEAD)
-        {
-            int b = in.read();
-            if (b < 0)
-                throw new IOException("egress node closed the tunnel");
-            head.append((char)b);
-            int n = head.length();
-            if (n >= 4 && head.charAt(n - 4) == '\r' && head.charAt(n - 3) == '\n' && head.charAt(n - 2) == '\r' && head.charAt(n - 1) == '\n')
-                return head.substring(0, head.indexOf("\r\n"));
-        }
-        throw new IOException("egress node answered with an oversized head");
     }
 
     @Override
@@ -137,5 +172,136 @@ public final class EgressConnectHandler extends ConnectHandler
     {
         int status = failure instanceof GatewayException g ? g.status() : HttpStatus.BAD_GATEWAY_502;
         Response.writeError(request, response, callback, status, failure instanceof GatewayException ? failure.getMessage() : "egress failed");
+    }
+
+    /** Jetty's selector for tunnels, with a node that could not be reached handed to the next attempt. */
+    private final class NodeConnects extends ConnectManager
+    {
+        NodeConnects()
+        {
+            super(EgressConnectHandler.this.getExecutor(), EgressConnectHandler.this.getScheduler(), 1);
+        }
+
+        @Override
+        protected void connectionFailed(SelectableChannel channel, Throwable failure, Object attachment)
+        {
+            IO.close(channel);
+            attemptFailed((ConnectContext)attachment, failure);
+        }
+
+        @Override
+        protected void onAcceptFailed(SelectableChannel channel, Throwable failure, Object attachment)
+        {
+            IO.close(channel);
+            attemptFailed((ConnectContext)attachment, failure);
+        }
+    }
+
+    /**
+     * The node's side of a tunnel. It first asks the node for the tunnel to the checked address, and
+     * only when the node answers 2xx does it become Jetty's upstream connection: the agent is
+     * answered 200 and the relay starts. Until then nothing of the agent's is read, and the
+     * connection counts silence beyond the connect timeout as the node's failure.
+     */
+    private final class NodeTunnel extends UpstreamConnection
+    {
+        private final ConnectContext context;
+        private final TunnelAttempts attempts;
+        private final TunnelReply reply = new TunnelReply();
+        /** Set once the handshake has ended, either way; read by every callback of the handshake. */
+        private final AtomicBoolean ended = new AtomicBoolean();
+
+        NodeTunnel(EndPoint endPoint, ConnectContext context, TunnelAttempts attempts)
+        {
+            super(endPoint, EgressConnectHandler.this.getExecutor(), EgressConnectHandler.this.getByteBufferPool(), context);
+            this.context = context;
+            this.attempts = attempts;
+        }
+
+        @Override
+        public void onOpen()
+        {
+            getEndPoint().setIdleTimeout(attempts.plan().timeouts().connect().toMillis());
+            ByteBuffer head = ByteBuffer.wrap(attempts.plan().target().connectRequestHead());
+            getEndPoint().write(Callback.from(this::fillInterested, this::handshakeFailed), head);
+        }
+
+        @Override
+        public void onFillable()
+        {
+            if (ended.get())
+            {
+                super.onFillable();
+                return;
+            }
+            try
+            {
+                while (true)
+                {
+                    ByteBuffer bytes = BufferUtil.allocate(reply.room());
+                    int read = getEndPoint().fill(bytes);
+                    if (read < 0)
+                        throw new IOException("egress node closed the tunnel");
+                    if (read == 0)
+                    {
+                        fillInterested();
+                        return;
+                    }
+                    if (reply.feed(bytes))
+                    {
+                        reply.requireSuccess();
+                        handshakeSucceeded();
+                        return;
+                    }
+                }
+            }
+            catch (IOException x)
+            {
+                handshakeFailed(x);
+            }
+        }
+
+        private void handshakeSucceeded()
+        {
+            if (!ended.compareAndSet(false, true))
+                return;
+            getEndPoint().setIdleTimeout(EgressConnectHandler.this.getIdleTimeout());
+            attempts.opened();
+            // Answers the agent and starts relaying, as Jetty does once it has connected.
+            dispatch(NodeTunnel.super::onOpen);
+        }
+
+        private void handshakeFailed(Throwable failure)
+        {
+            if (!ended.compareAndSet(false, true))
+                return;
+            getEndPoint().close(failure);
+            attemptFailed(context, failure);
+        }
+
+        @Override
+        public boolean onIdleExpired(TimeoutException timeout)
+        {
+            if (ended.get())
+                return super.onIdleExpired(timeout);
+            handshakeFailed(timeout);
+            return false;
+        }
+
+        @Override
+        public void onFillInterestedFailed(Throwable cause)
+        {
+            if (ended.get())
+                super.onFillInterestedFailed(cause);
+            else
+                handshakeFailed(cause);
+        }
+
+        @Override
+        public void onClose(Throwable cause)
+        {
+            handshakeFailed(cause == null ? new ClosedChannelException() : cause);
+            super.onClose(cause);
+        }
     }
 }

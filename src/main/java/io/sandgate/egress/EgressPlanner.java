@@ -101,6 +101,12 @@ public final class EgressPlanner
         return plan(EgressPlan.Entry.CONNECT, route, target, "", Optional.empty(), headers);
     }
 
+    /** How long a connection to a node, and the CONNECT handshake of a tunnel, may take. */
+    Duration connectTimeout()
+    {
+        return connectTimeout;
+    }
+
     private EgressConfig.Route route(String host, Function<String, String> headers)
     {
         String taskType = headers.apply(TASK_TYPE);

@@ -38,6 +38,8 @@ public final class EgressServlet extends StreamingProxyServlet
     public static final String NODE = "X-Sandgate-Egress-Node";
     /** Response header set when a sticky session had to move to another node. */
     public static final String STICKY = "X-Sandgate-Sticky";
+    /** The servlet path of base-URL requests (the servlet is mapped at {@code /egress/*}). */
+    static final String PATH = "/egress";
     private static final RequestAttribute<Exchange> EXCHANGE = RequestAttribute.of("egress.exchange", Exchange.class);
     /** Set on requests that came in as absolute-form forward-proxy requests: their target is plain http. */
     public static final RequestAttribute<Boolean> FORWARD_PROXY = RequestAttribute.of("egress.forward-proxy", Boolean.class);

@@ -211,10 +211,11 @@ final class FailurePolicy
     }
 
     /**
-     * Whether the request failed before any of it was written: Jetty's client can fail a request on a
-     * freshly opened CONNECT tunnel with a WritePendingException when the node answers the CONNECT
-     * before the client has finished writing it (seen on loopback under load). Nothing reached the
-     * target, and it is not the node's fault: worth another attempt, not an ejection.
+     * Whether the request failed before any of it was written: Jetty's client failed a request on a
+     * freshly opened CONNECT tunnel with a WritePendingException when the node's 200 was read before
+     * the write of the CONNECT had returned. {@link NodeConnector} now makes such a write wait; should
+     * a write still be refused so, nothing reached the target and it is not the node's fault: worth
+     * another attempt, not an ejection.
      */
     private static boolean isUnsent(Throwable failure)
     {

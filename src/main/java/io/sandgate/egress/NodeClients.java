@@ -62,7 +62,7 @@ final class NodeClients implements AutoCloseable
             tls.setTrustStoreType("PKCS12");
             config.trustStorePassword().ifPresent(p -> tls.setTrustStorePassword(p.reveal()));
         });
-        ClientConnector connector = new ClientConnector();
+        ClientConnector connector = new NodeConnector();
         connector.setSslContextFactory(tls);
         connector.setConnectTimeout(config.connectTimeout());
         connector.setSelectors(1);

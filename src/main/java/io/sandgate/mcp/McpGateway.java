@@ -6,14 +6,12 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -21,7 +19,9 @@ import io.sandgate.config.McpConfig;
 import io.sandgate.core.StoreUnavailableException;
 import io.sandgate.core.Schedulers;
 import io.sandgate.net.Origins;
+import io.sandgate.web.ClientCounts;
 import io.sandgate.web.ClientInfo;
+import io.sandgate.web.ClientLimitFilter;
 import io.sandgate.web.RequestBodies;
 import io.sandgate.web.GatewayException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -58,7 +58,9 @@ public final class McpGateway implements AutoCloseable
     private final Executor pumps;
     private final ScheduledFuture<?> keepalive;
     private final Set<ClientStream> streams = ConcurrentHashMap.newKeySet();
-    private final Map<String, AtomicInteger> streamsPerClient = new ConcurrentHashMap<>();
+    /** Open streams per client, by the address the gateway trusts (X-Forwarded-For only from trusted proxies). */
+    private final ClientCounts streamsPerClient;
+    private final Counter streamsRefused;
     private final Counter relayed;
     private final Counter replays;
     private final Counter lost;
@@ -74,6 +76,7 @@ public final class McpGateway implements AutoCloseable
         this.config = config;
         this.bus = bus;
         this.clients = clients;
+        this.streamsPerClient = new ClientCounts(config.maxSessionsPerClient());
         this.http = new HttpClient();
         // Must not store cookies, or sessions of different clients would share them.
         http.setHttpCookieStore(new HttpCookieStore.Empty());
@@ -87,6 +90,7 @@ public final class McpGateway implements AutoCloseable
         // A keepalive write to a slow client may block: the schedule runs it on a worker.
         this.keepalive = schedulers.every(config.keepalive(), config.keepalive(), "MCP keepalives", () -> streams.forEach(ClientStream::keepalive));
         registry.gaugeCollectionSize("sandgate.mcp.streams", List.of(), streams);
+        this.streamsRefused = Counter.builder("sandgate.mcp.streams.refused").description("Client streams refused: their client held too many").register(registry);
         this.relayed = Counter.builder("sandgate.mcp.messages.relayed").description("Upstream messages stored for delivery").register(registry);
         this.replays = Counter.builder("sandgate.mcp.replays").description("Client streams resumed with Last-Event-ID").register(registry);
         this.lost = Counter.builder("sandgate.mcp.messages.lost").description("Upstream messages that could not be stored; must stay 0").register(registry);
@@ -221,31 +225,37 @@ public final class McpGateway implements AutoCloseable
         pumps.execute(task);
     }
 
-    /** Registers a client stream for keepalives and the per-client limit. */
+    /**
+     * Registers a client stream for keepalives and the per-client limit. From here on the stream
+     * counts against its client's streams, no longer against its requests in progress.
+     */
     void opened(HttpServletRequest request, ClientStream stream)
     {
-        String client = request.getRemoteAddr();
-        AtomicInteger count = streamsPerClient.computeIfAbsent(client, k -> new AtomicInteger());
-        if (count.incrementAndGet() > config.maxSessionsPerClient())
+        String client = clients.clientAddress(request);
+        if (!streamsPerClient.tryAcquire(client))
         {
-            count.decrementAndGet();
+            streamsRefused.increment();
             stream.close();
             return;
         }
+        ClientLimitFilter.streamOpened(request);
         streams.add(stream);
         stream.onClose(() ->
         {
             streams.remove(stream);
-            count.decrementAndGet();
+            streamsPerClient.release(client);
         });
     }
 
     /** Refuses a new stream before it starts when the client already holds too many. */
     void checkStreamLimit(HttpServletRequest request)
     {
-        AtomicInteger count = streamsPerClient.get(request.getRemoteAddr());
-        if (count != null && count.get() >= config.maxSessionsPerClient())
-            throw new GatewayException(HttpStatus.TOO_MANY_REQUESTS_429, "too_many_sessions", "too many open MCP streams from this client");
+        if (streamsPerClient.count(clients.clientAddress(request)) >= config.maxSessionsPerClient())
+        {
+            streamsRefused.increment();
+            throw new GatewayException(HttpStatus.TOO_MANY_REQUESTS_429, "too_many_sessions",
+                "too many open MCP streams from this client (at most " + config.maxSessionsPerClient() + ", mcp.max-sessions-per-client)");
+        }
     }
 
     void resumed()

@@ -2,10 +2,14 @@ package io.sandgate.web;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.util.ArrayList;
+import java.util.Enumeration;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 
 import io.sandgate.net.Cidr;
+import io.sandgate.net.IpLiteral;
 import jakarta.servlet.http.HttpServletRequest;
 
 /**
@@ -38,18 +42,54 @@ public final class ClientInfo
             return false;
         try
         {
-            InetAddress peer = InetAddress.getByName(request.getRemoteAddr());
-            for (Cidr cidr : trustedProxies)
-            {
-                if (cidr.contains(peer))
-                    return true;
-            }
+            return isTrusted(InetAddress.getByName(request.getRemoteAddr()));
         }
         catch (UnknownHostException x)
         {
             // getRemoteAddr() is a literal; nothing to resolve, nothing to trust.
+            return false;
+        }
+    }
+
+    private boolean isTrusted(InetAddress address)
+    {
+        for (Cidr cidr : trustedProxies)
+        {
+            if (cidr.contains(address))
+                return true;
         }
         return false;
+    }
+
+    /**
+     * The address of the client, as far as the gateway can trust it: the peer's, unless the peer is
+     * a trusted proxy. Then {@code X-Forwarded-For} is read from the right, where each trusted proxy
+     * appended the address it saw, up to the first address that is not a trusted proxy: whatever
+     * stands further left the client wrote itself and could be anyone's. An entry that is not an
+     * address ends the walk at the last trusted hop.
+     */
+    public String clientAddress(HttpServletRequest request)
+    {
+        String peer = request.getRemoteAddr();
+        if (!isTrusted(request))
+            return peer;
+        List<String> hops = new ArrayList<>();
+        for (Enumeration<String> headers = request.getHeaders(X_FORWARDED_FOR); headers != null && headers.hasMoreElements(); )
+        {
+            for (String hop : headers.nextElement().split(","))
+                hops.add(hop.trim());
+        }
+        String client = peer;
+        for (int i = hops.size() - 1; i >= 0; i--)
+        {
+            Optional<InetAddress> hop = IpLiteral.parse(hops.get(i));
+            if (hop.isEmpty())
+                return client;
+            client = hop.get().getHostAddress();
+            if (!isTrusted(hop.get()))
+                return client;
+        }
+        return client;
     }
 
     /** The scheme the client used: {@code https} behind a trusted TLS-terminating proxy. */

@@ -5,11 +5,15 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.Socket;
 import java.net.UnknownHostException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
@@ -29,8 +33,12 @@ import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.HttpProxy;
 import org.eclipse.jetty.client.HttpResponseException;
 import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpHeaderValue;
 import org.eclipse.jetty.io.ClientConnector;
+import org.eclipse.jetty.io.ManagedSelector;
 import org.eclipse.jetty.util.ssl.SslContextFactory;
+import org.eclipse.jetty.util.thread.Scheduler;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -70,10 +78,14 @@ class PinnedConnectionIT
 
     private PinnedHttpClient client(SslContextFactory.Client tls)
     {
+        return client(tls, new NodeConnector());
+    }
+
+    private PinnedHttpClient client(SslContextFactory.Client tls, ClientConnector connector)
+    {
         tls.setTrustStorePath(target.trustStore().toString());
         tls.setTrustStorePassword(target.trustStorePassword());
         tls.setTrustStoreType(target.trustStoreType());
-        ClientConnector connector = new ClientConnector();
         connector.setSslContextFactory(tls);
         connector.setSelectors(1);
         PinnedHttpClient pinned = new PinnedHttpClient(new HttpClientTransportOverHTTP(connector));
@@ -184,6 +196,69 @@ class PinnedConnectionIT
         TargetServer.Recorded seen = target.requests().get(0);
         assertEquals("http", seen.scheme());
         assertEquals("localhost:" + target.httpPort(), seen.header("Host"));
+    }
+
+    @Test
+    void http_requestOnAFreshTunnel_waitsForTheConnectWriteToComplete() throws Exception
+    {
+        // Jetty sends the tunnelled request from the thread that read the node's 200; here the
+        // thread that wrote the CONNECT is always still inside that write then. Before the
+        // NodeConnector, this failed with WritePendingException (one plain-http request in ten or
+        // twenty on loopback without the pause).
+        PinnedHttpClient slow = client(new PinnedSslContextFactory(), new SlowConnectWriter());
+        slow.start();
+        try
+        {
+            PinnedTarget pinned = PinnedTarget.check(loopbackGuard("localhost"), "http", "localhost", target.httpPort());
+            for (int i = 0; i < 5; i++)
+            {
+                // Connection: close, so that every request opens a tunnel of its own.
+                ContentResponse response = slow.newRequest(pinned, "/echo")
+                    .headers(headers -> headers.put(HttpHeader.CONNECTION, HttpHeaderValue.CLOSE.asString()))
+                    .timeout(10, TimeUnit.SECONDS).send();
+                assertEquals(200, response.getStatus(), response.getContentAsString());
+            }
+            assertEquals(5, node.connects());
+            assertEquals(5, target.requestCount());
+        }
+        finally
+        {
+            slow.stop();
+        }
+    }
+
+    /** Returns from the write of a CONNECT only well after its bytes have reached the node. */
+    private static final class SlowConnectWriter extends NodeConnector
+    {
+        @Override
+        protected SerialWriteEndPoint newEndPoint(SocketChannel channel, ManagedSelector selector, SelectionKey key, Scheduler scheduler)
+        {
+            return new SerialWriteEndPoint(channel, selector, key, scheduler)
+            {
+                @Override
+                public boolean flush(ByteBuffer... buffers) throws IOException
+                {
+                    boolean connect = buffers.length > 0 && StandardCharsets.ISO_8859_1.decode(buffers[0].duplicate()).toString().startsWith("CONNECT ");
+                    boolean flushed = super.flush(buffers);
+                    if (connect && flushed)
+                        pause();
+                    return flushed;
+                }
+            };
+        }
+
+        private static void pause()
+        {
+            try
+            {
+                // Long enough for the node to answer and the 200 to be read meanwhile.
+                Thread.sleep(100);
+            }
+            catch (InterruptedException x)
+            {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     @Test

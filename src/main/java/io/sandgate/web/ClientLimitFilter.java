@@ -1,0 +1,152 @@
+package io.sandgate.web;
+
+import java.io.IOException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpStatus;
+
+/**
+ * Caps the requests one client has in progress at once ({@code server.max-concurrent-requests-per-client}),
+ * so that one client cannot hold every exchange the gateway can carry; above the cap it is answered
+ * 429 with {@code Retry-After}. The client is who the gateway can trust it is: an egress agent by its
+ * internal token ({@link ClientIdentity}), otherwise its address ({@link ClientInfo#clientAddress}),
+ * which a peer can only name through {@code X-Forwarded-For} when it is a trusted proxy.
+ *
+ * <p>A request counts from the moment it arrives until its exchange ends, asynchronous ones
+ * included. Long-lived streams stop counting once they are established, so that they never lock a
+ * client out of ordinary requests: a WebSocket counts only while its upgrade is in progress (its
+ * exchange ends with the 101), and an MCP event stream is handed over by {@link #streamOpened} to the
+ * MCP face's own cap on streams per client.
+ */
+public final class ClientLimitFilter implements Filter
+{
+    private static final RequestAttribute<Slot> SLOT = RequestAttribute.of("client-slot", Slot.class);
+
+    private final ClientCounts counts;
+    private final ClientInfo clients;
+    private final ClientIdentity identity;
+    private final Counter refusedAddresses;
+    private final Counter refusedAgents;
+
+    /**
+     * @param limit requests one client may have in progress at once
+     * @param clients who the client is by address
+     * @param identity who the client is when a face knows better than its address
+     */
+    public ClientLimitFilter(int limit, ClientInfo clients, ClientIdentity identity, MeterRegistry registry)
+    {
+        this.counts = new ClientCounts(limit);
+        this.clients = clients;
+        this.identity = identity;
+        Gauge.builder("sandgate.clients.active", counts, ClientCounts::clients)
+            .description("Clients with requests in progress").register(registry);
+        this.refusedAddresses = refused(registry, "address");
+        this.refusedAgents = refused(registry, "agent");
+    }
+
+    private static Counter refused(MeterRegistry registry, String identity)
+    {
+        return Counter.builder("sandgate.clients.refused").tag("identity", identity)
+            .description("Requests refused with 429 because their client had too many in progress").register(registry);
+    }
+
+    /**
+     * The request has become a long-lived stream that its face limits on its own: it stops counting
+     * against its client's requests. Harmless when the request was never counted or already stopped.
+     */
+    public static void streamOpened(HttpServletRequest request)
+    {
+        Slot slot = SLOT.get(request);
+        if (slot != null)
+            slot.release();
+    }
+
+    @Override
+    public void doFilter(ServletRequest servletRequest, ServletResponse servletResponse, FilterChain chain) throws IOException, ServletException
+    {
+        HttpServletRequest request = (HttpServletRequest)servletRequest;
+        HttpServletResponse response = (HttpServletResponse)servletResponse;
+        String agent = identity.of(request).orElse(null);
+        String client = agent != null ? "agent " + agent : clients.clientAddress(request);
+        if (!counts.tryAcquire(client))
+        {
+            (agent != null ? refusedAgents : refusedAddresses).increment();
+            response.setHeader(HttpHeader.RETRY_AFTER.asString(), "1");
+            Errors.write(request, response, new GatewayException(HttpStatus.TOO_MANY_REQUESTS_429, "too_many_requests",
+                "too many requests in progress from this client (at most " + counts.limit() + ", server.max-concurrent-requests-per-client)"));
+            return;
+        }
+        Slot slot = new Slot(client);
+        SLOT.set(request, slot);
+        try
+        {
+            chain.doFilter(request, response);
+        }
+        finally
+        {
+            // Still within the request's first dispatch: an asynchronous exchange cannot have
+            // completed yet, so its listener is in place before it does.
+            if (request.isAsyncStarted())
+                request.getAsyncContext().addListener(slot);
+            else
+                slot.release();
+        }
+    }
+
+    /** One request's place in its client's count, given back once, whichever way the exchange ends. */
+    private final class Slot implements AsyncListener
+    {
+        private final String client;
+        private final AtomicBoolean released = new AtomicBoolean();
+
+        Slot(String client)
+        {
+            this.client = client;
+        }
+
+        void release()
+        {
+            if (released.compareAndSet(false, true))
+                counts.release(client);
+        }
+
+        @Override
+        public void onComplete(AsyncEvent event)
+        {
+            release();
+        }
+
+        /** The exchange is ending; onComplete follows and finds the place already given back. */
+        @Override
+        public void onTimeout(AsyncEvent event)
+        {
+            release();
+        }
+
+        @Override
+        public void onError(AsyncEvent event)
+        {
+            release();
+        }
+
+        @Override
+        public void onStartAsync(AsyncEvent event)
+        {
+            // A new asynchronous cycle (after a dispatch) keeps only the listeners it is given again.
+            event.getAsyncContext().addListener(this);
+        }
+    }
+}

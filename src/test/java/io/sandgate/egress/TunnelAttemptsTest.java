@@ -1,0 +1,135 @@
+package io.sandgate.egress;
+
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.InetAddress;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeoutException;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sandgate.config.ConfigLoader;
+import io.sandgate.config.EgressConfig;
+import org.eclipse.jetty.http.HttpStatus;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+/** The attempts of one CONNECT, step by step, as the tunnel's callbacks drive them; no node is contacted. */
+class TunnelAttemptsTest
+{
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final List<String> opened = new ArrayList<>();
+    private final List<SocketChannel> channels = new ArrayList<>();
+    private final EgressConfig config;
+    private final NodePools pools;
+    private final EgressMetrics metrics;
+    private final FailurePolicy policy;
+
+    TunnelAttemptsTest()
+    {
+        Map<String, Object> values = new HashMap<>();
+        values.put("egress.routes", List.of(
+            Map.of("match", Map.of("domains", List.of("retry.test")), "upstream", "main", "retry", 1),
+            Map.of("match", Map.of("domains", List.of("once.test")), "upstream", "main", "retry", 0)));
+        values.put("egress.pools", Map.of("main", Map.of("nodes", List.of(
+            Map.of("id", "a", "address", "192.0.2.1:3128"),
+            Map.of("id", "b", "address", "192.0.2.2:3128"),
+            Map.of("id", "c", "address", "192.0.2.3:3128")))));
+        config = ConfigLoader.fromValues(values).egress();
+        pools = new NodePools(config, NodeSelector.weighted());
+        metrics = new EgressMetrics(registry, pools);
+        policy = new FailurePolicy(config, metrics);
+    }
+
+    @AfterEach
+    void close() throws IOException
+    {
+        for (SocketChannel channel : channels)
+            channel.close();
+    }
+
+    private TunnelAttempts attempts(String host, TunnelAttempts.Opener opener) throws Exception
+    {
+        EgressConfig.Route route = config.routes().stream().filter(r -> r.domains().contains(host)).findFirst().orElseThrow();
+        EgressPlan plan = new EgressPlan(EgressPlan.Entry.CONNECT, route, new PinnedTarget("https", host, InetAddress.getByName("192.0.2.10"), 443),
+            "", Optional.empty(), Optional.empty(), new EgressPlan.Timeouts(config.connectTimeout(), route.idleTimeout(), route.timeout()));
+        return new TunnelAttempts(plan, new Attempts(plan, pools, metrics), policy, opener);
+    }
+
+    /** Records which node was asked and hands out an unconnected channel. */
+    private SocketChannel open(EgressConfig.Node node) throws IOException
+    {
+        opened.add(node.id());
+        SocketChannel channel = SocketChannel.open();
+        channels.add(channel);
+        return channel;
+    }
+
+    private double count(String outcome)
+    {
+        return registry.find("sandgate.egress.requests").tag("outcome", outcome).counters().stream().mapToDouble(c -> c.count()).sum();
+    }
+
+    @Test
+    void nodeThatDoesNotAnswer_isBlamed_andTheTunnelIsTriedOnAnotherNode_withinTheRoutesRetries() throws Exception
+    {
+        TunnelAttempts attempts = attempts("retry.test", this::open);
+
+        assertNotNull(attempts.first());
+        assertNotNull(attempts.failed(new TimeoutException("handshake")), "one retry on another node");
+        assertNull(attempts.failed(new IOException("egress node refused the tunnel: 502")), "the route allows no more");
+
+        assertEquals(2, opened.size());
+        assertEquals(2, opened.stream().distinct().count(), "each attempt on a node not tried yet: " + opened);
+        assertEquals(2, count("node_failure"));
+        assertEquals(HttpStatus.BAD_GATEWAY_502, attempts.exhausted().status());
+    }
+
+    @Test
+    void openedTunnel_countsAsTheNodesSuccess() throws Exception
+    {
+        TunnelAttempts attempts = attempts("once.test", this::open);
+
+        assertNotNull(attempts.first());
+        attempts.opened();
+
+        assertEquals(1, count("ok"));
+        assertEquals(0, count("node_failure"));
+    }
+
+    @Test
+    void channelThatCannotEvenBeOpened_isAFailedAttempt_andTheNextNodeIsTriedAtOnce() throws Exception
+    {
+        TunnelAttempts attempts = attempts("retry.test", node ->
+        {
+            if (opened.isEmpty())
+            {
+                opened.add(node.id());
+                throw new ConnectException("refused at once");
+            }
+            return open(node);
+        });
+
+        assertNotNull(attempts.first(), "the second node's channel");
+        assertEquals(2, opened.size());
+        assertEquals(1, count("node_failure"));
+    }
+
+    @Test
+    void routeWithoutRetries_endsAfterItsFirstNode() throws Exception
+    {
+        TunnelAttempts attempts = attempts("once.test", this::open);
+
+        assertNotNull(attempts.first());
+        assertNull(attempts.failed(new ConnectException("refused")));
+        assertEquals(1, opened.size());
+    }
+}
