@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Function;
 
 import io.sandgate.core.Secret;
 import io.sandgate.leak.Redactor;
@@ -287,12 +288,8 @@ public final class ConfigLoader
 
     private IngressConfig.WebSocket webSocket()
     {
-        return IngressConfig.WebSocket.builder()
-            .pingInterval(get(ConfigKeys.WS_PING_INTERVAL))
-            .idleTimeout(get(ConfigKeys.WS_IDLE_TIMEOUT))
-            .maxMessageSize(get(ConfigKeys.WS_MAX_MESSAGE_SIZE))
-            .allowedOrigins(list(ConfigKeys.WS_ALLOWED_ORIGINS))
-            .build();
+        return new IngressConfig.WebSocket(get(ConfigKeys.WS_PING_INTERVAL), get(ConfigKeys.WS_IDLE_TIMEOUT), get(ConfigKeys.WS_MAX_MESSAGE_SIZE),
+            list(ConfigKeys.WS_ALLOWED_ORIGINS));
     }
 
     private IngressConfig ingress(CookieConfig cookie, List<Cidr> trustedProxies, IngressConfig.WebSocket webSocket)
@@ -324,19 +321,28 @@ public final class ConfigLoader
     /** A list of port numbers; the record checks their range. */
     private Set<Integer> ports(ConfigKey<List<String>> key)
     {
-        Set<Integer> ports = new HashSet<>();
-        for (String port : list(key))
+        return new HashSet<>(each(key, Integer::parseInt, "port numbers such as 6080, 8888"));
+    }
+
+    /**
+     * Parses each element of a list key; the first that does not parse fails the key with what was
+     * expected, since the parser's own message names neither.
+     */
+    private <T> List<T> each(ConfigKey<List<String>> key, Function<String, T> parse, String expected)
+    {
+        List<T> values = new ArrayList<>();
+        for (String value : list(key))
         {
             try
             {
-                ports.add(Integer.parseInt(port.trim()));
+                values.add(parse.apply(value.trim()));
             }
-            catch (NumberFormatException x)
+            catch (IllegalArgumentException x)
             {
-                throw new IllegalArgumentException(key.name() + ": " + port + " (expected: port numbers such as 6080, 8888)");
+                throw new IllegalArgumentException(key.name() + ": " + value + " (expected: " + expected + ")");
             }
         }
-        return ports;
+        return values;
     }
 
     private McpConfig mcp(List<McpConfig.Server> servers)
@@ -356,18 +362,7 @@ public final class ConfigLoader
     {
         EgressConfig.Health health = health();
         CredentialsConfig credentials = credentials();
-        List<Cidr> allow = new ArrayList<>();
-        for (String cidr : list(ConfigKeys.EGRESS_SSRF_ALLOW))
-        {
-            try
-            {
-                allow.add(Cidr.parse(cidr.trim()));
-            }
-            catch (IllegalArgumentException x)
-            {
-                throw new IllegalArgumentException(ConfigKeys.EGRESS_SSRF_ALLOW.name() + ": " + cidr + " (expected: CIDRs such as 10.0.3.0/24)");
-            }
-        }
+        List<Cidr> allow = each(ConfigKeys.EGRESS_SSRF_ALLOW, Cidr::parse, "CIDRs such as 10.0.3.0/24");
         Map<String, ?> pools = get(ConfigKeys.EGRESS_POOLS);
         return EgressConfig.builder()
             .routes(EgressTables.routes(list(ConfigKeys.EGRESS_ROUTES), get(ConfigKeys.EGRESS_TIMEOUT), get(ConfigKeys.EGRESS_FIRST_BYTE_TIMEOUT),
@@ -390,18 +385,7 @@ public final class ConfigLoader
 
     private EgressConfig.Health health()
     {
-        List<Integer> steps = new ArrayList<>();
-        for (String step : get(ConfigKeys.EGRESS_RECOVERY_STEPS))
-        {
-            try
-            {
-                steps.add(Integer.parseInt(step.trim()));
-            }
-            catch (NumberFormatException x)
-            {
-                throw new IllegalArgumentException(ConfigKeys.EGRESS_RECOVERY_STEPS.name() + ": " + step + " (expected: percentages such as 10,50,100)");
-            }
-        }
+        List<Integer> steps = each(ConfigKeys.EGRESS_RECOVERY_STEPS, Integer::parseInt, "percentages such as 10,50,100");
         return EgressConfig.Health.builder()
             .tcpInterval(get(ConfigKeys.EGRESS_TCP_INTERVAL))
             .tcpTimeout(get(ConfigKeys.EGRESS_TCP_TIMEOUT))

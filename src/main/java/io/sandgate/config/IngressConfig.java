@@ -66,54 +66,6 @@ public record IngressConfig(String prefix, Pattern idPattern, int idMaxLength, S
                     Origins.canonical(origin, ConfigKeys.WS_ALLOWED_ORIGINS.name());
             }
         }
-
-        /** A builder that names every value. */
-        public static Builder builder()
-        {
-            return new Builder();
-        }
-
-        /** Names every value of a {@link WebSocket}; the record checks them all when it is built. */
-        public static final class Builder
-        {
-            private Duration pingInterval;
-            private Duration idleTimeout;
-            private int maxMessageSize;
-            private List<String> allowedOrigins = List.of();
-
-            private Builder()
-            {
-            }
-
-            public Builder pingInterval(Duration pingInterval)
-            {
-                this.pingInterval = pingInterval;
-                return this;
-            }
-
-            public Builder idleTimeout(Duration idleTimeout)
-            {
-                this.idleTimeout = idleTimeout;
-                return this;
-            }
-
-            public Builder maxMessageSize(int maxMessageSize)
-            {
-                this.maxMessageSize = maxMessageSize;
-                return this;
-            }
-
-            public Builder allowedOrigins(List<String> allowedOrigins)
-            {
-                this.allowedOrigins = allowedOrigins;
-                return this;
-            }
-
-            public WebSocket build()
-            {
-                return new WebSocket(pingInterval, idleTimeout, maxMessageSize, allowedOrigins);
-            }
-        }
     }
 
     public enum Access

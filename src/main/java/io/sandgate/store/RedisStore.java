@@ -1,10 +1,6 @@
 package io.sandgate.store;
 
 import io.sandgate.core.Schedulers;
-import io.sandgate.core.StoreHealth;
-import io.sandgate.core.Leadership;
-import io.sandgate.ingress.Redemptions;
-import io.sandgate.ingress.RouteStore;
 import io.sandgate.ingress.Routes;
 import java.net.InetSocketAddress;
 import java.util.concurrent.ScheduledExecutorService;
@@ -19,32 +15,20 @@ import org.redisson.config.Config;
 import org.redisson.connection.ConnectionListener;
 import org.slf4j.LoggerFactory;
 
-/** Shared state in Redis through Redisson; every replica pointed at the same Redis agrees. */
-final class RedisStore implements Store
+/**
+ * Builds the {@link Store} whose state is in Redis through Redisson; every replica pointed at the
+ * same Redis agrees.
+ */
+final class RedisStore
 {
-    private final RedissonClient redisson;
-    private final Schedulers schedulers;
-    /** The route cache's Redis calls, in order, on a thread of their own. */
-    private final ScheduledExecutorService scheduler;
-    private final RedisRouteStore routes;
-    private final RedisSessionBus sessions;
-    private final RedisStickySessions sticky;
-    private final RedisRedemptions redemptions;
-
-    private RedisStore(RedissonClient redisson, Schedulers schedulers, ScheduledExecutorService scheduler, RedisRouteStore routes, RedisSessionBus sessions)
+    private RedisStore()
     {
-        this.redisson = redisson;
-        this.schedulers = schedulers;
-        this.scheduler = scheduler;
-        this.routes = routes;
-        this.sessions = sessions;
-        this.sticky = new RedisStickySessions(redisson);
-        this.redemptions = new RedisRedemptions(redisson);
     }
 
-    static RedisStore connect(SandgateConfig config, MeterRegistry registry, Schedulers schedulers)
+    static Store connect(SandgateConfig config, MeterRegistry registry, Schedulers schedulers)
     {
         StoreConfig.Redis redis = config.store().redis();
+        // The route cache's Redis calls, in order, on a thread of their own.
         ScheduledExecutorService scheduler = schedulers.lane("store");
         // The route store learns of disconnects through this listener; it is set before the client
         // exists, so it forwards to a holder filled in just below.
@@ -80,7 +64,13 @@ final class RedisStore implements Store
             }
         });
         RedisSessionBus sessions = new RedisSessionBus(redisson, config.mcp().sessionTtl(), config.mcp().replayBuffer(), redis.pollInterval(), schedulers);
-        return new RedisStore(redisson, schedulers, scheduler, routes, sessions);
+        return new Store(routes, new RedisRedemptions(redisson), new RedisStickySessions(redisson), sessions,
+            name -> new RedisLeadership(redisson, name, schedulers), routes::health, () ->
+            {
+                scheduler.shutdownNow();
+                sessions.close();
+                redisson.shutdown(0, 2, TimeUnit.SECONDS);
+            });
     }
 
     private static Config redissonConfig(StoreConfig.Redis redis, ConnectionListener listener)
@@ -119,49 +109,5 @@ final class RedisStore implements Store
     private static String uri(String node)
     {
         return node.contains("://") ? node : "redis://" + node;
-    }
-
-    @Override
-    public RouteStore routes()
-    {
-        return routes;
-    }
-
-    @Override
-    public Redemptions redemptions()
-    {
-        return redemptions;
-    }
-
-    @Override
-    public Leadership leadership(String name)
-    {
-        return new RedisLeadership(redisson, name, schedulers);
-    }
-
-    @Override
-    public io.sandgate.egress.StickySessions sticky()
-    {
-        return sticky;
-    }
-
-    @Override
-    public io.sandgate.mcp.SessionBus sessions()
-    {
-        return sessions;
-    }
-
-    @Override
-    public StoreHealth health()
-    {
-        return routes.health();
-    }
-
-    @Override
-    public void close()
-    {
-        scheduler.shutdownNow();
-        sessions.close();
-        redisson.shutdown(0, 2, TimeUnit.SECONDS);
     }
 }

@@ -1,47 +1,105 @@
 package io.sandgate.store;
 
+import io.micrometer.core.instrument.MeterRegistry;
+import io.sandgate.config.SandgateConfig;
+import io.sandgate.core.Leadership;
 import io.sandgate.core.Schedulers;
 import io.sandgate.core.StoreHealth;
-import io.sandgate.core.Leadership;
+import io.sandgate.egress.MemoryStickySessions;
+import io.sandgate.egress.StickySessions;
 import io.sandgate.ingress.Redemptions;
 import io.sandgate.ingress.RouteStore;
 import io.sandgate.mcp.MemorySessionBus;
-import io.micrometer.core.instrument.MeterRegistry;
-import io.sandgate.config.SandgateConfig;
+import io.sandgate.mcp.SessionBus;
+import java.time.Clock;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * Shared state of all replicas: in memory for one replica, in Redis for many. The only place that
- * decides which; nothing outside this package knows Redisson.
+ * decides which; nothing outside this package knows Redisson. Both kinds are the same parts
+ * behind the same accessors, so a store is those parts, built by {@link #create} for one replica
+ * or by {@link RedisStore#connect} for many.
  */
-public interface Store extends AutoCloseable
+public final class Store implements AutoCloseable
 {
-    RouteStore routes();
+    private final RouteStore routes;
+    private final Redemptions redemptions;
+    private final StickySessions sticky;
+    private final SessionBus sessions;
+    private final Function<String, Leadership> leadership;
+    private final Supplier<StoreHealth> health;
+    /** Releases what the parts hold: the session bus, and for Redis its threads and connections. */
+    private final Runnable close;
 
-    /** Grants already redeemed, so that each opens a session once across the replicas. */
-    Redemptions redemptions();
+    Store(RouteStore routes, Redemptions redemptions, StickySessions sticky, SessionBus sessions,
+        Function<String, Leadership> leadership, Supplier<StoreHealth> health, Runnable close)
+    {
+        this.routes = routes;
+        this.redemptions = redemptions;
+        this.sticky = sticky;
+        this.sessions = sessions;
+        this.leadership = leadership;
+        this.health = health;
+        this.close = close;
+    }
 
-    /** Leader election among the replicas sharing this store. */
-    Leadership leadership(String name);
-
-    /** Egress sticky-session pins. */
-    io.sandgate.egress.StickySessions sticky();
-
-    /** MCP sessions and their event logs. */
-    io.sandgate.mcp.SessionBus sessions();
-
-    /** Asks the backing store whether it answers; cheap enough for a readiness probe. */
-    StoreHealth health();
-
-    @Override
-    void close();
-
-    static Store create(SandgateConfig config, MeterRegistry registry, Schedulers schedulers)
+    public static Store create(SandgateConfig config, MeterRegistry registry, Schedulers schedulers)
     {
         return switch (config.store().type())
         {
-            case MEMORY -> new MemoryStore(config.ingress().staticRoutes(),
-                new MemorySessionBus(config.mcp().sessionTtl(), config.mcp().replayBuffer(), schedulers));
+            case MEMORY -> memory(config, schedulers);
             case REDIS -> RedisStore.connect(config, registry, schedulers);
         };
+    }
+
+    /** The embedded default: one replica, state in this process, nothing to run beside it. */
+    private static Store memory(SandgateConfig config, Schedulers schedulers)
+    {
+        MemorySessionBus sessions = new MemorySessionBus(config.mcp().sessionTtl(), config.mcp().replayBuffer(), schedulers);
+        return new Store(new MemoryRouteStore(config.ingress().staticRoutes()), Redemptions.inMemory(Clock.systemUTC()),
+            new MemoryStickySessions(), sessions, name -> Leadership.always(),
+            () -> new StoreHealth("memory", true, "in-process"), sessions::close);
+    }
+
+    public RouteStore routes()
+    {
+        return routes;
+    }
+
+    /** Grants already redeemed, so that each opens a session once across the replicas. */
+    public Redemptions redemptions()
+    {
+        return redemptions;
+    }
+
+    /** Leader election among the replicas sharing this store. */
+    public Leadership leadership(String name)
+    {
+        return leadership.apply(name);
+    }
+
+    /** Egress sticky-session pins. */
+    public StickySessions sticky()
+    {
+        return sticky;
+    }
+
+    /** MCP sessions and their event logs. */
+    public SessionBus sessions()
+    {
+        return sessions;
+    }
+
+    /** Asks the backing store whether it answers; cheap enough for a readiness probe. */
+    public StoreHealth health()
+    {
+        return health.get();
+    }
+
+    @Override
+    public void close()
+    {
+        close.run();
     }
 }

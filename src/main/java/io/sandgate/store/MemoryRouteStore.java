@@ -1,0 +1,58 @@
+package io.sandgate.store;
+
+import io.sandgate.ingress.Route;
+import io.sandgate.ingress.RouteStore;
+import io.sandgate.ingress.Routes;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+
+/** The route table of the in-memory store: one replica, so the map is the truth. */
+final class MemoryRouteStore implements RouteStore
+{
+    private final Map<String, Route> routes = new ConcurrentHashMap<>();
+
+    MemoryRouteStore(Map<String, String> staticRoutes)
+    {
+        routes.putAll(Routes.parseStatic(staticRoutes));
+    }
+
+    @Override
+    public Optional<Route> find(String id)
+    {
+        return Optional.ofNullable(routes.get(id));
+    }
+
+    @Override
+    public void put(String id, Route route)
+    {
+        routes.put(id, route);
+    }
+
+    @Override
+    public boolean remove(String id)
+    {
+        return routes.remove(id) != null;
+    }
+
+    @Override
+    public boolean removeIf(String id, String generation)
+    {
+        Route current = routes.get(id);
+        return current != null && current.generation().equals(Optional.of(generation)) && routes.remove(id, current);
+    }
+
+    @Override
+    public Optional<Route> revoke(String id, Instant before)
+    {
+        return Optional.ofNullable(routes.computeIfPresent(id, (key, route) -> route.revokedBefore(before)));
+    }
+
+    @Override
+    public Map<String, Route> all()
+    {
+        return new TreeMap<>(routes);
+    }
+}
