@@ -82,7 +82,7 @@ class ConfigLoaderTest
     /** Loads with only {@code sandgate.config} set, to the given file. */
     private static SandgateConfig loadFile(String file)
     {
-        return loadFile(file);
+        return ConfigLoader.load(Map.of(), Map.of("sandgate.config", file), Map.of());
     }
 
     private static ConfigException fails(Executable executable)
