@@ -76,7 +76,13 @@ class ConfigLoaderTest
 
     private SandgateConfig loadYaml(String content) throws IOException
     {
-        return ConfigLoader.load(Map.of(), Map.of("sandgate.config", yaml(content)), Map.of());
+        return loadFile(yaml(content));
+    }
+
+    /** Loads with only {@code sandgate.config} set, to the given file. */
+    private static SandgateConfig loadFile(String file)
+    {
+        return ConfigLoader.load(Map.of(), Map.of("sandgate.config", file), Map.of());
     }
 
     private static ConfigException fails(Executable executable)
@@ -483,7 +489,7 @@ class ConfigLoaderTest
                   cookie:
                     nmae: x
                 """);
-            String p = problem(() -> ConfigLoader.load(Map.of(), Map.of("sandgate.config", file), Map.of()));
+            String p = problem(() -> loadFile(file));
             assertMentions(p, "ingress.cookie.nmae", "unknown setting", file, "did you mean ingress.cookie.name?");
         }
 
@@ -491,7 +497,7 @@ class ConfigLoaderTest
         void unknownYamlKeyFarFromAnyKnownOneHasNoSuggestion() throws IOException
         {
             String file = yaml("completely:\n  unrelated: 1\n");
-            String p = problem(() -> ConfigLoader.load(Map.of(), Map.of("sandgate.config", file), Map.of()));
+            String p = problem(() -> loadFile(file));
             assertMentions(p, "completely.unrelated", "unknown setting");
             assertFalse(p.contains("did you mean"), p);
         }
@@ -570,7 +576,7 @@ class ConfigLoaderTest
         void badPortFromYamlNamesTheFile() throws IOException
         {
             String file = yaml("server:\n  port: 70000\n");
-            String p = problem(() -> ConfigLoader.load(Map.of(), Map.of("sandgate.config", file), Map.of()));
+            String p = problem(() -> loadFile(file));
             assertMentions(p, "server.port", "70000", "YAML " + file, "an integer from 0 to 65535");
         }
 
@@ -585,7 +591,7 @@ class ConfigLoaderTest
         void badEnum() throws IOException
         {
             String file = yaml("store:\n  type: mongo\n");
-            String p = problem(() -> ConfigLoader.load(Map.of(), Map.of("sandgate.config", file), Map.of()));
+            String p = problem(() -> loadFile(file));
             assertMentions(p, "store.type", "mongo", "expected: one of memory, redis");
         }
 
@@ -654,7 +660,7 @@ class ConfigLoaderTest
         void unreadableYamlFile(String scenario, String content, List<String> mentions) throws IOException
         {
             String file = yaml(content);
-            String p = problem(() -> ConfigLoader.load(Map.of(), Map.of("sandgate.config", file), Map.of()));
+            String p = problem(() -> loadFile(file));
             assertMentions(p, file);
             assertMentions(p, mentions.toArray(String[]::new));
         }
@@ -771,7 +777,7 @@ class ConfigLoaderTest
                 admin:
                   token: {x: %s}
                 """.formatted(COOKIE_SECRET, REDIS_PASSWORD, ADMIN_TOKEN));
-            ConfigException x = fails(() -> ConfigLoader.load(Map.of(), Map.of("sandgate.config", file), Map.of()));
+            ConfigException x = fails(() -> loadFile(file));
             assertEquals(3, x.problems().size(), x.problems()::toString);
             assertMentions(String.join("\n", x.problems()), "ingress.cookie.secret", "store.redis.password", "admin.token");
             assertNoSecret(x);
@@ -804,7 +810,7 @@ class ConfigLoaderTest
         void secretsUnderMisspelledYamlKeysNotShown() throws IOException
         {
             String file = yaml("admin:\n  tokn: %s\n".formatted(ADMIN_TOKEN));
-            ConfigException x = fails(() -> ConfigLoader.load(Map.of(), Map.of("sandgate.config", file), Map.of()));
+            ConfigException x = fails(() -> loadFile(file));
             assertMentions(x.problems().get(0), "admin.tokn", "did you mean admin.token?");
             assertNoSecret(x);
         }
@@ -813,7 +819,7 @@ class ConfigLoaderTest
         void secretOnAMalformedYamlLineNotShown() throws IOException
         {
             String file = yaml("admin:\n  token: %s: oops\n".formatted(ADMIN_TOKEN));
-            ConfigException x = fails(() -> ConfigLoader.load(Map.of(), Map.of("sandgate.config", file), Map.of()));
+            ConfigException x = fails(() -> loadFile(file));
             assertMentions(x.problems().get(0), file, "cannot be read");
             assertNoSecret(x);
         }
@@ -852,7 +858,7 @@ class ConfigLoaderTest
     {
         // A bare number has no unit; it must not silently mean seconds or milliseconds.
         String file = yaml("ingress:\n  idle-timeout: 30\n");
-        String p = problem(() -> ConfigLoader.load(Map.of(), Map.of("sandgate.config", file), Map.of()));
+        String p = problem(() -> loadFile(file));
         assertMentions(p, "ingress.idle-timeout", "'30'", "a duration");
     }
 

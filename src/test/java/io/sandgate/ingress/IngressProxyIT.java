@@ -6,7 +6,6 @@ import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -24,6 +23,7 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import io.sandgate.core.Secret;
+import io.sandgate.testing.BrowserRequests;
 import io.sandgate.testing.Gateway;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.RunningGateway;
@@ -37,6 +37,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.slf4j.LoggerFactory;
 
+import static io.sandgate.testing.BrowserRequests.get;
+import static io.sandgate.testing.BrowserRequests.sessionCookie;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -54,7 +56,6 @@ class IngressProxyIT
 
     private static SandboxBackend sandbox37579;
     private static SandboxBackend sandbox41000;
-    private static final HttpClient CLIENT = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).followRedirects(HttpClient.Redirect.NEVER).build();
 
     @RegisterExtension
     static final GatewayExtension gateway = new GatewayExtension(config -> config
@@ -85,26 +86,10 @@ class IngressProxyIT
         sandbox41000.clearRequests();
     }
 
-    private static HttpResponse<String> get(Gateway gw, String path, String... headers) throws Exception
-    {
-        // HTTP/1.1 as browsers speak it to a plain-HTTP origin (the JDK would try an h2c upgrade).
-        HttpRequest.Builder request = HttpRequest.newBuilder(gw.uri().resolve(path)).timeout(Duration.ofSeconds(10));
-        for (int i = 0; i < headers.length; i += 2)
-            request.header(headers[i], headers[i + 1]);
-        return CLIENT.send(request.build(), HttpResponse.BodyHandlers.ofString());
-    }
-
-    private static String sessionCookie(HttpResponse<?> response)
-    {
-        String setCookie = response.headers().allValues("Set-Cookie").stream().filter(c -> c.startsWith("vnc_session_id="))
-            .findFirst().orElseThrow(() -> new AssertionError("no session cookie in " + response.headers()));
-        return setCookie.substring(0, setCookie.indexOf(';'));
-    }
-
     @Test
     void pathRequest_isForwardedWithPrefixStripped_andSetsTheSessionCookie() throws Exception
     {
-        HttpResponse<String> response = get(gateway, "/vnc/37579/echo?x=1");
+        HttpResponse<String> response = get(gateway.uri(), "/vnc/37579/echo?x=1");
 
         assertEquals(200, response.statusCode());
         assertTrue(response.body().startsWith("backend=s37579"), response.body());
@@ -124,7 +109,7 @@ class IngressProxyIT
     @Test
     void idWithoutTrailingSlash_isRedirectedPermanentlyKeepingTheQuery() throws Exception
     {
-        HttpResponse<String> response = get(gateway, "/vnc/37579?autoconnect=1");
+        HttpResponse<String> response = get(gateway.uri(), "/vnc/37579?autoconnect=1");
 
         assertEquals(308, response.statusCode());
         assertEquals("/vnc/37579/?autoconnect=1", response.headers().firstValue("Location").orElseThrow());
@@ -134,8 +119,8 @@ class IngressProxyIT
     @Test
     void assetStorm_everyIdlessAssetReachesTheCookiesSandbox_andNeverTheOther() throws Exception
     {
-        String cookieA = sessionCookie(get(gateway, "/vnc/37579/"));
-        String cookieB = sessionCookie(get(gateway, "/vnc/41000/"));
+        String cookieA = sessionCookie(get(gateway.uri(), "/vnc/37579/"));
+        String cookieB = sessionCookie(get(gateway.uri(), "/vnc/41000/"));
         sandbox37579.clearRequests();
         sandbox41000.clearRequests();
 
@@ -146,7 +131,7 @@ class IngressProxyIT
             {
                 HttpRequest request = HttpRequest.newBuilder(gateway.uri().resolve("/vnc/app/asset-" + i + ".js"))
                     .header("Cookie", cookie).build();
-                storm.add(CLIENT.sendAsync(request, HttpResponse.BodyHandlers.ofString()));
+                storm.add(BrowserRequests.CLIENT.sendAsync(request, HttpResponse.BodyHandlers.ofString()));
             }
         }
         for (int i = 0; i < storm.size(); i++)
@@ -164,10 +149,10 @@ class IngressProxyIT
     void refererOfTheSameOrigin_resolvesAnIdlessRequest_andAForeignOneDoesNot() throws Exception
     {
         String origin = "http://127.0.0.1:" + gateway.port();
-        HttpResponse<String> same = get(gateway, "/vnc/app/ui.js", "Referer", origin + "/vnc/41000/vnc.html");
+        HttpResponse<String> same = get(gateway.uri(), "/vnc/app/ui.js", "Referer", origin + "/vnc/41000/vnc.html");
         assertEquals("backend=s41000 path=/app/ui.js", same.body());
 
-        HttpResponse<String> foreign = get(gateway, "/vnc/app/ui.js", "Referer", "http://evil.example/vnc/41000/vnc.html");
+        HttpResponse<String> foreign = get(gateway.uri(), "/vnc/app/ui.js", "Referer", "http://evil.example/vnc/41000/vnc.html");
         assertEquals(404, foreign.statusCode());
         assertEquals(1, sandbox41000.requestCount());
     }
@@ -175,7 +160,7 @@ class IngressProxyIT
     @Test
     void header_isTheLastResort_andIsNotForwarded() throws Exception
     {
-        HttpResponse<String> response = get(gateway, "/vnc/echo", "X-Sandbox-Id", "41000");
+        HttpResponse<String> response = get(gateway.uri(), "/vnc/echo", "X-Sandbox-Id", "41000");
 
         assertTrue(response.body().startsWith("backend=s41000"), response.body());
         assertNull(sandbox41000.requests().get(0).header("x-sandbox-id"));
@@ -184,10 +169,10 @@ class IngressProxyIT
     @Test
     void gatewayCookieAndForgedForwardingHeaders_neverReachTheSandbox() throws Exception
     {
-        String cookie = sessionCookie(get(gateway, "/vnc/37579/"));
+        String cookie = sessionCookie(get(gateway.uri(), "/vnc/37579/"));
         sandbox37579.clearRequests();
 
-        get(gateway, "/vnc/echo", "Cookie", "app=1; " + cookie + "; other=2", "X-Forwarded-For", "6.6.6.6",
+        get(gateway.uri(), "/vnc/echo", "Cookie", "app=1; " + cookie + "; other=2", "X-Forwarded-For", "6.6.6.6",
             "X-Forwarded-Proto", "https", "X-Forwarded-Host", "evil.example");
 
         SandboxBackend.Recorded seen = sandbox37579.requests().get(0);
@@ -201,7 +186,7 @@ class IngressProxyIT
     void sseStream_arrivesEventByEvent() throws Exception
     {
         HttpRequest request = HttpRequest.newBuilder(gateway.uri().resolve("/vnc/37579/sse")).build();
-        HttpResponse<InputStream> response = CLIENT.send(request, HttpResponse.BodyHandlers.ofInputStream());
+        HttpResponse<InputStream> response = BrowserRequests.CLIENT.send(request, HttpResponse.BodyHandlers.ofInputStream());
         assertEquals(200, response.statusCode());
         try (BufferedReader lines = new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8)))
         {
@@ -241,7 +226,7 @@ class IngressProxyIT
     {
         for (String forged : forgedCookies())
         {
-            HttpResponse<String> response = get(gateway, "/vnc/app/ui.js", "Cookie", "vnc_session_id=" + forged);
+            HttpResponse<String> response = get(gateway.uri(), "/vnc/app/ui.js", "Cookie", "vnc_session_id=" + forged);
             assertEquals(403, response.statusCode(), "cookie " + forged + " -> " + response.body());
             assertTrue(response.body().contains("\"error\":\"forbidden\""), response.body());
         }
@@ -300,7 +285,7 @@ class IngressProxyIT
     @Test
     void unknownSandbox_is404_withAJsonBody_andNoCookie() throws Exception
     {
-        HttpResponse<String> response = get(gateway, "/vnc/999/");
+        HttpResponse<String> response = get(gateway.uri(), "/vnc/999/");
 
         assertEquals(404, response.statusCode());
         assertEquals("application/json", response.headers().firstValue("Content-Type").orElseThrow());
@@ -311,13 +296,13 @@ class IngressProxyIT
     @Test
     void noSandboxNamed_is404() throws Exception
     {
-        assertEquals(404, get(gateway, "/vnc/app/ui.js").statusCode());
+        assertEquals(404, get(gateway.uri(), "/vnc/app/ui.js").statusCode());
     }
 
     @Test
     void refusedUpstream_is502_withoutLeakingItsAddress() throws Exception
     {
-        HttpResponse<String> response = get(gateway, "/vnc/500/");
+        HttpResponse<String> response = get(gateway.uri(), "/vnc/500/");
 
         assertEquals(502, response.statusCode());
         assertFalse(response.body().contains("127.0.0.1:1"), response.body());
@@ -329,7 +314,7 @@ class IngressProxyIT
     {
         try (RunningGateway impatient = gateway.startAnother(config -> config.set("ingress.idle-timeout", "300ms")))
         {
-            HttpResponse<String> response = get(impatient, "/vnc/37579/slow?ms=3000");
+            HttpResponse<String> response = get(impatient.uri(), "/vnc/37579/slow?ms=3000");
             assertEquals(504, response.statusCode(), response.body());
         }
     }
@@ -343,22 +328,22 @@ class IngressProxyIT
         access.addAppender(logged);
         try (RunningGateway signed = gateway.startAnother(config -> config.set("ingress.access", "signed")))
         {
-            assertEquals(403, get(signed, "/vnc/37579/").statusCode());
-            assertEquals(403, get(signed, "/vnc/echo", "X-Sandbox-Id", "37579").statusCode());
+            assertEquals(403, get(signed.uri(), "/vnc/37579/").statusCode());
+            assertEquals(403, get(signed.uri(), "/vnc/echo", "X-Sandbox-Id", "37579").statusCode());
 
             String grant = Grants.create(new Secret(SECRET), Clock.systemUTC()).issue("37579", "alice", Duration.ofMinutes(5));
-            HttpResponse<String> wrongId = get(signed, "/vnc/41000/?sandgate_grant=" + grant);
+            HttpResponse<String> wrongId = get(signed.uri(), "/vnc/41000/?sandgate_grant=" + grant);
             assertEquals(403, wrongId.statusCode());
 
-            HttpResponse<String> redeemed = get(signed, "/vnc/37579/vnc.html?autoconnect=1&sandgate_grant=" + grant);
+            HttpResponse<String> redeemed = get(signed.uri(), "/vnc/37579/vnc.html?autoconnect=1&sandgate_grant=" + grant);
             assertEquals(303, redeemed.statusCode());
             assertEquals("/vnc/37579/vnc.html?autoconnect=1", redeemed.headers().firstValue("Location").orElseThrow());
             String cookie = sessionCookie(redeemed);
             assertEquals(0, sandbox37579.requestCount(), "the grant URL itself is never forwarded");
 
-            assertEquals(200, get(signed, "/vnc/37579/vnc.html?autoconnect=1", "Cookie", cookie).statusCode());
-            assertEquals(200, get(signed, "/vnc/app/ui.js", "Cookie", cookie).statusCode());
-            assertEquals(403, get(signed, "/vnc/41000/", "Cookie", cookie).statusCode(), "the cookie holds 37579 only");
+            assertEquals(200, get(signed.uri(), "/vnc/37579/vnc.html?autoconnect=1", "Cookie", cookie).statusCode());
+            assertEquals(200, get(signed.uri(), "/vnc/app/ui.js", "Cookie", cookie).statusCode());
+            assertEquals(403, get(signed.uri(), "/vnc/41000/", "Cookie", cookie).statusCode(), "the cookie holds 37579 only");
             assertEquals(0, sandbox41000.requestCount());
 
             String cookieValue = cookie.substring(cookie.indexOf('=') + 1);
@@ -378,11 +363,11 @@ class IngressProxyIT
     @Test
     void metrics_countRequestsByFaceAndStatus_andResolutionsBySource() throws Exception
     {
-        String cookie = sessionCookie(get(gateway, "/vnc/37579/"));
-        get(gateway, "/vnc/app/x.js", "Cookie", cookie);
-        get(gateway, "/vnc/404-me/");
+        String cookie = sessionCookie(get(gateway.uri(), "/vnc/37579/"));
+        get(gateway.uri(), "/vnc/app/x.js", "Cookie", cookie);
+        get(gateway.uri(), "/vnc/404-me/");
 
-        String metrics = get(gateway, "/metrics").body();
+        String metrics = get(gateway.uri(), "/metrics").body();
         assertNotNull(metrics);
         assertTrue(Pattern.compile("sandgate_ingress_resolution_total\\{source=\"cookie\"} [1-9]").matcher(metrics).find(), metrics);
         assertTrue(Pattern.compile("sandgate_ingress_resolution_total\\{source=\"path\"} [1-9]").matcher(metrics).find(), metrics);
@@ -392,8 +377,8 @@ class IngressProxyIT
     @Test
     void healthAndReadiness_answer() throws Exception
     {
-        assertEquals("{\"status\":\"alive\"}", get(gateway, "/healthz").body());
-        HttpResponse<String> ready = get(gateway, "/readyz");
+        assertEquals("{\"status\":\"alive\"}", get(gateway.uri(), "/healthz").body());
+        HttpResponse<String> ready = get(gateway.uri(), "/readyz");
         assertEquals(200, ready.statusCode());
         assertTrue(ready.body().contains("\"status\":\"ready\""), ready.body());
     }

@@ -4,8 +4,6 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.net.Socket;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -19,6 +17,7 @@ import java.util.Map;
 import io.sandgate.config.ConfigLoader;
 import io.sandgate.core.Secret;
 import io.sandgate.launcher.EmbeddedServer;
+import io.sandgate.testing.BrowserRequests;
 import io.sandgate.testing.SandboxBackend;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
@@ -35,6 +34,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import static io.sandgate.testing.BrowserRequests.get;
+import static io.sandgate.testing.BrowserRequests.sessionCookie;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -49,7 +50,6 @@ class IngressTrustBoundaryIT
 {
     private static final String SECRET = "trust-it-secret-0123456789abcdef";
     private static final String ADMIN_TOKEN = "trust-it-admin-token";
-    private static final HttpClient CLIENT = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).followRedirects(HttpClient.Redirect.NEVER).build();
 
     /** What the cookie-setting sandbox answers on every path: its own cookies, and attempts on the gateway's. */
     private static final List<String> SANDBOX_SET_COOKIES = List.of(
@@ -132,7 +132,7 @@ class IngressTrustBoundaryIT
     void signedAccess_dotSegmentsCannotSpendOneSandboxsGrantOnAnother() throws Exception
     {
         String grant = Grants.create(new Secret(SECRET), Clock.systemUTC()).issue("37579", "alice", Duration.ofMinutes(5));
-        String cookie = sessionCookie(get(signed, "/vnc/37579/?sandgate_grant=" + grant));
+        String cookie = sessionCookie(get(signed.uri(), "/vnc/37579/?sandgate_grant=" + grant));
 
         RawResponse response = raw(signed, "/vnc/37579/../41000/echo", cookie);
 
@@ -153,7 +153,7 @@ class IngressTrustBoundaryIT
     })
     void encodedDotsSlashesAndParameters_neverSmuggleAnotherId(String path) throws Exception
     {
-        String cookie = sessionCookie(get(gateway, "/vnc/37579/"));
+        String cookie = sessionCookie(get(gateway.uri(), "/vnc/37579/"));
         sandbox37579.clearRequests();
 
         RawResponse response = raw(gateway, path, cookie);
@@ -179,7 +179,7 @@ class IngressTrustBoundaryIT
     @Test
     void sandboxCookies_neverSetTheGatewaysCookie_andStayUnderTheSandboxsPath() throws Exception
     {
-        HttpResponse<String> response = get(gateway, "/vnc/7/page");
+        HttpResponse<String> response = get(gateway.uri(), "/vnc/7/page");
 
         assertEquals(200, response.statusCode());
         List<String> setCookies = setCookies(response);
@@ -193,9 +193,9 @@ class IngressTrustBoundaryIT
     @Test
     void sandboxCookies_onAnIdlessRequest_stayUnderTheSandboxsPathToo() throws Exception
     {
-        String cookie = sessionCookie(get(gateway, "/vnc/7/"));
+        String cookie = sessionCookie(get(gateway.uri(), "/vnc/7/"));
 
-        HttpResponse<String> response = get(gateway, "/vnc/app/ui.js", "Cookie", cookie);
+        HttpResponse<String> response = get(gateway.uri(), "/vnc/app/ui.js", "Cookie", cookie);
 
         assertEquals(200, response.statusCode());
         assertEquals(List.of("app=1; HttpOnly; Path=/vnc/7/", "pref=dark; Path=/vnc/7/app"), setCookies(response));
@@ -209,7 +209,7 @@ class IngressTrustBoundaryIT
     @ValueSource(strings = {"/admin/ui/", "/admin/ui/app.js", "/admin/routes", "/admin/nothing-here"})
     void adminAnswers_forbidFraming_withOrWithoutTheToken(String path) throws Exception
     {
-        for (HttpResponse<String> response : List.of(get(gateway, path), get(gateway, path, "Authorization", "Bearer " + ADMIN_TOKEN)))
+        for (HttpResponse<String> response : List.of(get(gateway.uri(), path), get(gateway.uri(), path, "Authorization", "Bearer " + ADMIN_TOKEN)))
         {
             String policy = response.headers().firstValue("Content-Security-Policy").orElse("");
             assertTrue(policy.contains("frame-ancestors 'none'"), path + " " + response.statusCode() + ": " + response.headers().map());
@@ -218,21 +218,6 @@ class IngressTrustBoundaryIT
     }
 
     // ----------------------------------------------------------------------------------------
-
-    private static HttpResponse<String> get(EmbeddedServer gw, String path, String... headers) throws Exception
-    {
-        HttpRequest.Builder request = HttpRequest.newBuilder(gw.uri().resolve(path)).timeout(Duration.ofSeconds(10));
-        for (int i = 0; i < headers.length; i += 2)
-            request.header(headers[i], headers[i + 1]);
-        return CLIENT.send(request.build(), HttpResponse.BodyHandlers.ofString());
-    }
-
-    private static String sessionCookie(HttpResponse<?> response)
-    {
-        String setCookie = response.headers().allValues("Set-Cookie").stream().filter(c -> c.startsWith("vnc_session_id="))
-            .findFirst().orElseThrow(() -> new AssertionError("no session cookie in " + response.headers()));
-        return setCookie.substring(0, setCookie.indexOf(';'));
-    }
 
     /** The Set-Cookie headers, each with its attributes joined by "; " (the servlet response may write them without the space). */
     private static List<String> setCookies(HttpResponse<?> response)

@@ -51,7 +51,7 @@ import org.eclipse.jetty.util.Callback;
  * tunnel), whatever the fault; {@link #connects()} counts the CONNECTs among them, and
  * {@link #received()} lists their request targets.
  */
-public final class ForwardProxy implements AutoCloseable
+public final class ForwardProxy implements ProxyNode, AutoCloseable
 {
     /** Set on the response by {@link #error5xx(int)}, so tests can tell a proxy error from a target's. */
     public static final String ERROR_HEADER = "X-Proxy-Error";
@@ -130,21 +130,17 @@ public final class ForwardProxy implements AutoCloseable
         return proxy;
     }
 
+    @Override
     public String name()
     {
         return name;
     }
 
     /** The port, which stays the same across {@link #refuse()} and {@link #ok()}. */
+    @Override
     public int port()
     {
         return port;
-    }
-
-    /** {@code 127.0.0.1:<port>}. */
-    public String address()
-    {
-        return "127.0.0.1:" + port;
     }
 
     /** Requests and tunnels read so far, faulted ones included. */

@@ -36,7 +36,7 @@ import org.eclipse.jetty.util.Callback;
  * </ul>
  * Every response carries {@code X-Backend: <name>}, and every request is recorded.
  */
-public final class SandboxBackend implements AutoCloseable
+public final class SandboxBackend implements RecordsRequests<SandboxBackend.Recorded>, AutoCloseable
 {
     /** One request as the backend received it. */
     public record Recorded(String method, String pathAndQuery, Map<String, List<String>> headers, String body) implements RecordedHeaders
@@ -84,19 +84,10 @@ public final class SandboxBackend implements AutoCloseable
         return "127.0.0.1:" + port();
     }
 
-    public List<Recorded> requests()
+    @Override
+    public List<Recorded> requestLog()
     {
-        return List.copyOf(requests);
-    }
-
-    public int requestCount()
-    {
-        return requests.size();
-    }
-
-    public void clearRequests()
-    {
-        requests.clear();
+        return requests;
     }
 
     /** Lets every {@code /sse} stream, current and future, send its second event and finish. */

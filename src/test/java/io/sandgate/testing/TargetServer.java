@@ -57,7 +57,7 @@ import org.eclipse.jetty.util.ssl.SslContextFactory;
  * </ul>
  * Every response carries {@code X-Target: http|https}; every request is recorded.
  */
-public final class TargetServer implements AutoCloseable
+public final class TargetServer implements RecordsRequests<TargetServer.Recorded>, AutoCloseable
 {
     /** One request as received; header names are case-insensitive, as in HTTP. */
     public record Recorded(String scheme, String protocol, String method, String pathAndQuery,
@@ -178,19 +178,10 @@ public final class TargetServer implements AutoCloseable
         return ssl;
     }
 
-    public List<Recorded> requests()
+    @Override
+    public List<Recorded> requestLog()
     {
-        return List.copyOf(requests);
-    }
-
-    public int requestCount()
-    {
-        return requests.size();
-    }
-
-    public void clearRequests()
-    {
-        requests.clear();
+        return requests;
     }
 
     @Override

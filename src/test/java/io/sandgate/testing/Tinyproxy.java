@@ -22,7 +22,7 @@ import java.util.Set;
  * always lists 443 plus the ports passed to {@link #start(String, int...)}, so a test must pass
  * its target's HTTPS port. Via is {@code 1.1 <name> (tinyproxy/<version>)}, from ViaProxyName.
  */
-public final class Tinyproxy extends ProcessFixture
+public final class Tinyproxy extends ProcessFixture implements ProxyNode
 {
     private final String name;
     private int port;
@@ -54,20 +54,16 @@ public final class Tinyproxy extends ProcessFixture
         return proxy;
     }
 
+    @Override
     public String name()
     {
         return name;
     }
 
+    @Override
     public int port()
     {
         return port;
-    }
-
-    /** {@code 127.0.0.1:<port>}. */
-    public String address()
-    {
-        return "127.0.0.1:" + port;
     }
 
     /** tinyproxy's own log (LogLevel Info: one line per connection and request). */
