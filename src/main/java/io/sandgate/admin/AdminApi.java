@@ -18,11 +18,11 @@ import io.sandgate.config.SandgateConfig;
 import io.sandgate.config.ValueParser;
 import io.sandgate.core.Secret;
 import io.sandgate.egress.Egress;
-import io.sandgate.mcp.McpSession;
-import io.sandgate.mcp.SessionBus;
 import io.sandgate.ingress.Grants;
 import io.sandgate.ingress.Route;
 import io.sandgate.ingress.RouteStore;
+import io.sandgate.mcp.McpSession;
+import io.sandgate.mcp.SessionBus;
 import io.sandgate.web.GatewayException;
 
 /**

@@ -1,8 +1,9 @@
 package io.sandgate.config;
 
-import io.sandgate.core.Secret;
 import java.util.Locale;
 import java.util.Objects;
+
+import io.sandgate.core.Secret;
 
 /**
  * One setting: its dotted name, its default (null: none), how its value is parsed, and what it

@@ -1,10 +1,11 @@
 package io.sandgate.config;
 
-import io.sandgate.core.Secret;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
+
+import io.sandgate.core.Secret;
 
 import static io.sandgate.config.ValueParser.bool;
 import static io.sandgate.config.ValueParser.duration;

@@ -1,9 +1,10 @@
 package io.sandgate.config;
 
-import io.sandgate.core.Secret;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+
+import io.sandgate.core.Secret;
 
 /**
  * The ingress session cookie.

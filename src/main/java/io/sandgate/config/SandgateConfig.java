@@ -1,9 +1,10 @@
 package io.sandgate.config;
 
-import io.sandgate.core.Secret;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+
+import io.sandgate.core.Secret;
 
 /**
  * The whole configuration, parsed and validated once at start and never changed after.

@@ -1,10 +1,11 @@
 package io.sandgate.config;
 
-import io.sandgate.core.Secret;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+
+import io.sandgate.core.Secret;
 
 /**
  * Where shared state lives.

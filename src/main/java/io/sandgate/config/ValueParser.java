@@ -1,6 +1,5 @@
 package io.sandgate.config;
 
-import io.sandgate.core.Secret;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
@@ -13,6 +12,8 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
+
+import io.sandgate.core.Secret;
 
 /**
  * Turns one raw value (a string from a property, an environment variable or a context-param, or a

@@ -1,7 +1,6 @@
 package io.sandgate.egress;
 
 import java.util.Map;
-
 import javax.net.ssl.SSLEngine;
 
 import org.eclipse.jetty.client.Destination;

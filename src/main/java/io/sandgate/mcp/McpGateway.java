@@ -1,8 +1,8 @@
 package io.sandgate.mcp;
 
 import java.io.IOException;
-import java.security.SecureRandom;
 import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
@@ -16,14 +16,14 @@ import java.util.concurrent.TimeUnit;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.McpConfig;
-import io.sandgate.core.StoreUnavailableException;
 import io.sandgate.core.Schedulers;
+import io.sandgate.core.StoreUnavailableException;
 import io.sandgate.net.Origins;
 import io.sandgate.web.ClientCounts;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.ClientLimitFilter;
-import io.sandgate.web.RequestBodies;
 import io.sandgate.web.GatewayException;
+import io.sandgate.web.RequestBodies;
 import jakarta.servlet.http.HttpServletRequest;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.http.HttpCookieStore;

@@ -1,13 +1,14 @@
 package io.sandgate.store;
 
-import io.sandgate.ingress.Route;
-import io.sandgate.ingress.RouteStore;
-import io.sandgate.ingress.Routes;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+
+import io.sandgate.ingress.Route;
+import io.sandgate.ingress.RouteStore;
+import io.sandgate.ingress.Routes;
 
 /** The route table of the in-memory store: one replica, so the map is the truth. */
 final class MemoryRouteStore implements RouteStore

@@ -1,9 +1,9 @@
 package io.sandgate.store;
 
-import io.sandgate.core.Leadership;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
+import io.sandgate.core.Leadership;
 import io.sandgate.core.Schedulers;
 import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;

@@ -1,9 +1,5 @@
 package io.sandgate.store;
 
-import io.sandgate.core.StoreUnavailableException;
-import io.sandgate.core.StoreHealth;
-import io.sandgate.ingress.Route;
-import io.sandgate.ingress.RouteStore;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -20,6 +16,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.StoreConfig;
+import io.sandgate.core.StoreHealth;
+import io.sandgate.core.StoreUnavailableException;
+import io.sandgate.ingress.Route;
+import io.sandgate.ingress.RouteStore;
 import org.redisson.api.RMap;
 import org.redisson.api.RPatternTopic;
 import org.redisson.api.RedissonClient;

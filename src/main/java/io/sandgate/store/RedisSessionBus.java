@@ -1,8 +1,5 @@
 package io.sandgate.store;
 
-import io.sandgate.core.StoreUnavailableException;
-import io.sandgate.core.Schedulers;
-import io.sandgate.mcp.SerialDrain;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -15,7 +12,10 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
+import io.sandgate.core.Schedulers;
+import io.sandgate.core.StoreUnavailableException;
 import io.sandgate.mcp.McpSession;
+import io.sandgate.mcp.SerialDrain;
 import io.sandgate.mcp.SessionBus;
 import org.redisson.api.RMap;
 import org.redisson.api.RStream;

@@ -1,10 +1,10 @@
 package io.sandgate.store;
 
-import io.sandgate.egress.MemoryStickySessions;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
+import io.sandgate.egress.MemoryStickySessions;
 import io.sandgate.egress.StickySessions;
 import org.redisson.api.RMapCache;
 import org.redisson.api.RedissonClient;

@@ -1,7 +1,5 @@
 package io.sandgate.store;
 
-import io.sandgate.core.Schedulers;
-import io.sandgate.ingress.Routes;
 import java.net.InetSocketAddress;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -9,6 +7,8 @@ import java.util.concurrent.TimeUnit;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.config.StoreConfig;
+import io.sandgate.core.Schedulers;
+import io.sandgate.ingress.Routes;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;

@@ -1,5 +1,9 @@
 package io.sandgate.store;
 
+import java.time.Clock;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.core.Leadership;
@@ -11,9 +15,6 @@ import io.sandgate.ingress.Redemptions;
 import io.sandgate.ingress.RouteStore;
 import io.sandgate.mcp.MemorySessionBus;
 import io.sandgate.mcp.SessionBus;
-import java.time.Clock;
-import java.util.function.Function;
-import java.util.function.Supplier;
 
 /**
  * Shared state of all replicas: in memory for one replica, in Redis for many. The only place that

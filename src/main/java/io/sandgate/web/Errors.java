@@ -9,9 +9,9 @@ import java.util.Locale;
 import java.util.concurrent.TimeoutException;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sandgate.core.StoreUnavailableException;
 import io.sandgate.leak.Redactor;
 import io.sandgate.net.SsrfGuard;
-import io.sandgate.core.StoreUnavailableException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.eclipse.jetty.http.HttpHeader;

@@ -1,6 +1,5 @@
 package io.sandgate.bench;
 
-import io.sandgate.ingress.Route;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,6 +9,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.Function;
+
+import io.sandgate.ingress.Route;
 
 /**
  * Writes the "Side by side" section of docs/BENCHMARKS.md from what bench/run.sh measured, replacing

@@ -1,9 +1,5 @@
 package io.sandgate.ingress;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -15,6 +11,10 @@ import io.sandgate.core.StoreUnavailableException;
 import io.sandgate.testing.MutableClock;
 import io.sandgate.web.GatewayException;
 import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Redeeming a grant: once, for its sandbox, not after a revocation, with an entry that ends in time. */
 class GrantRedemptionTest

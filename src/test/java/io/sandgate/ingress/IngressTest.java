@@ -6,9 +6,9 @@ import java.util.List;
 import java.util.Map;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.sandgate.core.Schedulers;
 import io.sandgate.config.ConfigLoader;
 import io.sandgate.config.SandgateConfig;
+import io.sandgate.core.Schedulers;
 import io.sandgate.ingress.IngressDecision.Forward;
 import io.sandgate.ingress.IngressDecision.Redirect;
 import io.sandgate.ingress.IngressDecision.Source;

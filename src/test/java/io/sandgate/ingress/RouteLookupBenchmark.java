@@ -7,11 +7,11 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.sandgate.core.Schedulers;
 import io.sandgate.config.ConfigLoader;
 import io.sandgate.config.CookieConfig;
 import io.sandgate.config.IngressConfig;
 import io.sandgate.config.SandgateConfig;
+import io.sandgate.core.Schedulers;
 import io.sandgate.store.Store;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

@@ -1,16 +1,5 @@
 package io.sandgate.leak;
 
-import static io.sandgate.leak.FakeKeys.ALNUM;
-import static io.sandgate.leak.FakeKeys.BASE32;
-import static io.sandgate.leak.FakeKeys.BASE64;
-import static io.sandgate.leak.FakeKeys.DIGITS;
-import static io.sandgate.leak.FakeKeys.HEX;
-import static io.sandgate.leak.FakeKeys.UPPER_ALNUM;
-import static io.sandgate.leak.FakeKeys.URL_SAFE;
-import static io.sandgate.leak.FakeKeys.chars;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Locale;
@@ -24,6 +13,17 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+
+import static io.sandgate.leak.FakeKeys.ALNUM;
+import static io.sandgate.leak.FakeKeys.BASE32;
+import static io.sandgate.leak.FakeKeys.BASE64;
+import static io.sandgate.leak.FakeKeys.DIGITS;
+import static io.sandgate.leak.FakeKeys.HEX;
+import static io.sandgate.leak.FakeKeys.UPPER_ALNUM;
+import static io.sandgate.leak.FakeKeys.URL_SAFE;
+import static io.sandgate.leak.FakeKeys.chars;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class LeakRulesTest
 {

@@ -1,13 +1,13 @@
 package io.sandgate.leak;
 
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Inputs built to make a scanner work hard: one keyword repeated, so that every few bytes start a

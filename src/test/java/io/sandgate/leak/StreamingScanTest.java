@@ -1,10 +1,5 @@
 package io.sandgate.leak;
 
-import static io.sandgate.leak.FakeKeys.ALNUM;
-import static io.sandgate.leak.FakeKeys.chars;
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -12,6 +7,11 @@ import java.util.ArrayList;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
+
+import static io.sandgate.leak.FakeKeys.ALNUM;
+import static io.sandgate.leak.FakeKeys.chars;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * A stream over a compiled scanner: all its state is its own, the scanner is only read. Many

@@ -1,9 +1,9 @@
 package io.sandgate.store;
 
-import io.sandgate.egress.MemoryStickySessions;
 import java.time.Duration;
 import java.util.Optional;
 
+import io.sandgate.egress.MemoryStickySessions;
 import org.junit.jupiter.api.Test;
 
 import static org.awaitility.Awaitility.await;
