@@ -9,8 +9,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.leak.Redactor;
 import io.sandgate.web.AccessNote;
-import jakarta.servlet.AsyncEvent;
-import jakarta.servlet.AsyncListener;
+import io.sandgate.web.Exchanges;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpFilter;
@@ -56,36 +55,7 @@ public final class AccessLogFilter extends HttpFilter
         }
         finally
         {
-            if (request.isAsyncStarted())
-            {
-                request.getAsyncContext().addListener(new AsyncListener()
-                {
-                    @Override
-                    public void onComplete(AsyncEvent event)
-                    {
-                        record(request, response, start);
-                    }
-
-                    @Override
-                    public void onTimeout(AsyncEvent event)
-                    {
-                    }
-
-                    @Override
-                    public void onError(AsyncEvent event)
-                    {
-                    }
-
-                    @Override
-                    public void onStartAsync(AsyncEvent event)
-                    {
-                    }
-                });
-            }
-            else
-            {
-                record(request, response, start);
-            }
+            Exchanges.whenDone(request, () -> record(request, response, start));
         }
     }
 

@@ -6,8 +6,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import jakarta.servlet.AsyncEvent;
-import jakarta.servlet.AsyncListener;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -97,17 +95,12 @@ public final class ClientLimitFilter implements Filter
         }
         finally
         {
-            // Still within the request's first dispatch: an asynchronous exchange cannot have
-            // completed yet, so its listener is in place before it does.
-            if (request.isAsyncStarted())
-                request.getAsyncContext().addListener(slot);
-            else
-                slot.release();
+            Exchanges.whenDone(request, slot::release);
         }
     }
 
-    /** One request's place in its client's count, given back once, whichever way the exchange ends. */
-    private final class Slot implements AsyncListener
+    /** One request's place in its client's count, given back once: when its exchange ends, or when it becomes a stream. */
+    private final class Slot
     {
         private final String client;
         private final AtomicBoolean released = new AtomicBoolean();
@@ -121,32 +114,6 @@ public final class ClientLimitFilter implements Filter
         {
             if (released.compareAndSet(false, true))
                 counts.release(client);
-        }
-
-        @Override
-        public void onComplete(AsyncEvent event)
-        {
-            release();
-        }
-
-        /** The exchange is ending; onComplete follows and finds the place already given back. */
-        @Override
-        public void onTimeout(AsyncEvent event)
-        {
-            release();
-        }
-
-        @Override
-        public void onError(AsyncEvent event)
-        {
-            release();
-        }
-
-        @Override
-        public void onStartAsync(AsyncEvent event)
-        {
-            // A new asynchronous cycle (after a dispatch) keeps only the listeners it is given again.
-            event.getAsyncContext().addListener(this);
         }
     }
 }
