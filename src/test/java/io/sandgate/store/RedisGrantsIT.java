@@ -16,16 +16,10 @@ import java.util.concurrent.TimeUnit;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sandgate.testing.Gateway;
-import io.sandgate.testing.GatewayExtension;
-import io.sandgate.testing.RawRedis;
-import io.sandgate.testing.RedisServerProcess;
-import io.sandgate.testing.RunningGateway;
-import io.sandgate.testing.SandboxBackend;
+import io.sandgate.testing.GatewayConfig;
+import io.sandgate.testing.RedisReplicas;
 import io.sandgate.testing.WebSocketBackend;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -40,7 +34,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * and switching tabs does not extend it; a revocation through the admin API, or the sandbox's pod
  * replaced, refuses outstanding cookies on both replicas within a second.
  */
-class RedisGrantsIT
+class RedisGrantsIT extends RedisReplicas
 {
     private static final Duration WITHIN_A_SECOND = Duration.ofMillis(1000);
     private static final String TOKEN = "grants-it-admin-token-0123456789";
@@ -48,43 +42,20 @@ class RedisGrantsIT
         .followRedirects(HttpClient.Redirect.NEVER).build();
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private RedisServerProcess redis;
-    private RawRedis raw;
-    private SandboxBackend a;
-    private SandboxBackend b;
-    private RunningGateway replica1;
-    private RunningGateway replica2;
-
-    @RegisterExtension
-    final GatewayExtension gateways = GatewayExtension.manual(config -> config
-        .redisStore(redis)
-        .set("store.redis.timeout", "500ms")
-        .set("ingress.access", "signed")
-        .set("ingress.session-max-age", "1h")
-        .set("admin.token", TOKEN)
-        .set("ingress.cookie.secret", "grants-it-secret-0123456789abcdef"));
-
-    @BeforeEach
-    void start() throws Exception
+    @Override
+    protected void configure(GatewayConfig config)
     {
-        redis = RedisServerProcess.start();
-        raw = RawRedis.connect(redis.port());
-        a = SandboxBackend.start("a");
-        b = SandboxBackend.start("b");
-        raw.hset("vnc_sandboxes", "7001", a.hostPort());
-        raw.hset("vnc_sandboxes", "7002", b.hostPort());
-        replica1 = gateways.startAnother();
-        replica2 = gateways.startAnother();
+        config.set("ingress.access", "signed")
+            .set("ingress.session-max-age", "1h")
+            .set("admin.token", TOKEN)
+            .set("ingress.cookie.secret", "grants-it-secret-0123456789abcdef");
     }
 
-    @AfterEach
-    void stop() throws Exception
+    @Override
+    protected void beforeReplicas() throws Exception
     {
-        for (AutoCloseable c : new AutoCloseable[]{a, b, raw, redis})
-        {
-            if (c != null)
-                c.close();
-        }
+        raw.hset("vnc_sandboxes", "7001", a.hostPort());
+        raw.hset("vnc_sandboxes", "7002", b.hostPort());
     }
 
     private static HttpResponse<String> get(Gateway gateway, String path, String cookie) throws Exception

@@ -8,15 +8,11 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import io.sandgate.testing.Gateway;
-import io.sandgate.testing.GatewayExtension;
+import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.RawRedis;
-import io.sandgate.testing.RedisServerProcess;
+import io.sandgate.testing.RedisReplicas;
 import io.sandgate.testing.RunningGateway;
-import io.sandgate.testing.SandboxBackend;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -27,43 +23,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * (never Redisson) reach two gateway replicas within a second, cached routes cost no Redis round
  * trip, and a Redis outage degrades to cached routes and recovers without a restart.
  */
-class RedisRoutingIT
+class RedisRoutingIT extends RedisReplicas
 {
     private static final Duration WITHIN_A_SECOND = Duration.ofMillis(1000);
     private static final HttpClient CLIENT = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
-    private RedisServerProcess redis;
-    private RawRedis raw;
-    private SandboxBackend a;
-    private SandboxBackend b;
-    private RunningGateway replica1;
-    private RunningGateway replica2;
-
-    @RegisterExtension
-    final GatewayExtension gateways = GatewayExtension.manual(config -> config
-        .redisStore(redis)
-        .set("store.redis.timeout", "500ms")
-        .set("ingress.cookie.secret", "redis-it-secret-0123456789abcdef"));
-
-    @BeforeEach
-    void start() throws Exception
+    @Override
+    protected void configure(GatewayConfig config)
     {
-        redis = RedisServerProcess.start();
-        raw = RawRedis.connect(redis.port());
-        a = SandboxBackend.start("a");
-        b = SandboxBackend.start("b");
-        replica1 = gateways.startAnother();
-        replica2 = gateways.startAnother();
-    }
-
-    @AfterEach
-    void stop() throws Exception
-    {
-        for (AutoCloseable c : new AutoCloseable[]{a, b, raw, redis})
-        {
-            if (c != null)
-                c.close();
-        }
+        config.set("ingress.cookie.secret", "redis-it-secret-0123456789abcdef");
     }
 
     private static HttpResponse<String> get(Gateway gateway, String path) throws Exception
