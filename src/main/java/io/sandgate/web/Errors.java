@@ -23,7 +23,8 @@ import org.eclipse.jetty.http.HttpStatus;
  * The one place where failures become HTTP statuses and bodies. Bodies are short JSON
  * ({@code {"status":404,"error":"not_found","message":"..."}}) or a small HTML page for a browser
  * navigating; neither ever includes an exception message from below, which could name an internal
- * address, and anything in a message shaped like a secret is written as {@code [REDACTED]}.
+ * address, and anything in a message shaped like a secret is written as {@code [REDACTED]}. A face
+ * whose protocol has its own error shape (MCP's JSON-RPC) words the body through {@link Body}.
  */
 public final class Errors
 {
