@@ -7,6 +7,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sandgate.web.GatewayException;
+import org.eclipse.jetty.http.HttpStatus;
 
 /**
  * Just enough JSON-RPC 2.0 to route MCP: is a body a message or a batch of them, and is it an
@@ -23,7 +24,7 @@ final class JsonRpc
         this.messages = messages;
     }
 
-    /** @throws GatewayException 400 when the body is not a JSON-RPC 2.0 message or a non-empty batch of them */
+    /** @throws GatewayException 400 ({@link JsonRpcErrors#NOT_JSON} or {@link JsonRpcErrors#NOT_A_MESSAGE}) when the body is not a JSON-RPC 2.0 message or a non-empty batch of them */
     static JsonRpc parse(String body)
     {
         JsonNode root;
@@ -33,7 +34,7 @@ final class JsonRpc
         }
         catch (JsonProcessingException x)
         {
-            throw GatewayException.badRequest("body is not JSON");
+            throw new GatewayException(HttpStatus.BAD_REQUEST_400, JsonRpcErrors.NOT_JSON, "body is not JSON");
         }
         List<JsonNode> messages = new ArrayList<>();
         if (root != null && root.isArray())
@@ -41,15 +42,29 @@ final class JsonRpc
         else if (root != null)
             messages.add(root);
         if (messages.isEmpty())
-            throw GatewayException.badRequest("body is not a JSON-RPC message");
+            throw notAMessage("body is not a JSON-RPC message");
         for (JsonNode message : messages)
         {
             boolean valid = message.isObject() && "2.0".equals(message.path("jsonrpc").asText(null))
                 && (message.path("method").isTextual() || message.has("result") || message.has("error"));
             if (!valid)
-                throw GatewayException.badRequest("body is not a JSON-RPC 2.0 message");
+                throw notAMessage("body is not a JSON-RPC 2.0 message");
         }
         return new JsonRpc(messages);
+    }
+
+    private static GatewayException notAMessage(String message)
+    {
+        return new GatewayException(HttpStatus.BAD_REQUEST_400, JsonRpcErrors.NOT_A_MESSAGE, message);
+    }
+
+    /** The id of a single request, which an error about it answers; null for a batch or a notification. */
+    JsonNode id()
+    {
+        if (messages.size() != 1)
+            return null;
+        JsonNode id = messages.get(0).get("id");
+        return id != null && (id.isTextual() || id.isNumber()) ? id : null;
     }
 
     boolean isInitialize()

@@ -37,7 +37,7 @@ final class LegacySseTransport
     void openStream(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server) throws IOException
     {
         mcp.checkStreamLimit(request);
-        String resume = request.getParameter("sessionId");
+        String resume = McpServlet.sessionId(request);
         String lastEventId = request.getHeader(McpHeaders.LAST_EVENT_ID);
         McpSession session;
         if (resume != null)
@@ -124,7 +124,7 @@ final class LegacySseTransport
      */
     void message(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, McpSession session, String body)
     {
-        JsonRpc.parse(body);
+        JsonRpcErrors.parsed(request, JsonRpc.parse(body));
         AsyncContext async = request.getAsyncContext();
         CompletableFuture<Upstream.Exchange> sent;
         if (server.transport() == McpConfig.Transport.SSE)
@@ -184,7 +184,7 @@ final class LegacySseTransport
         {
             exchange.discard();
             mcp.bus().delete(session.id());
-            throw GatewayException.notFound("MCP session ended upstream");
+            throw McpGateway.unknownSession("MCP session ended upstream");
         }
         if (status != HttpStatus.BAD_REQUEST_400)
         {

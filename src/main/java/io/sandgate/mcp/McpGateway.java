@@ -142,12 +142,18 @@ public final class McpGateway implements AutoCloseable
     McpSession session(String id, McpConfig.Server server)
     {
         if (id == null || !id.matches("[0-9a-f]{32}"))
-            throw GatewayException.notFound("unknown MCP session");
-        McpSession session = bus.find(id).orElseThrow(() -> GatewayException.notFound("unknown or ended MCP session"));
+            throw unknownSession("unknown MCP session");
+        McpSession session = bus.find(id).orElseThrow(() -> unknownSession("unknown or ended MCP session"));
         if (!session.server().equals(server.name()))
-            throw GatewayException.notFound("unknown MCP session");
+            throw unknownSession("unknown MCP session");
         bus.touch(id);
         return session;
+    }
+
+    /** A session the client may not (or no longer) use: 404, as the transports say for a session that ended. */
+    static GatewayException unknownSession(String message)
+    {
+        return new GatewayException(HttpStatus.NOT_FOUND_404, JsonRpcErrors.UNKNOWN_SESSION, message);
     }
 
     /** Reads a request body without holding the thread; the limit is {@code mcp.max-body-size}. */

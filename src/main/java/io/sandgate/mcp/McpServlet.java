@@ -1,6 +1,8 @@
 package io.sandgate.mcp;
 
 import java.io.IOException;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletionException;
 
 import io.sandgate.config.McpConfig;
@@ -31,6 +33,13 @@ public final class McpServlet extends HttpServlet
         this.streamable = new StreamableTransport(mcp, upstreams);
     }
 
+    /** Every error this servlet's paths answer, the per-client limit's included, is a JSON-RPC error response. */
+    @Override
+    public void init()
+    {
+        Errors.body(getServletContext(), getServletName(), new JsonRpcErrors());
+    }
+
     @Override
     protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException
     {
@@ -49,7 +58,7 @@ public final class McpServlet extends HttpServlet
                 case "sse" -> only(method, "GET", () -> sse.openStream(request, response, server));
                 case "message" -> only(method, "POST", () ->
                 {
-                    McpSession session = mcp.session(request.getParameter("sessionId"), server);
+                    McpSession session = mcp.session(sessionId(request), server);
                     withBody(request, response, body -> sse.message(request, response, server, session, body));
                 });
                 case "mcp" ->
@@ -124,6 +133,33 @@ public final class McpServlet extends HttpServlet
         {
             async.complete();
         }
+    }
+
+    /**
+     * The {@code sessionId} of the query string. Read there rather than through {@code getParameter},
+     * which would take a form-encoded body (some HTTP+SSE clients label their JSON so) as parameters
+     * and leave nothing to relay.
+     */
+    static String sessionId(HttpServletRequest request)
+    {
+        String query = request.getQueryString();
+        if (query == null)
+            return null;
+        try
+        {
+            for (String pair : query.split("&"))
+            {
+                int equals = pair.indexOf('=');
+                String name = equals < 0 ? pair : pair.substring(0, equals);
+                if ("sessionId".equals(URLDecoder.decode(name, StandardCharsets.UTF_8)))
+                    return equals < 0 ? "" : URLDecoder.decode(pair.substring(equals + 1), StandardCharsets.UTF_8);
+            }
+        }
+        catch (IllegalArgumentException x)
+        {
+            // A broken escape names no session the gateway could have issued.
+        }
+        return null;
     }
 
     private static void only(String method, String allowed, Handler handler) throws IOException

@@ -51,6 +51,7 @@ final class StreamableTransport
         checkVersion(request);
         requireStreamableUpstream(server);
         JsonRpc rpc = JsonRpc.parse(body);
+        JsonRpcErrors.parsed(request, rpc);
         String sessionId = request.getHeader(McpHeaders.SESSION_ID);
         McpSession session = sessionId == null ? null : mcp.session(sessionId, server);
 
@@ -89,7 +90,7 @@ final class StreamableTransport
         if (session != null && exchange.status() == HttpStatus.NOT_FOUND_404)
         {
             mcp.bus().delete(session.id());
-            throw GatewayException.notFound("MCP session ended upstream");
+            throw McpGateway.unknownSession("MCP session ended upstream");
         }
         String upstreamSession = exchange.header(McpHeaders.SESSION_ID);
         if (session == null && rpc.isInitialize() && exchange.status() / 100 == 2 && upstreamSession != null)

@@ -12,6 +12,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sandgate.core.StoreUnavailableException;
 import io.sandgate.leak.Redactor;
 import io.sandgate.net.SsrfGuard;
+import jakarta.servlet.ServletContext;
+import jakarta.servlet.http.HttpServletMapping;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.eclipse.jetty.http.HttpHeader;
@@ -21,13 +23,16 @@ import org.eclipse.jetty.http.HttpStatus;
  * The one place where failures become HTTP statuses and bodies. Bodies are short JSON
  * ({@code {"status":404,"error":"not_found","message":"..."}}) or a small HTML page for a browser
  * navigating; neither ever includes an exception message from below, which could name an internal
- * address, and anything in a message shaped like a secret is written as {@code [REDACTED]}.
+ * address, and anything in a message shaped like a secret is written as {@code [REDACTED]}. A face
+ * whose protocol has its own error shape (MCP's JSON-RPC) words the body through {@link Body}.
  */
 public final class Errors
 {
     private static final ObjectMapper JSON = new ObjectMapper();
     /** Messages may quote a host or path an agent sent; anything shaped like a secret is not echoed. */
     private static final Redactor REDACT = Redactor.defaults();
+    /** Context attributes naming the body writer of a servlet, by servlet name. */
+    private static final String BODY_OF = Errors.class.getName() + ".body:";
 
     private Errors()
     {
@@ -107,6 +112,28 @@ public final class Errors
         };
     }
 
+    /**
+     * Writes the body of an error in the shape a face's protocol expects. The status, headers and
+     * redacted message stay decided here; the writer only words them.
+     */
+    @FunctionalInterface
+    public interface Body
+    {
+        /**
+         * @param message the error's message, already redacted
+         */
+        void write(HttpServletRequest request, HttpServletResponse response, GatewayException error, String message) throws IOException;
+    }
+
+    /**
+     * Errors answered for requests mapped to the named servlet, by the servlet or by a filter in
+     * front of it (the per-client limit), get that servlet's body instead of the gateway's JSON or HTML.
+     */
+    public static void body(ServletContext context, String servletName, Body body)
+    {
+        context.setAttribute(BODY_OF + servletName, body);
+    }
+
     /** Writes the error unless the response is already committed, in which case there is nothing left to say. */
     public static void write(HttpServletRequest request, HttpServletResponse response, GatewayException error) throws IOException
     {
@@ -117,7 +144,12 @@ public final class Errors
         response.setHeader(HttpHeader.CACHE_CONTROL.asString(), "no-store");
         if (error.status() == HttpStatus.UNAUTHORIZED_401)
             response.setHeader(HttpHeader.WWW_AUTHENTICATE.asString(), "Bearer realm=\"sandgate\"");
-        if (wantsHtml(request))
+        Body body = bodyOf(request);
+        if (body != null)
+        {
+            body.write(request, response, error, REDACT.text(error.getMessage()));
+        }
+        else if (wantsHtml(request))
         {
             response.setContentType("text/html;charset=utf-8");
             response.getWriter().write("<!doctype html><title>" + error.status() + "</title><h1>" + error.status() + " "
@@ -129,6 +161,14 @@ public final class Errors
             response.getWriter().write(JSON.createObjectNode()
                 .put("status", error.status()).put("error", error.code()).put("message", REDACT.text(error.getMessage())).toString());
         }
+    }
+
+    private static Body bodyOf(HttpServletRequest request)
+    {
+        HttpServletMapping mapping = request.getHttpServletMapping();
+        if (mapping == null || mapping.getServletName() == null)
+            return null;
+        return request.getServletContext().getAttribute(BODY_OF + mapping.getServletName()) instanceof Body body ? body : null;
     }
 
     private static boolean wantsHtml(HttpServletRequest request)
