@@ -197,6 +197,8 @@ class SessionFilterTest
                     case "getCookies" -> cookies.isEmpty() ? null : cookies.toArray(new Cookie[0]);
                     case "getAttribute" -> attributes.get((String)args[0]);
                     case "setAttribute" -> attributes.put((String)args[0], args[1]);
+                    // Mapped to no servlet: the gateway's own error body.
+                    case "getHttpServletMapping" -> null;
                     default -> throw new UnsupportedOperationException("request." + m.getName());
                 });
             response = (HttpServletResponse)Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[]{HttpServletResponse.class},

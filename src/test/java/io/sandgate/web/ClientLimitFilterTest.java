@@ -62,6 +62,8 @@ class ClientLimitFilterTest
                     case "setAttribute" -> attributes.put((String)args[0], args[1]);
                     case "isAsyncStarted" -> async;
                     case "getAsyncContext" -> context;
+                    // Mapped to no servlet: the gateway's own error body.
+                    case "getHttpServletMapping" -> null;
                     default -> throw new UnsupportedOperationException("request." + m.getName());
                 });
             response = (HttpServletResponse)Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {HttpServletResponse.class},
