@@ -128,8 +128,10 @@ class RedisRoutingIT extends RedisReplicas
         await().atMost(Duration.ofSeconds(10)).until(() -> servedBy(replica1, "/vnc/7006/").equals("b"));
         await().atMost(Duration.ofSeconds(5)).until(() -> get(replica1, "/readyz").body().contains("\"status\":\"ready\""));
 
-        // The restarted server forgot notify-keyspace-events; the store must turn them back on...
-        await().atMost(Duration.ofSeconds(5)).until(() -> raw.configGet("notify-keyspace-events").contains("K"));
+        // The restarted server forgot notify-keyspace-events; the store must turn them back on, and
+        // say so once it is subscribed again (until then it polls)...
+        await().atMost(Duration.ofSeconds(5)).until(() -> raw.configGet("notify-keyspace-events").contains("K")
+            && get(replica1, "/readyz").body().contains("changes seen by keyspace notifications"));
         // ...and the route it had cached from before the outage must follow Redis again.
         raw.hset("vnc_sandboxes", "7005", b.hostPort());
         await().atMost(WITHIN_A_SECOND).pollInterval(Duration.ofMillis(20)).until(() -> servedBy(replica1, "/vnc/7005/").equals("b"));
