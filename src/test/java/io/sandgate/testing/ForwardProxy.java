@@ -1,5 +1,9 @@
 package io.sandgate.testing;
 
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
@@ -26,6 +30,8 @@ import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.handler.ConnectHandler;
 import org.eclipse.jetty.util.BufferUtil;
 import org.eclipse.jetty.util.Callback;
+
+import static org.awaitility.Awaitility.await;
 
 /**
  * An in-process HTTP forward proxy playing one egress node in gateway tests: absolute-form
@@ -183,9 +189,24 @@ public final class ForwardProxy implements ProxyNode, AutoCloseable
         if (!refusing)
         {
             LoopbackServers.stop(connector, "the connector of proxy " + name);
+            // Closing the listening socket may lag the connector's stop: return once it refuses.
+            await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(5)).until(this::portRefuses);
             refusing = true;
         }
         return this;
+    }
+
+    private boolean portRefuses()
+    {
+        try (Socket probe = new Socket())
+        {
+            probe.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 1000);
+            return false;
+        }
+        catch (IOException x)
+        {
+            return true;
+        }
     }
 
     /** Accepts connections and reads requests but never answers them. */
