@@ -55,18 +55,16 @@ class ConfigBindingTest
     @Test
     void egress_eachTopLevelValue()
     {
-        Map<String, Object> values = new HashMap<>();
-        values.put("egress.connect-timeout", "1s");
-        values.put("egress.first-byte-timeout", "2s");
-        values.put("egress.retry-budget", "0.1");
-        values.put("egress.retry-backoff", "3ms");
-        values.put("egress.node-error-headers", "X-A");
-        values.put("egress.tls.trust-store", "/trust.p12");
-        values.put("egress.tls.trust-store-password", "changeit-please");
-        values.put("egress.max-connections-per-node", "9");
-        values.put("egress.forward-proxy-port", "3128");
-
-        EgressConfig egress = ConfigLoader.fromValues(values).egress();
+        EgressConfig egress = ConfigLoader.fromValues(Map.of(
+            "egress.connect-timeout", "1s",
+            "egress.first-byte-timeout", "2s",
+            "egress.retry-budget", "0.1",
+            "egress.retry-backoff", "3ms",
+            "egress.node-error-headers", "X-A",
+            "egress.tls.trust-store", "/trust.p12",
+            "egress.tls.trust-store-password", "changeit-please",
+            "egress.max-connections-per-node", "9",
+            "egress.forward-proxy-port", "3128")).egress();
 
         assertEquals(Duration.ofSeconds(1), egress.connectTimeout());
         assertEquals(Duration.ofSeconds(2), egress.firstByteTimeout());
@@ -94,14 +92,12 @@ class ConfigBindingTest
         route.put("scheme", "HTTP");
         route.put("scan", "redact");
         route.put("scan_responses", "on");
-        Map<String, Object> values = new HashMap<>();
-        values.put("egress.pools", POOLS);
-        values.put("egress.routes", List.of(route, Map.of("match", Map.of("domains", List.of("*")), "upstream", "p")));
-        values.put("egress.timeout", "21s");
-        values.put("egress.first-byte-timeout", "22s");
-        values.put("egress.scan.mode", "report");
-
-        List<EgressConfig.Route> routes = ConfigLoader.fromValues(values).egress().routes();
+        List<EgressConfig.Route> routes = ConfigLoader.fromValues(Map.of(
+            "egress.pools", POOLS,
+            "egress.routes", List.of(route, Map.of("match", Map.of("domains", List.of("*")), "upstream", "p")),
+            "egress.timeout", "21s",
+            "egress.first-byte-timeout", "22s",
+            "egress.scan.mode", "report")).egress().routes();
 
         assertEquals(new EgressConfig.Route(List.of("api.example.com", "*.example.org"), Optional.of("llm"), "p", Duration.ofSeconds(11),
             Duration.ofSeconds(12), 2, true, true, Duration.ofSeconds(13), "http", Optional.empty(), EgressConfig.ScanMode.REDACT, true),
@@ -113,10 +109,7 @@ class ConfigBindingTest
     @Test
     void pool_nodesTakeThePoolsRegion_unlessTheyNameTheirOwn()
     {
-        Map<String, Object> values = new HashMap<>();
-        values.put("egress.pools", POOLS);
-
-        EgressConfig.Pool pool = ConfigLoader.fromValues(values).egress().pools().get("p");
+        EgressConfig.Pool pool = ConfigLoader.fromValues(Map.of("egress.pools", POOLS)).egress().pools().get("p");
 
         assertEquals(new EgressConfig.Pool("p", "eu", List.of(new EgressConfig.Node("n1", "10.0.0.1", 3128, "eu", 100),
             new EgressConfig.Node("n2", "10.0.0.2", 3128, "us", 7))), pool);
@@ -143,12 +136,10 @@ class ConfigBindingTest
     @Test
     void agents_defaultsAndTypedValues()
     {
-        Map<String, Object> values = new HashMap<>();
-        values.put("egress.credentials", Map.of("openai", Map.of("hosts", List.of("api.openai.com"))));
-        values.put("egress.agents", List.of(Map.of("id", "a1", "credentials", List.of("openai"), "expires", "2027-01-31T00:00:00Z", "revoked", "yes"),
-            Map.of("id", "a2", "token", "shared-token")));
-
-        List<CredentialsConfig.Agent> agents = ConfigLoader.fromValues(values).egress().credentials().agents();
+        List<CredentialsConfig.Agent> agents = ConfigLoader.fromValues(Map.of(
+            "egress.credentials", Map.of("openai", Map.of("hosts", List.of("api.openai.com"))),
+            "egress.agents", List.of(Map.of("id", "a1", "credentials", List.of("openai"), "expires", "2027-01-31T00:00:00Z", "revoked", "yes"),
+                Map.of("id", "a2", "token", "shared-token")))).egress().credentials().agents();
 
         assertEquals(new CredentialsConfig.Agent("a1", "a1-token", Set.of("openai"), Optional.of(Instant.parse("2027-01-31T00:00:00Z")), true),
             agents.get(0));
@@ -158,17 +149,15 @@ class ConfigBindingTest
     @Test
     void ingressAndWebSocket_eachDuration()
     {
-        Map<String, Object> values = new HashMap<>();
-        values.put("ingress.idle-timeout", "1s");
-        values.put("ingress.connect-timeout", "2s");
-        values.put("ingress.destination-idle-timeout", "3s");
-        values.put("ingress.max-connections-per-sandbox", "4");
-        values.put("ingress.route-cache-size", "5000");
-        values.put("ingress.id-max-length", "6");
-        values.put("ingress.websocket.ping-interval", "7s");
-        values.put("ingress.websocket.idle-timeout", "8s");
-
-        IngressConfig ingress = ConfigLoader.fromValues(values).ingress();
+        IngressConfig ingress = ConfigLoader.fromValues(Map.of(
+            "ingress.idle-timeout", "1s",
+            "ingress.connect-timeout", "2s",
+            "ingress.destination-idle-timeout", "3s",
+            "ingress.max-connections-per-sandbox", "4",
+            "ingress.route-cache-size", "5000",
+            "ingress.id-max-length", "6",
+            "ingress.websocket.ping-interval", "7s",
+            "ingress.websocket.idle-timeout", "8s")).ingress();
 
         assertEquals(List.of(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(3)),
             List.of(ingress.idleTimeout(), ingress.connectTimeout(), ingress.destinationIdleTimeout()));

@@ -1,6 +1,5 @@
 package io.sandgate.config;
 
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -52,12 +51,11 @@ class ConfigEdgeCasesTest
     @Test
     void kubernetesServiceLinkVariables_areNotSettings()
     {
-        Map<String, String> env = new HashMap<>();
-        env.put("SANDGATE_SERVICE_HOST", "10.96.0.12");
-        env.put("SANDGATE_SERVICE_PORT", "80");
-        env.put("SANDGATE_PORT", "tcp://10.96.0.12:80");
-        env.put("SANDGATE_PORT_80_TCP_ADDR", "10.96.0.12");
-        SandgateConfig config = ConfigLoader.load(Map.of(), Map.of(), env);
+        SandgateConfig config = ConfigLoader.load(Map.of(), Map.of(), Map.of(
+            "SANDGATE_SERVICE_HOST", "10.96.0.12",
+            "SANDGATE_SERVICE_PORT", "80",
+            "SANDGATE_PORT", "tcp://10.96.0.12:80",
+            "SANDGATE_PORT_80_TCP_ADDR", "10.96.0.12"));
         assertEquals(8080, config.server().port());
         // A real typo is still fatal.
         assertThrows(ConfigException.class, () -> ConfigLoader.load(Map.of(), Map.of(), Map.of("SANDGATE_SERVR_PORT", "1")));

@@ -44,17 +44,16 @@ class VaultSettingsTest
     @Test
     void everyKey_reachesTheRecord()
     {
-        Map<String, Object> values = new HashMap<>();
-        values.put("egress.secrets.vault.namespace", "team-a");
-        values.put("egress.secrets.vault.auth", "kubernetes");
-        values.put("egress.secrets.vault.kubernetes-role", "sandgate");
-        values.put("egress.secrets.vault.kubernetes-jwt-path", "/run/token");
-        values.put("egress.secrets.vault.mount", "/kv/");
-        values.put("egress.secrets.vault.prefix", "gateway");
-        values.put("egress.secrets.vault.refresh", "1m");
-        values.put("egress.secrets.vault.max-age", "10m");
-
-        VaultSettings settings = ConfigLoader.fromValues(vault(values)).egress().credentials().vault().orElseThrow();
+        VaultSettings settings = ConfigLoader.fromValues(vault(Map.of(
+            "egress.secrets.vault.namespace", "team-a",
+            "egress.secrets.vault.auth", "kubernetes",
+            "egress.secrets.vault.kubernetes-role", "sandgate",
+            "egress.secrets.vault.kubernetes-jwt-path", "/run/token",
+            "egress.secrets.vault.mount", "/kv/",
+            "egress.secrets.vault.prefix", "gateway",
+            "egress.secrets.vault.refresh", "1m",
+            "egress.secrets.vault.max-age", "10m")))
+            .egress().credentials().vault().orElseThrow();
 
         assertEquals(Optional.of("team-a"), settings.namespace());
         assertEquals(new VaultAuth.Kubernetes("sandgate", Path.of("/run/token"), "kubernetes"), settings.auth());

@@ -6,7 +6,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -49,20 +48,17 @@ class EgressPlannerTest
     @BeforeEach
     void start()
     {
-        Map<String, Object> values = new HashMap<>();
-        values.put("egress.connect-timeout", "2s");
-        values.put("egress.routes", List.of(
-            Map.of("match", Map.of("domains", List.of("llm.example.com")), "upstream", "main", "credential", "openai"),
-            Map.of("match", Map.of("domains", List.of("sticky.example.com")), "upstream", "main", "sticky_session", true, "sticky_ttl", "7m"),
-            Map.of("match", Map.of("domains", List.of("*.example.com", "169.254.169.254"), "task_type", "web"), "upstream", "main",
-                "timeout", "9s", "idle_timeout", "4s", "scan", "off"),
-            Map.of("match", Map.of("domains", List.of("*.example.com")), "upstream", "main")));
-        values.put("egress.pools", Map.of("main", Map.of("region", "eu", "nodes", List.of(Map.of("id", "n1", "address", "192.0.2.1:3128")))));
-        Map<String, Object> keys = new LinkedHashMap<>();
-        keys.put("openai", Map.of("secret", "openai", "hosts", List.of("llm.example.com")));
-        values.put("egress.credentials", keys);
-        values.put("egress.agents", List.of(Map.of("id", "alpha", "token", "alpha-token", "credentials", List.of("openai"))));
-        EgressConfig config = ConfigLoader.fromValues(values).egress();
+        EgressConfig config = ConfigLoader.fromValues(Map.of(
+            "egress.connect-timeout", "2s",
+            "egress.routes", List.of(
+                Map.of("match", Map.of("domains", List.of("llm.example.com")), "upstream", "main", "credential", "openai"),
+                Map.of("match", Map.of("domains", List.of("sticky.example.com")), "upstream", "main", "sticky_session", true, "sticky_ttl", "7m"),
+                Map.of("match", Map.of("domains", List.of("*.example.com", "169.254.169.254"), "task_type", "web"), "upstream", "main",
+                    "timeout", "9s", "idle_timeout", "4s", "scan", "off"),
+                Map.of("match", Map.of("domains", List.of("*.example.com")), "upstream", "main")),
+            "egress.pools", Map.of("main", Map.of("region", "eu", "nodes", List.of(Map.of("id", "n1", "address", "192.0.2.1:3128")))),
+            "egress.credentials", Map.of("openai", Map.of("secret", "openai", "hosts", List.of("llm.example.com"))),
+            "egress.agents", List.of(Map.of("id", "alpha", "token", "alpha-token", "credentials", List.of("openai"))))).egress();
 
         Map<String, String> secrets = Map.of("openai", REAL_KEY, "alpha-token", TOKEN);
         SecretSource source = new SecretSource()

@@ -2,7 +2,6 @@ package io.sandgate.ingress;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -45,12 +44,11 @@ class SignedIngressTest
     @BeforeEach
     void start()
     {
-        Map<String, Object> values = new HashMap<>();
-        values.put("ingress.access", "signed");
-        values.put("ingress.session-max-age", "1h");
-        values.put("ingress.cookie.secret", "0123456789abcdef0123456789abcdef");
-        values.put("ingress.static-routes", Map.of("1", "10.0.0.1:6080", "2", "10.0.0.2:6080"));
-        SandgateConfig config = ConfigLoader.fromValues(values);
+        SandgateConfig config = ConfigLoader.fromValues(Map.of(
+            "ingress.access", "signed",
+            "ingress.session-max-age", "1h",
+            "ingress.cookie.secret", "0123456789abcdef0123456789abcdef",
+            "ingress.static-routes", Map.of("1", "10.0.0.1:6080", "2", "10.0.0.2:6080")));
         store = Store.create(config, new SimpleMeterRegistry(), schedulers);
         // Redemptions on the test's clock too: the store's own would find grants made at T0 long expired.
         ingress = new Ingress(config.ingress(), "", store.routes(), Redemptions.inMemory(clock), new ClientInfo(List.of()), new SimpleMeterRegistry(), clock);
