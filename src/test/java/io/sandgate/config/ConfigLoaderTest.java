@@ -494,10 +494,9 @@ class ConfigLoaderTest
         }
 
         @Test
-        void unknownYamlKeyFarFromAnyKnownOneHasNoSuggestion() throws IOException
+        void unknownYamlKeyFarFromAnyKnownOneHasNoSuggestion()
         {
-            String file = yaml("completely:\n  unrelated: 1\n");
-            String p = problem(() -> loadFile(file));
+            String p = problem(() -> loadYaml("completely:\n  unrelated: 1\n"));
             assertMentions(p, "completely.unrelated", "unknown setting");
             assertFalse(p.contains("did you mean"), p);
         }
@@ -588,10 +587,9 @@ class ConfigLoaderTest
         }
 
         @Test
-        void badEnum() throws IOException
+        void badEnum()
         {
-            String file = yaml("store:\n  type: mongo\n");
-            String p = problem(() -> loadFile(file));
+            String p = problem(() -> loadYaml("store:\n  type: mongo\n"));
             assertMentions(p, "store.type", "mongo", "expected: one of memory, redis");
         }
 
@@ -854,11 +852,10 @@ class ConfigLoaderTest
     }
 
     @Test
-    void durationFromYamlNumberIsRejected() throws IOException
+    void durationFromYamlNumberIsRejected()
     {
         // A bare number has no unit; it must not silently mean seconds or milliseconds.
-        String file = yaml("ingress:\n  idle-timeout: 30\n");
-        String p = problem(() -> loadFile(file));
+        String p = problem(() -> loadYaml("ingress:\n  idle-timeout: 30\n"));
         assertMentions(p, "ingress.idle-timeout", "'30'", "a duration");
     }
 
