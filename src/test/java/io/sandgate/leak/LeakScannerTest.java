@@ -29,6 +29,20 @@ class LeakScannerTest
         return s.getBytes(StandardCharsets.UTF_8);
     }
 
+    /**
+     * {@code key} as the content of a chat message: where it starts and ends, and the one hit a scan
+     * reports. Keys are ASCII, so a key's length in characters is its length in bytes.
+     */
+    private record InMessage(byte[] body, int start, int end, List<LeakHit> hits)
+    {
+        static InMessage of(String ruleId, String key)
+        {
+            int start = utf8(PREFIX).length;
+            int end = start + key.length();
+            return new InMessage(utf8(PREFIX + key + SUFFIX), start, end, List.of(new LeakHit(ruleId, start, end)));
+        }
+    }
+
     /** Everything a stream reports and emits for {@code body} cut at {@code cuts}. */
     private record Run(List<LeakHit> hits, byte[] output)
     {
@@ -110,27 +124,22 @@ class LeakScannerTest
     @Test
     void keySplitAcrossTwoChunksIsFoundAtEverySplitOffset()
     {
-        String key = FakeKeys.openAiProject();
-        byte[] body = utf8(PREFIX + key + SUFFIX);
-        int at = utf8(PREFIX).length;
-        List<LeakHit> expected = List.of(new LeakHit("openai-api-key", at, at + key.length()));
+        InMessage message = InMessage.of("openai-api-key", FakeKeys.openAiProject());
 
-        for (int split = 0; split <= body.length; split++)
-            assertEquals(expected, run(SCANNER, LeakScanner.Mode.REPORT, body, split).hits(), "split at " + split);
+        for (int split = 0; split <= message.body().length; split++)
+            assertEquals(message.hits(), run(SCANNER, LeakScanner.Mode.REPORT, message.body(), split).hits(), "split at " + split);
     }
 
     @Test
     void keySplitAcrossThreeChunksIsFound()
     {
-        String key = FakeKeys.anthropic();
-        byte[] body = utf8(PREFIX + key + SUFFIX);
-        int at = utf8(PREFIX).length;
-        List<LeakHit> expected = List.of(new LeakHit("anthropic-api-key", at, at + key.length()));
+        InMessage message = InMessage.of("anthropic-api-key", FakeKeys.anthropic());
 
-        for (int first = at - 3; first <= at + key.length(); first++)
+        for (int first = message.start() - 3; first <= message.end(); first++)
         {
-            for (int second = first; second <= at + key.length() + 3; second += 3)
-                assertEquals(expected, run(SCANNER, LeakScanner.Mode.REPORT, body, first, second).hits(), "splits " + first + ", " + second);
+            for (int second = first; second <= message.end() + 3; second += 3)
+                assertEquals(message.hits(), run(SCANNER, LeakScanner.Mode.REPORT, message.body(), first, second).hits(),
+                    "splits " + first + ", " + second);
         }
     }
 
