@@ -25,6 +25,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.ThrowingConsumer;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -92,6 +93,20 @@ class EgressFixturesTest
         c.setConnectTimeout(2_000);
         c.start();
         return c;
+    }
+
+    /** Runs {@code use} with a client of its own through {@code proxyPort}, stopped after. */
+    private void withClientThrough(int proxyPort, ThrowingConsumer<HttpClient> use) throws Throwable
+    {
+        HttpClient c = clientThrough(proxyPort);
+        try
+        {
+            use.accept(c);
+        }
+        finally
+        {
+            c.stop();
+        }
     }
 
     private ContentResponse get(HttpClient c, String url) throws Exception
@@ -175,7 +190,7 @@ class EgressFixturesTest
     // --- ForwardProxy, faults ---------------------------------------------------------------------
 
     @Test
-    void refuseClosesThePortAndOkReopensTheSamePort() throws Exception
+    void refuseClosesThePortAndOkReopensTheSamePort() throws Throwable
     {
         assertEquals(200, get(client, target.httpUrl("/echo")).getStatus());
         int port = proxy.port();
@@ -185,17 +200,12 @@ class EgressFixturesTest
         assertThrows(ConnectException.class, () -> rawConnect(port));
         // A fresh client: the first one may still hold the keep-alive connection the proxy just
         // closed, which would fail with "closed" rather than with a refusal.
-        HttpClient fresh = clientThrough(port);
-        try
+        withClientThrough(port, fresh ->
         {
             ExecutionException failure = assertThrows(ExecutionException.class,
                     () -> get(fresh, target.httpUrl("/echo")));
             assertInstanceOf(ConnectException.class, failure.getCause(), failure::toString);
-        }
-        finally
-        {
-            fresh.stop();
-        }
+        });
 
         proxy.ok();
 
@@ -305,10 +315,9 @@ class EgressFixturesTest
     // --- Tinyproxy ------------------------------------------------------------------------------
 
     @Test
-    void tinyproxyCarriesPlainHttpAndAddsVia() throws Exception
+    void tinyproxyCarriesPlainHttpAndAddsVia() throws Throwable
     {
-        HttpClient viaTiny = clientThrough(tinyproxy.port());
-        try
+        withClientThrough(tinyproxy.port(), viaTiny ->
         {
             ContentResponse response = get(viaTiny, target.httpUrl("/echo"));
             assertEquals(200, response.getStatus(), tinyproxy::log);
@@ -319,18 +328,13 @@ class EgressFixturesTest
             // tinyproxy opens one upstream connection per request: HTTP/1.1 with Connection: close.
             assertEquals("close", recorded.header("Connection"));
             assertTrue(response.getHeaders().get("Via").startsWith("1.1 tiny1"), "it tags responses too");
-        }
-        finally
-        {
-            viaTiny.stop();
-        }
+        });
     }
 
     @Test
-    void tinyproxyTunnelsHttpsOnlyToListedConnectPorts() throws Exception
+    void tinyproxyTunnelsHttpsOnlyToListedConnectPorts() throws Throwable
     {
-        HttpClient viaTiny = clientThrough(tinyproxy.port());
-        try
+        withClientThrough(tinyproxy.port(), viaTiny ->
         {
             ContentResponse response = get(viaTiny, target.httpsUrl("/echo"));
             assertEquals(200, response.getStatus(), tinyproxy::log);
@@ -342,11 +346,7 @@ class EgressFixturesTest
             HttpResponseException answer = assertInstanceOf(HttpResponseException.class, refused.getCause(),
                     refused::toString);
             assertEquals(403, answer.getResponse().getStatus());
-        }
-        finally
-        {
-            viaTiny.stop();
-        }
+        });
     }
 
     private static void rawConnect(int port) throws IOException
