@@ -6,22 +6,25 @@ import java.util.List;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.MissingNode;
 import io.sandgate.web.GatewayException;
 import org.eclipse.jetty.http.HttpStatus;
 
 /**
- * Just enough JSON-RPC 2.0 to route MCP: is a body a message or a batch of them, and is it an
- * {@code initialize} request. The gateway never rewrites the messages it relays.
+ * Just enough JSON-RPC 2.0 to route MCP: is a body a message or a batch of them, its method and
+ * params. The gateway never rewrites the requests it relays.
  */
 final class JsonRpc
 {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final List<JsonNode> messages;
+    private final boolean batch;
 
-    private JsonRpc(List<JsonNode> messages)
+    private JsonRpc(List<JsonNode> messages, boolean batch)
     {
         this.messages = messages;
+        this.batch = batch;
     }
 
     /** @throws GatewayException 400 ({@link JsonRpcErrors#NOT_JSON} or {@link JsonRpcErrors#NOT_A_MESSAGE}) when the body is not a JSON-RPC 2.0 message or a non-empty batch of them */
@@ -50,7 +53,7 @@ final class JsonRpc
             if (!valid)
                 throw notAMessage("body is not a JSON-RPC 2.0 message");
         }
-        return new JsonRpc(messages);
+        return new JsonRpc(messages, root.isArray());
     }
 
     private static GatewayException notAMessage(String message)
@@ -65,6 +68,24 @@ final class JsonRpc
             return null;
         JsonNode id = messages.get(0).get("id");
         return id != null && (id.isTextual() || id.isNumber()) ? id : null;
+    }
+
+    /** Whether the body is one message rather than a batch (even a batch of one). */
+    boolean isSingle()
+    {
+        return !batch;
+    }
+
+    /** The method of a single message, or null (a batch, or a response). */
+    String method()
+    {
+        return isSingle() ? messages.get(0).path("method").asText(null) : null;
+    }
+
+    /** The params of a single message; a missing node when it has none. */
+    JsonNode params()
+    {
+        return isSingle() ? messages.get(0).path("params") : MissingNode.getInstance();
     }
 
     boolean isInitialize()

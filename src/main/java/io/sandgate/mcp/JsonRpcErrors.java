@@ -30,6 +30,11 @@ final class JsonRpcErrors implements Errors.Body
     static final int TRANSPORT_ERROR = -32000;
     /** The SDKs' code for "session not found" and for a request that timed out. */
     static final int NOT_FOUND_OR_TIMEOUT = -32001;
+    static final int INVALID_PARAMS = -32602;
+    /** 2026-07-28: an {@code Mcp-*} header is missing or says something else than the body. */
+    static final int HEADER_MISMATCH = -32020;
+    /** 2026-07-28: the request's protocol revision is one the server does not speak; data lists those it does. */
+    static final int UNSUPPORTED_PROTOCOL_VERSION = -32022;
 
     /** {@link GatewayException#code()} of a body that is not JSON. */
     static final String NOT_JSON = "parse_error";
@@ -61,12 +66,16 @@ final class JsonRpcErrors implements Errors.Body
     {
         ObjectNode body = JSON.createObjectNode().put("jsonrpc", "2.0");
         body.set("id", id == null ? NullNode.getInstance() : id);
-        body.putObject("error").put("code", code(error)).put("message", message);
+        ObjectNode object = body.putObject("error").put("code", code(error)).put("message", message);
+        if (error instanceof RpcException rpc && rpc.data() != null)
+            object.set("data", rpc.data());
         return body.toString();
     }
 
     static int code(GatewayException error)
     {
+        if (error instanceof RpcException rpc)
+            return rpc.rpcCode();
         return switch (error.code())
         {
             case NOT_JSON -> PARSE_ERROR;

@@ -41,8 +41,6 @@ public final class McpGateway implements AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(McpGateway.class);
     private static final SecureRandom RANDOM = new SecureRandom();
-    /** Protocol versions a client may name in {@code MCP-Protocol-Version}. */
-    static final Set<String> PROTOCOL_VERSIONS = Set.of("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25");
     /** How long an upstream message waits for the store before it is counted lost. */
     private static final Duration RELAY_PATIENCE = Duration.ofSeconds(60);
     /** Concurrent exchanges with one upstream MCP server. */

@@ -25,18 +25,20 @@ final class StreamableTransport
 
     private final McpGateway mcp;
     private final UpstreamStreams upstreams;
+    private final StatelessTransport stateless;
 
     StreamableTransport(McpGateway mcp, UpstreamStreams upstreams)
     {
         this.mcp = mcp;
         this.upstreams = upstreams;
+        this.stateless = new StatelessTransport(mcp);
     }
 
     private static void checkVersion(HttpServletRequest request)
     {
         String version = request.getHeader(McpHeaders.PROTOCOL_VERSION);
-        if (version != null && !McpGateway.PROTOCOL_VERSIONS.contains(version))
-            throw GatewayException.badRequest("unsupported MCP-Protocol-Version");
+        if (version != null && !StatelessTransport.SESSION_REVISIONS.contains(version))
+            throw GatewayException.badRequest("unsupported MCP-Protocol-Version " + version + " for a session: 2026-07-28 requests carry no Mcp-Session-Id");
     }
 
     private static void requireStreamableUpstream(McpConfig.Server server)
@@ -48,10 +50,16 @@ final class StreamableTransport
     /** Relays a POST: its answer (JSON, or an SSE stream) streams straight back to the client. */
     void post(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, String body)
     {
-        checkVersion(request);
-        requireStreamableUpstream(server);
         JsonRpc rpc = JsonRpc.parse(body);
         JsonRpcErrors.parsed(request, rpc);
+        if (StatelessTransport.applies(request, rpc))
+        {
+            requireStreamableUpstream(server);
+            stateless.post(request, response, server, rpc, body);
+            return;
+        }
+        checkVersion(request);
+        requireStreamableUpstream(server);
         String sessionId = request.getHeader(McpHeaders.SESSION_ID);
         McpSession session = sessionId == null ? null : mcp.session(sessionId, server);
 

@@ -121,7 +121,10 @@ class McpErrorsIT
     @Test
     void badProtocolVersion_is400() throws Exception
     {
-        assertJsonRpcError(send("POST", "/mcp/tools/mcp", ping(1), "MCP-Protocol-Version", "1999-01-01"), 400, -32000, null, "MCP-Protocol-Version");
+        // A revision of no session era is a stateless request, which carries _meta: without, its params are invalid.
+        assertJsonRpcError(send("POST", "/mcp/tools/mcp", ping(1), "MCP-Protocol-Version", "1999-01-01"), 400, -32602, "1", "_meta");
+        assertJsonRpcError(send("POST", "/mcp/tools/mcp", ping(1), "MCP-Protocol-Version", "2026-07-28", "Mcp-Session-Id", SESSION),
+            400, -32000, "1", "MCP-Protocol-Version");
         assertJsonRpcError(send("GET", "/mcp/tools/mcp", null, "MCP-Protocol-Version", "1999-01-01"), 400, -32000, null, "MCP-Protocol-Version");
     }
 
