@@ -212,10 +212,9 @@ class VaultSecretSourceIT
     void appRoleLogsInWithRoleIdAndSecretId()
     {
         needsDouble();
-        vault.appRole("sandgate-role-id", "sandgate-secret-id");
         writeValue("openai", "sk-approle");
 
-        VaultSecretSource source = source(new VaultAuth.AppRole(new Secret("sandgate-role-id"), new Secret("sandgate-secret-id")));
+        VaultSecretSource source = source(knownAppRole());
 
         assertEquals("sk-approle", source.get("openai").reveal());
         assertEquals(1, vault.logins());
