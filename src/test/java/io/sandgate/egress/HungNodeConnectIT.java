@@ -1,13 +1,8 @@
 package io.sandgate.egress;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.net.InetAddress;
-import java.net.Socket;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,6 +16,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.testing.ForwardProxy;
 import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.GatewayExtension;
+import io.sandgate.testing.RawConnect;
 import io.sandgate.testing.SandboxBackend;
 import io.sandgate.testing.SilentPeer;
 import io.sandgate.testing.TargetServer;
@@ -97,32 +93,9 @@ class HungNodeConnectIT
         sandbox.close();
     }
 
-    /** A CONNECT as an HTTPS_PROXY client sends it: the status line it gets, or "" when the gateway closed without one. */
     private CompletableFuture<String> connect(String taskType, int port)
     {
-        return CompletableFuture.supplyAsync(() ->
-        {
-            try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), gateway.port()))
-            {
-                socket.setSoTimeout(30_000);
-                String authority = "127.0.0.1:" + port;
-                socket.getOutputStream().write(("CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority + "\r\nX-Agent-Task-Type: " + taskType + "\r\n\r\n")
-                    .getBytes(StandardCharsets.US_ASCII));
-                return statusLine(socket.getInputStream());
-            }
-            catch (IOException x)
-            {
-                throw new IllegalStateException(x);
-            }
-        }, agents);
-    }
-
-    private static String statusLine(InputStream in) throws IOException
-    {
-        StringBuilder line = new StringBuilder();
-        for (int b = in.read(); b >= 0 && b != '\n'; b = in.read())
-            line.append((char)b);
-        return line.toString().trim();
+        return RawConnect.send(gateway.port(), "127.0.0.1:" + port, taskType, agents);
     }
 
     @Test

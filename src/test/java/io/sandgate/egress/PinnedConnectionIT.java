@@ -36,6 +36,8 @@ import org.eclipse.jetty.util.thread.Scheduler;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -139,20 +141,25 @@ class PinnedConnectionIT
         return false;
     }
 
-    @Test
-    void https_nodeIsAskedToConnectToTheCheckedAddress_andTlsVerifiesTheName() throws Exception
+    /**
+     * Plain http is tunnelled too, so that the node never resolves the name again: Host names the
+     * target in both cases, and for https TLS verifies the name.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"https", "http"})
+    void nodeIsAskedToConnectToTheCheckedAddress_andHostNamesTheTarget(String scheme) throws Exception
     {
-        PinnedTarget pinned = PinnedTarget.check(loopbackGuard("localhost"), "https", "localhost", target.httpsPort());
+        int port = scheme.equals("https") ? target.httpsPort() : target.httpPort();
+        PinnedTarget pinned = PinnedTarget.check(loopbackGuard("localhost"), scheme, "localhost", port);
 
         ContentResponse response = client.newRequest(pinned, "/echo?x=1").timeout(10, TimeUnit.SECONDS).send();
 
         assertEquals(200, response.getStatus(), response.getContentAsString());
-        assertEquals(List.of(new ForwardProxy.Received("CONNECT", "127.0.0.1:" + target.httpsPort(), "127.0.0.1:" + target.httpsPort())),
-            node.received());
+        assertEquals(List.of(new ForwardProxy.Received("CONNECT", "127.0.0.1:" + port, "127.0.0.1:" + port)), node.received());
         TargetServer.Recorded seen = target.requests().get(0);
-        assertEquals("https", seen.scheme());
+        assertEquals(scheme, seen.scheme());
         assertEquals("/echo?x=1", seen.pathAndQuery());
-        assertEquals("localhost:" + target.httpsPort(), seen.header("Host"));
+        assertEquals("localhost:" + port, seen.header("Host"));
     }
 
     @Test
@@ -180,21 +187,6 @@ class PinnedConnectionIT
 
         assertEquals(200, response.getStatus());
         assertEquals("127.0.0.1:" + target.httpsPort(), target.requests().get(0).header("Host"));
-    }
-
-    @Test
-    void http_isTunnelledToTheCheckedAddress_soHostNamesTheTarget() throws Exception
-    {
-        PinnedTarget pinned = PinnedTarget.check(loopbackGuard("localhost"), "http", "localhost", target.httpPort());
-
-        ContentResponse response = client.newRequest(pinned, "/echo").timeout(10, TimeUnit.SECONDS).send();
-
-        assertEquals(200, response.getStatus(), response.getContentAsString());
-        assertEquals(List.of(new ForwardProxy.Received("CONNECT", "127.0.0.1:" + target.httpPort(), "127.0.0.1:" + target.httpPort())),
-            node.received());
-        TargetServer.Recorded seen = target.requests().get(0);
-        assertEquals("http", seen.scheme());
-        assertEquals("localhost:" + target.httpPort(), seen.header("Host"));
     }
 
     @Test

@@ -1,14 +1,9 @@
 package io.sandgate.launcher;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.net.InetAddress;
-import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,6 +19,7 @@ import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.HoldingMcpServer;
 import io.sandgate.testing.McpCalls;
+import io.sandgate.testing.RawConnect;
 import io.sandgate.testing.SandboxBackend;
 import io.sandgate.testing.SilentPeer;
 import org.eclipse.jetty.websocket.api.Session;
@@ -106,15 +102,13 @@ class NoThreadHeldIT
     @Test
     void hungPeersOnEveryFace_holdNoRequestThread_andSlowCallsCompleteWhenAnswered() throws Exception
     {
-        List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
-        for (int i = 0; i < MCP_CALLS; i++)
-            calls.add(McpCalls.toolCall(gateway, i));
+        List<CompletableFuture<HttpResponse<String>>> calls = McpCalls.toolCalls(gateway, MCP_CALLS);
         List<CompletableFuture<Session>> upgrades = new ArrayList<>();
         for (int i = 0; i < UPGRADES; i++)
             upgrades.add(browsers.connect(new WebSocketBridgeIT.Browser(), URI.create("ws://127.0.0.1:" + gateway.port() + "/vnc/1/websockify")));
         List<CompletableFuture<String>> connects = new ArrayList<>();
         for (int i = 0; i < CONNECTS; i++)
-            connects.add(connect());
+            connects.add(RawConnect.send(gateway.internalPort(), "127.0.0.1:443", "hung", agents));
 
         // The gateway opens at most 64 connections to one sandbox (Jetty's default per destination);
         // the other upgrades wait in its client's queue, which holds no thread either.
@@ -136,28 +130,5 @@ class NoThreadHeldIT
             assertThrows(ExecutionException.class, () -> upgrade.get(TIMEOUT.toSeconds() * 3, TimeUnit.SECONDS));
         for (CompletableFuture<String> connect : connects)
             assertTrue(connect.get(TIMEOUT.toSeconds() * 3, TimeUnit.SECONDS).startsWith("HTTP/1.1 502"), connect.get());
-    }
-
-    /** A CONNECT as an HTTPS_PROXY client sends it; the status line it gets. */
-    private CompletableFuture<String> connect()
-    {
-        return CompletableFuture.supplyAsync(() ->
-        {
-            try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), gateway.internalPort()))
-            {
-                socket.setSoTimeout(30_000);
-                socket.getOutputStream().write("CONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: 127.0.0.1:443\r\nX-Agent-Task-Type: hung\r\n\r\n"
-                    .getBytes(StandardCharsets.US_ASCII));
-                InputStream in = socket.getInputStream();
-                StringBuilder line = new StringBuilder();
-                for (int b = in.read(); b >= 0 && b != '\n'; b = in.read())
-                    line.append((char)b);
-                return line.toString().trim();
-            }
-            catch (IOException x)
-            {
-                throw new IllegalStateException(x);
-            }
-        }, agents);
     }
 }

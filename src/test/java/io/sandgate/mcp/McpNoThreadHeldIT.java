@@ -4,7 +4,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -46,9 +45,7 @@ class McpNoThreadHeldIT
     @Test
     void slowToolCalls_holdNoRequestThread_andAllCompleteWhenTheUpstreamAnswers() throws Exception
     {
-        List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
-        for (int i = 0; i < CALLS; i++)
-            calls.add(McpCalls.toolCall(gateway, i));
+        List<CompletableFuture<HttpResponse<String>>> calls = McpCalls.toolCalls(gateway, CALLS);
         await().atMost(Duration.ofSeconds(30)).until(() -> slowUpstream.held() == CALLS);
 
         // Every call is now waiting on the upstream: the gateway must still answer at once.

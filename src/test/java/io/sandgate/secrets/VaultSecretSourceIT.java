@@ -114,6 +114,13 @@ class VaultSecretSourceIT
         return source(new VaultAuth.Token(new Secret(rootToken)));
     }
 
+    /** Registers an AppRole with the double and returns it as a source's login. */
+    private VaultAuth knownAppRole()
+    {
+        vault.appRole("role", "secret");
+        return new VaultAuth.AppRole(new Secret("role"), new Secret("secret"));
+    }
+
     /** Writes a KV v2 version through the HTTP API, as an operator would. */
     private int write(String path, Map<String, String> data)
     {
@@ -205,10 +212,9 @@ class VaultSecretSourceIT
     void appRoleLogsInWithRoleIdAndSecretId()
     {
         needsDouble();
-        vault.appRole("sandgate-role-id", "sandgate-secret-id");
         writeValue("openai", "sk-approle");
 
-        VaultSecretSource source = source(new VaultAuth.AppRole(new Secret("sandgate-role-id"), new Secret("sandgate-secret-id")));
+        VaultSecretSource source = source(knownAppRole());
 
         assertEquals("sk-approle", source.get("openai").reveal());
         assertEquals(1, vault.logins());
@@ -251,10 +257,9 @@ class VaultSecretSourceIT
     {
         needsDouble();
         vault.loginTokens(Duration.ofSeconds(3), Duration.ofHours(1), true);
-        vault.appRole("role", "secret");
         writeValue("first", "sk-first");
         writeValue("later", "sk-later");
-        VaultSecretSource source = source(new VaultAuth.AppRole(new Secret("role"), new Secret("secret")));
+        VaultSecretSource source = source(knownAppRole());
         assertEquals("sk-first", source.get("first").reveal());
         Instant loggedIn = Instant.now();
 
@@ -287,9 +292,8 @@ class VaultSecretSourceIT
         needsDouble();
         // Renewal at 2 s can only extend to the 3.5 s max TTL: the shortened lease says the end is near.
         vault.loginTokens(Duration.ofSeconds(3), Duration.ofMillis(3500), true);
-        vault.appRole("role", "secret");
         writeValue("later", "sk-later");
-        VaultSecretSource source = source(new VaultAuth.AppRole(new Secret("role"), new Secret("secret")));
+        VaultSecretSource source = source(knownAppRole());
 
         await().atMost(Duration.ofSeconds(15)).until(() -> vault.logins() >= 2);
 
@@ -301,10 +305,9 @@ class VaultSecretSourceIT
     void deniedReadLogsInAgainOnceAndRetries()
     {
         needsDouble();
-        vault.appRole("role", "secret");
         writeValue("first", "sk-first");
         writeValue("second", "sk-second");
-        VaultSecretSource source = source(new VaultAuth.AppRole(new Secret("role"), new Secret("secret")));
+        VaultSecretSource source = source(knownAppRole());
         assertEquals("sk-first", source.get("first").reveal());
 
         vault.revokeAllButRoot();
@@ -317,10 +320,9 @@ class VaultSecretSourceIT
     void permissionDeniedIsAClearError()
     {
         needsDouble();
-        vault.appRole("role", "secret");
         writeValue("private", "sk-private");
         vault.forbid("secret/data/" + prefix + "/private");
-        VaultSecretSource source = source(new VaultAuth.AppRole(new Secret("role"), new Secret("secret")));
+        VaultSecretSource source = source(knownAppRole());
 
         SecretUnavailableException x = unavailable(source, "private");
 

@@ -3,6 +3,7 @@ package io.sandgate.testing;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -27,6 +28,15 @@ public final class McpCalls
             .header("Content-Type", "application/json")
             .header("Accept", "application/json, text/event-stream")
             .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** {@code count} tool calls with the ids 0 to count - 1, in that order, as {@link #assertAllDone} expects them. */
+    public static List<CompletableFuture<HttpResponse<String>>> toolCalls(Gateway gateway, int count)
+    {
+        List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
+        for (int i = 0; i < count; i++)
+            calls.add(toolCall(gateway, i));
+        return calls;
     }
 
     /** Call {@code i} of the list answered 200 with the result {@code done i}. */

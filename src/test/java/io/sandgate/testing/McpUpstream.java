@@ -143,18 +143,8 @@ public final class McpUpstream implements AutoCloseable
                 .messageEndpoint(MESSAGE_PATH)
                 .build();
 
-        streamableServer = McpServer.sync(streamableTransport)
-                .serverInfo("sandgate-mcp-upstream", "1.0.0")
-                .capabilities(capabilities())
-                .requestTimeout(REQUEST_TIMEOUT)
-                .tools(tools(TRANSPORT_STREAMABLE))
-                .build();
-        sseServer = McpServer.sync(sseTransport)
-                .serverInfo("sandgate-mcp-upstream", "1.0.0")
-                .capabilities(capabilities())
-                .requestTimeout(REQUEST_TIMEOUT)
-                .tools(tools(TRANSPORT_SSE))
-                .build();
+        streamableServer = server(McpServer.sync(streamableTransport), TRANSPORT_STREAMABLE);
+        sseServer = server(McpServer.sync(sseTransport), TRANSPORT_SSE);
 
         ServletContextHandler context = new ServletContextHandler("/");
         FilterHolder recorder = new FilterHolder(new RecordingFilter());
@@ -273,6 +263,16 @@ public final class McpUpstream implements AutoCloseable
         {
             throw failure;
         }
+    }
+
+    /** The same server on either transport; its tools record which one a call came through. */
+    private McpSyncServer server(McpServer.SyncSpecification<?> spec, String transport)
+    {
+        return spec.serverInfo("sandgate-mcp-upstream", "1.0.0")
+                .capabilities(capabilities())
+                .requestTimeout(REQUEST_TIMEOUT)
+                .tools(tools(transport))
+                .build();
     }
 
     private static ServerCapabilities capabilities()
