@@ -25,7 +25,7 @@ import io.sandgate.testing.Gateway;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.RunningGateway;
 import io.sandgate.testing.SandboxBackend;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -50,7 +50,9 @@ class IngressProxyIT
 {
     private static final String SECRET = "it-secret-0123456789abcdef-0123456789";
 
+    @AutoClose
     private static SandboxBackend sandbox37579;
+    @AutoClose
     private static SandboxBackend sandbox41000;
 
     @RegisterExtension
@@ -66,13 +68,6 @@ class IngressProxyIT
     {
         sandbox37579 = SandboxBackend.start("s37579");
         sandbox41000 = SandboxBackend.start("s41000");
-    }
-
-    @AfterAll
-    static void stop()
-    {
-        sandbox37579.close();
-        sandbox41000.close();
     }
 
     @BeforeEach

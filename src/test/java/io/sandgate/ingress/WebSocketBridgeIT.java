@@ -25,7 +25,7 @@ import org.eclipse.jetty.websocket.api.Session;
 import org.eclipse.jetty.websocket.api.exceptions.UpgradeException;
 import org.eclipse.jetty.websocket.client.ClientUpgradeRequest;
 import org.eclipse.jetty.websocket.client.WebSocketClient;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -44,8 +44,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 public class WebSocketBridgeIT
 {
     private static final String SECRET = "ws-it-secret-0123456789abcdef";
+    @AutoClose
     private static WebSocketBackend sandbox;
+    @AutoClose
     private static WebSocketBackend other;
+    @AutoClose("stop")
     private static WebSocketClient client;
 
     @RegisterExtension
@@ -62,14 +65,6 @@ public class WebSocketBridgeIT
         client = new WebSocketClient();
         client.setMaxBinaryMessageSize(1024 * 1024);
         client.start();
-    }
-
-    @AfterAll
-    static void stop() throws Exception
-    {
-        client.stop();
-        sandbox.close();
-        other.close();
     }
 
     /** A browser-like client leg that reads only while {@link #reading} is set. */
