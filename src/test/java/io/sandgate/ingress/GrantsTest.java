@@ -1,9 +1,7 @@
 package io.sandgate.ingress;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.List;
@@ -11,11 +9,15 @@ import java.util.regex.Pattern;
 
 import io.sandgate.core.Secret;
 import io.sandgate.testing.MutableClock;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import static io.sandgate.ingress.SessionFixtures.SECRET;
+import static io.sandgate.ingress.SessionFixtures.T0;
+import static io.sandgate.ingress.SessionFixtures.digitIds;
+import static io.sandgate.ingress.SessionFixtures.signer;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -24,20 +26,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class GrantsTest {
 
-    private static final String SECRET = "0123456789abcdef0123456789abcdef";
-    private static final Instant T0 = Instant.parse("2025-03-01T10:00:00Z");
     private static final Duration TTL = Duration.ofMinutes(10);
 
-    private MutableClock clock;
-    private Signer signer;
-    private Grants grants;
-
-    @BeforeEach
-    void setUp() {
-        clock = new MutableClock(T0);
-        signer = new Signer(SECRET.getBytes(StandardCharsets.UTF_8));
-        grants = new Grants(signer, clock);
-    }
+    // JUnit makes a fresh instance for every test, so each starts at T0 with its own clock.
+    private final MutableClock clock = new MutableClock(T0);
+    private final Signer signer = signer();
+    private final Grants grants = new Grants(signer, clock);
 
     // ---- issue / verify ----------------------------------------------------------------------
 
@@ -114,21 +108,23 @@ class GrantsTest {
 
     // ---- tampering ---------------------------------------------------------------------------
 
-    @Test
-    void tamperedIdIsRejected() {
-        String token = grants.issue("37579", "alice", TTL);
-        assertNull(grants.verify(replaced(token, 0, Signer.encode("37578"))));
-        assertNull(grants.verify(replaced(token, 0, Signer.encode("375790"))));
+    @ParameterizedTest(name = "field {0} = {1}")
+    @CsvSource({
+        "0, 37578",     // another sandbox's id
+        "0, 375790",
+        "3, mallory",   // another subject
+        "3, ''",
+    })
+    void tamperedIdOrSubjectIsRejected(int field, String value) {
+        assertRejectedWithField(grants.issue("37579", "alice", TTL), field, Signer.encode(value));
     }
 
     @Test
     void tamperedExpiryIsRejected() {
         String token = grants.issue("37579", "alice", TTL);
         long expires = Long.parseLong(token.split("\\.")[2]);
-        assertNull(grants.verify(replaced(token, 2, Long.toString(expires + 3600))));
-        assertNull(grants.verify(replaced(token, 2, Long.toString(expires - 1))));
-        // Same number, different spelling: the signature covers the text.
-        assertNull(grants.verify(replaced(token, 2, "0" + expires)));
+        // The last one is the same number, spelled differently: the signature covers the text.
+        assertRejectedWithField(token, 2, Long.toString(expires + 3600), Long.toString(expires - 1), "0" + expires);
     }
 
     @Test
@@ -137,17 +133,9 @@ class GrantsTest {
         assertNotNull(grants.verify(token));
         String[] f = token.split("\\.", -1);
         // Moved past a revocation, made reusable, or given a longer session: none verifies.
-        assertNull(grants.verify(replaced(token, 1, Long.toString(Long.parseLong(f[1]) + 60_000))));
-        assertNull(grants.verify(replaced(token, 4, grants.issue("37579", "alice", TTL).split("\\.")[4])));
-        assertNull(grants.verify(replaced(token, 5, "43200")));
-        assertNull(grants.verify(replaced(token, 5, "")));
-    }
-
-    @Test
-    void tamperedSubjectIsRejected() {
-        String token = grants.issue("37579", "alice", TTL);
-        assertNull(grants.verify(replaced(token, 3, Signer.encode("mallory"))));
-        assertNull(grants.verify(replaced(token, 3, Signer.encode(""))));
+        assertRejectedWithField(token, 1, Long.toString(Long.parseLong(f[1]) + 60_000));
+        assertRejectedWithField(token, 4, grants.issue("37579", "alice", TTL).split("\\.")[4]);
+        assertRejectedWithField(token, 5, "43200", "");
     }
 
     @Test
@@ -157,10 +145,7 @@ class GrantsTest {
         // Change the first character: it carries 6 significant bits (the last one carries only 2).
         char c = signature.charAt(0);
         String flipped = (c == 'A' ? 'B' : 'A') + signature.substring(1);
-        assertNull(grants.verify(replaced(token, 6, flipped)));
-        assertNull(grants.verify(replaced(token, 6, "")));
-        assertNull(grants.verify(replaced(token, 6, signature.substring(0, 10))));
-        assertNull(grants.verify(replaced(token, 6, "not*base64")));
+        assertRejectedWithField(token, 6, flipped, "", signature.substring(0, 10), "not*base64");
     }
 
     @ParameterizedTest
@@ -201,7 +186,7 @@ class GrantsTest {
 
     @Test
     void sessionCookieSignatureCannotBeUsedAsGrant() {
-        SessionCookie cookie = new SessionCookie(signer, ids(), Duration.ofHours(12), 8, clock);
+        SessionCookie cookie = new SessionCookie(signer, digitIds(), Duration.ofHours(12), 8, clock);
         String entry = cookie.withFirst(SessionCookie.Decoded.NONE, "37579");
         String[] f = entry.split("\\.");
         assertEquals(3, f.length);
@@ -221,7 +206,7 @@ class GrantsTest {
 
     @Test
     void grantCannotBeUsedAsSessionCookieEntry() {
-        SessionCookie cookie = new SessionCookie(signer, ids(), Duration.ofHours(12), 8, clock);
+        SessionCookie cookie = new SessionCookie(signer, digitIds(), Duration.ofHours(12), 8, clock);
         String token = grants.issue("37579", "alice", TTL);
         String[] f = token.split("\\.");
 
@@ -251,18 +236,16 @@ class GrantsTest {
 
     // ---- helpers -----------------------------------------------------------------------------
 
-    private static IdSyntax ids() {
-        return new IdSyntax(Pattern.compile("\\d+"), 64);
-    }
-
     private static String join(String... fields) {
         return String.join(".", fields);
     }
 
-    /** The token with field {@code index} replaced. */
-    private static String replaced(String token, int index, String value) {
-        String[] fields = token.split("\\.", -1);
-        fields[index] = value;
-        return join(fields);
+    /** Asserts that {@code token} verifies with none of {@code values} in field {@code index}. */
+    private void assertRejectedWithField(String token, int index, String... values) {
+        for (String value : values) {
+            String[] fields = token.split("\\.", -1);
+            fields[index] = value;
+            assertNull(grants.verify(join(fields)), "field " + index + " = " + value);
+        }
     }
 }

@@ -19,23 +19,19 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.regex.Pattern;
 
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import io.sandgate.core.Secret;
 import io.sandgate.testing.BrowserRequests;
 import io.sandgate.testing.Gateway;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.RunningGateway;
 import io.sandgate.testing.SandboxBackend;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.slf4j.LoggerFactory;
 
 import static io.sandgate.testing.BrowserRequests.get;
 import static io.sandgate.testing.BrowserRequests.sessionCookie;
@@ -54,7 +50,9 @@ class IngressProxyIT
 {
     private static final String SECRET = "it-secret-0123456789abcdef-0123456789";
 
+    @AutoClose
     private static SandboxBackend sandbox37579;
+    @AutoClose
     private static SandboxBackend sandbox41000;
 
     @RegisterExtension
@@ -70,13 +68,6 @@ class IngressProxyIT
     {
         sandbox37579 = SandboxBackend.start("s37579");
         sandbox41000 = SandboxBackend.start("s41000");
-    }
-
-    @AfterAll
-    static void stop()
-    {
-        sandbox37579.close();
-        sandbox41000.close();
     }
 
     @BeforeEach
@@ -203,7 +194,7 @@ class IngressProxyIT
     static List<String> forgedCookies()
     {
         Signer signer = new Signer(SECRET.getBytes(StandardCharsets.UTF_8));
-        IdSyntax ids = new IdSyntax(Pattern.compile("\\d+"), 64);
+        IdSyntax ids = SessionFixtures.digitIds();
         Clock now = Clock.systemUTC();
         String valid = new SessionCookie(signer, ids, Duration.ofHours(1), 8, now).withFirst(SessionCookie.Decoded.NONE, "37579");
         String[] parts = valid.split("\\.");
@@ -322,11 +313,8 @@ class IngressProxyIT
     @Test
     void signedAccess_grantBecomesCookie_isStrippedByRedirect_andNothingElseGetsIn() throws Exception
     {
-        Logger access = (Logger)LoggerFactory.getLogger("sandgate.access");
-        ListAppender<ILoggingEvent> logged = new ListAppender<>();
-        logged.start();
-        access.addAppender(logged);
-        try (RunningGateway signed = gateway.startAnother(config -> config.set("ingress.access", "signed")))
+        try (AccessLogCapture accessLog = new AccessLogCapture();
+            RunningGateway signed = gateway.startAnother(config -> config.set("ingress.access", "signed")))
         {
             assertEquals(403, get(signed.uri(), "/vnc/37579/").statusCode());
             assertEquals(403, get(signed.uri(), "/vnc/echo", "X-Sandbox-Id", "37579").statusCode());
@@ -347,16 +335,13 @@ class IngressProxyIT
             assertEquals(0, sandbox41000.requestCount());
 
             String cookieValue = cookie.substring(cookie.indexOf('=') + 1);
-            for (ILoggingEvent event : logged.list)
+            List<String> lines = accessLog.lines();
+            for (String line : lines)
             {
-                assertFalse(event.getFormattedMessage().contains(grant), event.getFormattedMessage());
-                assertFalse(event.getFormattedMessage().contains(cookieValue), event.getFormattedMessage());
+                assertFalse(line.contains(grant), line);
+                assertFalse(line.contains(cookieValue), line);
             }
-            assertTrue(logged.list.size() >= 6, "access log lines written: " + logged.list.size());
-        }
-        finally
-        {
-            access.detachAppender(logged);
+            assertTrue(lines.size() >= 6, "access log lines written: " + lines.size());
         }
     }
 

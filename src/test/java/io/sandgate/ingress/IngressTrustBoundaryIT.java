@@ -27,7 +27,7 @@ import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.Callback;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -60,10 +60,15 @@ class IngressTrustBoundaryIT
         "app=1; Path=/; Domain=127.0.0.1; HttpOnly",
         "pref=dark");
 
+    @AutoClose
     private static SandboxBackend sandbox37579;
+    @AutoClose
     private static SandboxBackend sandbox41000;
+    @AutoClose("stop")
     private static Server cookieSandbox;
+    @AutoClose
     private static EmbeddedServer gateway;
+    @AutoClose
     private static EmbeddedServer signed;
 
     @BeforeAll
@@ -94,16 +99,6 @@ class IngressTrustBoundaryIT
             "7", "127.0.0.1:" + ((ServerConnector)cookieSandbox.getConnectors()[0]).getLocalPort()));
         values.putAll(extra);
         return values;
-    }
-
-    @AfterAll
-    static void stop() throws Exception
-    {
-        signed.close();
-        gateway.close();
-        cookieSandbox.stop();
-        sandbox37579.close();
-        sandbox41000.close();
     }
 
     @BeforeEach

@@ -31,7 +31,7 @@ import io.sandgate.testing.VncSandbox;
 import org.eclipse.jetty.toolchain.test.MavenPaths;
 import org.eclipse.jetty.toolchain.test.jupiter.WorkDir;
 import org.eclipse.jetty.toolchain.test.jupiter.WorkDirExtension;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -85,9 +85,13 @@ class NoVncBrowserIT
 
     private static Path work;
     private static Path webRoot;
+    @AutoClose
     private static RedisServerProcess redis;
+    @AutoClose
     private static VncSandbox sandboxA;
+    @AutoClose
     private static VncSandbox sandboxB;
+    @AutoClose
     private static HeaderSandbox cookieSandbox;
     /** The same routes in {@code signed} access mode. */
     private static RunningGateway signed;
@@ -119,16 +123,6 @@ class NoVncBrowserIT
             raw.hset(ROUTES_KEY, ID_COOKIES, cookieSandbox.hostPort());
         }
         signed = gateway.startAnother(config -> config.set("ingress.access", "signed"));
-    }
-
-    @AfterAll
-    static void stop() throws Exception
-    {
-        for (AutoCloseable c : new AutoCloseable[]{sandboxA, sandboxB, cookieSandbox, redis})
-        {
-            if (c != null)
-                c.close();
-        }
     }
 
     @Test

@@ -12,7 +12,7 @@ import io.sandgate.testing.HeaderSandbox;
 import io.sandgate.testing.RawHttp;
 import io.sandgate.testing.RunningGateway;
 import io.sandgate.testing.SandboxBackend;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -38,9 +38,13 @@ class SandboxIsolationIT
     private static final String SANDBOX_B = "41000";
     private static final String COOKIES = "7";
 
+    @AutoClose
     private static SandboxBackend a;
+    @AutoClose
     private static SandboxBackend b;
+    @AutoClose
     private static SandboxBackend aSecondPort;
+    @AutoClose
     private static HeaderSandbox cookies;
     private static RunningGateway signed;
     private static RunningGateway ports;
@@ -67,16 +71,6 @@ class SandboxIsolationIT
         ports = gateway.startAnother(config -> config
             .set("ingress.host-pattern", "{port}-{id}.sbx.localhost")
             .set("ingress.sandbox-ports", Integer.toString(aSecondPort.port())));
-    }
-
-    @AfterAll
-    static void stop() throws Exception
-    {
-        for (AutoCloseable c : new AutoCloseable[]{a, b, aSecondPort, cookies})
-        {
-            if (c != null)
-                c.close();
-        }
     }
 
     @BeforeEach

@@ -3,20 +3,22 @@ package io.sandgate.ingress;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.regex.Pattern;
 
 import io.sandgate.testing.MutableClock;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import static io.sandgate.ingress.SessionFixtures.T0;
+import static io.sandgate.ingress.SessionFixtures.cookieHolding;
+import static io.sandgate.ingress.SessionFixtures.digitIds;
+import static io.sandgate.ingress.SessionFixtures.idsOf;
+import static io.sandgate.ingress.SessionFixtures.signer;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -24,24 +26,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class SessionCookieTest {
 
-    private static final String SECRET = "0123456789abcdef0123456789abcdef";
-    private static final Instant T0 = Instant.parse("2025-03-01T10:00:00Z");
     private static final Duration TTL = Duration.ofHours(12);
     /** RFC 6265 cookie-octet: what a cookie value may contain unquoted. */
     private static final Pattern COOKIE_OCTETS = Pattern.compile("[\\x21\\x23-\\x2B\\x2D-\\x3A\\x3C-\\x5B\\x5D-\\x7E]+");
 
-    private MutableClock clock;
-    private Signer signer;
-    private IdSyntax ids;
-    private SessionCookie cookie;
-
-    @BeforeEach
-    void setUp() {
-        clock = new MutableClock(T0);
-        signer = new Signer(SECRET.getBytes(StandardCharsets.UTF_8));
-        ids = new IdSyntax(Pattern.compile("\\d+"), 64);
-        cookie = new SessionCookie(signer, ids, TTL, 3, clock);
-    }
+    // JUnit makes a fresh instance for every test, so each starts at T0 with its own clock.
+    private final MutableClock clock = new MutableClock(T0);
+    private final Signer signer = signer();
+    private final IdSyntax ids = digitIds();
+    private final SessionCookie cookie = new SessionCookie(signer, ids, TTL, 3, clock);
 
     // ---- round trip --------------------------------------------------------------------------
 
@@ -99,7 +92,7 @@ class SessionCookieTest {
 
     @Test
     void aCookieFromAnotherGatewayWithTheSameSecretIsAccepted() {
-        SessionCookie replica = new SessionCookie(new Signer(SECRET.getBytes(StandardCharsets.UTF_8)), ids, TTL, 3, clock);
+        SessionCookie replica = new SessionCookie(signer(), ids, TTL, 3, clock);
         SessionCookie.Decoded decoded = cookie.decode(List.of(replica.withFirst(SessionCookie.Decoded.NONE, "5")));
         assertFalse(decoded.forged());
         assertEquals(List.of("5"), idsOf(decoded));
@@ -318,19 +311,6 @@ class SessionCookieTest {
 
     /** A cookie value holding {@code newestFirst}, built by opening them oldest first. */
     private String value(String... newestFirst) {
-        SessionCookie.Decoded current = SessionCookie.Decoded.NONE;
-        String v = null;
-        for (int i = newestFirst.length - 1; i >= 0; i--) {
-            v = cookie.withFirst(current, newestFirst[i]);
-            current = cookie.decode(List.of(v));
-        }
-        return v;
-    }
-
-    private static List<String> idsOf(SessionCookie.Decoded decoded) {
-        List<String> out = new ArrayList<>();
-        for (SessionCookie.Entry entry : decoded.entries())
-            out.add(entry.id());
-        return out;
+        return cookieHolding(cookie, newestFirst);
     }
 }

@@ -2,7 +2,6 @@ package io.sandgate.ingress;
 
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
@@ -31,6 +30,10 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import static io.sandgate.ingress.SessionFixtures.SECRET;
+import static io.sandgate.ingress.SessionFixtures.T0;
+import static io.sandgate.ingress.SessionFixtures.cookieHolding;
+import static io.sandgate.ingress.SessionFixtures.idsOf;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -41,11 +44,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class SessionResolverTest {
 
-    static final String SECRET = "0123456789abcdef0123456789abcdef";
     static final String OTHER_SECRET = "fedcba9876543210fedcba9876543210";
     static final String ORIGIN = "https://gw.example";
     static final String COOKIE = "vnc_session_id";
-    static final Instant T0 = Instant.parse("2025-03-01T10:00:00Z");
     static final long TTL_SECONDS = Duration.ofHours(12).toSeconds();  // default ingress.cookie.ttl
 
     /** A resolver built the way {@link Ingress} builds it, on a clock the test moves. */
@@ -96,13 +97,7 @@ class SessionResolverTest {
 
         /** A genuine cookie value holding {@code newestFirst}, as the gateway would have set it. */
         String cookieFor(String... newestFirst) {
-            SessionCookie.Decoded current = SessionCookie.Decoded.NONE;
-            String value = null;
-            for (int i = newestFirst.length - 1; i >= 0; i--) {
-                value = cookie.withFirst(current, newestFirst[i]);
-                current = cookie.decode(List.of(value));
-            }
-            return value;
+            return cookieHolding(cookie, newestFirst);
         }
 
         /** The ids a Set-Cookie header value carries, newest first, as this gateway decodes them. */
@@ -110,10 +105,7 @@ class SessionResolverTest {
             assertNotNull(setCookie, "expected a Set-Cookie");
             SessionCookie.Decoded decoded = cookie.decode(List.of(SetCookie.parse(setCookie).value));
             assertFalse(decoded.forged(), setCookie);
-            List<String> ids = new ArrayList<>();
-            for (SessionCookie.Entry entry : decoded.entries())
-                ids.add(entry.id());
-            return ids;
+            return idsOf(decoded);
         }
     }
 
@@ -129,6 +121,17 @@ class SessionResolverTest {
         return new Req(path);
     }
 
+    /** Asserts that {@code f} goes to sandbox {@code id}, and that {@code source} named it. */
+    static void assertRouted(Forward f, String id, Source source) {
+        assertEquals(id, f.sandboxId());
+        assertEquals(source, f.source());
+    }
+
+    static void assertRedirected(Redirect r, int status, String location) {
+        assertEquals(status, r.status());
+        assertEquals(location, r.location());
+    }
+
     // ===========================================================================================
     // Resolution sources
     // ===========================================================================================
@@ -141,25 +144,21 @@ class SessionResolverTest {
         @Test
         void pathNamesTheSandbox() {
             Forward f = gw.forward(req("/vnc/37579/app/ui.js").query("x=1"));
-            assertEquals("37579", f.sandboxId());
-            assertEquals(Source.PATH, f.source());
+            assertRouted(f, "37579", Source.PATH);
             assertEquals("/app/ui.js?x=1", f.upstreamPath());
         }
 
         @Test
         void sameOriginRefererUnderTheIdNamesTheSandbox() {
             Forward f = gw.forward(req("/vnc/app/ui.js").query("x=1").referer(ORIGIN + "/vnc/42/vnc.html?autoconnect=1"));
-            assertEquals("42", f.sandboxId());
-            assertEquals(Source.REFERER, f.source());
+            assertRouted(f, "42", Source.REFERER);
             assertEquals("/app/ui.js?x=1", f.upstreamPath());
             assertNull(f.setCookie(), "a Referer is no reason to set the cookie");
         }
 
         @Test
         void refererToTheIdRootCounts() {
-            Forward f = gw.forward(req("/vnc/core/rfb.js").referer(ORIGIN + "/vnc/42/"));
-            assertEquals("42", f.sandboxId());
-            assertEquals(Source.REFERER, f.source());
+            assertRouted(gw.forward(req("/vnc/core/rfb.js").referer(ORIGIN + "/vnc/42/")), "42", Source.REFERER);
         }
 
         @Test
@@ -171,8 +170,7 @@ class SessionResolverTest {
         @Test
         void cookieNamesTheSandboxByItsFirstEntry() {
             Forward f = gw.forward(req("/vnc/websockify").cookie(gw.cookieFor("7", "8")));
-            assertEquals("7", f.sandboxId());
-            assertEquals(Source.COOKIE, f.source());
+            assertRouted(f, "7", Source.COOKIE);
             assertEquals("/websockify", f.upstreamPath());
             assertNull(f.setCookie());
         }
@@ -180,38 +178,29 @@ class SessionResolverTest {
         @Test
         void headerNamesTheSandbox() {
             Forward f = gw.forward(req("/vnc/websockify").header("9"));
-            assertEquals("9", f.sandboxId());
-            assertEquals(Source.HEADER, f.source());
+            assertRouted(f, "9", Source.HEADER);
             assertEquals("/websockify", f.upstreamPath());
             assertNull(f.setCookie(), "a header is no reason to set the cookie");
         }
 
         @Test
         void pathBeatsRefererCookieAndHeader() {
-            Forward f = gw.forward(req("/vnc/1/x").referer(ORIGIN + "/vnc/2/").cookie(gw.cookieFor("3")).header("4"));
-            assertEquals("1", f.sandboxId());
-            assertEquals(Source.PATH, f.source());
+            assertRouted(gw.forward(req("/vnc/1/x").referer(ORIGIN + "/vnc/2/").cookie(gw.cookieFor("3")).header("4")), "1", Source.PATH);
         }
 
         @Test
         void refererBeatsCookieAndHeader() {
-            Forward f = gw.forward(req("/vnc/x").referer(ORIGIN + "/vnc/2/").cookie(gw.cookieFor("3")).header("4"));
-            assertEquals("2", f.sandboxId());
-            assertEquals(Source.REFERER, f.source());
+            assertRouted(gw.forward(req("/vnc/x").referer(ORIGIN + "/vnc/2/").cookie(gw.cookieFor("3")).header("4")), "2", Source.REFERER);
         }
 
         @Test
         void cookieBeatsHeader() {
-            Forward f = gw.forward(req("/vnc/x").cookie(gw.cookieFor("3")).header("4"));
-            assertEquals("3", f.sandboxId());
-            assertEquals(Source.COOKIE, f.source());
+            assertRouted(gw.forward(req("/vnc/x").cookie(gw.cookieFor("3")).header("4")), "3", Source.COOKIE);
         }
 
         @Test
         void refererBeatsAForgedCookie() {
-            Forward f = gw.forward(req("/vnc/x").referer(ORIGIN + "/vnc/2/").cookie("37579"));
-            assertEquals("2", f.sandboxId());
-            assertEquals(Source.REFERER, f.source());
+            assertRouted(gw.forward(req("/vnc/x").referer(ORIGIN + "/vnc/2/").cookie("37579")), "2", Source.REFERER);
         }
 
         @ParameterizedTest
@@ -227,8 +216,7 @@ class SessionResolverTest {
         })
         void crossOriginOrUnparsableRefererIsIgnored(String referer) {
             Forward f = gw.forward(req("/vnc/x").referer(referer).cookie(gw.cookieFor("3")));
-            assertEquals("3", f.sandboxId());
-            assertEquals(Source.COOKIE, f.source());
+            assertRouted(f, "3", Source.COOKIE);
 
             assertEquals(404, gw.status(req("/vnc/x").referer(referer)));
         }
@@ -246,12 +234,9 @@ class SessionResolverTest {
         })
         void refererThatDoesNotNameAnIdIsIgnored(String referer) {
             Forward f = gw.forward(req("/vnc/x").referer(referer).cookie(gw.cookieFor("3")));
-            assertEquals("3", f.sandboxId());
-            assertEquals(Source.COOKIE, f.source());
+            assertRouted(f, "3", Source.COOKIE);
 
-            Forward h = gw.forward(req("/vnc/x").referer(referer).header("5"));
-            assertEquals("5", h.sandboxId());
-            assertEquals(Source.HEADER, h.source());
+            assertRouted(gw.forward(req("/vnc/x").referer(referer).header("5")), "5", Source.HEADER);
         }
 
         @Test
@@ -299,16 +284,14 @@ class SessionResolverTest {
         @Test
         void idWithoutTrailingSlashIsRedirected308() {
             Redirect r = gw.redirect(req("/vnc/37579"));
-            assertEquals(308, r.status());
-            assertEquals("/vnc/37579/", r.location());
+            assertRedirected(r, 308, "/vnc/37579/");
             assertNull(r.setCookie());
         }
 
         @Test
         void idRedirectKeepsTheQuery() {
             Redirect r = gw.redirect(req("/vnc/37579").query("autoconnect=1&resize=remote"));
-            assertEquals(308, r.status());
-            assertEquals("/vnc/37579/?autoconnect=1&resize=remote", r.location());
+            assertRedirected(r, 308, "/vnc/37579/?autoconnect=1&resize=remote");
         }
 
         @Test
@@ -325,8 +308,7 @@ class SessionResolverTest {
         @Test
         void barePrefixIsRedirected308() {
             Redirect r = gw.redirect(req("/vnc"));
-            assertEquals(308, r.status());
-            assertEquals("/vnc/", r.location());
+            assertRedirected(r, 308, "/vnc/");
             assertNull(r.setCookie());
             assertEquals("/vnc/?a=1", gw.redirect(req("/vnc").query("a=1")).location());
         }
@@ -367,8 +349,7 @@ class SessionResolverTest {
         })
         void idLessPathKeepsItsSegmentsBelowThePrefix(String path, String query, String upstream) {
             Forward f = gw.forward(req(path).query(query).cookie(gw.cookieFor("37579")));
-            assertEquals("37579", f.sandboxId());
-            assertEquals(Source.COOKIE, f.source());
+            assertRouted(f, "37579", Source.COOKIE);
             assertEquals(upstream, f.upstreamPath());
         }
     }
@@ -404,9 +385,7 @@ class SessionResolverTest {
         @Test
         void setCookieValueResolvesTheNextIdLessRequest() {
             String value = SetCookie.parse(gw.forward(req("/vnc/37579/vnc.html")).setCookie()).value;
-            Forward next = gw.forward(req("/vnc/websockify").cookie(value));
-            assertEquals("37579", next.sandboxId());
-            assertEquals(Source.COOKIE, next.source());
+            assertRouted(gw.forward(req("/vnc/websockify").cookie(value)), "37579", Source.COOKIE);
         }
 
         @Test
@@ -443,8 +422,7 @@ class SessionResolverTest {
         @Test
         void noSetCookieWhenTheIdIsAlreadyFirst() {
             Forward f = gw.forward(req("/vnc/37579/app/ui.js").cookie(gw.cookieFor("37579", "1")));
-            assertEquals("37579", f.sandboxId());
-            assertEquals(Source.PATH, f.source());
+            assertRouted(f, "37579", Source.PATH);
             assertNull(f.setCookie());
         }
 
@@ -482,8 +460,7 @@ class SessionResolverTest {
         @Test
         void pathHitReplacesAForgedCookie() {
             Forward f = gw.forward(req("/vnc/37579/").cookie("37579"));
-            assertEquals("37579", f.sandboxId());
-            assertEquals(Source.PATH, f.source());
+            assertRouted(f, "37579", Source.PATH);
             assertEquals(List.of("37579"), gw.idsIn(f.setCookie()));
         }
 
@@ -536,9 +513,7 @@ class SessionResolverTest {
         @Test
         void idOfExactlyMaxLengthIsAccepted() {
             String id = "1".repeat(64);
-            Forward f = gw.forward(req("/vnc/" + id + "/"));
-            assertEquals(id, f.sandboxId());
-            assertEquals(Source.PATH, f.source());
+            assertRouted(gw.forward(req("/vnc/" + id + "/")), id, Source.PATH);
         }
 
         @Test
@@ -597,9 +572,7 @@ class SessionResolverTest {
             assertEquals("5", byPath.sandboxId());
             assertEquals(List.of("5"), gw.idsIn(byPath.setCookie()), "forged entries must not be carried over");
 
-            Forward byReferer = gw.forward(req("/vnc/x").cookie(value).referer(ORIGIN + "/vnc/6/"));
-            assertEquals("6", byReferer.sandboxId());
-            assertEquals(Source.REFERER, byReferer.source());
+            assertRouted(gw.forward(req("/vnc/x").cookie(value).referer(ORIGIN + "/vnc/6/")), "6", Source.REFERER);
         }
 
         @Test
@@ -619,9 +592,7 @@ class SessionResolverTest {
             gw.clock.set(T0.plusSeconds(TTL_SECONDS - 1));
             assertEquals("1", gw.forward(req("/vnc/x").cookie(value)).sandboxId());
             gw.clock.set(T0.plusSeconds(TTL_SECONDS));
-            Forward f = gw.forward(req("/vnc/x").cookie(value));
-            assertEquals("2", f.sandboxId());
-            assertEquals(Source.COOKIE, f.source());
+            assertRouted(gw.forward(req("/vnc/x").cookie(value)), "2", Source.COOKIE);
         }
 
         @Test
@@ -670,8 +641,7 @@ class SessionResolverTest {
         void validGrantIsExchangedForTheCookieAndStrippedFromTheUrl() {
             Redirect r = gw.redirect(req("/vnc/37579/vnc.html").query("autoconnect=1&sandgate_grant=" + grant("37579") + "&resize=remote"));
 
-            assertEquals(303, r.status());
-            assertEquals("/vnc/37579/vnc.html?autoconnect=1&resize=remote", r.location());
+            assertRedirected(r, 303, "/vnc/37579/vnc.html?autoconnect=1&resize=remote");
             assertEquals(List.of("37579"), gw.idsIn(r.setCookie()));
             SetCookie c = SetCookie.parse(r.setCookie());
             assertEquals(COOKIE, c.name);
@@ -688,25 +658,21 @@ class SessionResolverTest {
             String value = SetCookie.parse(r.setCookie()).value;
 
             Forward page = gw.forward(req(r.location()).cookie(value));
-            assertEquals("37579", page.sandboxId());
-            assertEquals(Source.PATH, page.source());
+            assertRouted(page, "37579", Source.PATH);
             assertEquals("/vnc.html", page.upstreamPath());
             assertNull(page.setCookie());
 
             Forward asset = gw.forward(req("/vnc/app/ui.js").cookie(value).referer(ORIGIN + "/vnc/37579/vnc.html"));
-            assertEquals(Source.REFERER, asset.source());
-            assertEquals("37579", asset.sandboxId());
+            assertRouted(asset, "37579", Source.REFERER);
 
             Forward socket = gw.forward(req("/vnc/websockify").cookie(value));
-            assertEquals(Source.COOKIE, socket.source());
-            assertEquals("37579", socket.sandboxId());
+            assertRouted(socket, "37579", Source.COOKIE);
         }
 
         @Test
         void grantOnTheIdWithoutSlashRedirectsStraightToTheSlashedUrl() {
             Redirect r = gw.redirect(req("/vnc/37579").query("sandgate_grant=" + grant("37579") + "&a=1"));
-            assertEquals(303, r.status());
-            assertEquals("/vnc/37579/?a=1", r.location());
+            assertRedirected(r, 303, "/vnc/37579/?a=1");
             assertEquals(List.of("37579"), gw.idsIn(r.setCookie()));
         }
 
@@ -822,8 +788,7 @@ class SessionResolverTest {
         @Test
         void pathInTheCookieForwards() {
             Forward f = gw.forward(req("/vnc/37579/app/ui.js").cookie(gw.cookieFor("37579")));
-            assertEquals("37579", f.sandboxId());
-            assertEquals(Source.PATH, f.source());
+            assertRouted(f, "37579", Source.PATH);
             assertEquals("/app/ui.js", f.upstreamPath());
             assertNull(f.setCookie());
         }
@@ -837,16 +802,12 @@ class SessionResolverTest {
 
         @Test
         void refererInTheCookieForwards() {
-            Forward f = gw.forward(req("/vnc/app/ui.js").cookie(gw.cookieFor("1", "37579")).referer(ORIGIN + "/vnc/37579/"));
-            assertEquals("37579", f.sandboxId());
-            assertEquals(Source.REFERER, f.source());
+            assertRouted(gw.forward(req("/vnc/app/ui.js").cookie(gw.cookieFor("1", "37579")).referer(ORIGIN + "/vnc/37579/")), "37579", Source.REFERER);
         }
 
         @Test
         void cookieAloneForwards() {
-            Forward f = gw.forward(req("/vnc/websockify").cookie(gw.cookieFor("37579")));
-            assertEquals("37579", f.sandboxId());
-            assertEquals(Source.COOKIE, f.source());
+            assertRouted(gw.forward(req("/vnc/websockify").cookie(gw.cookieFor("37579"))), "37579", Source.COOKIE);
         }
 
         @Test
@@ -858,9 +819,7 @@ class SessionResolverTest {
         @Test
         void headerIsNotConsultedWhenTheCookieResolves() {
             // Cookie beats header: a header naming another sandbox neither reaches it nor refuses the request.
-            Forward f = gw.forward(req("/vnc/websockify").cookie(gw.cookieFor("1")).header("2"));
-            assertEquals("1", f.sandboxId());
-            assertEquals(Source.COOKIE, f.source());
+            assertRouted(gw.forward(req("/vnc/websockify").cookie(gw.cookieFor("1")).header("2")), "1", Source.COOKIE);
         }
 
         @Test

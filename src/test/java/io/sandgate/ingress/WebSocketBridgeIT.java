@@ -18,9 +18,6 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.WebSocketBackend;
 import org.eclipse.jetty.websocket.api.Callback;
@@ -28,11 +25,10 @@ import org.eclipse.jetty.websocket.api.Session;
 import org.eclipse.jetty.websocket.api.exceptions.UpgradeException;
 import org.eclipse.jetty.websocket.client.ClientUpgradeRequest;
 import org.eclipse.jetty.websocket.client.WebSocketClient;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.slf4j.LoggerFactory;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -48,8 +44,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 public class WebSocketBridgeIT
 {
     private static final String SECRET = "ws-it-secret-0123456789abcdef";
+    @AutoClose
     private static WebSocketBackend sandbox;
+    @AutoClose
     private static WebSocketBackend other;
+    @AutoClose("stop")
     private static WebSocketClient client;
 
     @RegisterExtension
@@ -66,14 +65,6 @@ public class WebSocketBridgeIT
         client = new WebSocketClient();
         client.setMaxBinaryMessageSize(1024 * 1024);
         client.start();
-    }
-
-    @AfterAll
-    static void stop() throws Exception
-    {
-        client.stop();
-        sandbox.close();
-        other.close();
     }
 
     /** A browser-like client leg that reads only while {@link #reading} is set. */
@@ -181,20 +172,12 @@ public class WebSocketBridgeIT
     {
         // The upgrade waits for the sandbox leg in an asynchronous cycle of its own and dispatches
         // back: the access log and the request counter must still see how it ended.
-        Logger access = (Logger)LoggerFactory.getLogger("sandgate.access");
-        ListAppender<ILoggingEvent> logged = new ListAppender<>();
-        logged.start();
-        access.addAppender(logged);
-        try
+        try (AccessLogCapture accessLog = new AccessLogCapture())
         {
             Browser browser = open("/vnc/1/logged");
             browser.session.close();
-            await().atMost(Duration.ofSeconds(5)).until(() -> logged.list.stream()
-                .anyMatch(event -> event.getFormattedMessage().contains(" /vnc/1/logged 101 ") && event.getFormattedMessage().contains("sandbox=1")));
-        }
-        finally
-        {
-            access.detachAppender(logged);
+            await().atMost(Duration.ofSeconds(5)).until(() -> accessLog.lines().stream()
+                .anyMatch(line -> line.contains(" /vnc/1/logged 101 ") && line.contains("sandbox=1")));
         }
         assertTrue(gateway.sandgate().metrics().get("sandgate.requests").tags("face", "ingress", "status", "101").counter().count() >= 1);
     }

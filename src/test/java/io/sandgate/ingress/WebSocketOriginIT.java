@@ -5,7 +5,7 @@ import java.util.Map;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.RawHttp;
 import io.sandgate.testing.WebSocketBackend;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -27,7 +27,9 @@ class WebSocketOriginIT
     private static final String PUBLIC = "http://gw.example";
     private static final String ALLOWED = "https://app.example";
 
+    @AutoClose
     private static WebSocketBackend one;
+    @AutoClose
     private static WebSocketBackend two;
 
     @RegisterExtension
@@ -42,13 +44,6 @@ class WebSocketOriginIT
     {
         one = WebSocketBackend.start("one");
         two = WebSocketBackend.start("two");
-    }
-
-    @AfterAll
-    static void stop() throws Exception
-    {
-        one.close();
-        two.close();
     }
 
     private static RawHttp.Response upgrade(String host, String path, String origin) throws Exception
