@@ -124,7 +124,8 @@ public final class ConfigKeys
         "Origins (`https://app.example`) that may open sandbox WebSockets besides loopback ones, `server.public-origins` and, in host mode, the sandbox's own; `*` allows any.");
 
     public static final ConfigKey<List<Map<?, ?>>> MCP_SERVERS = ConfigKey.of("mcp.servers", null, ValueParser.listOfMaps(),
-        "Upstream MCP servers: `[{name, url, transport}]` with transport `streamable` (default) or `sse`, served at `/mcp/{name}/`.");
+        "Upstream MCP servers: `[{name, url, transport, tools}]`, served at `/mcp/{name}/`; transport `streamable` (default), `sse` (2024-11-05) "
+            + "or `stateless` (2026-07-28 only); `tools: {allow: [globs], deny: [globs]}` hides tools from lists and calls.");
     public static final ConfigKey<Duration> MCP_KEEPALIVE = ConfigKey.of("mcp.keepalive-interval", "15s", duration(),
         "SSE comment sent on idle client streams so that proxies do not cut them.");
     public static final ConfigKey<Duration> MCP_SESSION_TTL = ConfigKey.of("mcp.session-ttl", "30m", duration(),
@@ -134,7 +135,7 @@ public final class ConfigKeys
     public static final ConfigKey<Integer> MCP_MAX_BODY = ConfigKey.of("mcp.max-body-size", "4194304", integer(1024, 256 * 1024 * 1024),
         "Largest JSON-RPC request body accepted, in bytes (413 above).");
     public static final ConfigKey<Integer> MCP_MAX_SESSIONS_PER_CLIENT = ConfigKey.of("mcp.max-sessions-per-client", "64", integer(1, 1_000_000),
-        "Client streams one client (its trusted address) may hold open on one replica (429 above).");
+        "Live 2025-era sessions one client (its credential, else its trusted address) may hold across replicas, and streams it may hold open on one replica (429 above).");
     public static final ConfigKey<List<String>> MCP_ALLOWED_ORIGINS = ConfigKey.of("mcp.allowed-origins", null, list(),
         "Browser origins allowed on MCP endpoints besides the gateway's own; `*` allows any. Requests without Origin pass.");
 

@@ -28,28 +28,112 @@ public record McpConfig(List<Server> servers, Duration keepalive, Duration sessi
         /** Streamable HTTP (2025-03-26 and later): POST/GET/DELETE on one URL. */
         STREAMABLE,
         /** HTTP+SSE (2024-11-05): a GET event stream and a message URL it announces. */
-        SSE
+        SSE,
+        /**
+         * Streamable HTTP in its 2026-07-28 stateless revision only: no initialize, no sessions. The
+         * gateway holds the sessions of 2025-era clients itself and speaks for them.
+         */
+        STATELESS
+    }
+
+    /**
+     * Which tools of a server its clients may see and call. Patterns are globs ({@code *} any run of
+     * characters, {@code ?} one); a tool must match an {@code allow} pattern, when there are any,
+     * and no {@code deny} pattern.
+     */
+    public record ToolPolicy(List<String> allow, List<String> deny)
+    {
+        public static final ToolPolicy ALL = new ToolPolicy(List.of(), List.of());
+
+        public ToolPolicy
+        {
+            allow = List.copyOf(allow);
+            deny = List.copyOf(deny);
+        }
+
+        public boolean allows(String tool)
+        {
+            return (allow.isEmpty() || matches(allow, tool)) && !matches(deny, tool);
+        }
+
+        /** Whether the policy hides nothing, so that answers need no reading. */
+        public boolean allowsAll()
+        {
+            return allow.isEmpty() && deny.isEmpty();
+        }
+
+        private static boolean matches(List<String> globs, String tool)
+        {
+            for (String glob : globs)
+            {
+                if (glob(glob, 0, tool, 0))
+                    return true;
+            }
+            return false;
+        }
+
+        private static boolean glob(String glob, int g, String text, int t)
+        {
+            if (g == glob.length())
+                return t == text.length();
+            char c = glob.charAt(g);
+            if (c == '*')
+            {
+                for (int i = t; i <= text.length(); i++)
+                {
+                    if (glob(glob, g + 1, text, i))
+                        return true;
+                }
+                return false;
+            }
+            return t < text.length() && (c == '?' || c == text.charAt(t)) && glob(glob, g + 1, text, t + 1);
+        }
+
+        static ToolPolicy parse(Object raw, String where)
+        {
+            if (raw == null)
+                return ALL;
+            ConfigTable table = ConfigTable.of(raw, where, "{allow: [globs], deny: [globs]}", Set.of("allow", "deny"));
+            return new ToolPolicy(globs(table, "allow"), globs(table, "deny"));
+        }
+
+        private static List<String> globs(ConfigTable table, String key)
+        {
+            Object raw = table.raw(key);
+            if (raw == null)
+                return List.of();
+            if (!(raw instanceof List<?> items) || items.stream().anyMatch(item -> !(item instanceof String text) || text.isBlank()))
+                throw new IllegalArgumentException(table.at(key) + ": " + raw + " (expected: a list of tool-name globs)");
+            return items.stream().map(Object::toString).toList();
+        }
     }
 
     /**
      * @param name path segment, /mcp/{name}/
      * @param url the upstream's Streamable HTTP endpoint, or its SSE endpoint
-     * @param transport which of the two it speaks
+     * @param transport which protocol it speaks
+     * @param tools which of its tools clients may list and call
      */
-    public record Server(String name, URI url, Transport transport)
+    public record Server(String name, URI url, Transport transport, ToolPolicy tools)
     {
+        public Server(String name, URI url, Transport transport)
+        {
+            this(name, url, transport, ToolPolicy.ALL);
+        }
+
         public Server
         {
+            tools = tools == null ? ToolPolicy.ALL : tools;
             if (name == null || !name.matches("[a-z0-9][a-z0-9-]{0,62}"))
                 throw new IllegalArgumentException(ConfigKeys.MCP_SERVERS.name() + ": name " + name + " (expected: lower-case letters, digits and '-')");
             if (url == null || url.getScheme() == null || !url.getScheme().matches("https?") || url.getHost() == null)
                 throw new IllegalArgumentException(ConfigKeys.MCP_SERVERS.name() + ": " + name + ": url " + url + " (expected: an http:// or https:// URL)");
         }
 
-        /** Parses one entry of {@code mcp.servers}: {@code {name, url, transport}}. */
+        /** Parses one entry of {@code mcp.servers}: {@code {name, url, transport, tools}}. */
         static Server parse(Map<?, ?> raw)
         {
-            ConfigTable entry = ConfigTable.of(raw, ConfigKeys.MCP_SERVERS.name(), "{name, url, transport}", Set.of("name", "url", "transport"));
+            ConfigTable entry = ConfigTable.of(raw, ConfigKeys.MCP_SERVERS.name(), "{name, url, transport, tools}", Set.of("name", "url", "transport", "tools"));
             Object name = entry.raw("name");
             Object url = entry.raw("url");
             Object transport = entry.raw("transport");
@@ -60,7 +144,7 @@ public record McpConfig(List<Server> servers, Duration keepalive, Duration sessi
             }
             catch (IllegalArgumentException x)
             {
-                throw new IllegalArgumentException(ConfigKeys.MCP_SERVERS.name() + ": " + name + ": transport " + transport + " (expected: streamable or sse)");
+                throw new IllegalArgumentException(ConfigKeys.MCP_SERVERS.name() + ": " + name + ": transport " + transport + " (expected: streamable, sse or stateless)");
             }
             URI uri;
             try
@@ -71,7 +155,8 @@ public record McpConfig(List<Server> servers, Duration keepalive, Duration sessi
             {
                 throw new IllegalArgumentException(ConfigKeys.MCP_SERVERS.name() + ": " + name + ": url " + url + " (expected: an http:// or https:// URL)");
             }
-            return new Server(name == null ? null : name.toString(), uri, parsed);
+            ToolPolicy tools = ToolPolicy.parse(entry.raw("tools"), ConfigKeys.MCP_SERVERS.name() + ": " + name + ": tools");
+            return new Server(name == null ? null : name.toString(), uri, parsed, tools);
         }
     }
 

@@ -70,6 +70,12 @@ final class JsonRpc
         return id != null && (id.isTextual() || id.isNumber()) ? id : null;
     }
 
+    /** The message, or the messages of a batch. */
+    List<JsonNode> messages()
+    {
+        return messages;
+    }
+
     /** Whether the body is one message rather than a batch (even a batch of one). */
     boolean isSingle()
     {

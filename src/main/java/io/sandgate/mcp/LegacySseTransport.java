@@ -38,17 +38,20 @@ final class LegacySseTransport
     {
         mcp.checkStreamLimit(request);
         String resume = McpServlet.sessionId(request);
-        String lastEventId = request.getHeader(McpHeaders.LAST_EVENT_ID);
+        String header = request.getHeader(McpHeaders.LAST_EVENT_ID);
         McpSession session;
+        String lastEventId;
         if (resume != null)
         {
-            session = mcp.session(resume, server);
+            session = mcp.session(resume, server, request);
             mcp.resumed();
+            // Without Last-Event-ID the client asks for a new stream, not for what earlier ones were sent.
+            lastEventId = header != null ? header : mcp.bus().lastEventId(session.id());
         }
         else
         {
-            session = McpSession.create(McpGateway.newSessionId(), server.name());
-            mcp.bus().create(session);
+            session = mcp.newSession(server, request);
+            lastEventId = header;
         }
         ClientStream stream = ClientStream.start(request, response);
         mcp.opened(request, stream);
@@ -91,7 +94,7 @@ final class LegacySseTransport
             {
                 try
                 {
-                    stream.event(eventId, "message", message);
+                    stream.event(eventId, "message", ToolGuard.cut(server.tools(), message));
                 }
                 catch (IOException x)
                 {
@@ -124,8 +127,18 @@ final class LegacySseTransport
      */
     void message(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, McpSession session, String body)
     {
-        JsonRpcErrors.parsed(request, JsonRpc.parse(body));
+        JsonRpc rpc = JsonRpc.parse(body);
+        JsonRpcErrors.parsed(request, rpc);
         AsyncContext async = request.getAsyncContext();
+        String refusal = ToolGuard.refusal(server, rpc);
+        if (refusal != null)
+        {
+            // Answers travel on the session's stream: the refusal too, as the server's would.
+            mcp.relay(session.id(), refusal);
+            response.setStatus(HttpStatus.ACCEPTED_202);
+            async.complete();
+            return;
+        }
         CompletableFuture<Upstream.Exchange> sent;
         if (server.transport() == McpConfig.Transport.SSE)
         {

@@ -2,6 +2,8 @@ package io.sandgate.mcp;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.HexFormat;
@@ -43,6 +45,7 @@ public final class McpGateway implements AutoCloseable
     private static final SecureRandom RANDOM = new SecureRandom();
     /** How long an upstream message waits for the store before it is counted lost. */
     private static final Duration RELAY_PATIENCE = Duration.ofSeconds(60);
+    private static final String CREDENTIAL = "credential:";
     /** Concurrent exchanges with one upstream MCP server. */
     private static final int MAX_UPSTREAM_CONNECTIONS = 1024;
 
@@ -59,6 +62,8 @@ public final class McpGateway implements AutoCloseable
     /** Open streams per client, by the address the gateway trusts (X-Forwarded-For only from trusted proxies). */
     private final ClientCounts streamsPerClient;
     private final Counter streamsRefused;
+    private final Counter sessionsRefused;
+    private final Counter foreign;
     private final Counter relayed;
     private final Counter replays;
     private final Counter lost;
@@ -89,6 +94,8 @@ public final class McpGateway implements AutoCloseable
         this.keepalive = schedulers.every(config.keepalive(), config.keepalive(), "MCP keepalives", () -> streams.forEach(ClientStream::keepalive));
         registry.gaugeCollectionSize("sandgate.mcp.streams", List.of(), streams);
         this.streamsRefused = Counter.builder("sandgate.mcp.streams.refused").description("Client streams refused: their client held too many").register(registry);
+        this.sessionsRefused = Counter.builder("sandgate.mcp.sessions.refused").description("Sessions refused: their client held too many").register(registry);
+        this.foreign = Counter.builder("sandgate.mcp.sessions.foreign").description("Requests naming a session with another client's credential, refused").register(registry);
         this.relayed = Counter.builder("sandgate.mcp.messages.relayed").description("Upstream messages stored for delivery").register(registry);
         this.replays = Counter.builder("sandgate.mcp.replays").description("Client streams resumed with Last-Event-ID").register(registry);
         this.lost = Counter.builder("sandgate.mcp.messages.lost").description("Upstream messages that could not be stored; must stay 0").register(registry);
@@ -137,15 +144,67 @@ public final class McpGateway implements AutoCloseable
             throw GatewayException.forbidden("origin " + origin + " is not allowed for MCP: add it to server.public-origins or mcp.allowed-origins");
     }
 
-    McpSession session(String id, McpConfig.Server server)
+    /**
+     * The session a request names, if the request may use it: it must belong to this server and
+     * come with its owner's credential. A session id is a bearer secret that leaks (logs, a shared
+     * proxy); bound to the credential that created it, a leaked id alone opens nothing. Another
+     * client's session answers as unknown, so that ids cannot be probed.
+     */
+    McpSession session(String id, McpConfig.Server server, HttpServletRequest request)
     {
         if (id == null || !id.matches("[0-9a-f]{32}"))
             throw unknownSession("unknown MCP session");
         McpSession session = bus.find(id).orElseThrow(() -> unknownSession("unknown or ended MCP session"));
         if (!session.server().equals(server.name()))
             throw unknownSession("unknown MCP session");
+        if (!session.owner().equals(owner(request)) && (session.owner().startsWith(CREDENTIAL) || credential(request) != null))
+        {
+            foreign.increment();
+            throw unknownSession("unknown MCP session");
+        }
         bus.touch(id);
         return session;
+    }
+
+    /**
+     * Stores a new session for the request's client, unless it holds {@code mcp.max-sessions-per-client}
+     * live ones already, on any replica.
+     */
+    McpSession newSession(McpConfig.Server server, HttpServletRequest request)
+    {
+        McpSession session = McpSession.create(newSessionId(), server.name(), owner(request));
+        if (!bus.create(session, config.maxSessionsPerClient()))
+        {
+            sessionsRefused.increment();
+            throw new GatewayException(HttpStatus.TOO_MANY_REQUESTS_429, "too_many_sessions",
+                "too many MCP sessions for this client (at most " + config.maxSessionsPerClient() + ", mcp.max-sessions-per-client): end some with DELETE");
+        }
+        return session;
+    }
+
+    /**
+     * Who a request comes from, as a session records its owner: a digest of its credential (never
+     * the credential itself, which the store must not hold), else the client's address.
+     */
+    String owner(HttpServletRequest request)
+    {
+        String credential = credential(request);
+        if (credential == null)
+            return "address:" + clients.clientAddress(request);
+        try
+        {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(credential.getBytes(StandardCharsets.UTF_8));
+            return CREDENTIAL + HexFormat.of().formatHex(digest);
+        }
+        catch (NoSuchAlgorithmException x)
+        {
+            throw new IllegalStateException(x);
+        }
+    }
+
+    private static String credential(HttpServletRequest request)
+    {
+        return request.getHeader(HttpHeader.AUTHORIZATION.asString());
     }
 
     /** A session the client may not (or no longer) use: 404, as the transports say for a session that ended. */

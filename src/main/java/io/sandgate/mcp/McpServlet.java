@@ -58,7 +58,7 @@ public final class McpServlet extends HttpServlet
                 case "sse" -> only(method, "GET", () -> sse.openStream(request, response, server));
                 case "message" -> only(method, "POST", () ->
                 {
-                    McpSession session = mcp.session(sessionId(request), server);
+                    McpSession session = mcp.session(sessionId(request), server, request);
                     withBody(request, response, body -> sse.message(request, response, server, session, body));
                 });
                 case "mcp" ->

@@ -11,9 +11,13 @@ import java.util.Optional;
  * @param upstreamSessionId the upstream's {@code Mcp-Session-Id}, once it has given one (streamable upstreams)
  * @param upstreamMessageUrl where POSTs go (SSE upstreams: the URL its endpoint event announced)
  * @param protocolVersion the protocol version negotiated by initialize, once known
+ * @param owner who created it: {@code credential:<digest of its Authorization>}, or {@code address:<client address>}
+ *        for a client that sent none; only its owner's credential may use it, and its owner's sessions are counted
+ * @param client what the client said of itself at {@code initialize} ({@code {"capabilities":...,"clientInfo":...}}),
+ *        kept where the gateway speaks for it to a stateless upstream
  */
 public record McpSession(String id, String server, Optional<String> upstreamSessionId, Optional<String> upstreamMessageUrl,
-                         Optional<String> protocolVersion)
+                         Optional<String> protocolVersion, String owner, Optional<String> client)
 {
     public McpSession
     {
@@ -22,25 +26,32 @@ public record McpSession(String id, String server, Optional<String> upstreamSess
         Objects.requireNonNull(upstreamSessionId, "upstreamSessionId");
         Objects.requireNonNull(upstreamMessageUrl, "upstreamMessageUrl");
         Objects.requireNonNull(protocolVersion, "protocolVersion");
+        Objects.requireNonNull(owner, "owner");
+        Objects.requireNonNull(client, "client");
     }
 
-    public static McpSession create(String id, String server)
+    public static McpSession create(String id, String server, String owner)
     {
-        return new McpSession(id, server, Optional.empty(), Optional.empty(), Optional.empty());
+        return new McpSession(id, server, Optional.empty(), Optional.empty(), Optional.empty(), owner, Optional.empty());
     }
 
     public McpSession withUpstreamSessionId(String upstream)
     {
-        return new McpSession(id, server, Optional.of(upstream), upstreamMessageUrl, protocolVersion);
+        return new McpSession(id, server, Optional.of(upstream), upstreamMessageUrl, protocolVersion, owner, client);
     }
 
     public McpSession withUpstreamMessageUrl(String url)
     {
-        return new McpSession(id, server, upstreamSessionId, Optional.of(url), protocolVersion);
+        return new McpSession(id, server, upstreamSessionId, Optional.of(url), protocolVersion, owner, client);
     }
 
     public McpSession withProtocolVersion(String version)
     {
-        return new McpSession(id, server, upstreamSessionId, upstreamMessageUrl, Optional.of(version));
+        return new McpSession(id, server, upstreamSessionId, upstreamMessageUrl, Optional.of(version), owner, client);
+    }
+
+    public McpSession withClient(String json)
+    {
+        return new McpSession(id, server, upstreamSessionId, upstreamMessageUrl, protocolVersion, owner, Optional.of(json));
     }
 }

@@ -64,6 +64,11 @@ public final class MemorySessionBus implements SessionBus
             return id;
         }
 
+        synchronized String lastId()
+        {
+            return sequence == 0 ? null : Long.toString(sequence);
+        }
+
         synchronized List<SerialDrain.Event> after(String afterId)
         {
             long after = afterId == null ? 0 : parse(afterId);
@@ -97,6 +102,23 @@ public final class MemorySessionBus implements SessionBus
     public void create(McpSession session)
     {
         sessions.put(session.id(), new Log(session));
+    }
+
+    @Override
+    public synchronized boolean create(McpSession session, int limit)
+    {
+        long owned = sessions.values().stream().filter(log -> log.session.owner().equals(session.owner())).limit(limit).count();
+        if (owned >= limit)
+            return false;
+        create(session);
+        return true;
+    }
+
+    @Override
+    public String lastEventId(String sessionId)
+    {
+        Log log = sessions.get(sessionId);
+        return log == null ? null : log.lastId();
     }
 
     @Override

@@ -16,6 +16,18 @@ public interface SessionBus extends AutoCloseable
     /** Stores a new session; it expires after the session TTL unless touched. */
     void create(McpSession session);
 
+    /**
+     * Stores a new session unless its owner already holds {@code limit} live ones. Replicas that
+     * create sessions for one owner at the same instant may together pass the limit by a few: it
+     * bounds what one client can hold, it is not a quota to the unit.
+     *
+     * @return false, storing nothing, when the owner holds {@code limit} sessions already
+     */
+    boolean create(McpSession session, int limit);
+
+    /** The id of the newest event in the session's log, or null when it has none: a new stream starts after it. */
+    String lastEventId(String sessionId);
+
     Optional<McpSession> find(String id);
 
     /** Up to {@code limit} live sessions, for the admin API. */

@@ -1,5 +1,6 @@
 package io.sandgate.mcp;
 
+import java.io.IOException;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
@@ -59,9 +60,15 @@ final class StatelessTransport
     }
 
     /** Checks a stateless request and relays it; the answer streams back as the upstream gives it. */
-    void post(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, JsonRpc rpc, String body)
+    void post(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, JsonRpc rpc, String body) throws IOException
     {
         check(request, rpc);
+        String refusal = ToolGuard.refusal(server, rpc);
+        if (refusal != null)
+        {
+            ToolGuard.answer(request.getAsyncContext(), refusal);
+            return;
+        }
         Map<String, String> headers = new HashMap<>();
         headers.put(HttpHeader.CONTENT_TYPE.asString(), "application/json");
         String accept = request.getHeader(HttpHeader.ACCEPT.asString());
@@ -89,7 +96,10 @@ final class StatelessTransport
                     response.setContentType(type);
                 if (exchange.isEventStream())
                     response.setHeader(McpHeaders.X_ACCEL_BUFFERING, "no");
-                exchange.relayTo(async);
+                if (ToolGuard.cutsAnswer(server, rpc))
+                    ToolGuard.relayCut(server.tools(), exchange, async);
+                else
+                    exchange.relayTo(async);
             }
             catch (Exception x)
             {

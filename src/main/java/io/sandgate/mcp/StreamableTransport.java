@@ -48,7 +48,7 @@ final class StreamableTransport
     }
 
     /** Relays a POST: its answer (JSON, or an SSE stream) streams straight back to the client. */
-    void post(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, String body)
+    void post(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, String body) throws IOException
     {
         JsonRpc rpc = JsonRpc.parse(body);
         JsonRpcErrors.parsed(request, rpc);
@@ -61,7 +61,17 @@ final class StreamableTransport
         checkVersion(request);
         requireStreamableUpstream(server);
         String sessionId = request.getHeader(McpHeaders.SESSION_ID);
-        McpSession session = sessionId == null ? null : mcp.session(sessionId, server);
+        McpSession session = sessionId == null ? null : mcp.session(sessionId, server, request);
+        String refusal = ToolGuard.refusal(server, rpc);
+        if (refusal != null)
+        {
+            if (session != null)
+                response.setHeader(McpHeaders.SESSION_ID, session.id());
+            ToolGuard.answer(request.getAsyncContext(), refusal);
+            return;
+        }
+        // Counted against the client's sessions before the upstream makes one.
+        McpSession reserved = session == null && rpc.isInitialize() ? mcp.newSession(server, request) : null;
 
         Map<String, String> headers = new HashMap<>();
         headers.put(HttpHeader.CONTENT_TYPE.asString(), "application/json");
@@ -75,13 +85,17 @@ final class StreamableTransport
         {
             if (failure != null)
             {
+                release(reserved);
                 McpServlet.end(async, failure);
                 return;
             }
             try
             {
-                answer(request, response, server, session, rpc, exchange);
-                exchange.relayTo(async);
+                answer(request, response, session, reserved, exchange);
+                if (ToolGuard.cutsAnswer(server, rpc))
+                    ToolGuard.relayCut(server.tools(), exchange, async);
+                else
+                    exchange.relayTo(async);
             }
             catch (IOException | RuntimeException x)
             {
@@ -91,9 +105,17 @@ final class StreamableTransport
         });
     }
 
-    /** The client's status and headers from the upstream's; a new session is stored before the client hears of it. */
-    private void answer(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, McpSession session, JsonRpc rpc,
-                        Upstream.Exchange exchange)
+    private void release(McpSession reserved)
+    {
+        if (reserved != null)
+            mcp.bus().delete(reserved.id());
+    }
+
+    /**
+     * The client's status and headers from the upstream's. An initialize's reserved session is
+     * completed with the upstream's before the client hears of it, or given back if the upstream made none.
+     */
+    private void answer(HttpServletRequest request, HttpServletResponse response, McpSession session, McpSession reserved, Upstream.Exchange exchange)
     {
         if (session != null && exchange.status() == HttpStatus.NOT_FOUND_404)
         {
@@ -101,12 +123,16 @@ final class StreamableTransport
             throw McpGateway.unknownSession("MCP session ended upstream");
         }
         String upstreamSession = exchange.header(McpHeaders.SESSION_ID);
-        if (session == null && rpc.isInitialize() && exchange.status() / 100 == 2 && upstreamSession != null)
+        if (reserved != null && exchange.status() / 100 == 2 && upstreamSession != null)
         {
-            McpSession created = McpSession.create(McpGateway.newSessionId(), server.name()).withUpstreamSessionId(upstreamSession);
+            McpSession created = reserved.withUpstreamSessionId(upstreamSession);
             String version = request.getHeader(McpHeaders.PROTOCOL_VERSION);
-            mcp.bus().create(version == null ? created : created.withProtocolVersion(version));
+            mcp.bus().update(version == null ? created : created.withProtocolVersion(version));
             response.setHeader(McpHeaders.SESSION_ID, created.id());
+        }
+        else if (reserved != null)
+        {
+            release(reserved);
         }
         else if (session != null)
         {
@@ -127,11 +153,14 @@ final class StreamableTransport
         if (sessionId == null)
             throw new GatewayException(HttpStatus.METHOD_NOT_ALLOWED_405, "method_not_allowed", "GET needs an Mcp-Session-Id");
         requireStreamableUpstream(server);
-        McpSession session = mcp.session(sessionId, server);
+        McpSession session = mcp.session(sessionId, server, request);
         mcp.checkStreamLimit(request);
         String lastEventId = request.getHeader(McpHeaders.LAST_EVENT_ID);
         if (lastEventId != null)
             mcp.resumed();
+        else
+            // A new stream, not a resumption: what earlier streams of the session were sent is not replayed.
+            lastEventId = mcp.bus().lastEventId(session.id());
         ClientStream stream = ClientStream.start(request, response);
         mcp.opened(request, stream);
         upstreams.holdGet(server, session, stream);
@@ -142,7 +171,7 @@ final class StreamableTransport
             {
                 try
                 {
-                    stream.event(eventId, null, message);
+                    stream.event(eventId, null, ToolGuard.cut(server.tools(), message));
                 }
                 catch (IOException x)
                 {
@@ -162,7 +191,7 @@ final class StreamableTransport
     void delete(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server)
     {
         checkVersion(request);
-        McpSession session = mcp.session(request.getHeader(McpHeaders.SESSION_ID), server);
+        McpSession session = mcp.session(request.getHeader(McpHeaders.SESSION_ID), server, request);
         if (server.transport() != McpConfig.Transport.STREAMABLE || session.upstreamSessionId().isEmpty())
         {
             mcp.bus().delete(session.id());

@@ -18,6 +18,7 @@ import io.sandgate.mcp.McpSession;
 import io.sandgate.mcp.SerialDrain;
 import io.sandgate.mcp.SessionBus;
 import org.redisson.api.RMap;
+import org.redisson.api.RSet;
 import org.redisson.api.RStream;
 import org.redisson.api.RTopic;
 import org.redisson.api.RedissonClient;
@@ -86,6 +87,45 @@ final class RedisSessionBus implements SessionBus
         update(session);
     }
 
+    /** Ids of an owner's sessions, some perhaps expired: counting checks each. Its key lives as long as its newest session. */
+    private RSet<String> owned(String owner)
+    {
+        return redisson.getSet("sandgate:mcp:owner:{" + owner + "}", StringCodec.INSTANCE);
+    }
+
+    @Override
+    public boolean create(McpSession session, int limit)
+    {
+        return call(() ->
+        {
+            RSet<String> owned = owned(session.owner());
+            int live = 0;
+            for (String id : owned.readAll())
+            {
+                if (record(id).isExists())
+                    live++;
+                else
+                    owned.remove(id);
+            }
+            if (live >= limit)
+                return false;
+            update(session);
+            owned.add(session.id());
+            owned.expire(ttl);
+            return true;
+        });
+    }
+
+    @Override
+    public String lastEventId(String sessionId)
+    {
+        return call(() ->
+        {
+            Map<StreamMessageId, Map<String, String>> newest = log(sessionId).rangeReversed(1, StreamMessageId.MAX, StreamMessageId.MIN);
+            return newest.isEmpty() ? null : newest.keySet().iterator().next().toString();
+        });
+    }
+
     @Override
     public List<McpSession> list(int limit)
     {
@@ -110,7 +150,8 @@ final class RedisSessionBus implements SessionBus
         if (fields.isEmpty())
             return Optional.empty();
         return Optional.of(new McpSession(id, fields.get("server"), Optional.ofNullable(fields.get("upstreamSessionId")),
-            Optional.ofNullable(fields.get("upstreamMessageUrl")), Optional.ofNullable(fields.get("protocolVersion"))));
+            Optional.ofNullable(fields.get("upstreamMessageUrl")), Optional.ofNullable(fields.get("protocolVersion")),
+            fields.getOrDefault("owner", ""), Optional.ofNullable(fields.get("client"))));
     }
 
     @Override
@@ -121,6 +162,8 @@ final class RedisSessionBus implements SessionBus
         session.upstreamSessionId().ifPresent(v -> fields.put("upstreamSessionId", v));
         session.upstreamMessageUrl().ifPresent(v -> fields.put("upstreamMessageUrl", v));
         session.protocolVersion().ifPresent(v -> fields.put("protocolVersion", v));
+        fields.put("owner", session.owner());
+        session.client().ifPresent(v -> fields.put("client", v));
         call(() ->
         {
             RMap<String, String> record = record(session.id());

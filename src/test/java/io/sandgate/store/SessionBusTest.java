@@ -1,0 +1,128 @@
+package io.sandgate.store;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.Stream;
+
+import io.sandgate.core.Schedulers;
+import io.sandgate.mcp.McpSession;
+import io.sandgate.mcp.MemorySessionBus;
+import io.sandgate.mcp.SessionBus;
+import io.sandgate.testing.RedisServerProcess;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** What the MCP face asks of its session store, in memory and in a real Redis alike. */
+class SessionBusTest
+{
+    @AutoClose
+    private static final Schedulers schedulers = Schedulers.create();
+    private static final RedisServerProcess redis = RedisServerProcess.start();
+    private static final RedissonClient redisson = redisson();
+    private static int sequence;
+
+    private static RedissonClient redisson()
+    {
+        Config config = new Config();
+        config.useSingleServer().setAddress(redis.address());
+        return Redisson.create(config);
+    }
+
+    @AfterAll
+    static void stop()
+    {
+        redisson.shutdown();
+        redis.close();
+    }
+
+    static Stream<SessionBus> buses()
+    {
+        return Stream.of(new MemorySessionBus(Duration.ofMinutes(1), 100, schedulers),
+            new RedisSessionBus(redisson, Duration.ofMinutes(1), 100, Duration.ofSeconds(1), schedulers));
+    }
+
+    private static McpSession session(String owner)
+    {
+        return McpSession.create(String.format("%032x", ++sequence), "tools", owner);
+    }
+
+    @ParameterizedTest
+    @MethodSource("buses")
+    void create_countsLiveSessionsPerOwner(SessionBus bus)
+    {
+        try (bus)
+        {
+            String owner = "credential:" + sequence;
+            McpSession first = session(owner);
+            assertTrue(bus.create(first, 2));
+            assertTrue(bus.create(session(owner), 2));
+            McpSession third = session(owner);
+            assertFalse(bus.create(third, 2), "a third session for the same owner");
+            assertTrue(bus.find(third.id()).isEmpty(), "a refused session is not stored");
+            assertTrue(bus.create(session("address:10.0.0." + sequence), 2), "other owners are counted apart");
+
+            bus.delete(first.id());
+            assertTrue(bus.create(third, 2), "an ended session frees its place");
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("buses")
+    void ownerAndClient_roundTrip(SessionBus bus)
+    {
+        try (bus)
+        {
+            McpSession session = session("credential:ab12").withProtocolVersion("2025-11-25").withClient("{\"capabilities\":{}}");
+            bus.create(session);
+            assertEquals(Optional.of(session), bus.find(session.id()));
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("buses")
+    void subscribingAfterTheLastEvent_deliversOnlyNewOnes(SessionBus bus) throws Exception
+    {
+        try (bus)
+        {
+            McpSession session = session("address:1");
+            bus.create(session);
+            assertNull(bus.lastEventId(session.id()), "no events yet");
+            bus.append(session.id(), "k1", "old-1");
+            String newest = bus.append(session.id(), "k2", "old-2");
+            assertEquals(newest, bus.lastEventId(session.id()));
+
+            List<String> seen = new CopyOnWriteArrayList<>();
+            try (SessionBus.Subscription ignored = bus.subscribe(session.id(), bus.lastEventId(session.id()), new SessionBus.Listener()
+            {
+                @Override
+                public void onEvent(String eventId, String message)
+                {
+                    seen.add(message);
+                }
+
+                @Override
+                public void onEnd()
+                {
+                }
+            }))
+            {
+                bus.append(session.id(), "k3", "new");
+                await().until(() -> !seen.isEmpty());
+                assertEquals(List.of("new"), seen);
+            }
+        }
+    }
+}
