@@ -34,8 +34,10 @@ if [ ! -d src/test/browser/node_modules/playwright-core ] || [ ! -d src/test/bro
   PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --prefix src/test/browser --no-audit --no-fund --loglevel=error >/dev/null
 fi
 
-# Node packages of the TypeScript MCP SDK client test (@modelcontextprotocol/sdk, zod), exactly as locked.
-if [ ! -d src/test/mcp-ts/node_modules/@modelcontextprotocol/sdk ] || [ ! -d src/test/mcp-ts/node_modules/zod ]; then
+# Node packages of the TypeScript MCP SDK tests (@modelcontextprotocol/sdk 1.x, the 2.x client and
+# server, zod), exactly as locked; the 2.x server is the reference server of ConformanceIT.
+if [ ! -d src/test/mcp-ts/node_modules/@modelcontextprotocol/sdk ] || [ ! -d src/test/mcp-ts/node_modules/@modelcontextprotocol/server ] \
+  || [ ! -d src/test/mcp-ts/node_modules/@modelcontextprotocol/client ] || [ ! -d src/test/mcp-ts/node_modules/zod ]; then
   echo "Installing MCP TypeScript client test packages (npm ci in src/test/mcp-ts)"
   npm ci --prefix src/test/mcp-ts --no-audit --no-fund --loglevel=error >/dev/null
 fi

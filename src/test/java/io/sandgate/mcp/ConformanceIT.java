@@ -1,0 +1,135 @@
+package io.sandgate.mcp;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.sandgate.mcp.ConformanceSuite.Outcome;
+import io.sandgate.testing.Balancer;
+import io.sandgate.testing.GatewayConfig;
+import io.sandgate.testing.GatewayExtension;
+import io.sandgate.testing.RedisServerProcess;
+import io.sandgate.testing.ReferenceMcpServer;
+import io.sandgate.testing.RunningGateway;
+import org.eclipse.jetty.toolchain.test.MavenPaths;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The official MCP conformance suite, server scenarios, scores the gateway as it scores the server
+ * behind it: {@code --requirements 2025-11-25} and {@code --requirements 2026-07-28} against
+ * Sandgate's reference server ({@link ReferenceMcpServer}, TypeScript SDK 2.x) directly, then
+ * through one gateway, then through two replicas sharing a real Redis behind a front that
+ * alternates every request between them. Scenario by scenario, the passed and failed counts and
+ * the failing checks must be those of the direct run; what differs only in warnings is printed.
+ *
+ * <p>{@link ConformanceDnsRebindingIT} stays separate: it needs an upstream with no DNS-rebinding
+ * protection of its own (the reference server has one), so that only the gateway can pass it.
+ */
+class ConformanceIT
+{
+    private static final String SERVER_NAME = "conf";
+    private static final String CLIENT_PATH = "/mcp/" + SERVER_NAME + "/mcp";
+    private static final Path RESULTS = MavenPaths.targetTests().resolve("conformance");
+
+    private static final ReferenceMcpServer reference = ReferenceMcpServer.start();
+    private static RedisServerProcess redis;
+    private static RunningGateway replicaA;
+    private static RunningGateway replicaB;
+    private static Balancer roundRobin;
+    /** The direct runs, by revision: each is run once, by the first test that needs it. */
+    private static final Map<String, Outcome> direct = new ConcurrentHashMap<>();
+
+    private static void toReference(GatewayConfig config)
+    {
+        config.set("mcp.servers", List.of(Map.of("name", SERVER_NAME, "url", reference.url(), "transport", "streamable")));
+    }
+
+    /** One gateway on its embedded defaults: in-memory store. */
+    @RegisterExtension
+    static final GatewayExtension single = new GatewayExtension(ConformanceIT::toReference);
+
+    @RegisterExtension
+    static final GatewayExtension replicas = GatewayExtension.manual(config ->
+    {
+        config.redisStore(redis);
+        toReference(config);
+    });
+
+    @BeforeAll
+    static void startReplicas() throws Exception
+    {
+        redis = RedisServerProcess.start();
+        replicaA = replicas.startAnother();
+        replicaB = replicas.startAnother();
+        AtomicInteger next = new AtomicInteger();
+        roundRobin = Balancer.start(request -> next.getAndIncrement() % 2 == 0 ? replicaA.uri() : replicaB.uri());
+    }
+
+    @AfterAll
+    static void stopAll() throws Exception
+    {
+        // The replicas before what they use; the extensions would stop them only after this.
+        for (AutoCloseable c : new AutoCloseable[]{roundRobin, replicaA, replicaB, redis, reference})
+        {
+            if (c != null)
+                c.close();
+        }
+    }
+
+    @ParameterizedTest(name = "--requirements {0}")
+    @ValueSource(strings = {"2025-11-25", "2026-07-28"})
+    void oneGateway_scoresAsTheServerDirectly(String revision) throws Exception
+    {
+        Outcome through = ConformanceSuite.run("one gateway", single.uri(CLIENT_PATH).toString(), revision,
+            RESULTS.resolve(revision + "-one-gateway"));
+        assertScoresAsDirect(revision, through);
+    }
+
+    @ParameterizedTest(name = "--requirements {0}")
+    @ValueSource(strings = {"2025-11-25", "2026-07-28"})
+    void twoReplicasRoundRobin_scoresAsTheServerDirectly(String revision) throws Exception
+    {
+        roundRobin.routed.clear();
+        Outcome through = ConformanceSuite.run("two replicas", roundRobin.baseUrl() + CLIENT_PATH, revision,
+            RESULTS.resolve(revision + "-two-replicas"));
+        // Both replicas took requests, or the run proved nothing about sharing sessions.
+        List<String> routed = List.copyOf(roundRobin.routed);
+        assertTrue(routed.stream().anyMatch(r -> r.endsWith("-> " + replicaA.port())), routed::toString);
+        assertTrue(routed.stream().anyMatch(r -> r.endsWith("-> " + replicaB.port())), routed::toString);
+        assertScoresAsDirect(revision, through);
+    }
+
+    private static void assertScoresAsDirect(String revision, Outcome through) throws Exception
+    {
+        Outcome baseline = directRun(revision);
+        String others = ConformanceSuite.otherDifferences(baseline, through);
+        System.out.printf("conformance %s: direct %d passed, %d failed (%d ms); %s %d passed, %d failed (%d ms)%n%s",
+            revision, baseline.passed(), baseline.failed(), baseline.took().toMillis(),
+            through.target(), through.passed(), through.failed(), through.took().toMillis(),
+            others.isEmpty() ? "" : "differences not in the score:\n" + others + "\n");
+        String differences = ConformanceSuite.scoredDifferences(baseline, through);
+        assertEquals("", differences, () -> "--requirements " + revision + ": the scored scenarios differ through the gateway ("
+            + through.target() + ") from the reference server directly:\n" + differences
+            + "\n--- suite output through the gateway\n" + through.report());
+    }
+
+    private static synchronized Outcome directRun(String revision) throws Exception
+    {
+        Outcome baseline = direct.get(revision);
+        if (baseline == null)
+        {
+            baseline = ConformanceSuite.run("direct", reference.url(), revision, RESULTS.resolve(revision + "-direct"));
+            direct.put(revision, baseline);
+        }
+        return baseline;
+    }
+}
