@@ -139,13 +139,23 @@ function registerTools(server, era)
         registerInputRequiredTools(server);
 }
 
+/**
+ * Sends a request to the client on the stream of the call it serves (as the official reference
+ * server does), not on the session's GET stream: a request sent there while the client has not
+ * opened it yet is dropped by the SDK.
+ */
+function onThisCall(ctx)
+{
+    return { relatedRequestId: ctx.mcpReq.id };
+}
+
 /** 2025 era: the server sends requests to the client while the tool call is open. */
 function registerPushStyleTools(server)
 {
     server.registerTool('test_sampling', { description: 'Asks the client to sample', inputSchema: { prompt: z.string() } },
         async ({ prompt }, ctx) =>
         {
-            const answer = await ctx.mcpReq.requestSampling({ messages: [{ role: 'user', content: text(prompt) }], maxTokens: 100 });
+            const answer = await ctx.mcpReq.requestSampling({ messages: [{ role: 'user', content: text(prompt) }], maxTokens: 100 }, onThisCall(ctx));
             const said = answer.content?.type === 'text' ? answer.content.text : JSON.stringify(answer.content);
             return { content: [text('LLM response: ' + said)] };
         });
@@ -163,7 +173,7 @@ function registerPushStyleTools(server)
                     },
                     required: ['username', 'email']
                 }
-            });
+            }, onThisCall(ctx));
             return { content: [text('User response: ' + JSON.stringify(answer))] };
         });
 
@@ -182,7 +192,7 @@ function registerPushStyleTools(server)
                         verified: { type: 'boolean', default: true }
                     }
                 }
-            });
+            }, onThisCall(ctx));
             return { content: [text(`Elicitation completed: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`)] };
         });
 
@@ -207,7 +217,7 @@ function registerPushStyleTools(server)
                         }
                     }
                 }
-            });
+            }, onThisCall(ctx));
             return { content: [text(`Elicitation completed: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`)] };
         });
 

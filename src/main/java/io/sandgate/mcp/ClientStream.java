@@ -31,13 +31,20 @@ final class ClientStream
 
     static ClientStream start(HttpServletRequest request, HttpServletResponse response) throws IOException
     {
+        AsyncContext async = request.startAsync();
+        async.setTimeout(0);
+        return start(async);
+    }
+
+    /** Starts the stream on an exchange already asynchronous. */
+    static ClientStream start(AsyncContext async) throws IOException
+    {
+        HttpServletResponse response = (HttpServletResponse)async.getResponse();
         response.setStatus(HttpStatus.OK_200);
         response.setContentType("text/event-stream");
         response.setCharacterEncoding("UTF-8");
         response.setHeader(HttpHeader.CACHE_CONTROL.asString(), "no-cache, no-transform");
         response.setHeader(McpHeaders.X_ACCEL_BUFFERING, "no");
-        AsyncContext async = request.startAsync();
-        async.setTimeout(0);
         ClientStream stream = new ClientStream(async, response.getOutputStream());
         async.addListener(new AsyncListener()
         {

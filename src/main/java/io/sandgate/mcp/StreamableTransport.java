@@ -161,9 +161,44 @@ final class StreamableTransport
         else
             // A new stream, not a resumption: what earlier streams of the session were sent is not replayed.
             lastEventId = mcp.bus().lastEventId(session.id());
-        ClientStream stream = ClientStream.start(request, response);
+        String after = lastEventId;
+        AsyncContext async = request.startAsync();
+        async.setTimeout(0);
+        // The client hears 200 once the upstream's stream is open, so that nothing the upstream
+        // sends on it after the client's next request can be missed.
+        mcp.upstream().stream(server.url(), UpstreamStreams.getHeaders(session, null)).whenComplete((upstream, failure) ->
+        {
+            if (failure != null)
+            {
+                McpServlet.end(async, failure);
+                return;
+            }
+            if (upstream.status() != HttpStatus.OK_200 || !upstream.isEventStream())
+            {
+                upstream.response().abort(new IllegalStateException("no event stream"));
+                McpServlet.end(async, upstream.status() == HttpStatus.METHOD_NOT_ALLOWED_405
+                    ? new GatewayException(HttpStatus.METHOD_NOT_ALLOWED_405, "method_not_allowed", "the MCP server offers no GET stream")
+                    : new GatewayException(HttpStatus.BAD_GATEWAY_502, "upstream_failed", "the MCP server refused the GET stream (" + upstream.status() + ")"));
+                return;
+            }
+            try
+            {
+                relay(request, async, server, session, after, upstream);
+            }
+            catch (IOException | RuntimeException x)
+            {
+                upstream.response().abort(x);
+                McpServlet.end(async, x);
+            }
+        });
+    }
+
+    private void relay(HttpServletRequest request, AsyncContext async, McpConfig.Server server, McpSession session, String lastEventId,
+                       Upstream.Exchange upstream) throws IOException
+    {
+        ClientStream stream = ClientStream.start(async);
         mcp.opened(request, stream);
-        upstreams.holdGet(server, session, stream);
+        upstreams.holdGet(server, session, stream, upstream);
         SessionBus.Subscription subscription = mcp.bus().subscribe(session.id(), lastEventId, new SessionBus.Listener()
         {
             @Override

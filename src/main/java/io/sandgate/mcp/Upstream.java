@@ -220,10 +220,9 @@ final class Upstream
      */
     Exchange openStream(URI uri, Map<String, String> headers)
     {
-        CompletableFuture<Exchange> answer = send(newRequest(HttpMethod.GET, uri, headers, null).idleTimeout(0, TimeUnit.MILLISECONDS));
         try
         {
-            return answer.get();
+            return stream(uri, headers).get();
         }
         catch (InterruptedException x)
         {
@@ -234,6 +233,12 @@ final class Upstream
         {
             throw x.getCause() instanceof GatewayException g ? g : unreachable();
         }
+    }
+
+    /** Opens a long-lived GET stream; the future completes when its headers arrive. It has no idle timeout: it ends with its client. */
+    CompletableFuture<Exchange> stream(URI uri, Map<String, String> headers)
+    {
+        return send(newRequest(HttpMethod.GET, uri, headers, null).idleTimeout(0, TimeUnit.MILLISECONDS));
     }
 
     private Request newRequest(HttpMethod method, URI uri, Map<String, String> headers, String body)

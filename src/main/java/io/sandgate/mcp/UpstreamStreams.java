@@ -92,22 +92,32 @@ final class UpstreamStreams
      */
     void holdGet(McpConfig.Server server, McpSession session, ClientStream client)
     {
-        AtomicReference<Upstream.Exchange> held = new AtomicReference<>();
+        holdGet(server, session, client, null);
+    }
+
+    /**
+     * Like {@link #holdGet(McpConfig.Server, McpSession, ClientStream)}, starting with a stream the
+     * caller opened already (null for none): a client's GET is answered only once the upstream's is
+     * open, since servers send requests tied to a tool call (sampling, elicitation) on it, and drop
+     * them while it is missing.
+     */
+    void holdGet(McpConfig.Server server, McpSession session, ClientStream client, Upstream.Exchange first)
+    {
+        AtomicReference<Upstream.Exchange> held = new AtomicReference<>(first);
         client.onClose(() -> abort(held.get()));
         mcp.background(() ->
         {
             String lastUpstreamId = null;
+            Upstream.Exchange exchange = first;
             while (client.isOpen())
             {
-                Map<String, String> headers = new HashMap<>();
-                headers.put(HttpHeader.ACCEPT.asString(), "text/event-stream");
-                headers.put(McpHeaders.SESSION_ID, session.upstreamSessionId().orElse(null));
-                headers.put(McpHeaders.PROTOCOL_VERSION, session.protocolVersion().orElse(null));
-                headers.put(McpHeaders.LAST_EVENT_ID, lastUpstreamId);
                 try
                 {
-                    Upstream.Exchange exchange = mcp.upstream().openStream(server.url(), headers);
-                    held.set(exchange);
+                    if (exchange == null)
+                    {
+                        exchange = mcp.upstream().openStream(server.url(), getHeaders(session, lastUpstreamId));
+                        held.set(exchange);
+                    }
                     if (!client.isOpen())
                         abort(exchange);
                     if (exchange.status() != HttpStatus.OK_200 || !exchange.isEventStream())
@@ -129,9 +139,21 @@ final class UpstreamStreams
                 {
                     // Dropped or refused: try again while the client is still listening.
                 }
+                exchange = null;
                 pause();
             }
         });
+    }
+
+    /** The headers of a session's upstream GET stream, resuming after the upstream's own event id when there is one. */
+    static Map<String, String> getHeaders(McpSession session, String lastUpstreamId)
+    {
+        Map<String, String> headers = new HashMap<>();
+        headers.put(HttpHeader.ACCEPT.asString(), "text/event-stream");
+        headers.put(McpHeaders.SESSION_ID, session.upstreamSessionId().orElse(null));
+        headers.put(McpHeaders.PROTOCOL_VERSION, session.protocolVersion().orElse(null));
+        headers.put(McpHeaders.LAST_EVENT_ID, lastUpstreamId);
+        return headers;
     }
 
     private static void abort(Upstream.Exchange exchange)
