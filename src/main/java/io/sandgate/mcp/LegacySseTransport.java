@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.sandgate.config.McpConfig;
 import io.sandgate.web.GatewayException;
 import jakarta.servlet.AsyncContext;
@@ -27,11 +28,13 @@ final class LegacySseTransport
 {
     private final McpGateway mcp;
     private final UpstreamStreams upstreams;
+    private final StatelessBridge bridge;
 
     LegacySseTransport(McpGateway mcp, UpstreamStreams upstreams)
     {
         this.mcp = mcp;
         this.upstreams = upstreams;
+        this.bridge = new StatelessBridge(mcp);
     }
 
     void openStream(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server) throws IOException
@@ -86,7 +89,8 @@ final class LegacySseTransport
         String sessionId = session.id();
         stream.event(null, "endpoint", endpoint);
 
-        AtomicBoolean upstreamGetOpened = new AtomicBoolean(server.transport() == McpConfig.Transport.SSE);
+        // Only a Streamable HTTP session-era upstream has a GET stream to hold.
+        AtomicBoolean upstreamGetOpened = new AtomicBoolean(server.transport() != McpConfig.Transport.STREAMABLE);
         SessionBus.Subscription subscription = mcp.bus().subscribe(sessionId, lastEventId, new SessionBus.Listener()
         {
             @Override
@@ -139,6 +143,11 @@ final class LegacySseTransport
             async.complete();
             return;
         }
+        if (server.transport() == McpConfig.Transport.STATELESS)
+        {
+            bridged(async, server, session, rpc);
+            return;
+        }
         CompletableFuture<Upstream.Exchange> sent;
         if (server.transport() == McpConfig.Transport.SSE)
         {
@@ -170,6 +179,54 @@ final class LegacySseTransport
                 exchange.discard();
                 McpServlet.end(async, x);
             }
+        });
+    }
+
+    /**
+     * A message to a 2026-07-28-only upstream: initialize is answered by the bridge, other requests
+     * go as stateless ones; either answer travels on the session's stream like any other.
+     */
+    private void bridged(AsyncContext async, McpConfig.Server server, McpSession session, JsonRpc rpc)
+    {
+        if (!rpc.isSingle())
+            throw GatewayException.badRequest("a batch cannot be relayed to a 2026-07-28 server: send its messages one at a time");
+        JsonNode message = rpc.messages().get(0);
+        ((HttpServletResponse)async.getResponse()).setStatus(HttpStatus.ACCEPTED_202);
+        if (rpc.isInitialize())
+        {
+            bridge.initialize(server, session, message).whenComplete((answer, failure) ->
+            {
+                if (failure != null)
+                    McpServlet.end(async, failure);
+                else
+                {
+                    mcp.relay(session.id(), answer);
+                    async.complete();
+                }
+            });
+            return;
+        }
+        if (!rpc.hasRequests())
+        {
+            async.complete();
+            return;
+        }
+        String pong = StatelessBridge.answeredHere(message);
+        if (pong != null)
+        {
+            mcp.relay(session.id(), pong);
+            async.complete();
+            return;
+        }
+        bridge.send(server, session, message).whenComplete((exchange, failure) ->
+        {
+            if (failure != null)
+            {
+                McpServlet.end(async, failure);
+                return;
+            }
+            mcp.background(() -> mcp.pump(session.id(), exchange));
+            async.complete();
         });
     }
 

@@ -117,6 +117,16 @@ public final class McpServlet extends HttpServlet
         });
     }
 
+    /** Ends an asynchronous MCP exchange with a JSON-RPC message the gateway answers itself. */
+    static void answer(AsyncContext async, String message) throws IOException
+    {
+        HttpServletResponse response = (HttpServletResponse)async.getResponse();
+        response.setStatus(HttpStatus.OK_200);
+        response.setContentType("application/json");
+        response.getWriter().write(message);
+        async.complete();
+    }
+
     /** Ends an asynchronous MCP exchange with the error its failure maps to. */
     static void end(AsyncContext async, Throwable failure)
     {

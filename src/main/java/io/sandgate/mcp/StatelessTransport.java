@@ -66,7 +66,7 @@ final class StatelessTransport
         String refusal = ToolGuard.refusal(server, rpc);
         if (refusal != null)
         {
-            ToolGuard.answer(request.getAsyncContext(), refusal);
+            McpServlet.answer(request.getAsyncContext(), refusal);
             return;
         }
         Map<String, String> headers = new HashMap<>();

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.util.HashMap;
 import java.util.Map;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.sandgate.config.McpConfig;
 import io.sandgate.web.GatewayException;
 import jakarta.servlet.AsyncContext;
@@ -26,12 +27,14 @@ final class StreamableTransport
     private final McpGateway mcp;
     private final UpstreamStreams upstreams;
     private final StatelessTransport stateless;
+    private final StatelessBridge bridge;
 
     StreamableTransport(McpGateway mcp, UpstreamStreams upstreams)
     {
         this.mcp = mcp;
         this.upstreams = upstreams;
         this.stateless = new StatelessTransport(mcp);
+        this.bridge = new StatelessBridge(mcp);
     }
 
     private static void checkVersion(HttpServletRequest request)
@@ -43,7 +46,7 @@ final class StreamableTransport
 
     private static void requireStreamableUpstream(McpConfig.Server server)
     {
-        if (server.transport() != McpConfig.Transport.STREAMABLE)
+        if (server.transport() == McpConfig.Transport.SSE)
             throw new GatewayException(HttpStatus.NOT_IMPLEMENTED_501, "not_implemented", "this server speaks HTTP+SSE: use /mcp/" + server.name() + "/sse");
     }
 
@@ -62,12 +65,17 @@ final class StreamableTransport
         requireStreamableUpstream(server);
         String sessionId = request.getHeader(McpHeaders.SESSION_ID);
         McpSession session = sessionId == null ? null : mcp.session(sessionId, server, request);
+        if (session != null)
+            response.setHeader(McpHeaders.SESSION_ID, session.id());
         String refusal = ToolGuard.refusal(server, rpc);
         if (refusal != null)
         {
-            if (session != null)
-                response.setHeader(McpHeaders.SESSION_ID, session.id());
-            ToolGuard.answer(request.getAsyncContext(), refusal);
+            McpServlet.answer(request.getAsyncContext(), refusal);
+            return;
+        }
+        if (server.transport() == McpConfig.Transport.STATELESS)
+        {
+            bridged(request, response, server, session, rpc);
             return;
         }
         // Counted against the client's sessions before the upstream makes one.
@@ -92,6 +100,80 @@ final class StreamableTransport
             try
             {
                 answer(request, response, session, reserved, exchange);
+                if (ToolGuard.cutsAnswer(server, rpc))
+                    ToolGuard.relayCut(server.tools(), exchange, async);
+                else
+                    exchange.relayTo(async);
+            }
+            catch (IOException | RuntimeException x)
+            {
+                exchange.discard();
+                McpServlet.end(async, x);
+            }
+        });
+    }
+
+    /**
+     * A session-era POST to a 2026-07-28-only upstream: initialize is answered by the bridge, the
+     * client's notifications and responses stay here (that revision has no use for them), and
+     * each request goes upstream as a stateless one, its answer streaming back.
+     */
+    private void bridged(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, McpSession session, JsonRpc rpc) throws IOException
+    {
+        if (!rpc.isSingle())
+            throw GatewayException.badRequest("a batch cannot be relayed to a 2026-07-28 server: send its messages one at a time");
+        AsyncContext async = request.getAsyncContext();
+        JsonNode message = rpc.messages().get(0);
+        if (session == null)
+        {
+            if (!rpc.isInitialize())
+                throw GatewayException.badRequest("no session: initialize first, or send a 2026-07-28 request");
+            McpSession created = mcp.newSession(server, request);
+            bridge.initialize(server, created, message).whenComplete((answer, failure) ->
+            {
+                if (failure != null)
+                {
+                    release(created);
+                    McpServlet.end(async, failure);
+                    return;
+                }
+                try
+                {
+                    response.setHeader(McpHeaders.SESSION_ID, created.id());
+                    McpServlet.answer(async, answer);
+                }
+                catch (IOException | RuntimeException x)
+                {
+                    McpServlet.end(async, x);
+                }
+            });
+            return;
+        }
+        if (!rpc.hasRequests())
+        {
+            response.setStatus(HttpStatus.ACCEPTED_202);
+            async.complete();
+            return;
+        }
+        String pong = StatelessBridge.answeredHere(message);
+        if (pong != null)
+        {
+            McpServlet.answer(async, pong);
+            return;
+        }
+        bridge.send(server, session, message).whenComplete((exchange, failure) ->
+        {
+            if (failure != null)
+            {
+                McpServlet.end(async, failure);
+                return;
+            }
+            try
+            {
+                response.setStatus(StatelessBridge.sessionEraStatus(exchange));
+                String type = exchange.header(HttpHeader.CONTENT_TYPE.asString());
+                if (type != null)
+                    response.setContentType(type);
                 if (ToolGuard.cutsAnswer(server, rpc))
                     ToolGuard.relayCut(server.tools(), exchange, async);
                 else
@@ -154,6 +236,8 @@ final class StreamableTransport
             throw new GatewayException(HttpStatus.METHOD_NOT_ALLOWED_405, "method_not_allowed", "GET needs an Mcp-Session-Id");
         requireStreamableUpstream(server);
         McpSession session = mcp.session(sessionId, server, request);
+        if (server.transport() == McpConfig.Transport.STATELESS)
+            throw new GatewayException(HttpStatus.METHOD_NOT_ALLOWED_405, "method_not_allowed", "this server speaks 2026-07-28 only: it has no session stream");
         mcp.checkStreamLimit(request);
         String lastEventId = request.getHeader(McpHeaders.LAST_EVENT_ID);
         if (lastEventId != null)

@@ -11,7 +11,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandgate.config.McpConfig;
 import jakarta.servlet.AsyncContext;
-import jakarta.servlet.http.HttpServletResponse;
 import org.eclipse.jetty.http.HttpStatus;
 
 /**
@@ -57,16 +56,6 @@ final class ToolGuard
             return error.toString();
         }
         return null;
-    }
-
-    /** Answers a refused call on a Streamable HTTP POST, as JSON, and completes the exchange. */
-    static void answer(AsyncContext async, String refusal) throws IOException
-    {
-        HttpServletResponse response = (HttpServletResponse)async.getResponse();
-        response.setStatus(HttpStatus.OK_200);
-        response.setContentType("application/json");
-        response.getWriter().write(refusal);
-        async.complete();
     }
 
     /** Whether an answer to this request must be read and cut rather than streamed as it comes. */

@@ -1,0 +1,87 @@
+package io.sandgate.mcp;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import io.modelcontextprotocol.spec.McpSchema.InitializeResult;
+import io.modelcontextprotocol.spec.McpSchema.ReadResourceRequest;
+import io.modelcontextprotocol.spec.McpSchema.TextContent;
+import io.modelcontextprotocol.spec.McpSchema.TextResourceContents;
+import io.modelcontextprotocol.spec.McpSchema.Tool;
+import io.sandgate.testing.GatewayExtension;
+import io.sandgate.testing.McpClients;
+import io.sandgate.testing.ReferenceMcpServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Version bridging: the MCP Java SDK's client, which speaks the session era only (Streamable HTTP
+ * 2025 and HTTP+SSE 2024-11-05), works through the gateway in front of a server configured as
+ * 2026-07-28 only, and that server sees nothing but stateless 2026-07-28 requests.
+ */
+class McpBridgeIT
+{
+    private static final ReferenceMcpServer upstream = ReferenceMcpServer.start();
+
+    @RegisterExtension
+    static final GatewayExtension gateway = new GatewayExtension(config -> config
+        .set("log.access", "false")
+        .set("mcp.servers", List.of(Map.of("name", "modern", "url", upstream.url(), "transport", "stateless",
+            "tools", Map.of("deny", List.of("test_error_handling"))))));
+
+    @AfterAll
+    static void stop()
+    {
+        upstream.close();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"streamable", "sse"})
+    void sessionEraClient_worksAgainstAStatelessOnlyServer(String transport) throws Exception
+    {
+        int seenBefore = upstream.observed().size();
+        String base = gateway.uri("/mcp/modern").toString();
+        try (McpSyncClient client = transport.equals("sse") ? McpClients.sse(base, "/sse") : McpClients.streamable(base, "/mcp"))
+        {
+            InitializeResult initialized = client.initialize();
+            assertTrue(initialized.capabilities().tools() != null, "capabilities come from server/discover: " + initialized);
+            assertFalse(initialized.serverInfo().name().isBlank());
+
+            List<String> tools = client.listTools().tools().stream().map(Tool::name).toList();
+            assertTrue(tools.contains("test_simple_text"), tools.toString());
+            assertFalse(tools.contains("test_error_handling"), "the server's tool policy applies through the bridge too");
+
+            CallToolResult result = McpClients.call(client, "test_simple_text", Map.of());
+            assertFalse(Boolean.TRUE.equals(result.isError()), result.toString());
+            assertFalse(((TextContent)result.content().get(0)).text().isBlank());
+
+            String text = ((TextResourceContents)client.readResource(new ReadResourceRequest("test://static-text")).contents().get(0)).text();
+            assertFalse(text.isBlank());
+            client.ping();
+        }
+
+        JsonNode observed = upstream.observed();
+        List<JsonNode> seen = new ArrayList<>();
+        for (int i = seenBefore; i < observed.size(); i++)
+            seen.add(observed.get(i));
+        List<String> methods = seen.stream().map(request -> request.path("mcpMethod").asText()).toList();
+        assertTrue(methods.containsAll(List.of("server/discover", "tools/list", "tools/call", "resources/read")), methods.toString());
+        assertFalse(methods.contains("ping"), "the session's other end is the gateway: it answers ping");
+        for (JsonNode request : seen)
+        {
+            assertEquals("POST", request.path("method").asText(), request.toString());
+            assertEquals("2026-07-28", request.path("protocolVersion").asText(), request.toString());
+            assertFalse(request.path("session").asBoolean(), "no session reaches a stateless server: " + request);
+        }
+    }
+}
