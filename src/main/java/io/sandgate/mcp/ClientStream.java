@@ -16,7 +16,7 @@ import org.eclipse.jetty.http.HttpStatus;
  * An SSE stream to an MCP client. Every write is flushed at once; {@code X-Accel-Buffering: no}
  * asks nginx-style proxies in front of the gateway not to buffer either.
  */
-final class ClientStream
+final class ClientStream implements Lifetime
 {
     private final AsyncContext async;
     private final OutputStream output;
@@ -76,14 +76,16 @@ final class ClientStream
     }
 
     /** Runs the action when the stream closes, whoever closes it; at once if it already has. */
-    void onClose(Runnable action)
+    @Override
+    public void onClose(Runnable action)
     {
         onClose.add(action);
         if (!open && onClose.remove(action))
             action.run();
     }
 
-    boolean isOpen()
+    @Override
+    public boolean isOpen()
     {
         return open;
     }
@@ -131,7 +133,8 @@ final class ClientStream
         }
     }
 
-    void close()
+    @Override
+    public void close()
     {
         if (!open)
             return;

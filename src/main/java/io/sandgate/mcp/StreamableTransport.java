@@ -2,7 +2,9 @@ package io.sandgate.mcp;
 
 import java.io.IOException;
 import java.util.HashMap;
+import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CompletionException;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sandgate.config.McpConfig;
@@ -28,6 +30,7 @@ final class StreamableTransport
     private final UpstreamStreams upstreams;
     private final StatelessTransport stateless;
     private final StatelessBridge bridge;
+    private final SseBridge sseBridge;
 
     StreamableTransport(McpGateway mcp, UpstreamStreams upstreams)
     {
@@ -35,6 +38,7 @@ final class StreamableTransport
         this.upstreams = upstreams;
         this.stateless = new StatelessTransport(mcp);
         this.bridge = new StatelessBridge(mcp);
+        this.sseBridge = new SseBridge(mcp, upstreams);
     }
 
     private static void checkVersion(HttpServletRequest request)
@@ -44,11 +48,6 @@ final class StreamableTransport
             throw GatewayException.badRequest("unsupported MCP-Protocol-Version " + version + " for a session: 2026-07-28 requests carry no Mcp-Session-Id");
     }
 
-    private static void requireStreamableUpstream(McpConfig.Server server)
-    {
-        if (server.transport() == McpConfig.Transport.SSE)
-            throw new GatewayException(HttpStatus.NOT_IMPLEMENTED_501, "not_implemented", "this server speaks HTTP+SSE: use /mcp/" + server.name() + "/sse");
-    }
 
     /** Relays a POST: its answer (JSON, or an SSE stream) streams straight back to the client. */
     void post(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, String body) throws IOException
@@ -57,12 +56,12 @@ final class StreamableTransport
         JsonRpcErrors.parsed(request, rpc);
         if (StatelessTransport.applies(request, rpc))
         {
-            requireStreamableUpstream(server);
+            if (server.transport() == McpConfig.Transport.SSE)
+                throw new GatewayException(HttpStatus.NOT_IMPLEMENTED_501, "not_implemented", "this server speaks HTTP+SSE (2024-11-05): use a session-era client");
             stateless.post(request, response, server, rpc, body);
             return;
         }
         checkVersion(request);
-        requireStreamableUpstream(server);
         String sessionId = request.getHeader(McpHeaders.SESSION_ID);
         McpSession session = sessionId == null ? null : mcp.session(sessionId, server, request);
         if (session != null)
@@ -76,6 +75,11 @@ final class StreamableTransport
         if (server.transport() == McpConfig.Transport.STATELESS)
         {
             bridged(request, response, server, session, rpc);
+            return;
+        }
+        if (server.transport() == McpConfig.Transport.SSE)
+        {
+            toSse(request, response, server, session, rpc, body);
             return;
         }
         // Counted against the client's sessions before the upstream makes one.
@@ -187,6 +191,34 @@ final class StreamableTransport
         });
     }
 
+    /** A session-era POST to a 2024-11-05 HTTP+SSE upstream: initialize opens the upstream's stream first. */
+    private void toSse(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, McpSession session, JsonRpc rpc, String body)
+        throws IOException
+    {
+        AsyncContext async = request.getAsyncContext();
+        if (session != null)
+        {
+            sseBridge.post(request, async, session, rpc, body);
+            return;
+        }
+        if (!rpc.isInitialize())
+            throw GatewayException.badRequest("no session: initialize first");
+        sseBridge.open(server, mcp.newSession(server, request)).whenComplete((ready, failure) ->
+        {
+            try
+            {
+                if (failure != null)
+                    throw failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+                response.setHeader(McpHeaders.SESSION_ID, ready.id());
+                sseBridge.post(request, async, ready, rpc, body);
+            }
+            catch (Throwable x)
+            {
+                McpServlet.end(async, x);
+            }
+        });
+    }
+
     private void release(McpSession reserved)
     {
         if (reserved != null)
@@ -234,10 +266,10 @@ final class StreamableTransport
         String sessionId = request.getHeader(McpHeaders.SESSION_ID);
         if (sessionId == null)
             throw new GatewayException(HttpStatus.METHOD_NOT_ALLOWED_405, "method_not_allowed", "GET needs an Mcp-Session-Id");
-        requireStreamableUpstream(server);
         McpSession session = mcp.session(sessionId, server, request);
-        if (server.transport() == McpConfig.Transport.STATELESS)
-            throw new GatewayException(HttpStatus.METHOD_NOT_ALLOWED_405, "method_not_allowed", "this server speaks 2026-07-28 only: it has no session stream");
+        if (server.transport() != McpConfig.Transport.STREAMABLE)
+            throw new GatewayException(HttpStatus.METHOD_NOT_ALLOWED_405, "method_not_allowed",
+                "no session stream through this server (" + server.transport().name().toLowerCase(Locale.ROOT) + "): messages come with the answers to POSTs");
         mcp.checkStreamLimit(request);
         String lastEventId = request.getHeader(McpHeaders.LAST_EVENT_ID);
         if (lastEventId != null)

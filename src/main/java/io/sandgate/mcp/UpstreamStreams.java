@@ -38,7 +38,7 @@ final class UpstreamStreams
      * {@code endpoint} event announces. Later {@code message} events are relayed to the session's log.
      * The client never sees the upstream's address or session id.
      */
-    CompletableFuture<String> openLegacy(McpConfig.Server server, String sessionId, ClientStream client)
+    CompletableFuture<String> openLegacy(McpConfig.Server server, String sessionId, Lifetime client)
     {
         CompletableFuture<String> endpoint = new CompletableFuture<>();
         AtomicReference<Upstream.Exchange> held = new AtomicReference<>();

@@ -14,8 +14,10 @@ import io.modelcontextprotocol.spec.McpSchema.TextResourceContents;
 import io.modelcontextprotocol.spec.McpSchema.Tool;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.McpClients;
+import io.sandgate.testing.McpUpstream;
 import io.sandgate.testing.ReferenceMcpServer;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -25,24 +27,49 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Version bridging: the MCP Java SDK's client, which speaks the session era only (Streamable HTTP
- * 2025 and HTTP+SSE 2024-11-05), works through the gateway in front of a server configured as
- * 2026-07-28 only, and that server sees nothing but stateless 2026-07-28 requests.
+ * Version bridging, with the MCP Java SDK's client (session era only: Streamable HTTP 2025 and
+ * HTTP+SSE 2024-11-05): in front of a server configured as 2026-07-28 only, which then sees
+ * nothing but stateless 2026-07-28 requests; and as a Streamable HTTP client in front of a
+ * 2024-11-05 HTTP+SSE server.
  */
 class McpBridgeIT
 {
     private static final ReferenceMcpServer upstream = ReferenceMcpServer.start();
+    private static final McpUpstream sseOnly = McpUpstream.start();
 
     @RegisterExtension
     static final GatewayExtension gateway = new GatewayExtension(config -> config
         .set("log.access", "false")
         .set("mcp.servers", List.of(Map.of("name", "modern", "url", upstream.url(), "transport", "stateless",
-            "tools", Map.of("deny", List.of("test_error_handling"))))));
+                "tools", Map.of("deny", List.of("test_error_handling"))),
+            Map.of("name", "old", "url", sseOnly.sseUrl(), "transport", "sse"))));
 
     @AfterAll
     static void stop()
     {
         upstream.close();
+        sseOnly.close();
+    }
+
+    /**
+     * A Streamable HTTP client in front of a 2024-11-05 HTTP+SSE server: calls, their progress,
+     * and the server's request to the client in the middle of one (sampling) all travel.
+     */
+    @Test
+    void streamableClient_worksAgainstAnSseOnlyServer()
+    {
+        McpClients.Options options = McpClients.options();
+        try (McpSyncClient client = McpClients.streamable(gateway.uri("/mcp/old").toString(), "/mcp", options))
+        {
+            client.initialize();
+            assertEquals(McpUpstream.TOOL_NAMES.stream().sorted().toList(), client.listTools().tools().stream().map(Tool::name).sorted().toList());
+            assertEquals("echo: hi", McpClients.text(McpClients.call(client, "echo", Map.of("text", "hi"))));
+            assertEquals("done", McpClients.text(McpClients.callWithProgress(client, "progress", Map.of("steps", 3), "p-1")));
+            assertEquals(3, options.received().progress.size(), "each step's progress, on the call's stream");
+            assertEquals("client said: " + McpClients.SAMPLING_ANSWER, McpClients.text(McpClients.call(client, "ask", Map.of("question", "q?"))));
+            assertEquals(List.of("q?"), options.received().samplingQuestions);
+        }
+        assertTrue(sseOnly.requestsTo(McpUpstream.SSE_PATH).size() > 0, "the server was reached on its SSE transport");
     }
 
     @ParameterizedTest

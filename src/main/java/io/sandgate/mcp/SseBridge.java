@@ -1,0 +1,281 @@
+package io.sandgate.mcp;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandgate.config.McpConfig;
+import io.sandgate.web.Errors;
+import io.sandgate.web.GatewayException;
+import jakarta.servlet.AsyncContext;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpMethod;
+import org.eclipse.jetty.http.HttpStatus;
+
+/**
+ * Streamable HTTP clients (2025) in front of a 2024-11-05 HTTP+SSE server ({@code transport: sse}).
+ * At {@code initialize} the replica opens the server's SSE stream and holds it for as long as the
+ * session lives (a DELETE or the TTL, on any replica, ends it); everything the server sends goes
+ * into the session's log like any 2024-11-05 session's. Each POST is handed to the server's message
+ * URL from any replica, and its answer is an event stream read from the log: the call's response,
+ * which ends it, its progress, and whatever else the server sends meanwhile (requests to the client
+ * among them).
+ *
+ * <p>The client's revision is kept: the server's answer to initialize names the one the client
+ * asked for. Limits: the session ends if the replica holding the server's stream dies (as it does for a
+ * 2024-11-05 client); there is no GET stream (405), so what the server sends while no call is open
+ * stays in the log; a batch is refused.
+ */
+final class SseBridge
+{
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final McpGateway mcp;
+    private final UpstreamStreams upstreams;
+
+    SseBridge(McpGateway mcp, UpstreamStreams upstreams)
+    {
+        this.mcp = mcp;
+        this.upstreams = upstreams;
+    }
+
+    /** Opens the server's SSE stream for a new session; completes with the session once the server announced its message URL. */
+    CompletableFuture<McpSession> open(McpConfig.Server server, McpSession session)
+    {
+        SessionLifetime lifetime = new SessionLifetime(session.id());
+        return upstreams.openLegacy(server, session.id(), lifetime).thenApply(url ->
+        {
+            McpSession ready = session.withUpstreamMessageUrl(url);
+            mcp.bus().update(ready);
+            lifetime.watch();
+            return ready;
+        });
+    }
+
+    /**
+     * Hands a message to the server and, for a request, answers with an event stream of what the
+     * server sends for it, ending with its response. Completes the exchange. The stream starts
+     * before the server accepts the request: a 2024-11-05 server may accept it only once the call
+     * is done, after asking the client something on the very stream the client is waiting for.
+     */
+    void post(HttpServletRequest request, AsyncContext async, McpSession session, JsonRpc rpc, String body) throws IOException
+    {
+        if (!rpc.isSingle())
+            throw GatewayException.badRequest("a batch cannot be relayed to an HTTP+SSE server: send its messages one at a time");
+        URI url = URI.create(session.upstreamMessageUrl().orElseThrow(() -> GatewayException.unavailable("session not ready")));
+        if (!rpc.hasRequests())
+        {
+            send(url, body).whenComplete((status, failure) ->
+            {
+                if (failure != null)
+                    McpServlet.end(async, failure);
+                else if (status == HttpStatus.NOT_FOUND_404)
+                    McpServlet.end(async, ended(session));
+                else if (status / 100 != 2)
+                    McpServlet.end(async, refused(status));
+                else
+                {
+                    ((HttpServletResponse)async.getResponse()).setStatus(HttpStatus.ACCEPTED_202);
+                    async.complete();
+                }
+            });
+            return;
+        }
+        JsonNode call = rpc.messages().get(0);
+        ClientStream stream = answer(request, async, session, call, mcp.bus().lastEventId(session.id()));
+        send(url, body).whenComplete((status, failure) ->
+        {
+            GatewayException error = failure != null ? Errors.map(failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure, Errors.Peer.MCP_SERVER)
+                : status == HttpStatus.NOT_FOUND_404 ? ended(session)
+                : status / 100 != 2 ? refused(status)
+                : null;
+            if (error == null)
+                return;
+            try
+            {
+                stream.event(null, null, JsonRpcErrors.body(call.path("id"), error, error.getMessage()));
+            }
+            catch (IOException x)
+            {
+                // The client is gone.
+            }
+            stream.close();
+        });
+    }
+
+    /** Posts a message to the server's message URL; completes with the status, the body dropped. */
+    private CompletableFuture<Integer> send(URI url, String body)
+    {
+        return mcp.upstream().exchange(HttpMethod.POST, url, Map.of(HttpHeader.CONTENT_TYPE.asString(), "application/json"), body)
+            .thenApply(exchange ->
+            {
+                exchange.discard();
+                return exchange.status();
+            });
+    }
+
+    private GatewayException ended(McpSession session)
+    {
+        mcp.bus().delete(session.id());
+        return McpGateway.unknownSession("MCP session ended upstream");
+    }
+
+    private static GatewayException refused(int status)
+    {
+        return new GatewayException(HttpStatus.BAD_GATEWAY_502, "upstream_failed", "the MCP server answered " + status);
+    }
+
+    private ClientStream answer(HttpServletRequest request, AsyncContext async, McpSession session, JsonNode call, String after) throws IOException
+    {
+        JsonNode id = call.path("id");
+        boolean initialize = "initialize".equals(call.path("method").asText());
+        JsonNode token = call.path("params").path("_meta").path("progressToken");
+        ClientStream stream = ClientStream.start(async);
+        mcp.opened(request, stream);
+        SessionBus.Subscription subscription = mcp.bus().subscribe(session.id(), after, new SessionBus.Listener()
+        {
+            @Override
+            public void onEvent(String eventId, String text)
+            {
+                JsonNode message = parse(text);
+                if (message == null || !belongs(message, id, token))
+                    return;
+                try
+                {
+                    stream.event(eventId, null, initialize && !message.has("method") ? asRequested(call, message) : text);
+                }
+                catch (IOException x)
+                {
+                    throw new UncheckedIOException(x);
+                }
+                if (!message.has("method"))
+                    stream.close();
+            }
+
+            @Override
+            public void onEnd()
+            {
+                stream.close();
+            }
+        });
+        stream.onClose(subscription::close);
+        return stream;
+    }
+
+    /**
+     * Whether a message of the session goes on the stream of this call: its response, its own
+     * progress, and what is no other call's (requests to the client, other notifications).
+     */
+    static boolean belongs(JsonNode message, JsonNode id, JsonNode token)
+    {
+        if (!message.has("method"))
+            return message.path("id").equals(id);
+        if ("notifications/progress".equals(message.path("method").asText()))
+            return message.path("params").path("progressToken").equals(token);
+        return true;
+    }
+
+    /**
+     * The server's answer to initialize, with the revision the client asked for when it is one of
+     * the session era: a 2024-11-05 server answers with its own, which Streamable HTTP clients
+     * refuse, and the messages the two revisions share are the same.
+     */
+    static String asRequested(JsonNode initialize, JsonNode answer)
+    {
+        String requested = initialize.path("params").path("protocolVersion").asText("");
+        if (!StatelessTransport.SESSION_REVISIONS.contains(requested) || !answer.path("result").isObject())
+            return answer.toString();
+        ((ObjectNode)answer.get("result")).put("protocolVersion", requested);
+        return answer.toString();
+    }
+
+    private static JsonNode parse(String text)
+    {
+        try
+        {
+            return JSON.readTree(text);
+        }
+        catch (JsonProcessingException x)
+        {
+            return null;
+        }
+    }
+
+    /**
+     * A session as the lifetime of the upstream stream held for it: it ends when the session is
+     * deleted or expires on any replica, and ending it (the server closed its stream) ends the session.
+     */
+    private final class SessionLifetime implements Lifetime
+    {
+        private final String sessionId;
+        private final List<Runnable> onClose = new CopyOnWriteArrayList<>();
+        private volatile boolean open = true;
+        private volatile SessionBus.Subscription watch;
+
+        SessionLifetime(String sessionId)
+        {
+            this.sessionId = sessionId;
+        }
+
+        /** Starts noticing the session's end, once it is ready. */
+        void watch()
+        {
+            watch = mcp.bus().subscribe(sessionId, mcp.bus().lastEventId(sessionId), new SessionBus.Listener()
+            {
+                @Override
+                public void onEvent(String eventId, String message)
+                {
+                }
+
+                @Override
+                public void onEnd()
+                {
+                    close();
+                }
+            });
+            if (!open)
+                watch.close();
+        }
+
+        @Override
+        public boolean isOpen()
+        {
+            return open;
+        }
+
+        @Override
+        public void onClose(Runnable action)
+        {
+            onClose.add(action);
+            if (!open && onClose.remove(action))
+                action.run();
+        }
+
+        @Override
+        public synchronized void close()
+        {
+            if (!open)
+                return;
+            open = false;
+            if (watch != null)
+                watch.close();
+            for (Runnable action : onClose)
+            {
+                if (onClose.remove(action))
+                    action.run();
+            }
+            mcp.bus().delete(sessionId);
+        }
+    }
+}
