@@ -48,8 +48,8 @@ final class LegacySseTransport
         {
             session = mcp.session(resume, server, request);
             mcp.resumed();
-            // Without Last-Event-ID the client asks for a new stream, not for what earlier ones were sent.
-            lastEventId = header != null ? header : mcp.bus().lastEventId(session.id());
+            // Without a Last-Event-ID of the gateway's the client asks for a new stream, not for what earlier ones were sent.
+            lastEventId = header != null && mcp.bus().isEventId(header) ? header : mcp.bus().lastEventId(session.id());
         }
         else
         {

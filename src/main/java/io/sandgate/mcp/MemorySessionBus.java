@@ -115,6 +115,12 @@ public final class MemorySessionBus implements SessionBus
     }
 
     @Override
+    public boolean isEventId(String id)
+    {
+        return id.matches("\\d{1,18}");
+    }
+
+    @Override
     public String lastEventId(String sessionId)
     {
         Log log = sessions.get(sessionId);

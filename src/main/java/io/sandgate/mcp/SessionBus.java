@@ -28,6 +28,12 @@ public interface SessionBus extends AutoCloseable
     /** The id of the newest event in the session's log, or null when it has none: a new stream starts after it. */
     String lastEventId(String sessionId);
 
+    /**
+     * Whether an id has the form of this bus's event ids. A client's {@code Last-Event-ID} that has
+     * not is the upstream's own, from an answer relayed as it came: it is for the upstream to resume.
+     */
+    boolean isEventId(String id);
+
     Optional<McpSession> find(String id);
 
     /** Up to {@code limit} live sessions, for the admin API. */

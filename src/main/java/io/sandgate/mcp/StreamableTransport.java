@@ -272,17 +272,18 @@ final class StreamableTransport
                 "no session stream through this server (" + server.transport().name().toLowerCase(Locale.ROOT) + "): messages come with the answers to POSTs");
         mcp.checkStreamLimit(request);
         String lastEventId = request.getHeader(McpHeaders.LAST_EVENT_ID);
+        // An id of the upstream's: the client resumes a POST answer the upstream cut short (SSE
+        // polling), which only the upstream can replay, on the GET stream it opens with that id.
+        String upstreamLastId = lastEventId != null && !mcp.bus().isEventId(lastEventId) ? lastEventId : null;
         if (lastEventId != null)
             mcp.resumed();
-        else
-            // A new stream, not a resumption: what earlier streams of the session were sent is not replayed.
-            lastEventId = mcp.bus().lastEventId(session.id());
-        String after = lastEventId;
+        // A new stream, or the resumption of the upstream's: what earlier streams of the session were sent is not replayed.
+        String after = lastEventId == null || upstreamLastId != null ? mcp.bus().lastEventId(session.id()) : lastEventId;
         AsyncContext async = request.startAsync();
         async.setTimeout(0);
         // The client hears 200 once the upstream's stream is open, so that nothing the upstream
         // sends on it after the client's next request can be missed.
-        mcp.upstream().stream(server.url(), UpstreamStreams.getHeaders(session, null)).whenComplete((upstream, failure) ->
+        mcp.upstream().stream(server.url(), UpstreamStreams.getHeaders(session, upstreamLastId)).whenComplete((upstream, failure) ->
         {
             if (failure != null)
             {

@@ -117,6 +117,12 @@ final class RedisSessionBus implements SessionBus
     }
 
     @Override
+    public boolean isEventId(String id)
+    {
+        return validId(id) != null;
+    }
+
+    @Override
     public String lastEventId(String sessionId)
     {
         return call(() ->
