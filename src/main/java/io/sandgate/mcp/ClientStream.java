@@ -16,12 +16,10 @@ import org.eclipse.jetty.http.HttpStatus;
  * An SSE stream to an MCP client. Every write is flushed at once; {@code X-Accel-Buffering: no}
  * asks nginx-style proxies in front of the gateway not to buffer either.
  */
-final class ClientStream implements Lifetime
+final class ClientStream extends Lifetime
 {
     private final AsyncContext async;
     private final OutputStream output;
-    private volatile boolean open = true;
-    private final java.util.List<Runnable> onClose = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     private ClientStream(AsyncContext async, OutputStream output)
     {
@@ -75,21 +73,6 @@ final class ClientStream implements Lifetime
         return stream;
     }
 
-    /** Runs the action when the stream closes, whoever closes it; at once if it already has. */
-    @Override
-    public void onClose(Runnable action)
-    {
-        onClose.add(action);
-        if (!open && onClose.remove(action))
-            action.run();
-    }
-
-    @Override
-    public boolean isOpen()
-    {
-        return open;
-    }
-
     /** Writes one event; multi-line data becomes several data lines. */
     void event(String id, String name, String data) throws IOException
     {
@@ -119,7 +102,7 @@ final class ClientStream implements Lifetime
 
     private synchronized void write(String text) throws IOException
     {
-        if (!open)
+        if (!isOpen())
             throw new IOException("client stream closed");
         try
         {
@@ -134,9 +117,9 @@ final class ClientStream implements Lifetime
     }
 
     @Override
-    public void close()
+    void close()
     {
-        if (!open)
+        if (!isOpen())
             return;
         try
         {
@@ -149,16 +132,8 @@ final class ClientStream implements Lifetime
         closed();
     }
 
-    private synchronized void closed()
+    private void closed()
     {
-        if (open)
-        {
-            open = false;
-            for (Runnable action : onClose)
-            {
-                if (onClose.remove(action))
-                    action.run();
-            }
-        }
+        ended();
     }
 }

@@ -1,12 +1,43 @@
 package io.sandgate.mcp;
 
-/** What an upstream stream the gateway holds lives as long as: a client's stream, or a session. */
-interface Lifetime
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * What an upstream stream the gateway holds lives as long as: a client's stream, or a session.
+ * Whoever ends it first, the actions registered run once.
+ */
+abstract class Lifetime
 {
-    boolean isOpen();
+    private final List<Runnable> onClose = new CopyOnWriteArrayList<>();
+    private volatile boolean open = true;
+
+    boolean isOpen()
+    {
+        return open;
+    }
 
     /** Runs the action when it ends, whoever ends it; at once if it has. */
-    void onClose(Runnable action);
+    void onClose(Runnable action)
+    {
+        onClose.add(action);
+        if (!open && onClose.remove(action))
+            action.run();
+    }
 
-    void close();
+    abstract void close();
+
+    /** Marks it ended and runs the actions; false, doing nothing, if it had ended already. */
+    protected final synchronized boolean ended()
+    {
+        if (!open)
+            return false;
+        open = false;
+        for (Runnable action : onClose)
+        {
+            if (onClose.remove(action))
+                action.run();
+        }
+        return true;
+    }
 }

@@ -13,6 +13,7 @@ import jakarta.servlet.AsyncContext;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 
 /**
@@ -115,6 +116,33 @@ public final class McpServlet extends HttpServlet
                 end(async, x);
             }
         });
+    }
+
+    /**
+     * Answers with an upstream's answer, under the status given: its type, and its body streamed as
+     * it comes, or read whole first when the server's tool policy must cut it. Completes the exchange.
+     */
+    static void relay(AsyncContext async, Upstream.Exchange exchange, int status, McpConfig.Server server, JsonRpc rpc)
+    {
+        try
+        {
+            HttpServletResponse response = (HttpServletResponse)async.getResponse();
+            response.setStatus(status);
+            String type = exchange.header(HttpHeader.CONTENT_TYPE.asString());
+            if (type != null)
+                response.setContentType(type);
+            if (exchange.isEventStream())
+                response.setHeader(McpHeaders.X_ACCEL_BUFFERING, "no");
+            if (ToolGuard.cutsAnswer(server, rpc))
+                ToolGuard.relayCut(server.tools(), exchange, async);
+            else
+                exchange.relayTo(async);
+        }
+        catch (IOException | RuntimeException x)
+        {
+            exchange.discard();
+            end(async, x);
+        }
     }
 
     /** Ends an asynchronous MCP exchange with a JSON-RPC message the gateway answers itself. */

@@ -3,11 +3,9 @@ package io.sandgate.mcp;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.CopyOnWriteArrayList;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -216,11 +214,9 @@ final class SseBridge
      * A session as the lifetime of the upstream stream held for it: it ends when the session is
      * deleted or expires on any replica, and ending it (the server closed its stream) ends the session.
      */
-    private final class SessionLifetime implements Lifetime
+    private final class SessionLifetime extends Lifetime
     {
         private final String sessionId;
-        private final List<Runnable> onClose = new CopyOnWriteArrayList<>();
-        private volatile boolean open = true;
         private volatile SessionBus.Subscription watch;
 
         SessionLifetime(String sessionId)
@@ -244,38 +240,14 @@ final class SseBridge
                     close();
                 }
             });
-            if (!open)
-                watch.close();
+            onClose(watch::close);
         }
 
         @Override
-        public boolean isOpen()
+        void close()
         {
-            return open;
-        }
-
-        @Override
-        public void onClose(Runnable action)
-        {
-            onClose.add(action);
-            if (!open && onClose.remove(action))
-                action.run();
-        }
-
-        @Override
-        public synchronized void close()
-        {
-            if (!open)
-                return;
-            open = false;
-            if (watch != null)
-                watch.close();
-            for (Runnable action : onClose)
-            {
-                if (onClose.remove(action))
-                    action.run();
-            }
-            mcp.bus().delete(sessionId);
+            if (ended())
+                mcp.bus().delete(sessionId);
         }
     }
 }

@@ -88,24 +88,7 @@ final class StatelessTransport
                 McpServlet.end(async, failure);
                 return;
             }
-            try
-            {
-                response.setStatus(exchange.status());
-                String type = exchange.header(HttpHeader.CONTENT_TYPE.asString());
-                if (type != null)
-                    response.setContentType(type);
-                if (exchange.isEventStream())
-                    response.setHeader(McpHeaders.X_ACCEL_BUFFERING, "no");
-                if (ToolGuard.cutsAnswer(server, rpc))
-                    ToolGuard.relayCut(server.tools(), exchange, async);
-                else
-                    exchange.relayTo(async);
-            }
-            catch (Exception x)
-            {
-                exchange.discard();
-                McpServlet.end(async, x);
-            }
+            McpServlet.relay(async, exchange, exchange.status(), server, rpc);
         });
     }
 

@@ -103,17 +103,15 @@ final class StreamableTransport
             }
             try
             {
-                answer(request, response, session, reserved, exchange);
-                if (ToolGuard.cutsAnswer(server, rpc))
-                    ToolGuard.relayCut(server.tools(), exchange, async);
-                else
-                    exchange.relayTo(async);
+                settle(request, response, session, reserved, exchange);
             }
-            catch (IOException | RuntimeException x)
+            catch (RuntimeException x)
             {
                 exchange.discard();
                 McpServlet.end(async, x);
+                return;
             }
+            McpServlet.relay(async, exchange, exchange.status(), server, rpc);
         });
     }
 
@@ -172,22 +170,7 @@ final class StreamableTransport
                 McpServlet.end(async, failure);
                 return;
             }
-            try
-            {
-                response.setStatus(StatelessBridge.sessionEraStatus(exchange));
-                String type = exchange.header(HttpHeader.CONTENT_TYPE.asString());
-                if (type != null)
-                    response.setContentType(type);
-                if (ToolGuard.cutsAnswer(server, rpc))
-                    ToolGuard.relayCut(server.tools(), exchange, async);
-                else
-                    exchange.relayTo(async);
-            }
-            catch (IOException | RuntimeException x)
-            {
-                exchange.discard();
-                McpServlet.end(async, x);
-            }
+            McpServlet.relay(async, exchange, StatelessBridge.sessionEraStatus(exchange), server, rpc);
         });
     }
 
@@ -226,10 +209,11 @@ final class StreamableTransport
     }
 
     /**
-     * The client's status and headers from the upstream's. An initialize's reserved session is
-     * completed with the upstream's before the client hears of it, or given back if the upstream made none.
+     * What an upstream's answer means for the sessions: a 404 ends the client's; an initialize's
+     * reserved session is completed with the upstream's before the client hears of it, or given
+     * back if the upstream made none.
      */
-    private void answer(HttpServletRequest request, HttpServletResponse response, McpSession session, McpSession reserved, Upstream.Exchange exchange)
+    private void settle(HttpServletRequest request, HttpServletResponse response, McpSession session, McpSession reserved, Upstream.Exchange exchange)
     {
         if (session != null && exchange.status() == HttpStatus.NOT_FOUND_404)
         {
@@ -248,16 +232,6 @@ final class StreamableTransport
         {
             release(reserved);
         }
-        else if (session != null)
-        {
-            response.setHeader(McpHeaders.SESSION_ID, session.id());
-        }
-        response.setStatus(exchange.status());
-        String type = exchange.header(HttpHeader.CONTENT_TYPE.asString());
-        if (type != null)
-            response.setContentType(type);
-        if (exchange.isEventStream())
-            response.setHeader(McpHeaders.X_ACCEL_BUFFERING, "no");
     }
 
     void get(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server) throws IOException

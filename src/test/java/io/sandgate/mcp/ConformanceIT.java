@@ -4,15 +4,12 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import io.sandgate.mcp.ConformanceSuite.Outcome;
-import io.sandgate.testing.Balancer;
 import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.GatewayExtension;
-import io.sandgate.testing.RedisServerProcess;
 import io.sandgate.testing.ReferenceMcpServer;
-import io.sandgate.testing.RunningGateway;
+import io.sandgate.testing.RoundRobinReplicas;
 import org.eclipse.jetty.toolchain.test.MavenPaths;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -41,10 +38,7 @@ class ConformanceIT
     private static final Path RESULTS = MavenPaths.targetTests().resolve("conformance");
 
     private static final ReferenceMcpServer reference = ReferenceMcpServer.start();
-    private static RedisServerProcess redis;
-    private static RunningGateway replicaA;
-    private static RunningGateway replicaB;
-    private static Balancer roundRobin;
+    private static RoundRobinReplicas replicas;
     /** The direct runs, by revision: each is run once, by the first test that needs it. */
     private static final Map<String, Outcome> direct = new ConcurrentHashMap<>();
 
@@ -58,27 +52,19 @@ class ConformanceIT
     static final GatewayExtension single = new GatewayExtension(ConformanceIT::toReference);
 
     @RegisterExtension
-    static final GatewayExtension replicas = GatewayExtension.manual(config ->
-    {
-        config.redisStore(redis);
-        toReference(config);
-    });
+    static final GatewayExtension twoReplicas = GatewayExtension.manual(ConformanceIT::toReference);
 
     @BeforeAll
     static void startReplicas() throws Exception
     {
-        redis = RedisServerProcess.start();
-        replicaA = replicas.startAnother();
-        replicaB = replicas.startAnother();
-        AtomicInteger next = new AtomicInteger();
-        roundRobin = Balancer.start(request -> next.getAndIncrement() % 2 == 0 ? replicaA.uri() : replicaB.uri());
+        replicas = RoundRobinReplicas.start(twoReplicas);
     }
 
     @AfterAll
     static void stopAll() throws Exception
     {
         // The replicas before what they use; the extensions would stop them only after this.
-        for (AutoCloseable c : new AutoCloseable[]{roundRobin, replicaA, replicaB, redis, reference})
+        for (AutoCloseable c : new AutoCloseable[]{replicas, reference})
         {
             if (c != null)
                 c.close();
@@ -98,13 +84,10 @@ class ConformanceIT
     @ValueSource(strings = {"2025-11-25", "2026-07-28"})
     void twoReplicasRoundRobin_scoresAsTheServerDirectly(String revision) throws Exception
     {
-        roundRobin.routed.clear();
-        Outcome through = ConformanceSuite.run("two replicas", roundRobin.baseUrl() + CLIENT_PATH, revision,
+        replicas.clearRouted();
+        Outcome through = ConformanceSuite.run("two replicas", replicas.baseUrl() + CLIENT_PATH, revision,
             RESULTS.resolve(revision + "-two-replicas"));
-        // Both replicas took requests, or the run proved nothing about sharing sessions.
-        List<String> routed = List.copyOf(roundRobin.routed);
-        assertTrue(routed.stream().anyMatch(r -> r.endsWith("-> " + replicaA.port())), routed::toString);
-        assertTrue(routed.stream().anyMatch(r -> r.endsWith("-> " + replicaB.port())), routed::toString);
+        assertTrue(replicas.bothServed(), replicas::routed);
         assertScoresAsDirect(revision, through);
     }
 

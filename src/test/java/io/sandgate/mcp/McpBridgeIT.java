@@ -22,6 +22,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -65,7 +66,8 @@ class McpBridgeIT
             assertEquals(McpUpstream.TOOL_NAMES.stream().sorted().toList(), client.listTools().tools().stream().map(Tool::name).sorted().toList());
             assertEquals("echo: hi", McpClients.text(McpClients.call(client, "echo", Map.of("text", "hi"))));
             assertEquals("done", McpClients.text(McpClients.callWithProgress(client, "progress", Map.of("steps", 3), "p-1")));
-            assertEquals(3, options.received().progress.size(), "each step's progress, on the call's stream");
+            // The client hands notifications to its handlers apart from the response.
+            await().untilAsserted(() -> assertEquals(3, options.received().progress.size(), "each step's progress, on the call's stream"));
             assertEquals("client said: " + McpClients.SAMPLING_ANSWER, McpClients.text(McpClients.call(client, "ask", Map.of("question", "q?"))));
             assertEquals(List.of("q?"), options.received().samplingQuestions);
         }

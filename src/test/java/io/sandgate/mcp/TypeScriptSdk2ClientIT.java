@@ -8,23 +8,21 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.sandgate.testing.Balancer;
 import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.LocalResources;
 import io.sandgate.testing.McpUpstream;
-import io.sandgate.testing.RedisServerProcess;
 import io.sandgate.testing.ReferenceMcpServer;
-import io.sandgate.testing.RunningGateway;
+import io.sandgate.testing.RoundRobinReplicas;
 import org.eclipse.jetty.toolchain.test.MavenPaths;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -45,10 +43,7 @@ class TypeScriptSdk2ClientIT
 
     private static final ReferenceMcpServer reference = ReferenceMcpServer.start();
     private static final McpUpstream javaSdk = McpUpstream.start();
-    private static RedisServerProcess redis;
-    private static RunningGateway replicaA;
-    private static RunningGateway replicaB;
-    private static Balancer roundRobin;
+    private static RoundRobinReplicas replicas;
 
     private static void servers(GatewayConfig config)
     {
@@ -61,54 +56,41 @@ class TypeScriptSdk2ClientIT
     static final GatewayExtension single = new GatewayExtension(TypeScriptSdk2ClientIT::servers);
 
     @RegisterExtension
-    static final GatewayExtension replicas = GatewayExtension.manual(config -> servers(config.redisStore(redis)));
+    static final GatewayExtension twoReplicas = GatewayExtension.manual(TypeScriptSdk2ClientIT::servers);
 
     @BeforeAll
     static void startReplicas() throws Exception
     {
-        redis = RedisServerProcess.start();
-        replicaA = replicas.startAnother();
-        replicaB = replicas.startAnother();
-        AtomicInteger next = new AtomicInteger();
-        roundRobin = Balancer.start(request -> next.getAndIncrement() % 2 == 0 ? replicaA.uri() : replicaB.uri());
+        replicas = RoundRobinReplicas.start(twoReplicas);
     }
 
     @AfterAll
     static void stopAll() throws Exception
     {
-        for (AutoCloseable c : new AutoCloseable[]{roundRobin, replicaA, replicaB, redis, reference, javaSdk})
+        for (AutoCloseable c : new AutoCloseable[]{replicas, reference, javaSdk})
         {
             if (c != null)
                 c.close();
         }
     }
 
-    @Test
-    void referenceServer_oneGateway_clientNegotiatesModernRevision() throws Exception
+    private static String base(String target)
     {
-        JsonNode result = runClient(single.uri("/mcp/reference/mcp").toString(), "test_tool_with_progress", "{}");
-        assertReferenceConversation(result);
+        return target.equals("one gateway") ? single.uri().toString() : replicas.baseUrl();
     }
 
-    @Test
-    void referenceServer_twoReplicasRoundRobin_clientNegotiatesModernRevision() throws Exception
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"one gateway", "two replicas, round robin"})
+    void referenceServer_clientNegotiatesModernRevision(String target) throws Exception
     {
-        JsonNode result = runClient(roundRobin.baseUrl() + "/mcp/reference/mcp", "test_tool_with_progress", "{}");
-        assertReferenceConversation(result);
+        assertReferenceConversation(runClient(base(target) + "/mcp/reference/mcp", "test_tool_with_progress", "{}"));
     }
 
-    @Test
-    void javaSdkServer_oneGateway_clientFallsBackToSession() throws Exception
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"one gateway", "two replicas, round robin"})
+    void javaSdkServer_clientFallsBackToSession(String target) throws Exception
     {
-        JsonNode result = runClient(single.uri("/mcp/java/mcp").toString(), "progress", "{\"steps\":3}");
-        assertJavaSdkConversation(result);
-    }
-
-    @Test
-    void javaSdkServer_twoReplicasRoundRobin_clientFallsBackToSession() throws Exception
-    {
-        JsonNode result = runClient(roundRobin.baseUrl() + "/mcp/java/mcp", "progress", "{\"steps\":3}");
-        assertJavaSdkConversation(result);
+        assertJavaSdkConversation(runClient(base(target) + "/mcp/java/mcp", "progress", "{\"steps\":3}"));
     }
 
     /** What the client reports, and the revision the reference server saw on each request. */
