@@ -134,8 +134,10 @@ public final class ConfigKeys
         "Events kept per session for `Last-Event-ID` resume.");
     public static final ConfigKey<Integer> MCP_MAX_BODY = ConfigKey.of("mcp.max-body-size", "4194304", integer(1024, 256 * 1024 * 1024),
         "Largest JSON-RPC request body accepted, in bytes (413 above).");
-    public static final ConfigKey<Integer> MCP_MAX_SESSIONS_PER_CLIENT = ConfigKey.of("mcp.max-sessions-per-client", "64", integer(1, 1_000_000),
-        "Live 2025-era sessions one client (its credential, else its trusted address) may hold across replicas, and streams it may hold open on one replica (429 above).");
+    public static final ConfigKey<Integer> MCP_MAX_SESSIONS_PER_CLIENT = ConfigKey.of("mcp.max-sessions-per-client", "256", integer(1, 1_000_000),
+        "Live 2025-era sessions one client address (the trusted one) may hold across replicas (429 above); DELETE or `mcp.session-ttl` frees them.");
+    public static final ConfigKey<Integer> MCP_MAX_STREAMS_PER_CLIENT = ConfigKey.of("mcp.max-streams-per-client", "64", integer(1, 1_000_000),
+        "Client streams (SSE, GET) one client address may hold open on one replica (429 above).");
     public static final ConfigKey<List<String>> MCP_ALLOWED_ORIGINS = ConfigKey.of("mcp.allowed-origins", null, list(),
         "Browser origins allowed on MCP endpoints besides the gateway's own; `*` allows any. Requests without Origin pass.");
 
@@ -266,7 +268,7 @@ public final class ConfigKeys
         INGRESS_ACCESS, GRANT_PARAM, INGRESS_SESSION_MAX_AGE, TRUSTED_PROXIES,
         INGRESS_IDLE_TIMEOUT, INGRESS_CONNECT_TIMEOUT, INGRESS_DESTINATION_IDLE_TIMEOUT, INGRESS_MAX_CONNECTIONS, ROUTE_CACHE_SIZE,
         WS_PING_INTERVAL, WS_IDLE_TIMEOUT, WS_MAX_MESSAGE_SIZE, WS_ALLOWED_ORIGINS,
-        MCP_SERVERS, MCP_KEEPALIVE, MCP_SESSION_TTL, MCP_REPLAY_BUFFER, MCP_MAX_BODY, MCP_MAX_SESSIONS_PER_CLIENT, MCP_ALLOWED_ORIGINS,
+        MCP_SERVERS, MCP_KEEPALIVE, MCP_SESSION_TTL, MCP_REPLAY_BUFFER, MCP_MAX_BODY, MCP_MAX_SESSIONS_PER_CLIENT, MCP_MAX_STREAMS_PER_CLIENT, MCP_ALLOWED_ORIGINS,
         EGRESS_ROUTES, EGRESS_POOLS, EGRESS_TIMEOUT, EGRESS_CONNECT_TIMEOUT, EGRESS_FIRST_BYTE_TIMEOUT, EGRESS_RETRY_BUDGET,
         EGRESS_RETRY_BACKOFF, EGRESS_NODE_ERROR_HEADERS, EGRESS_FORWARD_PROXY_PORT, EGRESS_MAX_CONNECTIONS, EGRESS_TRUST_STORE, EGRESS_TRUST_STORE_PASSWORD, EGRESS_TCP_INTERVAL, EGRESS_TCP_TIMEOUT, EGRESS_TCP_FAILURES,
         EGRESS_HTTP_INTERVAL, EGRESS_HTTP_URL, EGRESS_SLOW_TLS, EGRESS_LATENCY_WINDOW, EGRESS_JITTER_DOWN, EGRESS_JITTER_EJECT,

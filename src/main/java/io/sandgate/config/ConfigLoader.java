@@ -354,6 +354,7 @@ public final class ConfigLoader
             .set("replayBuffer", get(ConfigKeys.MCP_REPLAY_BUFFER))
             .set("maxBodySize", get(ConfigKeys.MCP_MAX_BODY))
             .set("maxSessionsPerClient", get(ConfigKeys.MCP_MAX_SESSIONS_PER_CLIENT))
+            .set("maxStreamsPerClient", get(ConfigKeys.MCP_MAX_STREAMS_PER_CLIENT))
             .set("allowedOrigins", list(ConfigKeys.MCP_ALLOWED_ORIGINS))
             .build();
     }

@@ -4,8 +4,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.MissingNode;
 import io.sandgate.web.GatewayException;
 import org.eclipse.jetty.http.HttpStatus;
@@ -17,6 +19,11 @@ import org.eclipse.jetty.http.HttpStatus;
 final class JsonRpc
 {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /**
+     * For clients' bodies: a key twice in one object is refused, since parsers differ on which one
+     * counts, and the gateway must read the tool a call names as the server will.
+     */
+    private static final ObjectMapper STRICT = JsonMapper.builder().enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
 
     private final List<JsonNode> messages;
     private final boolean batch;
@@ -33,11 +40,12 @@ final class JsonRpc
         JsonNode root;
         try
         {
-            root = JSON.readTree(body);
+            root = STRICT.readTree(body);
         }
         catch (JsonProcessingException x)
         {
-            throw new GatewayException(HttpStatus.BAD_REQUEST_400, JsonRpcErrors.NOT_JSON, "body is not JSON");
+            throw new GatewayException(HttpStatus.BAD_REQUEST_400, JsonRpcErrors.NOT_JSON,
+                x.getMessage() != null && x.getMessage().startsWith("Duplicate field") ? "body is not JSON: a key appears twice in one object" : "body is not JSON");
         }
         List<JsonNode> messages = new ArrayList<>();
         if (root != null && root.isArray())

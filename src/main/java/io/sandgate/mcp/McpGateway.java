@@ -79,7 +79,7 @@ public final class McpGateway implements AutoCloseable
         this.config = config;
         this.bus = bus;
         this.clients = clients;
-        this.streamsPerClient = new ClientCounts(config.maxSessionsPerClient());
+        this.streamsPerClient = new ClientCounts(config.maxStreamsPerClient());
         this.http = new HttpClient();
         // Must not store cookies, or sessions of different clients would share them.
         http.setHttpCookieStore(new HttpCookieStore.Empty());
@@ -167,13 +167,15 @@ public final class McpGateway implements AutoCloseable
     }
 
     /**
-     * Stores a new session for the request's client, unless it holds {@code mcp.max-sessions-per-client}
-     * live ones already, on any replica.
+     * Stores a new session for the request's client, unless its address holds
+     * {@code mcp.max-sessions-per-client} live ones already, on any replica. Counted by address, not
+     * by credential: the gateway does not check credentials, so a client could make up a new one
+     * for every session.
      */
     McpSession newSession(McpConfig.Server server, HttpServletRequest request)
     {
         McpSession session = McpSession.create(newSessionId(), server.name(), owner(request));
-        if (!bus.create(session, config.maxSessionsPerClient()))
+        if (!bus.create(session, clients.clientAddress(request), config.maxSessionsPerClient()))
         {
             sessionsRefused.increment();
             throw new GatewayException(HttpStatus.TOO_MANY_REQUESTS_429, "too_many_sessions",
@@ -313,11 +315,11 @@ public final class McpGateway implements AutoCloseable
     /** Refuses a new stream before it starts when the client already holds too many. */
     void checkStreamLimit(HttpServletRequest request)
     {
-        if (streamsPerClient.count(clients.clientAddress(request)) >= config.maxSessionsPerClient())
+        if (streamsPerClient.count(clients.clientAddress(request)) >= config.maxStreamsPerClient())
         {
             streamsRefused.increment();
             throw new GatewayException(HttpStatus.TOO_MANY_REQUESTS_429, "too_many_sessions",
-                "too many open MCP streams from this client (at most " + config.maxSessionsPerClient() + ", mcp.max-sessions-per-client)");
+                "too many open MCP streams from this client (at most " + config.maxStreamsPerClient() + ", mcp.max-streams-per-client)");
         }
     }
 

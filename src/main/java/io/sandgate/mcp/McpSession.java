@@ -12,7 +12,7 @@ import java.util.Optional;
  * @param upstreamMessageUrl where POSTs go (SSE upstreams: the URL its endpoint event announced)
  * @param protocolVersion the protocol version negotiated by initialize, once known
  * @param owner who created it: {@code credential:<digest of its Authorization>}, or {@code address:<client address>}
- *        for a client that sent none; only its owner's credential may use it, and its owner's sessions are counted
+ *        for a client that sent none; only its owner's credential may use it
  * @param client what the client said of itself at {@code initialize} ({@code {"capabilities":...,"clientInfo":...}}),
  *        kept where the gateway speaks for it to a stateless upstream
  */

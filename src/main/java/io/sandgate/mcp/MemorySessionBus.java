@@ -39,14 +39,17 @@ public final class MemorySessionBus implements SessionBus
     private final class Log
     {
         volatile McpSession session;
+        /** Whom the session counts for, when it was created under a limit. */
+        final String client;
         volatile long expiresAt;
         final ArrayDeque<SerialDrain.Event> events = new ArrayDeque<>();
         final Set<SerialDrain> subscribers = ConcurrentHashMap.newKeySet();
         long sequence;
 
-        Log(McpSession session)
+        Log(McpSession session, String client)
         {
             this.session = session;
+            this.client = client;
             touch();
         }
 
@@ -101,16 +104,16 @@ public final class MemorySessionBus implements SessionBus
     @Override
     public void create(McpSession session)
     {
-        sessions.put(session.id(), new Log(session));
+        sessions.put(session.id(), new Log(session, null));
     }
 
     @Override
-    public synchronized boolean create(McpSession session, int limit)
+    public synchronized boolean create(McpSession session, String client, int limit)
     {
-        long owned = sessions.values().stream().filter(log -> log.session.owner().equals(session.owner())).limit(limit).count();
-        if (owned >= limit)
+        long held = sessions.values().stream().filter(log -> client.equals(log.client)).limit(limit).count();
+        if (held >= limit)
             return false;
-        create(session);
+        sessions.put(session.id(), new Log(session, client));
         return true;
     }
 

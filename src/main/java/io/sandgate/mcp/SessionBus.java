@@ -17,13 +17,15 @@ public interface SessionBus extends AutoCloseable
     void create(McpSession session);
 
     /**
-     * Stores a new session unless its owner already holds {@code limit} live ones. Replicas that
-     * create sessions for one owner at the same instant may together pass the limit by a few: it
+     * Stores a new session unless its client already holds {@code limit} live ones. Replicas that
+     * create sessions for one client at the same instant may together pass the limit by a few: it
      * bounds what one client can hold, it is not a quota to the unit.
      *
-     * @return false, storing nothing, when the owner holds {@code limit} sessions already
+     * @param client whom the limit counts for: the client's address, which a client cannot vary at
+     *        will as it can its credential
+     * @return false, storing nothing, when the client holds {@code limit} sessions already
      */
-    boolean create(McpSession session, int limit);
+    boolean create(McpSession session, String client, int limit);
 
     /** The id of the newest event in the session's log, or null when it has none: a new stream starts after it. */
     String lastEventId(String sessionId);

@@ -87,18 +87,18 @@ final class RedisSessionBus implements SessionBus
         update(session);
     }
 
-    /** Ids of an owner's sessions, some perhaps expired: counting checks each. Its key lives as long as its newest session. */
-    private RSet<String> owned(String owner)
+    /** Ids of a client's sessions, some perhaps expired: counting checks each. Its key lives as long as its newest session. */
+    private RSet<String> held(String client)
     {
-        return redisson.getSet("sandgate:mcp:owner:{" + owner + "}", StringCodec.INSTANCE);
+        return redisson.getSet("sandgate:mcp:client:{" + client + "}", StringCodec.INSTANCE);
     }
 
     @Override
-    public boolean create(McpSession session, int limit)
+    public boolean create(McpSession session, String client, int limit)
     {
         return call(() ->
         {
-            RSet<String> owned = owned(session.owner());
+            RSet<String> owned = held(client);
             int live = 0;
             for (String id : owned.readAll())
             {

@@ -182,6 +182,7 @@ class ConfigBindingTest
         values.put("mcp.replay-buffer", "6");
         values.put("mcp.max-body-size", "7000");
         values.put("mcp.max-sessions-per-client", "8");
+        values.put("mcp.max-streams-per-client", "9");
         values.put("controlplane.watcher.id-label", "label");
         values.put("controlplane.watcher.port-annotation", "annotation");
 
@@ -193,7 +194,7 @@ class ConfigBindingTest
         assertEquals(List.of(Optional.of("master"), Optional.of("user")), List.of(redis.sentinelMaster(), redis.username()));
         McpConfig mcp = config.mcp();
         assertEquals(List.of(Duration.ofSeconds(4), Duration.ofSeconds(5)), List.of(mcp.keepalive(), mcp.sessionTtl()));
-        assertEquals(List.of(6, 7000, 8), List.of(mcp.replayBuffer(), mcp.maxBodySize(), mcp.maxSessionsPerClient()));
+        assertEquals(List.of(6, 7000, 8, 9), List.of(mcp.replayBuffer(), mcp.maxBodySize(), mcp.maxSessionsPerClient(), mcp.maxStreamsPerClient()));
         assertEquals(List.of("label", "annotation"), List.of(config.watcher().idLabel(), config.watcher().portAnnotation()));
         assertFalse(config.watcher().masterUrl().isPresent());
     }

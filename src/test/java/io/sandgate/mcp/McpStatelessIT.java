@@ -142,6 +142,19 @@ class McpStatelessIT
         assertEquals("2027-01-01", data.path("requested").asText());
     }
 
+    /** Parsers differ on which of two equal keys counts: the gateway could read one tool and the server call the other. */
+    @Test
+    void aKeyTwiceInOneObject_isRefusedBeforeTheUpstream() throws Exception
+    {
+        String body = "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"allowed\",\"name\":\"denied\","
+            + meta("2026-07-28") + "}}";
+        HttpResponse<String> response = post(body, "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "allowed");
+        assertEquals(400, response.statusCode(), response.body());
+        assertEquals(-32700, JSON.readTree(response.body()).path("error").path("code").asInt(), response.body());
+        assertTrue(response.body().contains("a key appears twice"), response.body());
+        assertTrue(upstream.seen.isEmpty());
+    }
+
     @Test
     void batchOrResponse_isNotAStatelessRequest() throws Exception
     {

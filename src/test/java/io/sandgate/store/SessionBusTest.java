@@ -61,21 +61,21 @@ class SessionBusTest
 
     @ParameterizedTest
     @MethodSource("buses")
-    void create_countsLiveSessionsPerOwner(SessionBus bus)
+    void create_countsLiveSessionsPerClient(SessionBus bus)
     {
         try (bus)
         {
-            String owner = "credential:" + sequence;
-            McpSession first = session(owner);
-            assertTrue(bus.create(first, 2));
-            assertTrue(bus.create(session(owner), 2));
-            McpSession third = session(owner);
-            assertFalse(bus.create(third, 2), "a third session for the same owner");
+            String client = "10.0.0." + ++sequence;
+            McpSession first = session("credential:a");
+            assertTrue(bus.create(first, client, 2));
+            assertTrue(bus.create(session("credential:b"), client, 2), "counted by client, whatever the credential");
+            McpSession third = session("credential:c");
+            assertFalse(bus.create(third, client, 2), "a third session for the same client");
             assertTrue(bus.find(third.id()).isEmpty(), "a refused session is not stored");
-            assertTrue(bus.create(session("address:10.0.0." + sequence), 2), "other owners are counted apart");
+            assertTrue(bus.create(session("credential:c"), "10.1.0." + sequence, 2), "other clients are counted apart");
 
             bus.delete(first.id());
-            assertTrue(bus.create(third, 2), "an ended session frees its place");
+            assertTrue(bus.create(third, client, 2), "an ended session frees its place");
         }
     }
 

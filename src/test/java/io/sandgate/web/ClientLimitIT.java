@@ -199,7 +199,7 @@ class ClientLimitIT
     @Test
     void mcpStreamCap_countsClientsByTheirTrustedAddress() throws Exception
     {
-        gateway.restart(config -> config.set("ingress.trusted-proxies", "127.0.0.1/32").set("mcp.max-sessions-per-client", "2"));
+        gateway.restart(config -> config.set("ingress.trusted-proxies", "127.0.0.1/32").set("mcp.max-streams-per-client", "2"));
 
         assertEquals(200, openMcpStream("X-Forwarded-For", "198.51.100.7"));
         assertEquals(200, openMcpStream("X-Forwarded-For", "198.51.100.7"));
