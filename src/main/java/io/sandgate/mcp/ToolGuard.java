@@ -15,9 +15,9 @@ import org.eclipse.jetty.http.HttpStatus;
 
 /**
  * A server's tool policy ({@code mcp.servers[].tools}) on the MCP face: a call of a tool the policy
- * hides is answered by the gateway as one of a tool the server does not have, and {@code tools/list} answers lose the tools it hides, on
- * every transport and revision, so that a hidden tool is neither listed nor callable. Servers
- * without a policy cost nothing: no answer is read.
+ * hides is answered by the gateway as one of a tool the server does not have, and
+ * {@code tools/list} answers lose the tools it hides, on every transport and revision, so that a
+ * hidden tool is neither listed nor callable. Servers without a policy cost nothing: no answer is read.
  */
 final class ToolGuard
 {

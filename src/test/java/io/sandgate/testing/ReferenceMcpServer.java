@@ -92,8 +92,21 @@ public final class ReferenceMcpServer extends ProcessFixture
         return "ReferenceMcpServer[" + url() + ", dir=" + directory + "]";
     }
 
+    /**
+     * The official conformance repository's example server instead of ours, when
+     * {@code -Dsandgate.conformance.server=<its examples/servers/typescript, npm ci'd>} names one:
+     * {@code scripts/conformance-official.sh} measures with it. It is not on npm, so the test
+     * command cannot install it; nothing of it is kept in this repository.
+     */
+    private static final String OFFICIAL = System.getProperty("sandgate.conformance.server", "");
+
     private void launchAndAwaitListening()
     {
+        if (!OFFICIAL.isEmpty())
+        {
+            launchOfficial(Path.of(OFFICIAL));
+            return;
+        }
         Process started = launch(List.of(node.toString(), SCRIPT.toString(), Integer.toString(port)), consoleFile(), consoleFile());
         process = started;
         try
@@ -107,6 +120,17 @@ public final class ReferenceMcpServer extends ProcessFixture
             process = null;
             throw e;
         }
+    }
+
+    private void launchOfficial(Path dir)
+    {
+        Path tsx = dir.resolve("node_modules/.bin/tsx");
+        if (!Files.isExecutable(tsx))
+            throw new IllegalStateException(dir + " has no node_modules/.bin/tsx: run npm ci there");
+        Process started = launch(List.of("env", "PORT=" + port, tsx.toString(), dir.resolve("everything-server.ts").toString()), consoleFile(), consoleFile());
+        process = started;
+        awaitReady(started, "the official example server on port " + port, "print its URL",
+            () -> Files.readString(consoleFile()).contains("localhost:" + port + "/mcp"));
     }
 
     private Path consoleFile()
