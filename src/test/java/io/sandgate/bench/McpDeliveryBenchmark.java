@@ -4,7 +4,6 @@ import java.io.InputStream;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -33,6 +32,8 @@ import io.sandgate.testing.RunningGateway;
  */
 public final class McpDeliveryBenchmark
 {
+    static final String HEADING = "## MCP cross-replica delivery";
+
     private static final Pattern ID = Pattern.compile("\"id\":(\\d+)");
     private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
@@ -58,7 +59,7 @@ public final class McpDeliveryBenchmark
                 rows.add(row("two replicas, Redis store (stream on A, POST on B)", run(a, b, rate, seconds)));
             }
         }
-        String section = "## MCP cross-replica delivery\n\n"
+        String section = HEADING + "\n\n"
             + "POST `tools/call` on one replica -> answer event on the client's SSE stream, " + rate + " calls/s for " + seconds
             + " s per row, after a 2 s warm-up; upstream: the MCP Java SDK's Streamable HTTP server in the same JVM.\n"
             + "Machine: " + Runtime.getRuntime().availableProcessors() + " cores, " + System.getProperty("os.name") + " " + System.getProperty("os.arch")
@@ -66,15 +67,7 @@ public final class McpDeliveryBenchmark
             + "Command: `mvn -q test-compile exec:java -Dexec.classpathScope=test -Dexec.mainClass=io.sandgate.bench.McpDeliveryBenchmark`\n\n"
             + "| path | samples | p50 ms | p99 ms | max ms | p50 vs one replica (memory) |\n|---|---|---|---|---|---|\n"
             + String.join("\n", ratios(rows)) + "\n";
-        String existing = Files.exists(out) ? Files.readString(out) : "# Benchmarks\n\n";
-        int start = existing.indexOf("## MCP cross-replica delivery");
-        if (start >= 0)
-        {
-            int end = existing.indexOf("\n## ", start + 3);
-            existing = existing.substring(0, start) + (end < 0 ? "" : existing.substring(end + 1));
-        }
-        Files.createDirectories(out.toAbsolutePath().getParent());
-        Files.writeString(out, existing.stripTrailing() + "\n\n" + section);
+        BenchmarksDocument.writeSection(out, HEADING, section);
         System.out.println(section);
         System.exit(0);
     }
