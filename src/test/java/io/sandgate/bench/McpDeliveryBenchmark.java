@@ -49,11 +49,12 @@ public final class McpDeliveryBenchmark
         List<String> rows = new ArrayList<>();
         try (RedisServerProcess redis = RedisServerProcess.start(); McpUpstream upstream = McpUpstream.start())
         {
-            try (RunningGateway single = gateway(upstream, null))
+            String url = upstream.streamableUrl();
+            try (RunningGateway single = McpGateway.start("stream", url, null))
             {
                 rows.add(row("one replica, memory store (stream and POST on A)", run(single, single, rate, seconds)));
             }
-            try (RunningGateway a = gateway(upstream, redis); RunningGateway b = gateway(upstream, redis))
+            try (RunningGateway a = McpGateway.start("stream", url, redis); RunningGateway b = McpGateway.start("stream", url, redis))
             {
                 rows.add(row("one replica, Redis store (stream and POST on A)", run(a, a, rate, seconds)));
                 rows.add(row("two replicas, Redis store (stream on A, POST on B)", run(a, b, rate, seconds)));
@@ -70,18 +71,6 @@ public final class McpDeliveryBenchmark
         BenchmarksDocument.writeSection(out, HEADING, section);
         System.out.println(section);
         System.exit(0);
-    }
-
-    private static RunningGateway gateway(McpUpstream upstream, RedisServerProcess redis) throws Exception
-    {
-        return RunningGateway.start(config ->
-        {
-            config.set("server.stop-timeout", "1s");
-            config.set("log.access", "false");
-            config.set("mcp.servers", List.of(Map.of("name", "stream", "url", upstream.streamableUrl(), "transport", "streamable")));
-            if (redis != null)
-                config.redisStore(redis);
-        });
     }
 
     /** Samples in nanoseconds. */

@@ -55,11 +55,12 @@ public final class McpStatelessBenchmark
         try (RedisServerProcess redis = RedisServerProcess.start(); ReferenceMcpServer reference = ReferenceMcpServer.start())
         {
             rows.put("direct (reference server)", run(client, List.of(URI.create(reference.url())), rate, seconds, warmup));
-            try (RunningGateway single = gateway(reference, null))
+            try (RunningGateway single = McpGateway.start(SERVER_NAME, reference.url(), null))
             {
                 rows.put("one replica, memory store", run(client, List.of(endpoint(single)), rate, seconds, warmup));
             }
-            try (RunningGateway a = gateway(reference, redis); RunningGateway b = gateway(reference, redis))
+            try (RunningGateway a = McpGateway.start(SERVER_NAME, reference.url(), redis);
+                RunningGateway b = McpGateway.start(SERVER_NAME, reference.url(), redis))
             {
                 rows.put("two replicas, Redis store (requests alternate A, B)", run(client, List.of(endpoint(a), endpoint(b)), rate, seconds, warmup));
             }
@@ -80,18 +81,6 @@ public final class McpStatelessBenchmark
         System.out.println(section);
         // The gateways' and the client's threads are not daemons.
         System.exit(0);
-    }
-
-    private static RunningGateway gateway(ReferenceMcpServer reference, RedisServerProcess redis) throws Exception
-    {
-        return RunningGateway.start(config ->
-        {
-            config.set("server.stop-timeout", "1s");
-            config.set("log.access", "false");
-            config.set("mcp.servers", List.of(Map.of("name", SERVER_NAME, "url", reference.url(), "transport", "streamable")));
-            if (redis != null)
-                config.redisStore(redis);
-        });
     }
 
     private static URI endpoint(RunningGateway gateway)
