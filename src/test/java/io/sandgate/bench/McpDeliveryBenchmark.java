@@ -32,7 +32,7 @@ import io.sandgate.testing.RunningGateway;
  */
 public final class McpDeliveryBenchmark
 {
-    static final String HEADING = "## MCP cross-replica delivery";
+    private static final String HEADING = "## MCP cross-replica delivery";
 
     private static final Pattern ID = Pattern.compile("\"id\":(\\d+)");
     private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();

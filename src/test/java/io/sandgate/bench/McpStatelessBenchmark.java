@@ -29,7 +29,7 @@ import io.sandgate.testing.RunningGateway;
  */
 public final class McpStatelessBenchmark
 {
-    static final String HEADING = "## MCP 2026-07-28 stateless requests: latency added";
+    private static final String HEADING = "## MCP 2026-07-28 stateless requests: latency added";
 
     private static final String SERVER_NAME = "reference";
     private static final String TOOL = "test_simple_text";
