@@ -384,6 +384,8 @@ echo "Report written to $OUT (section also in $RUN/report.md)"
 if has "$SCENARIOS" mcp; then
   java -cp "$CP" io.sandgate.bench.McpDeliveryBenchmark 50 "$BENCH_SECONDS" "$OUT" > "$RUN/mcp.log" 2>&1
   echo "MCP cross-replica delivery written to $OUT"
+  java -cp "$CP" io.sandgate.bench.McpStatelessBenchmark 100 "$BENCH_SECONDS" 5 "$OUT" > "$RUN/mcp-stateless.log" 2>&1
+  echo "MCP 2026-07-28 stateless requests written to $OUT"
 fi
 if has "$SCENARIOS" egress; then
   java -cp "$CP" io.sandgate.bench.EgressFaultBenchmark "$BENCH_EGRESS_WORKFLOWS" "$OUT" > "$RUN/egress.log" 2>&1

@@ -4,7 +4,6 @@ import java.io.InputStream;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -33,6 +32,8 @@ import io.sandgate.testing.RunningGateway;
  */
 public final class McpDeliveryBenchmark
 {
+    private static final String HEADING = "## MCP cross-replica delivery";
+
     private static final Pattern ID = Pattern.compile("\"id\":(\\d+)");
     private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
@@ -48,17 +49,18 @@ public final class McpDeliveryBenchmark
         List<String> rows = new ArrayList<>();
         try (RedisServerProcess redis = RedisServerProcess.start(); McpUpstream upstream = McpUpstream.start())
         {
-            try (RunningGateway single = gateway(upstream, null))
+            String url = upstream.streamableUrl();
+            try (RunningGateway single = McpGateway.start("stream", url, null))
             {
                 rows.add(row("one replica, memory store (stream and POST on A)", run(single, single, rate, seconds)));
             }
-            try (RunningGateway a = gateway(upstream, redis); RunningGateway b = gateway(upstream, redis))
+            try (RunningGateway a = McpGateway.start("stream", url, redis); RunningGateway b = McpGateway.start("stream", url, redis))
             {
                 rows.add(row("one replica, Redis store (stream and POST on A)", run(a, a, rate, seconds)));
                 rows.add(row("two replicas, Redis store (stream on A, POST on B)", run(a, b, rate, seconds)));
             }
         }
-        String section = "## MCP cross-replica delivery\n\n"
+        String section = HEADING + "\n\n"
             + "POST `tools/call` on one replica -> answer event on the client's SSE stream, " + rate + " calls/s for " + seconds
             + " s per row, after a 2 s warm-up; upstream: the MCP Java SDK's Streamable HTTP server in the same JVM.\n"
             + "Machine: " + Runtime.getRuntime().availableProcessors() + " cores, " + System.getProperty("os.name") + " " + System.getProperty("os.arch")
@@ -66,29 +68,9 @@ public final class McpDeliveryBenchmark
             + "Command: `mvn -q test-compile exec:java -Dexec.classpathScope=test -Dexec.mainClass=io.sandgate.bench.McpDeliveryBenchmark`\n\n"
             + "| path | samples | p50 ms | p99 ms | max ms | p50 vs one replica (memory) |\n|---|---|---|---|---|---|\n"
             + String.join("\n", ratios(rows)) + "\n";
-        String existing = Files.exists(out) ? Files.readString(out) : "# Benchmarks\n\n";
-        int start = existing.indexOf("## MCP cross-replica delivery");
-        if (start >= 0)
-        {
-            int end = existing.indexOf("\n## ", start + 3);
-            existing = existing.substring(0, start) + (end < 0 ? "" : existing.substring(end + 1));
-        }
-        Files.createDirectories(out.toAbsolutePath().getParent());
-        Files.writeString(out, existing.stripTrailing() + "\n\n" + section);
+        BenchmarksDocument.writeSection(out, HEADING, section);
         System.out.println(section);
         System.exit(0);
-    }
-
-    private static RunningGateway gateway(McpUpstream upstream, RedisServerProcess redis) throws Exception
-    {
-        return RunningGateway.start(config ->
-        {
-            config.set("server.stop-timeout", "1s");
-            config.set("log.access", "false");
-            config.set("mcp.servers", List.of(Map.of("name", "stream", "url", upstream.streamableUrl(), "transport", "streamable")));
-            if (redis != null)
-                config.redisStore(redis);
-        });
     }
 
     /** Samples in nanoseconds. */

@@ -3,10 +3,16 @@ package io.sandgate.bench;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
+import java.util.function.LongFunction;
+import java.util.function.Predicate;
 
+import org.eclipse.jetty.client.BufferingResponseListener;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.Request;
+import org.eclipse.jetty.client.Result;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
@@ -21,6 +27,17 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  */
 public final class OpenLoopLoad
 {
+    /** Accepts any body of a 200 answer, without buffering it. */
+    static final Predicate<String> ANY_BODY = body -> true;
+
+    /**
+     * What a run measured: latencies of the recorded successful requests, sorted, and the requests
+     * that failed, were not 200, were refused by the body check or never answered (warm-up included).
+     */
+    record Outcome(long[] sorted, long errors)
+    {
+    }
+
     private OpenLoopLoad()
     {
     }
@@ -50,6 +67,22 @@ public final class OpenLoopLoad
         int connections = Integer.parseInt(args[4]);
         String cookie = args.length > 5 && !args[5].isEmpty() ? args[5] : null;
 
+        HttpClient client = client(connections);
+        Outcome outcome = measure(client, rate, seconds, warmup, i ->
+        {
+            Request request = client.newRequest(url);
+            if (cookie != null)
+                request.headers(headers -> headers.put(HttpHeader.COOKIE, cookie));
+            return request;
+        }, ANY_BODY);
+        System.out.printf(java.util.Locale.ROOT, "RESULT rate=%.0f requests=%d errors=%d %s%n",
+            rate, outcome.sorted().length, outcome.errors(), Samples.percentiles(outcome.sorted()));
+        client.stop();
+    }
+
+    /** A started client with keep-alive connections, at most {@code connections} to each host and port. */
+    static HttpClient client(int connections) throws Exception
+    {
         QueuedThreadPool threads = new QueuedThreadPool(64);
         threads.setName("load");
         HttpClient client = new HttpClient();
@@ -58,7 +91,18 @@ public final class OpenLoopLoad
         client.setMaxRequestsQueuedPerDestination(Integer.MAX_VALUE);
         client.setFollowRedirects(false);
         client.start();
+        return client;
+    }
 
+    /**
+     * Sends {@code newRequest.apply(i)} for request {@code i} at its due time, for {@code warmup}
+     * unrecorded seconds and then {@code seconds} recorded ones, and waits (at most 30 s) for the
+     * answers. An answer is a success when it is a 200 and {@code acceptBody} accepts its body;
+     * with {@link #ANY_BODY} the body is not read at all.
+     */
+    static Outcome measure(HttpClient client, double rate, int seconds, int warmup, LongFunction<Request> newRequest,
+        Predicate<String> acceptBody) throws InterruptedException
+    {
         Samples samples = new Samples();
         AtomicLong errors = new AtomicLong();
         AtomicLong outstanding = new AtomicLong();
@@ -73,26 +117,41 @@ public final class OpenLoopLoad
             if (wait > 0)
                 LockSupport.parkNanos(wait);
             boolean recorded = due - start >= warmupNanos;
-            Request request = client.newRequest(url).timeout(30, TimeUnit.SECONDS);
-            if (cookie != null)
-                request.headers(headers -> headers.put(HttpHeader.COOKIE, cookie));
+            Request request = newRequest.apply(i).timeout(30, TimeUnit.SECONDS);
             outstanding.incrementAndGet();
-            request.send(result ->
+            Consumer<Boolean> answered = success ->
             {
                 long latency = System.nanoTime() - due;
                 outstanding.decrementAndGet();
-                if (result.isFailed() || result.getResponse().getStatus() != 200)
+                if (!success)
                     errors.incrementAndGet();
                 else if (recorded)
                     samples.add(latency);
-            });
+            };
+            if (acceptBody == ANY_BODY)
+            {
+                request.send(result -> answered.accept(isOk(result)));
+            }
+            else
+            {
+                request.send(new BufferingResponseListener()
+                {
+                    @Override
+                    public void onComplete(Result result)
+                    {
+                        answered.accept(isOk(result) && acceptBody.test(getContentAsString()));
+                    }
+                });
+            }
         }
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (outstanding.get() > 0 && System.nanoTime() < deadline)
             Thread.sleep(10);
-        long[] sorted = samples.sorted();
-        System.out.printf(java.util.Locale.ROOT, "RESULT rate=%.0f requests=%d errors=%d %s%n",
-            rate, sorted.length, errors.get(), Samples.percentiles(sorted));
-        client.stop();
+        return new Outcome(samples.sorted(), errors.get() + outstanding.get());
+    }
+
+    private static boolean isOk(Result result)
+    {
+        return !result.isFailed() && result.getResponse().getStatus() == HttpStatus.OK_200;
     }
 }

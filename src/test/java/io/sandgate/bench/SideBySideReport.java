@@ -55,20 +55,8 @@ public final class SideBySideReport
         List<String[]> jmh = args[1].equals("-") || !Files.exists(Path.of(args[1])) ? List.of() : readCsv(Path.of(args[1]));
         boolean smoke = args.length > 3 && args[3].equals("--smoke");
         String section = report.render(jmh, smoke);
-        Path out = Path.of(args[2]);
-        Files.writeString(out, replaceSection(Files.exists(out) ? Files.readString(out) : "# Benchmarks\n", section));
+        BenchmarksDocument.writeSection(Path.of(args[2]), HEADING, section);
         System.out.println(section);
-    }
-
-    /** Replaces the section under {@link #HEADING} (up to the next "## "), or appends it. */
-    static String replaceSection(String document, String section)
-    {
-        int start = document.indexOf(HEADING);
-        if (start < 0)
-            return document.stripTrailing() + "\n\n" + section;
-        int end = document.indexOf("\n## ", start + HEADING.length());
-        String rest = end < 0 ? "" : "\n" + document.substring(end + 1);
-        return document.substring(0, start) + section + rest;
     }
 
     private String meta(String key)

@@ -1,0 +1,32 @@
+package io.sandgate.bench;
+
+import java.util.List;
+import java.util.Map;
+
+import io.sandgate.testing.RedisServerProcess;
+import io.sandgate.testing.RunningGateway;
+
+/** The gateway the MCP benchmarks measure: one Streamable HTTP server, no access log, a short stop. */
+final class McpGateway
+{
+    private McpGateway()
+    {
+    }
+
+    /**
+     * Starts a replica relaying {@code /mcp/{serverName}/...} to {@code url}.
+     *
+     * @param redis the shared store, or null for the memory store
+     */
+    static RunningGateway start(String serverName, String url, RedisServerProcess redis) throws Exception
+    {
+        return RunningGateway.start(config ->
+        {
+            config.set("server.stop-timeout", "1s");
+            config.set("log.access", "false");
+            config.set("mcp.servers", List.of(Map.of("name", serverName, "url", url, "transport", "streamable")));
+            if (redis != null)
+                config.redisStore(redis);
+        });
+    }
+}
