@@ -50,11 +50,11 @@ public final class McpDeliveryBenchmark
         try (RedisServerProcess redis = RedisServerProcess.start(); McpUpstream upstream = McpUpstream.start())
         {
             String url = upstream.streamableUrl();
-            try (RunningGateway single = McpGateway.start("stream", url, null))
+            try (RunningGateway single = McpBenchGateway.start("stream", url, null))
             {
                 rows.add(row("one replica, memory store (stream and POST on A)", run(single, single, rate, seconds)));
             }
-            try (RunningGateway a = McpGateway.start("stream", url, redis); RunningGateway b = McpGateway.start("stream", url, redis))
+            try (RunningGateway a = McpBenchGateway.start("stream", url, redis); RunningGateway b = McpBenchGateway.start("stream", url, redis))
             {
                 rows.add(row("one replica, Redis store (stream and POST on A)", run(a, a, rate, seconds)));
                 rows.add(row("two replicas, Redis store (stream on A, POST on B)", run(a, b, rate, seconds)));

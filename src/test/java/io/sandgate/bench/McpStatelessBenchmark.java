@@ -55,12 +55,12 @@ public final class McpStatelessBenchmark
         try (RedisServerProcess redis = RedisServerProcess.start(); ReferenceMcpServer reference = ReferenceMcpServer.start())
         {
             rows.put("direct (reference server)", run(client, List.of(URI.create(reference.url())), rate, seconds, warmup));
-            try (RunningGateway single = McpGateway.start(SERVER_NAME, reference.url(), null))
+            try (RunningGateway single = McpBenchGateway.start(SERVER_NAME, reference.url(), null))
             {
                 rows.put("one replica, memory store", run(client, List.of(endpoint(single)), rate, seconds, warmup));
             }
-            try (RunningGateway a = McpGateway.start(SERVER_NAME, reference.url(), redis);
-                RunningGateway b = McpGateway.start(SERVER_NAME, reference.url(), redis))
+            try (RunningGateway a = McpBenchGateway.start(SERVER_NAME, reference.url(), redis);
+                RunningGateway b = McpBenchGateway.start(SERVER_NAME, reference.url(), redis))
             {
                 rows.put("two replicas, Redis store (requests alternate A, B)", run(client, List.of(endpoint(a), endpoint(b)), rate, seconds, warmup));
             }

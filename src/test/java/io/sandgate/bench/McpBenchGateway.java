@@ -7,9 +7,9 @@ import io.sandgate.testing.RedisServerProcess;
 import io.sandgate.testing.RunningGateway;
 
 /** The gateway the MCP benchmarks measure: one Streamable HTTP server, no access log, a short stop. */
-final class McpGateway
+final class McpBenchGateway
 {
-    private McpGateway()
+    private McpBenchGateway()
     {
     }
 
