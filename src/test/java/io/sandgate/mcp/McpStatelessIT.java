@@ -48,7 +48,8 @@ class McpStatelessIT
     @RegisterExtension
     static final GatewayExtension gateway = new GatewayExtension(config -> config
         .set("log.access", "false")
-        .set("mcp.servers", List.of(Map.of("name", "now", "url", upstream.url().toString(), "transport", "streamable"))));
+        .set("mcp.servers", List.of(Map.of("name", "now", "url", upstream.url().toString(), "transport", "streamable"),
+            Map.of("name", "old", "url", "http://127.0.0.1:1/sse", "transport", "sse"))));
 
     @AfterAll
     static void stop() throws Exception
@@ -163,6 +164,18 @@ class McpStatelessIT
         assertEquals(400, response.statusCode(), response.body());
         assertEquals(-32600, JSON.readTree(response.body()).path("error").path("code").asInt(), response.body());
         assertTrue(upstream.seen.isEmpty());
+    }
+
+    /** A 2024-11-05 server cannot take a stateless request, and the gateway does not make it one: 501, before any upstream. */
+    @Test
+    void statelessRequestToAnSseServer_is501() throws Exception
+    {
+        HttpRequest request = HttpRequest.newBuilder(gateway.uri("/mcp/old/mcp")).timeout(Duration.ofSeconds(10))
+            .header("Content-Type", "application/json").header("MCP-Protocol-Version", "2026-07-28").header("Mcp-Method", "tools/list")
+            .POST(HttpRequest.BodyPublishers.ofString(request("tools/list", "{" + meta("2026-07-28") + "}"))).build();
+        HttpResponse<String> response = CLIENT.send(request, HttpResponse.BodyHandlers.ofString());
+        assertEquals(501, response.statusCode(), response.body());
+        assertTrue(response.body().contains("HTTP+SSE"), response.body());
     }
 
     @Test
