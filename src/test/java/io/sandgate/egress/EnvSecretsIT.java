@@ -1,15 +1,8 @@
 package io.sandgate.egress;
 
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.time.Duration;
-import java.util.List;
-import java.util.Map;
 
-import io.sandgate.testing.ForwardProxy;
 import io.sandgate.testing.GatewayExtension;
-import io.sandgate.testing.TargetServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -25,46 +18,35 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
  */
 class EnvSecretsIT
 {
-    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     private static final String KEY = "sk-" + "proj-" + "E5nVk3yE5nVk3yE5nVk3".repeat(2);
     private static final String TOKEN = "sgt_env_agent_0123456789";
 
-    private TargetServer target;
-    private ForwardProxy node;
+    private CredentialRoute route;
 
     @RegisterExtension
-    final GatewayExtension gateway = new GatewayExtension(config -> config
-        .trustStoreOf(target)
-        .environment("SANDGATE_SECRET_OPENAI_PROD", KEY)
+    final GatewayExtension gateway = new GatewayExtension(config -> route.configure(config)
+        .environment("SANDGATE_SECRET_OPENAI", KEY)
         .environment("SANDGATE_SECRET_AGENT_TOKEN", TOKEN)
-        .set("egress.ssrf.allow", "127.0.0.0/8")
-        .set("egress.secrets.source", "env")
-        .set("egress.routes", List.of(Map.of("match", Map.of("domains", List.of("localhost")), "upstream", "main", "credential", "openai")))
-        .set("egress.pools", Map.of("main", Map.of("region", "eu", "nodes", List.of(Map.of("id", "n1", "address", node.address())))))
-        .set("egress.credentials", Map.of("openai", Map.of("secret", "openai/prod", "hosts", List.of("localhost"))))
-        .set("egress.agents", List.of(Map.of("id", "a", "token", "agent-token", "credentials", List.of("openai")))));
+        .set("egress.secrets.source", "env"));
 
     @BeforeEach
     void start() throws Exception
     {
-        target = TargetServer.start();
-        node = ForwardProxy.start("n1");
+        route = CredentialRoute.start();
     }
 
     @AfterEach
     void stop() throws Exception
     {
-        node.close();
-        target.close();
+        route.close();
     }
 
     @Test
     void envSource_secretVariablesAreNotSettings_andTheKeyFromOneIsInjected() throws Exception
     {
-        HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/egress/localhost:" + target.httpsPort() + "/echo"))
-            .header("Authorization", "Bearer " + TOKEN).timeout(Duration.ofSeconds(15)).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> response = route.call(gateway, TOKEN);
         assertEquals(200, response.statusCode(), response.body());
-        assertEquals("Bearer " + KEY, target.requests().get(0).header("Authorization"));
+        assertEquals("Bearer " + KEY, route.target.requests().get(0).header("Authorization"));
         assertFalse(gateway.sandgate().config().toString().contains(KEY), "the captured variables never print");
     }
 }
