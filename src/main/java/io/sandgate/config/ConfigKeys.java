@@ -232,7 +232,7 @@ public final class ConfigKeys
     public static final ConfigKey<List<String>> EGRESS_SSRF_ALLOW = ConfigKey.of("egress.ssrf.allow", null, list(),
         "CIDRs a target may resolve to despite the SSRF guard (which refuses loopback, link-local, private, CGNAT...).");
     public static final ConfigKey<EgressConfig.ScanMode> EGRESS_SCAN_MODE = ConfigKey.of("egress.scan.mode", "block", oneOf(EgressConfig.ScanMode.class),
-        "Leak scanner on request bodies when a route sets no `scan`: `block` (422), `redact`, `report` or `off`.");
+        "Leak scanner on requests (path, headers, body) when a route sets no `scan`: `block` (422), `redact`, `report` or `off`.");
 
     public static final ConfigKey<ServerConfig.Role> SERVER_ROLE = ConfigKey.of("server.role", "gateway", oneOf(ServerConfig.Role.class),
         "`gateway` (all faces, and the pod watcher if enabled) or `controlplane` (pod watcher, health, metrics and admin only).");

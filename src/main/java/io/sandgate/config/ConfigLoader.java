@@ -37,6 +37,8 @@ public final class ConfigLoader
 
     private final Map<String, Object> raw = new HashMap<>();
     private final Map<String, String> origin = new HashMap<>();
+    /** The {@code SANDGATE_SECRET_*} variables: values for the {@code env} secret source, not settings. */
+    private final Map<String, Secret> secretVariables = new HashMap<>();
     private final List<String> problems = new ArrayList<>();
 
     private ConfigLoader()
@@ -73,8 +75,19 @@ public final class ConfigLoader
     /** Builds a configuration from dotted keys and raw values only, as tests and tools need. */
     public static SandgateConfig fromValues(Map<String, ?> values)
     {
+        return fromValues(values, Map.of());
+    }
+
+    /**
+     * Builds a configuration from dotted keys and raw values, with environment variables read as
+     * start-up reads the process's ({@code SANDGATE_*} settings above the values, and the
+     * {@code env} secret source's {@code SANDGATE_SECRET_*} variables).
+     */
+    public static SandgateConfig fromValues(Map<String, ?> values, Map<String, String> environment)
+    {
         ConfigLoader loader = new ConfigLoader();
         values.forEach((name, value) -> loader.put(name, value, "value"));
+        loader.overlayEnvironment(environment);
         return loader.build("none");
     }
 
@@ -145,6 +158,13 @@ public final class ConfigLoader
             // when a Service is named sandgate: they are not settings.
             if (!name.startsWith("SANDGATE_") || name.startsWith("SANDGATE_SERVICE_") || name.startsWith("SANDGATE_PORT"))
                 return;
+            // Secrets of the env source; an empty one is how shells unset things by accident, so it is absent.
+            if (name.startsWith(CredentialsConfig.SECRET_VARIABLE_PREFIX))
+            {
+                if (!value.isEmpty())
+                    secretVariables.put(name, new Secret(value));
+                return;
+            }
             String dotted = byEnvName.get(name);
             if (dotted == null)
                 problems.add("environment variable " + name + ": unknown setting (expected: SANDGATE_ followed by a key from the reference, e.g. SANDGATE_SERVER_PORT)");
@@ -415,8 +435,10 @@ public final class ConfigLoader
         List<CredentialsConfig.Agent> agents = EgressTables.agents(list(ConfigKeys.EGRESS_AGENTS));
         // Without an address the record itself reports what is missing.
         boolean vault = source == CredentialsConfig.SourceKind.VAULT && get(ConfigKeys.VAULT_ADDRESS) != null;
+        // Other sources never see the variables, so that no more secrets are held than are used.
+        Map<String, Secret> variables = source == CredentialsConfig.SourceKind.ENV ? secretVariables : Map.of();
         return new CredentialsConfig(source, file, get(ConfigKeys.SECRETS_OVERLAP), get(ConfigKeys.SECRETS_REFRESH),
-            vault ? Optional.of(vault()) : Optional.empty(), bound, agents);
+            vault ? Optional.of(vault()) : Optional.empty(), variables, bound, agents);
     }
 
     private WatcherConfig watcher()

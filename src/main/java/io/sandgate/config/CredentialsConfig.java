@@ -9,22 +9,29 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 
+import io.sandgate.core.Secret;
+
 /**
  * Credential injection: where secrets come from, which real keys exist and where they may be
- * sent, and which agents (by internal token) may use which of them. Values are never here, only
- * secret names that a secret source resolves.
+ * sent, and which agents (by internal token) may use which of them. Values are not here, only
+ * secret names that a secret source resolves; the one exception is the {@code env} source's
+ * variables, which exist only at start-up and are held as {@link Secret}s that never print.
  *
  * @param source {@code file}, {@code env} or {@code vault}
  * @param file the secrets file of the {@code file} source
  * @param overlap how long a rotated-out value stays valid
  * @param refresh how often values are re-read to notice rotation
  * @param vault the {@code vault} source's settings; required when that is the source
+ * @param environment the {@code SANDGATE_SECRET_*} environment variables when the source is {@code env}, else empty
  * @param credentials by name
  * @param agents who may use which credential
  */
 public record CredentialsConfig(SourceKind source, Path file, Duration overlap, Duration refresh, Optional<VaultSettings> vault,
-                                Map<String, Credential> credentials, List<Agent> agents)
+                                Map<String, Secret> environment, Map<String, Credential> credentials, List<Agent> agents)
 {
+    /** What the {@code env} source's variables begin with: {@code SANDGATE_SECRET_OPENAI} is the secret {@code openai}. */
+    public static final String SECRET_VARIABLE_PREFIX = "SANDGATE_SECRET_";
+
     public enum SourceKind
     {
         FILE, ENV, VAULT
@@ -75,6 +82,7 @@ public record CredentialsConfig(SourceKind source, Path file, Duration overlap, 
 
     public CredentialsConfig
     {
+        environment = Map.copyOf(environment);
         credentials = Map.copyOf(credentials);
         agents = List.copyOf(agents);
         for (Agent agent : agents)

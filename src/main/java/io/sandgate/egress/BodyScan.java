@@ -80,6 +80,6 @@ final class BodyScan
 
     private Step step(LeakScanner.Chunk chunk)
     {
-        return new Step(chunk.output(), leaks.onHits(chunk.hits(), route, route.scan(), direction));
+        return new Step(chunk.output(), leaks.onHits(chunk.hits(), route, route.scan(), direction, "body"));
     }
 }

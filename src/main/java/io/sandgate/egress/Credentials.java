@@ -20,7 +20,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Function;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -193,7 +192,7 @@ public final class Credentials implements AutoCloseable
      *         credential the agent may not use or that is not bound to the host; 503 when the key
      *         cannot be read
      */
-    public Injection authorize(Function<String, String> headers, EgressConfig.Route route, String host)
+    public Injection authorize(RequestHeaders headers, EgressConfig.Route route, String host)
     {
         String credentialName = route.credential().orElseThrow();
         CredentialsConfig.Agent agent = agent(presented(headers));
@@ -226,17 +225,20 @@ public final class Credentials implements AutoCloseable
 
     /**
      * Refuses an internal token on a route that injects nothing: forwarding it would hand it to a
-     * host it was never meant for. Other Authorization values (an agent's own key for some public
-     * API) pass.
+     * host it was never meant for. Every value of every API-key header is looked at, since all of
+     * them are forwarded. Other Authorization values (an agent's own key for some public API) pass.
      */
-    public void refuseInternalToken(Function<String, String> headers, String host)
+    public void refuseInternalToken(RequestHeaders headers, String host)
     {
         for (String name : TOKEN_HEADERS)
         {
-            String token = token(headers.apply(name));
-            CredentialsConfig.Agent agent = token == null ? null : lookup(digest(token));
-            if (agent != null)
-                throw denied("internal token of agent " + agent.id() + " may not be sent to " + host + " (no credential bound to it)");
+            for (String value : headers.values(name))
+            {
+                String token = token(value);
+                CredentialsConfig.Agent agent = token == null ? null : lookup(digest(token));
+                if (agent != null)
+                    throw denied("internal token of agent " + agent.id() + " may not be sent to " + host + " (no credential bound to it)");
+            }
         }
     }
 
@@ -245,7 +247,7 @@ public final class Credentials implements AutoCloseable
      * counting requests per agent: it neither refreshes the index nor counts refusals, so tokens
      * that are not an agent's cost nothing.
      */
-    public Optional<String> agentOf(Function<String, String> headers)
+    public Optional<String> agentOf(RequestHeaders headers)
     {
         String token = presented(headers);
         CredentialsConfig.Agent agent = token == null ? null : lookup(digest(token));
@@ -254,14 +256,17 @@ public final class Credentials implements AutoCloseable
         return Optional.of(agent.id());
     }
 
-    /** The first API-key header the agent sent, as a token. */
-    private static String presented(Function<String, String> headers)
+    /** The first API-key header value the agent sent, as a token. */
+    private static String presented(RequestHeaders headers)
     {
         for (String name : TOKEN_HEADERS)
         {
-            String token = token(headers.apply(name));
-            if (token != null)
-                return token;
+            for (String value : headers.values(name))
+            {
+                String token = token(value);
+                if (token != null)
+                    return token;
+            }
         }
         return null;
     }

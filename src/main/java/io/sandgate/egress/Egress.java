@@ -83,7 +83,7 @@ public final class Egress implements AutoCloseable
      */
     public ClientIdentity agents()
     {
-        return request -> EgressServlet.PATH.equals(request.getServletPath()) ? credentials.agentOf(request::getHeader) : Optional.empty();
+        return request -> EgressServlet.PATH.equals(request.getServletPath()) ? credentials.agentOf(RequestHeaders.of(request)) : Optional.empty();
     }
 
     EgressPlanner planner()

@@ -81,7 +81,7 @@ public final class EgressConnectHandler extends ConnectHandler
         EgressPlan plan;
         try
         {
-            plan = face.planner().planTunnel(host, port, name -> request.getHeaders().get(name));
+            plan = face.planner().planTunnel(host, port, RequestHeaders.of(request.getHeaders()));
         }
         catch (GatewayException x)
         {

@@ -3,7 +3,6 @@ package io.sandgate.egress;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Optional;
-import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -20,7 +19,7 @@ import org.eclipse.jetty.http.HttpHeader;
  * what limits apply. The answer is an {@link EgressPlan}, or a {@link GatewayException} saying why
  * the call is refused; nothing has been sent to any node either way.
  *
- * <p>The checks run in one order for every entry: route, credential, request line, SSRF guard.
+ * <p>The checks run in one order for every entry: route, credential, request line and headers, SSRF guard.
  * The guard comes last so that a call refused for another reason never resolves its target.
  */
 public final class EgressPlanner
@@ -54,10 +53,10 @@ public final class EgressPlanner
      * @param entry {@link EgressPlan.Entry#BASE_URL} or {@link EgressPlan.Entry#FORWARD_PROXY}
      * @param path what follows {@code /egress/}, still percent-encoded
      * @param query the raw query string, or null
-     * @param headers the agent's request headers by name
+     * @param headers the agent's request headers
      * @throws GatewayException when the call is refused
      */
-    public EgressPlan plan(EgressPlan.Entry entry, String path, String query, Function<String, String> headers)
+    public EgressPlan plan(EgressPlan.Entry entry, String path, String query, RequestHeaders headers)
     {
         if (entry == EgressPlan.Entry.CONNECT)
             throw new IllegalArgumentException("entry: " + entry + " (expected: BASE_URL or FORWARD_PROXY; tunnels are planned by planTunnel)");
@@ -77,7 +76,8 @@ public final class EgressPlanner
         String scheme = entry == EgressPlan.Entry.FORWARD_PROXY ? "http" : route.scheme();
         Optional<Credentials.Injection> injection = injection(route, scheme, host, headers);
         if (route.scan() != EgressConfig.ScanMode.OFF)
-            leaks.checkRequest(route, path + (query == null ? "" : "?" + query), headers.apply(HttpHeader.CONTENT_ENCODING.asString()));
+            leaks.checkRequest(route, path + (query == null ? "" : "?" + query), headers.values(HttpHeader.CONTENT_ENCODING.asString()));
+        leaks.checkHeaders(route, headers, name -> EgressServlet.forwards(name, injection));
         String sentQuery = injection.isPresent() ? injection.get().intoQuery(query) : query;
         PinnedTarget target = pin(scheme, host, port);
         String pathAndQuery = (slash < 0 ? "/" : path.substring(slash)) + (sentQuery == null ? "" : "?" + sentQuery);
@@ -87,10 +87,10 @@ public final class EgressPlanner
     /**
      * Plans a CONNECT tunnel to {@code host:port}, as the request line named them.
      *
-     * @param headers the CONNECT request's headers by name
+     * @param headers the CONNECT request's headers
      * @throws GatewayException when the tunnel is refused
      */
-    public EgressPlan planTunnel(String host, int port, Function<String, String> headers)
+    public EgressPlan planTunnel(String host, int port, RequestHeaders headers)
     {
         EgressConfig.Route route = route(host, headers);
         // Inside a TLS tunnel nothing can be injected or checked. The CONNECT's own headers end at
@@ -107,9 +107,9 @@ public final class EgressPlanner
         return connectTimeout;
     }
 
-    private EgressConfig.Route route(String host, Function<String, String> headers)
+    private EgressConfig.Route route(String host, RequestHeaders headers)
     {
-        String taskType = headers.apply(TASK_TYPE);
+        String taskType = headers.first(TASK_TYPE);
         return routes.find(host, taskType).orElseThrow(() ->
             GatewayException.forbidden("no egress route for " + host + (taskType == null ? "" : " and task type " + taskType)));
     }
@@ -118,7 +118,7 @@ public final class EgressPlanner
      * The real key for a route that names a credential, sent over https only. On any other route
      * an internal token is refused rather than forwarded: it would reach a host it was never meant for.
      */
-    private Optional<Credentials.Injection> injection(EgressConfig.Route route, String scheme, String host, Function<String, String> headers)
+    private Optional<Credentials.Injection> injection(EgressConfig.Route route, String scheme, String host, RequestHeaders headers)
     {
         if (route.credential().isEmpty())
         {
@@ -144,9 +144,9 @@ public final class EgressPlanner
     }
 
     private EgressPlan plan(EgressPlan.Entry entry, EgressConfig.Route route, PinnedTarget target, String pathAndQuery,
-                            Optional<Credentials.Injection> injection, Function<String, String> headers)
+                            Optional<Credentials.Injection> injection, RequestHeaders headers)
     {
-        String session = headers.apply(SESSION);
+        String session = headers.first(SESSION);
         Optional<EgressPlan.Sticky> sticky = route.sticky() && session != null ? Optional.of(new EgressPlan.Sticky(session, route.stickyTtl())) : Optional.empty();
         return new EgressPlan(entry, route, target, pathAndQuery, injection, sticky,
             new EgressPlan.Timeouts(connectTimeout, route.idleTimeout(), route.timeout()));

@@ -2,11 +2,17 @@ package io.sandgate.egress;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.ListIterator;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 import io.sandgate.config.EgressConfig;
+import io.sandgate.leak.Redactor;
 import io.sandgate.web.AccessNote;
 import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
@@ -19,6 +25,8 @@ import jakarta.servlet.http.HttpServletResponse;
 import org.eclipse.jetty.client.AsyncRequestContent;
 import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.client.Response;
+import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.util.Callback;
@@ -43,6 +51,10 @@ public final class EgressServlet extends StreamingProxyServlet
     private static final RequestAttribute<Exchange> EXCHANGE = RequestAttribute.of("egress.exchange", Exchange.class);
     /** Set on requests that came in as absolute-form forward-proxy requests: their target is plain http. */
     public static final RequestAttribute<Boolean> FORWARD_PROXY = RequestAttribute.of("egress.forward-proxy", Boolean.class);
+
+    /** Headers of the agent's that are the gateway's to read and end here. */
+    private static final Set<String> CONSUMED = Set.of(EgressPlanner.TASK_TYPE.toLowerCase(Locale.ROOT), EgressPlanner.SESSION.toLowerCase(Locale.ROOT),
+        HttpHeader.X_FORWARDED_FOR.lowerCaseName(), HttpHeader.FORWARDED.lowerCaseName());
 
     private final Egress egress;
 
@@ -87,7 +99,7 @@ public final class EgressServlet extends StreamingProxyServlet
         {
             String path = request.getRequestURI().substring(request.getContextPath().length() + "/egress/".length());
             EgressPlan.Entry entry = Boolean.TRUE.equals(FORWARD_PROXY.get(request)) ? EgressPlan.Entry.FORWARD_PROXY : EgressPlan.Entry.BASE_URL;
-            EgressPlan plan = egress.planner().plan(entry, path, request.getQueryString(), request::getHeader);
+            EgressPlan plan = egress.planner().plan(entry, path, request.getQueryString(), RequestHeaders.of(request));
             Attempts attempts = egress.start(plan);
             if (!attempts.next())
                 throw GatewayException.unavailable("no egress node available in pool " + plan.route().pool());
@@ -117,6 +129,22 @@ public final class EgressServlet extends StreamingProxyServlet
             .attribute(CLIENT_REQUEST_ATTRIBUTE, request);
     }
 
+    /**
+     * Whether an agent's header reaches the target as the agent sent it: not the hop-by-hop ones
+     * (RFC 9110, section 7.6.1), which end at the gateway, nor those {@link #copyRequestHeaders}
+     * removes, nor, on a route that injects a key, the API-key headers and the header the key goes
+     * in. The leak scanner reads exactly these: a secret anywhere else leaks nowhere, and reading
+     * the injected key itself would refuse every call of the route.
+     */
+    static boolean forwards(String name, Optional<Credentials.Injection> injection)
+    {
+        String lower = name.toLowerCase(Locale.ROOT);
+        if (HOP_HEADERS.contains(lower) || CONSUMED.contains(lower))
+            return false;
+        return injection.isEmpty() || !(Credentials.TOKEN_HEADERS.stream().anyMatch(name::equalsIgnoreCase)
+            || injection.get().header().filter(name::equalsIgnoreCase).isPresent());
+    }
+
     /** The agent's own routing headers stay here; nothing says which agent or gateway made the call. */
     @Override
     protected void copyRequestHeaders(HttpServletRequest clientRequest, Request proxyRequest)
@@ -125,12 +153,11 @@ public final class EgressServlet extends StreamingProxyServlet
         Exchange exchange = EXCHANGE.get(clientRequest);
         proxyRequest.headers(headers ->
         {
-            headers.remove(EgressPlanner.TASK_TYPE);
-            headers.remove(EgressPlanner.SESSION);
-            headers.remove(HttpHeader.X_FORWARDED_FOR);
-            headers.remove(HttpHeader.FORWARDED);
+            CONSUMED.forEach(headers::remove);
             if (BodyScan.resizesRequests(exchange.route()))
                 headers.remove(HttpHeader.CONTENT_LENGTH); // a redacted body has another length: send it chunked
+            if (exchange.route().scan() == EgressConfig.ScanMode.REDACT)
+                redactValues(headers); // before the key goes in, which must reach the target whole
             exchange.plan.injection().ifPresent(injection ->
             {
                 // The internal token stops here, wherever the SDK put it; the real key takes its place.
@@ -140,6 +167,19 @@ public final class EgressServlet extends StreamingProxyServlet
             if (BodyScan.scansResponses(exchange.route()))
                 headers.put(HttpHeader.ACCEPT_ENCODING, "identity"); // a compressed answer could not be scanned
         });
+    }
+
+    /** On a redacting route a secret in a header's value goes as [REDACTED]; the planner refused one in a name. */
+    private void redactValues(HttpFields.Mutable headers)
+    {
+        Redactor redactor = egress.leaks().redactor();
+        for (ListIterator<HttpField> fields = headers.listIterator(); fields.hasNext(); )
+        {
+            HttpField field = fields.next();
+            String value = redactor.text(field.getValue());
+            if (!Objects.equals(value, field.getValue()))
+                fields.set(new HttpField(field.getName(), value));
+        }
     }
 
     @Override

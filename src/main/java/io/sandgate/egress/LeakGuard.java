@@ -1,8 +1,12 @@
 package io.sandgate.egress;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.function.Predicate;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -54,17 +58,61 @@ public final class LeakGuard
      * query is caught here, on a route that scans.
      *
      * @param requestLine the path and query as the agent sent them
-     * @param contentEncoding the request's {@code Content-Encoding}, or null
+     * @param contentEncodings every {@code Content-Encoding} value of the request
      * @throws GatewayException 415 for an encoded body; the blocking route's 422 for a secret
      */
-    void checkRequest(EgressConfig.Route route, String requestLine, String contentEncoding)
+    void checkRequest(EgressConfig.Route route, String requestLine, List<String> contentEncodings)
     {
-        if (contentEncoding != null && !contentEncoding.equalsIgnoreCase("identity"))
-            throw new GatewayException(HttpStatus.UNSUPPORTED_MEDIA_TYPE_415, "encoded_body", "request bodies with Content-Encoding " + contentEncoding
-                + " cannot be scanned for secrets; send them uncompressed");
-        GatewayException blocked = onHits(scanner.scan(requestLine.getBytes(StandardCharsets.UTF_8)), route, route.scan(), "request");
+        for (String contentEncoding : contentEncodings)
+        {
+            if (!contentEncoding.equalsIgnoreCase("identity"))
+                throw new GatewayException(HttpStatus.UNSUPPORTED_MEDIA_TYPE_415, "encoded_body", "request bodies with Content-Encoding " + contentEncoding
+                    + " cannot be scanned for secrets; send them uncompressed");
+        }
+        GatewayException blocked = onHits(scanner.scan(requestLine.getBytes(StandardCharsets.UTF_8)), route, route.scan(), "request", "line");
         if (blocked != null)
             throw blocked;
+    }
+
+    /**
+     * Checks the agent's headers that reach the target, names and every value, before anything is
+     * sent. Rule hits are handled as the route's scan mode says, as in a body; a key the gateway
+     * holds never leaves whatever the mode (refused, or redacted on a redacting route). A name
+     * cannot be redacted without changing what the request means, so a secret in one is refused
+     * where a value's would be redacted. Redaction itself is the servlet's, as it copies the headers.
+     *
+     * @param forwarded whether the header of that name reaches the target (headers the gateway
+     *        consumes or replaces do not, so a secret in them leaks nowhere)
+     * @throws GatewayException 422 when a secret must not be sent
+     */
+    void checkHeaders(EgressConfig.Route route, RequestHeaders headers, Predicate<String> forwarded)
+    {
+        Map<EgressConfig.ScanMode, List<LeakHit>> byMode = new EnumMap<>(EgressConfig.ScanMode.class);
+        for (String name : headers.names())
+        {
+            if (!forwarded.test(name))
+                continue;
+            for (LeakHit hit : scanner.scan(name.getBytes(StandardCharsets.UTF_8)))
+                byMode.computeIfAbsent(headerMode(hit, route.scan(), true), mode -> new ArrayList<>()).add(hit);
+            for (String value : headers.values(name))
+            {
+                for (LeakHit hit : scanner.scan(value.getBytes(StandardCharsets.UTF_8)))
+                    byMode.computeIfAbsent(headerMode(hit, route.scan(), false), mode -> new ArrayList<>()).add(hit);
+            }
+        }
+        GatewayException blocked = onHits(byMode.getOrDefault(EgressConfig.ScanMode.BLOCK, List.of()), route, EgressConfig.ScanMode.BLOCK, "request", "header");
+        if (blocked != null)
+            throw blocked;
+        onHits(byMode.getOrDefault(EgressConfig.ScanMode.REDACT, List.of()), route, EgressConfig.ScanMode.REDACT, "request", "header");
+        onHits(byMode.getOrDefault(EgressConfig.ScanMode.REPORT, List.of()), route, EgressConfig.ScanMode.REPORT, "request", "header");
+    }
+
+    /** What a hit in a header does: the route's mode, but a held key and a secret in a name are never sent. */
+    private static EgressConfig.ScanMode headerMode(LeakHit hit, EgressConfig.ScanMode routeMode, boolean inName)
+    {
+        boolean held = hit.ruleId().equals(LeakScanner.CREDENTIAL_RULE);
+        EgressConfig.ScanMode mode = held && routeMode != EgressConfig.ScanMode.REDACT ? EgressConfig.ScanMode.BLOCK : routeMode;
+        return inName && mode == EgressConfig.ScanMode.REDACT ? EgressConfig.ScanMode.BLOCK : mode;
     }
 
     /**
@@ -85,20 +133,22 @@ public final class LeakGuard
     /**
      * Counts and logs the hits; on a blocking route returns the error the exchange ends with
      * (422), else null.
+     *
+     * @param part where in the message the hits are ({@code body}, {@code header}, {@code line}), for the log
      */
-    GatewayException onHits(List<LeakHit> hits, EgressConfig.Route route, EgressConfig.ScanMode mode, String direction)
+    GatewayException onHits(List<LeakHit> hits, EgressConfig.Route route, EgressConfig.ScanMode mode, String direction, String part)
     {
         if (hits.isEmpty())
             return null;
         String routeName = route.domains().get(0);
         for (LeakHit hit : hits)
         {
-            Counter.builder("sandgate.egress.leaks").description("Secrets found in egress bodies, by rule")
+            Counter.builder("sandgate.egress.leaks").description("Secrets found in egress traffic, by rule")
                 .tags("rule", hit.ruleId(), "route", routeName, "direction", direction, "mode", mode.name().toLowerCase(Locale.ROOT))
                 .register(registry).increment();
         }
         String rule = hits.get(0).ruleId();
-        LOG.warn("Secret-leak rule {} matched a {} body on route {} ({} match(es)): {}", rule, direction, routeName, hits.size(),
+        LOG.warn("Secret-leak rule {} matched a {} {} on route {} ({} match(es)): {}", rule, direction, part, routeName, hits.size(),
             mode == EgressConfig.ScanMode.BLOCK ? "blocked" : mode == EgressConfig.ScanMode.REDACT ? "redacted" : "reported");
         if (mode != EgressConfig.ScanMode.BLOCK)
             return null;

@@ -1,9 +1,11 @@
 package io.sandgate.secrets;
 
+import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 
+import io.sandgate.config.CredentialsConfig;
 import io.sandgate.core.Secret;
 
 /**
@@ -14,7 +16,7 @@ import io.sandgate.core.Secret;
  */
 public final class EnvSecretSource implements SecretSource
 {
-    public static final String PREFIX = "SANDGATE_SECRET_";
+    public static final String PREFIX = CredentialsConfig.SECRET_VARIABLE_PREFIX;
 
     private final Map<String, String> environment;
 
@@ -24,10 +26,15 @@ public final class EnvSecretSource implements SecretSource
         this.environment = Map.copyOf(Objects.requireNonNull(environment, "environment"));
     }
 
-    /** The source over this process's environment. */
-    public static EnvSecretSource fromSystem()
+    /**
+     * The source over the {@code SANDGATE_SECRET_*} variables the configuration captured at start-up
+     * (from the process's environment, or the map a test passed in its place).
+     */
+    public static EnvSecretSource of(Map<String, Secret> variables)
     {
-        return new EnvSecretSource(System.getenv());
+        Map<String, String> values = new HashMap<>();
+        variables.forEach((name, value) -> values.put(name, value.reveal()));
+        return new EnvSecretSource(values);
     }
 
     /** The variable that holds a secret: upper case, every character outside [A-Z0-9] becomes '_'. */

@@ -26,7 +26,7 @@ public final class SecretSources
         return switch (config.source())
         {
             case FILE -> new FileSecretSource(new FileSecretSettings(config.file()), clock);
-            case ENV -> EnvSecretSource.fromSystem();
+            case ENV -> EnvSecretSource.of(config.environment());
             case VAULT -> new VaultSecretSource(config.vault().orElseThrow(), clock, schedulers);
         };
     }

@@ -9,7 +9,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.Function;
+
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sandgate.config.ConfigLoader;
@@ -21,6 +21,7 @@ import io.sandgate.secrets.SecretRing;
 import io.sandgate.secrets.SecretSource;
 import io.sandgate.secrets.SecretUnavailableException;
 import io.sandgate.web.GatewayException;
+import org.eclipse.jetty.http.HttpFields;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -100,12 +101,12 @@ class EgressPlannerTest
         schedulers.close();
     }
 
-    private static Function<String, String> headers(String... namesAndValues)
+    private static RequestHeaders headers(String... namesAndValues)
     {
-        Map<String, String> headers = new HashMap<>();
+        HttpFields.Mutable headers = HttpFields.build();
         for (int i = 0; i < namesAndValues.length; i += 2)
-            headers.put(namesAndValues[i].toLowerCase(), namesAndValues[i + 1]);
-        return name -> headers.get(name.toLowerCase());
+            headers.add(namesAndValues[i], namesAndValues[i + 1]);
+        return RequestHeaders.of(headers);
     }
 
     private EgressPlan baseUrl(String path, String query, String... headers)

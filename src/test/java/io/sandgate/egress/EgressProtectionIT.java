@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -20,6 +21,7 @@ import ch.qos.logback.core.read.ListAppender;
 import io.sandgate.testing.ForwardProxy;
 import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.GatewayExtension;
+import io.sandgate.testing.RawHttp;
 import io.sandgate.testing.TargetServer;
 import org.eclipse.jetty.toolchain.test.jupiter.WorkDir;
 import org.eclipse.jetty.toolchain.test.jupiter.WorkDirExtension;
@@ -108,6 +110,7 @@ class EgressProtectionIT
             Map.of("match", Map.of("domains", List.of("localhost"), "task_type", "redact"), "upstream", "main", "credential", "openai",
                 "scan", "redact", "scan_responses", true),
             Map.of("match", Map.of("domains", List.of("localhost"), "task_type", "report"), "upstream", "main", "scan", "report"),
+            Map.of("match", Map.of("domains", List.of("localhost"), "task_type", "off"), "upstream", "main", "scan", "off"),
             Map.of("match", Map.of("domains", List.of("localhost"), "task_type", "vendor"), "upstream", "main", "credential", "vendor"),
             Map.of("match", Map.of("domains", List.of("*"), "task_type", "anywhere"), "upstream", "main"),
             Map.of("match", Map.of("domains", List.of("localhost", "127.0.0.1")), "upstream", "main")));
@@ -428,5 +431,89 @@ class EgressProtectionIT
         }
         assertTrue(node.received().isEmpty(), "no node was asked to reach an internal address: " + node.received());
         assertEquals(0, target.requestCount());
+    }
+
+    /** A GET to the target with the headers exactly as given (name, value pairs; repeated names and any case). */
+    private RawHttp.Response getWith(String taskType, String... headers) throws Exception
+    {
+        List<String> all = new ArrayList<>(List.of("X-Agent-Task-Type", taskType));
+        all.addAll(List.of(headers));
+        return RawHttp.get(gateway.port(), "127.0.0.1:" + gateway.port(), "/egress/localhost:" + target.httpsPort() + "/echo", all.toArray(String[]::new));
+    }
+
+    private void assertNowhere(String secret, RawHttp.Response... responses) throws Exception
+    {
+        for (RawHttp.Response response : responses)
+            assertFalse(response.body().contains(secret), "the error names the rule, never the match: " + response.body());
+        assertFalse(metrics().contains(secret), "metrics labels hold no secret");
+        for (ILoggingEvent event : List.copyOf(logged.list))
+            assertFalse(event.getFormattedMessage().contains(secret), event.getFormattedMessage());
+    }
+
+    @Test
+    void secretsInRequestHeaders_areScannedLikeTheBody_underTheRoutesMode() throws Exception
+    {
+        String aws = awsKeyId();
+        String github = "ghp_" + "hE4dErT0kEn5aB7cD9eF1gH3iJ5kL7mN9pQ1";
+        RawHttp.Response data = getWith("other", "X-Data", aws);
+        assertEquals(422, data.status(), data.body());
+        assertTrue(data.body().contains("aws-access-key-id"), data.body());
+        RawHttp.Response cookie = getWith("other", "Cookie", "session=1; gh=" + github);
+        assertEquals(422, cookie.status(), cookie.body());
+        RawHttp.Response inAName = getWith("other", "X-" + aws, "1");
+        assertEquals(422, inAName.status(), inAName.body());
+        assertEquals(0, target.requestCount(), "a blocking route sends nothing");
+
+        RawHttp.Response reported = getWith("report", "X-Data", aws);
+        assertEquals(200, reported.status(), reported.body());
+        assertEquals(aws, target.requests().get(0).header("x-data"), "a reporting route passes the header unchanged");
+        assertTrue(metrics().contains("mode=\"report\""), "and counts the hit");
+
+        RawHttp.Response redacted = getWith("redact", "Authorization", "Bearer " + AGENT_TOKEN, "X-Data", "key " + aws, "Cookie", "gh=" + github);
+        assertEquals(200, redacted.status(), redacted.body());
+        TargetServer.Recorded seen = target.requests().get(1);
+        assertEquals("key [REDACTED]", seen.header("x-data"));
+        assertEquals("gh=[REDACTED]", seen.header("cookie"));
+        assertEquals("Bearer " + OPENAI_KEY, seen.header("authorization"), "the injected key is the gateway's own header: it goes whole");
+
+        RawHttp.Response off = getWith("off", "X-Data", aws);
+        assertEquals(200, off.status(), "a route that does not scan passes rule hits: " + off.body());
+        assertNowhere(aws, data, inAName);
+        assertNowhere(github, cookie);
+    }
+
+    @Test
+    void keysTheGatewayHolds_neverLeaveInAHeader_whateverTheRoutesMode() throws Exception
+    {
+        for (String taskType : List.of("other", "report", "off"))
+        {
+            RawHttp.Response pasted = getWith(taskType, "X-Foo", "k=" + VENDOR_KEY);
+            assertEquals(422, pasted.status(), taskType + ": " + pasted.body());
+            assertTrue(pasted.body().contains("sandgate-credential"), pasted.body());
+            assertNowhere(VENDOR_KEY, pasted);
+        }
+        RawHttp.Response beside = getWith("llm", "Authorization", "Bearer " + AGENT_TOKEN, "X-Foo", OPENAI_KEY);
+        assertEquals(422, beside.status(), "the agent may not send the key the gateway injects: " + beside.body());
+        assertEquals(0, target.requestCount());
+
+        RawHttp.Response redacted = getWith("redact", "Authorization", "Bearer " + AGENT_TOKEN, "X-Foo", OPENAI_KEY);
+        assertEquals(200, redacted.status(), redacted.body());
+        assertEquals("[REDACTED]", target.requests().get(0).header("x-foo"));
+        assertNowhere(OPENAI_KEY, beside);
+    }
+
+    @Test
+    void internalTokenInAnyValueOfARepeatedHeader_isRefused_whateverTheNamesCase() throws Exception
+    {
+        RawHttp.Response second = getWith("anywhere", "Authorization", "Bearer agents-own-key-for-a-public-api",
+            "authorization", "Bearer " + AGENT_TOKEN);
+        assertEquals(403, second.status(), "the second Authorization is forwarded too: " + second.body());
+        RawHttp.Response apiKey = getWith("anywhere", "X-Api-Key", "agents-own-key", "x-API-key", AGENT_TOKEN);
+        assertEquals(403, apiKey.status(), apiKey.body());
+        assertEquals(0, target.requestCount());
+        assertNowhere(AGENT_TOKEN, second, apiKey);
+
+        RawHttp.Response encoded = getWith("other", "Content-Encoding", "identity", "content-encoding", "gzip");
+        assertEquals(415, encoded.status(), "every Content-Encoding counts, not the first: " + encoded.body());
     }
 }

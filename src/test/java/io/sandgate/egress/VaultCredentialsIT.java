@@ -1,15 +1,10 @@
 package io.sandgate.egress;
 
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 
-import io.sandgate.testing.ForwardProxy;
 import io.sandgate.testing.GatewayExtension;
-import io.sandgate.testing.TargetServer;
 import io.sandgate.testing.VaultDouble;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -29,27 +24,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class VaultCredentialsIT
 {
-    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     private static final String KEY = "sk-" + "proj-" + "V4uLtK3yV4uLtK3yV4uL".repeat(2);
     private static final String TOKEN = "sgt_vault_agent_0123456789";
 
     private VaultDouble vault;
-    private TargetServer target;
-    private ForwardProxy node;
+    private CredentialRoute route;
 
     @RegisterExtension
-    final GatewayExtension gateway = new GatewayExtension(config -> config
-        .trustStoreOf(target)
-        .set("egress.ssrf.allow", "127.0.0.0/8")
+    final GatewayExtension gateway = new GatewayExtension(config -> route.configure(config)
         .set("egress.secrets.source", "vault")
         .set("egress.secrets.vault.address", vault.address())
         .set("egress.secrets.vault.token", vault.rootToken())
         .set("egress.secrets.vault.refresh", "1s")
-        .set("egress.secrets.vault.max-age", "3s")
-        .set("egress.routes", List.of(Map.of("match", Map.of("domains", List.of("localhost")), "upstream", "main", "credential", "openai")))
-        .set("egress.pools", Map.of("main", Map.of("region", "eu", "nodes", List.of(Map.of("id", "n1", "address", node.address())))))
-        .set("egress.credentials", Map.of("openai", Map.of("secret", "openai", "hosts", List.of("localhost"))))
-        .set("egress.agents", List.of(Map.of("id", "a", "token", "agent-token", "credentials", List.of("openai")))));
+        .set("egress.secrets.vault.max-age", "3s"));
 
     @BeforeEach
     void start() throws Exception
@@ -57,29 +44,26 @@ class VaultCredentialsIT
         vault = VaultDouble.start();
         vault.put("sandgate/openai", Map.of("value", KEY));
         vault.put("sandgate/agent-token", Map.of("value", TOKEN));
-        target = TargetServer.start();
-        node = ForwardProxy.start("n1");
+        route = CredentialRoute.start();
     }
 
     @AfterEach
     void stop() throws Exception
     {
-        node.close();
-        target.close();
+        route.close();
         vault.close();
     }
 
     private HttpResponse<String> call() throws Exception
     {
-        return HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/egress/localhost:" + target.httpsPort() + "/echo"))
-            .header("Authorization", "Bearer " + TOKEN).timeout(Duration.ofSeconds(15)).build(), HttpResponse.BodyHandlers.ofString());
+        return route.call(gateway, TOKEN);
     }
 
     @Test
     void vaultDown_cachedKeysKeepWorking_thenA503ThatSaysWhy_andRecoveryWithoutRestart() throws Exception
     {
         assertEquals(200, call().statusCode());
-        assertEquals("Bearer " + KEY, target.requests().get(0).header("Authorization"));
+        assertEquals("Bearer " + KEY, route.target.requests().get(0).header("Authorization"));
 
         vault.stop();
         HttpResponse<String> cached = call();

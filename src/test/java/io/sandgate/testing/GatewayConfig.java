@@ -17,6 +17,7 @@ import io.sandgate.config.SandgateConfig;
 public final class GatewayConfig
 {
     private final Map<String, Object> values = new LinkedHashMap<>();
+    private final Map<String, String> environment = new LinkedHashMap<>();
 
     public GatewayConfig()
     {
@@ -60,6 +61,13 @@ public final class GatewayConfig
             .set("egress.tls.trust-store-password", target.trustStorePassword());
     }
 
+    /** An environment variable the gateway starts with, as if the process had it ({@code SANDGATE_SECRET_OPENAI}). */
+    public GatewayConfig environment(String name, String value)
+    {
+        environment.put(Objects.requireNonNull(name, "name"), Objects.requireNonNull(value, () -> name + ": null (expected: a value)"));
+        return this;
+    }
+
     public Map<String, Object> values()
     {
         return Collections.unmodifiableMap(values);
@@ -68,6 +76,6 @@ public final class GatewayConfig
     /** Parses and validates the values, as start-up does. */
     public SandgateConfig build()
     {
-        return ConfigLoader.fromValues(values);
+        return ConfigLoader.fromValues(values, environment);
     }
 }
