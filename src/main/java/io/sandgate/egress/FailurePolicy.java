@@ -1,6 +1,7 @@
 package io.sandgate.egress;
 
 import java.io.EOFException;
+import java.io.IOException;
 import java.net.SocketException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.WritePendingException;
@@ -156,8 +157,8 @@ final class FailurePolicy
         // target's. A node that dies meanwhile is found by its probes and the next connections.
         if (!unsent)
             return false;
-        // The gateway stopped the exchange itself (a secret in the body, its own deadline handled as such).
-        if (attempt.failure() instanceof GatewayException)
+        // The gateway stopped the exchange itself (a secret in the body).
+        if (has(attempt.failure(), GatewayException.class))
             return false;
         // The node answered, if only to refuse a tunnel to a target it could not reach: it is alive.
         // Its refusal is judged by whether another node reaches the target (Outcome.REFUSED).
@@ -257,6 +258,10 @@ final class FailurePolicy
         // The node said it could not open the tunnel: most likely the target is down or refusing.
         if (verdict.outcome() == Outcome.REFUSED)
             return new GatewayException(HttpStatus.BAD_GATEWAY_502, "egress_target_unreachable", "no egress node could reach the target (tried " + tried + ")");
+        // A write refused on a fresh tunnel is Jetty's IllegalStateException, not an IOException: it
+        // is still a failed exchange with the node, not an error of the gateway's own (500).
+        if (isUnsent(failure))
+            return Errors.map(new IOException("request not sent", failure), Errors.Peer.EGRESS);
         GatewayException mapped = Errors.map(failure, Errors.Peer.EGRESS);
         return verdict.blamesNode() && mapped.status() != HttpStatus.GATEWAY_TIMEOUT_504
             ? new GatewayException(HttpStatus.BAD_GATEWAY_502, "egress_node_failed", "the egress node failed (tried " + tried + ")")

@@ -214,6 +214,8 @@ class FailurePolicyTest
             new FailurePolicy.Verdict(FailurePolicy.Outcome.REFUSED, false), 2);
         assertEquals(502, unreachable.status());
         assertEquals("egress_target_unreachable", unreachable.code());
+        GatewayException writeRefused = policy.answer(new WritePendingException(), new FailurePolicy.Verdict(FailurePolicy.Outcome.FAILURE, false), 2);
+        assertEquals(502, writeRefused.status(), "a write Jetty refused on a fresh tunnel is no internal error");
     }
 
     @Test
