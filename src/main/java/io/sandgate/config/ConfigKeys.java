@@ -156,7 +156,7 @@ public final class ConfigKeys
     public static final ConfigKey<Duration> EGRESS_RETRY_BACKOFF = ConfigKey.of("egress.retry-backoff", "50ms", duration(),
         "First retry back-off; doubles per attempt, with full jitter.");
     public static final ConfigKey<List<String>> EGRESS_NODE_ERROR_HEADERS = ConfigKey.of("egress.node-error-headers", "Proxy-Status,X-Proxy-Error,X-Squid-Error", list(),
-        "Headers by which an egress node marks a 5xx as its own failure rather than the target's.");
+        "Accepted for older configurations and ignored: a node's own answer never counts against it (only refused, dropped or silent connections do).");
     public static final ConfigKey<Integer> EGRESS_FORWARD_PROXY_PORT = ConfigKey.of("egress.forward-proxy-port", null, integer(0, 65535),
         "Embedded runner: a second port where every request is a forward-proxy request (HTTP_PROXY); CONNECT works on both ports.");
     public static final ConfigKey<Integer> EGRESS_MAX_CONNECTIONS = ConfigKey.of("egress.max-connections-per-node", "256", integer(1, 65_535),

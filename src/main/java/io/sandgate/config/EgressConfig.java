@@ -20,7 +20,7 @@ import io.sandgate.net.Cidr;
  * @param firstByteTimeout silence allowed before the first response byte (and between bytes)
  * @param retryBudget retries allowed as a share of requests, so failures cannot snowball
  * @param retryBackoff first back-off; doubles per attempt, with full jitter
- * @param nodeErrorHeaders response headers by which a node marks a 5xx as its own (RFC 9209 Proxy-Status...)
+ * @param nodeErrorHeaders accepted for older configurations; a node's own answer no longer counts against it
  * @param trustStore a PKCS12 trust store for HTTPS targets instead of the JVM's CAs
  * @param trustStorePassword its password
  * @param maxConnectionsPerNode connection pool size towards each node (per target)
@@ -47,7 +47,8 @@ public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health h
      * @param pool the pool of egress nodes
      * @param timeout total time for one exchange, retries included
      * @param idleTimeout longest silence before the first byte and between bytes (longer for LLM streams)
-     * @param retry extra attempts allowed (idempotent requests only unless retryNonIdempotent)
+     * @param retry extra attempts allowed (1 by default): any request whose tunnel did not open, idempotent ones
+     *              (or all, with retryNonIdempotent) after a dropped connection
      * @param retryNonIdempotent whether POST and friends may be retried too
      * @param sticky whether the same agent session keeps its node
      * @param stickyTtl how long an idle pin lasts (sliding)

@@ -34,6 +34,8 @@ final class EgressTables
 
     private static final Duration DEFAULT_STICKY_TTL = Duration.ofMinutes(5);
     private static final String DEFAULT_SCHEME = "https";
+    /** Extra attempts on another node when a route says nothing: one, so that a node dying mid-request costs an agent nothing. */
+    private static final int DEFAULT_RETRY = 1;
     private static final int DEFAULT_WEIGHT = 100;
     private static final String DEFAULT_REGION = "default";
     private static final String DEFAULT_HEADER = "Authorization";
@@ -70,7 +72,7 @@ final class EgressTables
                 .set("pool", pool)
                 .set("timeout", entry.get("timeout", ValueParser.duration(), timeout))
                 .set("idleTimeout", entry.get("idle_timeout", ValueParser.duration(), idleTimeout))
-                .set("retry", entry.get("retry", COUNT, 0))
+                .set("retry", entry.get("retry", COUNT, DEFAULT_RETRY))
                 .set("retryNonIdempotent", entry.get("retry_non_idempotent", ValueParser.bool(), false))
                 .set("sticky", entry.get("sticky_session", ValueParser.bool(), false))
                 .set("stickyTtl", entry.get("sticky_ttl", ValueParser.duration(), DEFAULT_STICKY_TTL))

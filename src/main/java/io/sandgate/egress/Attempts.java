@@ -1,6 +1,8 @@
 package io.sandgate.egress;
 
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -14,9 +16,14 @@ final class Attempts
     private final NodePools pools;
     private final EgressMetrics metrics;
     private final Set<String> tried = new HashSet<>();
+    /** Nodes that refused the exchange's tunnel with an answer: blamed only if another node opens one. */
+    private final List<NodeState> refused = new ArrayList<>();
     private NodeState node;
     private boolean repinned;
     private int count;
+    private long attemptStart;
+    /** Set on a client thread when the current attempt's request starts out through an open tunnel. */
+    private volatile boolean sent;
 
     Attempts(EgressPlan plan, NodePools pools, EgressMetrics metrics)
     {
@@ -39,7 +46,27 @@ final class Attempts
         repinned |= choice.repinned();
         tried.add(node.node().id());
         count++;
+        attemptStart = System.nanoTime();
+        sent = false;
         return true;
+    }
+
+    /** The current attempt's request starts towards the target: its node has opened the tunnel. */
+    void sent()
+    {
+        sent = true;
+    }
+
+    /** Whether the current attempt's request has started towards the target (nothing of it had before). */
+    boolean isSent()
+    {
+        return sent;
+    }
+
+    /** Whether the current attempt's node has sent the gateway any bytes since the attempt started. */
+    boolean nodeAnswered()
+    {
+        return node.answeredSince(attemptStart);
     }
 
     /** The node of the current attempt. */
@@ -72,10 +99,27 @@ final class Attempts
         return pools.regionFailingOver(plan.route().pool(), node);
     }
 
-    /** Records how the current attempt ended: in the node's passive health, and in the request counter. */
+    /**
+     * Records how the current attempt ended: in the node's passive health, and in the request
+     * counter. A node that refused the tunnel with an answer is judged later: if another node opens
+     * a tunnel to the same target, the target was reachable and the refusal was the node's own
+     * failure; if none does, the target was at fault and the refusal says nothing about the node.
+     */
     void record(FailurePolicy.Outcome outcome)
     {
-        node.requestResult(outcome.nodeOk(), System.nanoTime());
+        long now = System.nanoTime();
         metrics.attempt(plan.route().pool(), node, outcome);
+        if (outcome == FailurePolicy.Outcome.REFUSED)
+        {
+            refused.add(node);
+            return;
+        }
+        node.requestResult(outcome.nodeOk(), now);
+        if (outcome == FailurePolicy.Outcome.OK)
+        {
+            for (NodeState refuser : refused)
+                refuser.requestResult(false, now);
+            refused.clear();
+        }
     }
 }

@@ -54,7 +54,7 @@ public final class Egress implements AutoCloseable
         this.metrics = new EgressMetrics(registry, pools);
         this.policy = new FailurePolicy(config, metrics);
         this.planner = new EgressPlanner(routes, new SsrfGuard(config.ssrfAllow(), Resolver.SYSTEM), credentials, leaks, config.connectTimeout());
-        this.clients = new NodeClients(config);
+        this.clients = new NodeClients(config, pools);
         this.prober = new HealthProber(config.health(), pools, clients, schedulers);
         prober.start();
     }

@@ -167,6 +167,15 @@ public final class EgressConnectHandler extends ConnectHandler
         }
     }
 
+    /** A session that had to leave its pinned node is told so, as on the base-URL face. */
+    @Override
+    protected void onConnectSuccess(ConnectContext context, UpstreamConnection upstream)
+    {
+        if (attempts(context.getRequest()).repinned())
+            context.getResponse().getHeaders().put(EgressServlet.STICKY, "repinned");
+        super.onConnectSuccess(context, upstream);
+    }
+
     @Override
     protected void onConnectFailure(Request request, Response response, Callback callback, Throwable failure)
     {
@@ -247,6 +256,7 @@ public final class EgressConnectHandler extends ConnectHandler
                         fillInterested();
                         return;
                     }
+                    attempts.answered();
                     if (reply.feed(bytes))
                     {
                         reply.requireSuccess();

@@ -72,6 +72,10 @@ public final class EgressServlet extends StreamingProxyServlet
         /** Leak scanning of the response body, opened at its first chunk. */
         BodyScan responseScan;
         ScheduledFuture<?> deadline;
+        /** The agent's body, held for a retry; null when there is none or it is too large to hold. */
+        ReplayableBody body;
+        /** The current attempt's request. */
+        volatile Request proxyRequest;
 
         Exchange(EgressPlan plan, Attempts attempts)
         {
@@ -199,6 +203,10 @@ public final class EgressServlet extends StreamingProxyServlet
         proxyRequest.timeout(left * 3 / 2, TimeUnit.MILLISECONDS);
         proxyRequest.idleTimeout(timeouts.idle().toMillis(), TimeUnit.MILLISECONDS);
         NodeState node = exchange.attempts.node();
+        Attempts attempts = exchange.attempts;
+        // Begun means the node has opened the tunnel: from then on, bytes may reach the target.
+        proxyRequest.onRequestBegin(begun -> attempts.sent());
+        exchange.proxyRequest = proxyRequest;
         exchange.cancelDeadline();
         exchange.deadline = egress.later(left, () ->
         {
@@ -211,11 +219,6 @@ public final class EgressServlet extends StreamingProxyServlet
     @Override
     protected void onServerResponseHeaders(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Response serverResponse)
     {
-        if (egress.policy().isNodesOwnAnswer(serverResponse.getStatus(), serverResponse.getHeaders()))
-        {
-            serverResponse.abort(new FailurePolicy.NodeFailure(serverResponse.getStatus()));
-            return;
-        }
         super.onServerResponseHeaders(clientRequest, proxyResponse, serverResponse);
         Exchange exchange = EXCHANGE.get(clientRequest);
         if (BodyScan.resizesResponses(exchange.route()))
@@ -236,6 +239,21 @@ public final class EgressServlet extends StreamingProxyServlet
         return value == null || EXCHANGE.get(clientRequest).plan.injection().isEmpty() ? value : egress.leaks().redactor().text(value);
     }
 
+    /**
+     * A body small enough is held as it is read, so that an attempt that fails before the target got
+     * it (or an idempotent one that may be repeated) can send it again through another node.
+     */
+    @Override
+    protected Request.Content proxyRequestContent(HttpServletRequest request, HttpServletResponse response, Request proxyRequest) throws IOException
+    {
+        if (request.getContentLengthLong() > ReplayableBody.LIMIT)
+            return super.proxyRequestContent(request, response, proxyRequest);
+        ReplayableBody body = new ReplayableBody();
+        EXCHANGE.get(request).body = body;
+        request.getInputStream().setReadListener(newReadListener(request, response, proxyRequest, body));
+        return body.content();
+    }
+
     /** Request bodies on scanning routes are read through the leak scanner. */
     @Override
     protected ReadListener newReadListener(HttpServletRequest request, HttpServletResponse response, Request proxyRequest, AsyncRequestContent content)
@@ -248,6 +266,7 @@ public final class EgressServlet extends StreamingProxyServlet
     /** Feeds each chunk to the scanner and sends on what it releases; a hit on a blocking route aborts the exchange. */
     private final class ScanningReader extends StreamReader
     {
+        private final HttpServletRequest request;
         private final Request proxyRequest;
         private final AsyncRequestContent content;
         private final BodyScan scan;
@@ -255,6 +274,7 @@ public final class EgressServlet extends StreamingProxyServlet
         ScanningReader(HttpServletRequest request, HttpServletResponse response, Request proxyRequest, AsyncRequestContent content, BodyScan scan)
         {
             super(request, response, proxyRequest, content);
+            this.request = request;
             this.proxyRequest = proxyRequest;
             this.content = content;
             this.scan = scan;
@@ -268,7 +288,7 @@ public final class EgressServlet extends StreamingProxyServlet
             if (step.blocked() != null)
             {
                 callback.failed(step.blocked());
-                proxyRequest.abort(step.blocked());
+                current(request, proxyRequest).abort(step.blocked());
             }
             else if (step.output().hasRemaining())
                 content.write(step.output(), callback);
@@ -282,13 +302,20 @@ public final class EgressServlet extends StreamingProxyServlet
             BodyScan.Step last = scan.finish();
             if (last.blocked() != null)
             {
-                proxyRequest.abort(last.blocked());
+                current(request, proxyRequest).abort(last.blocked());
                 return;
             }
             if (last.output().hasRemaining())
                 content.write(last.output(), Callback.NOOP);
             super.onAllDataRead();
         }
+    }
+
+    /** The request of the exchange's current attempt: a retry sends the body on another one. */
+    private static Request current(HttpServletRequest request, Request first)
+    {
+        Request current = EXCHANGE.get(request).proxyRequest;
+        return current == null ? first : current;
     }
 
     /** Response bodies of routes that scan them go through the scanner before reaching the agent. */
@@ -356,8 +383,8 @@ public final class EgressServlet extends StreamingProxyServlet
     {
         Exchange exchange = EXCHANGE.get(clientRequest);
         exchange.cancelDeadline();
-        FailurePolicy.Verdict verdict = egress.policy().judge(new FailurePolicy.Attempt(failure, false, serverResponse == null ? 0 : serverResponse.getStatus(),
-            proxyResponse.isCommitted(), clientRequest.getMethod(), hasContent(clientRequest), exchange.attempts.count(), exchange.route()));
+        FailurePolicy.Verdict verdict = egress.policy().judge(new FailurePolicy.Attempt(failure, exchange.attempts.isSent(), exchange.attempts.nodeAnswered(),
+            proxyResponse.isCommitted(), clientRequest.getMethod(), replayable(exchange, clientRequest), exchange.attempts.count(), exchange.route()));
         exchange.attempts.record(verdict.outcome());
         if (verdict.retry() && exchange.attempts.next())
         {
@@ -378,6 +405,8 @@ public final class EgressServlet extends StreamingProxyServlet
             GatewayException error = egress.policy().answer(failure, verdict, exchange.attempts.tried());
             if (error.status() == HttpStatus.INTERNAL_SERVER_ERROR_500)
                 LOG.warn("Egress exchange to route {} failed unexpectedly", exchange.plan.routeName(), failure);
+            if (exchange.attempts.repinned())
+                proxyResponse.setHeader(STICKY, "repinned");
             Errors.write(clientRequest, proxyResponse, error);
         }
         catch (IOException | IllegalStateException x)
@@ -391,12 +420,21 @@ public final class EgressServlet extends StreamingProxyServlet
         }
     }
 
+    /** Whether the agent's request could be sent again whole: no body, or one held in full. */
+    private boolean replayable(Exchange exchange, HttpServletRequest request)
+    {
+        return exchange.body == null ? !hasContent(request) : exchange.body.replayable();
+    }
+
     /** Sends the request again, on the node the exchange has moved to, after the back-off. */
     private void retryLater(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, long delayMillis)
     {
         Runnable resend = () ->
         {
             Request proxyRequest = newProxyRequest(clientRequest, rewriteTarget(clientRequest));
+            ReplayableBody body = EXCHANGE.get(clientRequest).body;
+            if (body != null)
+                proxyRequest.body(body.fresh());
             copyRequestHeaders(clientRequest, proxyRequest);
             addProxyHeaders(clientRequest, proxyRequest);
             sendProxyRequest(clientRequest, proxyResponse, proxyRequest);

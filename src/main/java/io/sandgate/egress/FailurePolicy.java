@@ -1,22 +1,22 @@
 package io.sandgate.egress;
 
 import java.io.EOFException;
-import java.net.ConnectException;
+import java.io.IOException;
+import java.net.SocketException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.WritePendingException;
 import java.time.Duration;
-import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeoutException;
+
+import javax.net.ssl.SSLException;
 
 import io.sandgate.config.EgressConfig;
 import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
 import org.eclipse.jetty.client.HttpResponseException;
-import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpStatus;
 
 /**
@@ -25,6 +25,12 @@ import org.eclipse.jetty.http.HttpStatus;
  * tried again on another node. Each reason is written once, with why, as OkHttp's
  * {@code RetryAndFollowUpInterceptor.recover()} lists its own; {@link #blamesNode} and
  * {@link #mayRetry} are read top to bottom.
+ *
+ * <p>A node is blamed only for what the node itself did (DESIGN, "Egress fault attribution"): it
+ * refused or dropped the connection, or stayed silent, before it had answered anything. A node
+ * that answers, even with an error, is alive; a target that is down, slow or refusing, reached
+ * through any number of nodes by any number of agents, ejects none of them. Once the tunnel is
+ * open, what comes through it is the target's.
  *
  * <p>Retries go to another node, after an exponential back-off with full jitter, within the route's
  * retry count and the gateway's retry budget.
@@ -42,6 +48,11 @@ final class FailurePolicy
         BLOCKED(true),
         /** Failed, but not by the node's doing. */
         FAILURE(true),
+        /**
+         * The node answered the tunnel with a refusal: the node's failure only if another node
+         * reaches the same target (see {@link Attempts#record}), the target's otherwise.
+         */
+        REFUSED(true),
         /** Failed by the node's doing: counts towards its passive ejection. */
         NODE_FAILURE(false);
 
@@ -69,15 +80,15 @@ final class FailurePolicy
      * A failed attempt as its front-end saw it.
      *
      * @param failure what failed it
-     * @param tunnel whether it was a CONNECT tunnel that did not open (nothing of the agent's sent)
-     * @param responseStatus the status of the answer that had begun to arrive, 0 when none had
+     * @param sent whether the request had started out through an open tunnel (so some of it may have reached the target)
+     * @param nodeAnswered whether the node had sent the gateway any bytes since the attempt started
      * @param committed whether part of an answer has already reached the agent
      * @param method the agent's request method
-     * @param hasBody whether the agent's request has a body
+     * @param replayable whether the agent's request can be sent again whole (no body, or a body held in full)
      * @param attempts how many attempts the exchange has made, this one included
      * @param route the exchange's route
      */
-    record Attempt(Throwable failure, boolean tunnel, int responseStatus, boolean committed, String method, boolean hasBody, int attempts,
+    record Attempt(Throwable failure, boolean sent, boolean nodeAnswered, boolean committed, String method, boolean replayable, int attempts,
                    EgressConfig.Route route)
     {
         Attempt
@@ -87,10 +98,10 @@ final class FailurePolicy
             Objects.requireNonNull(route, "route");
         }
 
-        /** A CONNECT tunnel through a node that did not open. */
-        static Attempt tunnel(Throwable failure, int attempts, EgressConfig.Route route)
+        /** A CONNECT tunnel through a node that did not open: nothing of the agent's was sent. */
+        static Attempt tunnel(Throwable failure, boolean nodeAnswered, int attempts, EgressConfig.Route route)
         {
-            return new Attempt(failure, true, 0, false, "CONNECT", false, attempts, route);
+            return new Attempt(failure, false, nodeAnswered, false, "CONNECT", true, attempts, route);
         }
     }
 
@@ -106,23 +117,12 @@ final class FailurePolicy
         }
     }
 
-    /** The node answered for itself with a 5xx (marked by a node-error header): its failure, not the target's. */
-    static final class NodeFailure extends Exception
-    {
-        NodeFailure(int status)
-        {
-            super("egress node answered " + status, null, false, false);
-        }
-    }
-
-    private final List<String> nodeErrorHeaders;
     private final Duration backoff;
     private final RetryBudget budget;
     private final EgressMetrics metrics;
 
     FailurePolicy(EgressConfig config, EgressMetrics metrics)
     {
-        this.nodeErrorHeaders = config.nodeErrorHeaders();
         this.backoff = config.retryBackoff();
         this.budget = new RetryBudget(config.retryBudget());
         this.metrics = metrics;
@@ -137,66 +137,67 @@ final class FailurePolicy
     /** Judges a failed attempt. A retry it allows has spent a token of the retry budget. */
     Verdict judge(Attempt attempt)
     {
-        boolean blamed = blamesNode(attempt);
-        Outcome outcome = blamed ? Outcome.NODE_FAILURE
-            : attempt.failure() instanceof GatewayException g && g.status() == HttpStatus.UNPROCESSABLE_ENTITY_422 ? Outcome.BLOCKED : Outcome.FAILURE;
-        return new Verdict(outcome, mayRetry(attempt, blamed));
+        boolean unsent = !attempt.sent() || isUnsent(attempt.failure());
+        Outcome outcome;
+        if (attempt.failure() instanceof GatewayException g && g.status() == HttpStatus.UNPROCESSABLE_ENTITY_422)
+            outcome = Outcome.BLOCKED;
+        else if (blamesNode(attempt, unsent))
+            outcome = Outcome.NODE_FAILURE;
+        else if (unsent && isRefusal(attempt.failure()))
+            outcome = Outcome.REFUSED;
+        else
+            outcome = Outcome.FAILURE;
+        return new Verdict(outcome, mayRetry(attempt, unsent));
     }
 
-    /**
-     * Whether the node is to blame: it refused or dropped the connection, timed out before
-     * answering, failed the CONNECT tunnel, or marked a 5xx as its own.
-     */
-    private static boolean blamesNode(Attempt attempt)
+    /** Whether the node is to blame: it refused or dropped the connection, or stayed silent, before it had answered anything. */
+    private static boolean blamesNode(Attempt attempt, boolean unsent)
     {
-        // A tunnel that did not open: the node refused the connection or the CONNECT, dropped it,
-        // or did not answer it in time.
-        if (attempt.tunnel())
-            return true;
-        for (Throwable t = attempt.failure(); t != null; t = t.getCause())
-        {
-            // The node answered with a 5xx it marked as its own (see isNodesOwnAnswer).
-            if (t instanceof NodeFailure)
-                return true;
-            // The node refused the connection.
-            if (t instanceof ConnectException)
-                return true;
-            // The node refused the CONNECT tunnel: Jetty's client reports its non-2xx answer so.
-            if (t instanceof HttpResponseException)
-                return true;
-            // The node dropped the connection.
-            if (t instanceof ClosedChannelException || t instanceof EOFException)
-                return true;
-            // Silence is the node's while no answer has begun; a slow target that has started
-            // answering is not the node's fault.
-            if (t instanceof TimeoutException)
-                return attempt.responseStatus() == 0;
-        }
-        // Anything else, a 4xx or 5xx of the target's own above all, is not the node's doing.
-        return false;
+        // The tunnel was open: what comes through it (a reset, silence, a TLS alert) is the
+        // target's. A node that dies meanwhile is found by its probes and the next connections.
+        if (!unsent)
+            return false;
+        // The gateway stopped the exchange itself (a secret in the body).
+        if (has(attempt.failure(), GatewayException.class))
+            return false;
+        // The node answered, if only to refuse a tunnel to a target it could not reach: it is alive.
+        // Its refusal is judged by whether another node reaches the target (Outcome.REFUSED).
+        if (attempt.nodeAnswered())
+            return false;
+        // Refused, dropped or silent without a byte: the node's own doing.
+        return true;
     }
 
-    private boolean mayRetry(Attempt attempt, boolean blamed)
+    private boolean mayRetry(Attempt attempt, boolean unsent)
     {
         // Part of an answer has reached the agent: a second answer cannot follow it.
         if (attempt.committed())
             return false;
-        // A failure that is not the node's would be the same through any other node, unless nothing
-        // was sent at all.
-        if (!blamed && !isUnsent(attempt.failure()))
+        // The gateway decided (a secret in the body...): another node would be told the same.
+        if (has(attempt.failure(), GatewayException.class))
             return false;
-        // The route allows this many extra attempts.
+        // The route allows this many extra attempts (one by default).
         if (attempt.attempts() > attempt.route().retry())
             return false;
-        // A tunnel that did not open carried nothing of the agent's: it may be opened elsewhere.
-        if (!attempt.tunnel())
+        // A body that was streamed on and not held cannot be sent again.
+        if (!attempt.replayable())
+            return false;
+        if (unsent)
         {
-            // A request that is not idempotent may have done its work before the node failed; only
+            // The target refused TLS: another node would reach the same target.
+            if (has(attempt.failure(), SSLException.class))
+                return false;
+            // Otherwise nothing of the request reached the target: any method may go to another node.
+        }
+        else
+        {
+            // A request that is not idempotent may have done its work before the exchange failed; only
             // a route that says so repeats it.
             if (!IDEMPOTENT.contains(attempt.method()) && !attempt.route().retryNonIdempotent())
                 return false;
-            // A body has been streamed to the failed node and cannot be replayed.
-            if (attempt.hasBody())
+            // Only a dropped connection is worth another node (the node carrying it may have died); a
+            // target that is slow would be as slow through any other.
+            if (!isDropped(attempt.failure()))
                 return false;
         }
         // Retries are a share of requests: when many fail at once, a sick egress is not drowned by
@@ -214,31 +215,31 @@ final class FailurePolicy
      * Whether the request failed before any of it was written: Jetty's client failed a request on a
      * freshly opened CONNECT tunnel with a WritePendingException when the node's 200 was read before
      * the write of the CONNECT had returned. {@link NodeConnector} now makes such a write wait; should
-     * a write still be refused so, nothing reached the target and it is not the node's fault: worth
-     * another attempt, not an ejection.
+     * a write still be refused so, nothing reached the target.
      */
     private static boolean isUnsent(Throwable failure)
     {
-        for (Throwable t = failure; t != null; t = t.getCause())
-        {
-            if (t instanceof WritePendingException)
-                return true;
-        }
-        return false;
+        return has(failure, WritePendingException.class);
     }
 
-    /**
-     * Whether an answer is the node's own rather than the target's: a 5xx carrying one of the
-     * node-error headers (RFC 9209 {@code Proxy-Status}, Squid's {@code X-Squid-Error}...). Such an
-     * answer is turned into a {@link NodeFailure}.
-     */
-    boolean isNodesOwnAnswer(int status, HttpFields headers)
+    /** Whether the node answered the tunnel's CONNECT with a refusal (any non-2xx). */
+    private static boolean isRefusal(Throwable failure)
     {
-        if (status < HttpStatus.INTERNAL_SERVER_ERROR_500)
-            return false;
-        for (String header : nodeErrorHeaders)
+        // Jetty's client reports the node's non-2xx answer to its CONNECT so; the CONNECT face's own handshake as TunnelRefused.
+        return has(failure, HttpResponseException.class) || has(failure, TunnelReply.TunnelRefused.class);
+    }
+
+    /** Whether the connection was closed or reset under the exchange. */
+    private static boolean isDropped(Throwable failure)
+    {
+        return has(failure, ClosedChannelException.class) || has(failure, EOFException.class) || has(failure, SocketException.class);
+    }
+
+    private static boolean has(Throwable failure, Class<? extends Throwable> type)
+    {
+        for (Throwable t = failure; t != null; t = t.getCause())
         {
-            if (headers.getField(header) != null)
+            if (type.isInstance(t))
                 return true;
         }
         return false;
@@ -254,6 +255,13 @@ final class FailurePolicy
     /** What the agent is told when an exchange ends failed after {@code tried} nodes. */
     GatewayException answer(Throwable failure, Verdict verdict, int tried)
     {
+        // The node said it could not open the tunnel: most likely the target is down or refusing.
+        if (verdict.outcome() == Outcome.REFUSED)
+            return new GatewayException(HttpStatus.BAD_GATEWAY_502, "egress_target_unreachable", "no egress node could reach the target (tried " + tried + ")");
+        // A write refused on a fresh tunnel is Jetty's IllegalStateException, not an IOException: it
+        // is still a failed exchange with the node, not an error of the gateway's own (500).
+        if (isUnsent(failure))
+            return Errors.map(new IOException("request not sent", failure), Errors.Peer.EGRESS);
         GatewayException mapped = Errors.map(failure, Errors.Peer.EGRESS);
         return verdict.blamesNode() && mapped.status() != HttpStatus.GATEWAY_TIMEOUT_504
             ? new GatewayException(HttpStatus.BAD_GATEWAY_502, "egress_node_failed", "the egress node failed (tried " + tried + ")")

@@ -24,12 +24,15 @@ final class NodeClients implements AutoCloseable
     private static final long DESTINATION_IDLE_MILLIS = 60_000;
 
     private final EgressConfig config;
+    private final NodePools pools;
     private final Map<String, HttpClient> traffic = new LinkedHashMap<>();
     private final Map<String, HttpClient> probes = new LinkedHashMap<>();
 
-    NodeClients(EgressConfig config) throws Exception
+    /** @param pools whose node states learn when a node sends bytes (see {@link NodeState#answered}) */
+    NodeClients(EgressConfig config, NodePools pools) throws Exception
     {
         this.config = config;
+        this.pools = pools;
         for (EgressConfig.Pool pool : config.pools().values())
         {
             for (EgressConfig.Node node : pool.nodes())
@@ -62,7 +65,8 @@ final class NodeClients implements AutoCloseable
             tls.setTrustStoreType("PKCS12");
             config.trustStorePassword().ifPresent(p -> tls.setTrustStorePassword(p.reveal()));
         });
-        ClientConnector connector = new NodeConnector();
+        NodeState state = pools.node(node.id());
+        ClientConnector connector = new NodeConnector(() -> state.answered(System.nanoTime()));
         connector.setSslContextFactory(tls);
         connector.setConnectTimeout(config.connectTimeout());
         connector.setSelectors(1);

@@ -1,5 +1,6 @@
 package io.sandgate.egress;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectableChannel;
 import java.nio.channels.SelectionKey;
@@ -32,6 +33,23 @@ import org.eclipse.jetty.util.thread.Scheduler;
  */
 public class NodeConnector extends ClientConnector
 {
+    private final Runnable answered;
+
+    public NodeConnector()
+    {
+        this(() -> { });
+    }
+
+    /**
+     * @param answered told whenever bytes arrive from the node: whatever they say, the node is alive
+     *                 and answering, which is how {@link FailurePolicy} tells a node's failure from
+     *                 its target's
+     */
+    public NodeConnector(Runnable answered)
+    {
+        this.answered = answered;
+    }
+
     @Override
     protected EndPoint newEndPoint(SelectableChannel channel, ManagedSelector selector, SelectionKey key)
     {
@@ -43,10 +61,13 @@ public class NodeConnector extends ClientConnector
     /** The endpoint of one connection to a node; tests override it to slow a write down. */
     protected SerialWriteEndPoint newEndPoint(SocketChannel channel, ManagedSelector selector, SelectionKey key, Scheduler scheduler)
     {
-        return new SerialWriteEndPoint(channel, selector, key, scheduler);
+        return new SerialWriteEndPoint(channel, selector, key, scheduler, answered);
     }
 
-    /** A socket endpoint whose writes wait for each other instead of failing with WritePendingException. */
+    /**
+     * A socket endpoint whose writes wait for each other instead of failing with
+     * WritePendingException, and which reports each read that brought bytes from the node.
+     */
     public static class SerialWriteEndPoint extends SocketChannelEndPoint
     {
         private record Write(Callback callback, ByteBuffer[] buffers)
@@ -54,11 +75,22 @@ public class NodeConnector extends ClientConnector
         }
 
         private final Queue<Write> waiting = new ArrayDeque<>();
+        private final Runnable answered;
         private boolean writing;
 
-        public SerialWriteEndPoint(SocketChannel channel, ManagedSelector selector, SelectionKey key, Scheduler scheduler)
+        public SerialWriteEndPoint(SocketChannel channel, ManagedSelector selector, SelectionKey key, Scheduler scheduler, Runnable answered)
         {
             super(channel, selector, key, scheduler);
+            this.answered = answered;
+        }
+
+        @Override
+        public int fill(ByteBuffer buffer) throws IOException
+        {
+            int filled = super.fill(buffer);
+            if (filled > 0)
+                answered.run();
+            return filled;
         }
 
         @Override

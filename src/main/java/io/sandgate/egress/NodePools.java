@@ -34,6 +34,18 @@ final class NodePools
         return Collections.unmodifiableSet(pools.keySet());
     }
 
+    /** The state of the node with this id, in whichever pool it is. */
+    NodeState node(String id)
+    {
+        for (PoolState pool : pools.values())
+        {
+            NodeState node = pool.node(id);
+            if (node != null)
+                return node;
+        }
+        throw new IllegalArgumentException("node: " + id + " (expected: a node of a pool)");
+    }
+
     /** The node for the next attempt of the plan's exchange, or null when its pool has none left outside {@code tried}. */
     NodeSelector.Choice choose(EgressPlan plan, Set<String> tried)
     {

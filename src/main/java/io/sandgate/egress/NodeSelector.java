@@ -40,7 +40,7 @@ interface NodeSelector
 
     /**
      * The session's pinned node while it is healthy; otherwise {@code unpinned}'s choice, which
-     * becomes the session's pin.
+     * becomes the session's pin. A retry away from a healthy pinned node leaves the pin where it is.
      *
      * @param pins where pins are kept (one replica's memory, or a TTL map shared by all)
      */

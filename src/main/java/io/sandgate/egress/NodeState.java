@@ -35,6 +35,8 @@ final class NodeState
     private int tcpFailures;
     private int passiveFailures;
     private double probePenalty = 1.0;
+    /** When the node last sent the gateway a byte: an answer to a CONNECT, relayed bytes, a probe's answer. */
+    private volatile long answeredAt;
 
     NodeState(EgressConfig.Node node, EgressConfig.Health health)
     {
@@ -46,6 +48,18 @@ final class NodeState
     EgressConfig.Node node()
     {
         return node;
+    }
+
+    /** The node sent the gateway bytes: whatever they say, it is alive and answering. */
+    void answered(long now)
+    {
+        answeredAt = now;
+    }
+
+    /** Whether the node has sent the gateway any bytes since {@code since} (a {@link System#nanoTime} value). */
+    boolean answeredSince(long since)
+    {
+        return answeredAt - since >= 0 && answeredAt != 0;
     }
 
     synchronized boolean isEjected()

@@ -21,23 +21,23 @@ final class StickyNodeSelector implements NodeSelector
         if (sticky.isEmpty())
             return unpinned.select(pool, sticky, tried);
         String key = sticky.get().key();
-        boolean repinned = false;
-        // Only a first attempt goes to the pin: a retry is on another node by definition.
-        if (tried.isEmpty())
+        Optional<String> current = pins.get(key, sticky.get().ttl());
+        NodeState pinned = current.map(pool::node).orElse(null);
+        if (pinned != null && !pinned.isEjected())
         {
-            Optional<String> current = pins.get(key, sticky.get().ttl());
-            if (current.isPresent())
-            {
-                NodeState node = pool.node(current.get());
-                if (node != null && !node.isEjected())
-                    return new Choice(node, false);
-                repinned = true;
-            }
+            if (!tried.contains(pinned.node().id()))
+                return new Choice(pinned, false);
+            // A retry goes to another node, but the pin stays with its node while that node is in
+            // service: one failed exchange does not move a session.
+            return unpinned.select(pool, sticky, tried);
         }
+        // No pin yet, or its node is ejected (or gone): the chosen node becomes the pin, and a pin
+        // that moved is announced.
         Choice choice = unpinned.select(pool, sticky, tried);
         if (choice == null)
             return null;
-        pins.put(key, choice.node().node().id(), sticky.get().ttl());
-        return new Choice(choice.node(), repinned);
+        String chosen = choice.node().node().id();
+        pins.put(key, chosen, sticky.get().ttl());
+        return new Choice(choice.node(), current.isPresent() && !current.get().equals(chosen));
     }
 }

@@ -51,6 +51,18 @@ final class TunnelAttempts
         return next(failure);
     }
 
+    /** The current attempt's node has sent bytes of its answer. */
+    void answered()
+    {
+        attempts.node().answered(System.nanoTime());
+    }
+
+    /** Whether a sticky session had to leave its pinned node on the way. */
+    boolean repinned()
+    {
+        return attempts.repinned();
+    }
+
     /** The current attempt's tunnel is open. */
     void opened()
     {
@@ -70,7 +82,7 @@ final class TunnelAttempts
         {
             if (last != null)
             {
-                FailurePolicy.Verdict verdict = policy.judge(FailurePolicy.Attempt.tunnel(last, attempts.count(), plan.route()));
+                FailurePolicy.Verdict verdict = policy.judge(FailurePolicy.Attempt.tunnel(last, attempts.nodeAnswered(), attempts.count(), plan.route()));
                 attempts.record(verdict.outcome());
                 if (!verdict.retry())
                     return null;

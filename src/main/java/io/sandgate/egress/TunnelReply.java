@@ -52,14 +52,23 @@ final class TunnelReply
     /**
      * Checks the complete head's status line.
      *
-     * @throws IOException unless the node opened the tunnel (2xx)
+     * @throws TunnelRefused unless the node opened the tunnel (2xx)
      */
     void requireSuccess() throws IOException
     {
         int eol = head.indexOf("\r\n");
         String[] parts = head.substring(0, eol < 0 ? head.length() : eol).split(" ", 3);
         if (parts.length < 2 || !isSuccess(parts[1]))
-            throw new IOException("egress node refused the tunnel: " + (parts.length > 1 ? parts[1] : "?"));
+            throw new TunnelRefused(parts.length > 1 ? parts[1] : "?");
+    }
+
+    /** The node answered the CONNECT, with something else than 2xx. */
+    static final class TunnelRefused extends IOException
+    {
+        TunnelRefused(String status)
+        {
+            super("egress node refused the tunnel: " + status);
+        }
     }
 
     private static boolean isSuccess(String status)

@@ -102,7 +102,7 @@ class ConfigBindingTest
         assertEquals(new EgressConfig.Route(List.of("api.example.com", "*.example.org"), Optional.of("llm"), "p", Duration.ofSeconds(11),
             Duration.ofSeconds(12), 2, true, true, Duration.ofSeconds(13), "http", Optional.empty(), EgressConfig.ScanMode.REDACT, true),
             routes.get(0));
-        assertEquals(new EgressConfig.Route(List.of("*"), Optional.empty(), "p", Duration.ofSeconds(21), Duration.ofSeconds(22), 0,
+        assertEquals(new EgressConfig.Route(List.of("*"), Optional.empty(), "p", Duration.ofSeconds(21), Duration.ofSeconds(22), 1,
             false, false, Duration.ofMinutes(5), "https", Optional.empty(), EgressConfig.ScanMode.REPORT, false), routes.get(1));
     }
 

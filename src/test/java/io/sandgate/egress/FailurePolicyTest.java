@@ -3,18 +3,20 @@ package io.sandgate.egress;
 import java.io.EOFException;
 import java.io.IOException;
 import java.net.ConnectException;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.WritePendingException;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeoutException;
 
+import javax.net.ssl.SSLHandshakeException;
+
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sandgate.config.ConfigLoader;
 import io.sandgate.config.EgressConfig;
 import io.sandgate.web.GatewayException;
 import org.eclipse.jetty.client.HttpResponseException;
-import org.eclipse.jetty.http.HttpFields;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -34,7 +36,9 @@ class FailurePolicyTest
         values.put("egress.retry-backoff", "40ms");
         values.put("egress.routes", List.of(
             Map.of("match", Map.of("domains", List.of("retry.test")), "upstream", "main", "retry", 2),
-            Map.of("match", Map.of("domains", List.of("post.test")), "upstream", "main", "retry", 2, "retry_non_idempotent", true)));
+            Map.of("match", Map.of("domains", List.of("post.test")), "upstream", "main", "retry", 2, "retry_non_idempotent", true),
+            Map.of("match", Map.of("domains", List.of("default.test")), "upstream", "main"),
+            Map.of("match", Map.of("domains", List.of("none.test")), "upstream", "main", "retry", 0)));
         values.put("egress.pools", Map.of("main", Map.of("nodes", List.of(Map.of("id", "n1", "address", "192.0.2.1:3128")))));
         config = ConfigLoader.fromValues(values).egress();
         policy = new FailurePolicy(config, new EgressMetrics(registry, new NodePools(config, NodeSelector.weighted())));
@@ -45,47 +49,71 @@ class FailurePolicyTest
         return config.routes().stream().filter(r -> r.domains().contains(host)).findFirst().orElseThrow();
     }
 
-    /** An attempt through a node, no answer begun. */
-    private FailurePolicy.Verdict judge(Throwable failure, String method, boolean hasBody, int attempts, String host)
+    /** An attempt whose tunnel did not open, with or without a byte from the node. */
+    private FailurePolicy.Verdict unsent(Throwable failure, boolean nodeAnswered, String method, boolean replayable, int attempts, String host)
     {
-        return policy.judge(new FailurePolicy.Attempt(failure, false, 0, false, method, hasBody, attempts, route(host)));
+        return policy.judge(new FailurePolicy.Attempt(failure, false, nodeAnswered, false, method, replayable, attempts, route(host)));
     }
 
-    /** A first attempt of a GET without body on the retrying route, no answer begun. */
+    /** An attempt whose request had started out through an open tunnel. */
+    private FailurePolicy.Verdict sent(Throwable failure, String method, String host)
+    {
+        return policy.judge(new FailurePolicy.Attempt(failure, true, true, false, method, true, 1, route(host)));
+    }
+
+    /** A first attempt of a GET without body on the retrying route, its tunnel not open, the node silent. */
     private FailurePolicy.Verdict get(Throwable failure)
     {
-        return judge(failure, "GET", false, 1, "retry.test");
+        return unsent(failure, false, "GET", true, 1, "retry.test");
     }
 
     @Test
-    void connectRefusedOrDropped_blamesTheNode_andAGetGoesToAnotherNode()
+    void nodeRefusedDroppedOrSilentBeforeAnyByte_isBlamed_andAGetGoesToAnotherNode()
     {
-        for (Throwable failure : List.of(new ConnectException("refused"), new IOException(new EOFException()),
-            new HttpResponseException("CONNECT refused", null), new FailurePolicy.NodeFailure(502)))
+        for (Throwable failure : List.of(new ConnectException("refused"), new IOException(new EOFException()), new TimeoutException()))
         {
             FailurePolicy.Verdict verdict = get(failure);
             assertEquals(FailurePolicy.Outcome.NODE_FAILURE, verdict.outcome(), failure.toString());
             assertTrue(verdict.retry(), failure.toString());
         }
-        assertEquals(4, registry.get("sandgate.egress.retries").counter().count());
+        assertEquals(3, registry.get("sandgate.egress.retries").counter().count());
     }
 
     @Test
-    void silence_isTheNodesBeforeTheAnswerBegins_andTheTargetsAfter()
+    void nodeThatRefusesTheTunnelWithAnAnswer_isNotBlamed_butAnotherNodeIsTried()
     {
-        assertTrue(get(new TimeoutException()).blamesNode());
-        FailurePolicy.Verdict slowTarget = policy.judge(new FailurePolicy.Attempt(new TimeoutException(), false, 200, false, "GET", false, 1,
-            route("retry.test")));
-        assertEquals(FailurePolicy.Outcome.FAILURE, slowTarget.outcome());
-        assertFalse(slowTarget.retry(), "through another node the target would be as slow");
+        // tinyproxy's 500/503 or squid's 503 + X-Squid-Error when the target refuses: the node is alive.
+        for (Throwable failure : List.of(new HttpResponseException("Unexpected 503 for CONNECT", null), new TunnelReply.TunnelRefused("503")))
+        {
+            FailurePolicy.Verdict verdict = unsent(failure, true, "GET", true, 1, "retry.test");
+            assertEquals(FailurePolicy.Outcome.REFUSED, verdict.outcome(), failure.toString());
+            assertFalse(verdict.blamesNode());
+            assertTrue(verdict.retry(), "nothing reached the target: " + failure);
+        }
     }
 
     @Test
-    void targetsOwnFailure_isNotTheNodes_andNotRetried()
+    void nodeThatHasAnsweredSinceTheAttemptStarted_isNotBlamedForADropOrSilence()
     {
-        FailurePolicy.Verdict verdict = get(new IOException("target reset the stream"));
-        assertEquals(FailurePolicy.Outcome.FAILURE, verdict.outcome());
-        assertFalse(verdict.retry());
+        assertEquals(FailurePolicy.Outcome.FAILURE, unsent(new TimeoutException(), true, "GET", true, 1, "retry.test").outcome());
+        assertEquals(FailurePolicy.Outcome.FAILURE, unsent(new IOException(new EOFException()), true, "GET", true, 1, "retry.test").outcome());
+    }
+
+    @Test
+    void whateverHappensInsideAnOpenTunnel_isTheTargets()
+    {
+        for (Throwable failure : List.of(new TimeoutException(), new IOException(new EOFException()), new ClosedChannelException(),
+            new IOException("target reset the stream")))
+            assertEquals(FailurePolicy.Outcome.FAILURE, sent(failure, "GET", "retry.test").outcome(), failure.toString());
+    }
+
+    @Test
+    void insideAnOpenTunnel_onlyADroppedConnectionIsRetried_andOnlyForIdempotentMethods()
+    {
+        assertTrue(sent(new IOException(new EOFException()), "GET", "retry.test").retry(), "the node carrying it may have died");
+        assertFalse(sent(new TimeoutException(), "GET", "retry.test").retry(), "through another node the target would be as slow");
+        assertFalse(sent(new IOException(new EOFException()), "POST", "retry.test").retry(), "the POST may have done its work");
+        assertTrue(sent(new IOException(new EOFException()), "POST", "post.test").retry(), "the route says POST may be repeated");
     }
 
     @Test
@@ -100,7 +128,7 @@ class FailurePolicyTest
     @Test
     void requestFailedUnsentOnAFreshTunnel_isRetried_withoutBlame()
     {
-        FailurePolicy.Verdict verdict = get(new IOException(new WritePendingException()));
+        FailurePolicy.Verdict verdict = sent(new IOException(new WritePendingException()), "POST", "retry.test");
         assertEquals(FailurePolicy.Outcome.FAILURE, verdict.outcome());
         assertTrue(verdict.retry());
     }
@@ -108,33 +136,44 @@ class FailurePolicyTest
     @Test
     void answerAlreadyBegunToTheAgent_isNeverRetried()
     {
-        assertFalse(policy.judge(new FailurePolicy.Attempt(new ConnectException(), false, 0, true, "GET", false, 1, route("retry.test"))).retry());
+        assertFalse(policy.judge(new FailurePolicy.Attempt(new ConnectException(), false, false, true, "GET", true, 1, route("retry.test"))).retry());
     }
 
     @Test
-    void postOrBody_isNotRetried_unlessTheRouteSaysSo()
+    void anyMethodWhoseTunnelDidNotOpen_isRetried_ifItsBodyIsHeld()
     {
         ConnectException refused = new ConnectException();
-        assertFalse(judge(refused, "POST", false, 1, "retry.test").retry());
-        assertFalse(judge(refused, "PUT", true, 1, "retry.test").retry(), "a streamed body cannot be replayed");
-        assertTrue(judge(refused, "POST", false, 1, "post.test").retry());
+        assertTrue(unsent(refused, false, "POST", true, 1, "retry.test").retry(), "nothing of the POST reached the target");
+        assertFalse(unsent(refused, false, "POST", false, 1, "retry.test").retry(), "a body streamed on and not held cannot be sent again");
     }
 
     @Test
-    void routesRetryCount_boundsTheAttempts()
+    void targetsTlsFailure_isNeitherBlamedNorRetried()
+    {
+        FailurePolicy.Verdict verdict = unsent(new SSLHandshakeException("bad certificate"), true, "GET", true, 1, "retry.test");
+        assertEquals(FailurePolicy.Outcome.FAILURE, verdict.outcome());
+        assertFalse(verdict.retry());
+    }
+
+    @Test
+    void routesRetryCount_boundsTheAttempts_andIsOneByDefault()
     {
         ConnectException refused = new ConnectException();
-        assertTrue(judge(refused, "GET", false, 2, "retry.test").retry());
-        assertFalse(judge(refused, "GET", false, 3, "retry.test").retry(), "first attempt and two retries");
+        assertTrue(unsent(refused, false, "GET", true, 2, "retry.test").retry());
+        assertFalse(unsent(refused, false, "GET", true, 3, "retry.test").retry(), "first attempt and two retries");
+        assertTrue(unsent(refused, false, "GET", true, 1, "default.test").retry(), "one retry when the route says nothing");
+        assertFalse(unsent(refused, false, "GET", true, 2, "default.test").retry());
+        assertFalse(unsent(refused, false, "GET", true, 1, "none.test").retry(), "retry: 0 means none");
     }
 
     @Test
-    void tunnelThatDidNotOpen_blamesTheNode_andIsRetriedWhateverTheMethod()
+    void tunnelThatDidNotOpen_isRetriedWhateverTheMethod_andBlamesOnlyASilentNode()
     {
-        FailurePolicy.Verdict verdict = policy.judge(FailurePolicy.Attempt.tunnel(new IOException("egress node refused the tunnel: 403"), 1, route("retry.test")));
-        assertTrue(verdict.blamesNode());
-        assertTrue(verdict.retry());
-        assertFalse(policy.judge(FailurePolicy.Attempt.tunnel(new IOException(), 3, route("retry.test"))).retry());
+        FailurePolicy.Verdict refused = policy.judge(FailurePolicy.Attempt.tunnel(new TunnelReply.TunnelRefused("403"), true, 1, route("retry.test")));
+        assertFalse(refused.blamesNode());
+        assertTrue(refused.retry());
+        assertTrue(policy.judge(FailurePolicy.Attempt.tunnel(new ConnectException(), false, 1, route("retry.test"))).blamesNode());
+        assertFalse(policy.judge(FailurePolicy.Attempt.tunnel(new IOException(), false, 3, route("retry.test"))).retry());
     }
 
     @Test
@@ -160,15 +199,6 @@ class FailurePolicyTest
     }
 
     @Test
-    void nodesOwnAnswer_isA5xxMarkedByANodeErrorHeader()
-    {
-        HttpFields marked = HttpFields.build().add("X-Squid-Error", "ERR_CONNECT_FAIL 111");
-        assertTrue(policy.isNodesOwnAnswer(503, marked));
-        assertFalse(policy.isNodesOwnAnswer(404, marked), "a 4xx is never the node's");
-        assertFalse(policy.isNodesOwnAnswer(503, HttpFields.build().add("Server", "target")), "an unmarked 5xx is the target's");
-    }
-
-    @Test
     void answer_saysTheNodeFailed_butATimeoutStaysATimeout()
     {
         FailurePolicy.Verdict blamed = new FailurePolicy.Verdict(FailurePolicy.Outcome.NODE_FAILURE, false);
@@ -180,6 +210,12 @@ class FailurePolicyTest
         GatewayException notBlamed = policy.answer(new IOException(), new FailurePolicy.Verdict(FailurePolicy.Outcome.FAILURE, false), 1);
         assertEquals("upstream_failed", notBlamed.code());
         assertTrue(notBlamed.getMessage().contains("the target or its egress node"), notBlamed.getMessage());
+        GatewayException unreachable = policy.answer(new HttpResponseException("Unexpected 503 for CONNECT", null),
+            new FailurePolicy.Verdict(FailurePolicy.Outcome.REFUSED, false), 2);
+        assertEquals(502, unreachable.status());
+        assertEquals("egress_target_unreachable", unreachable.code());
+        GatewayException writeRefused = policy.answer(new WritePendingException(), new FailurePolicy.Verdict(FailurePolicy.Outcome.FAILURE, false), 2);
+        assertEquals(502, writeRefused.status(), "a write Jetty refused on a fresh tunnel is no internal error");
     }
 
     @Test

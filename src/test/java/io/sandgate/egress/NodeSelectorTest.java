@@ -72,12 +72,22 @@ class NodeSelectorTest
     }
 
     @Test
-    void sticky_retryGoesToAnotherNode_whichBecomesThePin()
+    void sticky_retryGoesToAnotherNode_butThePinStaysOnItsHealthyNode()
     {
         NodeState pinned = sticky.select(pool, AGENT_7, Set.of()).node();
         NodeSelector.Choice retry = sticky.select(pool, AGENT_7, Set.of(pinned.node().id()));
         assertNotEquals(pinned, retry.node());
         assertFalse(retry.repinned(), "a retry is not a move of the session");
+        assertSame(pinned, sticky.select(pool, AGENT_7, Set.of()).node(), "the next exchange goes to the pin again");
+    }
+
+    @Test
+    void sticky_retryAfterThePinnedNodeWasEjected_movesThePin_andSaysSo()
+    {
+        NodeState pinned = sticky.select(pool, AGENT_7, Set.of()).node();
+        eject(pinned);
+        NodeSelector.Choice retry = sticky.select(pool, AGENT_7, Set.of(pinned.node().id()));
+        assertTrue(retry.repinned());
         assertSame(retry.node(), sticky.select(pool, AGENT_7, Set.of()).node());
     }
 

@@ -224,7 +224,7 @@ class PinnedConnectionIT
         @Override
         protected SerialWriteEndPoint newEndPoint(SocketChannel channel, ManagedSelector selector, SelectionKey key, Scheduler scheduler)
         {
-            return new SerialWriteEndPoint(channel, selector, key, scheduler)
+            return new SerialWriteEndPoint(channel, selector, key, scheduler, () -> { })
             {
                 @Override
                 public boolean flush(ByteBuffer... buffers) throws IOException

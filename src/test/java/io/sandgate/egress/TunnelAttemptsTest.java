@@ -124,6 +124,30 @@ class TunnelAttemptsTest
     }
 
     @Test
+    void nodesRefusalOfATunnel_isBlamedOnlyWhenAnotherNodeOpensOne() throws Exception
+    {
+        TunnelAttempts unreachable = attempts("retry.test", this::open);
+        assertNotNull(unreachable.first());
+        unreachable.answered();
+        assertNotNull(unreachable.failed(new TunnelReply.TunnelRefused("503")), "nothing was sent: another node may try");
+        unreachable.answered();
+        assertNull(unreachable.failed(new TunnelReply.TunnelRefused("503")));
+        for (String id : opened)
+            assertEquals(0, pools.node(id).recentResults(), "a target that no node reaches is not the nodes' fault: " + id);
+        assertEquals(0, count("node_failure"));
+
+        opened.clear();
+        TunnelAttempts reachable = attempts("retry.test", this::open);
+        assertNotNull(reachable.first());
+        reachable.answered();
+        assertNotNull(reachable.failed(new TunnelReply.TunnelRefused("503")));
+        reachable.opened();
+        NodeState refuser = pools.node(opened.get(0));
+        assertEquals(1, refuser.recentResults());
+        assertEquals(0.0, refuser.successRate(), "another node reached the target: the refusal was the node's own failure");
+    }
+
+    @Test
     void routeWithoutRetries_endsAfterItsFirstNode() throws Exception
     {
         TunnelAttempts attempts = attempts("once.test", this::open);
