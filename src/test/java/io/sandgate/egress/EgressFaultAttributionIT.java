@@ -19,7 +19,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.TargetServer;
@@ -45,7 +44,6 @@ class EgressFaultAttributionIT
 {
     private static final String ADMIN = "fault-attribution-admin-token";
     private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final List<String> NODES = List.of("t1", "t2", "t3");
 
     private TargetServer target;
@@ -101,20 +99,12 @@ class EgressFaultAttributionIT
 
     private JsonNode pool() throws Exception
     {
-        HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/admin/egress/pools"))
-            .header("Authorization", "Bearer " + ADMIN).build(), HttpResponse.BodyHandlers.ofString());
-        assertEquals(200, response.statusCode(), response.body());
-        return JSON.readTree(response.body()).get(0);
+        return PoolView.pool(gateway, ADMIN);
     }
 
     private boolean ejected(String id) throws Exception
     {
-        for (JsonNode node : pool().get("nodes"))
-        {
-            if (node.get("id").asText().equals(id))
-                return node.get("ejected").asBoolean();
-        }
-        throw new AssertionError("no node " + id);
+        return PoolView.node(gateway, ADMIN, id).get("ejected").asBoolean();
     }
 
     private static String node(HttpResponse<?> response)

@@ -106,20 +106,12 @@ class EgressRoutingIT
 
     private JsonNode pools() throws Exception
     {
-        HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/admin/egress/pools"))
-            .header("Authorization", "Bearer " + ADMIN).build(), HttpResponse.BodyHandlers.ofString());
-        assertEquals(200, response.statusCode(), response.body());
-        return JSON.readTree(response.body()).get(0);
+        return PoolView.pool(gateway, ADMIN);
     }
 
     private double weight(String nodeId) throws Exception
     {
-        for (JsonNode node : pools().get("nodes"))
-        {
-            if (node.get("id").asText().equals(nodeId))
-                return node.get("weight").asDouble();
-        }
-        throw new AssertionError("no node " + nodeId);
+        return PoolView.node(gateway, ADMIN, nodeId).get("weight").asDouble();
     }
 
     @Test
