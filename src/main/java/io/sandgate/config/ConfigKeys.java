@@ -159,6 +159,8 @@ public final class ConfigKeys
         "Accepted for older configurations and ignored: a node's own answer never counts against it (only refused, dropped or silent connections do).");
     public static final ConfigKey<Integer> EGRESS_FORWARD_PROXY_PORT = ConfigKey.of("egress.forward-proxy-port", null, integer(0, 65535),
         "Embedded runner: a second port where every request is a forward-proxy request (HTTP_PROXY); CONNECT works on both ports.");
+    public static final ConfigKey<List<String>> EGRESS_CONNECT_PORTS = ConfigKey.of("egress.connect-ports", "443", list(),
+        "Target ports a CONNECT tunnel, and an https target (reached through one), may go to; others are refused (403).");
     public static final ConfigKey<Integer> EGRESS_MAX_CONNECTIONS = ConfigKey.of("egress.max-connections-per-node", "256", integer(1, 65_535),
         "Connection pool size towards each egress node (per target).");
     public static final ConfigKey<String> EGRESS_TRUST_STORE = ConfigKey.of("egress.tls.trust-store", null, string(),
@@ -270,7 +272,7 @@ public final class ConfigKeys
         WS_PING_INTERVAL, WS_IDLE_TIMEOUT, WS_MAX_MESSAGE_SIZE, WS_ALLOWED_ORIGINS,
         MCP_SERVERS, MCP_KEEPALIVE, MCP_SESSION_TTL, MCP_REPLAY_BUFFER, MCP_MAX_BODY, MCP_MAX_SESSIONS_PER_CLIENT, MCP_MAX_STREAMS_PER_CLIENT, MCP_ALLOWED_ORIGINS,
         EGRESS_ROUTES, EGRESS_POOLS, EGRESS_TIMEOUT, EGRESS_CONNECT_TIMEOUT, EGRESS_FIRST_BYTE_TIMEOUT, EGRESS_RETRY_BUDGET,
-        EGRESS_RETRY_BACKOFF, EGRESS_NODE_ERROR_HEADERS, EGRESS_FORWARD_PROXY_PORT, EGRESS_MAX_CONNECTIONS, EGRESS_TRUST_STORE, EGRESS_TRUST_STORE_PASSWORD, EGRESS_TCP_INTERVAL, EGRESS_TCP_TIMEOUT, EGRESS_TCP_FAILURES,
+        EGRESS_RETRY_BACKOFF, EGRESS_NODE_ERROR_HEADERS, EGRESS_FORWARD_PROXY_PORT, EGRESS_CONNECT_PORTS, EGRESS_MAX_CONNECTIONS, EGRESS_TRUST_STORE, EGRESS_TRUST_STORE_PASSWORD, EGRESS_TCP_INTERVAL, EGRESS_TCP_TIMEOUT, EGRESS_TCP_FAILURES,
         EGRESS_HTTP_INTERVAL, EGRESS_HTTP_URL, EGRESS_SLOW_TLS, EGRESS_LATENCY_WINDOW, EGRESS_JITTER_DOWN, EGRESS_JITTER_EJECT,
         EGRESS_PASSIVE_FAILURES, EGRESS_PASSIVE_EJECTION, EGRESS_RECOVERY_STEPS, EGRESS_RECOVERY_STEP_INTERVAL, EGRESS_REGION_EJECTED, EGRESS_REGION_SUCCESS,
         EGRESS_CREDENTIALS, EGRESS_AGENTS, SECRETS_SOURCE, SECRETS_FILE, SECRETS_OVERLAP, SECRETS_REFRESH, VAULT_ADDRESS, VAULT_NAMESPACE, VAULT_AUTH,

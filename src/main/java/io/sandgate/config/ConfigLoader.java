@@ -399,6 +399,7 @@ public final class ConfigLoader
             .set("trustStorePassword", optional(ConfigKeys.EGRESS_TRUST_STORE_PASSWORD))
             .set("maxConnectionsPerNode", get(ConfigKeys.EGRESS_MAX_CONNECTIONS))
             .set("forwardProxyPort", optional(ConfigKeys.EGRESS_FORWARD_PROXY_PORT))
+            .set("connectPorts", Set.copyOf(each(ConfigKeys.EGRESS_CONNECT_PORTS, ValueParser.integer(1, 65535)::parse, "ports from 1 to 65535, such as 443,8443")))
             .set("credentials", credentials)
             .set("ssrfAllow", allow)
             .build();

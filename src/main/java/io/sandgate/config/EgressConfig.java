@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 import io.sandgate.core.Secret;
 import io.sandgate.net.Cidr;
@@ -25,13 +26,14 @@ import io.sandgate.net.Cidr;
  * @param trustStorePassword its password
  * @param maxConnectionsPerNode connection pool size towards each node (per target)
  * @param forwardProxyPort embedded runner's forward-proxy port, if any
+ * @param connectPorts target ports that CONNECT tunnels (and so https targets) may reach
  * @param credentials internal tokens, real keys and where they come from
  * @param ssrfAllow addresses a target may resolve to despite the SSRF guard
  */
 public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health health, Duration connectTimeout,
                            Duration firstByteTimeout, double retryBudget, Duration retryBackoff, List<String> nodeErrorHeaders,
                            Optional<String> trustStore, Optional<Secret> trustStorePassword, int maxConnectionsPerNode,
-                           Optional<Integer> forwardProxyPort, CredentialsConfig credentials, List<Cidr> ssrfAllow)
+                           Optional<Integer> forwardProxyPort, Set<Integer> connectPorts, CredentialsConfig credentials, List<Cidr> ssrfAllow)
 {
     /** What the secret-leak scanner does on a route: nothing, count, replace the match, or refuse the request (422). */
     public enum ScanMode
@@ -141,6 +143,7 @@ public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health h
         pools = Map.copyOf(pools);
         nodeErrorHeaders = List.copyOf(nodeErrorHeaders);
         ssrfAllow = List.copyOf(ssrfAllow);
+        connectPorts = Set.copyOf(connectPorts);
         for (Route route : routes)
         {
             if (!pools.containsKey(route.pool()))

@@ -53,7 +53,7 @@ public final class Egress implements AutoCloseable
         this.pools = new NodePools(config, NodeSelector.sticky(sticky, NodeSelector.weighted()));
         this.metrics = new EgressMetrics(registry, pools);
         this.policy = new FailurePolicy(config, metrics);
-        this.planner = new EgressPlanner(routes, new SsrfGuard(config.ssrfAllow(), Resolver.SYSTEM), credentials, leaks, config.connectTimeout());
+        this.planner = new EgressPlanner(routes, new SsrfGuard(config.ssrfAllow(), Resolver.SYSTEM), credentials, leaks, config.connectTimeout(), config.connectPorts());
         this.clients = new NodeClients(config, pools);
         this.prober = new HealthProber(config.health(), pools, clients, schedulers);
         prober.start();

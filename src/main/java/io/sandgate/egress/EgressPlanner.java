@@ -3,9 +3,12 @@ package io.sandgate.egress;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import io.sandgate.config.ConfigKeys;
 import io.sandgate.config.EgressConfig;
 import io.sandgate.net.SsrfGuard;
 import io.sandgate.web.Errors;
@@ -36,14 +39,19 @@ public final class EgressPlanner
     private final Credentials credentials;
     private final LeakGuard leaks;
     private final Duration connectTimeout;
+    private final Set<Integer> connectPorts;
 
-    EgressPlanner(RouteTable routes, SsrfGuard guard, Credentials credentials, LeakGuard leaks, Duration connectTimeout)
+    /**
+     * @param connectPorts the target ports a tunnel may reach ({@code egress.connect-ports})
+     */
+    EgressPlanner(RouteTable routes, SsrfGuard guard, Credentials credentials, LeakGuard leaks, Duration connectTimeout, Set<Integer> connectPorts)
     {
         this.routes = routes;
         this.guard = guard;
         this.credentials = credentials;
         this.leaks = leaks;
         this.connectTimeout = connectTimeout;
+        this.connectPorts = Set.copyOf(connectPorts);
     }
 
     /**
@@ -130,12 +138,21 @@ public final class EgressPlanner
         return Optional.of(credentials.authorize(headers, route, host));
     }
 
-    /** Checked once per call: retries on other nodes go to the same checked address. */
+    /**
+     * Checked once per call: retries on other nodes go to the same checked address. An https
+     * target is reached through a CONNECT tunnel, which would carry anything (SMTP, SSH, a database
+     * protocol) to any port of a public host: only the ports of {@code egress.connect-ports} are
+     * tunnelled to. The port is judged before the name is resolved.
+     */
     private PinnedTarget pin(String scheme, String host, int port)
     {
+        int effective = port > 0 ? port : PinnedTarget.defaultPort(scheme);
+        if (scheme.equals("https") && !connectPorts.contains(effective))
+            throw GatewayException.forbidden("port " + effective + " is not among the tunnelled ports ("
+                + ConfigKeys.EGRESS_CONNECT_PORTS.name() + ": " + new TreeSet<>(connectPorts) + ")");
         try
         {
-            return PinnedTarget.check(guard, scheme, host, port);
+            return PinnedTarget.check(guard, scheme, host, effective);
         }
         catch (SsrfGuard.Refused x)
         {

@@ -94,7 +94,8 @@ public record PinnedTarget(String scheme, String name, InetAddress address, int 
         return port == this.port && IpLiteral.parse(host).map(address::equals).orElse(false);
     }
 
-    private static int defaultPort(String scheme)
+    /** 80 for http, 443 for https. */
+    static int defaultPort(String scheme)
     {
         return "http".equalsIgnoreCase(scheme) ? 80 : 443;
     }

@@ -51,6 +51,7 @@ class EgressPlannerTest
     {
         EgressConfig config = ConfigLoader.fromValues(Map.of(
             "egress.connect-timeout", "2s",
+            "egress.connect-ports", "443,8443",
             "egress.routes", List.of(
                 Map.of("match", Map.of("domains", List.of("llm.example.com")), "upstream", "main", "credential", "openai"),
                 Map.of("match", Map.of("domains", List.of("sticky.example.com")), "upstream", "main", "sticky_session", true, "sticky_ttl", "7m"),
@@ -91,7 +92,7 @@ class EgressPlannerTest
             return List.of(InetAddress.getByName(address));
         });
         planner = new EgressPlanner(new RouteTable(config.routes(), config.pools().keySet()), guard, credentials,
-            new LeakGuard(credentials, registry), config.connectTimeout());
+            new LeakGuard(credentials, registry), config.connectTimeout(), config.connectPorts());
     }
 
     @AfterEach
@@ -142,6 +143,20 @@ class EgressPlannerTest
         assertEquals(viaPath.sticky(), viaConnect.sticky());
         assertEquals(viaPath.timeouts(), viaConnect.timeouts());
         assertEquals("", viaConnect.pathAndQuery(), "a tunnel's requests are never seen");
+    }
+
+    @Test
+    void plan_tunnelToAPortNotListed_isForbidden_namingTheKey_beforeResolving()
+    {
+        GatewayException smtp = refused(() -> planner.planTunnel("api.example.com", 25, headers()));
+        assertEquals(403, smtp.status());
+        assertTrue(smtp.getMessage().contains("egress.connect-ports"), smtp.getMessage());
+        // An https target in base-URL mode is tunnelled too, so the same ports apply.
+        assertEquals(403, refused(() -> baseUrl("api.example.com:8444/x", null)).status());
+        assertTrue(resolved.isEmpty(), "resolved " + resolved);
+        assertEquals(8443, planner.planTunnel("api.example.com", 8443, headers()).target().port());
+        // Plain http is not tunnelled: its port is the route's business.
+        assertEquals(8080, planner.plan(EgressPlan.Entry.FORWARD_PROXY, "api.example.com:8080/x", null, headers()).target().port());
     }
 
     @Test

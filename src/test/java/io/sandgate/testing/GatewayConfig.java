@@ -54,11 +54,15 @@ public final class GatewayConfig
         return set("store.type", "redis").set("store.redis.address", redis.address());
     }
 
-    /** Egress trusts the target's self-signed certificate, as it would trust a real CA. */
+    /**
+     * Egress trusts the target's self-signed certificate, as it would trust a real CA, and may
+     * tunnel to its https port besides 443.
+     */
     public GatewayConfig trustStoreOf(TargetServer target)
     {
         return set("egress.tls.trust-store", target.trustStore().toString())
-            .set("egress.tls.trust-store-password", target.trustStorePassword());
+            .set("egress.tls.trust-store-password", target.trustStorePassword())
+            .set("egress.connect-ports", "443," + target.httpsPort());
     }
 
     /** An environment variable the gateway starts with, as if the process had it ({@code SANDGATE_SECRET_OPENAI}). */
