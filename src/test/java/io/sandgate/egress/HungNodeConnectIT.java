@@ -70,6 +70,7 @@ class HungNodeConnectIT
         config.set("ingress.static-routes", Map.of("2", sandbox.hostPort()));
         config.set("egress.connect-timeout", CONNECT_TIMEOUT.toMillis() + "ms");
         config.set("egress.ssrf.allow", "127.0.0.0/8");
+        config.set("egress.connect-ports", "443," + target.httpsPort());
         // One round of TCP probes at start (it finds the silent node up), none during the test.
         config.set("egress.health.tcp-interval", "1h");
         config.set("egress.routes", List.of(
