@@ -142,7 +142,7 @@ public final class ConfigKeys
         "Browser origins allowed on MCP endpoints besides the gateway's own; `*` allows any. Requests without Origin pass.");
 
     public static final ConfigKey<List<Map<?, ?>>> EGRESS_ROUTES = ConfigKey.of("egress.routes", null, ValueParser.listOfMaps(),
-        "Egress route table, first match wins: `match.domains`, `match.task_type`, `upstream`, `timeout`, `retry`, `sticky_session`, `sticky_ttl`, `scheme`, `credential`, `scan`, `scan_responses`.");
+        "Egress route table, first match wins: `match.domains`, `match.task_type`, `upstream`, `timeout`, `retry`, `sticky_session`, `sticky_ttl`, `scheme`, `credential`, `scan`, `scan_responses`, `max_body_size` (bytes, default 10485760: larger request bodies get 413 and reach no node).");
     public static final ConfigKey<Map<String, ?>> EGRESS_POOLS = ConfigKey.of("egress.pools", null, ValueParser.structuredMap(),
         "Egress node pools: `{name: {region, nodes: [{id, address, region, weight}]}}`.");
     public static final ConfigKey<Duration> EGRESS_TIMEOUT = ConfigKey.of("egress.timeout", "30s", duration(),

@@ -58,14 +58,17 @@ public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health h
      * @param credential name of the credential injected in place of the agent's internal token
      * @param scan what the leak scanner does with request bodies
      * @param scanResponses whether response bodies are scanned too
+     * @param maxBodySize the largest request body, in bytes, sent on (413 above)
      */
     public record Route(List<String> domains, Optional<String> taskType, String pool, Duration timeout, Duration idleTimeout, int retry,
                         boolean retryNonIdempotent, boolean sticky, Duration stickyTtl, String scheme, Optional<String> credential,
-                        ScanMode scan, boolean scanResponses)
+                        ScanMode scan, boolean scanResponses, int maxBodySize)
     {
         public Route
         {
             domains = List.copyOf(domains);
+            if (maxBodySize < 0)
+                throw new IllegalArgumentException("max_body_size: " + maxBodySize + " (expected: bytes, 0 or more)");
         }
 
         /** Whether this route serves the host (lower case, no port) for this task type. */

@@ -25,13 +25,16 @@ import io.sandgate.config.EgressConfig.ScanMode;
 final class EgressTables
 {
     private static final Set<String> ROUTE_KEYS = Set.of("match", "upstream", "timeout", "idle_timeout", "retry", "retry_non_idempotent",
-        "sticky_session", "sticky_ttl", "scheme", "credential", "scan", "scan_responses");
+        "sticky_session", "sticky_ttl", "scheme", "credential", "scan", "scan_responses",
+        "max_body_size");
     private static final Set<String> MATCH_KEYS = Set.of("domains", "task_type");
     private static final Set<String> POOL_KEYS = Set.of("region", "nodes");
     private static final Set<String> NODE_KEYS = Set.of("id", "address", "region", "weight");
     private static final Set<String> CREDENTIAL_KEYS = Set.of("secret", "hosts", "header", "format", "query");
     private static final Set<String> AGENT_KEYS = Set.of("id", "token", "credentials", "expires", "revoked");
 
+    /** 10 MiB: far above an LLM prompt or an API call, and what a body of undeclared length may hold in memory. */
+    static final int DEFAULT_MAX_BODY_SIZE = 10 * 1024 * 1024;
     private static final Duration DEFAULT_STICKY_TTL = Duration.ofMinutes(5);
     private static final String DEFAULT_SCHEME = "https";
     /** Extra attempts on another node when a route says nothing: one, so that a node dying mid-request costs an agent nothing. */
@@ -80,6 +83,7 @@ final class EgressTables
                 .set("credential", entry.text("credential"))
                 .set("scan", entry.get("scan", ValueParser.oneOf(ScanMode.class), scan))
                 .set("scanResponses", entry.get("scan_responses", ValueParser.bool(), false))
+                .set("maxBodySize", entry.get("max_body_size", ValueParser.integer(0, Integer.MAX_VALUE), DEFAULT_MAX_BODY_SIZE))
                 .build());
         }
         return routes;

@@ -14,6 +14,7 @@ import io.sandgate.net.SsrfGuard;
 import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpStatus;
 
 /**
  * The routing decision of the egress face, made once per agent call whichever way it came in:
@@ -22,7 +23,8 @@ import org.eclipse.jetty.http.HttpHeader;
  * what limits apply. The answer is an {@link EgressPlan}, or a {@link GatewayException} saying why
  * the call is refused; nothing has been sent to any node either way.
  *
- * <p>The checks run in one order for every entry: route, credential, request line and headers, SSRF guard.
+ * <p>The checks run in one order for every entry: route, credential, request line and headers,
+ * declared body size, SSRF guard.
  * The guard comes last so that a call refused for another reason never resolves its target.
  */
 public final class EgressPlanner
@@ -86,6 +88,7 @@ public final class EgressPlanner
         if (route.scan() != EgressConfig.ScanMode.OFF)
             leaks.checkRequest(route, path + (query == null ? "" : "?" + query), headers.values(HttpHeader.CONTENT_ENCODING.asString()));
         leaks.checkHeaders(route, headers, name -> EgressServlet.forwards(name, injection));
+        refuseDeclaredBodyOverLimit(route, headers);
         String sentQuery = injection.isPresent() ? injection.get().intoQuery(query) : query;
         PinnedTarget target = pin(scheme, host, port);
         String pathAndQuery = (slash < 0 ? "/" : path.substring(slash)) + (sentQuery == null ? "" : "?" + sentQuery);
@@ -120,6 +123,33 @@ public final class EgressPlanner
         String taskType = headers.first(TASK_TYPE);
         return routes.find(host, taskType).orElseThrow(() ->
             GatewayException.forbidden("no egress route for " + host + (taskType == null ? "" : " and task type " + taskType)));
+    }
+
+    /**
+     * A body that declares a length above the route's limit is refused before anything is sent. One
+     * of undeclared length is counted as it arrives, by the servlet.
+     */
+    private static void refuseDeclaredBodyOverLimit(EgressConfig.Route route, RequestHeaders headers)
+    {
+        String declared = headers.first(HttpHeader.CONTENT_LENGTH.asString());
+        if (declared == null)
+            return;
+        try
+        {
+            if (Long.parseLong(declared.trim()) > route.maxBodySize())
+                throw bodyTooLarge(route);
+        }
+        catch (NumberFormatException x)
+        {
+            // Jetty has already refused a malformed Content-Length; nothing to judge here.
+        }
+    }
+
+    /** The answer to a request body above the route's {@code max_body_size}. */
+    static GatewayException bodyTooLarge(EgressConfig.Route route)
+    {
+        return new GatewayException(HttpStatus.PAYLOAD_TOO_LARGE_413, "too_large",
+            "request body larger than " + route.maxBodySize() + " bytes (the route's max_body_size)");
     }
 
     /**

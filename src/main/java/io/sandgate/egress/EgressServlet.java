@@ -254,24 +254,32 @@ public final class EgressServlet extends StreamingProxyServlet
         return body.content();
     }
 
-    /** Request bodies on scanning routes are read through the leak scanner. */
+    /**
+     * Request bodies are counted against the route's {@code max_body_size} (a declared length was
+     * judged by the planner already) and, on scanning routes, read through the leak scanner.
+     */
     @Override
     protected ReadListener newReadListener(HttpServletRequest request, HttpServletResponse response, Request proxyRequest, AsyncRequestContent content)
     {
         BodyScan scan = BodyScan.request(egress.leaks(), EXCHANGE.get(request).route());
-        return scan == null ? super.newReadListener(request, response, proxyRequest, content)
-            : new ScanningReader(request, response, proxyRequest, content, scan);
+        return new CheckingReader(request, response, proxyRequest, content, scan);
     }
 
-    /** Feeds each chunk to the scanner and sends on what it releases; a hit on a blocking route aborts the exchange. */
-    private final class ScanningReader extends StreamReader
+    /**
+     * Counts each chunk against the limit, feeds it to the scanner when there is one and sends on
+     * what passes. A body of undeclared length that passes the limit, or a hit on a blocking route,
+     * aborts the exchange: the node may have seen the request's head and a part of its body, never
+     * the whole request.
+     */
+    private final class CheckingReader extends StreamReader
     {
         private final HttpServletRequest request;
         private final Request proxyRequest;
         private final AsyncRequestContent content;
         private final BodyScan scan;
+        private long read;
 
-        ScanningReader(HttpServletRequest request, HttpServletResponse response, Request proxyRequest, AsyncRequestContent content, BodyScan scan)
+        CheckingReader(HttpServletRequest request, HttpServletResponse response, Request proxyRequest, AsyncRequestContent content, BodyScan scan)
         {
             super(request, response, proxyRequest, content);
             this.request = request;
@@ -284,21 +292,42 @@ public final class EgressServlet extends StreamingProxyServlet
         protected void onRequestContent(HttpServletRequest request, Request proxyRequest, AsyncRequestContent content,
                                         byte[] buffer, int offset, int length, Callback callback)
         {
-            BodyScan.Step step = scan.feed(ByteBuffer.wrap(buffer, offset, length));
-            if (step.blocked() != null)
+            read += length;
+            EgressConfig.Route route = EXCHANGE.get(request).route();
+            if (read > route.maxBodySize())
             {
-                callback.failed(step.blocked());
-                current(request, proxyRequest).abort(step.blocked());
+                refuse(EgressPlanner.bodyTooLarge(route), callback);
+                return;
             }
+            ByteBuffer chunk = ByteBuffer.wrap(buffer, offset, length);
+            if (scan == null)
+            {
+                content.write(chunk, callback);
+                return;
+            }
+            BodyScan.Step step = scan.feed(chunk);
+            if (step.blocked() != null)
+                refuse(step.blocked(), callback);
             else if (step.output().hasRemaining())
                 content.write(step.output(), callback);
             else
                 callback.succeeded();
         }
 
+        private void refuse(GatewayException refusal, Callback callback)
+        {
+            callback.failed(refusal);
+            current(request, proxyRequest).abort(refusal);
+        }
+
         @Override
         public void onAllDataRead()
         {
+            if (scan == null)
+            {
+                super.onAllDataRead();
+                return;
+            }
             BodyScan.Step last = scan.finish();
             if (last.blocked() != null)
             {

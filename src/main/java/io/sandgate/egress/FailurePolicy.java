@@ -10,7 +10,6 @@ import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
-
 import javax.net.ssl.SSLException;
 
 import io.sandgate.config.EgressConfig;

@@ -8,14 +8,13 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
+import io.sandgate.testing.RedisServerProcess;
+import io.sandgate.testing.ReferenceMcpServer;
+import io.sandgate.testing.RunningGateway;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.client.StringRequestContent;
 import org.eclipse.jetty.http.HttpMethod;
-
-import io.sandgate.testing.RedisServerProcess;
-import io.sandgate.testing.ReferenceMcpServer;
-import io.sandgate.testing.RunningGateway;
 
 /**
  * Latency the gateway adds to MCP 2026-07-28 requests, which carry no session: {@code tools/call}

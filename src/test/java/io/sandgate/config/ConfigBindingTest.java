@@ -92,6 +92,7 @@ class ConfigBindingTest
         route.put("scheme", "HTTP");
         route.put("scan", "redact");
         route.put("scan_responses", "on");
+        route.put("max_body_size", 2048);
         List<EgressConfig.Route> routes = ConfigLoader.fromValues(Map.of(
             "egress.pools", POOLS,
             "egress.routes", List.of(route, Map.of("match", Map.of("domains", List.of("*")), "upstream", "p")),
@@ -100,10 +101,10 @@ class ConfigBindingTest
             "egress.scan.mode", "report")).egress().routes();
 
         assertEquals(new EgressConfig.Route(List.of("api.example.com", "*.example.org"), Optional.of("llm"), "p", Duration.ofSeconds(11),
-            Duration.ofSeconds(12), 2, true, true, Duration.ofSeconds(13), "http", Optional.empty(), EgressConfig.ScanMode.REDACT, true),
+            Duration.ofSeconds(12), 2, true, true, Duration.ofSeconds(13), "http", Optional.empty(), EgressConfig.ScanMode.REDACT, true, 2048),
             routes.get(0));
         assertEquals(new EgressConfig.Route(List.of("*"), Optional.empty(), "p", Duration.ofSeconds(21), Duration.ofSeconds(22), 1,
-            false, false, Duration.ofMinutes(5), "https", Optional.empty(), EgressConfig.ScanMode.REPORT, false), routes.get(1));
+            false, false, Duration.ofMinutes(5), "https", Optional.empty(), EgressConfig.ScanMode.REPORT, false, 10 * 1024 * 1024), routes.get(1));
     }
 
     @Test
@@ -125,7 +126,7 @@ class ConfigBindingTest
             .contains("egress.pools.p.nodes: id n1 appears twice (expected: unique node ids)"));
         assertTrue(problems(Map.of("egress.pools", POOLS, "egress.routes", List.of(Map.of("match", Map.of("domains", List.of("*")),
                 "upstream", "p", "stiky_session", true))))
-            .contains("egress.routes[0]: unknown key stiky_session (expected: credential, idle_timeout, match, retry, retry_non_idempotent, "
+            .contains("egress.routes[0]: unknown key stiky_session (expected: credential, idle_timeout, match, max_body_size, retry, retry_non_idempotent, "
                 + "scan, scan_responses, scheme, sticky_session, sticky_ttl, timeout, upstream)"));
         assertTrue(problems(Map.of("egress.agents", List.of(Map.of("id", "a", "revoked", "maybe"))))
             .contains("egress.agents[0].revoked: maybe (expected: true or false)"));

@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
-
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sandgate.config.ConfigLoader;
 import io.sandgate.config.EgressConfig;
@@ -157,6 +156,15 @@ class EgressPlannerTest
         assertEquals(8443, planner.planTunnel("api.example.com", 8443, headers()).target().port());
         // Plain http is not tunnelled: its port is the route's business.
         assertEquals(8080, planner.plan(EgressPlan.Entry.FORWARD_PROXY, "api.example.com:8080/x", null, headers()).target().port());
+    }
+
+    @Test
+    void plan_declaredBodyAboveTheRoutesLimit_isTooLarge_beforeResolving()
+    {
+        GatewayException tooLarge = refused(() -> baseUrl("api.example.com/upload", null, "Content-Length", String.valueOf(10 * 1024 * 1024 + 1)));
+        assertEquals(413, tooLarge.status());
+        assertTrue(resolved.isEmpty(), "resolved " + resolved);
+        assertEquals("/upload", baseUrl("api.example.com/upload", null, "Content-Length", String.valueOf(10 * 1024 * 1024)).pathAndQuery());
     }
 
     @Test

@@ -9,7 +9,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeoutException;
-
 import javax.net.ssl.SSLHandshakeException;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
