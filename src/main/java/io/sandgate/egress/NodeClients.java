@@ -14,7 +14,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One HttpClient per egress node, with its own connection pool and the node as its HTTP forward
- * proxy (CONNECT for every pinned target), and a second one per node for the HTTP probes, so that
+ * proxy (CONNECT for https targets, absolute form for plain http), and a second one per node for the HTTP probes, so that
  * a probe does not queue behind the traffic it judges.
  */
 final class NodeClients implements AutoCloseable

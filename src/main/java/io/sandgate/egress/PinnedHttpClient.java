@@ -11,13 +11,15 @@ import org.eclipse.jetty.util.ssl.SslContextFactory;
 /**
  * An HttpClient that sends requests for a {@link PinnedTarget} to its checked address. Through an
  * egress node, which must be a {@link PinnedHttpProxy}, that means {@code CONNECT <address>:<port>}
- * for https and http alike: the node never sees a name it could resolve.
+ * for https and the absolute form {@code http://<address>:<port>/...} for plain http: the node
+ * never sees a name it could resolve.
  *
  * <ul>
  *   <li>{@link #newRequest(PinnedTarget, String)} addresses the request to the checked address and
  *       tags it with the target.</li>
- *   <li>{@code Host} is set to the target's name when the request is queued, after any header
- *       copying (a proxy servlet clears the headers it copies into).</li>
+ *   <li>{@code Host} is set when the request is queued, after any header copying (a proxy servlet
+ *       clears the headers it copies into): the target's name, except on plain http through a
+ *       node, where it must be the absolute URI's authority (see {@link PinnedHttpProxy}).</li>
  *   <li>TLS uses the name for SNI and verification: the client's {@link SslContextFactory} must be
  *       a {@link PinnedSslContextFactory}; one is installed if none was set.</li>
  * </ul>
@@ -30,7 +32,7 @@ public class PinnedHttpClient extends HttpClient
     public PinnedHttpClient(HttpClientTransport transport)
     {
         super(transport);
-        getRequestListeners().addQueuedListener(PinnedHttpClient::onQueued);
+        getRequestListeners().addQueuedListener(this::onQueued);
     }
 
     /** A request to {@code pathAndQuery} on the target, sent to the checked address. */
@@ -39,7 +41,7 @@ public class PinnedHttpClient extends HttpClient
         return newRequest(target.uri(pathAndQuery)).tag(target);
     }
 
-    private static void onQueued(Request request)
+    private void onQueued(Request request)
     {
         if (!(request.getTag() instanceof PinnedTarget target))
             return;
@@ -50,7 +52,10 @@ public class PinnedHttpClient extends HttpClient
             request.abort(new IllegalStateException("request URI does not match its pinned target"));
             return;
         }
-        request.headers(headers -> headers.put(HttpHeader.HOST, target.hostHeader()));
+        if (target.scheme().equals("http") && !getProxyConfiguration().getProxies().isEmpty())
+            request.headers(headers -> headers.remove(HttpHeader.HOST)); // Jetty derives it from the URI: the address
+        else
+            request.headers(headers -> headers.put(HttpHeader.HOST, target.hostHeader()));
     }
 
     @Override

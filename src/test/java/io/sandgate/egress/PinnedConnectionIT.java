@@ -36,8 +36,6 @@ import org.eclipse.jetty.util.thread.Scheduler;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -142,24 +140,39 @@ class PinnedConnectionIT
     }
 
     /**
-     * Plain http is tunnelled too, so that the node never resolves the name again: Host names the
-     * target in both cases, and for https TLS verifies the name.
+     * https is tunnelled to the checked address, and Host and TLS name the target; plain http goes
+     * in absolute form to the checked address, with the Host that RFC 9112 demands of it (the
+     * URI's authority). Either way the node never sees a name it could resolve again.
      */
-    @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"https", "http"})
-    void nodeIsAskedToConnectToTheCheckedAddress_andHostNamesTheTarget(String scheme) throws Exception
+    @Test
+    void https_nodeIsAskedToConnectToTheCheckedAddress_andHostNamesTheTarget() throws Exception
     {
-        int port = scheme.equals("https") ? target.httpsPort() : target.httpPort();
-        PinnedTarget pinned = PinnedTarget.check(loopbackGuard("localhost"), scheme, "localhost", port);
+        int port = target.httpsPort();
+        PinnedTarget pinned = PinnedTarget.check(loopbackGuard("localhost"), "https", "localhost", port);
 
         ContentResponse response = client.newRequest(pinned, "/echo?x=1").timeout(10, TimeUnit.SECONDS).send();
 
         assertEquals(200, response.getStatus(), response.getContentAsString());
         assertEquals(List.of(new ForwardProxy.Received("CONNECT", "127.0.0.1:" + port, "127.0.0.1:" + port)), node.received());
         TargetServer.Recorded seen = target.requests().get(0);
-        assertEquals(scheme, seen.scheme());
+        assertEquals("https", seen.scheme());
         assertEquals("/echo?x=1", seen.pathAndQuery());
         assertEquals("localhost:" + port, seen.header("Host"));
+    }
+
+    @Test
+    void http_nodeIsAskedInAbsoluteFormForTheCheckedAddress() throws Exception
+    {
+        int port = target.httpPort();
+        PinnedTarget pinned = PinnedTarget.check(loopbackGuard("localhost"), "http", "localhost", port);
+
+        ContentResponse response = client.newRequest(pinned, "/echo?x=1").timeout(10, TimeUnit.SECONDS).send();
+
+        assertEquals(200, response.getStatus(), response.getContentAsString());
+        assertEquals(List.of(new ForwardProxy.Received("GET", "http://127.0.0.1:" + port + "/echo?x=1", "127.0.0.1:" + port)), node.received());
+        TargetServer.Recorded seen = target.requests().get(0);
+        assertEquals("http", seen.scheme());
+        assertEquals("/echo?x=1", seen.pathAndQuery());
     }
 
     @Test
@@ -190,17 +203,17 @@ class PinnedConnectionIT
     }
 
     @Test
-    void http_requestOnAFreshTunnel_waitsForTheConnectWriteToComplete() throws Exception
+    void requestOnAFreshTunnel_waitsForTheConnectWriteToComplete() throws Exception
     {
-        // Jetty sends the tunnelled request from the thread that read the node's 200; here the
-        // thread that wrote the CONNECT is always still inside that write then. Before the
-        // NodeConnector, this failed with WritePendingException (one plain-http request in ten or
-        // twenty on loopback without the pause).
+        // Jetty starts the tunnelled exchange (here the TLS handshake) from the thread that read
+        // the node's 200; here the thread that wrote the CONNECT is always still inside that write
+        // then. Before the NodeConnector, this failed with WritePendingException (one tunnelled
+        // plain-http request in ten or twenty on loopback without the pause).
         PinnedHttpClient slow = client(new PinnedSslContextFactory(), new SlowConnectWriter());
         slow.start();
         try
         {
-            PinnedTarget pinned = PinnedTarget.check(loopbackGuard("localhost"), "http", "localhost", target.httpPort());
+            PinnedTarget pinned = PinnedTarget.check(loopbackGuard("localhost"), "https", "localhost", target.httpsPort());
             for (int i = 0; i < 5; i++)
             {
                 // Connection: close, so that every request opens a tunnel of its own.
@@ -255,8 +268,8 @@ class PinnedConnectionIT
     @Test
     void http_absoluteFormWithAHostOtherThanItsAuthority_isRejectedByTheNode() throws Exception
     {
-        // Why plain http is tunnelled: a node takes the host from the absolute URI (RFC 9112 3.2.2),
-        // and Jetty's refuses a Host header that says otherwise.
+        // Why plain http carries the address as Host: a node takes the host from the absolute URI
+        // (RFC 9112 3.2.2), and Jetty's refuses a Host header that says otherwise.
         HttpClient plain = new HttpClient();
         plain.getProxyConfiguration().addProxy(new HttpProxy("127.0.0.1", node.port()));
         plain.start();
