@@ -9,8 +9,9 @@ cd "$(dirname "$0")/.."
 
 need_apt=()
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
-# The egress tests run Debian's tinyproxy as an independent forward proxy.
+# The egress tests run Debian's tinyproxy and squid as independent forward proxies.
 command -v tinyproxy >/dev/null 2>&1 || need_apt+=(tinyproxy)
+[ -x /usr/sbin/squid ] || need_apt+=(squid)
 command -v Xvnc >/dev/null 2>&1 || need_apt+=(tigervnc-standalone-server)
 command -v xsetroot >/dev/null 2>&1 || need_apt+=(x11-xserver-utils)
 command -v websockify >/dev/null 2>&1 || need_apt+=(websockify)

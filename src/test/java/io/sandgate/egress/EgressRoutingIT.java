@@ -18,7 +18,6 @@ import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.RunningGateway;
 import io.sandgate.testing.TargetServer;
-import io.sandgate.testing.Tinyproxy;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -280,23 +279,6 @@ class EgressRoutingIT
         assertTrue(statuses.stream().allMatch(s -> s == 502));
         // Without a budget 200 requests x 3 attempts = 600; the budget allows 20 % plus a small reserve.
         assertTrue(attempts <= requests * 1.2 + 12, "attempts through the nodes: " + attempts);
-    }
-
-    @Test
-    void throughARealThirdPartyProxy_tinyproxy() throws Exception
-    {
-        try (Tinyproxy tiny = Tinyproxy.start("tiny", target.httpsPort(), target.httpPort()); RunningGateway viaTiny = gateway.startAnother(config -> config.set("egress.pools",
-            Map.of("main", Map.of("region", "eu", "nodes", List.of(Map.of("id", "tiny", "address", tiny.address(), "region", "eu", "weight", 100)))))))
-        {
-            HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(viaTiny.uri().resolve(https("/echo"))).build(), HttpResponse.BodyHandlers.ofString());
-            assertEquals(200, response.statusCode(), response.body());
-            assertEquals("tiny", node(response));
-            HttpResponse<String> plain = HTTP.send(HttpRequest.newBuilder(viaTiny.uri().resolve("/egress/127.0.0.1:" + target.httpPort() + "/echo"))
-                .header("X-Agent-Task-Type", "plain").build(), HttpResponse.BodyHandlers.ofString());
-            assertEquals(200, plain.statusCode(), plain.body());
-            assertEquals("tiny", node(plain));
-            assertTrue(plain.body().contains("scheme=http"), plain.body());
-        }
     }
 
     @Test

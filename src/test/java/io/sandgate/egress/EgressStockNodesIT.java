@@ -1,0 +1,117 @@
+package io.sandgate.egress;
+
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.List;
+import java.util.Map;
+import java.util.function.IntFunction;
+
+import io.sandgate.testing.GatewayConfig;
+import io.sandgate.testing.GatewayExtension;
+import io.sandgate.testing.ProcessFixture;
+import io.sandgate.testing.ProxyNode;
+import io.sandgate.testing.RunningGateway;
+import io.sandgate.testing.Squid;
+import io.sandgate.testing.TargetServer;
+import io.sandgate.testing.Tinyproxy;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Egress through the forward proxies deployments run as nodes, Debian's squid and tinyproxy, each
+ * as packaged: CONNECT allowed to 443 (and, here, the target's https port) only. Plain http must
+ * then go in absolute form, and https through CONNECT, both to the checked address.
+ */
+class EgressStockNodesIT
+{
+    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+    private TargetServer target;
+
+    @RegisterExtension
+    final GatewayExtension gateway = GatewayExtension.manual(this::configure);
+
+    @BeforeEach
+    void start() throws Exception
+    {
+        target = TargetServer.start();
+    }
+
+    private void configure(GatewayConfig config)
+    {
+        config.trustStoreOf(target);
+        config.set("egress.ssrf.allow", "127.0.0.0/8");
+        config.set("egress.routes", List.of(
+            Map.of("match", Map.of("domains", List.of("127.0.0.1"), "task_type", "plain"), "upstream", "main", "scheme", "http"),
+            Map.of("match", Map.of("domains", List.of("127.0.0.1", "localhost")), "upstream", "main")));
+    }
+
+    @AfterEach
+    void stop()
+    {
+        target.close();
+    }
+
+    /** The node, allowed to CONNECT to 443 and the target's https port, and never to its http port. */
+    private ProcessFixture node(String kind)
+    {
+        IntFunction<ProcessFixture> start = switch (kind)
+        {
+            case "squid" -> port -> Squid.start(kind, port);
+            case "tinyproxy" -> port -> Tinyproxy.start(kind, port);
+            default -> throw new IllegalArgumentException(kind);
+        };
+        return start.apply(target.httpsPort());
+    }
+
+    private RunningGateway through(ProxyNode node) throws Exception
+    {
+        return gateway.startAnother(config -> config.set("egress.pools",
+            Map.of("main", Map.of("nodes", List.of(Map.of("id", node.name(), "address", node.address()))))));
+    }
+
+    private static HttpResponse<String> get(RunningGateway gateway, String path, String... headers) throws Exception
+    {
+        HttpRequest.Builder request = HttpRequest.newBuilder(gateway.uri().resolve(path));
+        for (int i = 0; i < headers.length; i += 2)
+            request.header(headers[i], headers[i + 1]);
+        return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"squid", "tinyproxy"})
+    void plainHttpTarget_throughAStockNode(String kind) throws Exception
+    {
+        try (ProcessFixture node = node(kind); RunningGateway gateway = through((ProxyNode)node))
+        {
+            HttpResponse<String> response = get(gateway, "/egress/127.0.0.1:" + target.httpPort() + "/echo?q=1", EgressPlanner.TASK_TYPE, "plain");
+            assertEquals(200, response.statusCode(), response.body() + "\n" + node.diagnostics());
+            assertEquals(kind, response.headers().firstValue(EgressServlet.NODE).orElse("-"));
+            assertTrue(response.body().contains("scheme=http"), response.body());
+            TargetServer.Recorded seen = target.requests().get(0);
+            assertEquals("/echo?q=1", seen.pathAndQuery());
+            assertEquals("127.0.0.1:" + target.httpPort(), seen.header("Host"), "the checked address, as the node rewrote it");
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"squid", "tinyproxy"})
+    void httpsTarget_throughAStockNode(String kind) throws Exception
+    {
+        try (ProcessFixture node = node(kind); RunningGateway gateway = through((ProxyNode)node))
+        {
+            HttpResponse<String> response = get(gateway, "/egress/localhost:" + target.httpsPort() + "/echo");
+            assertEquals(200, response.statusCode(), response.body() + "\n" + node.diagnostics());
+            assertEquals(kind, response.headers().firstValue(EgressServlet.NODE).orElse("-"));
+            assertTrue(response.body().contains("scheme=https"), response.body());
+            assertEquals("localhost:" + target.httpsPort(), target.requests().get(0).header("Host"), "inside the tunnel, the name");
+        }
+    }
+}
