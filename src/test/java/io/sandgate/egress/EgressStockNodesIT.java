@@ -5,21 +5,20 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.List;
 import java.util.Map;
-import java.util.function.IntFunction;
 
 import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.GatewayExtension;
-import io.sandgate.testing.ProcessFixture;
 import io.sandgate.testing.ProxyNode;
+import io.sandgate.testing.ProxyProcess;
 import io.sandgate.testing.RunningGateway;
 import io.sandgate.testing.Squid;
 import io.sandgate.testing.TargetServer;
 import io.sandgate.testing.Tinyproxy;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -60,15 +59,14 @@ class EgressStockNodesIT
     }
 
     /** The node, allowed to CONNECT to 443 and the target's https port, and never to its http port. */
-    private ProcessFixture node(String kind)
+    private ProxyProcess node(String kind)
     {
-        IntFunction<ProcessFixture> start = switch (kind)
+        return switch (kind)
         {
-            case "squid" -> port -> Squid.start(kind, port);
-            case "tinyproxy" -> port -> Tinyproxy.start(kind, port);
+            case "squid" -> Squid.start(kind, target.httpsPort());
+            case "tinyproxy" -> Tinyproxy.start(kind, target.httpsPort());
             default -> throw new IllegalArgumentException(kind);
         };
-        return start.apply(target.httpsPort());
     }
 
     private RunningGateway through(ProxyNode node) throws Exception
@@ -89,7 +87,7 @@ class EgressStockNodesIT
     @ValueSource(strings = {"squid", "tinyproxy"})
     void plainHttpTarget_throughAStockNode(String kind) throws Exception
     {
-        try (ProcessFixture node = node(kind); RunningGateway gateway = through((ProxyNode)node))
+        try (ProxyProcess node = node(kind); RunningGateway gateway = through(node))
         {
             HttpResponse<String> response = get(gateway, "/egress/127.0.0.1:" + target.httpPort() + "/echo?q=1", EgressPlanner.TASK_TYPE, "plain");
             assertEquals(200, response.statusCode(), response.body() + "\n" + node.diagnostics());
@@ -105,7 +103,7 @@ class EgressStockNodesIT
     @ValueSource(strings = {"squid", "tinyproxy"})
     void httpsTarget_throughAStockNode(String kind) throws Exception
     {
-        try (ProcessFixture node = node(kind); RunningGateway gateway = through((ProxyNode)node))
+        try (ProxyProcess node = node(kind); RunningGateway gateway = through(node))
         {
             HttpResponse<String> response = get(gateway, "/egress/localhost:" + target.httpsPort() + "/echo");
             assertEquals(200, response.statusCode(), response.body() + "\n" + node.diagnostics());

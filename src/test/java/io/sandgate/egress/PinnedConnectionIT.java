@@ -36,6 +36,8 @@ import org.eclipse.jetty.util.thread.Scheduler;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -144,35 +146,24 @@ class PinnedConnectionIT
      * in absolute form to the checked address, with the Host that RFC 9112 demands of it (the
      * URI's authority). Either way the node never sees a name it could resolve again.
      */
-    @Test
-    void https_nodeIsAskedToConnectToTheCheckedAddress_andHostNamesTheTarget() throws Exception
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"https", "http"})
+    void nodeIsAskedForTheCheckedAddress(String scheme) throws Exception
     {
-        int port = target.httpsPort();
-        PinnedTarget pinned = PinnedTarget.check(loopbackGuard("localhost"), "https", "localhost", port);
+        int port = scheme.equals("https") ? target.httpsPort() : target.httpPort();
+        String address = "127.0.0.1:" + port;
+        PinnedTarget pinned = PinnedTarget.check(loopbackGuard("localhost"), scheme, "localhost", port);
 
         ContentResponse response = client.newRequest(pinned, "/echo?x=1").timeout(10, TimeUnit.SECONDS).send();
 
         assertEquals(200, response.getStatus(), response.getContentAsString());
-        assertEquals(List.of(new ForwardProxy.Received("CONNECT", "127.0.0.1:" + port, "127.0.0.1:" + port)), node.received());
+        ForwardProxy.Received asked = scheme.equals("https") ? new ForwardProxy.Received("CONNECT", address, address)
+            : new ForwardProxy.Received("GET", "http://" + address + "/echo?x=1", address);
+        assertEquals(List.of(asked), node.received());
         TargetServer.Recorded seen = target.requests().get(0);
-        assertEquals("https", seen.scheme());
+        assertEquals(scheme, seen.scheme());
         assertEquals("/echo?x=1", seen.pathAndQuery());
-        assertEquals("localhost:" + port, seen.header("Host"));
-    }
-
-    @Test
-    void http_nodeIsAskedInAbsoluteFormForTheCheckedAddress() throws Exception
-    {
-        int port = target.httpPort();
-        PinnedTarget pinned = PinnedTarget.check(loopbackGuard("localhost"), "http", "localhost", port);
-
-        ContentResponse response = client.newRequest(pinned, "/echo?x=1").timeout(10, TimeUnit.SECONDS).send();
-
-        assertEquals(200, response.getStatus(), response.getContentAsString());
-        assertEquals(List.of(new ForwardProxy.Received("GET", "http://127.0.0.1:" + port + "/echo?x=1", "127.0.0.1:" + port)), node.received());
-        TargetServer.Recorded seen = target.requests().get(0);
-        assertEquals("http", seen.scheme());
-        assertEquals("/echo?x=1", seen.pathAndQuery());
+        assertEquals(scheme.equals("https") ? "localhost:" + port : address, seen.header("Host"));
     }
 
     @Test

@@ -26,18 +26,14 @@ import java.util.Objects;
  * X-Forwarded-For squid adds. Squid drops root for its {@code proxy} user, so the scratch
  * directory is opened to it.
  */
-public final class Squid extends ProcessFixture implements ProxyNode
+public final class Squid extends ProxyProcess
 {
     private static final Path STOCK_CONFIG = Path.of("/etc/squid/squid.conf");
 
-    private final String name;
-    private int port;
-    private Process process;
 
     private Squid(String name)
     {
-        super("squid");
-        this.name = name;
+        super("squid", name);
     }
 
     /**
@@ -59,24 +55,6 @@ public final class Squid extends ProcessFixture implements ProxyNode
     }
 
     @Override
-    public String name()
-    {
-        return name;
-    }
-
-    @Override
-    public int port()
-    {
-        return port;
-    }
-
-    /** squid's access log: one line per request, with the status it answered. */
-    public String accessLog()
-    {
-        return read(directory.resolve("access.log"));
-    }
-
-    @Override
     public String diagnostics()
     {
         return tail(directory.resolve("cache.log")) + tail(directory.resolve("console.log"));
@@ -87,12 +65,6 @@ public final class Squid extends ProcessFixture implements ProxyNode
     {
         // SIGTERM: squid closes its ports and, after shutdown_lifetime, exits.
         stop(process, Duration.ofSeconds(5));
-    }
-
-    @Override
-    public String toString()
-    {
-        return "Squid[" + name + " " + address() + "]";
     }
 
     private void launch(Path executable, int port, int[] connectPorts)
@@ -146,17 +118,5 @@ public final class Squid extends ProcessFixture implements ProxyNode
         lines.add("netdb_filename none");
         lines.add("shutdown_lifetime 1 seconds");
         return lines;
-    }
-
-    private static String read(Path file)
-    {
-        try
-        {
-            return Files.exists(file) ? Files.readString(file, StandardCharsets.UTF_8) : "";
-        }
-        catch (IOException | UncheckedIOException e)
-        {
-            return "(unreadable " + file + ": " + e + ")\n";
-        }
     }
 }

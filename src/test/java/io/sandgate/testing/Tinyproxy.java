@@ -22,16 +22,12 @@ import java.util.Set;
  * always lists 443 plus the ports passed to {@link #start(String, int...)}, so a test must pass
  * its target's HTTPS port. Via is {@code 1.1 <name> (tinyproxy/<version>)}, from ViaProxyName.
  */
-public final class Tinyproxy extends ProcessFixture implements ProxyNode
+public final class Tinyproxy extends ProxyProcess
 {
-    private final String name;
-    private int port;
-    private Process process;
 
     private Tinyproxy(String name)
     {
-        super("tinyproxy");
-        this.name = name;
+        super("tinyproxy", name);
     }
 
     /**
@@ -52,18 +48,6 @@ public final class Tinyproxy extends ProcessFixture implements ProxyNode
         Tinyproxy proxy = new Tinyproxy(name);
         proxy.onAFreePort(port -> proxy.launch(executable, port, allowed));
         return proxy;
-    }
-
-    @Override
-    public String name()
-    {
-        return name;
-    }
-
-    @Override
-    public int port()
-    {
-        return port;
     }
 
     /** tinyproxy's own log (LogLevel Info: one line per connection and request). */
@@ -91,12 +75,6 @@ public final class Tinyproxy extends ProcessFixture implements ProxyNode
         stop(process, Duration.ofSeconds(2));
     }
 
-    @Override
-    public String toString()
-    {
-        return "Tinyproxy[" + name + " " + address() + "]";
-    }
-
     private void launch(Path executable, int port, Set<Integer> connectPorts)
     {
         this.port = port;
@@ -111,7 +89,7 @@ public final class Tinyproxy extends ProcessFixture implements ProxyNode
             "LogFile \"" + logFile() + "\"",
             "LogLevel Info",
             "PidFile \"" + directory.resolve("tinyproxy.pid") + "\"",
-            "ViaProxyName \"" + name + "\""));
+            "ViaProxyName \"" + name() + "\""));
         // No User/Group: run as whoever runs the tests (root in CI logs a warning and stays root),
         // so the directory stays writable for log and pid file.
         for (int p : connectPorts)
