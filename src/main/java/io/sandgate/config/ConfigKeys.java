@@ -155,8 +155,8 @@ public final class ConfigKeys
         "Retries allowed as a share of recent requests, so failures cannot snowball.");
     public static final ConfigKey<Duration> EGRESS_RETRY_BACKOFF = ConfigKey.of("egress.retry-backoff", "50ms", duration(),
         "First retry back-off; doubles per attempt, with full jitter.");
-    public static final ConfigKey<List<String>> EGRESS_NODE_ERROR_HEADERS = ConfigKey.of("egress.node-error-headers", "Proxy-Status,X-Proxy-Error,X-Squid-Error", list(),
-        "Accepted for older configurations and ignored: a node's own answer never counts against it (only refused, dropped or silent connections do).");
+    public static final ConfigKey<List<String>> EGRESS_NODE_ERROR_HEADERS = ConfigKey.of("egress.node-error-headers", "Proxy-Status,X-Proxy-Error,X-Squid-Error,Server: tinyproxy/", list(),
+        "Headers (a name, or `Name: value-prefix`) that mark a 5xx answer to a plain-http request as the node's own error page: the agent gets 502 egress_target_unreachable, the node is not blamed.");
     public static final ConfigKey<Integer> EGRESS_FORWARD_PROXY_PORT = ConfigKey.of("egress.forward-proxy-port", null, integer(0, 65535),
         "Embedded runner: a second port where every request is a forward-proxy request (HTTP_PROXY); CONNECT works on both ports.");
     public static final ConfigKey<List<String>> EGRESS_CONNECT_PORTS = ConfigKey.of("egress.connect-ports", "443", list(),

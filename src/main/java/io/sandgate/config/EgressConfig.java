@@ -21,7 +21,7 @@ import io.sandgate.net.Cidr;
  * @param firstByteTimeout silence allowed before the first response byte (and between bytes)
  * @param retryBudget retries allowed as a share of requests, so failures cannot snowball
  * @param retryBackoff first back-off; doubles per attempt, with full jitter
- * @param nodeErrorHeaders accepted for older configurations; a node's own answer no longer counts against it
+ * @param nodeErrorHeaders headers (a name, or {@code Name: value-prefix}) marking a node's own error page on plain http
  * @param trustStore a PKCS12 trust store for HTTPS targets instead of the JVM's CAs
  * @param trustStorePassword its password
  * @param maxConnectionsPerNode connection pool size towards each node (per target)

@@ -123,12 +123,18 @@ public final class EgressServlet extends StreamingProxyServlet
         return EXCHANGE.get(clientRequest).plan.uri();
     }
 
-    /** The request goes out on the chosen node's own client, whose proxy is that node. */
+    /**
+     * The request goes out on the chosen node's own client, whose proxy is that node. A plain-http
+     * request goes on a connection of its own, opened for it (see {@link NodeClients#oneShot}): a
+     * pooled one may have been closed by the node meanwhile, and a request that failed on it could
+     * not be told from one the node had passed on.
+     */
     @Override
     protected Request newProxyRequest(HttpServletRequest request, String rewrittenTarget)
     {
         Exchange exchange = EXCHANGE.get(request);
-        return egress.clients().traffic(exchange.attempts.node().node().id()).newRequest(rewrittenTarget).tag(exchange.plan.target())
+        String node = exchange.attempts.node().node().id();
+        return (exchange.plan.target().scheme().equals("http") ? egress.clients().oneShot(node) : egress.clients().traffic(node)).newRequest(rewrittenTarget).tag(exchange.plan.target())
             .method(request.getMethod())
             .attribute(CLIENT_REQUEST_ATTRIBUTE, request);
     }
@@ -204,7 +210,8 @@ public final class EgressServlet extends StreamingProxyServlet
         proxyRequest.idleTimeout(timeouts.idle().toMillis(), TimeUnit.MILLISECONDS);
         NodeState node = exchange.attempts.node();
         Attempts attempts = exchange.attempts;
-        // Begun means the node has opened the tunnel: from then on, bytes may reach the target.
+        // Begun means the node has opened the tunnel, or, for plain http, that the request is about
+        // to be written to the node: from then on, bytes may reach the target.
         proxyRequest.onRequestBegin(begun -> attempts.sent());
         exchange.proxyRequest = proxyRequest;
         exchange.cancelDeadline();
@@ -216,11 +223,25 @@ public final class EgressServlet extends StreamingProxyServlet
         super.sendProxyRequest(clientRequest, proxyResponse, proxyRequest);
     }
 
+    /**
+     * A node's own error page, answering a plain-http request it could not carry, fails the attempt
+     * before anything of it reaches the agent, as a refused tunnel would (see
+     * {@link FailurePolicy#nodeError}).
+     */
     @Override
     protected void onServerResponseHeaders(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Response serverResponse)
     {
-        super.onServerResponseHeaders(clientRequest, proxyResponse, serverResponse);
         Exchange exchange = EXCHANGE.get(clientRequest);
+        if (exchange.plan.target().scheme().equals("http"))
+        {
+            FailurePolicy.NodeError error = egress.policy().nodeError(serverResponse.getStatus(), serverResponse.getReason(), serverResponse.getHeaders());
+            if (error != null)
+            {
+                serverResponse.abort(error);
+                return;
+            }
+        }
+        super.onServerResponseHeaders(clientRequest, proxyResponse, serverResponse);
         if (BodyScan.resizesResponses(exchange.route()))
             proxyResponse.setHeader(HttpHeader.CONTENT_LENGTH.asString(), null);
         proxyResponse.setHeader(NODE, exchange.attempts.node().node().id());

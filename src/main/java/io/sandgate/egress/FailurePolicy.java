@@ -6,6 +6,7 @@ import java.net.SocketException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.WritePendingException;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
@@ -16,6 +17,8 @@ import io.sandgate.config.EgressConfig;
 import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
 import org.eclipse.jetty.client.HttpResponseException;
+import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpStatus;
 
 /**
@@ -116,12 +119,28 @@ final class FailurePolicy
         }
     }
 
+    /**
+     * A node's own error page in answer to a plain-http request, in place of the target's answer:
+     * the node could not reach the target (or gave up on it). It fails the attempt as a refused
+     * tunnel does.
+     */
+    static final class NodeError extends IOException
+    {
+        NodeError(int status, String reason)
+        {
+            super("the egress node answered " + status + " " + reason + " itself");
+        }
+    }
+
     private final Duration backoff;
     private final RetryBudget budget;
     private final EgressMetrics metrics;
+    /** What marks a node's own answer: a header's name, or a name and the start of its value. */
+    private final List<HttpField> nodeErrorMarks;
 
     FailurePolicy(EgressConfig config, EgressMetrics metrics)
     {
+        this.nodeErrorMarks = config.nodeErrorHeaders().stream().map(FailurePolicy::mark).toList();
         this.backoff = config.retryBackoff();
         this.budget = new RetryBudget(config.retryBudget());
         this.metrics = metrics;
@@ -133,6 +152,38 @@ final class FailurePolicy
         budget.deposit();
     }
 
+    private static HttpField mark(String entry)
+    {
+        int colon = entry.indexOf(':');
+        return colon < 0 ? new HttpField(entry.trim(), null) : new HttpField(entry.substring(0, colon).trim(), entry.substring(colon + 1).trim());
+    }
+
+    /**
+     * Whether a response to a plain-http request (absolute form, through the node) is the node's
+     * own error page rather than the target's answer: a 5xx carrying a header of
+     * {@code egress.node-error-headers}. squid marks its pages with {@code X-Squid-Error}, other
+     * proxies with {@code Proxy-Status} (RFC 9209) or {@code X-Proxy-Error}; tinyproxy marks them
+     * only by {@code Server: tinyproxy/...}, a header it leaves to the target on the answers it
+     * relays (to which it adds a Via instead). A target's own 4xx and 5xx carry none of these and
+     * pass as they are; a target's 4xx is never taken for the node's.
+     *
+     * @return the failure to end the attempt with, or null when the answer is the target's
+     */
+    NodeError nodeError(int status, String reason, HttpFields headers)
+    {
+        if (status < 500)
+            return null;
+        for (HttpField mark : nodeErrorMarks)
+        {
+            for (HttpField field : headers.getFields(mark.getName()))
+            {
+                if (mark.getValue() == null || field.getValue().regionMatches(true, 0, mark.getValue(), 0, mark.getValue().length()))
+                    return new NodeError(status, reason);
+            }
+        }
+        return null;
+    }
+
     /** Judges a failed attempt. A retry it allows has spent a token of the retry budget. */
     Verdict judge(Attempt attempt)
     {
@@ -142,7 +193,7 @@ final class FailurePolicy
             outcome = Outcome.BLOCKED;
         else if (blamesNode(attempt, unsent))
             outcome = Outcome.NODE_FAILURE;
-        else if (unsent && isRefusal(attempt.failure()))
+        else if ((unsent && isRefusal(attempt.failure())) || has(attempt.failure(), NodeError.class))
             outcome = Outcome.REFUSED;
         else
             outcome = Outcome.FAILURE;
@@ -194,9 +245,10 @@ final class FailurePolicy
             // a route that says so repeats it.
             if (!IDEMPOTENT.contains(attempt.method()) && !attempt.route().retryNonIdempotent())
                 return false;
-            // Only a dropped connection is worth another node (the node carrying it may have died); a
-            // target that is slow would be as slow through any other.
-            if (!isDropped(attempt.failure()))
+            // Only a dropped connection is worth another node (the node carrying it may have died), or
+            // a node's own error page (it could not reach the target; another may); a target that is
+            // slow would be as slow through any other.
+            if (!isDropped(attempt.failure()) && !has(attempt.failure(), NodeError.class))
                 return false;
         }
         // Retries are a share of requests: when many fail at once, a sick egress is not drowned by
@@ -254,7 +306,8 @@ final class FailurePolicy
     /** What the agent is told when an exchange ends failed after {@code tried} nodes. */
     GatewayException answer(Throwable failure, Verdict verdict, int tried)
     {
-        // The node said it could not open the tunnel: most likely the target is down or refusing.
+        // The node said it could not open the tunnel, or answered a plain-http request with its own
+        // error page: most likely the target is down or refusing.
         if (verdict.outcome() == Outcome.REFUSED)
             return new GatewayException(HttpStatus.BAD_GATEWAY_502, "egress_target_unreachable", "no egress node could reach the target (tried " + tried + ")");
         // A write refused on a fresh tunnel is Jetty's IllegalStateException, not an IOException: it

@@ -1,5 +1,7 @@
 package io.sandgate.egress;
 
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -110,6 +112,58 @@ class EgressStockNodesIT
             assertEquals(kind, response.headers().firstValue(EgressServlet.NODE).orElse("-"));
             assertTrue(response.body().contains("scheme=https"), response.body());
             assertEquals("localhost:" + target.httpsPort(), target.requests().get(0).header("Host"), "inside the tunnel, the name");
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"squid", "tinyproxy"})
+    void plainHttpTarget_onAClosedPort_isUnreachable_butATargets5xxPassesAsItIs(String kind) throws Exception
+    {
+        int closed;
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress()))
+        {
+            closed = taken.getLocalPort();
+        }
+        try (ProxyProcess node = node(kind); RunningGateway gateway = through(node))
+        {
+            // The node answers with its own error page (squid 503 with X-Squid-Error, tinyproxy
+            // 500 Unable to connect): the agent is told what a refused tunnel tells it.
+            HttpResponse<String> refused = get(gateway, "/egress/127.0.0.1:" + closed + "/x", EgressPlanner.TASK_TYPE, "plain");
+            assertEquals(502, refused.statusCode(), refused.body());
+            assertTrue(refused.body().contains("egress_target_unreachable"), refused.body());
+            assertTrue(refused.headers().firstValue("X-Squid-Error").isEmpty() && refused.headers().firstValue("Server").stream().noneMatch(s -> s.startsWith("tinyproxy")),
+                "nothing of the node's page: " + refused.headers().map());
+
+            for (int status : new int[] {500, 503})
+            {
+                HttpResponse<String> failing = get(gateway, "/egress/127.0.0.1:" + target.httpPort() + "/status/" + status, EgressPlanner.TASK_TYPE, "plain");
+                assertEquals(status, failing.statusCode(), failing.body());
+                assertEquals("status " + status, failing.body().trim(), "the target's own answer");
+                assertEquals("http", failing.headers().firstValue("X-Target").orElse("-"));
+            }
+        }
+    }
+
+    /**
+     * tinyproxy closes its side of a connection after each request: a POST or GET on such a pooled
+     * connection would fail after it had begun, with no other node to try. Each goes on a fresh one.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"squid", "tinyproxy"})
+    void plainHttpCalls_backToBack_throughOneNode_allArriveOnce(String kind) throws Exception
+    {
+        try (ProxyProcess node = node(kind); RunningGateway gateway = through(node))
+        {
+            for (int i = 0; i < 60; i++)
+            {
+                HttpRequest.Builder request = HttpRequest.newBuilder(gateway.uri().resolve("/egress/127.0.0.1:" + target.httpPort() + "/echo"))
+                    .header(EgressPlanner.TASK_TYPE, "plain").POST(HttpRequest.BodyPublishers.ofString("post-" + i));
+                HttpResponse<String> post = HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
+                assertEquals(200, post.statusCode(), i + ": " + post.body() + "\n" + node.diagnostics());
+                assertTrue(post.body().contains("post-" + i), post.body());
+                assertEquals(200, get(gateway, "/egress/127.0.0.1:" + target.httpPort() + "/echo", EgressPlanner.TASK_TYPE, "plain").statusCode());
+            }
+            assertEquals(60, target.requests().stream().filter(r -> r.method().equals("POST")).count(), "each POST reached the target once");
         }
     }
 }

@@ -16,10 +16,13 @@ import io.sandgate.config.ConfigLoader;
 import io.sandgate.config.EgressConfig;
 import io.sandgate.web.GatewayException;
 import org.eclipse.jetty.client.HttpResponseException;
+import org.eclipse.jetty.http.HttpFields;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Who is blamed for a failed attempt and when another node is tried, one reason per test. */
@@ -113,6 +116,25 @@ class FailurePolicyTest
         assertFalse(sent(new TimeoutException(), "GET", "retry.test").retry(), "through another node the target would be as slow");
         assertFalse(sent(new IOException(new EOFException()), "POST", "retry.test").retry(), "the POST may have done its work");
         assertTrue(sent(new IOException(new EOFException()), "POST", "post.test").retry(), "the route says POST may be repeated");
+    }
+
+    @Test
+    void nodesOwnErrorPage_onPlainHttp_isTheTargetUnreachable_retriedOnlyForIdempotentMethods()
+    {
+        HttpFields squid = HttpFields.build().put("Server", "squid/5.7").put("X-Squid-Error", "ERR_CONNECT_FAIL 111");
+        HttpFields tinyproxy = HttpFields.build().put("Server", "tinyproxy/1.11.1");
+        HttpFields target = HttpFields.build().put("Server", "Jetty(12)").put("Via", "1.1 t1 (tinyproxy/1.11.1)");
+        assertNotNull(policy.nodeError(503, "Service Unavailable", squid));
+        assertNotNull(policy.nodeError(500, "Unable to connect", tinyproxy));
+        assertNull(policy.nodeError(500, "Server Error", target), "the target's own 5xx, relayed");
+        assertNull(policy.nodeError(403, "Forbidden", squid), "a 4xx is never taken for the node's");
+
+        FailurePolicy.NodeError page = policy.nodeError(500, "Unable to connect", tinyproxy);
+        FailurePolicy.Verdict get = sent(page, "GET", "retry.test");
+        assertEquals(FailurePolicy.Outcome.REFUSED, get.outcome(), "judged as a refused tunnel is");
+        assertTrue(get.retry(), "another node may reach the target");
+        assertFalse(sent(page, "POST", "retry.test").retry(), "the node may have passed the POST on before giving up");
+        assertEquals("egress_target_unreachable", policy.answer(page, get, 1).code());
     }
 
     @Test
