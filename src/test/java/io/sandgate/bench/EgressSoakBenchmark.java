@@ -8,6 +8,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -79,10 +80,11 @@ public final class EgressSoakBenchmark
      * @param fullWeightMillis from the restart to the node back at its configured weight; -1 if never seen
      * @param deadNodeAttempts attempts the gateway sent to the killed node while it was dead
      * @param ejections how often each node was ejected over the run, as the admin API counts them
+     * @param timeline every node's ejections and returns as the admin API showed them, in seconds from the start
      */
     record Result(String setup, int workflows, int succeeded, int tasksNotLostByGateway, long[] steps, int targetFailures,
                   Map<String, Integer> gatewayFailures, long ejectMillis, long recoverMillis, long fullWeightMillis, long deadNodeAttempts,
-                  double retries, double attempts, String ejections, long seconds)
+                  double retries, double attempts, String ejections, String timeline, long seconds)
     {
         int gatewayFailureCount()
         {
@@ -140,8 +142,9 @@ public final class EgressSoakBenchmark
                 schedule.schedule(() ->
                 {
                     attemptsAtKill[0] = attempts(gateway, victim);
-                    crash.kill();
+                    // The node is dead from the SIGKILL on, not from when its port is seen refusing.
                     killedAt.set(System.nanoTime());
+                    crash.kill();
                     return null;
                 }, KILL_AT.toMillis(), TimeUnit.MILLISECONDS);
                 schedule.schedule(() ->
@@ -151,7 +154,9 @@ public final class EgressSoakBenchmark
                     attemptsAtRestart[0] = attempts(gateway, victim);
                     return null;
                 }, KILL_AT.plus(DEAD_FOR).toMillis(), TimeUnit.MILLISECONDS);
-                Thread watcher = new Thread(() -> watch(gateway, victim, killedAt, restartedAt, ejectedAt, inServiceAt, fullWeightAt), "pool-watcher");
+                List<String> timeline = Collections.synchronizedList(new ArrayList<>());
+                Thread watcher = new Thread(() -> watch(gateway, victim, begin, killedAt, restartedAt, ejectedAt, inServiceAt, fullWeightAt, timeline),
+                    "pool-watcher");
                 watcher.setDaemon(true);
                 watcher.start();
 
@@ -199,7 +204,7 @@ public final class EgressSoakBenchmark
                 Matcher retries = RETRIES.matcher(metrics);
                 return new Result(setup, ran, succeeded, notLost, steps.sorted(), targetFailures.get(), new TreeMap<>(gatewayFailures),
                     since(killedAt, ejectedAt), since(restartedAt, inServiceAt), since(restartedAt, fullWeightAt),
-                    restartedAt.get() == 0 ? -1 : Math.round(attemptsAtRestart[0] - attemptsAtKill[0]), retries.find() ? Double.parseDouble(retries.group(1)) : 0, attempts, ejections(gateway), seconds);
+                    restartedAt.get() == 0 ? -1 : Math.round(attemptsAtRestart[0] - attemptsAtKill[0]), retries.find() ? Double.parseDouble(retries.group(1)) : 0, attempts, ejections(gateway), String.join("; ", timeline), seconds);
             }
         }
         finally
@@ -274,15 +279,27 @@ public final class EgressSoakBenchmark
      * Polls the admin API every 20 ms: when the killed node first shows as ejected, when it is back
      * in service after the restart, and when it is back at its configured weight.
      */
-    private static void watch(RunningGateway gateway, String victim, AtomicLong killedAt, AtomicLong restartedAt, AtomicLong ejectedAt,
-                              AtomicLong inServiceAt, AtomicLong fullWeightAt)
+    private static void watch(RunningGateway gateway, String victim, long begin, AtomicLong killedAt, AtomicLong restartedAt, AtomicLong ejectedAt,
+                              AtomicLong inServiceAt, AtomicLong fullWeightAt, List<String> timeline)
     {
+        Map<String, Boolean> out = new java.util.HashMap<>();
         while (!Thread.currentThread().isInterrupted() && fullWeightAt.get() == 0)
         {
             try
             {
-                JsonNode node = node(gateway, victim);
+                JsonNode node = null;
                 long now = System.nanoTime();
+                for (JsonNode n : pool(gateway).get("nodes"))
+                {
+                    String id = n.get("id").asText();
+                    boolean ejected = n.get("ejected").asBoolean();
+                    if (!Boolean.valueOf(ejected).equals(out.getOrDefault(id, false)))
+                        timeline.add(String.format(Locale.ROOT, "%s %s at %.1f s%s", id, ejected ? "ejected" : "back", (now - begin) / 1e9,
+                            ejected ? " (" + n.get("ejection").asText() + ")" : ""));
+                    out.put(id, ejected);
+                    if (id.equals(victim))
+                        node = n;
+                }
                 boolean ejected = node.get("ejected").asBoolean();
                 if (killedAt.get() != 0 && ejectedAt.get() == 0 && ejected)
                     ejectedAt.set(now);
@@ -303,25 +320,19 @@ public final class EgressSoakBenchmark
         }
     }
 
-    private static JsonNode node(RunningGateway gateway, String id) throws Exception
+    /** The pool as {@code GET /admin/egress/pools} shows it. */
+    private static JsonNode pool(RunningGateway gateway) throws Exception
     {
         HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(gateway.uri("/admin/egress/pools"))
             .header("Authorization", "Bearer " + ADMIN).build(), HttpResponse.BodyHandlers.ofString());
-        for (JsonNode node : JSON.readTree(response.body()).get(0).get("nodes"))
-        {
-            if (node.get("id").asText().equals(id))
-                return node;
-        }
-        throw new IllegalStateException("no node " + id + " in " + response.body());
+        return JSON.readTree(response.body()).get(0);
     }
 
     /** {@code tp0 1, tp1 0, ...}: a node ejected more than once was ejected for something besides the kill. */
     private static String ejections(RunningGateway gateway) throws Exception
     {
-        HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(gateway.uri("/admin/egress/pools"))
-            .header("Authorization", "Bearer " + ADMIN).build(), HttpResponse.BodyHandlers.ofString());
         List<String> counts = new ArrayList<>();
-        for (JsonNode node : JSON.readTree(response.body()).get(0).get("nodes"))
+        for (JsonNode node : pool(gateway).get("nodes"))
             counts.add(node.get("id").asText() + " " + node.get("ejections").asText());
         return String.join(", ", counts);
     }
@@ -383,6 +394,10 @@ public final class EgressSoakBenchmark
         s.append("\nFailed steps counted against the gateway or a node, by what the agent saw:\n\n");
         for (Result r : results)
             s.append("- ").append(r.setup()).append(": ").append(r.gatewayFailures().isEmpty() ? "none" : r.gatewayFailures().toString()).append('\n');
+        s.append(String.format(Locale.ROOT, "%nEjections and returns as the admin API showed them (the target went down at %d s and every %d s after, for %d s; `tp0` was killed at %d s and restarted at %d s):%n%n",
+            FLAP_UP.toSeconds(), FLAP_UP.plus(FLAP_DOWN).toSeconds(), FLAP_DOWN.toSeconds(), KILL_AT.toSeconds(), KILL_AT.plus(DEAD_FOR).toSeconds()));
+        for (Result r : results)
+            s.append("- ").append(r.setup()).append(": ").append(r.timeline().isEmpty() ? "none" : r.timeline()).append('\n');
         return s.toString();
     }
 
