@@ -41,8 +41,9 @@ import io.sandgate.testing.Tinyproxy;
  * killed hard (SIGKILL) 3 s into the run and started again 5 s later on the same port. The same
  * schedule runs against a single-node pool, the baseline, in the same process.
  *
- * <p>Run: {@code mvn -q test-compile exec:java -Dexec.classpathScope=test
- * -Dexec.mainClass=io.sandgate.bench.EgressSoakBenchmark [-Dexec.args="WORKFLOWS OUT.md"]}</p>
+ * <p>Run: {@code mvn -q test-compile}, then {@code java -cp "$CP" io.sandgate.bench.EgressSoakBenchmark [WORKFLOWS [OUT.md]]}
+ * with the test classpath (bench/README.md, "Running single parts"); needs Debian's tinyproxy.
+ * About a minute and a half per run: most of it waits for the killed node's recovery ramp.</p>
  */
 public final class EgressSoakBenchmark
 {
@@ -378,8 +379,7 @@ public final class EgressSoakBenchmark
             .append("Squid nodes are not in this run yet.\n")
             .append(String.format(Locale.ROOT, "Machine: %d cores, %s %s, Java %s, tinyproxy 1.11.1, load average %.1f at start.%n",
                 Runtime.getRuntime().availableProcessors(), System.getProperty("os.name"), System.getProperty("os.arch"), System.getProperty("java.version"), loadAtStart))
-            .append("Command: `mvn -q test-compile exec:java -Dexec.classpathScope=test -Dexec.mainClass=io.sandgate.bench.EgressSoakBenchmark` ")
-            .append("(offline, as run here: `java -cp target/test-classes:target/classes:$(cat cp.txt) io.sandgate.bench.EgressSoakBenchmark`, cp.txt from `dependency:build-classpath`)\n\n")
+            .append("Command: `mvn -q test-compile` then `java -cp \"$CP\" io.sandgate.bench.EgressSoakBenchmark` (CP as in bench/README.md, \"Running single parts\"; needs `tinyproxy`)\n\n")
             .append("| setup | task success | not lost by the gateway | failed steps: gateway or node | failed steps: target down | step p50 ms | step p99 ms | kill -> ejected | restart -> in service | restart -> full weight | attempts to the dead node | retries / attempts | ejections per node | run s |\n")
             .append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (Result r : results)
