@@ -99,6 +99,10 @@ final class RedisSessionBus implements SessionBus
         return call(() ->
         {
             RSet<String> owned = held(client);
+            // Fewer ids than the limit, live or not: below it, with one round trip. Only a client
+            // at its limit pays for checking which of its sessions still live.
+            if (owned.size() < limit)
+                return store(session, owned);
             int live = 0;
             for (String id : owned.readAll())
             {
@@ -107,13 +111,16 @@ final class RedisSessionBus implements SessionBus
                 else
                     owned.remove(id);
             }
-            if (live >= limit)
-                return false;
-            update(session);
-            owned.add(session.id());
-            owned.expire(ttl);
-            return true;
+            return live < limit && store(session, owned);
         });
+    }
+
+    private boolean store(McpSession session, RSet<String> owned)
+    {
+        update(session);
+        owned.add(session.id());
+        owned.expire(ttl);
+        return true;
     }
 
     @Override
