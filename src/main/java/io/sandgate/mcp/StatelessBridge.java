@@ -31,6 +31,12 @@ final class StatelessBridge
     static final String REVISION = StatelessTransport.REVISIONS.get(0);
     /** What the gateway answers a client that asks for a revision it does not know, as servers do: their newest. */
     static final String NEWEST_SESSION_REVISION = "2025-11-25";
+    /**
+     * The most of a client's capabilities and info a bridged session keeps. They are stored for
+     * every session and sent again with each request; unbounded, one client's sessions could fill
+     * the store with up to {@code mcp.max-body-size} each.
+     */
+    static final int MAX_CLIENT = 16 * 1024;
     private static final String META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo";
     private static final String META_SERVER_INFO = "io.modelcontextprotocol/serverInfo";
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -56,7 +62,12 @@ final class StatelessBridge
         client.set("capabilities", params.path("capabilities").isObject() ? params.get("capabilities") : JSON.createObjectNode());
         if (params.path("clientInfo").isObject())
             client.set("clientInfo", params.get("clientInfo"));
-        McpSession bridged = session.withProtocolVersion(revision).withClient(client.toString());
+        String said = client.toString();
+        if (said.length() > MAX_CLIENT)
+            return CompletableFuture.failedFuture(new RpcException(HttpStatus.BAD_REQUEST_400, JsonRpcErrors.INVALID_PARAMS,
+                "initialize: capabilities and clientInfo together take " + said.length() + " characters, at most " + MAX_CLIENT
+                    + " are kept for a session the gateway holds", null));
+        McpSession bridged = session.withProtocolVersion(revision).withClient(said);
 
         ObjectNode discover = JSON.createObjectNode().put("jsonrpc", "2.0").put("id", "sandgate-discover").put("method", "server/discover");
         discover.putObject("params");

@@ -1,5 +1,8 @@
 package io.sandgate.mcp;
 
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -50,6 +53,22 @@ class McpBridgeIT
     {
         upstream.close();
         sseOnly.close();
+    }
+
+    /** The gateway stores what a bridged client says of itself: a client cannot make it store megabytes, and the refusal says why. */
+    @Test
+    void hugeClientInfo_isRefused_andLeavesNoSession() throws Exception
+    {
+        String initialize = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\","
+            + "\"capabilities\":{\"pad\":\"" + "x".repeat(StatelessBridge.MAX_CLIENT) + "\"},\"clientInfo\":{\"name\":\"big\",\"version\":\"1\"}}}";
+        int sessions = gateway.sandgate().store().sessions().list(10_000).size();
+        HttpResponse<String> response = HttpClient.newHttpClient().send(HttpRequest.newBuilder(gateway.uri("/mcp/modern/mcp"))
+            .header("Content-Type", "application/json").header("Accept", "application/json, text/event-stream")
+            .POST(HttpRequest.BodyPublishers.ofString(initialize)).build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(400, response.statusCode(), response.body());
+        assertTrue(response.body().contains("-32602") && response.body().contains("at most " + StatelessBridge.MAX_CLIENT), response.body());
+        assertTrue(response.headers().firstValue("Mcp-Session-Id").isEmpty());
+        assertEquals(sessions, gateway.sandgate().store().sessions().list(10_000).size(), "the reserved session was given back");
     }
 
     /**
