@@ -19,6 +19,12 @@ import io.sandgate.core.Schedulers;
 public final class MemorySessionBus implements SessionBus
 {
     private static final int BATCH = 256;
+    /**
+     * Event ids are {@code sg-<n>}, not bare numbers: a client's {@code Last-Event-ID} may be an
+     * upstream's (one that numbers its events), which must go back to the upstream, and the two
+     * must not be taken for each other.
+     */
+    private static final String ID_PREFIX = "sg-";
 
     private final Duration ttl;
     private final int capacity;
@@ -60,7 +66,7 @@ public final class MemorySessionBus implements SessionBus
 
         synchronized String append(String message)
         {
-            String id = Long.toString(++sequence);
+            String id = ID_PREFIX + ++sequence;
             events.addLast(new SerialDrain.Event(id, message));
             while (events.size() > capacity)
                 events.removeFirst();
@@ -69,7 +75,7 @@ public final class MemorySessionBus implements SessionBus
 
         synchronized String lastId()
         {
-            return sequence == 0 ? null : Long.toString(sequence);
+            return sequence == 0 ? null : ID_PREFIX + sequence;
         }
 
         synchronized List<SerialDrain.Event> after(String afterId)
@@ -78,7 +84,7 @@ public final class MemorySessionBus implements SessionBus
             List<SerialDrain.Event> result = new ArrayList<>();
             for (SerialDrain.Event event : events)
             {
-                if (Long.parseLong(event.id()) > after)
+                if (parse(event.id()) > after)
                 {
                     result.add(event);
                     if (result.size() >= BATCH)
@@ -89,11 +95,14 @@ public final class MemorySessionBus implements SessionBus
         }
     }
 
+    /** The sequence number of an id of this bus; 0, the start, for any other. */
     private static long parse(String id)
     {
+        if (!id.startsWith(ID_PREFIX))
+            return 0;
         try
         {
-            return Long.parseLong(id);
+            return Long.parseLong(id.substring(ID_PREFIX.length()));
         }
         catch (NumberFormatException x)
         {
@@ -120,7 +129,7 @@ public final class MemorySessionBus implements SessionBus
     @Override
     public boolean isEventId(String id)
     {
-        return id.matches("\\d{1,18}");
+        return id.matches(ID_PREFIX + "\\d{1,18}");
     }
 
     @Override

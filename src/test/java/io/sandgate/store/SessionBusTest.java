@@ -79,6 +79,22 @@ class SessionBusTest
         }
     }
 
+    /** A client resuming with an upstream's event id (a bare number, an SDK's uuid_n) must not be taken for one of the bus's. */
+    @ParameterizedTest
+    @MethodSource("buses")
+    void ownEventIds_areToldFromAnUpstreams(SessionBus bus)
+    {
+        try (bus)
+        {
+            McpSession session = session("address:2");
+            bus.create(session);
+            String own = bus.append(session.id(), "k", "m");
+            assertTrue(bus.isEventId(own), own);
+            for (String upstreams : List.of("1", "42", "3f2a-uuid_7", "_GET_stream_12"))
+                assertFalse(bus.isEventId(upstreams), upstreams);
+        }
+    }
+
     @ParameterizedTest
     @MethodSource("buses")
     void ownerAndClient_roundTrip(SessionBus bus)
