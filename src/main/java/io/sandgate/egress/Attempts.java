@@ -15,8 +15,9 @@ final class Attempts
     private final EgressPlan plan;
     private final NodePools pools;
     private final EgressMetrics metrics;
+    private final TargetFailures targetFailures;
     private final Set<String> tried = new HashSet<>();
-    /** Nodes that refused the exchange's tunnel with an answer: blamed only if another node opens one. */
+    /** Nodes that refused the exchange's tunnel or left it unanswered: blamed only if another node opens one. */
     private final List<NodeState> refused = new ArrayList<>();
     private NodeState node;
     private boolean repinned;
@@ -25,11 +26,12 @@ final class Attempts
     /** Set on a client thread when the current attempt's request starts out through an open tunnel. */
     private volatile boolean sent;
 
-    Attempts(EgressPlan plan, NodePools pools, EgressMetrics metrics)
+    Attempts(EgressPlan plan, NodePools pools, EgressMetrics metrics, TargetFailures targetFailures)
     {
         this.plan = plan;
         this.pools = pools;
         this.metrics = metrics;
+        this.targetFailures = targetFailures;
     }
 
     /**
@@ -101,16 +103,20 @@ final class Attempts
 
     /**
      * Records how the current attempt ended: in the node's passive health, and in the request
-     * counter. A node that refused the tunnel with an answer is judged later: if another node opens
-     * a tunnel to the same target, the target was reachable and the refusal was the node's own
-     * failure; if none does, the target was at fault and the refusal says nothing about the node.
+     * counter. A node that refused the tunnel, or left it unanswered, is judged later: if another
+     * node opens a tunnel to the same target, the target was reachable and the refusal was the
+     * node's own failure; if none does, the target was at fault and the refusal says nothing about
+     * the node. Nor does it when, meanwhile, another node failed the same target too: the target
+     * came and went between the attempts ({@link TargetFailures}).
      */
     void record(FailurePolicy.Outcome outcome)
     {
         long now = System.nanoTime();
         metrics.attempt(plan.route().pool(), node, outcome);
-        if (outcome == FailurePolicy.Outcome.REFUSED)
+        String target = plan.target().authority();
+        if (outcome == FailurePolicy.Outcome.REFUSED || outcome == FailurePolicy.Outcome.UNANSWERED)
         {
+            targetFailures.failed(target, node.node().id(), now);
             refused.add(node);
             return;
         }
@@ -118,7 +124,10 @@ final class Attempts
         if (outcome == FailurePolicy.Outcome.OK)
         {
             for (NodeState refuser : refused)
-                refuser.requestResult(false, now);
+            {
+                if (!targetFailures.failedThroughOthers(target, refuser.node().id(), now))
+                    refuser.requestResult(false, now);
+            }
             refused.clear();
         }
     }

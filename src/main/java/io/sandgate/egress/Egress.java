@@ -31,6 +31,7 @@ public final class Egress implements AutoCloseable
     private final NodeClients clients;
     private final EgressMetrics metrics;
     private final FailurePolicy policy;
+    private final TargetFailures targetFailures = new TargetFailures();
     private final EgressPlanner planner;
     private final LeakGuard leaks;
     private final Credentials credentials;
@@ -95,7 +96,7 @@ public final class Egress implements AutoCloseable
     Attempts start(EgressPlan plan)
     {
         policy.exchangeStarted();
-        return new Attempts(plan, pools, metrics);
+        return new Attempts(plan, pools, metrics, targetFailures);
     }
 
     FailurePolicy policy()

@@ -3,6 +3,7 @@ package io.sandgate.egress;
 import java.io.EOFException;
 import java.io.IOException;
 import java.net.SocketException;
+import java.net.SocketTimeoutException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.WritePendingException;
 import java.time.Duration;
@@ -11,6 +12,7 @@ import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeoutException;
 import javax.net.ssl.SSLException;
 
 import io.sandgate.config.EgressConfig;
@@ -52,9 +54,15 @@ final class FailurePolicy
         FAILURE(true),
         /**
          * The node answered the tunnel with a refusal: the node's failure only if another node
-         * reaches the same target (see {@link Attempts#record}), the target's otherwise.
+         * reaches the same target while no other node fails it (see {@link Attempts#record}), the
+         * target's otherwise.
          */
         REFUSED(true),
+        /**
+         * The node accepted the connection and stayed silent until the attempt timed out: a hung
+         * node, or a live one still trying a target that drops packets. Judged as a refusal is.
+         */
+        UNANSWERED(true),
         /** Failed by the node's doing: counts towards its passive ejection. */
         NODE_FAILURE(false);
 
@@ -195,6 +203,8 @@ final class FailurePolicy
             outcome = Outcome.NODE_FAILURE;
         else if ((unsent && isRefusal(attempt.failure())) || has(attempt.failure(), NodeError.class))
             outcome = Outcome.REFUSED;
+        else if (unsent && !attempt.nodeAnswered() && isSilence(attempt))
+            outcome = Outcome.UNANSWERED;
         else
             outcome = Outcome.FAILURE;
         return new Verdict(outcome, mayRetry(attempt, unsent));
@@ -214,8 +224,23 @@ final class FailurePolicy
         // Its refusal is judged by whether another node reaches the target (Outcome.REFUSED).
         if (attempt.nodeAnswered())
             return false;
-        // Refused, dropped or silent without a byte: the node's own doing.
+        // It took the connection and said nothing: it may be hung, or still be trying a target that
+        // drops packets, which through an idle node looks the same. Judged as a refusal is
+        // (Outcome.UNANSWERED), so that one agent calling a blackholed target ejects no node.
+        if (isSilence(attempt))
+            return false;
+        // Refused or dropped without a byte, or never took the connection: the node's own doing.
         return true;
+    }
+
+    /**
+     * Whether the attempt timed out on a connection the node had accepted. Jetty reports a connect
+     * that never completed as a {@link SocketTimeoutException}, silence on an open connection (the
+     * idle or total timeout) as a {@link TimeoutException}.
+     */
+    private static boolean isSilence(Attempt attempt)
+    {
+        return has(attempt.failure(), TimeoutException.class) && !has(attempt.failure(), SocketTimeoutException.class);
     }
 
     private boolean mayRetry(Attempt attempt, boolean unsent)

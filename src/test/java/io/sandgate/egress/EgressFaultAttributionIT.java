@@ -6,6 +6,7 @@ import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -48,6 +49,9 @@ class EgressFaultAttributionIT
 
     private TargetServer target;
     private int closedPort;
+    /** A port whose accept queue is full: a connect to it hangs, as to a host that drops packets. */
+    private ServerSocket blackhole;
+    private final List<Socket> queued = new ArrayList<>();
     private final Map<String, Tinyproxy> nodes = new java.util.HashMap<>();
 
     @RegisterExtension
@@ -61,8 +65,24 @@ class EgressFaultAttributionIT
         {
             closedPort = taken.getLocalPort();
         }
+        blackhole = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+        // Linux queues backlog + 1 connections nobody accepts, then drops further SYNs unanswered.
+        while (true)
+        {
+            Socket waiting = new Socket();
+            try
+            {
+                waiting.connect(blackhole.getLocalSocketAddress(), 200);
+                queued.add(waiting);
+            }
+            catch (SocketTimeoutException full)
+            {
+                waiting.close();
+                break;
+            }
+        }
         for (String name : NODES)
-            nodes.put(name, Tinyproxy.start(name, target.httpPort(), target.httpsPort(), closedPort));
+            nodes.put(name, Tinyproxy.start(name, target.httpPort(), target.httpsPort(), closedPort, blackhole.getLocalPort()));
     }
 
     private void configure(GatewayConfig config)
@@ -71,6 +91,7 @@ class EgressFaultAttributionIT
         config.trustStoreOf(target);
         config.set("egress.connect-timeout", "1s");
         config.set("egress.ssrf.allow", "127.0.0.0/8");
+        config.set("egress.connect-ports", "443," + blackhole.getLocalPort());
         // No retry key: the default applies.
         config.set("egress.routes", List.of(
             Map.of("match", Map.of("domains", List.of("127.0.0.1"), "task_type", "sticky"), "upstream", "main", "scheme", "http",
@@ -83,10 +104,13 @@ class EgressFaultAttributionIT
     }
 
     @AfterEach
-    void stop()
+    void stop() throws IOException
     {
         nodes.values().forEach(Tinyproxy::close);
         target.close();
+        for (Socket socket : queued)
+            socket.close();
+        blackhole.close();
     }
 
     private HttpResponse<String> call(String method, String path, String session) throws Exception
@@ -172,6 +196,30 @@ class EgressFaultAttributionIT
         assertFalse(ejected("t2") || ejected("t3"));
         for (int i = 0; i < 10; i++)
             assertNotEquals("t1", node(call("GET", "/egress/127.0.0.1:" + target.httpPort() + "/echo", "agent-2")));
+    }
+
+    @Test
+    void blackholedTarget_leavesIdleNodesSilent_andEjectsNone() throws Exception
+    {
+        // Each node takes the CONNECT and keeps trying the target while the gateway's timeout runs
+        // out: from outside, the same as a hung node. Four agents at once, two attempts each, and no
+        // other traffic that could show the nodes alive; before, that ejected them all.
+        ExecutorService agents = Executors.newFixedThreadPool(4);
+        try
+        {
+            List<Future<String>> answers = new ArrayList<>();
+            for (int i = 0; i < 4; i++)
+                answers.add(agents.submit(() -> connect("127.0.0.1:" + blackhole.getLocalPort())));
+            for (Future<String> answer : answers)
+                assertTrue(answer.get().startsWith("HTTP/1.1 5"), answer.get());
+        }
+        finally
+        {
+            agents.shutdownNow();
+        }
+        for (String id : NODES)
+            assertFalse(ejected(id), id + " is not to blame for a target that drops packets: " + pool());
+        assertEquals(200, call("GET", "/egress/127.0.0.1:" + target.httpPort() + "/echo", "agent-0").statusCode());
     }
 
     @Test

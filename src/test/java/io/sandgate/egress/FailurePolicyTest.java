@@ -3,6 +3,7 @@ package io.sandgate.egress;
 import java.io.EOFException;
 import java.io.IOException;
 import java.net.ConnectException;
+import java.net.SocketTimeoutException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.WritePendingException;
 import java.util.HashMap;
@@ -70,15 +71,25 @@ class FailurePolicyTest
     }
 
     @Test
-    void nodeRefusedDroppedOrSilentBeforeAnyByte_isBlamed_andAGetGoesToAnotherNode()
+    void nodeRefusedDroppedOrNeverConnectedBeforeAnyByte_isBlamed_andAGetGoesToAnotherNode()
     {
-        for (Throwable failure : List.of(new ConnectException("refused"), new IOException(new EOFException()), new TimeoutException()))
+        for (Throwable failure : List.of(new ConnectException("refused"), new IOException(new EOFException()), new SocketTimeoutException("Connect Timeout")))
         {
             FailurePolicy.Verdict verdict = get(failure);
             assertEquals(FailurePolicy.Outcome.NODE_FAILURE, verdict.outcome(), failure.toString());
             assertTrue(verdict.retry(), failure.toString());
         }
         assertEquals(3, registry.get("sandgate.egress.retries").counter().count());
+    }
+
+    @Test
+    void nodeSilentOnAConnectionItAccepted_isJudgedAsARefusal_andAnotherNodeIsTried()
+    {
+        // A hung node, or a live one whose connect to a blackholed target has not given up yet.
+        FailurePolicy.Verdict verdict = get(new TimeoutException("Idle timeout 1000 ms"));
+        assertEquals(FailurePolicy.Outcome.UNANSWERED, verdict.outcome());
+        assertFalse(verdict.blamesNode());
+        assertTrue(verdict.retry(), "nothing reached the target");
     }
 
     @Test

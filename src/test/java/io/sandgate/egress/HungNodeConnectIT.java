@@ -33,8 +33,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Finding 6, CONNECT part: an egress node that accepts TCP and never answers the CONNECT must not
  * take the gateway's request threads. With 40 of them, 100 CONNECTs hang on such a node while
  * health and ordinary ingress traffic keep answering within a second; each CONNECT then ends with
- * the gateway's error once the handshake timeout has passed, and the node is blamed as the failure
- * policy says. A CONNECT whose first node hangs is opened through another.
+ * the gateway's error once the handshake timeout has passed. Alone, the node is not blamed (a target
+ * that drops packets looks the same through it); a CONNECT whose first node hangs is opened through
+ * another, and that blames the silent node.
  */
 class HungNodeConnectIT
 {
@@ -124,13 +125,11 @@ class HungNodeConnectIT
             assertTrue(connect.get(30, TimeUnit.SECONDS).startsWith("HTTP/1.1 502"), connect.get());
         assertTrue(System.nanoTime() - started >= CONNECT_TIMEOUT.toNanos(), "the node had its connect timeout to answer");
 
-        // The node failed every tunnel: counted as its failure, and passively ejected.
+        // Silence on a connection the node took is a hung node or a target that drops packets: alone,
+        // with no other node to compare with, the node is not blamed for it.
         MeterRegistry metrics = gateway.sandgate().metrics();
-        assertEquals(CONNECTS, metrics.get("sandgate.egress.requests").tags("node", "silent", "outcome", "node_failure").counter().count());
-        assertEquals(1, metrics.get("sandgate.egress.node.ejected").tags("node", "silent").gauge().value());
-        assertEquals("passive", gateway.sandgate().egress().describe().stream()
-            .filter(pool -> pool.get("name").equals("hung"))
-            .flatMap(pool -> ((List<?>)pool.get("nodes")).stream()).map(node -> ((Map<?, ?>)node).get("ejection")).findFirst().orElseThrow());
+        assertEquals(CONNECTS, metrics.get("sandgate.egress.requests").tags("node", "silent", "outcome", "unanswered").counter().count());
+        assertEquals(0, metrics.get("sandgate.egress.node.ejected").tags("node", "silent").gauge().value());
     }
 
     @Test
@@ -144,8 +143,10 @@ class HungNodeConnectIT
             assertTrue(connect.get(30, TimeUnit.SECONDS).startsWith("HTTP/1.1 200"), connect.get());
         assertEquals(4, good.connects(), "every tunnel was opened by the good node");
         MeterRegistry metrics = gateway.sandgate().metrics();
-        assertTrue(metrics.get("sandgate.egress.requests").tags("node", "silent-too", "outcome", "node_failure").counter().count() >= 1,
-            "a first attempt went to the silent node");
+        assertTrue(metrics.get("sandgate.egress.requests").tags("node", "silent-too", "outcome", "unanswered").counter().count() >= 3,
+            "first attempts went to the silent node");
+        // Another node opened the tunnels it left unanswered: the silence was the node's failure.
+        assertEquals(1, metrics.get("sandgate.egress.node.ejected").tags("node", "silent-too").gauge().value());
         assertEquals(4, metrics.get("sandgate.egress.requests").tags("node", "good", "outcome", "ok").counter().count());
     }
 }

@@ -123,7 +123,7 @@ class NodeSelectorTest
     {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         NodePools pools = new NodePools(config, NodeSelector.weighted());
-        Attempts attempts = new Attempts(plan(), pools, new EgressMetrics(registry, pools));
+        Attempts attempts = new Attempts(plan(), pools, new EgressMetrics(registry, pools), new TargetFailures());
         Set<String> nodes = new HashSet<>();
         while (attempts.next())
             nodes.add(attempts.node().node().id());
@@ -143,7 +143,7 @@ class NodeSelectorTest
         NodeState node = null;
         for (int i = 0; i < 3; i++)
         {
-            Attempts attempts = new Attempts(plan(), pools, metrics);
+            Attempts attempts = new Attempts(plan(), pools, metrics, new TargetFailures());
             do
             {
                 assertTrue(attempts.next());
@@ -154,6 +154,50 @@ class NodeSelectorTest
         }
         assertTrue(node.isEjected(), "three node failures in a row eject it");
         assertEquals(3, registry.get("sandgate.egress.requests").tags("node", node.node().id(), "outcome", "node_failure").counter().count());
+    }
+
+    /** One exchange: its attempt on {@code node} ends with {@code outcome}; a retry, if any, opens the tunnel through another node. */
+    private void exchange(NodePools pools, EgressMetrics metrics, TargetFailures targetFailures, String node, FailurePolicy.Outcome outcome,
+                          boolean retry) throws Exception
+    {
+        Attempts attempts = new Attempts(plan(), pools, metrics, targetFailures);
+        do
+        {
+            assertTrue(attempts.next());
+        }
+        while (!attempts.node().node().id().equals(node));
+        attempts.record(outcome);
+        if (retry)
+        {
+            assertTrue(attempts.next());
+            attempts.record(FailurePolicy.Outcome.OK);
+        }
+    }
+
+    @Test
+    void aRefusalOrSilence_isBlamedWhenAnotherNodeOpensTheTunnel_unlessAnotherNodeFailedTheTargetToo() throws Exception
+    {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        NodePools pools = new NodePools(config, NodeSelector.weighted());
+        EgressMetrics metrics = new EgressMetrics(registry, pools);
+
+        // Only a fails the target, which another node reaches: a is failing, and out after three.
+        TargetFailures onlyA = new TargetFailures();
+        for (FailurePolicy.Outcome outcome : List.of(FailurePolicy.Outcome.REFUSED, FailurePolicy.Outcome.UNANSWERED, FailurePolicy.Outcome.REFUSED))
+            exchange(pools, metrics, onlyA, "a", outcome, true);
+        assertTrue(pools.node("a").isEjected(), "failed three times a target the others reached");
+
+        // The target comes and goes: b fails it alone in one exchange (no retry), and in others it is
+        // back by the time the retry is made. However often that happens, no node is to blame.
+        TargetFailures flapping = new TargetFailures();
+        for (int i = 0; i < 5; i++)
+        {
+            exchange(pools, metrics, flapping, "b", FailurePolicy.Outcome.REFUSED, false);
+            exchange(pools, metrics, flapping, "b", FailurePolicy.Outcome.UNANSWERED, true);
+            exchange(pools, metrics, flapping, "c", FailurePolicy.Outcome.REFUSED, true);
+        }
+        assertFalse(pools.node("b").isEjected(), "the target flapped: b never failed it alone");
+        assertFalse(pools.node("c").isEjected(), "the target flapped: c never failed it alone");
     }
 
     private EgressPlan plan() throws Exception

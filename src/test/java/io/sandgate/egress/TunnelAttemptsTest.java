@@ -61,7 +61,7 @@ class TunnelAttemptsTest
         EgressConfig.Route route = config.routes().stream().filter(r -> r.domains().contains(host)).findFirst().orElseThrow();
         EgressPlan plan = new EgressPlan(EgressPlan.Entry.CONNECT, route, new PinnedTarget("https", host, InetAddress.getByName("192.0.2.10"), 443),
             "", Optional.empty(), Optional.empty(), new EgressPlan.Timeouts(config.connectTimeout(), route.idleTimeout(), route.timeout()));
-        return new TunnelAttempts(plan, new Attempts(plan, pools, metrics), policy, opener);
+        return new TunnelAttempts(plan, new Attempts(plan, pools, metrics, new TargetFailures()), policy, opener);
     }
 
     /** Records which node was asked and hands out an unconnected channel. */
@@ -79,7 +79,7 @@ class TunnelAttemptsTest
     }
 
     @Test
-    void nodeThatDoesNotAnswer_isBlamed_andTheTunnelIsTriedOnAnotherNode_withinTheRoutesRetries() throws Exception
+    void nodeThatDoesNotAnswerOrCloses_isTriedOnAnotherNode_withinTheRoutesRetries() throws Exception
     {
         TunnelAttempts attempts = attempts("retry.test", this::open);
 
@@ -89,7 +89,8 @@ class TunnelAttemptsTest
 
         assertEquals(2, opened.size());
         assertEquals(2, opened.stream().distinct().count(), "each attempt on a node not tried yet: " + opened);
-        assertEquals(2, count("node_failure"));
+        assertEquals(1, count("unanswered"), "silent: judged by whether another node opens the tunnel");
+        assertEquals(1, count("node_failure"), "closed without an answer: the node's doing");
         assertEquals(HttpStatus.BAD_GATEWAY_502, attempts.exhausted().status());
     }
 
