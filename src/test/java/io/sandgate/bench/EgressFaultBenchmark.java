@@ -104,6 +104,8 @@ public final class EgressFaultBenchmark
             .trustStoreOf(target)
             // The target runs on loopback, which the SSRF guard refuses unless allowed.
             .set("egress.ssrf.allow", "127.0.0.0/8")
+            // and on a port other than 443, which a tunnel may reach only when listed.
+            .set("egress.connect-ports", "443," + target.httpsPort())
             .set("egress.routes", List.of(Map.of("match", Map.of("domains", List.of("127.0.0.1")), "upstream", "pool", "retry", 2, "timeout", "10s")))
             .set("egress.pools", Map.of("pool", Map.of("region", "eu", "nodes", nodeConfig)))))
         {
