@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
 
-ALL_SCENARIOS="http_small_max,http_small_rate,http_large,ws_echo,idle_ws,jmh,mcp,egress"
+ALL_SCENARIOS="http_small_max,http_small_rate,http_small_cpu,http_large,ws_echo,idle_ws,jmh,mcp,egress"
 ALL_TARGETS="direct,nginx,haproxy,sandgate-memory,sandgate-redis"
 QUICK=0
 BUILD=1
@@ -112,6 +112,7 @@ wait_for() {
 BACKEND_PORT=$(free_port)
 java -Xms512m -Xmx2g -cp "$CP" io.sandgate.bench.BenchBackend "$BACKEND_PORT" > "$RUN/backend.log" 2>&1 &
 PIDS+=($!)
+BACKEND_PID=$!
 wait_for "http://127.0.0.1:$BACKEND_PORT/1k" backend
 
 # --- Redis -----------------------------------------------------------------------------------
@@ -313,6 +314,31 @@ if has "$SCENARIOS" http_small_rate; then
     echo "http_small_rate $t: $line"
     for m in p50_ms p99_ms p999_ms max_ms errors requests; do record http_small_rate "$t" "$m" "$(field "$m" "$line")"; done
   done
+fi
+
+if has "$SCENARIOS" http_small_cpu; then
+  # CPU per request, the proxy alone on core 0, wrk and the backend on the last core, so that the
+  # proxy's CPU time is not its share of a contended core. Affinity is restored afterwards.
+  hz=$(getconf CLK_TCK)
+  last=$(( $(nproc) - 1 ))
+  record meta - cmd_http_small_cpu "taskset -c $last wrk -t1 -c$BENCH_CONNECTIONS -d${BENCH_SECONDS}s URL/1k, proxy pinned to core 0 (taskset -a -p -c 0), backend to core $last"
+  pin() { local pid; for pid in $2; do taskset -a -p -c "$1" "$pid" > /dev/null; done; }
+  pin "$last" "$BACKEND_PID"
+  for t in $(targets); do
+    [ "$t" != direct ] || continue
+    p=$(pids "$t")
+    pin 0 "$p"
+    ck=$(cookie "$t")
+    taskset -c "$last" wrk -t1 -c"$BENCH_CONNECTIONS" -d"${BENCH_WARMUP_SECONDS}s" ${ck:+-H "Cookie: $ck"} "$(http_url "$t" /1k)" > /dev/null
+    before=$(cpu_ticks "$p")
+    line=$(taskset -c "$last" wrk -t1 -c"$BENCH_CONNECTIONS" -d"${BENCH_SECONDS}s" -s "$ROOT/bench/wrk-report.lua" ${ck:+-H "Cookie: $ck"} "$(http_url "$t" /1k)" | grep '^RESULT')
+    after=$(cpu_ticks "$p")
+    pin "0-$last" "$p"
+    echo "http_small_cpu $t: $line"
+    record http_small_cpu "$t" requests "$(field requests "$line")"
+    record http_small_cpu "$t" cpu_s "$(awk -v d=$(( after - before )) -v hz="$hz" 'BEGIN {print d / hz}')"
+  done
+  pin "0-$last" "$BACKEND_PID"
 fi
 
 if has "$SCENARIOS" http_large; then

@@ -122,6 +122,17 @@ public final class SideBySideReport
                 .append("Run again with a lower `BENCH_RATE`.**\n");
         }
 
+        s.append("\n### HTTP 1 KB: proxy CPU per request\n\n`").append(meta("cmd_http_small_cpu"))
+            .append("`; CPU is utime+stime of the proxy's processes from /proc over the measured run\n\n")
+            .append("| target | requests | proxy CPU s | CPU s per 100k requests | CPU us per request | vs nginx |\n|---|---|---|---|---|---|\n");
+        for (String t : TARGETS.keySet())
+        {
+            if (t.equals("direct"))
+                continue;
+            row(s, t, fmt(number("http_small_cpu", t, "requests"), "%.0f"), fmt(number("http_small_cpu", t, "cpu_s"), "%.2f"),
+                fmt(cpuPerRequest(t, 1e5), "%.2f"), fmt(cpuPerRequest(t, 1e6), "%.1f"), ratioOf(target -> cpuPerRequest(target, 1), t, "nginx"));
+        }
+
         s.append("\n### HTTP 1 MB: throughput and proxy CPU\n\n`").append(meta("cmd_http_large"))
             .append("`; CPU is utime+stime of the proxy's processes (nginx: master and workers) from /proc, before and after\n\n")
             .append("| target | MB/s | vs direct | vs nginx | proxy CPU, % of one core | proxy CPU s per GB |\n|---|---|---|---|---|---|\n");
@@ -180,6 +191,14 @@ public final class SideBySideReport
             s.append("| (not run) | | | |\n");
         }
         return s.append('\n').toString();
+    }
+
+    /** The proxy's CPU seconds per request of the pinned 1 KB run, times {@code scale}. */
+    private Double cpuPerRequest(String target, double scale)
+    {
+        Double cpu = number("http_small_cpu", target, "cpu_s");
+        Double requests = number("http_small_cpu", target, "requests");
+        return cpu == null || requests == null || requests == 0 ? null : cpu / requests * scale;
     }
 
     private Double mbPerSecond(String target)
