@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 
@@ -71,12 +70,9 @@ public abstract class ProxyProcess extends ProcessFixture implements ProxyNode
      */
     public synchronized void kill()
     {
-        if (process == null)
-            return;
         Process dying = process;
         process = null;
-        stop(dying, Duration.ZERO);
-        awaitRefusing(port);
+        crash(dying, port);
     }
 
     /** Kills the program if it runs and starts it again on the same port; returns once the port accepts connections. */
