@@ -188,7 +188,9 @@ public final class EgressSoakBenchmark
                 System.out.printf(Locale.ROOT, "%s done after %d s%n", setup.name(), TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - begin));
             }
         }
-        String section = section(workflows, loadAtStart, TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - begin), results);
+        // The load at both ends: on a shared machine, other work during the run moves eject times and tail latencies.
+        double[] load = {loadAtStart, ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage()};
+        String section = section(workflows, load, TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - begin), results);
         BenchmarksDocument.writeSection(out, HEADING, section);
         System.out.println(section);
         System.exit(0);
@@ -230,6 +232,7 @@ public final class EgressSoakBenchmark
                 double[] attemptsAtKill = new double[1];
                 double[] attemptsAtRestart = new double[1];
 
+                List<String> timeline = Collections.synchronizedList(new ArrayList<>());
                 long begin = System.nanoTime();
                 schedule.scheduleAtFixedRate(flapping::down, FLAP_UP.toMillis(), FLAP_UP.plus(FLAP_DOWN).toMillis(), TimeUnit.MILLISECONDS);
                 schedule.scheduleAtFixedRate(flapping::up, FLAP_UP.plus(FLAP_DOWN).toMillis(), FLAP_UP.plus(FLAP_DOWN).toMillis(), TimeUnit.MILLISECONDS);
@@ -239,16 +242,18 @@ public final class EgressSoakBenchmark
                     // The node is dead from the SIGKILL on, not from when its port is seen refusing.
                     killedAt.set(System.nanoTime());
                     victim.kill();
+                    // When it happened: a loaded machine runs the schedule late.
+                    timeline.add(String.format(Locale.ROOT, "%s SIGKILL at %.1f s", victim.name(), (killedAt.get() - begin) / 1e9));
                     return null;
                 }, KILL_AT.toMillis(), TimeUnit.MILLISECONDS);
                 schedule.schedule(() ->
                 {
                     victim.restart();
                     restartedAt.set(System.nanoTime());
+                    timeline.add(String.format(Locale.ROOT, "%s restarted at %.1f s", victim.name(), (restartedAt.get() - begin) / 1e9));
                     attemptsAtRestart[0] = attempts(gateway, victim.name());
                     return null;
                 }, KILL_AT.plus(DEAD_FOR).toMillis(), TimeUnit.MILLISECONDS);
-                List<String> timeline = Collections.synchronizedList(new ArrayList<>());
                 Thread watcher = new Thread(() -> watch(gateway, victim.name(), begin, killedAt, restartedAt, ejectedAt, inServiceAt, fullWeightAt, timeline),
                     "pool-watcher");
                 watcher.setDaemon(true);
@@ -469,7 +474,7 @@ public final class EgressSoakBenchmark
         return from.get() == 0 || to.get() == 0 ? -1 : TimeUnit.NANOSECONDS.toMillis(Math.max(0, to.get() - from.get()));
     }
 
-    private static String section(int workflows, double loadAtStart, long totalSeconds, List<Result> results)
+    private static String section(int workflows, double[] load, long totalSeconds, List<Result> results)
     {
         StringBuilder s = new StringBuilder(HEADING).append("\n\n")
             .append("Agent workflows of ").append(STEPS).append(" HTTPS steps each (idempotent GETs of `/echo`), ")
@@ -493,8 +498,8 @@ public final class EgressSoakBenchmark
             .append("and \"not lost by the gateway\" counts the workflows whose failed first tries, if any, were all the target's. ")
             .append("Eject and recovery times come from polling `GET /admin/egress/pools` every 20 ms: kill to `ejected: true`, restart to `ejected: false` (and to the configured weight again, after the recovery ramp); ")
             .append("attempts to the dead node are the growth of `sandgate_egress_requests_total{node=...}` for the killed node between kill and restart; retries / attempts are the gateway's own retries on another node.\n")
-            .append(String.format(Locale.ROOT, "Machine: %d cores, %s %s, Java %s, tinyproxy 1.11.1, squid 5.7, load average %.1f at start.%n",
-                Runtime.getRuntime().availableProcessors(), System.getProperty("os.name"), System.getProperty("os.arch"), System.getProperty("java.version"), loadAtStart))
+            .append(String.format(Locale.ROOT, "Machine: %d cores, %s %s, Java %s, tinyproxy 1.11.1, squid 5.7, load average %.1f at start and %.1f at the end.%n",
+                Runtime.getRuntime().availableProcessors(), System.getProperty("os.name"), System.getProperty("os.arch"), System.getProperty("java.version"), load[0], load[1]))
             .append("Command: `mvn -q test-compile` then `java -cp \"$CP\" io.sandgate.bench.EgressSoakBenchmark` (CP as in bench/README.md, \"Running single parts\"; needs `tinyproxy` and `squid`); ")
             .append("the four setups took ").append(totalSeconds).append(" s, each node's recovery watched to its end.\n\n")
             .append("What the agent sees, with its SDK's retries:\n\n")
@@ -525,7 +530,7 @@ public final class EgressSoakBenchmark
         s.append("\nSteps that still failed after the agent's retries, other than the target's, by what the agent saw last:\n\n");
         for (Result r : results)
             s.append("- ").append(r.setup()).append(": ").append(r.tally().afterRetries).append('\n');
-        s.append(String.format(Locale.ROOT, "%nEjections and returns as the admin API showed them (the target went down at %d s and every %d s after, for %d s; the first node was killed at %d s and restarted at %d s):%n%n",
+        s.append(String.format(Locale.ROOT, "%nThe first node's kill and restart, and every ejection and return as the admin API showed them (the target went down at %d s and every %d s after, for %d s; the kill was due at %d s and the restart at %d s):%n%n",
             FLAP_UP.toSeconds(), FLAP_UP.plus(FLAP_DOWN).toSeconds(), FLAP_DOWN.toSeconds(), KILL_AT.toSeconds(), KILL_AT.plus(DEAD_FOR).toSeconds()));
         for (Result r : results)
             s.append("- ").append(r.setup()).append(": ").append(r.timeline().isEmpty() ? "none" : r.timeline()).append('\n');
