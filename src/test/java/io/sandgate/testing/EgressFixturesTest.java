@@ -26,6 +26,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.ThrowingConsumer;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -347,6 +349,24 @@ class EgressFixturesTest
                     refused::toString);
             assertEquals(403, answer.getResponse().getStatus());
         });
+    }
+
+    /** The soak benchmark crashes a node this way; both programs must come back on their address. */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"squid", "tinyproxy"})
+    void aKilledNodeRefusesConnectionsAndARestartedOneTunnelsOnTheSamePort(String kind) throws Throwable
+    {
+        try (ProxyProcess node = kind.equals("squid") ? Squid.start(kind, target.httpsPort()) : Tinyproxy.start(kind, target.httpsPort()))
+        {
+            int port = node.port();
+            node.kill();
+            assertThrows(ConnectException.class, () -> rawConnect(port));
+
+            node.restart();
+
+            assertEquals(port, node.port());
+            withClientThrough(port, viaNode -> assertEquals(200, get(viaNode, target.httpsUrl("/echo")).getStatus(), node::diagnostics));
+        }
     }
 
     private static void rawConnect(int port) throws IOException

@@ -157,8 +157,23 @@ public abstract class ProcessFixture implements AutoCloseable
         }
     }
 
+    /**
+     * SIGKILL to the process and what it forked, as a crash: no chance to close connections or
+     * remove pid and lock files. Returns once nothing listens on the port any more; does nothing
+     * for a process that is not running (null).
+     */
+    protected static void crash(Process process, int port)
+    {
+        if (process == null)
+            return;
+        stop(process, Duration.ZERO);
+        // Process exit and the listening socket disappearing are separate events from the test's
+        // point of view; callers asserting "connection refused" must not race the kernel.
+        awaitRefusing(port);
+    }
+
     /** Waits until nothing listens on the port any more, as a crashed server's clients see it. */
-    protected static void awaitRefusing(int port)
+    private static void awaitRefusing(int port)
     {
         try
         {

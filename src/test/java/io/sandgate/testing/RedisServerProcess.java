@@ -3,7 +3,6 @@ package io.sandgate.testing;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 
 /**
@@ -83,14 +82,9 @@ public final class RedisServerProcess extends ProcessFixture
      */
     public synchronized void kill()
     {
-        if (process == null)
-            return;
         Process dying = process;
         process = null;
-        stop(dying, Duration.ZERO);
-        // Process exit and the listening socket disappearing are separate events from the test's
-        // point of view; callers asserting "connection refused" must not race the kernel.
-        awaitRefusing(port);
+        crash(dying, port);
     }
 
     /**

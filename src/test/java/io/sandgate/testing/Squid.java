@@ -81,10 +81,8 @@ public final class Squid extends ProxyProcess
         {
             throw new UncheckedIOException("cannot write " + config, e);
         }
-        Path console = directory.resolve("console.log");
-        // -N: in the foreground, so that this process is squid itself.
-        process = launch(List.of(executable.toString(), "-N", "-f", config.toString()), console, console);
-        awaitReady(process, "squid on port " + port, "accept connections", () -> acceptsConnections(port));
+        // -N: in the foreground and without a master process, so that this process is squid itself.
+        run(List.of(executable.toString(), "-N", "-f", config.toString()), directory.resolve("squid.pid"));
     }
 
     /** The stock configuration, changed only where the class comment says. */

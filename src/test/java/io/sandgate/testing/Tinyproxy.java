@@ -102,9 +102,7 @@ public final class Tinyproxy extends ProxyProcess
         {
             throw new UncheckedIOException("cannot write " + config, e);
         }
-        Path console = directory.resolve("console.log");
-        process = launch(List.of(executable.toString(), "-d", "-c", config.toString()), console, console);
-        awaitReady(process, "tinyproxy on port " + port, "accept connections", () -> acceptsConnections(port));
+        run(List.of(executable.toString(), "-d", "-c", config.toString()), directory.resolve("tinyproxy.pid"));
     }
 
     private static String read(Path file)
