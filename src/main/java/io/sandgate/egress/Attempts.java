@@ -106,8 +106,8 @@ final class Attempts
      * counter. A node that refused the tunnel, or left it unanswered, is judged later: if another
      * node opens a tunnel to the same target, the target was reachable and the refusal was the
      * node's own failure; if none does, the target was at fault and the refusal says nothing about
-     * the node. Nor does it when, meanwhile, another node failed the same target too: the target
-     * came and went between the attempts ({@link TargetFailures}).
+     * the node. Nor does it when the node that reached the target had failed it too within the
+     * last seconds: the target came and went between the attempts ({@link TargetFailures}).
      */
     void record(FailurePolicy.Outcome outcome)
     {
@@ -121,14 +121,14 @@ final class Attempts
             return;
         }
         node.requestResult(outcome.nodeOk(), now);
-        if (outcome == FailurePolicy.Outcome.OK)
+        // The target was reached; unless the node that reached it failed it too a moment ago (the
+        // target comes and goes), the nodes that refused it failed.
+        if (outcome == FailurePolicy.Outcome.OK && !targetFailures.failedRecently(target, node.node().id(), now))
         {
             for (NodeState refuser : refused)
-            {
-                if (!targetFailures.failedThroughOthers(target, refuser.node().id(), now))
-                    refuser.requestResult(false, now);
-            }
-            refused.clear();
+                refuser.requestResult(false, now);
         }
+        if (outcome == FailurePolicy.Outcome.OK)
+            refused.clear();
     }
 }

@@ -9,9 +9,10 @@ import java.util.concurrent.TimeUnit;
  * refused it with an answer, or accepted the connection and stayed silent. Either is the node's
  * failure when the target is reachable and the target's when it is not; the attempts of one
  * exchange cannot tell which when the target comes and goes between them (a node refused while the
- * target was down, the retry through another node found it up again). What other exchanges saw
- * settles it: if a second node failed the same target within the window, the target is flaky and
- * no node is blamed for it.
+ * target was down, the retry through another node found it up again). What the node that reached
+ * the target saw settles it: if it failed the same target itself within the window, the target is
+ * flaky and the refusal is not held against the refusing node. Nodes that refuse a target that
+ * another node reaches steadily are still blamed, however many of them there are.
  *
  * <p>Bounded: past {@link #MAX_TARGETS} targets, the stale ones are dropped, and if that is not
  * enough all are. Forgetting only means a refusal may be blamed on less evidence; it never lets a
@@ -38,18 +39,12 @@ final class TargetFailures
         failures.computeIfAbsent(target, t -> new ConcurrentHashMap<>()).put(node, now);
     }
 
-    /** Whether a node other than {@code node} failed {@code target} within the window before {@code now}. */
-    boolean failedThroughOthers(String target, String node, long now)
+    /** Whether {@code node} failed {@code target} within the window before {@code now}. */
+    boolean failedRecently(String target, String node, long now)
     {
         Map<String, Long> nodes = failures.get(target);
-        if (nodes == null)
-            return false;
-        for (Map.Entry<String, Long> failure : nodes.entrySet())
-        {
-            if (!failure.getKey().equals(node) && now - failure.getValue() <= WINDOW_NANOS)
-                return true;
-        }
-        return false;
+        Long at = nodes == null ? null : nodes.get(node);
+        return at != null && now - at <= WINDOW_NANOS;
     }
 
     private static boolean isStale(Map<String, Long> nodes, long now)

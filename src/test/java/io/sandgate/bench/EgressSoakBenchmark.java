@@ -99,7 +99,7 @@ public final class EgressSoakBenchmark
      * @param timeline every node's ejections and returns as the admin API showed them, in seconds from the start
      */
     record Result(String setup, String victim, Tally tally, long ejectMillis, long recoverMillis, long fullWeightMillis, long deadNodeAttempts,
-                  double retries, double attempts, String ejections, String timeline, long seconds)
+                  double retries, double attempts, String ejections, String outcomes, String timeline, long seconds)
     {
     }
 
@@ -288,7 +288,7 @@ public final class EgressSoakBenchmark
                 Matcher retries = RETRIES.matcher(metrics);
                 return new Result(setup.name(), victim.name(), tally, since(killedAt, ejectedAt), since(restartedAt, inServiceAt), since(restartedAt, fullWeightAt),
                     restartedAt.get() == 0 ? -1 : Math.round(attemptsAtRestart[0] - attemptsAtKill[0]), retries.find() ? Double.parseDouble(retries.group(1)) : 0,
-                    attempts, ejections(gateway), String.join("; ", timeline), seconds);
+                    attempts, ejections(gateway), outcomes(metrics), String.join("; ", timeline), seconds);
             }
         }
         finally
@@ -451,6 +451,23 @@ public final class EgressSoakBenchmark
         return String.join(", ", counts);
     }
 
+    /** {@code tp0: node_failure 3, refused 40; ...}: every attempt that did not end ok, by node and outcome. */
+    private static String outcomes(String metrics)
+    {
+        Map<String, Map<String, Long>> byNode = new TreeMap<>();
+        Matcher m = REQUESTS.matcher(metrics);
+        while (m.find())
+        {
+            Matcher node = Pattern.compile("node=\"([^\"]*)\"").matcher(m.group(1));
+            Matcher outcome = Pattern.compile("outcome=\"([^\"]*)\"").matcher(m.group(1));
+            if (node.find() && outcome.find() && !outcome.group(1).equals("ok"))
+                byNode.computeIfAbsent(node.group(1), n -> new TreeMap<>()).merge(outcome.group(1), Math.round(Double.parseDouble(m.group(2))), Long::sum);
+        }
+        List<String> parts = new ArrayList<>();
+        byNode.forEach((node, counts) -> parts.add(node + ": " + counts.toString().replaceAll("[{}]", "").replace('=', ' ')));
+        return parts.isEmpty() ? "none" : String.join("; ", parts);
+    }
+
     private static String metrics(RunningGateway gateway) throws Exception
     {
         return HTTP.send(HttpRequest.newBuilder(gateway.uri("/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
@@ -524,6 +541,9 @@ public final class EgressSoakBenchmark
                 t.firstTries.gatewayCount(), t.firstTries.target.get(), r.victim(), millis(r.ejectMillis()), millis(r.recoverMillis()), millis(r.fullWeightMillis()),
                 r.deadNodeAttempts(), r.attempts() == 0 ? 0 : 100 * r.retries() / r.attempts(), r.ejections()));
         }
+        s.append("\nAttempts that did not end `ok`, by node and outcome (`sandgate_egress_requests_total`; `node_failure` is what counts towards ejecting a node):\n\n");
+        for (Result r : results)
+            s.append("- ").append(r.setup()).append(": ").append(r.outcomes()).append('\n');
         s.append("\nFailed first tries counted against the gateway or a node, by what the agent saw:\n\n");
         for (Result r : results)
             s.append("- ").append(r.setup()).append(": ").append(r.tally().firstTries).append('\n');

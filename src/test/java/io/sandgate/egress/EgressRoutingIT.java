@@ -276,7 +276,7 @@ class EgressRoutingIT
         for (int i = 0; i < requests; i++)
             statuses.add(call("GET", https("/echo")).statusCode());
         int attempts = nodes.values().stream().mapToInt(ForwardProxy::requests).sum();
-        assertTrue(statuses.stream().allMatch(s -> s == 502));
+        assertTrue(statuses.stream().allMatch(s -> s == 502), () -> "statuses: " + statuses);
         // Without a budget 200 requests x 3 attempts = 600; the budget allows 20 % plus a small reserve.
         assertTrue(attempts <= requests * 1.2 + 12, "attempts through the nodes: " + attempts);
     }
