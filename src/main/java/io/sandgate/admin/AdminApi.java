@@ -48,8 +48,8 @@ public final class AdminApi
      * @param egress the egress face, or null where it does not run (control-plane role)
      * @param closeIngress closes the bridged WebSockets of a sandbox on this replica and returns how
      *        many, when its access is revoked (other replicas refuse the next request of each session)
-     * @param reloadEgress reads the configuration again and applies its egress routes, credentials
-     *        and agents; returns the number of routes in force
+     * @param reloadEgress reads the configuration again and applies its egress routes, pools,
+     *        credentials and agents; returns the number of routes in force
      */
     public static List<AdminServlet.Route> routes(SandgateConfig config, RouteStore routeStore, SessionBus sessions, Egress egress,
                                                  Supplier<Map<String, Integer>> liveIngress, ToIntFunction<String> closeIngress,
