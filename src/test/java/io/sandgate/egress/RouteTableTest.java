@@ -1,5 +1,6 @@
 package io.sandgate.egress;
 
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -47,5 +48,16 @@ class RouteTableTest
         assertEquals(1, table.reload(routes(List.of(Map.of("match", Map.of("domains", List.of("example.org")), "upstream", "main")))));
         assertEquals("main", table.find("example.org", null).orElseThrow().pool());
         assertTrue(table.find("api.openai.com", "llm").isEmpty());
+    }
+
+    @Test
+    void longestTimeout_isThatOfTheSlowestRoute_orZeroWithoutRoutes()
+    {
+        RouteTable table = new RouteTable(routes(List.of(
+            Map.of("match", Map.of("domains", List.of("a.example")), "upstream", "main", "timeout", "5s"),
+            Map.of("match", Map.of("domains", List.of("b.example")), "upstream", "main", "timeout", "90s"))));
+        assertEquals(Duration.ofSeconds(90), table.longestTimeout());
+        table.reload(List.of());
+        assertEquals(Duration.ZERO, table.longestTimeout());
     }
 }
