@@ -277,13 +277,15 @@ public final class Sandgate implements AutoCloseable
     }
 
     /**
-     * Applies a re-read configuration's egress routes, then its credentials and agents (so that a
-     * revocation takes effect without a restart). A table naming an unknown pool changes nothing.
+     * Applies a re-read configuration's egress routes and pools, then its credentials and agents (so
+     * that a revocation takes effect without a restart). A configuration that does not read (a
+     * route naming a pool it does not have, an empty pool, a node id twice) throws
+     * {@link io.sandgate.config.ConfigException} and changes nothing.
      */
     private int reloadEgress()
     {
         EgressConfig fresh = reloader.get().egress();
-        int routes = egress.reloadRoutes(fresh.routes());
+        int routes = egress.reload(fresh);
         credentials.reload(fresh.credentials());
         return routes;
     }

@@ -13,6 +13,7 @@ import java.util.function.Supplier;
 import java.util.function.ToIntFunction;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.sandgate.config.ConfigException;
 import io.sandgate.config.IngressConfig;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.config.ValueParser;
@@ -47,8 +48,8 @@ public final class AdminApi
      * @param egress the egress face, or null where it does not run (control-plane role)
      * @param closeIngress closes the bridged WebSockets of a sandbox on this replica and returns how
      *        many, when its access is revoked (other replicas refuse the next request of each session)
-     * @param reloadEgress reads the configuration again and applies its egress routes, credentials
-     *        and agents; returns the number of routes in force
+     * @param reloadEgress reads the configuration again and applies its egress routes, pools,
+     *        credentials and agents; returns the number of routes in force
      */
     public static List<AdminServlet.Route> routes(SandgateConfig config, RouteStore routeStore, SessionBus sessions, Egress egress,
                                                  Supplier<Map<String, Integer>> liveIngress, ToIntFunction<String> closeIngress,
@@ -148,10 +149,26 @@ public final class AdminApi
         if (egress != null)
         {
             routes.add(new AdminServlet.Route("GET", "/egress/pools", call -> egress.describe()));
-            routes.add(new AdminServlet.Route("POST", "/egress/reload", call -> Map.of("routes", reloadEgress.getAsInt())));
+            routes.add(new AdminServlet.Route("POST", "/egress/reload", call -> Map.of("routes", reloadEgress(reloadEgress))));
         }
         routes.add(new AdminServlet.Route("GET", "/config", call -> config.effective()));
         return routes;
+    }
+
+    /**
+     * Runs an egress reload; a configuration that does not read is the caller's to fix, so it
+     * answers 400 with every problem found (nothing changed).
+     */
+    private static int reloadEgress(IntSupplier reload)
+    {
+        try
+        {
+            return reload.getAsInt();
+        }
+        catch (ConfigException x)
+        {
+            throw GatewayException.badRequest("egress reload refused, nothing changed: " + String.join("; ", x.problems()));
+        }
     }
 
     private static String sandboxId(IngressConfig ingress, String id)

@@ -1,5 +1,6 @@
 package io.sandgate.egress;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -20,7 +21,8 @@ import org.slf4j.LoggerFactory;
  * the {@link NodePools} with their {@link NodeSelector}, the {@link NodeClients}, the
  * {@link HealthProber}, the {@link EgressMetrics}, the {@link FailurePolicy} and the
  * {@link EgressPlanner}. The base-URL servlet and the CONNECT handler plan each call here and
- * carry the plan out; the composition root and the admin API reload routes and read the pools.
+ * carry the plan out; the composition root and the admin API reload routes and pools, and read the
+ * pools.
  */
 public final class Egress implements AutoCloseable
 {
@@ -50,25 +52,57 @@ public final class Egress implements AutoCloseable
         this.leaks = leaks;
         this.credentials = credentials;
         this.schedulers = schedulers;
-        this.routes = new RouteTable(config.routes(), config.pools().keySet());
+        this.routes = new RouteTable(config.routes());
         this.pools = new NodePools(config, NodeSelector.sticky(sticky, NodeSelector.weighted()));
         this.metrics = new EgressMetrics(registry, pools);
         this.policy = new FailurePolicy(config, metrics);
         this.planner = new EgressPlanner(routes, new SsrfGuard(config.ssrfAllow(), Resolver.SYSTEM), credentials, leaks, config.connectTimeout(), config.connectPorts());
-        this.clients = new NodeClients(config, pools);
+        this.clients = new NodeClients(config, schedulers);
+        clients.start(pools.nodes());
         this.prober = new HealthProber(config.health(), pools, clients, schedulers);
         prober.start();
     }
 
     /**
-     * Replaces the route table without a restart. Pools and nodes are not reloaded (their health
-     * state and connection pools live on); a table naming a pool that does not exist is refused.
+     * Puts a re-read configuration's routes and pools in force without a restart. The configuration
+     * has been checked whole as it was read (every route names one of its pools, no pool is empty,
+     * node ids are unique), and the new nodes' clients start before anything changes: a reload
+     * that fails changes nothing.
+     *
+     * <p>Pools are reconciled (see {@link NodePools#reconcile}): a node that stays keeps its health
+     * and its connections, a changed weight or region applies, a new node is probed at once. A
+     * removed node gets no new exchange; those under way on it finish, and its clients stop once
+     * idle, or after twice the longest route timeout (an exchange is cut at 1.5 times its route's).
+     * A sticky session pinned to it moves at its next request, announced as any re-pin. A CONNECT
+     * tunnel through it lives on until either end closes it. The other egress settings (health
+     * and probes, client timeouts and limits, trust store, SSRF guard, retry budget) are those of
+     * the start.</p>
      *
      * @return how many routes are now in force
+     * @throws IllegalStateException when a new node's client cannot start; nothing changed
      */
-    public int reloadRoutes(List<EgressConfig.Route> newRoutes)
+    public synchronized int reload(EgressConfig fresh)
     {
-        return routes.reload(newRoutes);
+        NodePools.Reconciled reconciled = pools.reconcile(fresh.pools());
+        try
+        {
+            clients.start(reconciled.added());
+        }
+        catch (Exception x)
+        {
+            throw new IllegalStateException("egress reload refused, nothing changed: a new node's client did not start: " + x, x);
+        }
+        Duration grace = routes.longestTimeout().multipliedBy(2);
+        // Pools before routes: a request that finds a new route finds the pool it names. One planned
+        // by the old table just before may find its pool gone, and is told no node is available.
+        pools.apply(reconciled);
+        int count = routes.reload(fresh.routes());
+        metrics.poolsReloaded();
+        prober.probeNow(reconciled.added());
+        for (NodeState removed : reconciled.removed())
+            clients.retire(removed, grace);
+        LOG.info("Egress pools reloaded: {} pools, {} nodes added, {} removed", fresh.pools().size(), reconciled.added().size(), reconciled.removed().size());
+        return count;
     }
 
     /** The pools as the admin view shows them. */

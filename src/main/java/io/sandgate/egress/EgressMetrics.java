@@ -1,26 +1,36 @@
 package io.sandgate.egress;
 
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.function.ToDoubleFunction;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 
 /**
  * What operators see of the egress face: the meters (pool and node health as gauges, requests by
- * outcome, retries, latency) and the pools as the admin API and the dashboard show them.
+ * outcome, retries, latency) and the pools as the admin API and the dashboard show them. The
+ * gauges follow the pools through reloads (see {@link #poolsReloaded}).
  */
 final class EgressMetrics
 {
+    private static final String REQUESTS = "sandgate.egress.requests";
+
     private final MeterRegistry registry;
     private final NodePools pools;
     private final Counter retries;
     private final Counter retriesDenied;
+    /** The gauges exported, by pool name ({@code [pool]}) and by node ({@code [pool, node]}). */
+    private final Map<List<String>, List<Meter>> gauges = new HashMap<>();
 
     EgressMetrics(MeterRegistry registry, NodePools pools)
     {
@@ -28,22 +38,66 @@ final class EgressMetrics
         this.pools = pools;
         this.retries = Counter.builder("sandgate.egress.retries").description("Egress requests retried on another node").register(registry);
         this.retriesDenied = Counter.builder("sandgate.egress.retries.denied").description("Retries refused by the retry budget").register(registry);
+        poolsReloaded();
+    }
+
+    /**
+     * Exports the series of the pools and nodes now in force, and no longer those of the pools and
+     * nodes a reload removed (their request counts go too: a scrape must not show a node that is
+     * gone as if it were idle). The gauges look their pool or node up by name at each read, so
+     * those that stay keep their series across a reload, and a node at a new address under its old
+     * id continues its own.
+     */
+    synchronized void poolsReloaded()
+    {
+        Set<List<String>> current = new HashSet<>();
         for (PoolState pool : pools.all())
         {
             String name = pool.pool().name();
-            Gauge.builder("sandgate.egress.pool.panic", pool, p -> p.isPanic() ? 1 : 0).tag("pool", name)
-                .description("1 while no node of the pool is healthy and all are used").register(registry);
+            current.add(List.of(name));
+            gauges.computeIfAbsent(List.of(name), key -> List.of(
+                Gauge.builder("sandgate.egress.pool.panic", pools, p -> poolValue(p.pool(name), s -> s.isPanic() ? 1 : 0)).tag("pool", name)
+                    .description("1 while no node of the pool is healthy and all are used").register(registry)));
             for (NodeState node : pool.nodes())
             {
                 String id = node.node().id();
-                Gauge.builder("sandgate.egress.node.weight", node, n -> n.weight(System.nanoTime())).tags("pool", name, "node", id)
-                    .description("Current selection weight (0 when ejected)").register(registry);
-                Gauge.builder("sandgate.egress.node.ejected", node, n -> n.isEjected() ? 1 : 0).tags("pool", name, "node", id).register(registry);
-                Gauge.builder("sandgate.egress.node.jitter.seconds", node, n -> n.jitterNanos() / 1e9).tags("pool", name, "node", id).register(registry);
-                Gauge.builder("sandgate.egress.node.success.rate", node, NodeState::successRate).tags("pool", name, "node", id).register(registry);
-                Gauge.builder("sandgate.egress.node.ejections", node, n -> n.ejections()).tags("pool", name, "node", id).register(registry);
+                current.add(List.of(name, id));
+                gauges.computeIfAbsent(List.of(name, id), key -> nodeGauges(name, id));
             }
         }
+        gauges.entrySet().removeIf(entry ->
+        {
+            if (current.contains(entry.getKey()))
+                return false;
+            entry.getValue().forEach(registry::remove);
+            if (entry.getKey().size() == 2)
+                registry.find(REQUESTS).tags("pool", entry.getKey().get(0), "node", entry.getKey().get(1)).meters().forEach(registry::remove);
+            return true;
+        });
+    }
+
+    private List<Meter> nodeGauges(String pool, String id)
+    {
+        return List.of(
+            Gauge.builder("sandgate.egress.node.weight", pools, p -> nodeValue(p, pool, id, n -> n.weight(System.nanoTime()))).tags("pool", pool, "node", id)
+                .description("Current selection weight (0 when ejected)").register(registry),
+            Gauge.builder("sandgate.egress.node.ejected", pools, p -> nodeValue(p, pool, id, n -> n.isEjected() ? 1 : 0)).tags("pool", pool, "node", id).register(registry),
+            Gauge.builder("sandgate.egress.node.jitter.seconds", pools, p -> nodeValue(p, pool, id, n -> n.jitterNanos() / 1e9)).tags("pool", pool, "node", id).register(registry),
+            Gauge.builder("sandgate.egress.node.success.rate", pools, p -> nodeValue(p, pool, id, NodeState::successRate)).tags("pool", pool, "node", id).register(registry),
+            Gauge.builder("sandgate.egress.node.ejections", pools, p -> nodeValue(p, pool, id, NodeState::ejections)).tags("pool", pool, "node", id).register(registry));
+    }
+
+    /** A pool's value, NaN in the moment between a reload removing it and its gauge going. */
+    private static double poolValue(PoolState pool, ToDoubleFunction<PoolState> value)
+    {
+        return pool == null ? Double.NaN : value.applyAsDouble(pool);
+    }
+
+    private static double nodeValue(NodePools pools, String pool, String id, ToDoubleFunction<NodeState> value)
+    {
+        PoolState state = pools.pool(pool);
+        NodeState node = state == null ? null : state.node(id);
+        return node == null ? Double.NaN : value.applyAsDouble(node);
     }
 
     void retried()
@@ -56,10 +110,14 @@ final class EgressMetrics
         retriesDenied.increment();
     }
 
-    /** Counts how one attempt through the node ended. */
+    /**
+     * Counts how one attempt through the node ended; not for a node a reload took out while the
+     * attempt was under way, whose series are gone and must not come back.
+     */
     void attempt(String pool, NodeState node, FailurePolicy.Outcome outcome)
     {
-        registry.counter("sandgate.egress.requests", "pool", pool, "node", node.node().id(), "outcome", outcome.label()).increment();
+        if (pools.serves(pool, node))
+            registry.counter(REQUESTS, "pool", pool, "node", node.node().id(), "outcome", outcome.label()).increment();
     }
 
     /** The exchange times of a route, retries included. */

@@ -133,7 +133,7 @@ public final class EgressServlet extends StreamingProxyServlet
     protected Request newProxyRequest(HttpServletRequest request, String rewrittenTarget)
     {
         Exchange exchange = EXCHANGE.get(request);
-        String node = exchange.attempts.node().node().id();
+        NodeState node = exchange.attempts.node();
         return (exchange.plan.target().scheme().equals("http") ? egress.clients().oneShot(node) : egress.clients().traffic(node)).newRequest(rewrittenTarget).tag(exchange.plan.target())
             .method(request.getMethod())
             .attribute(CLIENT_REQUEST_ATTRIBUTE, request);

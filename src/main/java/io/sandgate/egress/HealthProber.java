@@ -38,21 +38,29 @@ final class HealthProber implements AutoCloseable
     void start()
     {
         long tcp = health.tcpInterval().toMillis();
-        schedules.add(schedulers.timer().scheduleWithFixedDelay(this::tcpProbes, 0, tcp, TimeUnit.MILLISECONDS));
-        if (health.httpUrl().isPresent())
+        // Each round probes the pools' nodes as they are then, so a reload needs no new schedule.
+        schedules.add(schedulers.timer().scheduleWithFixedDelay(() -> tcpProbes(pools.nodes()), 0, tcp, TimeUnit.MILLISECONDS));
+        health.httpUrl().ifPresent(url ->
         {
             long http = health.httpInterval().toMillis();
-            schedules.add(schedulers.timer().scheduleWithFixedDelay(this::httpProbes, 0, http, TimeUnit.MILLISECONDS));
-        }
+            schedules.add(schedulers.timer().scheduleWithFixedDelay(() -> httpProbes(pools.nodes(), url), 0, http, TimeUnit.MILLISECONDS));
+        });
     }
 
-    private void tcpProbes()
+    /**
+     * Probes nodes a reload added at once, as start-up does, rather than at the next round: until
+     * then they count as healthy. Nodes a reload removed are out of every later round.
+     */
+    void probeNow(List<NodeState> added)
     {
-        for (PoolState pool : pools.all())
-        {
-            for (NodeState node : pool.nodes())
-                schedulers.workers().execute(() -> node.tcpProbe(tcpProbe(node.node()), System.nanoTime()));
-        }
+        tcpProbes(added);
+        health.httpUrl().ifPresent(url -> httpProbes(added, url));
+    }
+
+    private void tcpProbes(List<NodeState> nodes)
+    {
+        for (NodeState node : nodes)
+            schedulers.workers().execute(() -> node.tcpProbe(tcpProbe(node.node()), System.nanoTime()));
     }
 
     /** Connects to the node itself: the probe never rides on the traffic it judges. */
@@ -69,14 +77,10 @@ final class HealthProber implements AutoCloseable
         }
     }
 
-    private void httpProbes()
+    private void httpProbes(List<NodeState> nodes, String url)
     {
-        String url = health.httpUrl().orElseThrow();
-        for (PoolState pool : pools.all())
-        {
-            for (NodeState node : pool.nodes())
-                schedulers.workers().execute(() -> httpProbe(node, url));
-        }
+        for (NodeState node : nodes)
+            schedulers.workers().execute(() -> httpProbe(node, url));
     }
 
     /** Fetches the probe URL through the node: its answer and how long it took judge the node's weight. */
@@ -86,7 +90,7 @@ final class HealthProber implements AutoCloseable
         boolean ok;
         try
         {
-            ContentResponse response = clients.probe(node.node().id()).newRequest(url)
+            ContentResponse response = clients.probe(node).newRequest(url)
                 .timeout(health.slowTls().toMillis() * 2, TimeUnit.MILLISECONDS).send();
             ok = response.getStatus() < HttpStatus.BAD_REQUEST_400;
         }

@@ -1,12 +1,21 @@
 package io.sandgate.egress;
 
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
 import io.sandgate.config.EgressConfig;
+import io.sandgate.core.Schedulers;
+import org.eclipse.jetty.client.AbstractConnectionPool;
+import org.eclipse.jetty.client.Destination;
 import org.eclipse.jetty.client.DuplexConnectionPool;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
+import org.eclipse.jetty.client.transport.HttpDestination;
 import org.eclipse.jetty.http.HttpCookieStore;
 import org.eclipse.jetty.io.ClientConnector;
 import org.eclipse.jetty.util.ssl.SslContextFactory;
@@ -17,46 +26,92 @@ import org.slf4j.LoggerFactory;
  * One HttpClient per egress node, with its own connection pool and the node as its HTTP forward
  * proxy (CONNECT for https targets, absolute form for plain http), a second one per node for the
  * HTTP probes, so that a probe does not queue behind the traffic it judges, and a third whose
- * connections each carry one request (see {@link #oneShot}).
+ * connections each carry one request (see {@link #oneShot}). A node a reload keeps keeps its
+ * clients and their pooled connections; a node it adds gets new ones, and a node it removes has
+ * them stopped once they carry nothing (see {@link #retire}).
  */
 final class NodeClients implements AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(NodeClients.class);
     /** Destinations (one per target address) idle this long are dropped, so changing target addresses do not pile up. */
     private static final long DESTINATION_IDLE_MILLIS = 60_000;
+    /** How often the clients of a node a reload removed are looked at, until they carry no exchange. */
+    private static final long DRAIN_CHECK_MILLIS = 250;
 
-    private final EgressConfig config;
-    private final NodePools pools;
-    private final Map<String, HttpClient> traffic = new LinkedHashMap<>();
-    private final Map<String, HttpClient> probes = new LinkedHashMap<>();
-    private final Map<String, HttpClient> oneShot = new LinkedHashMap<>();
-
-    /** @param pools whose node states learn when a node sends bytes (see {@link NodeState#answered}) */
-    NodeClients(EgressConfig config, NodePools pools) throws Exception
+    /** The three clients of one node. */
+    private record Clients(HttpClient traffic, HttpClient probe, HttpClient oneShot)
     {
-        this.config = config;
-        this.pools = pools;
-        for (EgressConfig.Pool pool : config.pools().values())
+        List<HttpClient> all()
         {
-            for (EgressConfig.Node node : pool.nodes())
+            return List.of(traffic, probe, oneShot);
+        }
+
+        /** Whether no exchange is under way or waiting on any of them: none would be cut by stopping them. */
+        boolean idle()
+        {
+            for (HttpClient client : all())
             {
-                traffic.put(node.id(), start(node, false));
-                probes.put(node.id(), start(node, false));
-                oneShot.put(node.id(), start(node, true));
+                for (Destination destination : client.getDestinations())
+                {
+                    if (destination instanceof HttpDestination queue && queue.getQueuedRequestCount() > 0)
+                        return false;
+                    if (destination.getConnectionPool() instanceof AbstractConnectionPool pool
+                        && (pool.getActiveConnectionCount() > 0 || pool.getPendingConnectionCount() > 0))
+                        return false;
+                }
             }
+            return true;
         }
     }
 
-    /** The client that carries agents' exchanges through the node. */
-    HttpClient traffic(String nodeId)
+    private final EgressConfig config;
+    private final Schedulers schedulers;
+    /** By node state, not by id: a node that moved to another address under its old id has new clients while the old ones drain. */
+    private final Map<NodeState, Clients> clients = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    /**
+     * @param config the client settings (timeouts, trust store, connections per node) of every node,
+     *        those a reload adds too
+     * @param schedulers where a removed node's clients wait to be idle
+     */
+    NodeClients(EgressConfig config, Schedulers schedulers)
     {
-        return traffic.get(nodeId);
+        this.config = config;
+        this.schedulers = schedulers;
+    }
+
+    /**
+     * Starts the clients of these nodes; when one cannot be started, stops those it started and
+     * throws, so that a reload that fails here leaves nothing behind.
+     */
+    void start(List<NodeState> nodes) throws Exception
+    {
+        List<HttpClient> started = new ArrayList<>();
+        Map<NodeState, Clients> made = new LinkedHashMap<>();
+        try
+        {
+            for (NodeState node : nodes)
+                made.put(node, new Clients(start(node, false, started), start(node, false, started), start(node, true, started)));
+        }
+        catch (Exception x)
+        {
+            started.forEach(NodeClients::stop);
+            throw x;
+        }
+        clients.putAll(made);
+    }
+
+    /** The client that carries agents' exchanges through the node. */
+    HttpClient traffic(NodeState node)
+    {
+        return of(node).traffic();
     }
 
     /** The client of the node's HTTP probes. */
-    HttpClient probe(String nodeId)
+    HttpClient probe(NodeState node)
     {
-        return probes.get(nodeId);
+        return of(node).probe();
     }
 
     /**
@@ -70,13 +125,58 @@ final class NodeClients implements AutoCloseable
      * a GET through a single node failed, for nothing. The cost is a TCP connect to the node per
      * plain-http request; the leg to the node carries no TLS.
      */
-    HttpClient oneShot(String nodeId)
+    HttpClient oneShot(NodeState node)
     {
-        return oneShot.get(nodeId);
+        return of(node).oneShot();
     }
 
-    private HttpClient start(EgressConfig.Node node, boolean singleUse) throws Exception
+    private Clients of(NodeState node)
     {
+        Clients found = clients.get(node);
+        if (found == null)
+            throw new IllegalStateException("egress node " + node.node().id() + " left its pool longer ago than any exchange may run");
+        return found;
+    }
+
+    /**
+     * Stops the clients of a node a reload removed, once they carry no exchange, or after the grace
+     * whatever they carry. The node is out of its pool already, so nothing new starts on them; the
+     * exchanges under way (which hold its clients) finish, and the first look waits a moment for one
+     * that chose the node just before the reload and has not sent its request yet.
+     *
+     * @param grace as long as an exchange under way may still run
+     */
+    void retire(NodeState node, Duration grace)
+    {
+        long deadline = System.nanoTime() + grace.toNanos();
+        schedulers.timer().schedule(() -> drain(node, deadline), DRAIN_CHECK_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    private void drain(NodeState node, long deadline)
+    {
+        Clients draining = clients.get(node);
+        if (closed || draining == null)
+            return;
+        long left = deadline - System.nanoTime();
+        boolean idle = draining.idle();
+        if (!idle && left > 0)
+        {
+            schedulers.timer().schedule(() -> drain(node, deadline), DRAIN_CHECK_MILLIS, TimeUnit.MILLISECONDS);
+            return;
+        }
+        LOG.info("Egress node {} left its pool: its clients are stopped{}", node.node().id(), idle ? "" : ", cutting what they still carried");
+        // Stopping a client may wait for its threads: not on the timer.
+        schedulers.workers().execute(() -> stop(draining));
+        // An exchange that chose the node just before the reload and then waited out a retry
+        // back-off may still ask for its clients: until the grace is over it gets the stopped ones,
+        // whose requests fail at once as any failed attempt (and may be retried elsewhere).
+        schedulers.timer().schedule(() -> clients.remove(node, draining), Math.max(0, left), TimeUnit.NANOSECONDS);
+    }
+
+    /** @param started where the client goes before it starts, so that it is stopped if this or a later one fails */
+    private HttpClient start(NodeState state, boolean singleUse, List<HttpClient> started) throws Exception
+    {
+        EgressConfig.Node node = state.node();
         // Targets are pinned to the address the SSRF guard checked; TLS still verifies the name.
         SslContextFactory.Client tls = new PinnedSslContextFactory();
         config.trustStore().ifPresent(path ->
@@ -85,7 +185,6 @@ final class NodeClients implements AutoCloseable
             tls.setTrustStoreType("PKCS12");
             config.trustStorePassword().ifPresent(p -> tls.setTrustStorePassword(p.reveal()));
         });
-        NodeState state = pools.node(node.id());
         ClientConnector connector = new NodeConnector(() -> state.answered(System.nanoTime()));
         connector.setSslContextFactory(tls);
         connector.setConnectTimeout(config.connectTimeout());
@@ -109,21 +208,37 @@ final class NodeClients implements AutoCloseable
         client.setIdleTimeout(config.firstByteTimeout().toMillis());
         client.setDestinationIdleTimeout(DESTINATION_IDLE_MILLIS);
         client.setMaxConnectionsPerDestination(config.maxConnectionsPerNode());
+        started.add(client);
         client.start();
         client.getContentDecoderFactories().clear();
         client.getProtocolHandlers().clear();
         return client;
     }
 
-    @Override
-    public void close() throws Exception
+    private static void stop(Clients clients)
     {
-        for (HttpClient client : traffic.values())
+        clients.all().forEach(NodeClients::stop);
+    }
+
+    private static void stop(HttpClient client)
+    {
+        try
+        {
             client.stop();
-        for (HttpClient client : probes.values())
-            client.stop();
-        for (HttpClient client : oneShot.values())
-            client.stop();
+        }
+        catch (Exception x)
+        {
+            LOG.warn("Stopping an egress node client failed: {}", x.toString());
+        }
+    }
+
+    /** Stops every node's clients, those of removed nodes still draining too. */
+    @Override
+    public void close()
+    {
+        closed = true;
+        clients.values().forEach(NodeClients::stop);
+        clients.clear();
         LOG.debug("Egress node clients stopped");
     }
 }

@@ -21,7 +21,8 @@ final class NodeState
 
     private static final int RESULTS = 50;
 
-    private final EgressConfig.Node node;
+    /** Replaced when a reload changes the node's weight or region; its id and address never change. */
+    private volatile EgressConfig.Node node;
     private final EgressConfig.Health health;
     private final AtomicInteger ejections = new AtomicInteger();
     private final long[] latencies;
@@ -48,6 +49,25 @@ final class NodeState
     EgressConfig.Node node()
     {
         return node;
+    }
+
+    /** Whether {@code other} names this node: the same id at the same address. */
+    boolean isSameNode(EgressConfig.Node other)
+    {
+        EgressConfig.Node current = node;
+        return other.id().equals(current.id()) && other.host().equals(current.host()) && other.port() == current.port();
+    }
+
+    /**
+     * A reload gave the node a new weight or region. What the gateway has learnt of it (ejection,
+     * penalties, recovery ramp, recent results) stays: it is still the same proxy at the same
+     * address. A new address makes a new node instead (see {@link NodePools#reconcile}).
+     */
+    void configure(EgressConfig.Node changed)
+    {
+        if (!isSameNode(changed))
+            throw new IllegalArgumentException("node: " + changed + " (expected: id and address of " + node.id() + " unchanged)");
+        node = changed;
     }
 
     /** The node sent the gateway bytes: whatever they say, it is alive and answering. */

@@ -11,21 +11,28 @@ import io.sandgate.config.EgressConfig;
  * A pool's nodes and how one is chosen: weighted among the healthy nodes of the preferred region;
  * the other regions when the preferred one fails over (too many nodes ejected, or too low a
  * success rate); and when no node is healthy, panic: all nodes, since refusing everything is
- * worse than trying a node that may have recovered.
+ * worse than trying a node that may have recovered. Its list of nodes never changes: a reload
+ * makes a new PoolState, which may hold the same {@link NodeState}s (see {@link NodePools#reconcile}).
  */
 final class PoolState
 {
     private final EgressConfig.Pool pool;
     private final EgressConfig.Health health;
-    private final List<NodeState> nodes = new ArrayList<>();
+    private final List<NodeState> nodes;
     private volatile boolean panic;
 
+    /** A pool of new nodes, nothing known of them yet. */
     PoolState(EgressConfig.Pool pool, EgressConfig.Health health)
+    {
+        this(pool, health, pool.nodes().stream().map(node -> new NodeState(node, health)).toList());
+    }
+
+    /** @param nodes the states of the pool's nodes, in the order of {@code pool.nodes()} */
+    PoolState(EgressConfig.Pool pool, EgressConfig.Health health, List<NodeState> nodes)
     {
         this.pool = pool;
         this.health = health;
-        for (EgressConfig.Node node : pool.nodes())
-            nodes.add(new NodeState(node, health));
+        this.nodes = List.copyOf(nodes);
     }
 
     EgressConfig.Pool pool()

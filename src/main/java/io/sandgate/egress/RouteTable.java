@@ -1,9 +1,9 @@
 package io.sandgate.egress;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
-import java.util.Set;
 
 import io.sandgate.config.EgressConfig;
 import org.slf4j.Logger;
@@ -11,22 +11,17 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The egress route table, first match wins: replaced whole on reload, read without locks on every
- * request. Pools are not part of it: they keep their nodes' health and connections across reloads.
+ * request. The pools its routes name are reloaded with it, just before it (see {@link Egress#reload}).
  */
 final class RouteTable
 {
     private static final Logger LOG = LoggerFactory.getLogger(RouteTable.class);
 
-    private final Set<String> pools;
     private volatile List<EgressConfig.Route> routes;
 
-    /**
-     * @param routes the table in force at start
-     * @param pools the names of the running pools, the only ones a table may name
-     */
-    RouteTable(List<EgressConfig.Route> routes, Set<String> pools)
+    /** @param routes the table in force at start */
+    RouteTable(List<EgressConfig.Route> routes)
     {
-        this.pools = Set.copyOf(pools);
         this.routes = List.copyOf(routes);
     }
 
@@ -43,19 +38,22 @@ final class RouteTable
     }
 
     /**
-     * Replaces the table without a restart. A table naming a pool that does not run is refused
-     * whole, and the old one stays in force.
+     * The longest timeout of the table in force, or zero when it has no route: no exchange it
+     * planned runs longer than 1.5 times that (see {@code EgressServlet#sendProxyRequest}).
+     */
+    Duration longestTimeout()
+    {
+        return routes.stream().map(EgressConfig.Route::timeout).max(Duration::compareTo).orElse(Duration.ZERO);
+    }
+
+    /**
+     * Replaces the table without a restart. The configuration it comes from has checked that each
+     * route names one of its pools (see {@code EgressConfig}), and those pools are in force already.
      *
      * @return how many routes are now in force
      */
     int reload(List<EgressConfig.Route> newRoutes)
     {
-        for (EgressConfig.Route route : newRoutes)
-        {
-            if (!pools.contains(route.pool()))
-                throw new IllegalArgumentException("egress.routes: upstream " + route.pool() + " (expected: one of the running pools " + pools
-                    + "; changing pools needs a restart)");
-        }
         routes = List.copyOf(newRoutes);
         LOG.info("Egress route table reloaded: {} routes", routes.size());
         return routes.size();

@@ -90,7 +90,7 @@ class EgressPlannerTest
                 throw new UnknownHostException(host);
             return List.of(InetAddress.getByName(address));
         });
-        planner = new EgressPlanner(new RouteTable(config.routes(), config.pools().keySet()), guard, credentials,
+        planner = new EgressPlanner(new RouteTable(config.routes()), guard, credentials,
             new LeakGuard(credentials, registry), config.connectTimeout(), config.connectPorts());
     }
 

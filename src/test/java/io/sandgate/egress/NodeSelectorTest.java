@@ -42,7 +42,8 @@ class NodeSelectorTest
         pool = new PoolState(config.pools().get("main"), config.health());
     }
 
-    private static void eject(NodeState node)
+    /** Ejects the node by failed TCP probes, as three in a row do. */
+    static void eject(NodeState node)
     {
         for (int i = 0; i < 3; i++)
             node.tcpProbe(false, System.nanoTime());
