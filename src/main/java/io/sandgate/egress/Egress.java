@@ -43,9 +43,10 @@ public final class Egress implements AutoCloseable
      * @param credentials the real keys that replace internal tokens
      * @param leaks the secret-leak scanner
      * @param schedulers the gateway's threads: probes, deadlines and retry back-offs run there
+     * @param resolver how target names are resolved for the SSRF guard, {@link Resolver#SYSTEM} outside tests
      */
     public Egress(EgressConfig config, StickySessions sticky, Credentials credentials, LeakGuard leaks, MeterRegistry registry,
-                  Schedulers schedulers) throws Exception
+                  Schedulers schedulers, Resolver resolver) throws Exception
     {
         this.leaks = leaks;
         this.credentials = credentials;
@@ -54,7 +55,7 @@ public final class Egress implements AutoCloseable
         this.pools = new NodePools(config, NodeSelector.sticky(sticky, NodeSelector.weighted()));
         this.metrics = new EgressMetrics(registry, pools);
         this.policy = new FailurePolicy(config, metrics);
-        this.planner = new EgressPlanner(routes, new SsrfGuard(config.ssrfAllow(), Resolver.SYSTEM), credentials, leaks, config.connectTimeout(), config.connectPorts());
+        this.planner = new EgressPlanner(routes, new SsrfGuard(config.ssrfAllow(), resolver), credentials, leaks, config.connectTimeout(), config.connectPorts());
         this.clients = new NodeClients(config, pools);
         this.prober = new HealthProber(config.health(), pools, clients, schedulers);
         prober.start();
