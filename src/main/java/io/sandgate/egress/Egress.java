@@ -33,6 +33,7 @@ public final class Egress implements AutoCloseable
     private final FailurePolicy policy;
     private final TargetFailures targetFailures = new TargetFailures();
     private final EgressPlanner planner;
+    private final DnsLookups lookups;
     private final LeakGuard leaks;
     private final Credentials credentials;
     private final Schedulers schedulers;
@@ -55,7 +56,9 @@ public final class Egress implements AutoCloseable
         this.pools = new NodePools(config, NodeSelector.sticky(sticky, NodeSelector.weighted()));
         this.metrics = new EgressMetrics(registry, pools);
         this.policy = new FailurePolicy(config, metrics);
-        this.planner = new EgressPlanner(routes, new SsrfGuard(config.ssrfAllow(), resolver), credentials, leaks, config.connectTimeout(), config.connectPorts());
+        this.lookups = new DnsLookups(config.dnsMaxInFlight(), config.dnsTimeout(), schedulers.timer());
+        this.planner = new EgressPlanner(routes, new SsrfGuard(config.ssrfAllow(), resolver), lookups, credentials, leaks, config.connectTimeout(),
+            config.connectPorts());
         this.clients = new NodeClients(config, pools);
         this.prober = new HealthProber(config.health(), pools, clients, schedulers);
         prober.start();
@@ -135,6 +138,7 @@ public final class Egress implements AutoCloseable
     {
         prober.close();
         clients.close();
+        lookups.close();
         LOG.debug("Egress stopped");
     }
 }
