@@ -34,6 +34,7 @@ import io.sandgate.leak.Redactor;
 import io.sandgate.mcp.McpGateway;
 import io.sandgate.mcp.McpServlet;
 import io.sandgate.net.Origins;
+import io.sandgate.net.Resolver;
 import io.sandgate.ops.AccessLogFilter;
 import io.sandgate.ops.HealthServlet;
 import io.sandgate.ops.MetricsServlet;
@@ -65,6 +66,8 @@ public final class Sandgate implements AutoCloseable
     private final SandgateConfig config;
     /** Reads the configuration again from the same sources, for reloads. */
     private final Supplier<SandgateConfig> reloader;
+    /** How the egress face resolves target names. */
+    private final Resolver resolver;
     private final PrometheusMeterRegistry metrics;
     private final Schedulers schedulers;
     private final Store store;
@@ -81,10 +84,11 @@ public final class Sandgate implements AutoCloseable
     /** One redaction for logs and the admin API; it knows the real keys once the egress face has read them. */
     private volatile Redactor redactor = Redactor.defaults();
 
-    private Sandgate(SandgateConfig config, Supplier<SandgateConfig> reloader)
+    private Sandgate(SandgateConfig config, Supplier<SandgateConfig> reloader, Resolver resolver)
     {
         this.config = config;
         this.reloader = reloader;
+        this.resolver = resolver;
         this.metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         new JvmMemoryMetrics().bindTo(metrics);
         new JvmGcMetrics().bindTo(metrics);
@@ -102,7 +106,16 @@ public final class Sandgate implements AutoCloseable
      */
     public static Sandgate create(SandgateConfig config, String contextPath, Supplier<SandgateConfig> reloader)
     {
-        Sandgate sandgate = new Sandgate(config, reloader);
+        return create(config, contextPath, reloader, Resolver.SYSTEM);
+    }
+
+    /**
+     * As {@link #create(SandgateConfig, String, Supplier)}, with the egress face resolving target
+     * names through {@code resolver}: tests give it names that answer slowly, never, or differently each time.
+     */
+    public static Sandgate create(SandgateConfig config, String contextPath, Supplier<SandgateConfig> reloader, Resolver resolver)
+    {
+        Sandgate sandgate = new Sandgate(config, reloader, resolver);
         try
         {
             sandgate.build(contextPath);
@@ -174,7 +187,7 @@ public final class Sandgate implements AutoCloseable
         redactor = leaks.redactor();
         try
         {
-            egress = new Egress(config.egress(), store.sticky(), credentials, leaks, metrics, schedulers);
+            egress = new Egress(config.egress(), store.sticky(), credentials, leaks, metrics, schedulers, resolver);
         }
         catch (Exception x)
         {

@@ -233,6 +233,10 @@ public final class ConfigKeys
         "A cached Vault value is served this long while Vault is down or sealed; after that 503.");
     public static final ConfigKey<List<String>> EGRESS_SSRF_ALLOW = ConfigKey.of("egress.ssrf.allow", null, list(),
         "CIDRs a target may resolve to despite the SSRF guard (which refuses loopback, link-local, private, CGNAT...).");
+    public static final ConfigKey<Duration> EGRESS_DNS_TIMEOUT = ConfigKey.of("egress.dns-timeout", "5s", duration(),
+        "Longest wait for a target name's addresses; a lookup still unanswered is 504. Lookups run off the request threads.");
+    public static final ConfigKey<Integer> EGRESS_DNS_MAX_IN_FLIGHT = ConfigKey.of("egress.dns-max-in-flight", "64", integer(1, 10_000),
+        "Target names resolved at once, each on a thread of the egress face's own; more are refused with 503. A lookup past its timeout counts until the resolver gives up.");
     public static final ConfigKey<EgressConfig.ScanMode> EGRESS_SCAN_MODE = ConfigKey.of("egress.scan.mode", "block", oneOf(EgressConfig.ScanMode.class),
         "Leak scanner on requests (path, headers, body) when a route sets no `scan`: `block` (422), `redact`, `report` or `off`.");
 
@@ -277,7 +281,7 @@ public final class ConfigKeys
         EGRESS_PASSIVE_FAILURES, EGRESS_PASSIVE_EJECTION, EGRESS_RECOVERY_STEPS, EGRESS_RECOVERY_STEP_INTERVAL, EGRESS_REGION_EJECTED, EGRESS_REGION_SUCCESS,
         EGRESS_CREDENTIALS, EGRESS_AGENTS, SECRETS_SOURCE, SECRETS_FILE, SECRETS_OVERLAP, SECRETS_REFRESH, VAULT_ADDRESS, VAULT_NAMESPACE, VAULT_AUTH,
         VAULT_TOKEN, VAULT_ROLE_ID, VAULT_SECRET_ID, VAULT_K8S_ROLE, VAULT_K8S_JWT, VAULT_MOUNT, VAULT_PREFIX, VAULT_REFRESH, VAULT_MAX_AGE,
-        EGRESS_SSRF_ALLOW, EGRESS_SCAN_MODE,
+        EGRESS_SSRF_ALLOW, EGRESS_DNS_TIMEOUT, EGRESS_DNS_MAX_IN_FLIGHT, EGRESS_SCAN_MODE,
         SERVER_ROLE, WATCHER_ENABLED, WATCHER_NAMESPACES, WATCHER_ID_LABEL, WATCHER_PORT_ANNOTATION, WATCHER_DEFAULT_PORT,
         WATCHER_RESYNC, WATCHER_MASTER_URL,
         ADMIN_TOKEN, ACCESS_LOG);

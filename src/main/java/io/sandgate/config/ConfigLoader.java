@@ -402,6 +402,8 @@ public final class ConfigLoader
             .set("connectPorts", Set.copyOf(each(ConfigKeys.EGRESS_CONNECT_PORTS, ValueParser.integer(1, 65535)::parse, "ports from 1 to 65535, such as 443,8443")))
             .set("credentials", credentials)
             .set("ssrfAllow", allow)
+            .set("dnsTimeout", get(ConfigKeys.EGRESS_DNS_TIMEOUT))
+            .set("dnsMaxInFlight", get(ConfigKeys.EGRESS_DNS_MAX_IN_FLIGHT))
             .build();
     }
 

@@ -29,11 +29,14 @@ import io.sandgate.net.Cidr;
  * @param connectPorts target ports that CONNECT tunnels (and so https targets) may reach
  * @param credentials internal tokens, real keys and where they come from
  * @param ssrfAllow addresses a target may resolve to despite the SSRF guard
+ * @param dnsTimeout longest wait for the addresses of a target's name
+ * @param dnsMaxInFlight target names resolved at once; more are refused
  */
 public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health health, Duration connectTimeout,
                            Duration firstByteTimeout, double retryBudget, Duration retryBackoff, List<String> nodeErrorHeaders,
                            Optional<String> trustStore, Optional<Secret> trustStorePassword, int maxConnectionsPerNode,
-                           Optional<Integer> forwardProxyPort, Set<Integer> connectPorts, CredentialsConfig credentials, List<Cidr> ssrfAllow)
+                           Optional<Integer> forwardProxyPort, Set<Integer> connectPorts, CredentialsConfig credentials, List<Cidr> ssrfAllow,
+                           Duration dnsTimeout, int dnsMaxInFlight)
 {
     /** What the secret-leak scanner does on a route: nothing, count, replace the match, or refuse the request (422). */
     public enum ScanMode
@@ -147,6 +150,7 @@ public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health h
         nodeErrorHeaders = List.copyOf(nodeErrorHeaders);
         ssrfAllow = List.copyOf(ssrfAllow);
         connectPorts = Set.copyOf(connectPorts);
+        StoreConfig.positive(ConfigKeys.EGRESS_DNS_TIMEOUT, dnsTimeout);
         for (Route route : routes)
         {
             if (!pools.containsKey(route.pool()))

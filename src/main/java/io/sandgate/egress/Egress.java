@@ -35,6 +35,7 @@ public final class Egress implements AutoCloseable
     private final FailurePolicy policy;
     private final TargetFailures targetFailures = new TargetFailures();
     private final EgressPlanner planner;
+    private final DnsLookups lookups;
     private final LeakGuard leaks;
     private final Credentials credentials;
     private final Schedulers schedulers;
@@ -45,9 +46,10 @@ public final class Egress implements AutoCloseable
      * @param credentials the real keys that replace internal tokens
      * @param leaks the secret-leak scanner
      * @param schedulers the gateway's threads: probes, deadlines and retry back-offs run there
+     * @param resolver how target names are resolved for the SSRF guard, {@link Resolver#SYSTEM} outside tests
      */
     public Egress(EgressConfig config, StickySessions sticky, Credentials credentials, LeakGuard leaks, MeterRegistry registry,
-                  Schedulers schedulers) throws Exception
+                  Schedulers schedulers, Resolver resolver) throws Exception
     {
         this.leaks = leaks;
         this.credentials = credentials;
@@ -56,7 +58,9 @@ public final class Egress implements AutoCloseable
         this.pools = new NodePools(config, NodeSelector.sticky(sticky, NodeSelector.weighted()));
         this.metrics = new EgressMetrics(registry, pools);
         this.policy = new FailurePolicy(config, metrics);
-        this.planner = new EgressPlanner(routes, new SsrfGuard(config.ssrfAllow(), Resolver.SYSTEM), credentials, leaks, config.connectTimeout(), config.connectPorts());
+        this.lookups = new DnsLookups(config.dnsMaxInFlight(), config.dnsTimeout(), schedulers.timer());
+        this.planner = new EgressPlanner(routes, new SsrfGuard(config.ssrfAllow(), resolver), lookups, credentials, leaks, config.connectTimeout(),
+            config.connectPorts());
         this.clients = new NodeClients(config, schedulers);
         clients.start(pools.nodes());
         this.prober = new HealthProber(config.health(), pools, clients, schedulers);
@@ -168,6 +172,7 @@ public final class Egress implements AutoCloseable
     {
         prober.close();
         clients.close();
+        lookups.close();
         LOG.debug("Egress stopped");
     }
 }

@@ -6,12 +6,15 @@ import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SelectableChannel;
 import java.nio.channels.SocketChannel;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 import io.sandgate.config.EgressConfig;
+import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.io.EndPoint;
@@ -32,11 +35,13 @@ import org.eclipse.jetty.util.Promise;
  * region and stickiness, with a CONNECT of its own to the checked address. A node that refuses is
  * followed by another as the {@link FailurePolicy} allows.
  *
- * <p>No thread waits for a node. The connection to the node is made by Jetty's selector (within
- * {@code egress.connect-timeout}); the node's side of the tunnel then writes its own CONNECT and
- * reads the answer as bytes arrive (the same timeout again, as silence), and only once the node has
- * answered 2xx is the agent answered and the relay started. A node that fails either step hands
- * the CONNECT to the next attempt, on a pooled thread, as {@link TunnelAttempts} decides.
+ * <p>No thread waits for DNS or for a node. The target's name is resolved on the egress face's
+ * lookup threads (see {@link DnsLookups}) while the CONNECT holds none. The connection to the node
+ * is made by Jetty's selector (within {@code egress.connect-timeout}); the node's side of the
+ * tunnel then writes its own CONNECT and reads the answer as bytes arrive (the same timeout again,
+ * as silence), and only once the node has answered 2xx is the agent answered and the relay
+ * started. A node that fails either step hands the CONNECT to the next attempt, on a pooled
+ * thread, as {@link TunnelAttempts} decides.
  */
 public final class EgressConnectHandler extends ConnectHandler
 {
@@ -78,14 +83,35 @@ public final class EgressConnectHandler extends ConnectHandler
             promise.failed(GatewayException.unavailable("gateway starting"));
             return;
         }
-        EgressPlan plan;
+        CompletableFuture<EgressPlan> planned;
         try
         {
-            plan = face.planner().planTunnel(host, port, RequestHeaders.of(request.getHeaders()));
+            planned = face.planner().planTunnel(host, port, RequestHeaders.of(request.getHeaders()));
         }
         catch (GatewayException x)
         {
             promise.failed(x);
+            return;
+        }
+        // While the target's name is resolved the request thread goes; the tunnel is opened on a
+        // pooled thread once the lookup has answered, not on the lookup's or the deadline's.
+        if (planned.isDone())
+            tunnel(face, request, planned, promise);
+        else
+            planned.whenComplete((plan, failure) -> dispatch(() -> tunnel(face, request, planned, promise)));
+    }
+
+    /** Starts the first attempt of a planned tunnel, or fails the CONNECT with what refused its plan. */
+    private void tunnel(Egress face, Request request, CompletableFuture<EgressPlan> planned, Promise<SocketChannel> promise)
+    {
+        EgressPlan plan;
+        try
+        {
+            plan = planned.join();
+        }
+        catch (CompletionException x)
+        {
+            promise.failed(Errors.map(x, Errors.Peer.EGRESS));
             return;
         }
         TunnelAttempts attempts = new TunnelAttempts(plan, face.start(plan), face.policy(), EgressConnectHandler::open);

@@ -5,11 +5,13 @@ import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import io.sandgate.config.ConfigKeys;
 import io.sandgate.config.EgressConfig;
+import io.sandgate.net.IpLiteral;
 import io.sandgate.net.SsrfGuard;
 import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
@@ -25,7 +27,9 @@ import org.eclipse.jetty.http.HttpStatus;
  *
  * <p>The checks run in one order for every entry: route, credential, request line and headers,
  * declared body size, SSRF guard.
- * The guard comes last so that a call refused for another reason never resolves its target.
+ * The guard comes last so that a call refused for another reason never resolves its target. It
+ * resolves a name on the {@link DnsLookups}' threads, never on the caller's, so a plan is a future:
+ * a refusal decided before the lookup is thrown at once, one decided by or after it fails the future.
  */
 public final class EgressPlanner
 {
@@ -38,6 +42,7 @@ public final class EgressPlanner
 
     private final RouteTable routes;
     private final SsrfGuard guard;
+    private final DnsLookups lookups;
     private final Credentials credentials;
     private final LeakGuard leaks;
     private final Duration connectTimeout;
@@ -46,10 +51,12 @@ public final class EgressPlanner
     /**
      * @param connectPorts the target ports a tunnel may reach ({@code egress.connect-ports})
      */
-    EgressPlanner(RouteTable routes, SsrfGuard guard, Credentials credentials, LeakGuard leaks, Duration connectTimeout, Set<Integer> connectPorts)
+    EgressPlanner(RouteTable routes, SsrfGuard guard, DnsLookups lookups, Credentials credentials, LeakGuard leaks, Duration connectTimeout,
+                  Set<Integer> connectPorts)
     {
         this.routes = routes;
         this.guard = guard;
+        this.lookups = lookups;
         this.credentials = credentials;
         this.leaks = leaks;
         this.connectTimeout = connectTimeout;
@@ -64,9 +71,11 @@ public final class EgressPlanner
      * @param path what follows {@code /egress/}, still percent-encoded
      * @param query the raw query string, or null
      * @param headers the agent's request headers
-     * @throws GatewayException when the call is refused
+     * @return the plan, once the target's name has been resolved; fails with a {@link GatewayException}
+     *         when the SSRF guard refuses the target or its lookup does not end in time
+     * @throws GatewayException when the call is refused before its target is resolved
      */
-    public EgressPlan plan(EgressPlan.Entry entry, String path, String query, RequestHeaders headers)
+    public CompletableFuture<EgressPlan> plan(EgressPlan.Entry entry, String path, String query, RequestHeaders headers)
     {
         if (entry == EgressPlan.Entry.CONNECT)
             throw new IllegalArgumentException("entry: " + entry + " (expected: BASE_URL or FORWARD_PROXY; tunnels are planned by planTunnel)");
@@ -90,26 +99,27 @@ public final class EgressPlanner
         leaks.checkHeaders(route, headers, name -> EgressServlet.forwards(name, injection));
         refuseDeclaredBodyOverLimit(route, headers);
         String sentQuery = injection.isPresent() ? injection.get().intoQuery(query) : query;
-        PinnedTarget target = pin(scheme, host, port);
         String pathAndQuery = (slash < 0 ? "/" : path.substring(slash)) + (sentQuery == null ? "" : "?" + sentQuery);
-        return plan(entry, route, target, pathAndQuery, injection, headers);
+        Optional<EgressPlan.Sticky> sticky = sticky(route, headers);
+        return pin(scheme, host, port).thenApply(target -> plan(entry, route, target, pathAndQuery, injection, sticky));
     }
 
     /**
      * Plans a CONNECT tunnel to {@code host:port}, as the request line named them.
      *
      * @param headers the CONNECT request's headers
-     * @throws GatewayException when the tunnel is refused
+     * @return the plan, once the target's name has been resolved; fails as {@link #plan}'s does
+     * @throws GatewayException when the tunnel is refused before its target is resolved
      */
-    public EgressPlan planTunnel(String host, int port, RequestHeaders headers)
+    public CompletableFuture<EgressPlan> planTunnel(String host, int port, RequestHeaders headers)
     {
         EgressConfig.Route route = route(host, headers);
         // Inside a TLS tunnel nothing can be injected or checked. The CONNECT's own headers end at
         // the gateway, so an internal token among them reaches no target.
         if (route.credential().isPresent())
             throw GatewayException.forbidden("routes with a credential need base-URL mode: /egress/" + host + "/...");
-        PinnedTarget target = pin("https", host, port);
-        return plan(EgressPlan.Entry.CONNECT, route, target, "", Optional.empty(), headers);
+        Optional<EgressPlan.Sticky> sticky = sticky(route, headers);
+        return pin("https", host, port).thenApply(target -> plan(EgressPlan.Entry.CONNECT, route, target, "", Optional.empty(), sticky));
     }
 
     /** How long a connection to a node, and the CONNECT handshake of a tunnel, may take. */
@@ -174,15 +184,24 @@ public final class EgressPlanner
      * protocol) to any port of a public host: only the ports of {@code egress.connect-ports} are
      * tunnelled to. The port is judged before the name is resolved.
      */
-    private PinnedTarget pin(String scheme, String host, int port)
+    private CompletableFuture<PinnedTarget> pin(String scheme, String host, int port)
     {
         int effective = port > 0 ? port : PinnedTarget.defaultPort(scheme);
         if (scheme.equals("https") && !connectPorts.contains(effective))
             throw GatewayException.forbidden("port " + effective + " is not among the tunnelled ports ("
                 + ConfigKeys.EGRESS_CONNECT_PORTS.name() + ": " + new TreeSet<>(connectPorts) + ")");
+        // A literal needs no lookup: it is judged here, and never waits behind names that hang.
+        if (IpLiteral.parse(host).isPresent())
+            return CompletableFuture.completedFuture(check(scheme, host, effective));
+        return lookups.run(host, () -> check(scheme, host, effective));
+    }
+
+    /** The guard's decision, in the words the agent is told. */
+    private PinnedTarget check(String scheme, String host, int port)
+    {
         try
         {
-            return PinnedTarget.check(guard, scheme, host, effective);
+            return PinnedTarget.check(guard, scheme, host, port);
         }
         catch (SsrfGuard.Refused x)
         {
@@ -190,11 +209,16 @@ public final class EgressPlanner
         }
     }
 
-    private EgressPlan plan(EgressPlan.Entry entry, EgressConfig.Route route, PinnedTarget target, String pathAndQuery,
-                            Optional<Credentials.Injection> injection, RequestHeaders headers)
+    /** Read before the lookup: the headers are the request's own, not to be read from a lookup thread. */
+    private static Optional<EgressPlan.Sticky> sticky(EgressConfig.Route route, RequestHeaders headers)
     {
         String session = headers.first(SESSION);
-        Optional<EgressPlan.Sticky> sticky = route.sticky() && session != null ? Optional.of(new EgressPlan.Sticky(session, route.stickyTtl())) : Optional.empty();
+        return route.sticky() && session != null ? Optional.of(new EgressPlan.Sticky(session, route.stickyTtl())) : Optional.empty();
+    }
+
+    private EgressPlan plan(EgressPlan.Entry entry, EgressConfig.Route route, PinnedTarget target, String pathAndQuery,
+                            Optional<Credentials.Injection> injection, Optional<EgressPlan.Sticky> sticky)
+    {
         return new EgressPlan(entry, route, target, pathAndQuery, injection, sticky,
             new EgressPlan.Timeouts(connectTimeout, route.idleTimeout(), route.timeout()));
     }

@@ -7,6 +7,7 @@ import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -18,6 +19,7 @@ import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
 import io.sandgate.web.RequestAttribute;
 import io.sandgate.web.StreamingProxyServlet;
+import jakarta.servlet.AsyncContext;
 import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -49,6 +51,7 @@ public final class EgressServlet extends StreamingProxyServlet
     /** The servlet path of base-URL requests (the servlet is mapped at {@code /egress/*}). */
     static final String PATH = "/egress";
     private static final RequestAttribute<Exchange> EXCHANGE = RequestAttribute.of("egress.exchange", Exchange.class);
+    private static final RequestAttribute<Planning> PLANNING = RequestAttribute.of("egress.planning", Planning.class);
     /** Set on requests that came in as absolute-form forward-proxy requests: their target is plain http. */
     public static final RequestAttribute<Boolean> FORWARD_PROXY = RequestAttribute.of("egress.forward-proxy", Boolean.class);
 
@@ -95,15 +98,35 @@ public final class EgressServlet extends StreamingProxyServlet
         }
     }
 
+    /** A plan whose target was still being resolved when the request let its thread go. */
+    private record Planning(CompletableFuture<EgressPlan> plan)
+    {
+    }
+
+    /**
+     * Plans the call, then proxies it. While the target's name is being resolved the request waits
+     * in async mode, holding no thread, and comes back here by dispatch once the lookup has answered
+     * or its deadline has passed.
+     */
     @Override
     protected void service(HttpServletRequest request, HttpServletResponse response) throws ServletException, IOException
     {
         AccessNote.face(request, AccessNote.Face.EGRESS);
+        Planning planning = PLANNING.get(request);
+        PLANNING.set(request, null);
+        CompletableFuture<EgressPlan> planned = planning == null ? plan(request) : planning.plan();
+        if (!planned.isDone())
+        {
+            PLANNING.set(request, new Planning(planned));
+            AsyncContext async = request.startAsync();
+            // The lookup's deadline ends the wait.
+            async.setTimeout(0);
+            planned.whenComplete((plan, failure) -> async.dispatch());
+            return;
+        }
         try
         {
-            String path = request.getRequestURI().substring(request.getContextPath().length() + "/egress/".length());
-            EgressPlan.Entry entry = Boolean.TRUE.equals(FORWARD_PROXY.get(request)) ? EgressPlan.Entry.FORWARD_PROXY : EgressPlan.Entry.BASE_URL;
-            EgressPlan plan = egress.planner().plan(entry, path, request.getQueryString(), RequestHeaders.of(request));
+            EgressPlan plan = planned.join();
             Attempts attempts = egress.start(plan);
             if (!attempts.next())
                 throw GatewayException.unavailable("no egress node available in pool " + plan.route().pool());
@@ -115,6 +138,21 @@ public final class EgressServlet extends StreamingProxyServlet
             return;
         }
         super.service(request, response);
+    }
+
+    /** The planner's answer; a call it refused before any lookup is a failed plan like the others. */
+    private CompletableFuture<EgressPlan> plan(HttpServletRequest request)
+    {
+        try
+        {
+            String path = request.getRequestURI().substring(request.getContextPath().length() + "/egress/".length());
+            EgressPlan.Entry entry = Boolean.TRUE.equals(FORWARD_PROXY.get(request)) ? EgressPlan.Entry.FORWARD_PROXY : EgressPlan.Entry.BASE_URL;
+            return egress.planner().plan(entry, path, request.getQueryString(), RequestHeaders.of(request));
+        }
+        catch (RuntimeException x)
+        {
+            return CompletableFuture.failedFuture(x);
+        }
     }
 
     @Override

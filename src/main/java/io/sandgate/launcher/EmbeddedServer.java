@@ -8,6 +8,7 @@ import java.util.function.Supplier;
 import io.sandgate.Sandgate;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.egress.EgressConnectHandler;
+import io.sandgate.net.Resolver;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.websocket.jakarta.server.config.JakartaWebSocketServletContainerInitializer;
 import org.eclipse.jetty.server.Connector;
@@ -56,7 +57,16 @@ public final class EmbeddedServer implements AutoCloseable
      */
     public static EmbeddedServer start(SandgateConfig config, Supplier<SandgateConfig> reloader) throws Exception
     {
-        Sandgate sandgate = Sandgate.create(config, "", reloader);
+        return start(config, reloader, Resolver.SYSTEM);
+    }
+
+    /**
+     * As {@link #start(SandgateConfig, Supplier)}, with the egress face resolving target names
+     * through {@code resolver} instead of the JVM's DNS.
+     */
+    public static EmbeddedServer start(SandgateConfig config, Supplier<SandgateConfig> reloader, Resolver resolver) throws Exception
+    {
+        Sandgate sandgate = Sandgate.create(config, "", reloader, resolver);
         try
         {
             return start(config, sandgate);

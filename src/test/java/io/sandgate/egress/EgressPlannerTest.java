@@ -9,6 +9,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sandgate.config.ConfigLoader;
@@ -41,8 +43,10 @@ class EgressPlannerTest
     private final Map<String, String> dns = new HashMap<>(Map.of("api.example.com", PUBLIC, "llm.example.com", PUBLIC,
         "internal.example.com", "10.0.0.5", "sticky.example.com", PUBLIC));
     private final List<String> resolved = new ArrayList<>();
+    private final List<String> resolvedOn = new ArrayList<>();
     private Schedulers schedulers;
     private Credentials credentials;
+    private DnsLookups lookups;
     private EgressPlanner planner;
 
     @BeforeEach
@@ -85,18 +89,21 @@ class EgressPlannerTest
         SsrfGuard guard = new SsrfGuard(config.ssrfAllow(), host ->
         {
             resolved.add(host);
+            resolvedOn.add(Thread.currentThread().getName());
             String address = dns.get(host);
             if (address == null)
                 throw new UnknownHostException(host);
             return List.of(InetAddress.getByName(address));
         });
-        planner = new EgressPlanner(new RouteTable(config.routes()), guard, credentials,
+        lookups = new DnsLookups(config.dnsMaxInFlight(), config.dnsTimeout(), schedulers.timer());
+        planner = new EgressPlanner(new RouteTable(config.routes()), guard, lookups, credentials,
             new LeakGuard(credentials, registry), config.connectTimeout(), config.connectPorts());
     }
 
     @AfterEach
     void stop()
     {
+        lookups.close();
         credentials.close();
         schedulers.close();
     }
@@ -111,7 +118,30 @@ class EgressPlannerTest
 
     private EgressPlan baseUrl(String path, String query, String... headers)
     {
-        return planner.plan(EgressPlan.Entry.BASE_URL, path, query, headers(headers));
+        return planned(planner.plan(EgressPlan.Entry.BASE_URL, path, query, headers(headers)));
+    }
+
+    private EgressPlan forwardProxy(String path, String query, RequestHeaders headers)
+    {
+        return planned(planner.plan(EgressPlan.Entry.FORWARD_PROXY, path, query, headers));
+    }
+
+    private EgressPlan tunnel(String host, int port, RequestHeaders headers)
+    {
+        return planned(planner.planTunnel(host, port, headers));
+    }
+
+    /** The plan, or what refused it, whether before or after its target was resolved. */
+    private static EgressPlan planned(CompletableFuture<EgressPlan> plan)
+    {
+        try
+        {
+            return plan.join();
+        }
+        catch (CompletionException x)
+        {
+            throw (RuntimeException)x.getCause();
+        }
     }
 
     private static GatewayException refused(Runnable call)
@@ -135,7 +165,7 @@ class EgressPlannerTest
     void plan_sameForBaseUrlAndConnect()
     {
         EgressPlan viaPath = baseUrl("sticky.example.com:8443/x", null, EgressPlanner.SESSION, "agent-7");
-        EgressPlan viaConnect = planner.planTunnel("sticky.example.com", 8443, headers(EgressPlanner.SESSION, "agent-7"));
+        EgressPlan viaConnect = tunnel("sticky.example.com", 8443, headers(EgressPlanner.SESSION, "agent-7"));
         assertEquals(EgressPlan.Entry.CONNECT, viaConnect.entry());
         assertEquals(viaPath.route(), viaConnect.route());
         assertEquals(viaPath.target(), viaConnect.target());
@@ -147,15 +177,29 @@ class EgressPlannerTest
     @Test
     void plan_tunnelToAPortNotListed_isForbidden_namingTheKey_beforeResolving()
     {
-        GatewayException smtp = refused(() -> planner.planTunnel("api.example.com", 25, headers()));
+        GatewayException smtp = refused(() -> tunnel("api.example.com", 25, headers()));
         assertEquals(403, smtp.status());
         assertTrue(smtp.getMessage().contains("egress.connect-ports"), smtp.getMessage());
         // An https target in base-URL mode is tunnelled too, so the same ports apply.
         assertEquals(403, refused(() -> baseUrl("api.example.com:8444/x", null)).status());
         assertTrue(resolved.isEmpty(), "resolved " + resolved);
-        assertEquals(8443, planner.planTunnel("api.example.com", 8443, headers()).target().port());
+        assertEquals(8443, tunnel("api.example.com", 8443, headers()).target().port());
         // Plain http is not tunnelled: its port is the route's business.
-        assertEquals(8080, planner.plan(EgressPlan.Entry.FORWARD_PROXY, "api.example.com:8080/x", null, headers()).target().port());
+        assertEquals(8080, forwardProxy("api.example.com:8080/x", null, headers()).target().port());
+    }
+
+    @Test
+    void plan_nameIsResolvedOnALookupThread_whileALiteralIsJudgedOnTheCallersThread()
+    {
+        baseUrl("api.example.com/x", null);
+        tunnel("api.example.com", 443, headers());
+        assertEquals(2, resolvedOn.size());
+        assertTrue(resolvedOn.stream().allMatch(thread -> thread.startsWith("sandgate-dns-")), "resolved on " + resolvedOn);
+        // Refused before the call returns: no lookup thread, no future.
+        GatewayException metadata = assertThrows(GatewayException.class,
+            () -> planner.plan(EgressPlan.Entry.BASE_URL, "169.254.169.254/latest/meta-data", null, headers(EgressPlanner.TASK_TYPE, "web")));
+        assertEquals(403, metadata.status());
+        assertEquals(2, resolved.size());
     }
 
     @Test
@@ -172,8 +216,8 @@ class EgressPlannerTest
     {
         for (Runnable call : List.<Runnable>of(
             () -> baseUrl("internal.example.com/x", null),
-            () -> planner.planTunnel("internal.example.com", 443, headers()),
-            () -> planner.plan(EgressPlan.Entry.FORWARD_PROXY, "internal.example.com/x", null, headers()),
+            () -> tunnel("internal.example.com", 443, headers()),
+            () -> forwardProxy("internal.example.com/x", null, headers()),
             () -> baseUrl("169.254.169.254/latest/meta-data", null, EgressPlanner.TASK_TYPE, "web")))
         {
             GatewayException refused = refused(call);
@@ -194,7 +238,7 @@ class EgressPlannerTest
     @Test
     void plan_noRoute_isForbidden_andSaysForWhichTaskType()
     {
-        GatewayException refused = refused(() -> planner.planTunnel("example.org", 443, headers(EgressPlanner.TASK_TYPE, "scrape")));
+        GatewayException refused = refused(() -> tunnel("example.org", 443, headers(EgressPlanner.TASK_TYPE, "scrape")));
         assertEquals(403, refused.status());
         assertEquals("no egress route for example.org and task type scrape", refused.getMessage());
     }
@@ -216,7 +260,7 @@ class EgressPlannerTest
     @Test
     void plan_forwardProxy_goesOverPlainHttp()
     {
-        EgressPlan plan = planner.plan(EgressPlan.Entry.FORWARD_PROXY, "api.example.com/echo", "q=1", headers());
+        EgressPlan plan = forwardProxy("api.example.com/echo", "q=1", headers());
         assertEquals("http://" + PUBLIC + ":80/echo?q=1", plan.uri());
         assertEquals("api.example.com", plan.target().hostHeader());
     }
@@ -234,10 +278,10 @@ class EgressPlannerTest
     @Test
     void plan_credentialRoute_isRefusedOverConnectAndPlainHttp()
     {
-        GatewayException tunnel = refused(() -> planner.planTunnel("llm.example.com", 443, headers("Authorization", "Bearer " + TOKEN)));
+        GatewayException tunnel = refused(() -> tunnel("llm.example.com", 443, headers("Authorization", "Bearer " + TOKEN)));
         assertEquals(403, tunnel.status());
         assertTrue(tunnel.getMessage().contains("need base-URL mode"), tunnel.getMessage());
-        GatewayException plain = refused(() -> planner.plan(EgressPlan.Entry.FORWARD_PROXY, "llm.example.com/v1/chat", null,
+        GatewayException plain = refused(() -> forwardProxy("llm.example.com/v1/chat", null,
             headers("Authorization", "Bearer " + TOKEN)));
         assertEquals(403, plain.status());
         assertTrue(plain.getMessage().contains("only sent over https"), plain.getMessage());

@@ -8,16 +8,20 @@ import java.util.function.Consumer;
 
 import io.sandgate.config.ConfigLoader;
 import io.sandgate.config.SandgateConfig;
+import io.sandgate.net.Resolver;
 
 /**
  * The configuration of a gateway a test starts: dotted keys and raw values, exactly as a YAML file
  * or context-params would give them, validated whole by {@link ConfigLoader} when the gateway
  * starts. It begins with what every test gateway shares, the loopback address and a free port.
+ * Beside the values it holds the resolver the egress face asks for target names, the JVM's unless
+ * a test gives names of its own.
  */
 public final class GatewayConfig
 {
     private final Map<String, Object> values = new LinkedHashMap<>();
     private final Map<String, String> environment = new LinkedHashMap<>();
+    private Resolver resolver = Resolver.SYSTEM;
 
     public GatewayConfig()
     {
@@ -70,6 +74,18 @@ public final class GatewayConfig
     {
         environment.put(Objects.requireNonNull(name, "name"), Objects.requireNonNull(value, () -> name + ": null (expected: a value)"));
         return this;
+    }
+
+    /** How the gateway's egress face resolves target names: names that hang, rebind or split, without a DNS server. */
+    public GatewayConfig resolver(Resolver names)
+    {
+        this.resolver = Objects.requireNonNull(names, "names");
+        return this;
+    }
+
+    public Resolver resolver()
+    {
+        return resolver;
     }
 
     public Map<String, Object> values()

@@ -3,7 +3,6 @@ package io.sandgate.testing;
 import java.util.function.Consumer;
 
 import io.sandgate.Sandgate;
-import io.sandgate.config.SandgateConfig;
 import io.sandgate.launcher.EmbeddedServer;
 
 /**
@@ -28,14 +27,15 @@ public final class RunningGateway implements Gateway, AutoCloseable
      */
     public static RunningGateway start(Consumer<GatewayConfig> configuration) throws Exception
     {
-        return new RunningGateway(EmbeddedServer.start(configure(configuration), () -> configure(configuration)));
+        GatewayConfig config = configure(configuration);
+        return new RunningGateway(EmbeddedServer.start(config.build(), () -> configure(configuration).build(), config.resolver()));
     }
 
-    private static SandgateConfig configure(Consumer<GatewayConfig> configuration)
+    private static GatewayConfig configure(Consumer<GatewayConfig> configuration)
     {
         GatewayConfig config = new GatewayConfig();
         configuration.accept(config);
-        return config.build();
+        return config;
     }
 
     @Override
