@@ -221,8 +221,10 @@ final class FailurePolicy
         if (has(attempt.failure(), GatewayException.class))
             return false;
         // The node answered, if only to refuse a tunnel to a target it could not reach: it is alive.
-        // Its refusal is judged by whether another node reaches the target (Outcome.REFUSED).
-        if (attempt.nodeAnswered())
+        // Its refusal is judged by whether another node reaches the target (Outcome.REFUSED). The
+        // refusal is itself the answer, whether or not its bytes were noted in time (the soak saw
+        // refusals judged before the read that brought them had been noted).
+        if (attempt.nodeAnswered() || isRefusal(attempt.failure()))
             return false;
         // It took the connection and said nothing: it may be hung, or still be trying a target that
         // drops packets, which through an idle node looks the same. Judged as a refusal is

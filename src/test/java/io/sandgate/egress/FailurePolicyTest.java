@@ -98,10 +98,14 @@ class FailurePolicyTest
         // tinyproxy's 500/503 or squid's 503 + X-Squid-Error when the target refuses: the node is alive.
         for (Throwable failure : List.of(new HttpResponseException("Unexpected 503 for CONNECT", null), new TunnelReply.TunnelRefused("503")))
         {
-            FailurePolicy.Verdict verdict = unsent(failure, true, "GET", true, 1, "retry.test");
-            assertEquals(FailurePolicy.Outcome.REFUSED, verdict.outcome(), failure.toString());
-            assertFalse(verdict.blamesNode());
-            assertTrue(verdict.retry(), "nothing reached the target: " + failure);
+            // The refusal is the node's answer, even when its bytes were not yet noted as one.
+            for (boolean noted : List.of(true, false))
+            {
+                FailurePolicy.Verdict verdict = unsent(failure, noted, "GET", true, 1, "retry.test");
+                assertEquals(FailurePolicy.Outcome.REFUSED, verdict.outcome(), failure.toString());
+                assertFalse(verdict.blamesNode());
+                assertTrue(verdict.retry(), "nothing reached the target: " + failure);
+            }
         }
     }
 
