@@ -98,6 +98,15 @@ class IngressProxyIT
     }
 
     @Test
+    void sandboxsDate_replacesTheGatewaysOwn() throws Exception
+    {
+        HttpResponse<String> response = get(gateway.uri(), "/vnc/37579/echo");
+
+        assertEquals(200, response.statusCode());
+        assertEquals(1, response.headers().allValues("Date").size(), () -> response.headers().map().toString());
+    }
+
+    @Test
     void idWithoutTrailingSlash_isRedirectedPermanentlyKeepingTheQuery() throws Exception
     {
         HttpResponse<String> response = get(gateway.uri(), "/vnc/37579?autoconnect=1");
