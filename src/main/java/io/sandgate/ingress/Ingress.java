@@ -5,6 +5,8 @@ import java.time.Clock;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -202,5 +204,55 @@ public final class Ingress
     private static GatewayException noRoute(String sandboxId)
     {
         return GatewayException.notFound("no route for sandbox " + sandboxId);
+    }
+
+    /**
+     * {@link #decide} then {@link #route}, for a front-end that runs on Jetty's selector threads and
+     * so must not wait on the store: a request that may redeem a grant (a write to the store) is
+     * decided on {@code blocking}, and a route that is not cached is read without holding a thread.
+     * A cached route, the common case, completes on the calling thread. One route lookup serves both
+     * the check of signed access and the forward.
+     *
+     * @param blocking runs what may wait on the store
+     * @return the decision and, for a forward, where it goes; failed with what {@code decide} and
+     *         {@code route} throw
+     */
+    CompletableFuture<Routed> decideAndRoute(IngressRequest request, boolean secure, Executor blocking)
+    {
+        if (resolver.mayRedeemGrant(request))
+            return CompletableFuture.supplyAsync(() -> decideAndRouteNow(request, secure), blocking);
+        IngressDecision decision;
+        try
+        {
+            decision = resolver.resolve(request, secure, config.cookie().secure());
+        }
+        catch (RuntimeException x)
+        {
+            return CompletableFuture.failedFuture(x);
+        }
+        if (!(decision instanceof IngressDecision.Forward forward))
+            return CompletableFuture.completedFuture(new Routed(decision, null));
+        return routes.findAsync(forward.sandboxId()).thenApply(route ->
+        {
+            if (config.access() == IngressConfig.Access.SIGNED)
+                route.ifPresent(r -> requireStanding(request, forward.sandboxId(), r));
+            resolutions.get(forward.source()).increment();
+            Route found = route.orElseThrow(() -> noRoute(forward.sandboxId()));
+            return new Routed(forward, forward.hostMode() ? forward.host().target(found, config.sandboxPorts()) : found);
+        });
+    }
+
+    private Routed decideAndRouteNow(IngressRequest request, boolean secure)
+    {
+        IngressDecision decision = decide(request, secure);
+        return new Routed(decision, decision instanceof IngressDecision.Forward forward ? route(forward, request) : null);
+    }
+
+    /**
+     * @param decision what to do with the request
+     * @param route where a forward goes (in host mode, on the port its host names); null for a redirect
+     */
+    record Routed(IngressDecision decision, Route route)
+    {
     }
 }
