@@ -17,20 +17,26 @@ import org.eclipse.jetty.client.Response;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpMethod;
+import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.io.ClientConnector;
+import org.eclipse.jetty.util.Callback;
 
 /**
  * Servlet glue of the ingress face: forwards a request whose sandbox {@link SessionFilter} has
  * resolved, letting Jetty's asynchronous proxy servlet stream it there, or hands a WebSocket upgrade
  * to the {@link WebSocketBridge} (and hands it back when the container dispatches it again).
  * Overrides only the hooks whose defaults do not fit a sandbox gateway: target rewriting, headers
- * both ways (as {@link ForwardPolicy} says, each in one pass), response flushing and error bodies.
+ * both ways (as {@link ForwardPolicy} says, each in one pass), small bodies, response flushing and
+ * error bodies.
  */
 public class IngressServlet extends StreamingProxyServlet
 {
     /** The name the servlet is registered under: host mode hands requests to it by this name. */
     public static final String NAME = "sandgate-ingress";
     private static final RequestAttribute<Route> ROUTE = RequestAttribute.of("ingress.route", Route.class);
+    /** Set on a response whose whole body goes out with the exchange's completion (see {@link #onServerResponseHeaders}). */
+    private static final RequestAttribute<Boolean> WHOLE_BODY = RequestAttribute.of("ingress.whole-body", Boolean.class);
 
     private final Ingress ingress;
     private final WebSocketBridge webSockets;
@@ -121,17 +127,25 @@ public class IngressServlet extends StreamingProxyServlet
         proxyRequest.headers(headers -> policy.addForwardingHeaders(headers, SessionFilter.FORWARD.get(clientRequest), clientRequest.getRemoteAddr(), scheme, host));
     }
 
-    /** The sandbox's headers as {@link ForwardPolicy} lets them through, in one pass, then the gateway's own. */
+    /**
+     * The sandbox's headers as {@link ForwardPolicy} lets them through, in one pass, then the
+     * gateway's own. A small body of known length goes out whole with the exchange's completion:
+     * its length is left to the container, which then has the body in its buffer before it commits
+     * (see {@link #onResponseContent}).
+     */
     @Override
     protected void onServerResponseHeaders(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Response serverResponse)
     {
         Forward forward = SessionFilter.FORWARD.get(clientRequest);
         Route route = ROUTE.get(clientRequest);
+        boolean whole = fitsBuffer(clientRequest, proxyResponse, serverResponse);
+        if (whole)
+            WHOLE_BODY.set(clientRequest, Boolean.TRUE);
         HttpFields fromSandbox = serverResponse.getHeaders();
         for (HttpField field : fromSandbox)
         {
             HttpField kept = policy.toBrowser(field, forward, route);
-            if (kept == null)
+            if (kept == null || (whole && kept.getHeader() == HttpHeader.CONTENT_LENGTH))
                 continue;
             if (ForwardPolicy.isFirstOfName(fromSandbox, field))
                 proxyResponse.setHeader(kept.getName(), kept.getValue());
@@ -139,6 +153,46 @@ public class IngressServlet extends StreamingProxyServlet
                 proxyResponse.addHeader(kept.getName(), kept.getValue());
         }
         policy.addToBrowser(forward, ingress.clients().origin(clientRequest), proxyResponse::addHeader);
+    }
+
+    /**
+     * Whether the sandbox's whole body, by its declared length, fits well within the container's
+     * buffer (a quarter of it, what containers aggregate without writing), so that writing it cannot
+     * block. A declared length is no stream: SSE and chunked bodies have none.
+     */
+    private static boolean fitsBuffer(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Response serverResponse)
+    {
+        int status = serverResponse.getStatus();
+        if (HttpMethod.HEAD.is(clientRequest.getMethod()) || HttpStatus.hasNoBody(status))
+            return false;
+        long length = serverResponse.getHeaders().getLongField(HttpHeader.CONTENT_LENGTH);
+        return length >= 0 && length <= proxyResponse.getBufferSize() / 4;
+    }
+
+    /**
+     * A small body ({@link #fitsBuffer}) is written into the container's buffer, which takes it
+     * without blocking, and leaves with the exchange's completion: no write listener, and so no
+     * second dispatch. Anything else streams, each chunk flushed as it arrives.
+     */
+    @Override
+    protected void onResponseContent(HttpServletRequest request, HttpServletResponse response, Response proxyResponse,
+                                     byte[] buffer, int offset, int length, Callback callback)
+    {
+        if (WHOLE_BODY.get(request) == null)
+        {
+            super.onResponseContent(request, response, proxyResponse, buffer, offset, length, callback);
+            return;
+        }
+        try
+        {
+            response.getOutputStream().write(buffer, offset, length);
+            callback.succeeded();
+        }
+        catch (IOException | RuntimeException x)
+        {
+            callback.failed(x);
+            proxyResponse.abort(x);
+        }
     }
 
     @Override
