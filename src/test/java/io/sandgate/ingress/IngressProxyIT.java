@@ -21,6 +21,7 @@ import java.util.regex.Pattern;
 
 import io.sandgate.core.Secret;
 import io.sandgate.testing.BrowserRequests;
+import io.sandgate.testing.EachIngressFrontEnd;
 import io.sandgate.testing.Gateway;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.RunningGateway;
@@ -46,6 +47,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * sandbox backends, driven by the JDK's HTTP client (and raw sockets where a client would
  * normalise the request away).
  */
+@EachIngressFrontEnd
 class IngressProxyIT
 {
     private static final String SECRET = "it-secret-0123456789abcdef-0123456789";
