@@ -8,6 +8,8 @@
 #   bench/run.sh --quick         smoke run (seconds per scenario), report in the run directory only
 #   options: --out FILE  --scenarios http_small_max,http_small_rate,http_large,ws_echo,idle_ws,jmh
 #            --targets direct,nginx,haproxy,sandgate-memory,sandgate-redis  --no-build
+#            optional targets: sandgate-servlet (ingress on the servlets, as in the WAR; memory store)
+#            and sandgate-baseline (another build, BENCH_BASELINE_JAR=path/to/sandgate.jar; memory store)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
@@ -47,6 +49,8 @@ fi
 : "${BENCH_WS_MESSAGE_BYTES:=128}"
 : "${BENCH_RATE:=}"                   # fixed rate; default: half of the slowest proxy's maximum
 : "${SANDGATE_JAVA_OPTS:=-Xms1g -Xmx1g}"
+: "${BENCH_BASELINE_JAR:=}"           # the jar of the sandgate-baseline target
+: "${BENCH_BASELINE_LABEL:=}"         # what the report calls it (a commit); the jar's path by default
 
 need_apt=()
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need_apt+=(nginx)
@@ -190,10 +194,11 @@ wait_for "http://127.0.0.1:$HAPROXY_PORT/1k" HAProxy
 SANDBOX_ID=37579
 SECRET="bench-only-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 start_sandgate() {
-  local name="$1" port="$2"; shift 2
+  local name="$1" port="$2" jar="$ROOT/target/sandgate.jar"; shift 2
+  [ "$name" != sandgate-baseline ] || jar="$BENCH_BASELINE_JAR"
   env SANDGATE_SERVER_HOST=127.0.0.1 SANDGATE_SERVER_PORT="$port" SANDGATE_LOG_ACCESS=false \
       SANDGATE_INGRESS_COOKIE_SECRET="$SECRET" SANDGATE_CONFIG="$RUN/sandgate-empty.yaml" "$@" \
-      java $SANDGATE_JAVA_OPTS -jar "$ROOT/target/sandgate.jar" > "$RUN/$name.log" 2>&1 &
+      java $SANDGATE_JAVA_OPTS -jar "$jar" > "$RUN/$name.log" 2>&1 &
   PIDS+=($!)
   LAST_PID=$!
   wait_for "http://127.0.0.1:$port/healthz" "$name"
@@ -214,6 +219,22 @@ start_sandgate sandgate-redis "$SG_REDIS_PORT" SANDGATE_STORE_TYPE=redis SANDGAT
 SG_REDIS_PID=$LAST_PID
 SG_REDIS_COOKIE=$(session_cookie "$SG_REDIS_PORT")
 [ -n "$SG_MEMORY_COOKIE" ] && [ -n "$SG_REDIS_COOKIE" ] || { echo "Sandgate set no session cookie" >&2; exit 1; }
+# Optional targets, started only when asked for: the servlet front-end of this build, and another build.
+if [[ ",$TARGETS," == *",sandgate-servlet,"* ]]; then
+  SG_SERVLET_PORT=$(free_port)
+  start_sandgate sandgate-servlet "$SG_SERVLET_PORT" SANDGATE_INGRESS_STATIC_ROUTES="$SANDBOX_ID=127.0.0.1:$BACKEND_PORT" \
+    SANDGATE_SERVER_INGRESS_FRONT_END=servlet
+  SG_SERVLET_PID=$LAST_PID
+  SG_SERVLET_COOKIE=$(session_cookie "$SG_SERVLET_PORT")
+fi
+if [[ ",$TARGETS," == *",sandgate-baseline,"* ]]; then
+  [ -f "$BENCH_BASELINE_JAR" ] || { echo "sandgate-baseline needs BENCH_BASELINE_JAR=path/to/sandgate.jar" >&2; exit 2; }
+  SG_BASELINE_PORT=$(free_port)
+  start_sandgate sandgate-baseline "$SG_BASELINE_PORT" SANDGATE_INGRESS_STATIC_ROUTES="$SANDBOX_ID=127.0.0.1:$BACKEND_PORT"
+  SG_BASELINE_PID=$LAST_PID
+  SG_BASELINE_COOKIE=$(session_cookie "$SG_BASELINE_PORT")
+  record meta - baseline "${BENCH_BASELINE_LABEL:-$BENCH_BASELINE_JAR}"
+fi
 
 # http_url TARGET PATH / ws_url TARGET / cookie TARGET / pids TARGET
 http_url() {
@@ -223,6 +244,8 @@ http_url() {
     haproxy) echo "http://127.0.0.1:$HAPROXY_PORT$2" ;;
     sandgate-memory) echo "http://127.0.0.1:$SG_MEMORY_PORT/vnc$2" ;;
     sandgate-redis) echo "http://127.0.0.1:$SG_REDIS_PORT/vnc$2" ;;
+    sandgate-servlet) echo "http://127.0.0.1:$SG_SERVLET_PORT/vnc$2" ;;
+    sandgate-baseline) echo "http://127.0.0.1:$SG_BASELINE_PORT/vnc$2" ;;
   esac
 }
 ws_url() { http_url "$1" /ws | sed 's/^http/ws/'; }
@@ -230,6 +253,8 @@ cookie() {
   case "$1" in
     sandgate-memory) echo "$SG_MEMORY_COOKIE" ;;
     sandgate-redis) echo "$SG_REDIS_COOKIE" ;;
+    sandgate-servlet) echo "$SG_SERVLET_COOKIE" ;;
+    sandgate-baseline) echo "$SG_BASELINE_COOKIE" ;;
     *) echo "" ;;
   esac
 }
@@ -240,6 +265,8 @@ pids() {
     haproxy) echo "$HAPROXY_PID" ;;
     sandgate-memory) echo "$SG_MEMORY_PID" ;;
     sandgate-redis) echo "$SG_REDIS_PID" ;;
+    sandgate-servlet) echo "$SG_SERVLET_PID" ;;
+    sandgate-baseline) echo "$SG_BASELINE_PID" ;;
   esac
 }
 cpu_ticks() {

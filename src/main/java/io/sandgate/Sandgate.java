@@ -41,6 +41,7 @@ import io.sandgate.ops.MetricsServlet;
 import io.sandgate.secrets.SecretRing;
 import io.sandgate.secrets.SecretSources;
 import io.sandgate.store.Store;
+import io.sandgate.web.AccessLog;
 import io.sandgate.web.ClientIdentity;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.ClientLimitFilter;
@@ -79,8 +80,10 @@ public final class Sandgate implements AutoCloseable
     private McpGateway mcp;
     private Egress egress;
     private Credentials credentials;
-    /** Requests in progress per client, one count across the listeners. */
+    /** Requests in progress per client, one count across the listeners and front-ends. */
     private ClientLimitFilter clientLimit;
+    /** Counts and logs every request, whichever listener or front-end served it. */
+    private final AccessLogFilter accessLog;
     /** One redaction for logs and the admin API; it knows the real keys once the egress face has read them. */
     private volatile Redactor redactor = Redactor.defaults();
 
@@ -96,6 +99,7 @@ public final class Sandgate implements AutoCloseable
         new ProcessorMetrics().bindTo(metrics);
         this.schedulers = Schedulers.create();
         this.store = Store.create(config, metrics, schedulers);
+        this.accessLog = new AccessLogFilter(metrics, config.accessLog(), () -> redactor);
     }
 
     /**
@@ -221,7 +225,7 @@ public final class Sandgate implements AutoCloseable
     /** Registers Sandgate's servlets and filters in a context that is starting; builds nothing. */
     public void install(ServletContext context, Listener listener)
     {
-        FilterRegistration.Dynamic access = context.addFilter("sandgate-access", new AccessLogFilter(metrics, config.accessLog(), () -> redactor));
+        FilterRegistration.Dynamic access = context.addFilter("sandgate-access", accessLog);
         access.setAsyncSupported(true);
         access.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), false, "/*");
         installOperations(context, listener);
@@ -317,6 +321,24 @@ public final class Sandgate implements AutoCloseable
             webSockets == null ? id -> 0 : webSockets::closeSandbox, this::reloadEgress), new Origins(config.server().publicOrigins())))
             .addMapping("/admin/*");
         context.addServlet("sandgate-metrics", new MetricsServlet(metrics)).addMapping("/metrics");
+    }
+
+    /** The ingress face; the embedded runner's ingress handler serves it. Null when off, and on the control plane. */
+    public Ingress ingress()
+    {
+        return ingress;
+    }
+
+    /** The per-client limit, for front-ends outside the servlets; null on the control plane. */
+    public ClientLimitFilter clientLimit()
+    {
+        return clientLimit;
+    }
+
+    /** Counts and logs requests, for front-ends outside the servlets. */
+    public AccessLog accessLog()
+    {
+        return accessLog;
     }
 
     /** The egress face; the embedded runner's forward-proxy mode routes through it. Null on the control plane. */

@@ -37,6 +37,9 @@ public final class ConfigKeys
         "Embedded runner: how long a stop waits for exchanges in flight.");
     public static final ConfigKey<Integer> SERVER_INTERNAL_PORT = ConfigKey.of("server.internal-port", null, integer(0, 65535),
         "Embedded runner: when set, MCP, egress (CONNECT included), admin and metrics are served only on this port and `server.port` serves ingress and health.");
+    public static final ConfigKey<ServerConfig.IngressFrontEnd> SERVER_INGRESS_FRONT_END = ConfigKey.of("server.ingress-front-end", "core",
+        oneOf(ServerConfig.IngressFrontEnd.class),
+        "Embedded runner: `core` serves ingress HTTP on Jetty's core API, `servlet` on the servlets the WAR uses; WebSocket upgrades go through the servlets either way.");
     public static final ConfigKey<List<String>> SERVER_PUBLIC_ORIGINS = ConfigKey.of("server.public-origins", null, list(),
         "Origins users reach the gateway under (`https://gw.example`); requests carrying an `Origin` are accepted from these, loopback origins and each face's own allow-list.");
     public static final ConfigKey<Boolean> INGRESS_ENABLED = ConfigKey.of("ingress.enabled", "true", bool(),
@@ -264,7 +267,8 @@ public final class ConfigKeys
 
     public static final List<ConfigKey<?>> ALL = List.of(
         CONFIG,
-        SERVER_HOST, SERVER_PORT, SERVER_MAX_THREADS, SERVER_MAX_CONCURRENT_REQUESTS_PER_CLIENT, SERVER_STOP_TIMEOUT, SERVER_INTERNAL_PORT, SERVER_PUBLIC_ORIGINS,
+        SERVER_HOST, SERVER_PORT, SERVER_MAX_THREADS, SERVER_MAX_CONCURRENT_REQUESTS_PER_CLIENT, SERVER_STOP_TIMEOUT, SERVER_INTERNAL_PORT, SERVER_INGRESS_FRONT_END,
+        SERVER_PUBLIC_ORIGINS,
         INGRESS_ENABLED, MCP_ENABLED, EGRESS_ENABLED,
         STORE_TYPE, REDIS_ADDRESS, REDIS_CLUSTER_NODES, REDIS_SENTINEL_NODES, REDIS_SENTINEL_MASTER,
         REDIS_USERNAME, REDIS_PASSWORD, REDIS_DATABASE, REDIS_TIMEOUT, REDIS_REVALIDATE_INTERVAL, REDIS_POLL_INTERVAL,

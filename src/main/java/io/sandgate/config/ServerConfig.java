@@ -21,14 +21,16 @@ import io.sandgate.net.Origins;
  * @param faces which faces are switched on
  * @param publicOrigins origins users reach the gateway under, as {@code scheme://host[:port]}
  * @param maxConcurrentRequestsPerClient requests one client may have in progress at once
+ * @param ingressFrontEnd which API the embedded runner serves ingress HTTP on
  */
 public record ServerConfig(String host, int port, Optional<Integer> internalPort, int maxThreads, Duration stopTimeout, Role role, Faces faces,
-                           List<String> publicOrigins, int maxConcurrentRequestsPerClient)
+                           List<String> publicOrigins, int maxConcurrentRequestsPerClient, IngressFrontEnd ingressFrontEnd)
 {
     public ServerConfig
     {
         Objects.requireNonNull(internalPort, "internalPort");
         Objects.requireNonNull(faces, "faces");
+        Objects.requireNonNull(ingressFrontEnd, "ingressFrontEnd");
         if (internalPort.isPresent() && internalPort.get() != 0 && internalPort.get() == port)
             throw new IllegalArgumentException("server.internal-port: " + internalPort.get() + " (expected: a port other than server.port)");
         List<String> origins = new ArrayList<>();
@@ -44,6 +46,18 @@ public record ServerConfig(String host, int port, Optional<Integer> internalPort
         GATEWAY,
         /** Only the pod watcher, health, metrics and the admin API: no traffic. */
         CONTROLPLANE
+    }
+
+    /**
+     * What serves ingress HTTP in the embedded runner. A servlet container (the WAR) always uses the
+     * servlets; WebSocket upgrades go through them in both cases.
+     */
+    public enum IngressFrontEnd
+    {
+        /** A handler on Jetty's core API, in front of the servlets: no request wrapping, no copies. */
+        CORE,
+        /** The session filter and proxy servlet, exactly as the WAR serves them. */
+        SERVLET
     }
 
     /** The faces switched on ({@code ingress.enabled}, {@code mcp.enabled}, {@code egress.enabled}). */

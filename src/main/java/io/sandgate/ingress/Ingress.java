@@ -5,6 +5,8 @@ import java.time.Clock;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -30,6 +32,8 @@ public final class Ingress
     private final SessionCookie cookie;
     private final SessionResolver resolver;
     private final Grants grants;
+    private final HostPattern hosts;
+    private final ForwardPolicy policy;
     private final Map<IngressDecision.Source, Counter> resolutions = new EnumMap<>(IngressDecision.Source.class);
 
     /** An ingress whose grants are remembered as redeemed in this process only: one replica. */
@@ -70,12 +74,14 @@ public final class Ingress
         this.grants = new Grants(signer, clock);
         GrantRedemption redemption = new GrantRedemption(grants, redemptions, routes::find, config.sessionMaxAge(), clock);
         this.resolver = new SessionResolver(config, contextPath, ids, cookie, redemption);
+        this.hosts = HostPattern.of(config.hostPattern(), ids);
         for (IngressDecision.Source source : IngressDecision.Source.values())
         {
             resolutions.put(source, Counter.builder("sandgate.ingress.resolution")
                 .tag("source", source.label())
                 .description("Ingress requests by the resolution step that found their sandbox").register(registry));
         }
+        this.policy = new ForwardPolicy(this);
     }
 
     public IngressConfig config()
@@ -92,6 +98,26 @@ public final class Ingress
     public ClientInfo clients()
     {
         return clients;
+    }
+
+    /** What a forward changes on its way, for every front-end. */
+    ForwardPolicy policy()
+    {
+        return policy;
+    }
+
+    /**
+     * Whether the ingress serves a request: on the gateway's own host, paths under the prefix (and
+     * the prefix without its slash, which is redirected); in host mode, every path of a sandbox's
+     * host. The servlet mapping and the embedded runner's handler both decide by this.
+     *
+     * @param pathInContext the decoded path after the context path
+     */
+    public boolean serves(String pathInContext, ClientInfo.RequestView request)
+    {
+        String prefix = config.prefix();
+        return pathInContext.startsWith(prefix) || (pathInContext.length() == prefix.length() - 1 && prefix.startsWith(pathInContext))
+            || (config.hostPattern().isPresent() && hosts.isSandboxHost(clients.host(request)));
     }
 
     /** Issues grant tokens with this gateway's secret (admin API, tests, the {@code grant} command). */
@@ -148,16 +174,18 @@ public final class Ingress
     /**
      * The route a forward goes to, checked once more in signed access against this very route:
      * the route may change between the decision and the forward (a revocation, a new pod), and the
-     * request must go where its session was checked to stand.
+     * request must go where its session was checked to stand. In host mode, the port the host
+     * names on the sandbox's pod.
      *
-     * @throws GatewayException 404 without a route, 403 when the session no longer stands for it
+     * @throws GatewayException 404 without a route, 403 when the session no longer stands for it or
+     *         the host names a port that is not open
      */
     public Route route(IngressDecision.Forward forward, IngressRequest resolved)
     {
         Route route = route(forward.sandboxId());
         if (config.access() == IngressConfig.Access.SIGNED)
             requireStanding(resolved, forward.sandboxId(), route);
-        return route;
+        return forward.hostMode() ? forward.host().target(route, config.sandboxPorts()) : route;
     }
 
     /**
@@ -169,7 +197,62 @@ public final class Ingress
     {
         Optional<Route> route = routes.find(sandboxId);
         if (route.isEmpty())
-            throw GatewayException.notFound("no route for sandbox " + sandboxId);
+            throw noRoute(sandboxId);
         return route.get();
+    }
+
+    private static GatewayException noRoute(String sandboxId)
+    {
+        return GatewayException.notFound("no route for sandbox " + sandboxId);
+    }
+
+    /**
+     * {@link #decide} then {@link #route}, for a front-end that runs on Jetty's selector threads and
+     * so must not wait on the store: a request that may redeem a grant (a write to the store) is
+     * decided on {@code blocking}, and a route that is not cached is read without holding a thread.
+     * A cached route, the common case, completes on the calling thread. One route lookup serves both
+     * the check of signed access and the forward.
+     *
+     * @param blocking runs what may wait on the store
+     * @return the decision and, for a forward, where it goes; failed with what {@code decide} and
+     *         {@code route} throw
+     */
+    CompletableFuture<Routed> decideAndRoute(IngressRequest request, boolean secure, Executor blocking)
+    {
+        if (resolver.mayRedeemGrant(request))
+            return CompletableFuture.supplyAsync(() -> decideAndRouteNow(request, secure), blocking);
+        IngressDecision decision;
+        try
+        {
+            decision = resolver.resolve(request, secure, config.cookie().secure());
+        }
+        catch (RuntimeException x)
+        {
+            return CompletableFuture.failedFuture(x);
+        }
+        if (!(decision instanceof IngressDecision.Forward forward))
+            return CompletableFuture.completedFuture(new Routed(decision, null));
+        return routes.findAsync(forward.sandboxId()).thenApply(route ->
+        {
+            if (config.access() == IngressConfig.Access.SIGNED)
+                route.ifPresent(r -> requireStanding(request, forward.sandboxId(), r));
+            resolutions.get(forward.source()).increment();
+            Route found = route.orElseThrow(() -> noRoute(forward.sandboxId()));
+            return new Routed(forward, forward.hostMode() ? forward.host().target(found, config.sandboxPorts()) : found);
+        });
+    }
+
+    private Routed decideAndRouteNow(IngressRequest request, boolean secure)
+    {
+        IngressDecision decision = decide(request, secure);
+        return new Routed(decision, decision instanceof IngressDecision.Forward forward ? route(forward, request) : null);
+    }
+
+    /**
+     * @param decision what to do with the request
+     * @param route where a forward goes (in host mode, on the port its host names); null for a redirect
+     */
+    record Routed(IngressDecision decision, Route route)
+    {
     }
 }

@@ -1,9 +1,7 @@
 package io.sandgate.ingress;
 
 import java.io.IOException;
-import java.net.URI;
-import java.util.ArrayList;
-import java.util.List;
+import java.util.Enumeration;
 
 import io.sandgate.ingress.IngressDecision.Forward;
 import io.sandgate.web.ClientInfo;
@@ -17,29 +15,32 @@ import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.client.Response;
 import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpMethod;
+import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.io.ClientConnector;
+import org.eclipse.jetty.util.Callback;
 
 /**
  * Servlet glue of the ingress face: forwards a request whose sandbox {@link SessionFilter} has
  * resolved, letting Jetty's asynchronous proxy servlet stream it there, or hands a WebSocket upgrade
  * to the {@link WebSocketBridge} (and hands it back when the container dispatches it again).
- * Overrides only the hooks whose defaults do not fit a sandbox gateway: target rewriting,
- * forwarding headers, response headers, response flushing and error bodies.
+ * Overrides only the hooks whose defaults do not fit a sandbox gateway: target rewriting, headers
+ * both ways (as {@link ForwardPolicy} says, each in one pass), small bodies, response flushing and
+ * error bodies.
  */
 public class IngressServlet extends StreamingProxyServlet
 {
     /** The name the servlet is registered under: host mode hands requests to it by this name. */
     public static final String NAME = "sandgate-ingress";
-    /** The header that lets a service worker claim a wider scope than its script's directory. */
-    static final String SERVICE_WORKER_ALLOWED = "Service-Worker-Allowed";
-    /** Where noVNC 1.3 opens its WebSocket when told {@code path=vnc/websockify}: no id, the cookie routes it. */
-    static final String IDLESS_WEBSOCKET = "websockify";
     private static final RequestAttribute<Route> ROUTE = RequestAttribute.of("ingress.route", Route.class);
+    /** Set on a response whose whole body goes out with the exchange's completion (see {@link #onServerResponseHeaders}). */
+    private static final RequestAttribute<Boolean> WHOLE_BODY = RequestAttribute.of("ingress.whole-body", Boolean.class);
 
     private final Ingress ingress;
     private final WebSocketBridge webSockets;
-    private final SandboxCookies cookies;
+    private final ForwardPolicy policy;
 
     /**
      * @param webSockets the bridge for upgrades; started and closed by whoever built it
@@ -48,7 +49,7 @@ public class IngressServlet extends StreamingProxyServlet
     {
         this.ingress = ingress;
         this.webSockets = webSockets;
-        this.cookies = new SandboxCookies(ingress.config().cookie().name());
+        this.policy = ingress.policy();
     }
 
     @Override
@@ -63,8 +64,6 @@ public class IngressServlet extends StreamingProxyServlet
             if (webSockets.resume(clientRequest, proxyResponse))
                 return;
             route = ingress.route(forward, SessionFilter.RESOLVED.get(clientRequest));
-            if (forward.hostMode())
-                route = forward.host().target(route, ingress.config().sandboxPorts());
             if (WebSocketBridge.isUpgrade(clientRequest))
             {
                 webSockets.upgrade(clientRequest, proxyResponse, forward, route);
@@ -99,142 +98,101 @@ public class IngressServlet extends StreamingProxyServlet
         return client;
     }
 
-    /**
-     * Copies the client's headers, less what belongs to the gateway: the session cookie under either
-     * of its names (a credential for the gateway, not for the sandbox), the sandbox header, and
-     * forwarding headers from a peer that is not a trusted proxy.
-     */
+    /** The client's headers as {@link ForwardPolicy} lets them through. */
     @Override
     protected void copyRequestHeaders(HttpServletRequest clientRequest, Request proxyRequest)
     {
-        super.copyRequestHeaders(clientRequest, proxyRequest);
-        boolean trusted = ingress.clients().isTrusted(clientRequest);
-        String cookieName = ingress.config().cookie().name();
-        proxyRequest.headers(headers ->
+        HttpFields.Mutable fromClient = HttpFields.build();
+        for (Enumeration<String> names = clientRequest.getHeaderNames(); names.hasMoreElements(); )
         {
-            headers.remove(ingress.config().header());
-            if (!trusted)
-            {
-                for (String name : ClientInfo.FORWARDING_HEADERS)
-                    headers.remove(name);
-            }
-            List<String> cookies = new ArrayList<>();
-            for (HttpField field : headers.getFields(HttpHeader.COOKIE))
-            {
-                String kept = withoutCookie(field.getValue(), cookieName);
-                if (kept != null)
-                    cookies.add(kept);
-            }
-            headers.remove(HttpHeader.COOKIE);
-            if (!cookies.isEmpty())
-                headers.put(HttpHeader.COOKIE, String.join("; ", cookies));
-        });
+            String name = names.nextElement();
+            for (Enumeration<String> values = clientRequest.getHeaders(name); values.hasMoreElements(); )
+                fromClient.add(name, values.nextElement());
+        }
+        boolean trusted = ingress.clients().isTrusted(clientRequest);
+        proxyRequest.headers(headers -> policy.copyRequestHeaders(fromClient, headers.clear(), trusted));
     }
 
     /**
-     * Adds Via and the de-facto {@code X-Forwarded-*} headers that web UIs in sandboxes read
-     * (Jetty 12.1 sends RFC 7239 {@code Forwarded} instead). {@code X-Forwarded-Prefix} tells the
-     * sandbox where it is mounted so that it can build absolute links.
+     * Adds Via and the {@code X-Forwarded-*} headers that web UIs in sandboxes read (Jetty 12.1
+     * sends RFC 7239 {@code Forwarded} instead).
      */
     @Override
     protected void addProxyHeaders(HttpServletRequest clientRequest, Request proxyRequest)
     {
         addViaHeader(clientRequest, proxyRequest);
-        ClientInfo clients = ingress.clients();
-        String mount = mount(clientRequest, SessionFilter.FORWARD.get(clientRequest));
-        proxyRequest.headers(headers ->
-        {
-            String chain = headers.get(ClientInfo.X_FORWARDED_FOR);
-            headers.put(ClientInfo.X_FORWARDED_FOR, chain == null ? clientRequest.getRemoteAddr() : chain + ", " + clientRequest.getRemoteAddr());
-            headers.put(ClientInfo.X_FORWARDED_PROTO, clients.scheme(clientRequest));
-            headers.put(ClientInfo.X_FORWARDED_HOST, clients.host(clientRequest));
-            // A sandbox at the root of its own host is mounted nowhere.
-            if (mount.isEmpty())
-                headers.remove(ClientInfo.X_FORWARDED_PREFIX);
-            else
-                headers.put(ClientInfo.X_FORWARDED_PREFIX, mount);
-        });
+        ClientInfo.RequestView client = ClientInfo.view(clientRequest);
+        String scheme = ingress.clients().scheme(client);
+        String host = ingress.clients().host(client);
+        proxyRequest.headers(headers -> policy.addForwardingHeaders(headers, SessionFilter.FORWARD.get(clientRequest), clientRequest.getRemoteAddr(), scheme, host));
     }
 
     /**
-     * Adds the session cookie to the sandbox's response headers: only now is the sandbox known to
-     * answer, and a cookie naming a dead sandbox would misroute the id-less requests that follow. In
-     * path mode, adds the policy that keeps the sandbox's pages to its own path (see
-     * {@link SandboxPolicy}) after the sandbox's own headers, so that a policy of the sandbox's can
-     * only narrow it, never replace it.
+     * The sandbox's headers as {@link ForwardPolicy} lets them through, in one pass, then the
+     * gateway's own. A small body of known length goes out whole with the exchange's completion:
+     * its length is left to the container, which then has the body in its buffer before it commits
+     * (see {@link #onResponseContent}).
      */
     @Override
     protected void onServerResponseHeaders(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Response serverResponse)
     {
-        super.onServerResponseHeaders(clientRequest, proxyResponse, serverResponse);
         Forward forward = SessionFilter.FORWARD.get(clientRequest);
-        if (!forward.hostMode())
+        Route route = ROUTE.get(clientRequest);
+        boolean whole = fitsBuffer(clientRequest, proxyResponse, serverResponse);
+        if (whole)
+            WHOLE_BODY.set(clientRequest, Boolean.TRUE);
+        HttpFields fromSandbox = serverResponse.getHeaders();
+        for (HttpField field : fromSandbox)
         {
-            String policy = SandboxPolicy.confine(ingress.clients().origin(clientRequest), ingress.mount() + forward.sandboxId() + "/",
-                List.of(ingress.mount() + IDLESS_WEBSOCKET));
-            proxyResponse.addHeader(SandboxPolicy.HEADER, policy);
+            HttpField kept = policy.toBrowser(field, forward, route);
+            if (kept == null || (whole && kept.getHeader() == HttpHeader.CONTENT_LENGTH))
+                continue;
+            if (ForwardPolicy.isFirstOfName(fromSandbox, field))
+                proxyResponse.setHeader(kept.getName(), kept.getValue());
+            else
+                proxyResponse.addHeader(kept.getName(), kept.getValue());
         }
-        String setCookie = forward.setCookie();
-        if (setCookie != null)
-            proxyResponse.addHeader(HttpHeader.SET_COOKIE.asString(), setCookie);
+        policy.addToBrowser(forward, ingress.clients().origin(clientRequest), proxyResponse::addHeader);
     }
 
     /**
-     * Keeps the sandbox's cookies to the sandbox (see {@link SandboxCookies}) and its redirects
-     * inside the gateway: a sandbox answering {@code Location: /x} or
-     * {@code http://10.1.2.3:6080/x} means its own {@code /x}, which the browser reaches under the
-     * ingress prefix (in host mode, at the root of the sandbox's host). Rewriting also keeps pod
-     * addresses from leaking to the browser. In path mode a service worker may not claim a scope
-     * wider than its directory: scoped to {@code /vnc/} it would see other sandboxes' requests.
+     * Whether the sandbox's whole body, by its declared length, fits well within the container's
+     * buffer (a quarter of it, what containers aggregate without writing), so that writing it cannot
+     * block. A declared length is no stream: SSE and chunked bodies have none.
+     */
+    private static boolean fitsBuffer(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Response serverResponse)
+    {
+        int status = serverResponse.getStatus();
+        if (HttpMethod.HEAD.is(clientRequest.getMethod()) || HttpStatus.hasNoBody(status))
+            return false;
+        long length = serverResponse.getHeaders().getLongField(HttpHeader.CONTENT_LENGTH);
+        return length >= 0 && length <= proxyResponse.getBufferSize() / 4;
+    }
+
+    /**
+     * A small body ({@link #fitsBuffer}) is written into the container's buffer, which takes it
+     * without blocking, and leaves with the exchange's completion: no write listener, and so no
+     * second dispatch. Anything else streams, each chunk flushed as it arrives.
      */
     @Override
-    protected String filterServerResponseHeader(HttpServletRequest clientRequest, Response serverResponse, String headerName, String headerValue)
+    protected void onResponseContent(HttpServletRequest request, HttpServletResponse response, Response proxyResponse,
+                                     byte[] buffer, int offset, int length, Callback callback)
     {
-        Forward forward = SessionFilter.FORWARD.get(clientRequest);
-        if (HttpHeader.SET_COOKIE.is(headerName))
+        if (WHOLE_BODY.get(request) == null)
         {
-            if (forward.hostMode())
-                return cookies.confineToHost(headerValue);
-            // Under the sandbox's own mount even when the request came without the id.
-            return cookies.confine(headerValue, ingress.mount() + forward.sandboxId(), forward.upstreamPath());
+            super.onResponseContent(request, response, proxyResponse, buffer, offset, length, callback);
+            return;
         }
-        if (SERVICE_WORKER_ALLOWED.equalsIgnoreCase(headerName) && !forward.hostMode())
-            return null;
-        if (!HttpHeader.LOCATION.is(headerName))
-            return headerValue;
-        String path = headerValue;
-        if (!headerValue.startsWith("/"))
+        try
         {
-            try
-            {
-                URI uri = URI.create(headerValue);
-                if (uri.getRawAuthority() == null || !uri.getRawAuthority().equalsIgnoreCase(ROUTE.get(clientRequest).authority()))
-                    return headerValue;
-                path = (uri.getRawPath() == null || uri.getRawPath().isEmpty() ? "/" : uri.getRawPath()) + (uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery());
-            }
-            catch (IllegalArgumentException x)
-            {
-                return headerValue;
-            }
+            response.getOutputStream().write(buffer, offset, length);
+            callback.succeeded();
         }
-        else if (headerValue.startsWith("//"))
+        catch (IOException | RuntimeException x)
         {
-            return headerValue;
+            callback.failed(x);
+            proxyResponse.abort(x);
         }
-        return mount(clientRequest, forward) + path;
-    }
-
-    /**
-     * Where the sandbox appears to the browser, without a trailing slash: {@code /vnc/42} for a
-     * request that named it in the path, the bare prefix {@code /vnc} for one resolved otherwise,
-     * and in host mode the root of the sandbox's host (the context path, usually empty).
-     */
-    private String mount(HttpServletRequest clientRequest, Forward forward)
-    {
-        if (forward.hostMode())
-            return clientRequest.getContextPath();
-        String prefix = ingress.mount();
-        return forward.source() == IngressDecision.Source.PATH ? prefix + forward.sandboxId() : prefix.substring(0, prefix.length() - 1);
     }
 
     @Override
@@ -285,22 +243,6 @@ public class IngressServlet extends StreamingProxyServlet
             if (clientRequest.isAsyncStarted())
                 clientRequest.getAsyncContext().complete();
         }
-    }
-
-    /** The Cookie header without the named cookie (nor its {@code __Host-} form), or null when nothing is left. */
-    static String withoutCookie(String header, String name)
-    {
-        StringBuilder kept = new StringBuilder();
-        for (String pair : header.split(";"))
-        {
-            String trimmed = pair.trim();
-            if (trimmed.isEmpty() || trimmed.startsWith(name + "=") || trimmed.startsWith(SessionResolver.HOST_COOKIE_PREFIX + name + "="))
-                continue;
-            if (kept.length() > 0)
-                kept.append("; ");
-            kept.append(trimmed);
-        }
-        return kept.length() == 0 ? null : kept.toString();
     }
 
 }

@@ -3,6 +3,7 @@ package io.sandgate.ingress;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * The sandbox route table: sandbox id -> {@link Route}. Reads are on the request path, so an
@@ -17,6 +18,26 @@ public interface RouteStore
      * @throws StoreUnavailableException if the id is not cached and the backing store cannot be asked
      */
     Optional<Route> find(String id);
+
+    /**
+     * As {@link #find}, without holding the calling thread while the backing store answers: a
+     * cached route completes at once, a miss when the store has answered (on the store client's
+     * thread). For front-ends that run on Jetty's selector threads, which must never wait. The
+     * default suits a store whose {@code find} never waits; a store that may be asked overrides it.
+     *
+     * @return the route or empty; failed with {@link StoreUnavailableException} as {@code find} throws it
+     */
+    default CompletableFuture<Optional<Route>> findAsync(String id)
+    {
+        try
+        {
+            return CompletableFuture.completedFuture(find(id));
+        }
+        catch (RuntimeException x)
+        {
+            return CompletableFuture.failedFuture(x);
+        }
+    }
 
     /** Writes a route, replacing any other for this id. */
     void put(String id, Route route);

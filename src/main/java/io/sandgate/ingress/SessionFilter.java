@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 
-import io.sandgate.config.IngressConfig;
 import io.sandgate.ingress.IngressDecision.Forward;
 import io.sandgate.ingress.IngressDecision.Redirect;
 import io.sandgate.web.AccessNote;
@@ -43,13 +42,10 @@ public final class SessionFilter extends HttpFilter
     static final RequestAttribute<IngressRequest> RESOLVED = RequestAttribute.of("ingress.resolved", IngressRequest.class);
 
     private final Ingress ingress;
-    private final HostPattern hosts;
 
     public SessionFilter(Ingress ingress)
     {
         this.ingress = ingress;
-        IngressConfig config = ingress.config();
-        this.hosts = HostPattern.of(config.hostPattern(), new IdSyntax(config.idPattern(), config.idMaxLength()));
     }
 
     /**
@@ -75,7 +71,8 @@ public final class SessionFilter extends HttpFilter
             toServlet(request, response, chain, decided);
             return;
         }
-        if (!isIngress(request))
+        String pathInfo = request.getPathInfo();
+        if (!ingress.serves(request.getServletPath() + (pathInfo == null ? "" : pathInfo), ClientInfo.view(request)))
         {
             chain.doFilter(request, response);
             return;
@@ -103,15 +100,6 @@ public final class SessionFilter extends HttpFilter
         RESOLVED.set(request, resolved);
         AccessNote.ATTRIBUTE.set(request, new AccessNote(AccessNote.Face.INGRESS, forward.sandboxId(), forward.source().label()));
         toServlet(request, response, chain, forward);
-    }
-
-    /** A sandbox's host, or the gateway's host under the prefix. */
-    private boolean isIngress(HttpServletRequest request)
-    {
-        String pathInfo = request.getPathInfo();
-        String inContext = request.getServletPath() + (pathInfo == null ? "" : pathInfo);
-        String prefix = ingress.config().prefix();
-        return inContext.startsWith(prefix) || (inContext + "/").equals(prefix) || hosts.isSandboxHost(ingress.clients().host(request));
     }
 
     /** On to the ingress servlet: down the chain when the container mapped the request there, by name when not. */
@@ -150,11 +138,10 @@ public final class SessionFilter extends HttpFilter
         Cookie[] cookies = request.getCookies();
         if (cookies == null)
             return List.of();
-        String name = ingress.config().cookie().name();
         List<String> values = new ArrayList<>(1);
         for (Cookie cookie : cookies)
         {
-            if (cookie.getName().equals(name) || cookie.getName().equals(SessionResolver.HOST_COOKIE_PREFIX + name))
+            if (ingress.policy().isSessionCookie(cookie.getName()))
                 values.add(cookie.getValue());
         }
         return values;
@@ -162,12 +149,7 @@ public final class SessionFilter extends HttpFilter
 
     private static void redirect(HttpServletResponse response, Redirect redirect)
     {
-        SandboxPolicy.refusal(response);
-        if (redirect.setCookie() != null)
-            response.addHeader(HttpHeader.SET_COOKIE.asString(), redirect.setCookie());
         response.setStatus(redirect.status());
-        response.setHeader(HttpHeader.LOCATION.asString(), redirect.location());
-        // A 308 is cacheable by default, and a redirect may carry a session cookie: neither may be stored.
-        response.setHeader(HttpHeader.CACHE_CONTROL.asString(), "no-store");
+        ForwardPolicy.addRedirect(redirect, response::addHeader);
     }
 }

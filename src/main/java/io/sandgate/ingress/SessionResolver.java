@@ -101,6 +101,15 @@ public final class SessionResolver
         throw GatewayException.notFound("no sandbox session: open " + prefix + "{id}/ first");
     }
 
+    /**
+     * Whether resolving the request may redeem a grant, which writes to the store: only in signed
+     * access, and only when the query carries a grant.
+     */
+    boolean mayRedeemGrant(IngressRequest request)
+    {
+        return access == IngressConfig.Access.SIGNED && param(request.query(), grantParam) != null;
+    }
+
     private IngressDecision fromPath(IngressRequest request, SessionCookie.Decoded session, String id, String tail,
                                      boolean secure, CookieConfig.SecureMode secureMode)
     {

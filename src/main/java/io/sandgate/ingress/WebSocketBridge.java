@@ -6,7 +6,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -41,7 +40,6 @@ import jakarta.websocket.server.ServerContainer;
 import jakarta.websocket.server.ServerEndpointConfig;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.http.HttpHeader;
-import org.eclipse.jetty.http.HttpMethod;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.websocket.api.Callback;
 import org.eclipse.jetty.websocket.api.Session;
@@ -162,8 +160,7 @@ public final class WebSocketBridge implements AutoCloseable
     /** Whether this request asks to become a WebSocket. */
     static boolean isUpgrade(HttpServletRequest request)
     {
-        String upgrade = request.getHeader(HttpHeader.UPGRADE.asString());
-        return HttpMethod.GET.asString().equals(request.getMethod()) && upgrade != null && upgrade.toLowerCase(Locale.ROOT).contains("websocket");
+        return ForwardPolicy.isWebSocketUpgrade(request.getMethod(), request.getHeader(HttpHeader.UPGRADE.asString()));
     }
 
     /**
@@ -298,7 +295,7 @@ public final class WebSocketBridge implements AutoCloseable
         }
         if (!protocols.isEmpty())
             upgrade.setSubProtocols(protocols);
-        String cookies = IngressServlet.withoutCookie(String.join("; ", Collections.list(request.getHeaders(HttpHeader.COOKIE.asString()))), ingress.config().cookie().name());
+        String cookies = ForwardPolicy.withoutSessionCookie(String.join("; ", Collections.list(request.getHeaders(HttpHeader.COOKIE.asString()))), ingress.config().cookie().name());
         if (cookies != null)
             upgrade.setHeader(HttpHeader.COOKIE.asString(), cookies);
         String userAgent = request.getHeader(HttpHeader.USER_AGENT.asString());

@@ -7,8 +7,12 @@ import java.util.function.Supplier;
 
 import io.sandgate.Sandgate;
 import io.sandgate.config.SandgateConfig;
+import io.sandgate.config.ServerConfig;
 import io.sandgate.egress.EgressConnectHandler;
+import io.sandgate.ingress.IngressHandler;
 import io.sandgate.net.Resolver;
+import io.sandgate.web.UpgradeFilterPlaceholder;
+import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.websocket.jakarta.server.config.JakartaWebSocketServletContainerInitializer;
 import org.eclipse.jetty.server.Connector;
@@ -27,8 +31,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Sandgate on an embedded Jetty: the gateway built once by the composition root, its servlets in
  * one context, or in two when {@code server.internal-port} separates the public listener (ingress
- * and health) from the internal one (MCP, egress with CONNECT, admin, metrics). Tests start it on
- * port 0.
+ * and health) from the internal one (MCP, egress with CONNECT, admin, metrics). In front of them,
+ * unless {@code server.ingress-front-end} says {@code servlet}, the {@link IngressHandler} serves
+ * plain ingress HTTP on Jetty's core API. Tests start it on port 0.
  */
 public final class EmbeddedServer implements AutoCloseable
 {
@@ -108,6 +113,13 @@ public final class EmbeddedServer implements AutoCloseable
         if (sandgate.egress() != null)
             internalFaces = new EgressConnectHandler(sandgate::egress, internalFaces);
         Handler root = internal == null ? internalFaces : new ByConnector(publicFaces, internalFaces, connector);
+        if (sandgate.ingress() != null && config.server().ingressFrontEnd() == ServerConfig.IngressFrontEnd.CORE)
+        {
+            // Plain ingress HTTP on the core API; everything else (WebSocket upgrades included) on
+            // the servlets, which may block and so run on the pool.
+            IngressHandler ingress = new IngressHandler(sandgate.ingress(), sandgate.clientLimit(), sandgate.accessLog(), connector);
+            root = new Handler.Sequence(ingress, new OnThreadPool(root));
+        }
         server.setHandler(new GracefulHandler(root));
         server.setStopTimeout(config.server().stopTimeout().toMillis());
         server.setStopAtShutdown(true);
@@ -141,7 +153,12 @@ public final class EmbeddedServer implements AutoCloseable
     private static ServletContextHandler context(Sandgate sandgate, Sandgate.Listener listener)
     {
         ServletContextHandler context = new ServletContextHandler("/");
-        // The standard WebSocket container, as a servlet container provides it to the WAR.
+        // The standard WebSocket container, as a servlet container provides it to the WAR, without
+        // the filter that would look at every request for upgrades Sandgate never registers.
+        FilterHolder placeholder = new FilterHolder(UpgradeFilterPlaceholder.class);
+        placeholder.setName(UpgradeFilterPlaceholder.JETTY_UPGRADE_FILTER);
+        placeholder.setAsyncSupported(true);
+        context.getServletHandler().addFilter(placeholder);
         JakartaWebSocketServletContainerInitializer.configure(context, null);
         context.addEventListener(new SandgateListener(sandgate, listener));
         return context;

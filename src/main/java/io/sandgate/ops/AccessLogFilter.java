@@ -8,6 +8,7 @@ import java.util.function.Supplier;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.leak.Redactor;
+import io.sandgate.web.AccessLog;
 import io.sandgate.web.AccessNote;
 import io.sandgate.web.Exchanges;
 import jakarta.servlet.FilterChain;
@@ -24,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * token), and never a cookie or Authorization header; anything in the path that looks like a
  * secret (a Slack webhook, a key pasted into a URL) is written as {@code [REDACTED]}.
  */
-public final class AccessLogFilter extends HttpFilter
+public final class AccessLogFilter extends HttpFilter implements AccessLog
 {
     private static final Logger ACCESS = LoggerFactory.getLogger("sandgate.access");
 
@@ -61,16 +62,20 @@ public final class AccessLogFilter extends HttpFilter
 
     private void record(HttpServletRequest request, HttpServletResponse response, long start)
     {
-        AccessNote note = AccessNote.of(request);
+        record(request.getRemoteAddr(), request.getMethod(), request.getRequestURI().substring(request.getContextPath().length()), response.getStatus(),
+            start, AccessNote.of(request));
+    }
+
+    @Override
+    public void record(String remoteAddr, String method, String path, int status, long startNanos, AccessNote note)
+    {
         String face = note.face().label();
-        int status = response.getStatus();
         counters.computeIfAbsent(face + ' ' + status, key -> registry.counter("sandgate.requests", "face", face, "status", Integer.toString(status)))
             .increment();
         if (!log || !ACCESS.isInfoEnabled())
             return;
-        String path = request.getRequestURI().substring(request.getContextPath().length());
-        long micros = (System.nanoTime() - start) / 1000;
-        ACCESS.info("{} {} {} {} {}us face={} sandbox={} via={}", request.getRemoteAddr(), request.getMethod(), printable(redactor.get().text(path)), status, micros,
+        long micros = (System.nanoTime() - startNanos) / 1000;
+        ACCESS.info("{} {} {} {} {}us face={} sandbox={} via={}", remoteAddr, method, printable(redactor.get().text(path)), status, micros,
             face, note.subject() == null ? "-" : note.subject(), note.via() == null ? "-" : note.via());
     }
 

@@ -7,6 +7,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -118,9 +120,53 @@ final class RedisRouteStore implements RouteStore
             reachable = false;
             throw new StoreUnavailableException("route store unreachable", x);
         }
+        return Optional.ofNullable(remember(id, value, before));
+    }
+
+    /** A miss is an HGET that no thread waits for; the route is cached when it answers, as with {@link #find}. */
+    @Override
+    public CompletableFuture<Optional<Route>> findAsync(String id)
+    {
+        Route cached = cache.get(id);
+        if (cached != null)
+        {
+            hits.increment();
+            return CompletableFuture.completedFuture(Optional.of(cached));
+        }
+        misses.increment();
+        long before = changes.get();
+        CompletionStage<String> read;
+        try
+        {
+            read = hash.getAsync(id);
+        }
+        catch (RuntimeException x)
+        {
+            reachable = false;
+            return CompletableFuture.failedFuture(new StoreUnavailableException("route store unreachable", x));
+        }
+        return read.toCompletableFuture().handle((value, failure) ->
+        {
+            if (failure != null)
+            {
+                reachable = false;
+                throw new StoreUnavailableException("route store unreachable", failure);
+            }
+            reachable = true;
+            return Optional.ofNullable(remember(id, value, before));
+        });
+    }
+
+    /**
+     * Caches what a miss read, if it is a route.
+     *
+     * @param before the change count when the read was sent
+     */
+    private Route remember(String id, String value, long before)
+    {
         Route route = parse(id, value);
         if (route == null)
-            return Optional.empty();
+            return null;
         if (cache.size() >= cacheSize)
             evict();
         cache.put(id, route);
@@ -128,7 +174,7 @@ final class RedisRouteStore implements RouteStore
         // before our stale value: read again.
         if (changes.get() != before)
             onChange();
-        return Optional.of(route);
+        return route;
     }
 
     @Override

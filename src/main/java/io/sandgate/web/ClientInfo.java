@@ -3,6 +3,7 @@ package io.sandgate.web;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Enumeration;
 import java.util.List;
 import java.util.Locale;
@@ -36,17 +37,83 @@ public final class ClientInfo
         this.trustedProxies = List.copyOf(trustedProxies);
     }
 
+    /**
+     * What this class reads of a request, from whichever API carries it: the servlet API (the WAR,
+     * and the embedded runner's servlets) or Jetty's core API (its ingress handler).
+     */
+    public interface RequestView
+    {
+        /** The peer's address, a literal. */
+        String remoteAddr();
+
+        /** The scheme the peer used towards the gateway. */
+        String scheme();
+
+        /** The first value of a header, or null. */
+        String header(String name);
+
+        /** Every value of a header, in order. */
+        List<String> headers(String name);
+
+        /** {@code host:port} of the listener, for a request without {@code Host}. */
+        String serverAuthority();
+    }
+
+    /** A servlet request as this class reads it. */
+    public static RequestView view(HttpServletRequest request)
+    {
+        return new RequestView()
+        {
+            @Override
+            public String remoteAddr()
+            {
+                return request.getRemoteAddr();
+            }
+
+            @Override
+            public String scheme()
+            {
+                return request.getScheme();
+            }
+
+            @Override
+            public String header(String name)
+            {
+                return request.getHeader(name);
+            }
+
+            @Override
+            public List<String> headers(String name)
+            {
+                Enumeration<String> values = request.getHeaders(name);
+                return values == null ? List.of() : Collections.list(values);
+            }
+
+            @Override
+            public String serverAuthority()
+            {
+                return request.getServerName() + ":" + request.getServerPort();
+            }
+        };
+    }
+
     public boolean isTrusted(HttpServletRequest request)
+    {
+        return isTrusted(request.getRemoteAddr());
+    }
+
+    /** @param remoteAddr the peer's address, a literal */
+    public boolean isTrusted(String remoteAddr)
     {
         if (trustedProxies.isEmpty())
             return false;
         try
         {
-            return isTrusted(InetAddress.getByName(request.getRemoteAddr()));
+            return isTrusted(InetAddress.getByName(remoteAddr));
         }
         catch (UnknownHostException x)
         {
-            // getRemoteAddr() is a literal; nothing to resolve, nothing to trust.
+            // A remote address is a literal; nothing to resolve, nothing to trust.
             return false;
         }
     }
@@ -61,6 +128,11 @@ public final class ClientInfo
         return false;
     }
 
+    public String clientAddress(HttpServletRequest request)
+    {
+        return clientAddress(view(request));
+    }
+
     /**
      * The address of the client, as far as the gateway can trust it: the peer's, unless the peer is
      * a trusted proxy. Then {@code X-Forwarded-For} is read from the right, where each trusted proxy
@@ -68,15 +140,15 @@ public final class ClientInfo
      * stands further left the client wrote itself and could be anyone's. An entry that is not an
      * address ends the walk at the last trusted hop.
      */
-    public String clientAddress(HttpServletRequest request)
+    public String clientAddress(RequestView request)
     {
-        String peer = request.getRemoteAddr();
-        if (!isTrusted(request))
+        String peer = request.remoteAddr();
+        if (!isTrusted(peer))
             return peer;
         List<String> hops = new ArrayList<>();
-        for (Enumeration<String> headers = request.getHeaders(X_FORWARDED_FOR); headers != null && headers.hasMoreElements(); )
+        for (String header : request.headers(X_FORWARDED_FOR))
         {
-            for (String hop : headers.nextElement().split(","))
+            for (String hop : header.split(","))
                 hops.add(hop.trim());
         }
         String client = peer;
@@ -92,24 +164,39 @@ public final class ClientInfo
         return client;
     }
 
-    /** The scheme the client used: {@code https} behind a trusted TLS-terminating proxy. */
     public String scheme(HttpServletRequest request)
     {
-        String forwarded = isTrusted(request) ? first(request.getHeader(X_FORWARDED_PROTO)) : null;
-        return forwarded != null ? forwarded.toLowerCase(Locale.ROOT) : request.getScheme();
+        return scheme(view(request));
+    }
+
+    /** The scheme the client used: {@code https} behind a trusted TLS-terminating proxy. */
+    public String scheme(RequestView request)
+    {
+        String forwarded = isTrusted(request.remoteAddr()) ? first(request.header(X_FORWARDED_PROTO)) : null;
+        return forwarded != null ? forwarded.toLowerCase(Locale.ROOT) : request.scheme();
+    }
+
+    public String host(HttpServletRequest request)
+    {
+        return host(view(request));
     }
 
     /** The Host the client used. */
-    public String host(HttpServletRequest request)
+    public String host(RequestView request)
     {
-        String forwarded = isTrusted(request) ? first(request.getHeader(X_FORWARDED_HOST)) : null;
+        String forwarded = isTrusted(request.remoteAddr()) ? first(request.header(X_FORWARDED_HOST)) : null;
         if (forwarded != null)
             return forwarded;
-        String host = request.getHeader("Host");
-        return host != null ? host : request.getServerName() + ":" + request.getServerPort();
+        String host = request.header("Host");
+        return host != null ? host : request.serverAuthority();
     }
 
     public String origin(HttpServletRequest request)
+    {
+        return origin(view(request));
+    }
+
+    public String origin(RequestView request)
     {
         return scheme(request) + "://" + host(request);
     }

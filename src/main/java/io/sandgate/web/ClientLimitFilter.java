@@ -31,6 +31,8 @@ import org.eclipse.jetty.http.HttpStatus;
  */
 public final class ClientLimitFilter implements Filter
 {
+    /** Seconds a refused client is told to wait. */
+    public static final String RETRY_AFTER_SECONDS = "1";
     private static final RequestAttribute<Slot> SLOT = RequestAttribute.of("client-slot", Slot.class);
 
     private final ClientCounts counts;
@@ -78,16 +80,13 @@ public final class ClientLimitFilter implements Filter
         HttpServletRequest request = (HttpServletRequest)servletRequest;
         HttpServletResponse response = (HttpServletResponse)servletResponse;
         String agent = identity.of(request).orElse(null);
-        String client = agent != null ? "agent " + agent : clients.clientAddress(request);
-        if (!counts.tryAcquire(client))
+        Slot slot = acquire(agent != null ? "agent " + agent : clients.clientAddress(request), agent != null);
+        if (slot == null)
         {
-            (agent != null ? refusedAgents : refusedAddresses).increment();
-            response.setHeader(HttpHeader.RETRY_AFTER.asString(), "1");
-            Errors.write(request, response, new GatewayException(HttpStatus.TOO_MANY_REQUESTS_429, "too_many_requests",
-                "too many requests in progress from this client (at most " + counts.limit() + ", server.max-concurrent-requests-per-client)"));
+            response.setHeader(HttpHeader.RETRY_AFTER.asString(), RETRY_AFTER_SECONDS);
+            Errors.write(request, response, tooMany());
             return;
         }
-        Slot slot = new Slot(client);
         SLOT.set(request, slot);
         try
         {
@@ -97,6 +96,35 @@ public final class ClientLimitFilter implements Filter
         {
             Exchanges.whenDone(request, slot::release);
         }
+    }
+
+    /**
+     * Takes a place for a request of a client known by its address, for a front-end outside the
+     * servlet API (the embedded runner's ingress handler), which answers a refusal with
+     * {@link #tooMany()} and {@code Retry-After: 1}.
+     *
+     * @return what gives the place back (once, however often it runs) when the exchange ends, or
+     *         null when the client holds the limit already
+     */
+    public Runnable tryAcquire(String clientAddress)
+    {
+        Slot slot = acquire(clientAddress, false);
+        return slot == null ? null : slot::release;
+    }
+
+    /** The refusal of a request above the limit, 429; it goes with {@code Retry-After: 1}. */
+    public GatewayException tooMany()
+    {
+        return new GatewayException(HttpStatus.TOO_MANY_REQUESTS_429, "too_many_requests",
+            "too many requests in progress from this client (at most " + counts.limit() + ", server.max-concurrent-requests-per-client)");
+    }
+
+    private Slot acquire(String client, boolean agent)
+    {
+        if (counts.tryAcquire(client))
+            return new Slot(client);
+        (agent ? refusedAgents : refusedAddresses).increment();
+        return null;
     }
 
     /** One request's place in its client's count, given back once: when its exchange ends, or when it becomes a stream. */

@@ -16,6 +16,7 @@ import jakarta.servlet.ServletContext;
 import jakarta.servlet.http.HttpServletMapping;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 
@@ -33,6 +34,10 @@ public final class Errors
     private static final Redactor REDACT = Redactor.defaults();
     /** Context attributes naming the body writer of a servlet, by servlet name. */
     private static final String BODY_OF = Errors.class.getName() + ".body:";
+    private static final String NO_STORE = "no-store";
+    private static final String BEARER_CHALLENGE = "Bearer realm=\"sandgate\"";
+    private static final HttpFields ERROR_HEADERS = HttpFields.build().put(HttpHeader.CACHE_CONTROL, NO_STORE).asImmutable();
+    private static final HttpFields UNAUTHORIZED_HEADERS = HttpFields.build(ERROR_HEADERS).put(HttpHeader.WWW_AUTHENTICATE, BEARER_CHALLENGE).asImmutable();
 
     private Errors()
     {
@@ -141,26 +146,48 @@ public final class Errors
             return;
         response.resetBuffer();
         response.setStatus(error.status());
-        response.setHeader(HttpHeader.CACHE_CONTROL.asString(), "no-store");
+        response.setHeader(HttpHeader.CACHE_CONTROL.asString(), NO_STORE);
         if (error.status() == HttpStatus.UNAUTHORIZED_401)
-            response.setHeader(HttpHeader.WWW_AUTHENTICATE.asString(), "Bearer realm=\"sandgate\"");
+            response.setHeader(HttpHeader.WWW_AUTHENTICATE.asString(), BEARER_CHALLENGE);
         Body body = bodyOf(request);
         if (body != null)
         {
             body.write(request, response, error, REDACT.text(error.getMessage()));
+            return;
         }
-        else if (wantsHtml(request))
-        {
-            response.setContentType("text/html;charset=utf-8");
-            response.getWriter().write("<!doctype html><title>" + error.status() + "</title><h1>" + error.status() + " "
-                + escape(error.code()) + "</h1><p>" + escape(REDACT.text(error.getMessage())) + "</p>");
-        }
-        else
-        {
-            response.setContentType("application/json");
-            response.getWriter().write(JSON.createObjectNode()
-                .put("status", error.status()).put("error", error.code()).put("message", REDACT.text(error.getMessage())).toString());
-        }
+        Reply reply = reply(error, request.getHeader(HttpHeader.ACCEPT.asString()));
+        response.setContentType(reply.contentType());
+        response.getWriter().write(reply.body());
+    }
+
+    /**
+     * An error as the gateway's own JSON or HTML, for a front-end outside the servlet API: it sends
+     * {@link #headers} with it.
+     *
+     * @param accept the request's Accept header, or null
+     */
+    public static Reply reply(GatewayException error, String accept)
+    {
+        String message = REDACT.text(error.getMessage());
+        if (accept != null && accept.toLowerCase(Locale.ROOT).contains("text/html"))
+            return new Reply("text/html;charset=utf-8", "<!doctype html><title>" + error.status() + "</title><h1>" + error.status() + " "
+                + escape(error.code()) + "</h1><p>" + escape(message) + "</p>");
+        return new Reply("application/json", JSON.createObjectNode()
+            .put("status", error.status()).put("error", error.code()).put("message", message).toString());
+    }
+
+    /** The headers every error carries besides its body's: never stored, and a challenge with a 401. */
+    public static HttpFields headers(GatewayException error)
+    {
+        return error.status() == HttpStatus.UNAUTHORIZED_401 ? UNAUTHORIZED_HEADERS : ERROR_HEADERS;
+    }
+
+    /**
+     * @param contentType the body's type, charset included
+     * @param body the body, short
+     */
+    public record Reply(String contentType, String body)
+    {
     }
 
     private static Body bodyOf(HttpServletRequest request)
@@ -169,12 +196,6 @@ public final class Errors
         if (mapping == null || mapping.getServletName() == null)
             return null;
         return request.getServletContext().getAttribute(BODY_OF + mapping.getServletName()) instanceof Body body ? body : null;
-    }
-
-    private static boolean wantsHtml(HttpServletRequest request)
-    {
-        String accept = request.getHeader(HttpHeader.ACCEPT.asString());
-        return accept != null && accept.toLowerCase(Locale.ROOT).contains("text/html");
     }
 
     private static String escape(String text)

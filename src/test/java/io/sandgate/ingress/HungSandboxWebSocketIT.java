@@ -10,15 +10,14 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 
-import io.sandgate.config.ConfigLoader;
-import io.sandgate.launcher.EmbeddedServer;
+import io.sandgate.testing.EachIngressFrontEnd;
+import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.SandboxBackend;
 import org.eclipse.jetty.websocket.api.Session;
 import org.eclipse.jetty.websocket.api.exceptions.UpgradeException;
@@ -27,6 +26,7 @@ import org.eclipse.jetty.websocket.client.WebSocketClient;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -40,6 +40,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * ordinary ingress traffic keep answering within a second; each upgrade then ends with the
  * gateway's error once the connect timeout has passed.
  */
+@EachIngressFrontEnd
 class HungSandboxWebSocketIT
 {
     private static final int UPGRADES = 200;
@@ -50,8 +51,14 @@ class HungSandboxWebSocketIT
     private ServerSocket silent;
     private Thread acceptor;
     private SandboxBackend healthy;
-    private EmbeddedServer gateway;
     private WebSocketClient client;
+
+    @RegisterExtension
+    final GatewayExtension gateway = new GatewayExtension(config -> config
+        .set("server.max-threads", "40")
+        .set("ingress.cookie.secret", "hung-it-secret-0123456789abcdef")
+        .set("ingress.connect-timeout", CONNECT_TIMEOUT.toMillis() + "ms")
+        .set("ingress.static-routes", Map.of("1", "127.0.0.1:" + silent.getLocalPort(), "2", healthy.hostPort())));
 
     @BeforeEach
     void start() throws Exception
@@ -74,14 +81,6 @@ class HungSandboxWebSocketIT
         }, "silent-sandbox");
         acceptor.start();
         healthy = SandboxBackend.start("healthy");
-        Map<String, Object> values = new HashMap<>();
-        values.put("server.host", "127.0.0.1");
-        values.put("server.port", "0");
-        values.put("server.max-threads", "40");
-        values.put("ingress.cookie.secret", "hung-it-secret-0123456789abcdef");
-        values.put("ingress.connect-timeout", CONNECT_TIMEOUT.toMillis() + "ms");
-        values.put("ingress.static-routes", Map.of("1", "127.0.0.1:" + silent.getLocalPort(), "2", healthy.hostPort()));
-        gateway = EmbeddedServer.start(ConfigLoader.fromValues(values));
         org.eclipse.jetty.client.HttpClient http = new org.eclipse.jetty.client.HttpClient();
         // Every upgrade on a connection of its own, all at once.
         http.setMaxConnectionsPerDestination(UPGRADES);
@@ -93,7 +92,6 @@ class HungSandboxWebSocketIT
     void stop() throws Exception
     {
         client.stop();
-        gateway.close();
         healthy.close();
         silent.close();
         acceptor.join();

@@ -21,6 +21,7 @@ import java.util.regex.Pattern;
 
 import io.sandgate.core.Secret;
 import io.sandgate.testing.BrowserRequests;
+import io.sandgate.testing.EachIngressFrontEnd;
 import io.sandgate.testing.Gateway;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.RunningGateway;
@@ -46,6 +47,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * sandbox backends, driven by the JDK's HTTP client (and raw sockets where a client would
  * normalise the request away).
  */
+@EachIngressFrontEnd
 class IngressProxyIT
 {
     private static final String SECRET = "it-secret-0123456789abcdef-0123456789";
@@ -95,6 +97,15 @@ class IngressProxyIT
         assertEquals("127.0.0.1", seen.header("x-forwarded-for"));
         assertEquals("/vnc/37579", seen.header("x-forwarded-prefix"));
         assertEquals("http", seen.header("x-forwarded-proto"));
+    }
+
+    @Test
+    void sandboxsDate_replacesTheGatewaysOwn() throws Exception
+    {
+        HttpResponse<String> response = get(gateway.uri(), "/vnc/37579/echo");
+
+        assertEquals(200, response.statusCode());
+        assertEquals(1, response.headers().allValues("Date").size(), () -> response.headers().map().toString());
     }
 
     @Test

@@ -1,9 +1,16 @@
 package io.sandgate.ingress;
 
 import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sandgate.config.ConfigLoader;
@@ -21,6 +28,7 @@ import org.junit.jupiter.api.Test;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -119,5 +127,122 @@ class IngressTest
 
         assertEquals("10.0.0.7:6080", ingress.route("42").authority());
         assertEquals(404, assertThrows(GatewayException.class, () -> ingress.route("43")).status());
+    }
+
+    @Test
+    void decideAndRoute_withACachedRoute_completesOnTheCallingThread_andCountsOnce()
+    {
+        Ingress ingress = ingress("", Map.of());
+
+        CompletableFuture<Ingress.Routed> routing = ingress.decideAndRoute(get("/vnc/42/", List.of()), false, NO_EXECUTOR);
+
+        assertTrue(routing.isDone());
+        assertEquals("42", ((Forward)routing.join().decision()).sandboxId());
+        assertEquals("10.0.0.7:6080", routing.join().route().authority());
+        assertEquals(1, resolutions(Source.PATH));
+        Ingress.Routed redirect = ingress.decideAndRoute(get("/vnc/42", List.of()), false, NO_EXECUTOR).join();
+        assertInstanceOf(Redirect.class, redirect.decision());
+        assertNull(redirect.route());
+    }
+
+    @Test
+    void decideAndRoute_failsAsDecideAndRouteThrow()
+    {
+        Ingress ingress = ingress("", Map.of());
+
+        CompletionException noRoute = assertThrows(CompletionException.class, () -> ingress.decideAndRoute(get("/vnc/43/", List.of()), false, NO_EXECUTOR).join());
+        CompletionException noSandbox = assertThrows(CompletionException.class, () -> ingress.decideAndRoute(get("/vnc/app.js", List.of()), false, NO_EXECUTOR).join());
+
+        assertEquals(404, assertInstanceOf(GatewayException.class, noRoute.getCause()).status());
+        assertEquals(404, assertInstanceOf(GatewayException.class, noSandbox.getCause()).status());
+    }
+
+    @Test
+    void decideAndRoute_withARouteTheStoreIsAskedFor_holdsNoThread_untilTheStoreAnswers()
+    {
+        CompletableFuture<Optional<Route>> answer = new CompletableFuture<>();
+        SandgateConfig config = ConfigLoader.fromValues(Map.of("ingress.cookie.secret", "0123456789abcdef0123456789abcdef"));
+        Ingress ingress = new Ingress(config.ingress(), "", new AskedRoutes(answer), new ClientInfo(List.of()), registry, Clock.systemUTC());
+
+        CompletableFuture<Ingress.Routed> routing = ingress.decideAndRoute(get("/vnc/42/", List.of()), false, NO_EXECUTOR);
+
+        assertFalse(routing.isDone());
+        answer.complete(Optional.of(Route.of("10.0.0.9", 6080)));
+        assertEquals("10.0.0.9:6080", routing.join().route().authority());
+    }
+
+    @Test
+    void decideAndRoute_redeemsAGrant_onTheExecutorGiven()
+    {
+        Ingress ingress = ingress("", Map.of("ingress.access", "signed"));
+        String grant = ingress.grants().issue("42", "alice", Duration.ofMinutes(5));
+        List<Runnable> pool = new ArrayList<>();
+        IngressRequest redeeming = new IngressRequest("GET", "/vnc/42/", "sandgate_grant=" + grant, ORIGIN, null, List.of(), null);
+
+        CompletableFuture<Ingress.Routed> routing = ingress.decideAndRoute(redeeming, false, pool::add);
+
+        assertFalse(routing.isDone(), "the redemption writes to the store: not on the calling thread");
+        assertEquals(1, pool.size());
+        pool.get(0).run();
+        assertEquals(303, assertInstanceOf(Redirect.class, routing.join().decision()).status());
+    }
+
+    /** Work that must not go to a pool: the calling thread does it, or the store's callback. */
+    private static final Executor NO_EXECUTOR = task ->
+    {
+        throw new AssertionError("handed to the pool");
+    };
+
+    /** A route store whose every route must be asked for, as Redis is for one not cached. */
+    private static final class AskedRoutes implements RouteStore
+    {
+        private final CompletableFuture<Optional<Route>> answer;
+
+        AskedRoutes(CompletableFuture<Optional<Route>> answer)
+        {
+            this.answer = answer;
+        }
+
+        @Override
+        public Optional<Route> find(String id)
+        {
+            throw new AssertionError("a front-end that must not wait asked find()");
+        }
+
+        @Override
+        public CompletableFuture<Optional<Route>> findAsync(String id)
+        {
+            return answer;
+        }
+
+        @Override
+        public void put(String id, Route route)
+        {
+            throw new AssertionError();
+        }
+
+        @Override
+        public boolean remove(String id)
+        {
+            throw new AssertionError();
+        }
+
+        @Override
+        public boolean removeIf(String id, String generation)
+        {
+            throw new AssertionError();
+        }
+
+        @Override
+        public Optional<Route> revoke(String id, Instant before)
+        {
+            throw new AssertionError();
+        }
+
+        @Override
+        public Map<String, Route> all()
+        {
+            throw new AssertionError();
+        }
     }
 }

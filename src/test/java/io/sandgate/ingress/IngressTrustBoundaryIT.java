@@ -9,15 +9,16 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
-import io.sandgate.config.ConfigLoader;
 import io.sandgate.core.Secret;
-import io.sandgate.launcher.EmbeddedServer;
 import io.sandgate.testing.BrowserRequests;
+import io.sandgate.testing.EachIngressFrontEnd;
+import io.sandgate.testing.Gateway;
+import io.sandgate.testing.GatewayConfig;
+import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.SandboxBackend;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -46,6 +48,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * and another to the gateway, a sandbox setting the gateway's cookie, a sandbox page framing the
  * admin UI) against a real embedded gateway.
  */
+@EachIngressFrontEnd
 class IngressTrustBoundaryIT
 {
     private static final String SECRET = "trust-it-secret-0123456789abcdef";
@@ -66,10 +69,11 @@ class IngressTrustBoundaryIT
     private static SandboxBackend sandbox41000;
     @AutoClose("stop")
     private static Server cookieSandbox;
-    @AutoClose
-    private static EmbeddedServer gateway;
-    @AutoClose
-    private static EmbeddedServer signed;
+
+    @RegisterExtension
+    static final GatewayExtension gateway = new GatewayExtension(IngressTrustBoundaryIT::configure);
+    @RegisterExtension
+    static final GatewayExtension signed = new GatewayExtension(config -> configure(config.set("ingress.access", "signed")));
 
     @BeforeAll
     static void start() throws Exception
@@ -82,23 +86,16 @@ class IngressTrustBoundaryIT
         cookieSandbox.addConnector(connector);
         cookieSandbox.setHandler(new SetsCookies());
         cookieSandbox.start();
-        gateway = EmbeddedServer.start(ConfigLoader.fromValues(config(Map.of())));
-        signed = EmbeddedServer.start(ConfigLoader.fromValues(config(Map.of("ingress.access", "signed"))));
     }
 
-    private static Map<String, Object> config(Map<String, Object> extra)
+    private static void configure(GatewayConfig config)
     {
-        Map<String, Object> values = new HashMap<>();
-        values.put("server.host", "127.0.0.1");
-        values.put("server.port", "0");
-        values.put("ingress.cookie.secret", SECRET);
-        values.put("admin.token", ADMIN_TOKEN);
-        values.put("ingress.static-routes", Map.of(
-            "37579", sandbox37579.hostPort(),
-            "41000", sandbox41000.hostPort(),
-            "7", "127.0.0.1:" + ((ServerConnector)cookieSandbox.getConnectors()[0]).getLocalPort()));
-        values.putAll(extra);
-        return values;
+        config.set("ingress.cookie.secret", SECRET)
+            .set("admin.token", ADMIN_TOKEN)
+            .set("ingress.static-routes", Map.of(
+                "37579", sandbox37579.hostPort(),
+                "41000", sandbox41000.hostPort(),
+                "7", "127.0.0.1:" + ((ServerConnector)cookieSandbox.getConnectors()[0]).getLocalPort()));
     }
 
     @BeforeEach
@@ -228,7 +225,7 @@ class IngressTrustBoundaryIT
     }
 
     /** Sends the request line exactly as given: HTTP clients would normalise these paths away. */
-    private static RawResponse raw(EmbeddedServer gw, String path, String cookie) throws Exception
+    private static RawResponse raw(Gateway gw, String path, String cookie) throws Exception
     {
         try (Socket socket = new Socket("127.0.0.1", gw.port()))
         {

@@ -19,14 +19,15 @@ import java.util.stream.Stream;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sandgate.core.Secret;
+import io.sandgate.testing.EachIngressFrontEnd;
 import io.sandgate.testing.Gateway;
+import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.HeaderSandbox;
 import io.sandgate.testing.LocalResources;
 import io.sandgate.testing.RawHttp;
 import io.sandgate.testing.RawRedis;
 import io.sandgate.testing.RedisServerProcess;
-import io.sandgate.testing.RunningGateway;
 import io.sandgate.testing.VncSandbox;
 import org.eclipse.jetty.toolchain.test.MavenPaths;
 import org.eclipse.jetty.toolchain.test.jupiter.WorkDir;
@@ -64,6 +65,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * {@code /usr/bin/chromium}; it never downloads a browser).</p>
  */
 @ExtendWith(WorkDirExtension.class)
+@EachIngressFrontEnd
 class NoVncBrowserIT
 {
     private static final String INSTALL_HINT =
@@ -93,14 +95,19 @@ class NoVncBrowserIT
     private static VncSandbox sandboxB;
     @AutoClose
     private static HeaderSandbox cookieSandbox;
-    /** The same routes in {@code signed} access mode. */
-    private static RunningGateway signed;
 
     @RegisterExtension
-    static final GatewayExtension gateway = new GatewayExtension(config -> config
-        .redisStore(redis)
-        .set("ingress.cookie.secret", SECRET)
-        .set("ingress.host-pattern", HOST_PATTERN));
+    static final GatewayExtension gateway = new GatewayExtension(NoVncBrowserIT::configure);
+    /** The same routes in {@code signed} access mode. */
+    @RegisterExtension
+    static final GatewayExtension signed = new GatewayExtension(config -> configure(config).set("ingress.access", "signed"));
+
+    private static GatewayConfig configure(GatewayConfig config)
+    {
+        return config.redisStore(redis)
+            .set("ingress.cookie.secret", SECRET)
+            .set("ingress.host-pattern", HOST_PATTERN);
+    }
 
     @BeforeAll
     static void start(WorkDir workDir) throws Exception
@@ -122,7 +129,6 @@ class NoVncBrowserIT
             raw.hset(ROUTES_KEY, ID_B, sandboxB.hostPort());
             raw.hset(ROUTES_KEY, ID_COOKIES, cookieSandbox.hostPort());
         }
-        signed = gateway.startAnother(config -> config.set("ingress.access", "signed"));
     }
 
     @Test

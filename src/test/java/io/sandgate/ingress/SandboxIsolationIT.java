@@ -7,10 +7,11 @@ import java.util.Locale;
 import java.util.Map;
 
 import io.sandgate.core.Secret;
+import io.sandgate.testing.EachIngressFrontEnd;
+import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.HeaderSandbox;
 import io.sandgate.testing.RawHttp;
-import io.sandgate.testing.RunningGateway;
 import io.sandgate.testing.SandboxBackend;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
@@ -31,6 +32,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * sends for {@code 37579.sbx.localhost} without any resolver (Chromium resolves {@code *.localhost}
  * to loopback itself; {@code NoVncBrowserIT} shows the same in the browser).
  */
+@EachIngressFrontEnd
 class SandboxIsolationIT
 {
     private static final String SECRET = "isolation-it-secret-0123456789abcdef";
@@ -46,14 +48,22 @@ class SandboxIsolationIT
     private static SandboxBackend aSecondPort;
     @AutoClose
     private static HeaderSandbox cookies;
-    private static RunningGateway signed;
-    private static RunningGateway ports;
 
     @RegisterExtension
-    static final GatewayExtension gateway = new GatewayExtension(config -> config
-        .set("ingress.cookie.secret", SECRET)
-        .set("ingress.host-pattern", "{id}.sbx.localhost")
-        .set("ingress.static-routes", Map.of(SANDBOX_A, a.hostPort(), SANDBOX_B, b.hostPort(), COOKIES, cookies.hostPort())));
+    static final GatewayExtension gateway = new GatewayExtension(SandboxIsolationIT::configure);
+    @RegisterExtension
+    static final GatewayExtension signed = new GatewayExtension(config -> configure(config.set("ingress.access", "signed")));
+    @RegisterExtension
+    static final GatewayExtension ports = new GatewayExtension(config -> configure(config)
+        .set("ingress.host-pattern", "{port}-{id}.sbx.localhost")
+        .set("ingress.sandbox-ports", Integer.toString(aSecondPort.port())));
+
+    private static GatewayConfig configure(GatewayConfig config)
+    {
+        return config.set("ingress.cookie.secret", SECRET)
+            .set("ingress.host-pattern", "{id}.sbx.localhost")
+            .set("ingress.static-routes", Map.of(SANDBOX_A, a.hostPort(), SANDBOX_B, b.hostPort(), COOKIES, cookies.hostPort()));
+    }
 
     @BeforeAll
     static void start() throws Exception
@@ -67,10 +77,6 @@ class SandboxIsolationIT
             "Set-Cookie", "lab=1; Domain=sbx.localhost; Path=/lab",
             "Service-Worker-Allowed", "/",
             "Content-Security-Policy", "default-src *");
-        signed = gateway.startAnother(config -> config.set("ingress.access", "signed"));
-        ports = gateway.startAnother(config -> config
-            .set("ingress.host-pattern", "{port}-{id}.sbx.localhost")
-            .set("ingress.sandbox-ports", Integer.toString(aSecondPort.port())));
     }
 
     @BeforeEach

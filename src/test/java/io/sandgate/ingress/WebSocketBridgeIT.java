@@ -18,6 +18,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import io.sandgate.testing.EachIngressFrontEnd;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.WebSocketBackend;
 import org.eclipse.jetty.websocket.api.Callback;
@@ -41,6 +42,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The WebSocket bridge end to end: a real Jetty WebSocket client, the embedded gateway, and a real
  * Jetty WebSocket server standing in for the sandbox.
  */
+@EachIngressFrontEnd
 public class WebSocketBridgeIT
 {
     private static final String SECRET = "ws-it-secret-0123456789abcdef";

@@ -2,6 +2,7 @@ package io.sandgate.ingress;
 
 import java.util.Map;
 
+import io.sandgate.testing.EachIngressFrontEnd;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.RawHttp;
 import io.sandgate.testing.WebSocketBackend;
@@ -22,6 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * ({@code Host: evil.example}, {@code Origin: http://evil.example}), and before this check it was let
  * in as "same origin".
  */
+@EachIngressFrontEnd
 class WebSocketOriginIT
 {
     private static final String PUBLIC = "http://gw.example";

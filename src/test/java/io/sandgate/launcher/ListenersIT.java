@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 
+import io.sandgate.testing.EachIngressFrontEnd;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.SandboxBackend;
 import org.junit.jupiter.api.AfterAll;
@@ -27,6 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * MCP, egress (CONNECT included), admin and metrics are on the internal one; a switched-off face
  * is not served anywhere.
  */
+@EachIngressFrontEnd
 class ListenersIT
 {
     private static final String TOKEN = "listeners-admin-token-0123456789";

@@ -15,6 +15,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 import io.sandgate.ingress.WebSocketBridgeIT;
+import io.sandgate.testing.EachIngressFrontEnd;
 import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.HoldingMcpServer;
@@ -40,6 +41,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * to an egress node that does the same. Health and an ordinary ingress request keep answering
  * within a second, and every slow call completes when its upstream answers.
  */
+@EachIngressFrontEnd
 class NoThreadHeldIT
 {
     private static final int MCP_CALLS = 200;

@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sandgate.testing.EachIngressFrontEnd;
 import io.sandgate.testing.Gateway;
 import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.RedisReplicas;
@@ -34,6 +35,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * and switching tabs does not extend it; a revocation through the admin API, or the sandbox's pod
  * replaced, refuses outstanding cookies on both replicas within a second.
  */
+@EachIngressFrontEnd
 class RedisGrantsIT extends RedisReplicas
 {
     private static final Duration WITHIN_A_SECOND = Duration.ofMillis(1000);

@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import io.sandgate.testing.EachIngressFrontEnd;
 import io.sandgate.testing.Gateway;
 import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.RawRedis;
@@ -23,6 +24,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * (never Redisson) reach two gateway replicas within a second, cached routes cost no Redis round
  * trip, and a Redis outage degrades to cached routes and recovers without a restart.
  */
+@EachIngressFrontEnd
 class RedisRoutingIT extends RedisReplicas
 {
     private static final Duration WITHIN_A_SECOND = Duration.ofMillis(1000);

@@ -7,9 +7,11 @@ import java.util.function.Consumer;
 
 import io.sandgate.Sandgate;
 import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.AfterClassTemplateInvocationCallback;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.AfterTestExecutionCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.BeforeClassTemplateInvocationCallback;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.BeforeTestExecutionCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -28,12 +30,17 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * the gateway starts after those methods, and a per-test gateway stops before {@code @AfterEach}
  * closes them (a class-wide one stops after {@code @AfterAll}, as JUnit calls extensions).
  * {@link #startAnother(Consumer)} starts a variant or a second replica beside it, and
- * {@link #manual(Consumer)} makes an extension that starts nothing by itself.
+ * {@link #manual(Consumer)} makes an extension that starts nothing by itself. In a class run once per
+ * ingress front-end ({@link EachIngressFrontEnd}), its gateways serve ingress on the run's front-end,
+ * and a class-wide gateway stops at the end of each run; such a class declares a class-wide variant as
+ * an extension of its own rather than starting it in {@code @BeforeAll}, which runs once for all runs.
  */
-public final class GatewayExtension implements Gateway, BeforeAllCallback, BeforeEachCallback, BeforeTestExecutionCallback,
-    AfterTestExecutionCallback, AfterEachCallback, AfterAllCallback
+public final class GatewayExtension implements Gateway, BeforeAllCallback, BeforeClassTemplateInvocationCallback, BeforeEachCallback,
+    BeforeTestExecutionCallback, AfterTestExecutionCallback, AfterEachCallback, AfterClassTemplateInvocationCallback, AfterAllCallback
 {
     private final Consumer<GatewayConfig> configuration;
+    /** The front-end of the run, set before the class's own configuration; nothing outside a run. */
+    private volatile Consumer<GatewayConfig> frontEnd = GatewayConfig.defaults();
     private final boolean autoStart;
     /** Started outside any test (in {@code @BeforeAll}, or for the whole class): stopped after all. */
     private final List<RunningGateway> classGateways = new ArrayList<>();
@@ -73,8 +80,16 @@ public final class GatewayExtension implements Gateway, BeforeAllCallback, Befor
     }
 
     @Override
+    public void beforeClassTemplateInvocation(ExtensionContext context) throws Exception
+    {
+        frontEnd = IngressFrontEnds.of(context);
+    }
+
+    @Override
     public void beforeEach(ExtensionContext context) throws Exception
     {
+        // An extension in an instance field is made after the run began: it learns its front-end here.
+        frontEnd = IngressFrontEnds.of(context);
         inTest = true;
         if (classScoped)
             running();
@@ -106,6 +121,14 @@ public final class GatewayExtension implements Gateway, BeforeAllCallback, Befor
     }
 
     @Override
+    public void afterClassTemplateInvocation(ExtensionContext context) throws Exception
+    {
+        // The next run starts its gateways on its own front-end.
+        afterAll(context);
+        frontEnd = GatewayConfig.defaults();
+    }
+
+    @Override
     public void afterAll(ExtensionContext context) throws Exception
     {
         if (own != null)
@@ -123,7 +146,7 @@ public final class GatewayExtension implements Gateway, BeforeAllCallback, Befor
      */
     public RunningGateway startAnother(Consumer<GatewayConfig> overrides) throws Exception
     {
-        RunningGateway gateway = RunningGateway.start(configuration.andThen(overrides));
+        RunningGateway gateway = RunningGateway.start(configured().andThen(overrides));
         (inTest ? testGateways : classGateways).add(gateway);
         return gateway;
     }
@@ -143,7 +166,7 @@ public final class GatewayExtension implements Gateway, BeforeAllCallback, Befor
         if (own != null)
             own.close();
         own = null;
-        own = RunningGateway.start(configuration.andThen(overrides));
+        own = RunningGateway.start(configured().andThen(overrides));
     }
 
     @Override
@@ -180,8 +203,13 @@ public final class GatewayExtension implements Gateway, BeforeAllCallback, Befor
     private synchronized RunningGateway running() throws Exception
     {
         if (own == null && autoStart)
-            own = RunningGateway.start(configuration);
+            own = RunningGateway.start(configured());
         return own;
+    }
+
+    private Consumer<GatewayConfig> configured()
+    {
+        return frontEnd.andThen(configuration);
     }
 
     private RunningGateway unchecked()

@@ -15,6 +15,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.sandgate.testing.EachIngressFrontEnd;
 import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.SandboxBackend;
@@ -37,6 +38,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * otherwise its own, whatever {@code X-Forwarded-For} it writes. Established WebSockets and MCP
  * streams never count against requests; MCP streams have their own cap, by the same identity.
  */
+@EachIngressFrontEnd
 class ClientLimitIT
 {
     private static final int LIMIT = 4;

@@ -1,0 +1,304 @@
+package io.sandgate.ingress;
+
+import java.net.URI;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
+
+import io.sandgate.ingress.IngressDecision.Forward;
+import io.sandgate.ingress.IngressDecision.Redirect;
+import io.sandgate.web.ClientInfo;
+import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.HttpFields;
+import org.eclipse.jetty.http.HttpHeader;
+
+/**
+ * What a forward to a sandbox changes on its way, in one place for both front-ends: the proxy
+ * servlet ({@link IngressServlet}, the WAR) and the embedded runner's handler on Jetty's core API
+ * ({@link IngressHandler}). Both send the sandbox's request with Jetty's HttpClient and read its
+ * response from it, so the rules work on Jetty's {@link HttpField}s, told apart by their
+ * {@link HttpHeader} where the name is a known one.
+ *
+ * <p>Towards the sandbox, the client's headers go on less hop-by-hop ones
+ * (<a href="https://datatracker.ietf.org/doc/html/rfc9110#section-7.6.1">RFC 9110 section 7.6.1</a>)
+ * and less the gateway's own: the session cookie under either of its names (a credential for the
+ * gateway, not for the sandbox), the sandbox header, {@code Host} (the sandbox is asked under its
+ * own address; the browser's host travels as {@code X-Forwarded-Host}) and forwarding headers from
+ * a peer that is not a trusted proxy. The {@code X-Forwarded-*} headers that web UIs read are
+ * added.</p>
+ *
+ * <p>Towards the browser, the sandbox's cookies stay in the sandbox ({@link SandboxCookies}), its
+ * redirects stay inside the gateway, and in path mode no service worker claims more than its
+ * directory; then the gateway adds its confinement policy ({@link SandboxPolicy}) and the session
+ * cookie.</p>
+ */
+final class ForwardPolicy
+{
+    /**
+     * Hop-by-hop headers, which end at the gateway: those of RFC 9110 and the ones proxies have
+     * always treated alike, as Jetty's proxies do.
+     */
+    static final EnumSet<HttpHeader> HOP_HEADERS = EnumSet.of(HttpHeader.CONNECTION, HttpHeader.KEEP_ALIVE, HttpHeader.PROXY_AUTHORIZATION,
+        HttpHeader.PROXY_AUTHENTICATE, HttpHeader.PROXY_CONNECTION, HttpHeader.TRANSFER_ENCODING, HttpHeader.TE, HttpHeader.TRAILER, HttpHeader.UPGRADE);
+    /** The header that lets a service worker claim a wider scope than its script's directory. */
+    static final String SERVICE_WORKER_ALLOWED = "Service-Worker-Allowed";
+    /** Where noVNC 1.3 opens its WebSocket when told {@code path=vnc/websockify}: no id, the cookie routes it. */
+    static final String IDLESS_WEBSOCKET = "websockify";
+    /** {@link ClientInfo#FORWARDING_HEADERS} that Jetty knows by name. */
+    private static final EnumSet<HttpHeader> KNOWN_FORWARDING = EnumSet.of(HttpHeader.X_FORWARDED_FOR, HttpHeader.X_FORWARDED_PROTO,
+        HttpHeader.X_FORWARDED_HOST, HttpHeader.X_FORWARDED_PORT, HttpHeader.FORWARDED);
+    /** The other ones. */
+    private static final List<String> OTHER_FORWARDING = ClientInfo.FORWARDING_HEADERS.stream()
+        .filter(name -> !KNOWN_FORWARDING.contains(HttpHeader.CACHE.get(name))).toList();
+    /** Confinement policies by origin and sandbox; the origin comes from the client, hence the bound. */
+    private static final int MAX_POLICIES = 4096;
+
+    private final Ingress ingress;
+    private final String sandboxHeader;
+    private final String cookieName;
+    private final String hostCookieName;
+    private final SandboxCookies cookies;
+    private final List<String> idless;
+    private final Map<String, String> policies = new ConcurrentHashMap<>();
+
+    ForwardPolicy(Ingress ingress)
+    {
+        this.ingress = ingress;
+        this.sandboxHeader = ingress.config().header();
+        this.cookieName = ingress.config().cookie().name();
+        this.hostCookieName = SessionResolver.HOST_COOKIE_PREFIX + cookieName;
+        this.cookies = new SandboxCookies(cookieName);
+        this.idless = List.of(ingress.mount() + IDLESS_WEBSOCKET);
+    }
+
+    /**
+     * Copies the client's headers to the sandbox's request in one pass: each header goes on as it
+     * came, unless it is hop-by-hop, listed by {@code Connection}, or the gateway's own; the Cookie
+     * headers go on as one, without the session cookie.
+     *
+     * @param trusted whether the peer is a trusted proxy, whose forwarding headers are kept
+     */
+    void copyRequestHeaders(HttpFields fromClient, HttpFields.Mutable toSandbox, boolean trusted)
+    {
+        List<String> connection = fromClient.getCSV(HttpHeader.CONNECTION, false);
+        StringBuilder kept = null;
+        for (HttpField field : fromClient)
+        {
+            HttpHeader header = field.getHeader();
+            if (header == HttpHeader.COOKIE)
+            {
+                String rest = withoutSessionCookie(field.getValue(), cookieName);
+                if (rest != null)
+                    kept = kept == null ? new StringBuilder(rest) : kept.append("; ").append(rest);
+                continue;
+            }
+            if (header == HttpHeader.HOST || HOP_HEADERS.contains(header) || (!trusted && KNOWN_FORWARDING.contains(header)))
+                continue;
+            if (header == null && (field.is(sandboxHeader) || (!trusted && isOtherForwarding(field))))
+                continue;
+            if (!connection.isEmpty() && isListed(connection, field))
+                continue;
+            toSandbox.add(field);
+        }
+        if (kept != null)
+            toSandbox.add(HttpHeader.COOKIE, kept.toString());
+    }
+
+    private static boolean isOtherForwarding(HttpField field)
+    {
+        for (String name : OTHER_FORWARDING)
+        {
+            if (field.is(name))
+                return true;
+        }
+        return false;
+    }
+
+    /** Whether {@code Connection} names the header as one for this hop only (RFC 9110 section 7.6.1). */
+    private static boolean isListed(List<String> connection, HttpField field)
+    {
+        for (String name : connection)
+        {
+            if (field.is(name))
+                return true;
+        }
+        return false;
+    }
+
+    /**
+     * Adds the de-facto {@code X-Forwarded-*} headers that web UIs in sandboxes read.
+     * {@code X-Forwarded-Prefix} tells the sandbox where it is mounted so that it can build absolute
+     * links; a sandbox at the root of its own host is mounted nowhere.
+     *
+     * @param remoteAddr the peer's address, appended to a trusted proxy's chain
+     * @param scheme the scheme the client used ({@link ClientInfo#scheme})
+     * @param host the host the client used ({@link ClientInfo#host})
+     */
+    void addForwardingHeaders(HttpFields.Mutable toSandbox, Forward forward, String remoteAddr, String scheme, String host)
+    {
+        String chain = toSandbox.get(HttpHeader.X_FORWARDED_FOR);
+        toSandbox.put(HttpHeader.X_FORWARDED_FOR, chain == null ? remoteAddr : chain + ", " + remoteAddr);
+        toSandbox.put(HttpHeader.X_FORWARDED_PROTO, scheme);
+        toSandbox.put(HttpHeader.X_FORWARDED_HOST, host);
+        String mount = mount(forward);
+        if (mount.isEmpty())
+            toSandbox.remove(ClientInfo.X_FORWARDED_PREFIX);
+        else
+            toSandbox.put(ClientInfo.X_FORWARDED_PREFIX, mount);
+    }
+
+    /**
+     * One header of the sandbox's response as the browser gets it. Keeps the sandbox's cookies to the
+     * sandbox (see {@link SandboxCookies}) and its redirects inside the gateway: a sandbox answering
+     * {@code Location: /x} or {@code http://10.1.2.3:6080/x} means its own {@code /x}, which the
+     * browser reaches under the sandbox's mount. Rewriting also keeps pod addresses from leaking to
+     * the browser. In path mode a service worker may not claim a scope wider than its directory:
+     * scoped to {@code /vnc/} it would see other sandboxes' requests.
+     *
+     * @param route where the request went, to recognise the sandbox's own absolute redirects
+     * @return the header to send, rewritten or as it came, or null to drop it
+     */
+    HttpField toBrowser(HttpField field, Forward forward, Route route)
+    {
+        HttpHeader header = field.getHeader();
+        if (header == HttpHeader.SET_COOKIE)
+        {
+            // Under the sandbox's own mount even when the request came without the id.
+            String confined = forward.hostMode() ? cookies.confineToHost(field.getValue())
+                : cookies.confine(field.getValue(), ingress.mount() + forward.sandboxId(), forward.upstreamPath());
+            return confined == null ? null : new HttpField(HttpHeader.SET_COOKIE, confined);
+        }
+        if (header == HttpHeader.LOCATION)
+        {
+            String location = location(field.getValue(), forward, route);
+            return location.equals(field.getValue()) ? field : new HttpField(HttpHeader.LOCATION, location);
+        }
+        if (header != null)
+            return HOP_HEADERS.contains(header) ? null : field;
+        return !forward.hostMode() && field.is(SERVICE_WORKER_ALLOWED) ? null : field;
+    }
+
+    /**
+     * Whether a header of the sandbox's response is the first of its name there. The first replaces
+     * what the server set already (Jetty sets {@code Date} on every response), the others are added
+     * to it, as Jetty's proxies do.
+     */
+    static boolean isFirstOfName(HttpFields fromSandbox, HttpField field)
+    {
+        return (field.getHeader() != null ? fromSandbox.getField(field.getHeader()) : fromSandbox.getField(field.getName())) == field;
+    }
+
+    private String location(String value, Forward forward, Route route)
+    {
+        String path = value;
+        if (value.startsWith("//"))
+            return value;
+        if (!value.startsWith("/"))
+        {
+            try
+            {
+                URI uri = URI.create(value);
+                if (uri.getRawAuthority() == null || !uri.getRawAuthority().equalsIgnoreCase(route.authority()))
+                    return value;
+                path = (uri.getRawPath() == null || uri.getRawPath().isEmpty() ? "/" : uri.getRawPath()) + (uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery());
+            }
+            catch (IllegalArgumentException x)
+            {
+                return value;
+            }
+        }
+        return mount(forward) + path;
+    }
+
+    /**
+     * Adds what the gateway says after the sandbox's own headers: in path mode the policy that keeps
+     * the sandbox's pages to its own path (see {@link SandboxPolicy}), after the sandbox's own policy
+     * so that one of the sandbox's can only narrow it, never replace it; and the session cookie, only
+     * now that the sandbox is known to answer, since a cookie naming a dead sandbox would misroute
+     * the id-less requests that follow.
+     *
+     * @param origin the gateway's origin as the client used it ({@link ClientInfo#origin})
+     * @param add adds one header to the browser's response
+     */
+    void addToBrowser(Forward forward, String origin, BiConsumer<String, String> add)
+    {
+        if (!forward.hostMode())
+            add.accept(SandboxPolicy.HEADER, confinement(origin, forward.sandboxId()));
+        if (forward.setCookie() != null)
+            add.accept(HttpHeader.SET_COOKIE.asString(), forward.setCookie());
+    }
+
+    /** The confinement policy of a sandbox for pages of an origin, built once per pair while they fit. */
+    private String confinement(String origin, String sandboxId)
+    {
+        String key = sandboxId + ' ' + origin;
+        String policy = policies.get(key);
+        if (policy != null)
+            return policy;
+        policy = SandboxPolicy.confine(origin, ingress.mount() + sandboxId + "/", idless);
+        // A crude bound: a client can make up origins, and rebuilding a policy is cheap enough.
+        if (policies.size() >= MAX_POLICIES)
+            policies.clear();
+        policies.put(key, policy);
+        return policy;
+    }
+
+    /**
+     * The headers of a redirect the gateway answers itself: it is no page of a sandbox's, it may
+     * carry a session cookie, and it must not be stored (a 308 is cacheable by default).
+     *
+     * @param add adds one header to the browser's response
+     */
+    static void addRedirect(Redirect redirect, BiConsumer<String, String> add)
+    {
+        add.accept(SandboxPolicy.HEADER, SandboxPolicy.REFUSAL);
+        if (redirect.setCookie() != null)
+            add.accept(HttpHeader.SET_COOKIE.asString(), redirect.setCookie());
+        add.accept(HttpHeader.LOCATION.asString(), redirect.location());
+        add.accept(HttpHeader.CACHE_CONTROL.asString(), "no-store");
+    }
+
+    /**
+     * Where the sandbox appears to the browser, without a trailing slash: {@code /vnc/42} for a
+     * request that named it in the path, the bare prefix {@code /vnc} for one resolved otherwise,
+     * and in host mode the root of the sandbox's host (the context path, usually empty).
+     */
+    String mount(Forward forward)
+    {
+        String prefix = ingress.mount();
+        if (forward.hostMode())
+            return prefix.substring(0, prefix.length() - ingress.config().prefix().length());
+        return forward.source() == IngressDecision.Source.PATH ? prefix + forward.sandboxId() : prefix.substring(0, prefix.length() - 1);
+    }
+
+    /** The Cookie header without the named cookie (nor its {@code __Host-} form), or null when nothing is left. */
+    static String withoutSessionCookie(String header, String name)
+    {
+        StringBuilder kept = new StringBuilder();
+        for (String pair : header.split(";"))
+        {
+            String trimmed = pair.trim();
+            if (trimmed.isEmpty() || trimmed.startsWith(name + "=") || trimmed.startsWith(SessionResolver.HOST_COOKIE_PREFIX + name + "="))
+                continue;
+            if (kept.length() > 0)
+                kept.append("; ");
+            kept.append(trimmed);
+        }
+        return kept.length() == 0 ? null : kept.toString();
+    }
+
+    /** Whether a cookie of the request is the session cookie, under its name or (host mode over HTTPS) its {@code __Host-} name. */
+    boolean isSessionCookie(String name)
+    {
+        return name.equals(cookieName) || name.equals(hostCookieName);
+    }
+
+    /** Whether a request asks to become a WebSocket: those go to {@link WebSocketBridge}. */
+    static boolean isWebSocketUpgrade(String method, String upgrade)
+    {
+        return "GET".equals(method) && upgrade != null && upgrade.toLowerCase(Locale.ROOT).contains("websocket");
+    }
+}

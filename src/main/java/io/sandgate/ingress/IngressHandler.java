@@ -1,0 +1,409 @@
+package io.sandgate.ingress;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+
+import io.sandgate.ingress.IngressDecision.Redirect;
+import io.sandgate.web.AccessLog;
+import io.sandgate.web.AccessNote;
+import io.sandgate.web.ClientInfo;
+import io.sandgate.web.ClientLimitFilter;
+import io.sandgate.web.Errors;
+import io.sandgate.web.GatewayException;
+import org.eclipse.jetty.client.HttpClient;
+import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
+import org.eclipse.jetty.http.HttpCookie;
+import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.HttpFields;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpURI;
+import org.eclipse.jetty.io.ClientConnector;
+import org.eclipse.jetty.proxy.ProxyHandler;
+import org.eclipse.jetty.server.Connector;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.BufferUtil;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.thread.Invocable;
+
+/**
+ * The ingress face on Jetty's core API, for the embedded runner: plain HTTP to sandboxes without
+ * the servlet layer. It decides as the servlet path does ({@link Ingress}, {@link ForwardPolicy},
+ * the same per-client limit and access log) and forwards as Jetty's {@link ProxyHandler} does: the
+ * client's header fields passed on as they are, the sandbox's chunks retained, written and released
+ * without a copy, every step completed through callbacks.
+ *
+ * <p>It takes what the ingress servlet mapping takes ({@link Ingress#serves}) on the listener that
+ * serves ingress, except WebSocket upgrades, and declines the rest: the handler after it (the
+ * servlet context, with the WebSocket bridge, MCP, egress and operations) serves those.</p>
+ *
+ * <p>It never waits, and says so, so that Jetty may run it on the thread that parsed the request: a
+ * route the store must be asked for is read without holding a thread, and a grant redemption is
+ * decided on the server's pool ({@link Ingress#decideAndRoute}). Its client shares the server's
+ * pool, and reads the sandbox's response on its own selector, since nothing it does with a
+ * response waits either.</p>
+ */
+public final class IngressHandler extends ProxyHandler
+{
+    /** The request attribute holding the exchange between the proxy's steps. */
+    private static final String EXCHANGE = Exchange.class.getName();
+
+    private final Ingress ingress;
+    private final ForwardPolicy policy;
+    private final ClientInfo clients;
+    private final ClientLimitFilter limit;
+    private final AccessLog log;
+    private final Connector connector;
+    private Executor executor;
+
+    /**
+     * @param limit the per-client limit the servlets also count against
+     * @param log where each exchange is counted and logged
+     * @param connector the listener that serves ingress; requests on any other one are declined
+     */
+    public IngressHandler(Ingress ingress, ClientLimitFilter limit, AccessLog log, Connector connector)
+    {
+        this.ingress = ingress;
+        this.policy = ingress.policy();
+        this.clients = ingress.clients();
+        this.limit = limit;
+        this.log = log;
+        this.connector = connector;
+        setUseServerThreadPool(true);
+    }
+
+    @Override
+    protected void doStart() throws Exception
+    {
+        executor = getServer().getThreadPool();
+        super.doStart();
+    }
+
+    @Override
+    public Invocable.InvocationType getInvocationType()
+    {
+        return Invocable.InvocationType.NON_BLOCKING;
+    }
+
+    /**
+     * A client of the sandboxes: HTTP/1.1 only, which sandboxes speak, read on its selector thread
+     * (nothing the proxy does with a response waits), and destinations released when idle, since pod
+     * addresses come and go all day.
+     */
+    @Override
+    protected HttpClient newHttpClient()
+    {
+        ClientConnector connector = new ClientConnector();
+        connector.setConnectTimeout(ingress.config().connectTimeout());
+        HttpClientTransportOverHTTP transport = new HttpClientTransportOverHTTP(connector);
+        transport.setInvocationType(Invocable.InvocationType.NON_BLOCKING);
+        HttpClient client = new HttpClient(transport);
+        client.setScheduler(getServer().getScheduler());
+        client.setByteBufferPool(getServer().getByteBufferPool());
+        client.setDestinationIdleTimeout(ingress.config().destinationIdleTimeout().toMillis());
+        client.setConnectTimeout(ingress.config().connectTimeout().toMillis());
+        // No total timeout: a noVNC session or an SSE stream may last all day.
+        client.setIdleTimeout(ingress.config().idleTimeout().toMillis());
+        client.setMaxConnectionsPerDestination(ingress.config().maxConnectionsPerSandbox());
+        return client;
+    }
+
+    @Override
+    public boolean handle(Request request, Response response, Callback callback)
+    {
+        if (request.getConnectionMetaData().getConnector() != connector)
+            return false;
+        HttpURI uri = request.getHttpURI();
+        // Decoded, without dot segments and parameters: the path a servlet mapping matches on.
+        String path = uri.getDecodedPath();
+        if (path == null || ForwardPolicy.isWebSocketUpgrade(request.getMethod(), request.getHeaders().get(HttpHeader.UPGRADE)))
+            return false;
+        View client = new View(request);
+        if (!ingress.serves(path, client))
+            return false;
+        Exchange exchange = new Exchange(request, response, callback, client);
+        request.setAttribute(EXCHANGE, exchange);
+        Runnable release = limit.tryAcquire(clients.clientAddress(client));
+        if (release == null)
+        {
+            response.getHeaders().put(HttpHeader.RETRY_AFTER, ClientLimitFilter.RETRY_AFTER_SECONDS);
+            exchange.refuse(limit.tooMany(), false);
+            return true;
+        }
+        exchange.admitted(release);
+        CompletableFuture<Ingress.Routed> routing = decideAndRoute(request, uri, path, client);
+        // Mostly decided at once (a cached route); a route the store is asked for, or a grant to
+        // redeem, completes elsewhere, and the forward goes on from the pool.
+        if (routing.isDone())
+            exchange.routed(routing);
+        else
+            routing.whenCompleteAsync((routed, failure) -> exchange.routed(routing), executor);
+        return true;
+    }
+
+    private CompletableFuture<Ingress.Routed> decideAndRoute(Request request, HttpURI uri, String path, View client)
+    {
+        try
+        {
+            return ingress.decideAndRoute(ingressRequest(request, uri, path, client), "https".equals(clients.scheme(client)), executor);
+        }
+        catch (RuntimeException x)
+        {
+            // A path that does not mean what it was routed on.
+            return CompletableFuture.failedFuture(x);
+        }
+    }
+
+    /** What session resolution reads, as {@code SessionFilter} reads it from a servlet request. */
+    private IngressRequest ingressRequest(Request request, HttpURI uri, String decodedPath, View client)
+    {
+        String path = CanonicalPath.of(uri.getPath(), decodedPath);
+        List<String> sessionCookies = new ArrayList<>(1);
+        for (HttpCookie cookie : Request.getCookies(request))
+        {
+            if (policy.isSessionCookie(cookie.getName()))
+                sessionCookies.add(cookie.getValue());
+        }
+        HttpFields headers = request.getHeaders();
+        return new IngressRequest(request.getMethod(), path, uri.getQuery(), clients.origin(client), headers.get(HttpHeader.REFERER),
+            sessionCookies, headers.get(ingress.config().header()));
+    }
+
+    private static Exchange exchange(Request request)
+    {
+        return (Exchange)request.getAttribute(EXCHANGE);
+    }
+
+    @Override
+    protected HttpURI rewriteHttpURI(Request clientToProxyRequest)
+    {
+        Exchange exchange = exchange(clientToProxyRequest);
+        return HttpURI.from("http://" + exchange.route.authority() + exchange.forward.upstreamPath());
+    }
+
+    /** The client's header fields as {@link ForwardPolicy} lets them through, in one pass. */
+    @Override
+    protected void copyRequestHeaders(Request clientToProxyRequest, org.eclipse.jetty.client.Request proxyToServerRequest)
+    {
+        boolean trusted = clients.isTrusted(exchange(clientToProxyRequest).client.remoteAddr());
+        proxyToServerRequest.headers(headers -> policy.copyRequestHeaders(clientToProxyRequest.getHeaders(), headers, trusted));
+    }
+
+    /** Via and the {@code X-Forwarded-*} headers, as the servlet path sends them (not RFC 7239 {@code Forwarded}). */
+    @Override
+    protected void addProxyHeaders(Request clientToProxyRequest, org.eclipse.jetty.client.Request proxyToServerRequest)
+    {
+        addViaHeader(clientToProxyRequest, proxyToServerRequest);
+        Exchange exchange = exchange(clientToProxyRequest);
+        String scheme = clients.scheme(exchange.client);
+        String host = clients.host(exchange.client);
+        proxyToServerRequest.headers(headers -> policy.addForwardingHeaders(headers, exchange.forward, exchange.client.remoteAddr(), scheme, host));
+    }
+
+    @Override
+    protected org.eclipse.jetty.client.Response.CompleteListener newServerToProxyResponseListener(Request clientToProxyRequest,
+        org.eclipse.jetty.client.Request proxyToServerRequest, Response proxyToClientResponse, Callback proxyToClientCallback)
+    {
+        Exchange exchange = exchange(clientToProxyRequest);
+        return new ProxyResponseListener(clientToProxyRequest, proxyToServerRequest, proxyToClientResponse, proxyToClientCallback)
+        {
+            /** The sandbox's header fields as {@link ForwardPolicy} lets them through, in one pass, then the gateway's own. */
+            @Override
+            public void onHeaders(org.eclipse.jetty.client.Response serverToProxyResponse)
+            {
+                HttpFields.Mutable toBrowser = proxyToClientResponse.getHeaders();
+                HttpFields fromSandbox = serverToProxyResponse.getHeaders();
+                for (HttpField field : fromSandbox)
+                {
+                    HttpField kept = policy.toBrowser(field, exchange.forward, exchange.route);
+                    if (kept == null)
+                        continue;
+                    if (ForwardPolicy.isFirstOfName(fromSandbox, field))
+                        toBrowser.put(kept);
+                    else
+                        toBrowser.add(kept);
+                }
+                policy.addToBrowser(exchange.forward, exchange.origin, toBrowser::add);
+            }
+        };
+    }
+
+    /** A sandbox that fails before the browser has its headers gets the gateway's error; after, the response is cut short. */
+    @Override
+    protected void onServerToProxyResponseFailure(Request clientToProxyRequest, org.eclipse.jetty.client.Request proxyToServerRequest,
+        org.eclipse.jetty.client.Response serverToProxyResponse, Response proxyToClientResponse, Callback proxyToClientCallback, Throwable failure)
+    {
+        if (proxyToClientResponse.isCommitted())
+        {
+            proxyToClientCallback.failed(failure);
+            return;
+        }
+        proxyToClientResponse.reset();
+        exchange(clientToProxyRequest).writeError(Errors.map(failure), true, proxyToClientCallback);
+    }
+
+    /**
+     * One request through this handler, from the decision to the end of its exchange, which gives
+     * the client's place back and is counted and logged. It is the callback the proxy completes.
+     */
+    private final class Exchange extends Callback.Nested
+    {
+        private final Request request;
+        private final Response response;
+        private final View client;
+        private final long start = System.nanoTime();
+        private Runnable release;
+        private AccessNote note;
+        private IngressDecision.Forward forward;
+        private Route route;
+        private String origin;
+
+        Exchange(Request request, Response response, Callback callback, View client)
+        {
+            super(callback);
+            this.request = request;
+            this.response = response;
+            this.client = client;
+        }
+
+        /** The client had room for this request: it counts as ingress from now on, and gives its place back at the end. */
+        void admitted(Runnable release)
+        {
+            this.release = release;
+            note = new AccessNote(AccessNote.Face.INGRESS, null, null);
+        }
+
+        /** Goes on with the decision, on whichever thread it completed. */
+        void routed(CompletableFuture<Ingress.Routed> routing)
+        {
+            Ingress.Routed routed;
+            try
+            {
+                routed = routing.join();
+            }
+            catch (CompletionException x)
+            {
+                refuse(Errors.map(x.getCause()), true);
+                return;
+            }
+            catch (RuntimeException x)
+            {
+                refuse(Errors.map(x), true);
+                return;
+            }
+            if (routed.decision() instanceof Redirect redirect)
+            {
+                response.setStatus(redirect.status());
+                ForwardPolicy.addRedirect(redirect, response.getHeaders()::add);
+                response.write(true, BufferUtil.EMPTY_BUFFER, this);
+                return;
+            }
+            forward = (IngressDecision.Forward)routed.decision();
+            route = routed.route();
+            origin = clients.origin(client);
+            note = new AccessNote(AccessNote.Face.INGRESS, forward.sandboxId(), forward.source().label());
+            try
+            {
+                IngressHandler.super.handle(request, response, this);
+            }
+            catch (RuntimeException x)
+            {
+                refuse(Errors.map(x), true);
+            }
+        }
+
+        /**
+         * Answers the gateway's error and ends the exchange.
+         *
+         * @param confine whether the answer is on an ingress path, where it gets the refusal policy
+         *        (a request above the client's limit is refused before it is on any)
+         */
+        void refuse(GatewayException error, boolean confine)
+        {
+            writeError(error, confine, this);
+        }
+
+        void writeError(GatewayException error, boolean confine, Callback callback)
+        {
+            Errors.Reply reply = Errors.reply(error, request.getHeaders().get(HttpHeader.ACCEPT));
+            response.setStatus(error.status());
+            HttpFields.Mutable headers = response.getHeaders();
+            headers.add(Errors.headers(error));
+            if (confine)
+                headers.put(SandboxPolicy.HEADER, SandboxPolicy.REFUSAL);
+            headers.put(HttpHeader.CONTENT_TYPE, reply.contentType());
+            response.write(true, ByteBuffer.wrap(reply.body().getBytes(StandardCharsets.UTF_8)), callback);
+        }
+
+        @Override
+        public void succeeded()
+        {
+            end();
+            super.succeeded();
+        }
+
+        @Override
+        public void failed(Throwable x)
+        {
+            end();
+            super.failed(x);
+        }
+
+        private void end()
+        {
+            if (release != null)
+                release.run();
+            log.record(client.remoteAddr(), request.getMethod(), request.getHttpURI().getPath(), response.getStatus(), start,
+                note == null ? new AccessNote(AccessNote.Face.OPS, null, null) : note);
+        }
+    }
+
+    /** A core request as {@link ClientInfo} reads it; the peer's address is worked out once. */
+    private static final class View implements ClientInfo.RequestView
+    {
+        private final Request request;
+        private String remoteAddr;
+
+        View(Request request)
+        {
+            this.request = request;
+        }
+
+        @Override
+        public String remoteAddr()
+        {
+            if (remoteAddr == null)
+                remoteAddr = Request.getRemoteAddr(request);
+            return remoteAddr;
+        }
+
+        @Override
+        public String scheme()
+        {
+            return request.getHttpURI().getScheme();
+        }
+
+        @Override
+        public String header(String name)
+        {
+            return request.getHeaders().get(name);
+        }
+
+        @Override
+        public List<String> headers(String name)
+        {
+            return request.getHeaders().getValuesList(name);
+        }
+
+        @Override
+        public String serverAuthority()
+        {
+            return Request.getServerName(request) + ":" + Request.getServerPort(request);
+        }
+    }
+}

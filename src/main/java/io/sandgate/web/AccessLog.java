@@ -1,0 +1,24 @@
+package io.sandgate.web;
+
+/**
+ * Where a front-end outside the servlet API (the embedded runner's ingress handler) reports each
+ * exchange it served, so that it is counted and logged as the servlet filter of operations counts
+ * and logs the others.
+ */
+@FunctionalInterface
+public interface AccessLog
+{
+    /** Counts and logs nothing. */
+    AccessLog NONE = (remoteAddr, method, path, status, startNanos, note) ->
+    {
+    };
+
+    /**
+     * @param remoteAddr the peer's address
+     * @param path the request path in the gateway's context, without the query (it may carry a grant)
+     * @param status the status the client got
+     * @param startNanos {@link System#nanoTime()} when the request arrived
+     * @param note what the face did with the request
+     */
+    void record(String remoteAddr, String method, String path, int status, long startNanos, AccessNote note);
+}

@@ -1,0 +1,208 @@
+package io.sandgate.ingress;
+
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sandgate.config.ConfigLoader;
+import io.sandgate.config.SandgateConfig;
+import io.sandgate.core.Schedulers;
+import io.sandgate.ingress.IngressDecision.Forward;
+import io.sandgate.ingress.IngressDecision.Redirect;
+import io.sandgate.ingress.IngressDecision.Source;
+import io.sandgate.store.Store;
+import io.sandgate.web.ClientInfo;
+import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.HttpFields;
+import org.eclipse.jetty.http.HttpHeader;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The one policy both ingress front-ends apply to a forward, without either of them: what the
+ * sandbox gets of the client's headers, and what the browser gets of the sandbox's.
+ */
+class ForwardPolicyTest
+{
+    private static final Route POD = Route.of("10.0.0.7", 6080);
+    private static final Forward BY_PATH = new Forward("42", Source.PATH, "/app/x?y=1", null);
+    private static final Forward BY_COOKIE = new Forward("42", Source.COOKIE, "/app/x", null);
+
+    private final List<Store> stores = new ArrayList<>();
+
+    private ForwardPolicy policy(String contextPath, Map<String, Object> settings)
+    {
+        Map<String, Object> values = new HashMap<>(settings);
+        values.put("ingress.cookie.secret", "0123456789abcdef0123456789abcdef");
+        SandgateConfig config = ConfigLoader.fromValues(values);
+        Store store = Store.create(config, new SimpleMeterRegistry(), Schedulers.create());
+        stores.add(store);
+        return new Ingress(config.ingress(), contextPath, store.routes(), new ClientInfo(List.of()), new SimpleMeterRegistry(), Clock.systemUTC()).policy();
+    }
+
+    private ForwardPolicy policy()
+    {
+        return policy("", Map.of());
+    }
+
+    @AfterEach
+    void closeStores()
+    {
+        stores.forEach(Store::close);
+    }
+
+    private static HttpFields client(String... namesAndValues)
+    {
+        HttpFields.Mutable fields = HttpFields.build();
+        for (int i = 0; i < namesAndValues.length; i += 2)
+            fields.add(namesAndValues[i], namesAndValues[i + 1]);
+        return fields;
+    }
+
+    private static HttpFields.Mutable copied(ForwardPolicy policy, HttpFields fromClient, boolean trusted)
+    {
+        HttpFields.Mutable toSandbox = HttpFields.build();
+        policy.copyRequestHeaders(fromClient, toSandbox, trusted);
+        return toSandbox;
+    }
+
+    @Test
+    void requestHeaders_goOnAsTheyCame_lessHopByHopHostAndTheSandboxHeader()
+    {
+        HttpFields fromClient = client("Host", "gw.example", "Accept", "text/html", "Connection", "keep-alive, X-Trace", "Keep-Alive", "timeout=5",
+            "TE", "trailers", "Upgrade", "h2c", "X-Trace", "1", "X-Sandbox-Id", "43", "Accept", "image/png");
+
+        HttpFields.Mutable toSandbox = copied(policy(), fromClient, false);
+
+        assertEquals(List.of("Accept: text/html", "Accept: image/png"), toSandbox.stream().map(HttpField::toString).toList());
+        assertSame(fromClient.getField(1), toSandbox.getField(0), "a header that goes on is passed as it is, not copied");
+    }
+
+    @Test
+    void cookies_goOnAsOneHeader_withoutTheSessionCookieUnderEitherName()
+    {
+        HttpFields fromClient = client("Cookie", "theme=dark; vnc_session_id=abc", "Cookie", "__Host-vnc_session_id=def", "Cookie", "lang=en");
+
+        assertEquals("theme=dark; lang=en", copied(policy(), fromClient, false).get(HttpHeader.COOKIE));
+        assertNull(copied(policy(), client("Cookie", "vnc_session_id=abc"), false).get(HttpHeader.COOKIE), "nothing left, no header");
+    }
+
+    @Test
+    void forwardingHeaders_goOnOnlyFromATrustedProxy()
+    {
+        HttpFields fromClient = client("X-Forwarded-For", "203.0.113.9", "X-Forwarded-Proto", "https", "X-Forwarded-Prefix", "/evil", "X-Real-IP", "1.2.3.4",
+            "Forwarded", "for=1.2.3.4");
+
+        assertEquals(0, copied(policy(), fromClient, false).size());
+        assertEquals(5, copied(policy(), fromClient, true).size());
+    }
+
+    @Test
+    void forwardingHeaders_nameTheClient_andTheMountTheSandboxIsUnder()
+    {
+        ForwardPolicy policy = policy();
+        HttpFields.Mutable untrusted = HttpFields.build();
+        policy.addForwardingHeaders(untrusted, BY_PATH, "192.0.2.1", "http", "gw.example");
+        HttpFields.Mutable behindProxy = copied(policy, client("X-Forwarded-For", "203.0.113.9"), true);
+        policy.addForwardingHeaders(behindProxy, BY_COOKIE, "10.0.0.2", "https", "gw.example");
+
+        assertEquals("192.0.2.1", untrusted.get(HttpHeader.X_FORWARDED_FOR));
+        assertEquals("http", untrusted.get(HttpHeader.X_FORWARDED_PROTO));
+        assertEquals("gw.example", untrusted.get(HttpHeader.X_FORWARDED_HOST));
+        assertEquals("/vnc/42", untrusted.get(ClientInfo.X_FORWARDED_PREFIX));
+        assertEquals("203.0.113.9, 10.0.0.2", behindProxy.get(HttpHeader.X_FORWARDED_FOR));
+        assertEquals("/vnc", behindProxy.get(ClientInfo.X_FORWARDED_PREFIX), "resolved without the id: mounted at the bare prefix");
+    }
+
+    @Test
+    void location_intoTheSandbox_isRewrittenUnderItsMount_andAnyOtherIsLeftAlone()
+    {
+        ForwardPolicy policy = policy("/gw", Map.of());
+
+        assertEquals("/gw/vnc/42/login", location(policy, BY_PATH, "/login"));
+        assertEquals("/gw/vnc/42/login?next=%2F", location(policy, BY_PATH, "http://10.0.0.7:6080/login?next=%2F"));
+        assertEquals("/gw/vnc/42/", location(policy, BY_PATH, "http://10.0.0.7:6080"));
+        assertEquals("/gw/vnc/login", location(policy, BY_COOKIE, "/login"));
+        assertEquals("https://idp.example/login", location(policy, BY_PATH, "https://idp.example/login"));
+        assertEquals("//idp.example/login", location(policy, BY_PATH, "//idp.example/login"));
+        assertEquals("http://10.0.0.8:6080/x", location(policy, BY_PATH, "http://10.0.0.8:6080/x"), "another pod's address is not the sandbox's");
+    }
+
+    private static String location(ForwardPolicy policy, Forward forward, String value)
+    {
+        return policy.toBrowser(new HttpField(HttpHeader.LOCATION, value), forward, POD).getValue();
+    }
+
+    @Test
+    void sandboxCookies_stayUnderTheSandbox_andTheGatewaysOwnIsDropped()
+    {
+        ForwardPolicy policy = policy();
+
+        assertEquals("pref=1; Path=/vnc/42/app", policy.toBrowser(new HttpField(HttpHeader.SET_COOKIE, "pref=1"), BY_PATH, POD).getValue());
+        assertNull(policy.toBrowser(new HttpField(HttpHeader.SET_COOKIE, "vnc_session_id=EVIL; Path=/"), BY_PATH, POD));
+    }
+
+    @Test
+    void hopByHopHeaders_andInPathModeAWiderServiceWorkerScope_neverReachTheBrowser()
+    {
+        ForwardPolicy policy = policy();
+        HttpField plain = new HttpField("X-Frame-Options", "DENY");
+
+        assertNull(policy.toBrowser(new HttpField(HttpHeader.CONNECTION, "close"), BY_PATH, POD));
+        assertNull(policy.toBrowser(new HttpField(HttpHeader.TRANSFER_ENCODING, "chunked"), BY_PATH, POD));
+        assertNull(policy.toBrowser(new HttpField(ForwardPolicy.SERVICE_WORKER_ALLOWED, "/"), BY_PATH, POD));
+        assertSame(plain, policy.toBrowser(plain, BY_PATH, POD));
+    }
+
+    @Test
+    void theFirstHeaderOfAName_isTheOneThatReplacesTheServers()
+    {
+        HttpFields fromSandbox = client("Date", "Mon", "Set-Cookie", "a=1", "X-Trace", "1", "Set-Cookie", "b=2", "x-trace", "2");
+
+        List<Boolean> first = fromSandbox.stream().map(field -> ForwardPolicy.isFirstOfName(fromSandbox, field)).toList();
+
+        assertEquals(List.of(true, true, true, false, false), first);
+    }
+
+    @Test
+    void afterTheSandboxsHeaders_comeTheConfinementPolicy_andTheSessionCookie()
+    {
+        Forward first = new Forward("42", Source.PATH, "/", "vnc_session_id=v; Path=/vnc/");
+        List<String> added = new ArrayList<>();
+
+        policy().addToBrowser(first, "http://gw.example", (name, value) -> added.add(name + ": " + value));
+
+        assertEquals(2, added.size(), added::toString);
+        assertTrue(added.get(0).startsWith(SandboxPolicy.HEADER + ": default-src "), added.get(0));
+        assertTrue(added.get(0).contains("http://gw.example/vnc/42/"), added.get(0));
+        assertEquals("Set-Cookie: vnc_session_id=v; Path=/vnc/", added.get(1));
+    }
+
+    @Test
+    void aRedirectOfTheGateways_carriesNoSandboxPolicy_norIsItStored()
+    {
+        Map<String, String> headers = new HashMap<>();
+
+        ForwardPolicy.addRedirect(new Redirect(308, "/vnc/42/", null), headers::put);
+
+        assertEquals(Map.of(SandboxPolicy.HEADER, SandboxPolicy.REFUSAL, "Location", "/vnc/42/", "Cache-Control", "no-store"), headers);
+    }
+
+    @Test
+    void webSocketUpgrades_areTheGetsThatAskForOne()
+    {
+        assertTrue(ForwardPolicy.isWebSocketUpgrade("GET", "WebSocket"));
+        assertFalse(ForwardPolicy.isWebSocketUpgrade("POST", "websocket"));
+        assertFalse(ForwardPolicy.isWebSocketUpgrade("GET", "h2c"));
+        assertFalse(ForwardPolicy.isWebSocketUpgrade("GET", null));
+    }
+}
