@@ -4,11 +4,15 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import io.sandgate.core.Schedulers;
 import io.sandgate.mcp.McpSession;
 import io.sandgate.mcp.MemorySessionBus;
+import io.sandgate.mcp.SerialDrain;
 import io.sandgate.mcp.SessionBus;
 import io.sandgate.testing.RedisServerProcess;
 import org.junit.jupiter.api.AfterAll;
@@ -139,6 +143,62 @@ class SessionBusTest
                 await().until(() -> !seen.isEmpty());
                 assertEquals(List.of("new"), seen);
             }
+        }
+    }
+
+    /** Records what a subscription delivers. */
+    private static final class Recorder implements SessionBus.Listener
+    {
+        final List<SerialDrain.Event> events = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void onEvent(String eventId, String message)
+        {
+            events.add(new SerialDrain.Event(eventId, message));
+        }
+
+        @Override
+        public void onEnd()
+        {
+        }
+    }
+
+    /** Appends race each other; the subscriber sees each once, in the log's order, as a later replay does. */
+    @ParameterizedTest
+    @MethodSource("buses")
+    void concurrentAppends_reachTheSubscriberOnceInLogOrder(SessionBus bus) throws Exception
+    {
+        try (bus)
+        {
+            McpSession session = session("address:3");
+            bus.create(session);
+            bus.append(session.id(), "k0", "before");
+            Recorder live = new Recorder();
+            int threads = 4;
+            int each = 20;
+            try (SessionBus.Subscription ignored = bus.subscribe(session.id(), null, live))
+            {
+                ExecutorService appenders = Executors.newFixedThreadPool(threads);
+                for (int t = 0; t < threads; t++)
+                {
+                    int thread = t;
+                    appenders.execute(() ->
+                    {
+                        for (int i = 0; i < each; i++)
+                            bus.append(session.id(), thread + "-" + i, "m" + thread + "-" + i);
+                    });
+                }
+                appenders.shutdown();
+                assertTrue(appenders.awaitTermination(30, TimeUnit.SECONDS));
+                await().until(() -> live.events.size() >= 1 + threads * each);
+            }
+            Recorder replay = new Recorder();
+            try (SessionBus.Subscription ignored = bus.subscribe(session.id(), null, replay))
+            {
+                await().until(() -> replay.events.size() >= 1 + threads * each);
+            }
+            assertEquals(replay.events, live.events);
+            assertEquals(1 + threads * each, live.events.stream().map(SerialDrain.Event::message).distinct().count(), "each message once");
         }
     }
 }
