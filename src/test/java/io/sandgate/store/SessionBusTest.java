@@ -27,6 +27,7 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** What the MCP face asks of its session store, in memory and in a real Redis alike. */
@@ -199,6 +200,41 @@ class SessionBusTest
             }
             assertEquals(replay.events, live.events);
             assertEquals(1 + threads * each, live.events.stream().map(SerialDrain.Event::message).distinct().count(), "each message once");
+        }
+    }
+
+    /** A message too large to travel with its wake-up is read from the log, in its place. */
+    @ParameterizedTest
+    @MethodSource("buses")
+    void largeMessage_isDeliveredInOrder(SessionBus bus)
+    {
+        try (bus)
+        {
+            McpSession session = session("address:4");
+            bus.create(session);
+            Recorder live = new Recorder();
+            String large = "x".repeat(200_000);
+            try (SessionBus.Subscription ignored = bus.subscribe(session.id(), null, live))
+            {
+                bus.append(session.id(), "k1", "small");
+                bus.append(session.id(), "k2", large);
+                bus.append(session.id(), "k3", "after");
+                await().until(() -> live.events.size() >= 3);
+            }
+            assertEquals(List.of("small", large, "after"), live.events.stream().map(SerialDrain.Event::message).toList());
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("buses")
+    void appendToAnEndedSession_isRefused(SessionBus bus)
+    {
+        try (bus)
+        {
+            McpSession session = session("address:5");
+            bus.create(session);
+            bus.delete(session.id());
+            assertThrows(IllegalStateException.class, () -> bus.append(session.id(), "k", "m"));
         }
     }
 }
