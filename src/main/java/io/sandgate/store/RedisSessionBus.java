@@ -240,15 +240,15 @@ final class RedisSessionBus implements SessionBus
         });
     }
 
+    /**
+     * Sent without waiting for Redis: the session was just read, and a renewal lost while Redis
+     * blinks is made by the session's next request, long before its TTL runs out.
+     */
     @Override
     public void touch(String id)
     {
-        call(() ->
-        {
-            record(id).expire(ttl);
-            log(id).expire(ttl);
-            return null;
-        });
+        record(id).expireAsync(ttl);
+        log(id).expireAsync(ttl);
     }
 
     @Override

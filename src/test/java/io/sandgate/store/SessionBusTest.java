@@ -55,8 +55,17 @@ class SessionBusTest
 
     static Stream<SessionBus> buses()
     {
-        return Stream.of(new MemorySessionBus(Duration.ofMinutes(1), 100, schedulers),
-            new RedisSessionBus(redisson, Duration.ofMinutes(1), 100, Duration.ofSeconds(1), schedulers));
+        return buses(Duration.ofMinutes(1));
+    }
+
+    static Stream<SessionBus> shortLivedBuses()
+    {
+        return buses(Duration.ofSeconds(1));
+    }
+
+    private static Stream<SessionBus> buses(Duration ttl)
+    {
+        return Stream.of(new MemorySessionBus(ttl, 100, schedulers), new RedisSessionBus(redisson, ttl, 100, Duration.ofSeconds(1), schedulers));
     }
 
     private static McpSession session(String owner)
@@ -235,6 +244,25 @@ class SessionBusTest
             bus.create(session);
             bus.delete(session.id());
             assertThrows(IllegalStateException.class, () -> bus.append(session.id(), "k", "m"));
+        }
+    }
+
+    /** Renewals need not be waited for, but they must land: a session in use outlives its TTL, an idle one does not. */
+    @ParameterizedTest
+    @MethodSource("shortLivedBuses")
+    void touchedSession_outlivesItsTtl_untilLeftIdle(SessionBus bus)
+    {
+        try (bus)
+        {
+            McpSession session = session("address:6");
+            bus.create(session);
+            bus.append(session.id(), "k", "m");
+            await().during(Duration.ofMillis(2500)).atMost(Duration.ofSeconds(5)).until(() ->
+            {
+                bus.touch(session.id());
+                return bus.find(session.id()).isPresent() && bus.lastEventId(session.id()) != null;
+            });
+            await().atMost(Duration.ofSeconds(5)).until(() -> bus.find(session.id()).isEmpty());
         }
     }
 }
