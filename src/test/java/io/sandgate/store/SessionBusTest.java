@@ -73,6 +73,28 @@ class SessionBusTest
         return McpSession.create(String.format("%032x", ++sequence), "tools", owner);
     }
 
+    /** Records what a subscription delivers. */
+    private static final class Recorder implements SessionBus.Listener
+    {
+        final List<SerialDrain.Event> events = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void onEvent(String eventId, String message)
+        {
+            events.add(new SerialDrain.Event(eventId, message));
+        }
+
+        List<String> messages()
+        {
+            return events.stream().map(SerialDrain.Event::message).toList();
+        }
+
+        @Override
+        public void onEnd()
+        {
+        }
+    }
+
     @ParameterizedTest
     @MethodSource("buses")
     void create_countsLiveSessionsPerClient(SessionBus bus)
@@ -134,42 +156,13 @@ class SessionBusTest
             String newest = bus.append(session.id(), "k2", "old-2");
             assertEquals(newest, bus.lastEventId(session.id()));
 
-            List<String> seen = new CopyOnWriteArrayList<>();
-            try (SessionBus.Subscription ignored = bus.subscribe(session.id(), bus.lastEventId(session.id()), new SessionBus.Listener()
-            {
-                @Override
-                public void onEvent(String eventId, String message)
-                {
-                    seen.add(message);
-                }
-
-                @Override
-                public void onEnd()
-                {
-                }
-            }))
+            Recorder seen = new Recorder();
+            try (SessionBus.Subscription ignored = bus.subscribe(session.id(), bus.lastEventId(session.id()), seen))
             {
                 bus.append(session.id(), "k3", "new");
-                await().until(() -> !seen.isEmpty());
-                assertEquals(List.of("new"), seen);
+                await().until(() -> !seen.events.isEmpty());
+                assertEquals(List.of("new"), seen.messages());
             }
-        }
-    }
-
-    /** Records what a subscription delivers. */
-    private static final class Recorder implements SessionBus.Listener
-    {
-        final List<SerialDrain.Event> events = new CopyOnWriteArrayList<>();
-
-        @Override
-        public void onEvent(String eventId, String message)
-        {
-            events.add(new SerialDrain.Event(eventId, message));
-        }
-
-        @Override
-        public void onEnd()
-        {
         }
     }
 
@@ -208,7 +201,7 @@ class SessionBusTest
                 await().until(() -> replay.events.size() >= 1 + threads * each);
             }
             assertEquals(replay.events, live.events);
-            assertEquals(1 + threads * each, live.events.stream().map(SerialDrain.Event::message).distinct().count(), "each message once");
+            assertEquals(1 + threads * each, live.messages().stream().distinct().count(), "each message once");
         }
     }
 
@@ -230,7 +223,7 @@ class SessionBusTest
                 bus.append(session.id(), "k3", "after");
                 await().until(() -> live.events.size() >= 3);
             }
-            assertEquals(List.of("small", large, "after"), live.events.stream().map(SerialDrain.Event::message).toList());
+            assertEquals(List.of("small", large, "after"), live.messages());
         }
     }
 
