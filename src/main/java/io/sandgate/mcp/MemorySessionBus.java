@@ -64,13 +64,16 @@ public final class MemorySessionBus implements SessionBus
             expiresAt = System.nanoTime() + ttl.toNanos();
         }
 
+        /** Appends and hands the event to the subscribers, under the lock so that they see the log's order. */
         synchronized String append(String message)
         {
-            String id = ID_PREFIX + ++sequence;
-            events.addLast(new SerialDrain.Event(id, message));
+            String previous = lastId();
+            SerialDrain.Event event = new SerialDrain.Event(ID_PREFIX + ++sequence, message);
+            events.addLast(event);
             while (events.size() > capacity)
                 events.removeFirst();
-            return id;
+            subscribers.forEach(subscriber -> subscriber.push(previous, event));
+            return event.id();
         }
 
         synchronized String lastId()
@@ -192,9 +195,7 @@ public final class MemorySessionBus implements SessionBus
         Log log = sessions.get(sessionId);
         if (log == null)
             throw new IllegalStateException("no session " + sessionId);
-        String id = log.append(message);
-        log.subscribers.forEach(SerialDrain::wake);
-        return id;
+        return log.append(message);
     }
 
     @Override

@@ -44,7 +44,10 @@ public interface SessionBus extends AutoCloseable
     /** Replaces the record (upstream session id learned, and so on) and renews its TTL. */
     void update(McpSession session);
 
-    /** Renews the session's TTL. */
+    /**
+     * Renews the session's TTL. A shared store need not wait for it: every request of the session
+     * renews it again, so one renewal lost while the store blinks costs nothing.
+     */
     void touch(String id);
 
     /** Ends the session everywhere: its record and log go, and every subscription is told. */

@@ -18,11 +18,11 @@ import io.sandgate.mcp.McpSession;
 import io.sandgate.mcp.SerialDrain;
 import io.sandgate.mcp.SessionBus;
 import org.redisson.api.RMap;
+import org.redisson.api.RScript;
 import org.redisson.api.RSet;
 import org.redisson.api.RStream;
 import org.redisson.api.RTopic;
 import org.redisson.api.RedissonClient;
-import org.redisson.api.stream.StreamAddArgs;
 import org.redisson.api.stream.StreamMessageId;
 import org.redisson.client.codec.StringCodec;
 
@@ -30,21 +30,59 @@ import org.redisson.client.codec.StringCodec;
  * Sessions shared by every replica through Redis. Per session: a hash with the record, a stream
  * with the event log (capped, with the session's TTL), and the pub/sub channel
  * {@code mcp-server-sse:<sessionId>} (Higress's naming) that wakes the replica holding the client's
- * stream. The stream, not the channel, carries the messages: a wake-up lost while Redis blinks or
- * while no one listens costs latency (the next poll), never a message, and the stream ids are the
- * SSE event ids a client resumes from. Keys share the hash tag {@code {sessionId}} so a cluster
+ * stream. The stream is the authority: a wake-up lost while Redis blinks or while no one listens
+ * costs latency (the next poll), never a message, and the stream ids are the SSE event ids a client
+ * resumes from. The wake-up carries the event and the id of the one before it, so a subscriber that
+ * delivered that one delivers this without reading the stream: one round trip from the appending
+ * replica through Redis to the client's. Keys share the hash tag {@code {sessionId}} so a cluster
  * keeps them in one slot.
  */
 final class RedisSessionBus implements SessionBus
 {
+    /** The message's field in a stream entry; {@code k}, the append's key, is the other (see {@link #APPEND}). */
     private static final String MESSAGE = "m";
-    private static final String KEY = "k";
     /** How far back a retried append looks for its earlier attempt. */
     private static final int RETRY_LOOKBACK = 200;
     private static final String ENDED = "end";
     private static final int BATCH = 256;
+    /**
+     * Messages up to this size travel in the wake-up too. Larger ones are announced by id only and
+     * read from the stream: Redis cuts a subscriber off whose pub/sub output falls behind by 8 MiB
+     * for a minute (client-output-buffer-limit), and one connection carries every session's wake-ups.
+     */
+    private static final int PUSH_LIMIT = 64 * 1024;
+    /**
+     * Appends in one round trip, atomically: nothing for a session that has ended; on a retry, the
+     * id of the earlier attempt if it landed (XADD is not idempotent); else XADD with the cap, the
+     * TTL, and the wake-up {@code "<id> <previous id>\n<message>"} ({@code "<id>"} alone for a large
+     * message). KEYS: record, log. ARGV: key, message, capacity, TTL in ms, channel, how far back a
+     * retry looks (0 on a first attempt), push limit.
+     */
+    private static final String APPEND = """
+        if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+        local lookback = tonumber(ARGV[6])
+        if lookback > 0 then
+          for _, entry in ipairs(redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', lookback)) do
+            local fields = entry[2]
+            for i = 1, #fields, 2 do
+              if fields[i] == 'k' and fields[i + 1] == ARGV[1] then return entry[1] end
+            end
+          end
+        end
+        local newest = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
+        local previous = newest[1] and newest[1][1] or ''
+        local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'k', ARGV[1], 'm', ARGV[2])
+        redis.call('PEXPIRE', KEYS[2], ARGV[4])
+        if #ARGV[2] <= tonumber(ARGV[7]) then
+          redis.call('PUBLISH', ARGV[5], id .. ' ' .. previous .. '\\n' .. ARGV[2])
+        else
+          redis.call('PUBLISH', ARGV[5], id)
+        end
+        return id
+        """;
 
     private final RedissonClient redisson;
+    private final RScript script;
     private final Duration ttl;
     private final int capacity;
     /** Deliveries read Redis and write to client streams, both of which may block. */
@@ -57,6 +95,7 @@ final class RedisSessionBus implements SessionBus
     RedisSessionBus(RedissonClient redisson, Duration ttl, int capacity, Duration pollInterval, Schedulers schedulers)
     {
         this.redisson = redisson;
+        this.script = redisson.getScript(StringCodec.INSTANCE);
         this.ttl = ttl;
         this.capacity = capacity;
         this.delivery = schedulers.workers();
@@ -66,19 +105,34 @@ final class RedisSessionBus implements SessionBus
         this.poller = schedulers.timer().scheduleWithFixedDelay(() -> subscriptions.forEach(SerialDrain::wake), poll, poll, TimeUnit.MILLISECONDS);
     }
 
+    private static String recordKey(String id)
+    {
+        return "sandgate:mcp:{" + id + "}:session";
+    }
+
+    private static String logKey(String id)
+    {
+        return "sandgate:mcp:{" + id + "}:events";
+    }
+
+    private static String channelName(String id)
+    {
+        return "mcp-server-sse:" + id;
+    }
+
     private RMap<String, String> record(String id)
     {
-        return redisson.getMap("sandgate:mcp:{" + id + "}:session", StringCodec.INSTANCE);
+        return redisson.getMap(recordKey(id), StringCodec.INSTANCE);
     }
 
     private RStream<String, String> log(String id)
     {
-        return redisson.getStream("sandgate:mcp:{" + id + "}:events", StringCodec.INSTANCE);
+        return redisson.getStream(logKey(id), StringCodec.INSTANCE);
     }
 
     private RTopic channel(String id)
     {
-        return redisson.getTopic("mcp-server-sse:" + id, StringCodec.INSTANCE);
+        return redisson.getTopic(channelName(id), StringCodec.INSTANCE);
     }
 
     @Override
@@ -186,15 +240,15 @@ final class RedisSessionBus implements SessionBus
         });
     }
 
+    /**
+     * Sent without waiting for Redis: the session was just read, and a renewal lost while Redis
+     * blinks is made by the session's next request, long before its TTL runs out.
+     */
     @Override
     public void touch(String id)
     {
-        call(() ->
-        {
-            record(id).expire(ttl);
-            log(id).expire(ttl);
-            return null;
-        });
+        record(id).expireAsync(ttl);
+        log(id).expireAsync(ttl);
     }
 
     @Override
@@ -212,35 +266,24 @@ final class RedisSessionBus implements SessionBus
     @Override
     public String append(String sessionId, String key, String message)
     {
+        // A retry looks back for the attempt whose answer was lost: it may have landed.
+        int lookback = uncertain.contains(key) ? RETRY_LOOKBACK : 0;
+        String id;
         try
         {
-            return call(() ->
-            {
-                RStream<String, String> log = log(sessionId);
-                if (uncertain.contains(key))
-                {
-                    // XADD is not idempotent: a retry first checks whether the lost attempt landed.
-                    for (Map.Entry<StreamMessageId, Map<String, String>> entry : log.rangeReversed(RETRY_LOOKBACK, StreamMessageId.MAX, StreamMessageId.MIN).entrySet())
-                    {
-                        if (key.equals(entry.getValue().get(KEY)))
-                        {
-                            uncertain.remove(key);
-                            return entry.getKey().toString();
-                        }
-                    }
-                }
-                StreamMessageId id = log.add(StreamAddArgs.<String, String>entries(KEY, key, MESSAGE, message).trimNonStrict().maxLen(capacity).noLimit());
-                uncertain.remove(key);
-                log.expire(ttl);
-                channel(sessionId).publish(id.toString());
-                return id.toString();
-            });
+            id = call(() -> script.eval(recordKey(sessionId), RScript.Mode.READ_WRITE, APPEND, RScript.ReturnType.VALUE,
+                List.of(recordKey(sessionId), logKey(sessionId)), key, message, Integer.toString(capacity), Long.toString(ttl.toMillis()),
+                channelName(sessionId), Integer.toString(lookback), Integer.toString(PUSH_LIMIT)));
         }
         catch (StoreUnavailableException x)
         {
             uncertain.add(key);
             throw x;
         }
+        uncertain.remove(key);
+        if (id == null)
+            throw new IllegalStateException("no session " + sessionId);
+        return id;
     }
 
     @Override
@@ -283,13 +326,7 @@ final class RedisSessionBus implements SessionBus
         subscriptions.add(subscription);
         try
         {
-            registration[0] = channel.addListener(String.class, (topic, message) ->
-            {
-                if (ENDED.equals(message))
-                    subscription.ended();
-                else
-                    subscription.wake();
-            });
+            registration[0] = channel.addListener(String.class, (topic, message) -> onWakeUp(subscription, message));
         }
         catch (RuntimeException x)
         {
@@ -297,6 +334,28 @@ final class RedisSessionBus implements SessionBus
         }
         subscription.wake();
         return subscription;
+    }
+
+    /**
+     * A wake-up: {@code "end"}, {@code "<id> <previous id>\n<message>"} (an empty previous id for a
+     * stream's first event), or anything else (an id alone) to read the stream.
+     */
+    private static void onWakeUp(SerialDrain subscription, String message)
+    {
+        if (ENDED.equals(message))
+        {
+            subscription.ended();
+            return;
+        }
+        int space = message.indexOf(' ');
+        int newline = message.indexOf('\n');
+        if (space < 0 || newline < space)
+        {
+            subscription.wake();
+            return;
+        }
+        String previous = message.substring(space + 1, newline);
+        subscription.push(previous.isEmpty() ? null : previous, new SerialDrain.Event(message.substring(0, space), message.substring(newline + 1)));
     }
 
     /** A Last-Event-ID that is not a stream id is treated as absent: replay all that is retained. */

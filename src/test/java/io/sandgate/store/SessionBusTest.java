@@ -4,11 +4,15 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import io.sandgate.core.Schedulers;
 import io.sandgate.mcp.McpSession;
 import io.sandgate.mcp.MemorySessionBus;
+import io.sandgate.mcp.SerialDrain;
 import io.sandgate.mcp.SessionBus;
 import io.sandgate.testing.RedisServerProcess;
 import org.junit.jupiter.api.AfterAll;
@@ -23,6 +27,7 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** What the MCP face asks of its session store, in memory and in a real Redis alike. */
@@ -50,13 +55,44 @@ class SessionBusTest
 
     static Stream<SessionBus> buses()
     {
-        return Stream.of(new MemorySessionBus(Duration.ofMinutes(1), 100, schedulers),
-            new RedisSessionBus(redisson, Duration.ofMinutes(1), 100, Duration.ofSeconds(1), schedulers));
+        return buses(Duration.ofMinutes(1));
+    }
+
+    static Stream<SessionBus> shortLivedBuses()
+    {
+        return buses(Duration.ofSeconds(1));
+    }
+
+    private static Stream<SessionBus> buses(Duration ttl)
+    {
+        return Stream.of(new MemorySessionBus(ttl, 100, schedulers), new RedisSessionBus(redisson, ttl, 100, Duration.ofSeconds(1), schedulers));
     }
 
     private static McpSession session(String owner)
     {
         return McpSession.create(String.format("%032x", ++sequence), "tools", owner);
+    }
+
+    /** Records what a subscription delivers. */
+    private static final class Recorder implements SessionBus.Listener
+    {
+        final List<SerialDrain.Event> events = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void onEvent(String eventId, String message)
+        {
+            events.add(new SerialDrain.Event(eventId, message));
+        }
+
+        List<String> messages()
+        {
+            return events.stream().map(SerialDrain.Event::message).toList();
+        }
+
+        @Override
+        public void onEnd()
+        {
+        }
     }
 
     @ParameterizedTest
@@ -120,25 +156,106 @@ class SessionBusTest
             String newest = bus.append(session.id(), "k2", "old-2");
             assertEquals(newest, bus.lastEventId(session.id()));
 
-            List<String> seen = new CopyOnWriteArrayList<>();
-            try (SessionBus.Subscription ignored = bus.subscribe(session.id(), bus.lastEventId(session.id()), new SessionBus.Listener()
-            {
-                @Override
-                public void onEvent(String eventId, String message)
-                {
-                    seen.add(message);
-                }
-
-                @Override
-                public void onEnd()
-                {
-                }
-            }))
+            Recorder seen = new Recorder();
+            try (SessionBus.Subscription ignored = bus.subscribe(session.id(), bus.lastEventId(session.id()), seen))
             {
                 bus.append(session.id(), "k3", "new");
-                await().until(() -> !seen.isEmpty());
-                assertEquals(List.of("new"), seen);
+                await().until(() -> !seen.events.isEmpty());
+                assertEquals(List.of("new"), seen.messages());
             }
+        }
+    }
+
+    /** Appends race each other; the subscriber sees each once, in the log's order, as a later replay does. */
+    @ParameterizedTest
+    @MethodSource("buses")
+    void concurrentAppends_reachTheSubscriberOnceInLogOrder(SessionBus bus) throws Exception
+    {
+        try (bus)
+        {
+            McpSession session = session("address:3");
+            bus.create(session);
+            bus.append(session.id(), "k0", "before");
+            Recorder live = new Recorder();
+            int threads = 4;
+            int each = 20;
+            try (SessionBus.Subscription ignored = bus.subscribe(session.id(), null, live))
+            {
+                ExecutorService appenders = Executors.newFixedThreadPool(threads);
+                for (int t = 0; t < threads; t++)
+                {
+                    int thread = t;
+                    appenders.execute(() ->
+                    {
+                        for (int i = 0; i < each; i++)
+                            bus.append(session.id(), thread + "-" + i, "m" + thread + "-" + i);
+                    });
+                }
+                appenders.shutdown();
+                assertTrue(appenders.awaitTermination(30, TimeUnit.SECONDS));
+                await().until(() -> live.events.size() >= 1 + threads * each);
+            }
+            Recorder replay = new Recorder();
+            try (SessionBus.Subscription ignored = bus.subscribe(session.id(), null, replay))
+            {
+                await().until(() -> replay.events.size() >= 1 + threads * each);
+            }
+            assertEquals(replay.events, live.events);
+            assertEquals(1 + threads * each, live.messages().stream().distinct().count(), "each message once");
+        }
+    }
+
+    /** A message too large to travel with its wake-up is read from the log, in its place. */
+    @ParameterizedTest
+    @MethodSource("buses")
+    void largeMessage_isDeliveredInOrder(SessionBus bus)
+    {
+        try (bus)
+        {
+            McpSession session = session("address:4");
+            bus.create(session);
+            Recorder live = new Recorder();
+            String large = "x".repeat(200_000);
+            try (SessionBus.Subscription ignored = bus.subscribe(session.id(), null, live))
+            {
+                bus.append(session.id(), "k1", "small");
+                bus.append(session.id(), "k2", large);
+                bus.append(session.id(), "k3", "after");
+                await().until(() -> live.events.size() >= 3);
+            }
+            assertEquals(List.of("small", large, "after"), live.messages());
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("buses")
+    void appendToAnEndedSession_isRefused(SessionBus bus)
+    {
+        try (bus)
+        {
+            McpSession session = session("address:5");
+            bus.create(session);
+            bus.delete(session.id());
+            assertThrows(IllegalStateException.class, () -> bus.append(session.id(), "k", "m"));
+        }
+    }
+
+    /** Renewals need not be waited for, but they must land: a session in use outlives its TTL, an idle one does not. */
+    @ParameterizedTest
+    @MethodSource("shortLivedBuses")
+    void touchedSession_outlivesItsTtl_untilLeftIdle(SessionBus bus)
+    {
+        try (bus)
+        {
+            McpSession session = session("address:6");
+            bus.create(session);
+            bus.append(session.id(), "k", "m");
+            await().during(Duration.ofMillis(2500)).atMost(Duration.ofSeconds(5)).until(() ->
+            {
+                bus.touch(session.id());
+                return bus.find(session.id()).isPresent() && bus.lastEventId(session.id()) != null;
+            });
+            await().atMost(Duration.ofSeconds(5)).until(() -> bus.find(session.id()).isEmpty());
         }
     }
 }
