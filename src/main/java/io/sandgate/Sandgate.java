@@ -26,6 +26,7 @@ import io.sandgate.egress.Credentials;
 import io.sandgate.egress.Egress;
 import io.sandgate.egress.EgressServlet;
 import io.sandgate.egress.LeakGuard;
+import io.sandgate.ingress.BrowserUpgrade;
 import io.sandgate.ingress.Ingress;
 import io.sandgate.ingress.IngressServlet;
 import io.sandgate.ingress.SessionFilter;
@@ -102,10 +103,19 @@ public final class Sandgate implements AutoCloseable
      */
     public static Sandgate create(SandgateConfig config, String contextPath, Supplier<SandgateConfig> reloader)
     {
+        return create(config, contextPath, reloader, BrowserUpgrade.STANDARD);
+    }
+
+    /**
+     * As {@link #create(SandgateConfig, String, Supplier)}, for a runner that switches browsers'
+     * WebSocket connections over in a way of its own (the embedded runner's is Jetty's).
+     */
+    public static Sandgate create(SandgateConfig config, String contextPath, Supplier<SandgateConfig> reloader, BrowserUpgrade browsers)
+    {
         Sandgate sandgate = new Sandgate(config, reloader);
         try
         {
-            sandgate.build(contextPath);
+            sandgate.build(contextPath, browsers);
         }
         catch (RuntimeException x)
         {
@@ -115,7 +125,7 @@ public final class Sandgate implements AutoCloseable
         return sandgate;
     }
 
-    private void build(String contextPath)
+    private void build(String contextPath, BrowserUpgrade browsers)
     {
         if (config.watcher().enabled())
         {
@@ -128,7 +138,7 @@ public final class Sandgate implements AutoCloseable
         ServerConfig.Faces faces = config.server().faces();
         ClientInfo clients = new ClientInfo(config.ingress().trustedProxies());
         if (faces.ingress())
-            buildIngress(contextPath, clients);
+            buildIngress(contextPath, clients, browsers);
         if (faces.mcp())
         {
             try
@@ -147,10 +157,10 @@ public final class Sandgate implements AutoCloseable
             egress == null ? ClientIdentity.NONE : egress.agents(), metrics);
     }
 
-    private void buildIngress(String contextPath, ClientInfo clients)
+    private void buildIngress(String contextPath, ClientInfo clients, BrowserUpgrade browsers)
     {
         ingress = new Ingress(config.ingress(), contextPath, store.routes(), store.redemptions(), clients, metrics, Clock.systemUTC());
-        webSockets = new WebSocketBridge(ingress, config.server().publicOrigins(), metrics, schedulers);
+        webSockets = new WebSocketBridge(ingress, config.server().publicOrigins(), metrics, schedulers, browsers);
         built.push(webSockets);
         try
         {
@@ -158,7 +168,7 @@ public final class Sandgate implements AutoCloseable
         }
         catch (Exception x)
         {
-            throw new IllegalStateException("Cannot start the WebSocket client", x);
+            throw new IllegalStateException("Cannot start the WebSocket tunnels' client", x);
         }
     }
 
@@ -326,13 +336,16 @@ public final class Sandgate implements AutoCloseable
     }
 
     /**
-     * Ends long-lived client streams (MCP SSE) before a graceful stop, which would otherwise wait
-     * for them until its timeout: their clients reconnect to another replica and resume.
+     * Ends long-lived client streams (MCP SSE, WebSocket tunnels with 1001) before a graceful stop,
+     * which would otherwise wait for them until its timeout or cut them without a word: their
+     * clients reconnect to another replica and resume.
      */
     public void endStreams()
     {
         if (mcp != null)
             mcp.endStreams();
+        if (webSockets != null)
+            webSockets.endTunnels();
     }
 
     @Override

@@ -8,8 +8,8 @@ import java.util.function.Supplier;
 import io.sandgate.Sandgate;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.egress.EgressConnectHandler;
+import io.sandgate.ingress.JettyBrowserUpgrade;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
-import org.eclipse.jetty.ee10.websocket.jakarta.server.config.JakartaWebSocketServletContainerInitializer;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
@@ -56,7 +56,7 @@ public final class EmbeddedServer implements AutoCloseable
      */
     public static EmbeddedServer start(SandgateConfig config, Supplier<SandgateConfig> reloader) throws Exception
     {
-        Sandgate sandgate = Sandgate.create(config, "", reloader);
+        Sandgate sandgate = Sandgate.create(config, "", reloader, new JettyBrowserUpgrade());
         try
         {
             return start(config, sandgate);
@@ -131,8 +131,6 @@ public final class EmbeddedServer implements AutoCloseable
     private static ServletContextHandler context(Sandgate sandgate, Sandgate.Listener listener)
     {
         ServletContextHandler context = new ServletContextHandler("/");
-        // The standard WebSocket container, as a servlet container provides it to the WAR.
-        JakartaWebSocketServletContainerInitializer.configure(context, null);
         context.addEventListener(new SandgateListener(sandgate, listener));
         return context;
     }

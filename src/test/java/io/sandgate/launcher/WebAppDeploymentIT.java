@@ -7,7 +7,6 @@ import java.util.concurrent.TimeUnit;
 import io.sandgate.testing.SandboxBackend;
 import io.sandgate.testing.WebSocketBackend;
 import org.eclipse.jetty.ee10.webapp.WebAppContext;
-import org.eclipse.jetty.ee10.websocket.jakarta.server.config.JakartaWebSocketServletContainerInitializer;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.toolchain.test.MavenPaths;
@@ -33,8 +32,6 @@ public class WebAppDeploymentIT extends WarDeployment
         webapp.setParentLoaderPriority(true);
         for (int i = 0; i < contextParams.length; i += 2)
             webapp.setInitParameter(contextParams[i], contextParams[i + 1]);
-        // What Jetty's ee10-websocket-jakarta module does for every webapp in a distribution.
-        JakartaWebSocketServletContainerInitializer.configure(webapp, null);
         server.setHandler(webapp);
         server.start();
         return server;
