@@ -8,6 +8,7 @@
 #   bench/run.sh --quick         smoke run (seconds per scenario), report in the run directory only
 #   options: --out FILE  --scenarios http_small_max,http_small_rate,http_large,ws_echo,idle_ws,jmh
 #            --targets direct,nginx,haproxy,sandgate-memory,sandgate-redis  --no-build
+#            --baseline JAR  also measure that jar (an earlier build) as target sandgate-baseline
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
@@ -17,8 +18,9 @@ ALL_TARGETS="direct,nginx,haproxy,sandgate-memory,sandgate-redis"
 QUICK=0
 BUILD=1
 OUT=""
+BASELINE_JAR=""
 SCENARIOS="$ALL_SCENARIOS"
-TARGETS="$ALL_TARGETS"
+TARGETS=""
 COMMAND="bench/run.sh $*"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -27,10 +29,13 @@ while [ $# -gt 0 ]; do
     --out) OUT="$2"; shift ;;
     --scenarios) SCENARIOS="$2"; shift ;;
     --targets) TARGETS="$2"; shift ;;
+    --baseline) BASELINE_JAR="$(realpath "$2")"; shift ;;
     *) echo "unknown option: $1 (see the header of $0)" >&2; exit 2 ;;
   esac
   shift
 done
+# Before and after in one run: the baseline is one more target, on the same machine at the same time.
+[ -n "$TARGETS" ] || TARGETS="$ALL_TARGETS${BASELINE_JAR:+,sandgate-baseline}"
 
 # Durations and sizes; every one can be overridden from the environment.
 if [ "$QUICK" -eq 1 ]; then
@@ -192,7 +197,7 @@ start_sandgate() {
   local name="$1" port="$2"; shift 2
   env SANDGATE_SERVER_HOST=127.0.0.1 SANDGATE_SERVER_PORT="$port" SANDGATE_LOG_ACCESS=false \
       SANDGATE_INGRESS_COOKIE_SECRET="$SECRET" SANDGATE_CONFIG="$RUN/sandgate-empty.yaml" "$@" \
-      java $SANDGATE_JAVA_OPTS -jar "$ROOT/target/sandgate.jar" > "$RUN/$name.log" 2>&1 &
+      java $SANDGATE_JAVA_OPTS -jar "${SANDGATE_JAR:-$ROOT/target/sandgate.jar}" > "$RUN/$name.log" 2>&1 &
   PIDS+=($!)
   LAST_PID=$!
   wait_for "http://127.0.0.1:$port/healthz" "$name"
@@ -213,6 +218,12 @@ start_sandgate sandgate-redis "$SG_REDIS_PORT" SANDGATE_STORE_TYPE=redis SANDGAT
 SG_REDIS_PID=$LAST_PID
 SG_REDIS_COOKIE=$(session_cookie "$SG_REDIS_PORT")
 [ -n "$SG_MEMORY_COOKIE" ] && [ -n "$SG_REDIS_COOKIE" ] || { echo "Sandgate set no session cookie" >&2; exit 1; }
+if [ -n "$BASELINE_JAR" ]; then
+  SG_BASELINE_PORT=$(free_port)
+  SANDGATE_JAR="$BASELINE_JAR" start_sandgate sandgate-baseline "$SG_BASELINE_PORT" SANDGATE_INGRESS_STATIC_ROUTES="$SANDBOX_ID=127.0.0.1:$BACKEND_PORT"
+  SG_BASELINE_PID=$LAST_PID
+  SG_BASELINE_COOKIE=$(session_cookie "$SG_BASELINE_PORT")
+fi
 
 # http_url TARGET PATH / ws_url TARGET / cookie TARGET / pids TARGET
 http_url() {
@@ -222,6 +233,7 @@ http_url() {
     haproxy) echo "http://127.0.0.1:$HAPROXY_PORT$2" ;;
     sandgate-memory) echo "http://127.0.0.1:$SG_MEMORY_PORT/vnc$2" ;;
     sandgate-redis) echo "http://127.0.0.1:$SG_REDIS_PORT/vnc$2" ;;
+    sandgate-baseline) echo "http://127.0.0.1:$SG_BASELINE_PORT/vnc$2" ;;
   esac
 }
 ws_url() { http_url "$1" /ws | sed 's/^http/ws/'; }
@@ -229,6 +241,7 @@ cookie() {
   case "$1" in
     sandgate-memory) echo "$SG_MEMORY_COOKIE" ;;
     sandgate-redis) echo "$SG_REDIS_COOKIE" ;;
+    sandgate-baseline) echo "$SG_BASELINE_COOKIE" ;;
     *) echo "" ;;
   esac
 }
@@ -239,6 +252,7 @@ pids() {
     haproxy) echo "$HAPROXY_PID" ;;
     sandgate-memory) echo "$SG_MEMORY_PID" ;;
     sandgate-redis) echo "$SG_REDIS_PID" ;;
+    sandgate-baseline) echo "$SG_BASELINE_PID" ;;
   esac
 }
 cpu_ticks() {
@@ -280,6 +294,7 @@ record meta - haproxy "$(haproxy -v | head -1 | awk '{print $3}')"
 record meta - wrk "$(wrk -v 2>&1 | head -1 | awk '{print $2}')"
 record meta - redis "$(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/')"
 record meta - sandgate_java_opts "$SANDGATE_JAVA_OPTS"
+[ -z "$BASELINE_JAR" ] || record meta - baseline "$BASELINE_JAR"
 record meta - cmd_http_small_max "wrk -t2 -c$BENCH_CONNECTIONS -d${BENCH_SECONDS}s -s bench/wrk-report.lua URL/1k, after ${BENCH_WARMUP_SECONDS}s of warm-up"
 record meta - cmd_http_large "wrk -t2 -c$BENCH_LARGE_CONNECTIONS -d${BENCH_SECONDS}s -s bench/wrk-report.lua URL/1m"
 record meta - cmd_ws_echo "WebSocketLoad echo URL/ws $BENCH_WS_CONNECTIONS connections ${BENCH_SECONDS}s ${BENCH_WS_MESSAGE_BYTES}-byte messages"

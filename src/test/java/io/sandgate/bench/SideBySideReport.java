@@ -26,6 +26,7 @@ public final class SideBySideReport
 {
     static final String HEADING = "## Side by side: direct, nginx, HAProxy, Sandgate";
 
+    private static final String BASELINE = "sandgate-baseline";
     private static final Map<String, String> TARGETS = new LinkedHashMap<>();
 
     static
@@ -35,6 +36,8 @@ public final class SideBySideReport
         TARGETS.put("haproxy", "HAProxy");
         TARGETS.put("sandgate-memory", "Sandgate, memory store");
         TARGETS.put("sandgate-redis", "Sandgate, Redis store");
+        // Only with bench/run.sh --baseline JAR: an earlier build, measured in the same run.
+        TARGETS.put(BASELINE, "Sandgate before, memory store");
     }
 
     private final Map<String, String> values = new LinkedHashMap<>();
@@ -57,6 +60,15 @@ public final class SideBySideReport
         String section = report.render(jmh, smoke);
         BenchmarksDocument.writeSection(Path.of(args[2]), HEADING, section);
         System.out.println(section);
+    }
+
+    /** Every target, the baseline only when it was measured. */
+    private List<String> targets()
+    {
+        List<String> targets = new ArrayList<>(TARGETS.keySet());
+        if (values.keySet().stream().noneMatch(key -> key.contains("/" + BASELINE + "/")))
+            targets.remove(BASELINE);
+        return targets;
     }
 
     private String meta(String key)
@@ -93,11 +105,14 @@ public final class SideBySideReport
             .append(meta("kernel")).append("; Java ").append(meta("java")).append("; nginx ").append(meta("nginx")).append("; HAProxy ")
             .append(meta("haproxy")).append("; wrk ").append(meta("wrk")).append("; Redis ").append(meta("redis")).append(". Sandgate JVM options: `")
             .append(meta("sandgate_java_opts")).append("`.\n")
-            .append("Command: `").append(meta("command")).append("` (run ").append(meta("date")).append(").\n\n");
+            .append("Command: `").append(meta("command")).append("` (run ").append(meta("date")).append(").\n");
+        if (targets().contains(BASELINE))
+            s.append("\"").append(TARGETS.get(BASELINE)).append("\" is `").append(meta("baseline")).append("`, an earlier build, run beside the others.\n");
+        s.append('\n');
 
         s.append("### HTTP 1 KB, keep-alive, maximum throughput\n\n`").append(meta("cmd_http_small_max")).append("` (closed loop; latency as wrk sees it)\n\n")
             .append("| target | req/s | vs direct | vs nginx | p50 ms | p99 ms | errors |\n|---|---|---|---|---|---|---|\n");
-        for (String t : TARGETS.keySet())
+        for (String t : targets())
         {
             row(s, t, fmt(number("http_small_max", t, "rps"), "%.0f"), ratio("http_small_max", t, "rps", "direct"),
                 ratio("http_small_max", t, "rps", "nginx"), fmt(number("http_small_max", t, "p50_ms"), "%.3f"),
@@ -107,7 +122,7 @@ public final class SideBySideReport
         s.append("\n### HTTP 1 KB at a fixed rate: latency added\n\n`").append(meta("cmd_http_small_rate"))
             .append("` (open loop at ").append(meta("rate")).append(" req/s, half of the slowest proxy's maximum above, so no proxy is more than half loaded; latency counted from each request's due time)\n\n")
             .append("| target | p50 ms | p99 ms | p99.9 ms | added p50 ms | added p99 ms | added p99.9 ms | p99 vs nginx | errors |\n|---|---|---|---|---|---|---|---|---|\n");
-        for (String t : TARGETS.keySet())
+        for (String t : targets())
         {
             row(s, t, fmt(number("http_small_rate", t, "p50_ms"), "%.3f"), fmt(number("http_small_rate", t, "p99_ms"), "%.3f"),
                 fmt(number("http_small_rate", t, "p999_ms"), "%.3f"), added("http_small_rate", t, "p50_ms"), added("http_small_rate", t, "p99_ms"),
@@ -125,7 +140,7 @@ public final class SideBySideReport
         s.append("\n### HTTP 1 MB: throughput and proxy CPU\n\n`").append(meta("cmd_http_large"))
             .append("`; CPU is utime+stime of the proxy's processes (nginx: master and workers) from /proc, before and after\n\n")
             .append("| target | MB/s | vs direct | vs nginx | proxy CPU, % of one core | proxy CPU s per GB |\n|---|---|---|---|---|---|\n");
-        for (String t : TARGETS.keySet())
+        for (String t : targets())
         {
             Double cpu = number("http_large", t, "cpu_s");
             Double seconds = number("http_large", t, "seconds");
@@ -138,7 +153,7 @@ public final class SideBySideReport
         s.append("\n### WebSocket echo through the bridge\n\n`").append(meta("cmd_ws_echo"))
             .append("` (each connection sends a text message and waits for its echo before the next)\n\n")
             .append("| target | messages/s | vs direct | vs nginx | RTT p50 ms | RTT p99 ms | RTT p99.9 ms | errors |\n|---|---|---|---|---|---|---|---|\n");
-        for (String t : TARGETS.keySet())
+        for (String t : targets())
         {
             row(s, t, fmt(number("ws_echo", t, "msgs_per_s"), "%.0f"), ratio("ws_echo", t, "msgs_per_s", "direct"),
                 ratio("ws_echo", t, "msgs_per_s", "nginx"), fmt(number("ws_echo", t, "p50_ms"), "%.3f"), fmt(number("ws_echo", t, "p99_ms"), "%.3f"),
@@ -148,7 +163,7 @@ public final class SideBySideReport
         s.append("\n### Memory per idle bridged WebSocket session\n\n`").append(meta("cmd_idle_ws"))
             .append("`; heap used after a full GC (`jcmd GC.run`, then `GC.heap_info`) and VmRSS (all of the proxy's processes), with the sessions open minus before, divided by the sessions open\n\n")
             .append("| target | sessions open | failed | heap per session KB | RSS per session KB | RSS before MB | RSS with sessions MB |\n|---|---|---|---|---|---|---|\n");
-        for (String t : TARGETS.keySet())
+        for (String t : targets())
         {
             if (t.equals("direct"))
                 continue;
