@@ -103,19 +103,10 @@ public final class Sandgate implements AutoCloseable
      */
     public static Sandgate create(SandgateConfig config, String contextPath, Supplier<SandgateConfig> reloader)
     {
-        return create(config, contextPath, reloader, BrowserUpgrade.STANDARD);
-    }
-
-    /**
-     * As {@link #create(SandgateConfig, String, Supplier)}, for a runner that switches browsers'
-     * WebSocket connections over in a way of its own (the embedded runner's is Jetty's).
-     */
-    public static Sandgate create(SandgateConfig config, String contextPath, Supplier<SandgateConfig> reloader, BrowserUpgrade browsers)
-    {
         Sandgate sandgate = new Sandgate(config, reloader);
         try
         {
-            sandgate.build(contextPath, browsers);
+            sandgate.build(contextPath);
         }
         catch (RuntimeException x)
         {
@@ -125,7 +116,7 @@ public final class Sandgate implements AutoCloseable
         return sandgate;
     }
 
-    private void build(String contextPath, BrowserUpgrade browsers)
+    private void build(String contextPath)
     {
         if (config.watcher().enabled())
         {
@@ -138,7 +129,7 @@ public final class Sandgate implements AutoCloseable
         ServerConfig.Faces faces = config.server().faces();
         ClientInfo clients = new ClientInfo(config.ingress().trustedProxies());
         if (faces.ingress())
-            buildIngress(contextPath, clients, browsers);
+            buildIngress(contextPath, clients);
         if (faces.mcp())
         {
             try
@@ -157,10 +148,10 @@ public final class Sandgate implements AutoCloseable
             egress == null ? ClientIdentity.NONE : egress.agents(), metrics);
     }
 
-    private void buildIngress(String contextPath, ClientInfo clients, BrowserUpgrade browsers)
+    private void buildIngress(String contextPath, ClientInfo clients)
     {
         ingress = new Ingress(config.ingress(), contextPath, store.routes(), store.redemptions(), clients, metrics, Clock.systemUTC());
-        webSockets = new WebSocketBridge(ingress, config.server().publicOrigins(), metrics, schedulers, browsers);
+        webSockets = new WebSocketBridge(ingress, config.server().publicOrigins(), metrics, schedulers, BrowserUpgrade.forThisContainer());
         built.push(webSockets);
         try
         {

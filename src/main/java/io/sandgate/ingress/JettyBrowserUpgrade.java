@@ -19,10 +19,11 @@ import org.eclipse.jetty.util.FutureCallback;
  * in progress) and nothing of HTTP stays in memory for the life of the tunnel: no request, no
  * response, no servlet streams between the socket and the pumps.
  *
- * <p>Only for the embedded runner, which runs the gateway's classes beside Jetty's own; a WAR sees
- * its container's internals through no class of its own, and uses {@link BrowserUpgrade#STANDARD}.</p>
+ * <p>Only where the gateway's Jetty classes are the server's own (see
+ * {@link BrowserUpgrade#forThisContainer}): the embedded runner, and a Jetty distribution whose
+ * webapp context shows Jetty's classes to the WAR.</p>
  */
-public final class JettyBrowserUpgrade implements BrowserUpgrade
+final class JettyBrowserUpgrade implements BrowserUpgrade
 {
     @Override
     public void upgrade(HttpServletRequest request, HttpServletResponse response, Tunnel tunnel) throws IOException

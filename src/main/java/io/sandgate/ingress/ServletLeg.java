@@ -3,10 +3,12 @@ package io.sandgate.ingress;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
+import java.util.Locale;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.sandgate.web.ClientLimitFilter;
+import io.sandgate.web.GatewayException;
 import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletInputStream;
@@ -16,17 +18,23 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.HttpUpgradeHandler;
 import jakarta.servlet.http.WebConnection;
+import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.util.Callback;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A tunnel's browser leg on the standard servlet upgrade ({@link HttpServletRequest#upgrade}), which
- * every servlet container offers: the WAR's, on Tomcat and Jetty alike. It reads and writes with
- * non-blocking servlet I/O. Public, with a public constructor, because the container creates it.
+ * A tunnel's browser leg on the standard servlet upgrade ({@link HttpServletRequest#upgrade}): the
+ * WAR's on Tomcat. It reads and writes with non-blocking servlet I/O. Public, with a public
+ * constructor, because the container creates it.
  *
- * <p>Containers differ in when they call {@link #init}: Jetty from inside {@code upgrade()}, Tomcat
- * once the servlet has returned. The leg starts when it has both its connection and its tunnel.</p>
+ * <p>Not on Jetty 12.1 (ee10): its upgraded input of a request without a body reports the end of
+ * that body at once, unless the client's next bytes had already arrived, and a browser speaks only
+ * after its 101. Jetty gets {@link JettyBrowserUpgrade}, and a Jetty that keeps its classes from the
+ * webapp gets 501.</p>
+ *
+ * <p>The servlet specification has the container call {@link #init} once the servlet has returned;
+ * the leg starts when it has both its connection and its tunnel, whichever comes first.</p>
  */
 public final class ServletLeg implements HttpUpgradeHandler, Leg
 {
@@ -46,19 +54,31 @@ public final class ServletLeg implements HttpUpgradeHandler, Leg
     {
     }
 
-    /** Answers the browser 101 with the sandbox's answer and makes its connection the tunnel's browser leg. */
-    static void upgrade(HttpServletRequest request, HttpServletResponse response, Tunnel tunnel) throws IOException, ServletException
+    /** The standard upgrade: the browser gets the sandbox's answer, and its connection becomes the tunnel's browser leg. */
+    static final BrowserUpgrade UPGRADE = new BrowserUpgrade()
     {
-        response.setStatus(HttpServletResponse.SC_SWITCHING_PROTOCOLS);
-        tunnel.answer().headers(response::setHeader);
-        ServletLeg leg = request.upgrade(ServletLeg.class);
-        // Jetty keeps the upgraded exchange asynchronous until the leg ends: no async timeout may
-        // end it, and the client's request count must not hold it.
-        if (request.isAsyncStarted())
-            request.getAsyncContext().setTimeout(0);
-        ClientLimitFilter.streamOpened(request);
-        leg.attach(tunnel);
-    }
+        @Override
+        public void checkSupported(HttpServletRequest request)
+        {
+            if (request.getServletContext().getServerInfo().toLowerCase(Locale.ROOT).startsWith("jetty"))
+                throw new GatewayException(HttpStatus.NOT_IMPLEMENTED_501, "websocket_unsupported",
+                    "this Jetty keeps its classes from the webapp, and its servlet upgrade cannot carry a WebSocket; see Deploying the WAR");
+        }
+
+        @Override
+        public void upgrade(HttpServletRequest request, HttpServletResponse response, Tunnel tunnel) throws IOException, ServletException
+        {
+            response.setStatus(HttpServletResponse.SC_SWITCHING_PROTOCOLS);
+            tunnel.answer().headers(response::setHeader);
+            ServletLeg leg = request.upgrade(ServletLeg.class);
+            // A container may keep the upgraded exchange asynchronous until the leg ends: no async
+            // timeout may end it, and the client's request count must not hold it.
+            if (request.isAsyncStarted())
+                request.getAsyncContext().setTimeout(0);
+            ClientLimitFilter.streamOpened(request);
+            leg.attach(tunnel);
+        }
+    };
 
     @Override
     public void init(WebConnection connection)
@@ -107,15 +127,23 @@ public final class ServletLeg implements HttpUpgradeHandler, Leg
     @Override
     public int fill(ByteBuffer buffer) throws IOException
     {
-        Throwable x = failure;
-        if (x != null)
-            throw x instanceof IOException io ? io : new IOException(x);
-        if (!in.isReady())
-            return in.isFinished() ? -1 : 0;
-        int n = in.read(buffer.array(), buffer.arrayOffset() + buffer.limit(), buffer.capacity() - buffer.limit());
-        if (n > 0)
-            buffer.limit(buffer.limit() + n);
-        return n;
+        Throwable failed = failure;
+        if (failed != null)
+            throw failed instanceof IOException io ? io : new IOException(failed);
+        try
+        {
+            if (!in.isReady())
+                return in.isFinished() ? -1 : 0;
+            int n = in.read(buffer.array(), buffer.arrayOffset() + buffer.limit(), buffer.capacity() - buffer.limit());
+            if (n > 0)
+                buffer.limit(buffer.limit() + n);
+            return n;
+        }
+        catch (IllegalStateException x)
+        {
+            // A container's word for a stream already closed.
+            throw new IOException(x);
+        }
     }
 
     @Override

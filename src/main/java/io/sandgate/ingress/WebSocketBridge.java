@@ -80,8 +80,7 @@ public final class WebSocketBridge implements AutoCloseable
 
     /**
      * @param publicOrigins {@code server.public-origins}: pages of these may open sandbox WebSockets
-     * @param browsers how browsers' connections become tunnel legs: {@link BrowserUpgrade#STANDARD}
-     *        but in the embedded runner
+     * @param browsers how browsers' connections become tunnel legs ({@link BrowserUpgrade#forThisContainer})
      */
     public WebSocketBridge(Ingress ingress, List<String> publicOrigins, MeterRegistry registry, Schedulers schedulers, BrowserUpgrade browsers)
     {
@@ -176,11 +175,13 @@ public final class WebSocketBridge implements AutoCloseable
      * the gateway's: the request waits in async mode until the leg opens or fails, or the connect
      * timeout passes, and the container then dispatches it back to {@link #resume}.
      *
-     * @throws GatewayException 403 for a foreign Origin, 400 for a handshake without key or version 13
+     * @throws GatewayException 403 for a foreign Origin, 501 in a container that cannot switch the
+     *         browser's connection over, 400 for a handshake without key or version 13
      */
     void upgrade(HttpServletRequest request, HttpServletResponse response, IngressDecision.Forward forward, Route route)
     {
         checkOrigin(request, forward);
+        browsers.checkSupported(request);
         HttpFields headers = sandboxHandshake(request);
         URI target = URI.create("http://" + route.authority() + forward.upstreamPath());
 

@@ -8,7 +8,6 @@ import java.util.function.Supplier;
 import io.sandgate.Sandgate;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.egress.EgressConnectHandler;
-import io.sandgate.ingress.JettyBrowserUpgrade;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Handler;
@@ -56,7 +55,7 @@ public final class EmbeddedServer implements AutoCloseable
      */
     public static EmbeddedServer start(SandgateConfig config, Supplier<SandgateConfig> reloader) throws Exception
     {
-        Sandgate sandgate = Sandgate.create(config, "", reloader, new JettyBrowserUpgrade());
+        Sandgate sandgate = Sandgate.create(config, "", reloader);
         try
         {
             return start(config, sandgate);

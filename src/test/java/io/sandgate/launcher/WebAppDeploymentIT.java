@@ -1,8 +1,7 @@
 package io.sandgate.launcher;
 
 import java.net.http.HttpResponse;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
+import java.util.List;
 
 import io.sandgate.testing.SandboxBackend;
 import io.sandgate.testing.WebSocketBackend;
@@ -96,8 +95,7 @@ public class WebAppDeploymentIT extends WarDeployment
             try
             {
                 int port = ((ServerConnector)server.getConnectors()[0]).getLocalPort();
-                CompletableFuture<String> greeting = greeting(port, "/sandgate/vnc/43/websockify");
-                assertEquals("hello from war-ws", greeting.get(5, TimeUnit.SECONDS));
+                assertEquals(List.of("hello from war-ws", "echo:ping-me"), greetingAndEcho(port, "/sandgate/vnc/43/websockify"));
                 assertEquals("/websockify", sandbox.lastPath.get());
             }
             finally
