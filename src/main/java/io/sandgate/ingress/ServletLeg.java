@@ -83,26 +83,30 @@ public final class ServletLeg implements HttpUpgradeHandler, Leg
     @Override
     public void init(WebConnection connection)
     {
-        Tunnel attached;
-        synchronized (this)
-        {
-            this.connection = connection;
-            attached = tunnel;
-        }
-        if (attached != null)
-            start(connection, attached);
+        join(connection, null);
     }
 
     private void attach(Tunnel tunnel)
     {
-        WebConnection initialised;
+        join(null, tunnel);
+    }
+
+    /** Takes the connection or the tunnel; the second of the two to arrive starts the leg. */
+    private void join(WebConnection arrivedConnection, Tunnel arrivedTunnel)
+    {
+        WebConnection c;
+        Tunnel t;
         synchronized (this)
         {
-            this.tunnel = tunnel;
-            initialised = connection;
+            if (arrivedConnection != null)
+                connection = arrivedConnection;
+            if (arrivedTunnel != null)
+                tunnel = arrivedTunnel;
+            c = connection;
+            t = tunnel;
         }
-        if (initialised != null)
-            start(initialised, tunnel);
+        if (c != null && t != null)
+            start(c, t);
     }
 
     private void start(WebConnection connection, Tunnel tunnel)

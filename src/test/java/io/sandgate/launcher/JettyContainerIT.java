@@ -35,34 +35,35 @@ public class JettyContainerIT extends WarDeployment
         assertEquals(0, modules.waitFor(), Files.readString(base.resolve("modules.log")));
         Files.createDirectories(base.resolve("webapps"));
         Files.copy(war(), base.resolve("webapps/sandgate.war"));
-        Files.writeString(base.resolve("webapps/sandgate.xml"), """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <!DOCTYPE Configure PUBLIC "-//Jetty//Configure//EN" "https://jetty.org/configure_10_0.dtd">
-            <Configure class="org.eclipse.jetty.ee10.webapp.WebAppContext">
-              <Set name="contextPath">/sandgate</Set>
-              <Set name="war"><Property name="jetty.webapps" default="."/>/sandgate.war</Set>
+        Files.writeString(base.resolve("webapps/sandgate.xml"), context("/sandgate", """
               <Call name="setInitParameter"><Arg>sandgate.ingress.static-routes</Arg><Arg>42=%s,43=%s</Arg></Call>
               <Call name="setInitParameter"><Arg>sandgate.ingress.cookie.secret</Arg><Arg>jetty-secret-0123456789abcdef</Arg></Call>
               <Call name="addHiddenClassMatcher"><Arg><New class="org.eclipse.jetty.util.ClassMatcher"><Arg>
                 <Array type="String"><Item>-org.eclipse.jetty.</Item></Array></Arg></New></Arg></Call>
               <Call name="addProtectedClassMatcher"><Arg><New class="org.eclipse.jetty.util.ClassMatcher"><Arg>
                 <Array type="String"><Item>org.eclipse.jetty.</Item></Array></Arg></New></Arg></Call>
-            </Configure>
-            """.formatted(http.hostPort(), ws.hostPort()));
-        // The same WAR as an operator deploys it without that: WebSockets are refused, and say why.
-        Files.writeString(base.resolve("webapps/hidden.xml"), """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <!DOCTYPE Configure PUBLIC "-//Jetty//Configure//EN" "https://jetty.org/configure_10_0.dtd">
-            <Configure class="org.eclipse.jetty.ee10.webapp.WebAppContext">
-              <Set name="contextPath">/hidden</Set>
-              <Set name="war"><Property name="jetty.webapps" default="."/>/sandgate.war</Set>
+            """.formatted(http.hostPort(), ws.hostPort())));
+        // The same WAR as an operator deploys it without the last two calls: WebSockets are refused, and say why.
+        Files.writeString(base.resolve("webapps/hidden.xml"), context("/hidden", """
               <Call name="setInitParameter"><Arg>sandgate.ingress.static-routes</Arg><Arg>43=%s</Arg></Call>
               <Call name="setInitParameter"><Arg>sandgate.mcp.enabled</Arg><Arg>false</Arg></Call>
               <Call name="setInitParameter"><Arg>sandgate.egress.enabled</Arg><Arg>false</Arg></Call>
-            </Configure>
-            """.formatted(ws.hostPort()));
+            """.formatted(ws.hostPort())));
         startContainer(new ProcessBuilder(java.toString(), "-jar", home.resolve("start.jar").toString(), "jetty.http.port=" + port, "jetty.http.host=127.0.0.1")
             .directory(base.toFile()).redirectErrorStream(true).redirectOutput(base.resolve("console.log").toFile()));
+    }
+
+    /** A context XML deploying the WAR at this path, with these elements inside. */
+    private static String context(String path, String elements)
+    {
+        return """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <!DOCTYPE Configure PUBLIC "-//Jetty//Configure//EN" "https://jetty.org/configure_10_0.dtd">
+            <Configure class="org.eclipse.jetty.ee10.webapp.WebAppContext">
+              <Set name="contextPath">%s</Set>
+              <Set name="war"><Property name="jetty.webapps" default="."/>/sandgate.war</Set>
+            %s</Configure>
+            """.formatted(path, elements);
     }
 
     @Test
