@@ -197,7 +197,7 @@ start_sandgate() {
   local name="$1" port="$2"; shift 2
   env SANDGATE_SERVER_HOST=127.0.0.1 SANDGATE_SERVER_PORT="$port" SANDGATE_LOG_ACCESS=false \
       SANDGATE_INGRESS_COOKIE_SECRET="$SECRET" SANDGATE_CONFIG="$RUN/sandgate-empty.yaml" "$@" \
-      java $SANDGATE_JAVA_OPTS -jar "${SANDGATE_JAR:-$ROOT/target/sandgate.jar}" > "$RUN/$name.log" 2>&1 &
+      java $SANDGATE_JAVA_OPTS -jar "${BENCH_JAR:-$ROOT/target/sandgate.jar}" > "$RUN/$name.log" 2>&1 &
   PIDS+=($!)
   LAST_PID=$!
   wait_for "http://127.0.0.1:$port/healthz" "$name"
@@ -220,7 +220,8 @@ SG_REDIS_COOKIE=$(session_cookie "$SG_REDIS_PORT")
 [ -n "$SG_MEMORY_COOKIE" ] && [ -n "$SG_REDIS_COOKIE" ] || { echo "Sandgate set no session cookie" >&2; exit 1; }
 if [ -n "$BASELINE_JAR" ]; then
   SG_BASELINE_PORT=$(free_port)
-  SANDGATE_JAR="$BASELINE_JAR" start_sandgate sandgate-baseline "$SG_BASELINE_PORT" SANDGATE_INGRESS_STATIC_ROUTES="$SANDBOX_ID=127.0.0.1:$BACKEND_PORT"
+  # BENCH_JAR, not SANDGATE_JAR: every SANDGATE_* variable is a setting to Sandgate.
+  BENCH_JAR="$BASELINE_JAR" start_sandgate sandgate-baseline "$SG_BASELINE_PORT" SANDGATE_INGRESS_STATIC_ROUTES="$SANDBOX_ID=127.0.0.1:$BACKEND_PORT"
   SG_BASELINE_PID=$LAST_PID
   SG_BASELINE_COOKIE=$(session_cookie "$SG_BASELINE_PORT")
 fi
