@@ -154,8 +154,22 @@ public final class ServletLeg implements HttpUpgradeHandler, Leg
     public void fillInterested(Callback callback)
     {
         readable.set(callback);
-        if (readyUnclaimed.getAndSet(false))
+        // Asking is what arms the container's onDataAvailable, when no read has asked already.
+        if (readyUnclaimed.getAndSet(false) || isReady())
             wakeReader();
+    }
+
+    private boolean isReady()
+    {
+        try
+        {
+            return in.isReady();
+        }
+        catch (IllegalStateException x)
+        {
+            // Closed: the next read says so.
+            return true;
+        }
     }
 
     private void wakeReader()

@@ -327,6 +327,8 @@ final class Tunnel
         private int restoreLimit = -1;
         /** A read callback is registered with the source. */
         private volatile boolean reading;
+        /** The last read left room in the buffer. */
+        private boolean drained;
         private volatile Throwable readFailure;
         private volatile boolean pingWanted;
         private volatile ByteBuffer closeWanted;
@@ -543,6 +545,14 @@ final class Tunnel
                 LOG.debug("{} leg of sandbox {} failed", from.label(), sandboxId, failure);
                 return -1;
             }
+            if (drained)
+            {
+                // The last read took less than it could: the source had no more then, and asking
+                // again at once would cost a system call that most often finds nothing (one
+                // message, one answer). The source calls back when there is more.
+                drained = false;
+                return awaitSource();
+            }
             if (buffer == null)
                 buffer = shared.buffers.acquire(BUFFER_SIZE, direct);
             ByteBuffer in = buffer.getByteBuffer();
@@ -558,15 +568,23 @@ final class Tunnel
                 filled = -1;
             }
             if (filled > 0)
-                return filled;
-            // Idle: no buffer is held while waiting.
-            release();
-            if (filled == 0)
             {
-                reading = true;
-                source.fillInterested(readable);
+                drained = in.limit() < in.capacity();
+                return filled;
             }
+            if (filled == 0)
+                return awaitSource();
+            release();
             return filled;
+        }
+
+        /** Idle until the source has more: no buffer is held while waiting. */
+        private int awaitSource()
+        {
+            release();
+            reading = true;
+            source.fillInterested(readable);
+            return 0;
         }
 
         /** The source's close frame: passed on (unless the gateway closed the sink already), and the pump ends. */
