@@ -298,7 +298,7 @@ record meta - sandgate_java_opts "$SANDGATE_JAVA_OPTS"
 [ -z "$BASELINE_JAR" ] || record meta - baseline "$BASELINE_JAR"
 record meta - cmd_http_small_max "wrk -t2 -c$BENCH_CONNECTIONS -d${BENCH_SECONDS}s -s bench/wrk-report.lua URL/1k, after ${BENCH_WARMUP_SECONDS}s of warm-up"
 record meta - cmd_http_large "wrk -t2 -c$BENCH_LARGE_CONNECTIONS -d${BENCH_SECONDS}s -s bench/wrk-report.lua URL/1m"
-record meta - cmd_ws_echo "WebSocketLoad echo URL/ws $BENCH_WS_CONNECTIONS connections ${BENCH_SECONDS}s ${BENCH_WS_MESSAGE_BYTES}-byte messages"
+record meta - cmd_ws_echo "WebSocketLoad echo URL/ws $BENCH_WS_CONNECTIONS connections ${BENCH_SECONDS}s ${BENCH_WS_MESSAGE_BYTES}-byte messages, after ${BENCH_WARMUP_SECONDS}s of warm-up"
 record meta - cmd_idle_ws "WebSocketLoad idle URL/ws $BENCH_IDLE_SESSIONS sessions"
 record meta - cmd_jmh "org.openjdk.jmh.Main RouteLookupBenchmark $BENCH_JMH_ARGS -p store=memory,redis"
 
@@ -348,6 +348,8 @@ fi
 
 if has "$SCENARIOS" ws_echo; then
   for t in $(targets); do
+    # Unrecorded first, as for HTTP: the JVMs' WebSocket paths are cold until now.
+    java -cp "$CP" io.sandgate.bench.WebSocketLoad echo "$(ws_url "$t")" "$BENCH_WS_CONNECTIONS" "$BENCH_WARMUP_SECONDS" "$BENCH_WS_MESSAGE_BYTES" "$(cookie "$t")" > /dev/null
     line=$(java -cp "$CP" io.sandgate.bench.WebSocketLoad echo "$(ws_url "$t")" "$BENCH_WS_CONNECTIONS" "$BENCH_SECONDS" "$BENCH_WS_MESSAGE_BYTES" "$(cookie "$t")" | grep '^RESULT')
     echo "ws_echo $t: $line"
     for m in msgs_per_s p50_ms p99_ms p999_ms errors; do record ws_echo "$t" "$m" "$(field "$m" "$line")"; done
