@@ -9,7 +9,7 @@
 #   options: --out FILE  --scenarios http_small_max,http_small_rate,http_large,ws_echo,idle_ws,jmh
 #            --targets direct,nginx,haproxy,sandgate-memory,sandgate-redis  --no-build
 #            optional targets: sandgate-servlet (ingress on the servlets, as in the WAR; memory store)
-#            and sandgate-baseline (another build, BENCH_BASELINE_JAR=path/to/sandgate.jar; memory store)
+#            and sandgate-baseline (another build: --baseline JAR or BENCH_BASELINE_JAR=JAR; memory store)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
@@ -19,8 +19,9 @@ ALL_TARGETS="direct,nginx,haproxy,sandgate-memory,sandgate-redis"
 QUICK=0
 BUILD=1
 OUT=""
+BENCH_BASELINE_JAR="${BENCH_BASELINE_JAR:-}"
 SCENARIOS="$ALL_SCENARIOS"
-TARGETS="$ALL_TARGETS"
+TARGETS=""
 COMMAND="bench/run.sh $*"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -29,10 +30,13 @@ while [ $# -gt 0 ]; do
     --out) OUT="$2"; shift ;;
     --scenarios) SCENARIOS="$2"; shift ;;
     --targets) TARGETS="$2"; shift ;;
+    --baseline) BENCH_BASELINE_JAR="$(realpath "$2")"; shift ;;
     *) echo "unknown option: $1 (see the header of $0)" >&2; exit 2 ;;
   esac
   shift
 done
+# Before and after in one run: the baseline is one more target, on the same machine at the same time.
+[ -n "$TARGETS" ] || TARGETS="$ALL_TARGETS${BENCH_BASELINE_JAR:+,sandgate-baseline}"
 
 # Durations and sizes; every one can be overridden from the environment.
 if [ "$QUICK" -eq 1 ]; then
@@ -310,7 +314,7 @@ record meta - redis "$(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/')"
 record meta - sandgate_java_opts "$SANDGATE_JAVA_OPTS"
 record meta - cmd_http_small_max "wrk -t2 -c$BENCH_CONNECTIONS -d${BENCH_SECONDS}s -s bench/wrk-report.lua URL/1k, after ${BENCH_WARMUP_SECONDS}s of warm-up"
 record meta - cmd_http_large "wrk -t2 -c$BENCH_LARGE_CONNECTIONS -d${BENCH_SECONDS}s -s bench/wrk-report.lua URL/1m"
-record meta - cmd_ws_echo "WebSocketLoad echo URL/ws $BENCH_WS_CONNECTIONS connections ${BENCH_SECONDS}s ${BENCH_WS_MESSAGE_BYTES}-byte messages"
+record meta - cmd_ws_echo "WebSocketLoad echo URL/ws $BENCH_WS_CONNECTIONS connections ${BENCH_SECONDS}s ${BENCH_WS_MESSAGE_BYTES}-byte messages, after ${BENCH_WARMUP_SECONDS}s of warm-up"
 record meta - cmd_idle_ws "WebSocketLoad idle URL/ws $BENCH_IDLE_SESSIONS sessions"
 record meta - cmd_jmh "org.openjdk.jmh.Main RouteLookupBenchmark $BENCH_JMH_ARGS -p store=memory,redis"
 
@@ -385,6 +389,8 @@ fi
 
 if has "$SCENARIOS" ws_echo; then
   for t in $(targets); do
+    # Unrecorded first, as for HTTP: the JVMs' WebSocket paths are cold until now.
+    java -cp "$CP" io.sandgate.bench.WebSocketLoad echo "$(ws_url "$t")" "$BENCH_WS_CONNECTIONS" "$BENCH_WARMUP_SECONDS" "$BENCH_WS_MESSAGE_BYTES" "$(cookie "$t")" > /dev/null
     line=$(java -cp "$CP" io.sandgate.bench.WebSocketLoad echo "$(ws_url "$t")" "$BENCH_WS_CONNECTIONS" "$BENCH_SECONDS" "$BENCH_WS_MESSAGE_BYTES" "$(cookie "$t")" | grep '^RESULT')
     echo "ws_echo $t: $line"
     for m in msgs_per_s p50_ms p99_ms p999_ms errors; do record ws_echo "$t" "$m" "$(field "$m" "$line")"; done

@@ -26,6 +26,7 @@ import io.sandgate.egress.Credentials;
 import io.sandgate.egress.Egress;
 import io.sandgate.egress.EgressServlet;
 import io.sandgate.egress.LeakGuard;
+import io.sandgate.ingress.BrowserUpgrade;
 import io.sandgate.ingress.Ingress;
 import io.sandgate.ingress.IngressServlet;
 import io.sandgate.ingress.SessionFilter;
@@ -167,7 +168,7 @@ public final class Sandgate implements AutoCloseable
     private void buildIngress(String contextPath, ClientInfo clients)
     {
         ingress = new Ingress(config.ingress(), contextPath, store.routes(), store.redemptions(), clients, metrics, Clock.systemUTC());
-        webSockets = new WebSocketBridge(ingress, config.server().publicOrigins(), metrics, schedulers);
+        webSockets = new WebSocketBridge(ingress, config.server().publicOrigins(), metrics, schedulers, BrowserUpgrade.forThisContainer());
         built.push(webSockets);
         try
         {
@@ -175,7 +176,7 @@ public final class Sandgate implements AutoCloseable
         }
         catch (Exception x)
         {
-            throw new IllegalStateException("Cannot start the WebSocket client", x);
+            throw new IllegalStateException("Cannot start the WebSocket tunnels' client", x);
         }
     }
 
@@ -363,13 +364,16 @@ public final class Sandgate implements AutoCloseable
     }
 
     /**
-     * Ends long-lived client streams (MCP SSE) before a graceful stop, which would otherwise wait
-     * for them until its timeout: their clients reconnect to another replica and resume.
+     * Ends long-lived client streams (MCP SSE, WebSocket tunnels with 1001) before a graceful stop,
+     * which would otherwise wait for them until its timeout or cut them without a word: their
+     * clients reconnect to another replica and resume.
      */
     public void endStreams()
     {
         if (mcp != null)
             mcp.endStreams();
+        if (webSockets != null)
+            webSockets.endTunnels();
     }
 
     @Override

@@ -122,7 +122,7 @@ public final class ConfigKeys
     public static final ConfigKey<Duration> WS_IDLE_TIMEOUT = ConfigKey.of("ingress.websocket.idle-timeout", "3600s", duration(),
         "A bridged WebSocket with no frame either way for this long is closed (1001).");
     public static final ConfigKey<Integer> WS_MAX_MESSAGE_SIZE = ConfigKey.of("ingress.websocket.max-message-size", "16777216", integer(1024, Integer.MAX_VALUE),
-        "Largest WebSocket message bridged, in bytes; larger ones close the session (1009).");
+        "Largest WebSocket message tunnelled, in bytes as on the wire (compressed when the endpoints negotiated compression); larger ones close the session (1009).");
     public static final ConfigKey<List<String>> WS_ALLOWED_ORIGINS = ConfigKey.of("ingress.websocket.allowed-origins", null, list(),
         "Origins (`https://app.example`) that may open sandbox WebSockets besides loopback ones, `server.public-origins` and, in host mode, the sandbox's own; `*` allows any.");
 

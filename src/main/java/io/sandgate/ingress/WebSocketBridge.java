@@ -3,14 +3,12 @@ package io.sandgate.ingress;
 import java.io.IOException;
 import java.net.URI;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
@@ -32,106 +30,111 @@ import jakarta.servlet.AsyncContext;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.DispatcherType;
+import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import jakarta.websocket.DeploymentException;
-import jakarta.websocket.Endpoint;
-import jakarta.websocket.server.ServerContainer;
-import jakarta.websocket.server.ServerEndpointConfig;
 import org.eclipse.jetty.client.HttpClient;
+import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
-import org.eclipse.jetty.http.HttpStatus;
-import org.eclipse.jetty.websocket.api.Callback;
-import org.eclipse.jetty.websocket.api.Session;
-import org.eclipse.jetty.websocket.api.exceptions.UpgradeException;
-import org.eclipse.jetty.websocket.client.ClientUpgradeRequest;
-import org.eclipse.jetty.websocket.client.WebSocketClient;
+import org.eclipse.jetty.io.ArrayByteBufferPool;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
- * Bridges a browser's WebSocket to its sandbox. The sandbox leg is opened first, offering the
- * browser's subprotocols, so that the browser's upgrade can answer with the one the sandbox picked,
- * and so that an unreachable sandbox is an honest HTTP 502 rather than a socket that opens and dies.
- * No thread waits for it: the browser's request goes async while the leg opens, and comes back
- * through the container's dispatch ({@link #upgrade}, then {@link #resume}), which is how a servlet
- * container (Jetty and Tomcat alike) lets a later thread perform the upgrade.
+ * Joins a browser's WebSocket to its sandbox's as a byte tunnel ({@link Tunnel}). The sandbox leg is
+ * opened first, with the browser's own handshake (its key, version, subprotocols and extensions), so
+ * that the browser's 101 can repeat the sandbox's answer, and so that an unreachable or refusing
+ * sandbox is an honest HTTP 502 (504 when it does not answer in time) rather than a socket that opens
+ * and dies. No thread waits for it: the browser's request goes async while the leg opens, and comes
+ * back through the container's dispatch ({@link #upgrade}, then {@link #resume}), which is how a
+ * servlet container (Jetty and Tomcat alike) lets a later thread perform the upgrade.
  *
- * <p>Towards browsers it uses the standard Jakarta WebSocket API (so the WAR bridges on Tomcat as
- * well as Jetty); towards sandboxes, Jetty's WebSocketClient with explicit demand, which is what
- * gives end-to-end back-pressure (see {@link BridgedSession}).</p>
+ * <p>Once the sandbox said 101, the browser's connection becomes the other leg through a
+ * {@link BrowserUpgrade}: the standard servlet upgrade in the WAR, Jetty's own connection switch in
+ * the embedded runner. After that only bytes pass; the pumps run on the threads that completed the
+ * last read or write (Jetty's selectors), with no thread per message and no hand-off.</p>
  *
  * <p>Built, started and closed by the composition root, which hands it to {@link IngressServlet}
- * and to whoever shows live sessions; it keeps a client of its own and pings on the gateway's
- * timer.</p>
+ * and to whoever shows live sessions; it keeps an HTTP client of its own for the sandbox legs and
+ * pings on the gateway's timer.</p>
  */
 public final class WebSocketBridge implements AutoCloseable
 {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(WebSocketBridge.class);
-    private static final String SERVER_CONTAINER = ServerContainer.class.getName();
     private static final RequestAttribute<SandboxConnect> CONNECT = RequestAttribute.of("ingress.websocket.connect", SandboxConnect.class);
     private static final long CONNECT_GRACE_MILLIS = 1000;
+    /** The only version of RFC 6455's handshake. */
+    private static final String WEBSOCKET_VERSION = "13";
 
     private final Ingress ingress;
     private final IngressConfig.WebSocket config;
     private final Origins origins;
-    private final WebSocketClient client;
+    private final HttpClient client;
     private final Schedulers schedulers;
-    private final Set<BridgedSession> open = ConcurrentHashMap.newKeySet();
-    private final BridgedSession.Meters meters;
+    private final BrowserUpgrade browsers;
+    private final Set<Tunnel> open = ConcurrentHashMap.newKeySet();
+    private final Tunnel.Shared shared;
     private volatile ScheduledFuture<?> pings;
     private volatile ScheduledFuture<?> standing;
 
     /**
      * @param publicOrigins {@code server.public-origins}: pages of these may open sandbox WebSockets
+     * @param browsers how browsers' connections become tunnel legs ({@link BrowserUpgrade#forThisContainer})
      */
-    public WebSocketBridge(Ingress ingress, List<String> publicOrigins, MeterRegistry registry, Schedulers schedulers)
+    public WebSocketBridge(Ingress ingress, List<String> publicOrigins, MeterRegistry registry, Schedulers schedulers, BrowserUpgrade browsers)
     {
         this.ingress = ingress;
         this.config = ingress.config().webSocket();
         this.origins = new Origins(publicOrigins).and(config.allowedOrigins());
-        // Its own HttpClient: the proxy servlet's has its protocol handlers stripped, including the
-        // one that performs WebSocket upgrades.
-        HttpClient httpClient = new HttpClient();
-        httpClient.setDestinationIdleTimeout(ingress.config().destinationIdleTimeout().toMillis());
-        httpClient.setConnectTimeout(ingress.config().connectTimeout().toMillis());
-        this.client = new WebSocketClient(httpClient);
-        client.setIdleTimeout(config.idleTimeout());
-        client.setMaxBinaryMessageSize(config.maxMessageSize());
-        client.setMaxTextMessageSize(config.maxMessageSize());
-        client.setConnectTimeout(ingress.config().connectTimeout().toMillis());
-        client.setStopAtShutdown(false);
+        this.browsers = browsers;
         this.schedulers = schedulers;
+        // Its own client: the proxy servlet's strips the protocol handler that performs upgrades.
+        // Its threads parse handshake answers; the tunnels' bytes move on its selector.
+        QueuedThreadPool threads = new QueuedThreadPool();
+        threads.setName("sandgate-ws");
+        threads.setDaemon(true);
+        this.client = new HttpClient();
+        client.setExecutor(threads);
+        client.setByteBufferPool(new ArrayByteBufferPool());
+        client.setDestinationIdleTimeout(ingress.config().destinationIdleTimeout().toMillis());
+        client.setConnectTimeout(ingress.config().connectTimeout().toMillis());
+        // The handshake carries the browser's own headers, nothing of the client's.
+        client.setUserAgentField(null);
+        client.getContentDecoderFactories().clear();
         registry.gaugeCollectionSize("sandgate.ingress.websocket.sessions", Collections.emptyList(), open);
-        this.meters = new BridgedSession.Meters(registry,
-            Counter.builder("sandgate.ingress.websocket.bytes").tag("direction", "to_sandbox").description("Payload bytes bridged").register(registry),
-            Counter.builder("sandgate.ingress.websocket.bytes").tag("direction", "to_browser").description("Payload bytes bridged").register(registry));
+        Tunnel.Meters meters = new Tunnel.Meters(registry,
+            Counter.builder("sandgate.ingress.websocket.bytes").tag("direction", "to_sandbox").description("Message payload bytes tunnelled, as on the wire").register(registry),
+            Counter.builder("sandgate.ingress.websocket.bytes").tag("direction", "to_browser").description("Message payload bytes tunnelled, as on the wire").register(registry),
+            Counter.builder("sandgate.ingress.websocket.messages").tag("direction", "to_sandbox").description("Whole messages tunnelled").register(registry),
+            Counter.builder("sandgate.ingress.websocket.messages").tag("direction", "to_browser").description("Whole messages tunnelled").register(registry));
+        this.shared = new Tunnel.Shared(config.maxMessageSize(), config.idleTimeout(), open, meters, client.getByteBufferPool(), schedulers.timer());
     }
 
-    /** Starts the client towards sandboxes and the pings on both legs of every bridged session. */
+    /** Starts the client towards sandboxes and the pings on both legs of every tunnel. */
     public void start() throws Exception
     {
         client.start();
         long ping = config.pingInterval().toMillis();
-        // Sending a ping only queues a frame, so the tick never blocks the timer.
+        // Asking for a ping only marks a pump, so the tick never blocks the timer.
         pings = schedulers.timer().scheduleAtFixedRate(this::pingAll, ping, ping, TimeUnit.MILLISECONDS);
-        // A revocation or a new pod reaches every replica through its route cache; open sessions
+        // A revocation or a new pod reaches every replica through its route cache; open tunnels
         // follow within a second. A route lookup may ask the store, so this runs on a worker.
         if (ingress.config().access() == IngressConfig.Access.SIGNED)
             standing = schedulers.every(Duration.ofSeconds(1), Duration.ofSeconds(1), "WebSocket revocation check", this::dropRevoked);
     }
 
     /**
-     * Closes this replica's bridged sessions of a sandbox (an operator revoked access to it).
+     * Closes this replica's tunnels to a sandbox (an operator revoked access to it).
      *
      * @return how many were closed
      */
     public int closeSandbox(String sandboxId)
     {
         int closed = 0;
-        for (BridgedSession session : open)
+        for (Tunnel tunnel : open)
         {
-            if (session.sandboxId().equals(sandboxId))
+            if (tunnel.sandboxId().equals(sandboxId))
             {
-                session.revoke();
+                tunnel.revoke();
                 closed++;
             }
         }
@@ -140,20 +143,20 @@ public final class WebSocketBridge implements AutoCloseable
 
     private void dropRevoked()
     {
-        for (BridgedSession session : open)
+        for (Tunnel tunnel : open)
         {
-            Optional<Route> current = ingress.currentRoute(session.sandboxId());
-            if (current.isPresent() && !session.standsFor(current.get()))
-                session.revoke();
+            Optional<Route> current = ingress.currentRoute(tunnel.sandboxId());
+            if (current.isPresent() && !tunnel.standsFor(current.get()))
+                tunnel.revoke();
         }
     }
 
-    /** Open bridged WebSockets by sandbox id (live ingress sessions), for the admin view. */
+    /** Open tunnels by sandbox id (live ingress sessions), for the admin view. */
     public Map<String, Integer> liveSessions()
     {
         Map<String, Integer> counts = new TreeMap<>();
-        for (BridgedSession session : open)
-            counts.merge(session.sandboxId(), 1, Integer::sum);
+        for (Tunnel tunnel : open)
+            counts.merge(tunnel.sandboxId(), 1, Integer::sum);
         return counts;
     }
 
@@ -164,47 +167,38 @@ public final class WebSocketBridge implements AutoCloseable
     }
 
     /**
-     * First half of an upgrade: checks the Origin, starts opening the sandbox leg and lets the
-     * request thread go. A sandbox that accepts TCP and never answers holds no thread of the
-     * gateway's: the request waits in async mode until the leg opens or fails, or the connect
+     * First half of an upgrade: checks the Origin and the handshake, starts opening the sandbox leg
+     * and lets the request thread go. A sandbox that accepts TCP and never answers holds no thread of
+     * the gateway's: the request waits in async mode until the leg opens or fails, or the connect
      * timeout passes, and the container then dispatches it back to {@link #resume}.
      *
-     * @throws GatewayException 403 for a foreign Origin, 501 without a WebSocket container
+     * @throws GatewayException 403 for a foreign Origin, 501 in a container that cannot switch the
+     *         browser's connection over, 400 for a handshake without key or version 13
      */
     void upgrade(HttpServletRequest request, HttpServletResponse response, IngressDecision.Forward forward, Route route)
     {
         checkOrigin(request, forward);
-        serverContainer(request);
-        BridgedSession bridge = new BridgedSession(forward.sandboxId(), route, config, open, meters);
-        ClientUpgradeRequest upgrade = sandboxUpgrade(request);
-        URI target = URI.create("ws://" + route.authority() + forward.upstreamPath());
+        browsers.checkSupported(request);
+        HttpFields headers = sandboxHandshake(request);
+        URI target = URI.create("http://" + route.authority() + forward.upstreamPath());
 
-        SandboxConnect connect = new SandboxConnect(forward.sandboxId(), bridge);
+        SandboxConnect connect = new SandboxConnect(forward.sandboxId(), route);
         CONNECT.set(request, connect);
         AsyncContext async = request.startAsync();
         // The container's timer, a little after the client's own timeout: a leg that has not
         // settled by then is answered 504 all the same.
         async.setTimeout(ingress.config().connectTimeout().toMillis() + CONNECT_GRACE_MILLIS);
         async.addListener(connect);
-        CompletableFuture<Session> leg;
-        try
+        SandboxHandshake.open(client, target, headers, ingress.config().connectTimeout(), config.idleTimeout()).whenComplete((opened, failure) ->
         {
-            leg = client.connect(bridge.sandboxListener(), target, upgrade);
-        }
-        catch (IOException | RuntimeException x)
-        {
-            leg = CompletableFuture.failedFuture(x);
-        }
-        leg.whenComplete((session, failure) ->
-        {
-            if (connect.settle(session, failure))
+            if (connect.settle(opened, failure))
                 async.dispatch();
         });
     }
 
     /**
-     * Second half, on the container's dispatch: upgrades the browser with the subprotocol the
-     * sandbox picked, or answers why the sandbox leg failed.
+     * Second half, on the container's dispatch: the browser gets the sandbox's answer and its
+     * connection becomes the tunnel's other leg, or is told why the sandbox leg failed.
      *
      * @return false when the request is not an upgrade coming back from {@link #upgrade}
      * @throws GatewayException 502/504 when the sandbox leg failed
@@ -216,50 +210,17 @@ public final class WebSocketBridge implements AutoCloseable
         if (connect == null || request.getDispatcherType() == DispatcherType.REQUEST)
             return false;
         CONNECT.set(request, null);
-        Session sandbox = connect.session();
-        BridgedSession bridge = connect.bridge;
-        String protocol = sandbox.getUpgradeResponse().getAcceptedSubProtocol();
-        ServerEndpointConfig endpoint = ServerEndpointConfig.Builder.create(Endpoint.class, request.getRequestURI())
-            .subprotocols(protocol == null ? List.of() : List.of(protocol))
-            .configurator(new ServerEndpointConfig.Configurator()
-            {
-                @Override
-                public <T> T getEndpointInstance(Class<T> endpointClass)
-                {
-                    return endpointClass.cast(bridge.browserEndpoint());
-                }
-
-                @Override
-                public String getNegotiatedSubprotocol(List<String> supported, List<String> requested)
-                {
-                    return protocol == null ? "" : protocol;
-                }
-
-                @Override
-                public boolean checkOrigin(String originHeaderValue)
-                {
-                    return true;
-                }
-            })
-            .build();
+        Tunnel tunnel = connect.tunnel();
         try
         {
-            serverContainer(request).upgradeHttpToWebSocket(request, response, endpoint, Map.of());
+            browsers.upgrade(request, response, tunnel);
         }
-        catch (DeploymentException | IOException | RuntimeException x)
+        catch (IOException | ServletException | RuntimeException x)
         {
-            sandbox.close(1011, "browser upgrade failed", Callback.NOOP);
+            tunnel.abandon();
             throw x instanceof IOException io ? io : new IOException(x);
         }
         return true;
-    }
-
-    private static ServerContainer serverContainer(HttpServletRequest request)
-    {
-        ServerContainer container = (ServerContainer)request.getServletContext().getAttribute(SERVER_CONTAINER);
-        if (container == null)
-            throw new GatewayException(HttpStatus.NOT_IMPLEMENTED_501, "websocket_unsupported", "this servlet container does not offer WebSocket");
-        return container;
     }
 
     /**
@@ -280,55 +241,64 @@ public final class WebSocketBridge implements AutoCloseable
             + ", or to " + ConfigKeys.WS_ALLOWED_ORIGINS.name() + " for pages that may open sandbox WebSockets");
     }
 
-    /** The sandbox leg's upgrade request: the browser's subprotocols and cookies (less the gateway's), forwarding headers. */
-    private ClientUpgradeRequest sandboxUpgrade(HttpServletRequest request)
+    /**
+     * The sandbox leg's handshake: the browser's own key, version, subprotocols and extensions (so
+     * that both ends negotiate with each other and the sandbox's answer fits the browser), its
+     * cookies less the gateway's, its User-Agent, and the forwarding headers. Its Origin stays at the
+     * gateway, which checked it.
+     *
+     * @throws GatewayException 400 without a key or with a version other than 13
+     */
+    private HttpFields sandboxHandshake(HttpServletRequest request)
     {
-        ClientUpgradeRequest upgrade = new ClientUpgradeRequest();
-        List<String> protocols = new ArrayList<>();
-        for (String header : Collections.list(request.getHeaders(HttpHeader.SEC_WEBSOCKET_SUBPROTOCOL.asString())))
+        String key = request.getHeader(HttpHeader.SEC_WEBSOCKET_KEY.asString());
+        if (key == null || key.isBlank() || !WEBSOCKET_VERSION.equals(request.getHeader(HttpHeader.SEC_WEBSOCKET_VERSION.asString())))
+            throw GatewayException.badRequest("not a WebSocket handshake: it needs Sec-WebSocket-Key and Sec-WebSocket-Version 13");
+        HttpFields.Mutable headers = HttpFields.build()
+            .put(HttpHeader.UPGRADE, "websocket")
+            .put(HttpHeader.CONNECTION, "Upgrade")
+            .put(HttpHeader.SEC_WEBSOCKET_KEY, key.trim())
+            .put(HttpHeader.SEC_WEBSOCKET_VERSION, WEBSOCKET_VERSION);
+        for (HttpHeader passed : new HttpHeader[] {HttpHeader.SEC_WEBSOCKET_SUBPROTOCOL, HttpHeader.SEC_WEBSOCKET_EXTENSIONS, HttpHeader.USER_AGENT})
         {
-            for (String protocol : header.split(","))
-            {
-                if (!protocol.isBlank())
-                    protocols.add(protocol.trim());
-            }
+            List<String> values = Collections.list(request.getHeaders(passed.asString()));
+            if (!values.isEmpty())
+                headers.put(passed, String.join(", ", values));
         }
-        if (!protocols.isEmpty())
-            upgrade.setSubProtocols(protocols);
         String cookies = ForwardPolicy.withoutSessionCookie(String.join("; ", Collections.list(request.getHeaders(HttpHeader.COOKIE.asString()))), ingress.config().cookie().name());
         if (cookies != null)
-            upgrade.setHeader(HttpHeader.COOKIE.asString(), cookies);
-        String userAgent = request.getHeader(HttpHeader.USER_AGENT.asString());
-        if (userAgent != null)
-            upgrade.setHeader(HttpHeader.USER_AGENT.asString(), userAgent);
+            headers.put(HttpHeader.COOKIE, cookies);
         ClientInfo clients = ingress.clients();
-        upgrade.setHeader(ClientInfo.X_FORWARDED_FOR, request.getRemoteAddr());
-        upgrade.setHeader(ClientInfo.X_FORWARDED_PROTO, clients.scheme(request));
-        upgrade.setHeader(ClientInfo.X_FORWARDED_HOST, clients.host(request));
-        upgrade.setTimeout(ingress.config().connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
-        return upgrade;
+        headers.put(ClientInfo.X_FORWARDED_FOR, request.getRemoteAddr());
+        headers.put(ClientInfo.X_FORWARDED_PROTO, clients.scheme(request));
+        headers.put(ClientInfo.X_FORWARDED_HOST, clients.host(request));
+        return headers;
     }
 
     /**
      * What the browser is told when the sandbox leg did not open: the one error mapping, where a
-     * sandbox that answered the upgrade with a status of its own (no I/O error) refused it.
+     * sandbox that answered with anything but a fitting 101 refused (502 {@code upstream_refused}).
      */
     static GatewayException failed(Throwable failure)
     {
         Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
-        GatewayException error = Errors.map(cause);
-        if (error.status() == HttpStatus.INTERNAL_SERVER_ERROR_500 && cause instanceof UpgradeException)
-            return new GatewayException(HttpStatus.BAD_GATEWAY_502, "upstream_refused", "the sandbox refused the WebSocket");
-        return error;
+        return Errors.map(cause);
     }
 
     private void pingAll()
     {
-        for (BridgedSession session : open)
-            session.ping();
+        for (Tunnel tunnel : open)
+            tunnel.ping();
     }
 
-    /** Stops the pings, closes every bridged session with 1001 (clients reconnect elsewhere), then stops the client. */
+    /** Tells both sides of every tunnel that the gateway is going away (1001), so that clients reconnect to another replica. */
+    public void endTunnels()
+    {
+        for (Tunnel tunnel : open)
+            tunnel.shutdown();
+    }
+
+    /** Stops the pings, closes every tunnel with 1001, then stops the client. */
     @Override
     public void close() throws Exception
     {
@@ -337,50 +307,50 @@ public final class WebSocketBridge implements AutoCloseable
             if (scheduled != null)
                 scheduled.cancel(false);
         }
-        for (BridgedSession session : open)
-            session.shutdown();
+        endTunnels();
         client.stop();
     }
 
     /**
-     * One upgrade's sandbox leg between the connect and the dispatch back into the servlet. The
+     * One upgrade's sandbox leg between the handshake and the dispatch back into the servlet. The
      * first outcome settles it: the leg opening, the leg failing, the container's timeout or the
      * browser going away. A leg that opens after its request has given up is closed at once.
      */
-    private static final class SandboxConnect implements AsyncListener
+    private final class SandboxConnect implements AsyncListener
     {
         private final String sandboxId;
-        private final BridgedSession bridge;
+        private final Route route;
         private final AtomicBoolean settled = new AtomicBoolean();
-        private volatile Session session;
+        private volatile Tunnel tunnel;
         private volatile Throwable failure;
 
-        SandboxConnect(String sandboxId, BridgedSession bridge)
+        SandboxConnect(String sandboxId, Route route)
         {
             this.sandboxId = sandboxId;
-            this.bridge = bridge;
+            this.route = route;
         }
 
         /** @return whether this outcome is the one the request gets */
-        boolean settle(Session session, Throwable failure)
+        boolean settle(SandboxHandshake.Opened opened, Throwable failure)
         {
+            Tunnel joined = opened == null ? null : new Tunnel(sandboxId, route, opened.leg(), opened.answer(), shared);
             if (!settled.compareAndSet(false, true))
             {
-                if (session != null)
-                    session.close(1001, "the browser's request gave up", Callback.NOOP);
+                if (joined != null)
+                    joined.abandon();
                 return false;
             }
-            this.session = session;
+            this.tunnel = joined;
             this.failure = failure;
             return true;
         }
 
         /** @throws GatewayException why the leg did not open */
-        Session session()
+        Tunnel tunnel()
         {
             Throwable x = failure;
             if (x == null)
-                return session;
+                return tunnel;
             LOG.debug("WebSocket to sandbox {} failed", sandboxId, x);
             throw failed(x);
         }

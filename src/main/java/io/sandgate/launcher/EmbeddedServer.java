@@ -11,10 +11,7 @@ import io.sandgate.config.ServerConfig;
 import io.sandgate.egress.EgressConnectHandler;
 import io.sandgate.ingress.IngressHandler;
 import io.sandgate.net.Resolver;
-import io.sandgate.web.UpgradeFilterPlaceholder;
-import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
-import org.eclipse.jetty.ee10.websocket.jakarta.server.config.JakartaWebSocketServletContainerInitializer;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
@@ -153,13 +150,6 @@ public final class EmbeddedServer implements AutoCloseable
     private static ServletContextHandler context(Sandgate sandgate, Sandgate.Listener listener)
     {
         ServletContextHandler context = new ServletContextHandler("/");
-        // The standard WebSocket container, as a servlet container provides it to the WAR, without
-        // the filter that would look at every request for upgrades Sandgate never registers.
-        FilterHolder placeholder = new FilterHolder(UpgradeFilterPlaceholder.class);
-        placeholder.setName(UpgradeFilterPlaceholder.JETTY_UPGRADE_FILTER);
-        placeholder.setAsyncSupported(true);
-        context.getServletHandler().addFilter(placeholder);
-        JakartaWebSocketServletContainerInitializer.configure(context, null);
         context.addEventListener(new SandgateListener(sandgate, listener));
         return context;
     }

@@ -26,6 +26,7 @@ public final class SideBySideReport
 {
     static final String HEADING = "## Side by side: direct, nginx, HAProxy, Sandgate";
 
+    private static final String BASELINE = "sandgate-baseline";
     private static final Map<String, String> TARGETS = new LinkedHashMap<>();
 
     static

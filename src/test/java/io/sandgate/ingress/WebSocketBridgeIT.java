@@ -76,6 +76,7 @@ public class WebSocketBridgeIT
         final List<byte[]> binaries = new CopyOnWriteArrayList<>();
         final AtomicLong bytes = new AtomicLong();
         final AtomicInteger pings = new AtomicInteger();
+        final AtomicInteger pongs = new AtomicInteger();
         final CompletableFuture<String> closed = new CompletableFuture<>();
         volatile boolean reading = true;
         volatile Session session;
@@ -123,6 +124,7 @@ public class WebSocketBridgeIT
         @Override
         public void onWebSocketPong(ByteBuffer payload)
         {
+            pongs.incrementAndGet();
             session.demand();
         }
 

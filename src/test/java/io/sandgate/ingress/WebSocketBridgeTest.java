@@ -39,7 +39,7 @@ class WebSocketBridgeTest
     private WebSocketBridge bridge()
     {
         Ingress ingress = new Ingress(config.ingress(), "", store.routes(), new ClientInfo(List.of()), registry, Clock.systemUTC());
-        return new WebSocketBridge(ingress, List.of(), registry, schedulers);
+        return new WebSocketBridge(ingress, List.of(), registry, schedulers, BrowserUpgrade.forThisContainer());
     }
 
     private int timerTasks()

@@ -4,8 +4,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
+import java.util.List;
 import java.util.stream.Stream;
 
 import org.eclipse.jetty.toolchain.test.jupiter.WorkDir;
@@ -18,7 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The packaged {@code target/sandgate.war} in a real Tomcat 10.1 (the distribution from Maven
  * Central, unpacked by the build), configured only by context-params: HTTP ingress and the
- * WebSocket bridge, which runs on Tomcat's own Jakarta WebSocket container.
+ * WebSocket tunnel, which takes the browser's connection over with the standard servlet upgrade.
  */
 public class TomcatContainerIT extends WarDeployment
 {
@@ -68,10 +67,9 @@ public class TomcatContainerIT extends WarDeployment
     }
 
     @Test
-    void webSocketBridge_onTomcatsOwnWebSocketContainer() throws Exception
+    void webSocketTunnel_onTomcatsServletUpgrade() throws Exception
     {
-        CompletableFuture<String> greeting = greeting(port, "/sandgate/vnc/43/websockify");
-        assertEquals("hello from tomcat-ws", greeting.get(10, TimeUnit.SECONDS));
+        assertEquals(List.of("hello from tomcat-ws", "echo:ping-me"), greetingAndEcho(port, "/sandgate/vnc/43/websockify"));
         assertEquals("/websockify", ws.lastPath.get());
     }
 }

@@ -8,7 +8,10 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -18,6 +21,7 @@ import io.sandgate.testing.WebSocketBackend;
 import org.eclipse.jetty.toolchain.test.MavenPaths;
 import org.eclipse.jetty.toolchain.test.jupiter.WorkDir;
 import org.eclipse.jetty.toolchain.test.jupiter.WorkDirExtension;
+import org.eclipse.jetty.websocket.api.Callback;
 import org.eclipse.jetty.websocket.api.Session;
 import org.eclipse.jetty.websocket.client.WebSocketClient;
 import org.junit.jupiter.api.AfterAll;
@@ -27,7 +31,7 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * What the tests of the webapp as a container deploys it share: requests and WebSocket greetings
+ * What the tests of the webapp as a container deploys it share: requests and WebSocket round trips
  * under the {@code /sandgate} context, and, for a real container distribution run as a child
  * process (Tomcat, Jetty), one sandbox backend of each kind, a base directory, a port, and a
  * container that is stopped after all tests.
@@ -124,17 +128,25 @@ abstract class WarDeployment
         return client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(), HttpResponse.BodyHandlers.ofString());
     }
 
-    /** Opens a WebSocket at the path and returns the first text message, once it arrived. */
-    protected static CompletableFuture<String> greeting(int port, String path) throws Exception
+    /**
+     * Opens a WebSocket at the path, waits for the sandbox's greeting, sends a message and waits for
+     * its echo: both directions of the tunnel.
+     *
+     * @return the greeting and the echo
+     */
+    protected static List<String> greetingAndEcho(int port, String path) throws Exception
     {
         WebSocketClient client = new WebSocketClient();
         client.start();
         try
         {
-            CompletableFuture<String> greeting = new CompletableFuture<>();
-            client.connect(new GreetingListener(greeting), URI.create("ws://127.0.0.1:" + port + path)).get(10, TimeUnit.SECONDS);
-            greeting.get(10, TimeUnit.SECONDS);
-            return greeting;
+            Texts texts = new Texts();
+            Session session = client.connect(texts, URI.create("ws://127.0.0.1:" + port + path)).get(10, TimeUnit.SECONDS);
+            String greeting = texts.received.poll(10, TimeUnit.SECONDS);
+            session.sendText("ping-me", Callback.NOOP);
+            String echo = texts.received.poll(10, TimeUnit.SECONDS);
+            session.close();
+            return Arrays.asList(greeting, echo);
         }
         finally
         {
@@ -142,20 +154,15 @@ abstract class WarDeployment
         }
     }
 
-    /** Completes with the first text message. Public: Jetty binds listener methods through a public lookup. */
-    public static final class GreetingListener implements Session.Listener.AutoDemanding
+    /** Queues the text messages. Public: Jetty binds listener methods through a public lookup. */
+    public static final class Texts implements Session.Listener.AutoDemanding
     {
-        private final CompletableFuture<String> greeting;
-
-        public GreetingListener(CompletableFuture<String> greeting)
-        {
-            this.greeting = greeting;
-        }
+        private final BlockingQueue<String> received = new LinkedBlockingQueue<>();
 
         @Override
         public void onWebSocketText(String message)
         {
-            greeting.complete(message);
+            received.add(message);
         }
     }
 }

@@ -1,13 +1,11 @@
 package io.sandgate.launcher;
 
 import java.net.http.HttpResponse;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
+import java.util.List;
 
 import io.sandgate.testing.SandboxBackend;
 import io.sandgate.testing.WebSocketBackend;
 import org.eclipse.jetty.ee10.webapp.WebAppContext;
-import org.eclipse.jetty.ee10.websocket.jakarta.server.config.JakartaWebSocketServletContainerInitializer;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.toolchain.test.MavenPaths;
@@ -33,8 +31,6 @@ public class WebAppDeploymentIT extends WarDeployment
         webapp.setParentLoaderPriority(true);
         for (int i = 0; i < contextParams.length; i += 2)
             webapp.setInitParameter(contextParams[i], contextParams[i + 1]);
-        // What Jetty's ee10-websocket-jakarta module does for every webapp in a distribution.
-        JakartaWebSocketServletContainerInitializer.configure(webapp, null);
         server.setHandler(webapp);
         server.start();
         return server;
@@ -99,8 +95,7 @@ public class WebAppDeploymentIT extends WarDeployment
             try
             {
                 int port = ((ServerConnector)server.getConnectors()[0]).getLocalPort();
-                CompletableFuture<String> greeting = greeting(port, "/sandgate/vnc/43/websockify");
-                assertEquals("hello from war-ws", greeting.get(5, TimeUnit.SECONDS));
+                assertEquals(List.of("hello from war-ws", "echo:ping-me"), greetingAndEcho(port, "/sandgate/vnc/43/websockify"));
                 assertEquals("/websockify", sandbox.lastPath.get());
             }
             finally

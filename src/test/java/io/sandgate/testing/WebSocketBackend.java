@@ -18,8 +18,9 @@ import org.eclipse.jetty.websocket.server.WebSocketUpgradeHandler;
  * A sandbox's WebSocket server on a real Jetty, on 127.0.0.1 port 0. Every connection echoes and
  * records what it gets; a few text commands make it act: {@code die} drops the TCP connection
  * without a close frame (a pod dying), {@code close:CODE:REASON} closes with that status,
- * {@code flood} sends 64 KiB binary messages as fast as the connection takes them.
- * It picks {@code binary} when offered as subprotocol.
+ * {@code flood} sends 64 KiB binary messages as fast as the connection takes them. At the path
+ * {@code /stall} it reads nothing at all, a sandbox that stopped reading. It picks {@code binary}
+ * when offered as subprotocol, and permessage-deflate when offered (Jetty's default).
  */
 public final class WebSocketBackend implements AutoCloseable
 {
@@ -31,11 +32,13 @@ public final class WebSocketBackend implements AutoCloseable
     public final List<String> texts = new CopyOnWriteArrayList<>();
     public final List<byte[]> binaries = new CopyOnWriteArrayList<>();
     public final AtomicInteger pings = new AtomicInteger();
+    public final AtomicInteger pongs = new AtomicInteger();
     public final AtomicInteger connections = new AtomicInteger();
     public final AtomicLong flooded = new AtomicLong();
     public final AtomicReference<String> lastClose = new AtomicReference<>();
     public final AtomicReference<String> lastPath = new AtomicReference<>();
     public final AtomicReference<String> lastCookie = new AtomicReference<>();
+    public final AtomicReference<String> lastExtensions = new AtomicReference<>();
 
     private WebSocketBackend(String name) throws Exception
     {
@@ -51,6 +54,9 @@ public final class WebSocketBackend implements AutoCloseable
                     response.setAcceptedSubProtocol("binary");
                 lastPath.set(request.getHttpURI().getPathQuery());
                 lastCookie.set(request.getHeaders().get("Cookie"));
+                lastExtensions.set(request.getHeaders().get("Sec-WebSocket-Extensions"));
+                if (request.getHttpURI().getPath().equals("/stall"))
+                    return new Stalled();
                 return new Endpoint();
             });
         }));
@@ -149,10 +155,26 @@ public final class WebSocketBackend implements AutoCloseable
         }
 
         @Override
+        public void onWebSocketPong(ByteBuffer payload)
+        {
+            pongs.incrementAndGet();
+        }
+
+        @Override
         public void onWebSocketClose(int statusCode, String reason)
         {
             flooding = false;
             lastClose.set(statusCode + ":" + reason);
+        }
+    }
+
+    /** Reads nothing once open: what a client sends piles up in the socket buffers, and then in front of them. */
+    public final class Stalled implements Session.Listener
+    {
+        @Override
+        public void onWebSocketOpen(Session session)
+        {
+            connections.incrementAndGet();
         }
     }
 }
