@@ -10,6 +10,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.leak.Redactor;
 import io.sandgate.web.AccessNote;
 import io.sandgate.web.Exchanges;
+import io.sandgate.web.LogContext;
+import jakarta.servlet.DispatcherType;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpFilter;
@@ -17,12 +19,16 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 
 /**
  * Counts every request by face and status, and writes one access-log line per request to the
  * {@code sandgate.access} logger. The line has the path but never the query (it may carry a grant
  * token), and never a cookie or Authorization header; anything in the path that looks like a
  * secret (a Slack webhook, a key pasted into a URL) is written as {@code [REDACTED]}.
+ * <p>
+ * It wraps every request, so it also frames the request's {@link LogContext}: the trace id of a
+ * {@code traceparent} header going in, every field cleared coming out.
  */
 public final class AccessLogFilter extends HttpFilter
 {
@@ -48,18 +54,36 @@ public final class AccessLogFilter extends HttpFilter
     @Override
     protected void doFilter(HttpServletRequest request, HttpServletResponse response, FilterChain chain) throws IOException, ServletException
     {
+        if (request.getDispatcherType() == DispatcherType.ASYNC)
+        {
+            // A face resumed after a wait (egress after a name lookup): its fields leave with it,
+            // and the line was already promised by the first dispatch.
+            try
+            {
+                chain.doFilter(request, response);
+            }
+            finally
+            {
+                LogContext.clear();
+            }
+            return;
+        }
         long start = System.nanoTime();
+        LogContext.trace(request.getHeader("traceparent"));
         try
         {
             chain.doFilter(request, response);
         }
         finally
         {
-            Exchanges.whenDone(request, () -> record(request, response, start));
+            // The line may be written later on another thread: it takes the request's fields along.
+            Map<String, String> context = log ? MDC.getCopyOfContextMap() : null;
+            LogContext.clear();
+            Exchanges.whenDone(request, () -> record(request, response, start, context));
         }
     }
 
-    private void record(HttpServletRequest request, HttpServletResponse response, long start)
+    private void record(HttpServletRequest request, HttpServletResponse response, long start, Map<String, String> context)
     {
         AccessNote note = AccessNote.of(request);
         String face = note.face().label();
@@ -70,8 +94,25 @@ public final class AccessLogFilter extends HttpFilter
             return;
         String path = request.getRequestURI().substring(request.getContextPath().length());
         long micros = (System.nanoTime() - start) / 1000;
-        ACCESS.info("{} {} {} {} {}us face={} sandbox={} via={}", request.getRemoteAddr(), request.getMethod(), printable(redactor.get().text(path)), status, micros,
-            face, note.subject() == null ? "-" : note.subject(), note.via() == null ? "-" : note.via());
+        String client = request.getRemoteAddr();
+        String method = request.getMethod();
+        String logged = printable(redactor.get().text(path));
+        String subject = note.subject() == null ? "-" : note.subject();
+        String via = note.via() == null ? "-" : note.via();
+        // The same fields twice: in the message for the text format, as key-value pairs for the
+        // JSON one (the text pattern does not print them, so its lines stay as they were).
+        Map<String, String> thread = MDC.getCopyOfContextMap();
+        MDC.setContextMap(context == null ? Map.of() : context);
+        try
+        {
+            ACCESS.atInfo().addKeyValue("client", client).addKeyValue("method", method).addKeyValue("path", logged).addKeyValue("status", status)
+                .addKeyValue("durationMicros", micros).addKeyValue("face", face).addKeyValue("sandbox", subject).addKeyValue("via", via)
+                .log("{} {} {} {} {}us face={} sandbox={} via={}", client, method, logged, status, micros, face, subject, via);
+        }
+        finally
+        {
+            MDC.setContextMap(thread == null ? Map.of() : thread);
+        }
     }
 
     /** Keeps a hostile path from forging log lines. */
