@@ -38,6 +38,7 @@ import io.sandgate.net.Origins;
 import io.sandgate.net.Resolver;
 import io.sandgate.ops.AccessLogFilter;
 import io.sandgate.ops.HealthServlet;
+import io.sandgate.ops.LogFormats;
 import io.sandgate.ops.MetricsServlet;
 import io.sandgate.secrets.SecretRing;
 import io.sandgate.secrets.SecretSources;
@@ -120,6 +121,7 @@ public final class Sandgate implements AutoCloseable
      */
     public static Sandgate create(SandgateConfig config, String contextPath, Supplier<SandgateConfig> reloader, Resolver resolver)
     {
+        LogFormats.use(config.logFormat());
         Sandgate sandgate = new Sandgate(config, reloader, resolver);
         try
         {
@@ -228,7 +230,7 @@ public final class Sandgate implements AutoCloseable
     {
         FilterRegistration.Dynamic access = context.addFilter("sandgate-access", accessLog);
         access.setAsyncSupported(true);
-        access.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), false, "/*");
+        access.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC), false, "/*");
         installOperations(context, listener);
         if (config.server().role() == ServerConfig.Role.CONTROLPLANE)
         {

@@ -17,6 +17,7 @@ import io.sandgate.config.ConfigException;
 import io.sandgate.config.IngressConfig;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.config.ValueParser;
+import io.sandgate.core.Audit;
 import io.sandgate.core.Secret;
 import io.sandgate.egress.Egress;
 import io.sandgate.ingress.Grants;
@@ -111,7 +112,9 @@ public final class AdminApi
             Route stamped = routeStore.revoke(id, Clock.systemUTC().instant().truncatedTo(ChronoUnit.MILLIS))
                 .orElseThrow(() -> GatewayException.notFound("no route for sandbox " + id + ": nothing to revoke"));
             Map<String, Object> item = describe(id, stamped);
-            item.put("webSocketsClosed", closeIngress.applyAsInt(id));
+            int closed = closeIngress.applyAsInt(id);
+            item.put("webSocketsClosed", closed);
+            Audit.accessRevoked(id, closed);
             return item;
         }));
         routes.add(new AdminServlet.Route("GET", "/ingress/sessions", call ->

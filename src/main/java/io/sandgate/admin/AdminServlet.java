@@ -8,6 +8,7 @@ import java.util.Optional;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sandgate.core.Audit;
 import io.sandgate.core.Secret;
 import io.sandgate.net.Origins;
 import io.sandgate.web.Errors;
@@ -98,6 +99,7 @@ public final class AdminServlet extends HttpServlet
         // included, says so; X-Frame-Options for browsers that predate frame-ancestors.
         response.setHeader(CONTENT_SECURITY_POLICY, NO_FRAMING);
         response.setHeader(X_FRAME_OPTIONS, "DENY");
+        String pathInfo = request.getPathInfo() == null ? "/" : request.getPathInfo();
         try
         {
             if (token.isEmpty())
@@ -107,8 +109,7 @@ public final class AdminServlet extends HttpServlet
             String origin = request.getHeader(HttpHeader.ORIGIN.asString());
             if (origin != null && !origins.allows(origin, null))
                 throw GatewayException.forbidden("origin " + origin + " may not call the admin API: add it to server.public-origins");
-            String pathInfo = request.getPathInfo() == null ? "/" : request.getPathInfo();
-            if (pathInfo.equals("/ui") || pathInfo.startsWith("/ui/"))
+            if (isDashboard(pathInfo))
             {
                 // The dashboard's files carry nothing secret: the page asks for the token and
                 // every call it makes is checked like any other.
@@ -160,6 +161,17 @@ public final class AdminServlet extends HttpServlet
         {
             Errors.write(request, response, Errors.map(x));
         }
+        finally
+        {
+            // Every call with an answer, refusals included; the dashboard's static files are no call.
+            if (token.isPresent() && !isDashboard(pathInfo))
+                Audit.adminCall(request.getMethod(), request.getRequestURI(), response.getStatus(), request.getRemoteAddr());
+        }
+    }
+
+    private static boolean isDashboard(String pathInfo)
+    {
+        return pathInfo.equals("/ui") || pathInfo.startsWith("/ui/");
     }
 
     private static final java.util.Map<String, String> UI_FILES = java.util.Map.of(

@@ -264,6 +264,8 @@ public final class ConfigKeys
         "Bearer token for `/admin/`.");
     public static final ConfigKey<Boolean> ACCESS_LOG = ConfigKey.of("log.access", "true", bool(),
         "Write one access-log line per request (logger `sandgate.access`).");
+    public static final ConfigKey<SandgateConfig.LogFormat> LOG_FORMAT = ConfigKey.of("log.format", "text", oneOf(SandgateConfig.LogFormat.class),
+        "`text` (one readable line) or `json` (one object per line: time, level, logger, message, and `mdc` with face, sandbox, route, node, trace id where known); the audit log (`sandgate.audit`) is JSON either way.");
 
     public static final List<ConfigKey<?>> ALL = List.of(
         CONFIG,
@@ -288,7 +290,7 @@ public final class ConfigKeys
         EGRESS_SSRF_ALLOW, EGRESS_DNS_TIMEOUT, EGRESS_DNS_MAX_IN_FLIGHT, EGRESS_SCAN_MODE,
         SERVER_ROLE, WATCHER_ENABLED, WATCHER_NAMESPACES, WATCHER_ID_LABEL, WATCHER_PORT_ANNOTATION, WATCHER_DEFAULT_PORT,
         WATCHER_RESYNC, WATCHER_MASTER_URL,
-        ADMIN_TOKEN, ACCESS_LOG);
+        ADMIN_TOKEN, ACCESS_LOG, LOG_FORMAT);
 
     private ConfigKeys()
     {

@@ -272,7 +272,7 @@ public final class ConfigLoader
         if (!problems.isEmpty())
             throw new ConfigException(problems);
         return new SandgateConfig(source, server, new StoreConfig(get(ConfigKeys.STORE_TYPE), redis), ingress, mcp, egress, watcher,
-            optional(ConfigKeys.ADMIN_TOKEN), get(ConfigKeys.ACCESS_LOG), effective());
+            optional(ConfigKeys.ADMIN_TOKEN), get(ConfigKeys.ACCESS_LOG), get(ConfigKeys.LOG_FORMAT), effective());
     }
 
     /** Each key's value as text, with nothing secret in it. */

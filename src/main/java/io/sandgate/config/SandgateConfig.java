@@ -18,10 +18,11 @@ import io.sandgate.core.Secret;
  * @param watcher the control plane's pod watcher
  * @param adminToken bearer token for /admin/; empty turns the admin API off
  * @param accessLog whether to write access-log lines
+ * @param logFormat how log lines are written
  * @param effective every key's effective value as text, secrets shown as ****, for the admin API
  */
 public record SandgateConfig(String source, ServerConfig server, StoreConfig store, IngressConfig ingress, McpConfig mcp, EgressConfig egress, WatcherConfig watcher,
-                             Optional<Secret> adminToken, boolean accessLog, Map<String, String> effective)
+                             Optional<Secret> adminToken, boolean accessLog, LogFormat logFormat, Map<String, String> effective)
 {
     public SandgateConfig
     {
@@ -32,6 +33,12 @@ public record SandgateConfig(String source, ServerConfig server, StoreConfig sto
         Objects.requireNonNull(egress, "egress");
         Objects.requireNonNull(watcher, "watcher");
         Objects.requireNonNull(adminToken, "adminToken");
+        Objects.requireNonNull(logFormat, "logFormat");
         effective = Map.copyOf(effective);
+    }
+
+    public enum LogFormat
+    {
+        TEXT, JSON
     }
 }

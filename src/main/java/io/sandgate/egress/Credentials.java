@@ -25,6 +25,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.CredentialsConfig;
 import io.sandgate.config.EgressConfig;
+import io.sandgate.core.Audit;
 import io.sandgate.core.Schedulers;
 import io.sandgate.secrets.SecretRing;
 import io.sandgate.secrets.SecretUnavailableException;
@@ -218,6 +219,7 @@ public final class Credentials implements AutoCloseable
                 : x.reason() == SecretUnavailableException.Reason.SOURCE_DOWN ? "secret source unreachable" : "not in the secret source") + ")");
         }
         counter("sandgate.egress.credentials.injected", "credential", credentialName).increment();
+        Audit.credentialInjected(agent.id(), credentialName, host);
         String value = credential.query().isPresent() ? key : credential.format().replace("{secret}", key);
         return new Injection(credentialName, agent.id(), credential.query().isPresent() ? Optional.empty() : Optional.of(credential.header()),
             value, credential.query());

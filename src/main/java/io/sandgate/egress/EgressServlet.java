@@ -17,6 +17,7 @@ import io.sandgate.leak.Redactor;
 import io.sandgate.web.AccessNote;
 import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
+import io.sandgate.web.LogContext;
 import io.sandgate.web.RequestAttribute;
 import io.sandgate.web.StreamingProxyServlet;
 import jakarta.servlet.AsyncContext;
@@ -127,9 +128,11 @@ public final class EgressServlet extends StreamingProxyServlet
         try
         {
             EgressPlan plan = planned.join();
+            LogContext.put(LogContext.Field.ROUTE, plan.routeName());
             Attempts attempts = egress.start(plan);
             if (!attempts.next())
                 throw GatewayException.unavailable("no egress node available in pool " + plan.route().pool());
+            LogContext.put(LogContext.Field.NODE, attempts.node().node().id());
             EXCHANGE.set(request, new Exchange(plan, attempts));
         }
         catch (RuntimeException x)

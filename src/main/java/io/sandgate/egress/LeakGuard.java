@@ -11,6 +11,7 @@ import java.util.function.Predicate;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.EgressConfig;
+import io.sandgate.core.Audit;
 import io.sandgate.leak.LeakHit;
 import io.sandgate.leak.LeakScanner;
 import io.sandgate.leak.Redactor;
@@ -152,6 +153,7 @@ public final class LeakGuard
             mode == EgressConfig.ScanMode.BLOCK ? "blocked" : mode == EgressConfig.ScanMode.REDACT ? "redacted" : "reported");
         if (mode != EgressConfig.ScanMode.BLOCK)
             return null;
+        Audit.leakBlocked(routeName, rule, direction);
         // The agent's request is the agent's doing (422); a target answering with a secret is the target's (502).
         return direction.equals("request")
             ? new GatewayException(HttpStatus.UNPROCESSABLE_ENTITY_422, "secret_detected", "the request holds a secret (rule " + rule + "); it was not sent")

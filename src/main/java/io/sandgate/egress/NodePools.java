@@ -79,7 +79,7 @@ final class NodePools
                 {
                     if (state != null)
                         removed.add(state);
-                    state = new NodeState(node, health);
+                    state = new NodeState(pool.name(), node, health);
                     added.add(state);
                 }
                 states.add(state);

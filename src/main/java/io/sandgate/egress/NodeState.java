@@ -1,9 +1,11 @@
 package io.sandgate.egress;
 
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.sandgate.config.EgressConfig;
+import io.sandgate.core.Audit;
 
 /**
  * What the gateway believes about one egress node: ejected or not, the penalties probes gave its
@@ -23,6 +25,8 @@ final class NodeState
 
     /** Replaced when a reload changes the node's weight or region; its id and address never change. */
     private volatile EgressConfig.Node node;
+    /** The pool the node serves, for the audit log. */
+    private final String pool;
     private final EgressConfig.Health health;
     private final AtomicInteger ejections = new AtomicInteger();
     private final long[] latencies;
@@ -39,8 +43,9 @@ final class NodeState
     /** When the node last sent the gateway a byte: an answer to a CONNECT, relayed bytes, a probe's answer. */
     private volatile long answeredAt;
 
-    NodeState(EgressConfig.Node node, EgressConfig.Health health)
+    NodeState(String pool, EgressConfig.Node node, EgressConfig.Health health)
     {
+        this.pool = pool;
         this.node = node;
         this.health = health;
         this.latencies = new long[health.latencyWindow()];
@@ -218,7 +223,10 @@ final class NodeState
     private void eject(Ejection why, long now)
     {
         if (ejection == Ejection.NONE)
+        {
             ejections.incrementAndGet();
+            Audit.nodeEjected(pool, node.id(), why.name().toLowerCase(Locale.ROOT));
+        }
         ejection = why;
         ejectedAt = now;
         recoveringSince = 0;
@@ -226,6 +234,7 @@ final class NodeState
 
     private void recover(long now)
     {
+        Audit.nodeRecovered(pool, node.id(), ejection.name().toLowerCase(Locale.ROOT));
         ejection = Ejection.NONE;
         tcpFailures = 0;
         passiveFailures = 0;

@@ -4,8 +4,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.sandgate.config.EgressConfig;
+import io.sandgate.core.Audit;
 
 /**
  * A pool's nodes and how one is chosen: weighted among the healthy nodes of the preferred region;
@@ -20,11 +22,13 @@ final class PoolState
     private final EgressConfig.Health health;
     private final List<NodeState> nodes;
     private volatile boolean panic;
+    /** Whether picks last went outside the preferred region, so that the audit log hears of changes only. */
+    private final AtomicBoolean failedOver = new AtomicBoolean();
 
     /** A pool of new nodes, nothing known of them yet. */
     PoolState(EgressConfig.Pool pool, EgressConfig.Health health)
     {
-        this(pool, health, pool.nodes().stream().map(node -> new NodeState(node, health)).toList());
+        this(pool, health, pool.nodes().stream().map(node -> new NodeState(pool.name(), node, health)).toList());
     }
 
     /** @param nodes the states of the pool's nodes, in the order of {@code pool.nodes()} */
@@ -90,12 +94,17 @@ final class PoolState
     {
         String preferred = pool.region();
         List<NodeState> candidates = healthy(exclude, preferred, true);
+        boolean away = false;
         if (candidates.isEmpty() || regionFailing(preferred))
         {
             List<NodeState> others = healthy(exclude, preferred, false);
-            if (!others.isEmpty())
+            away = !others.isEmpty();
+            if (away)
                 candidates = others;
         }
+        // Told once a change, not at every pick; a retry's excluded nodes can tip one pick alone.
+        if (exclude.isEmpty() && failedOver.compareAndSet(!away, away))
+            Audit.regionFailover(pool.name(), preferred, away);
         if (candidates.isEmpty())
             candidates = healthy(exclude, null, true);
         panic = candidates.isEmpty();

@@ -6,6 +6,7 @@ import java.time.Instant;
 import java.util.Optional;
 import java.util.function.Function;
 
+import io.sandgate.core.Audit;
 import io.sandgate.core.StoreUnavailableException;
 import io.sandgate.web.GatewayException;
 import org.eclipse.jetty.http.HttpStatus;
@@ -70,6 +71,7 @@ final class GrantRedemption
         if (grant.sessionLimit().isPresent() && now.plus(grant.sessionLimit().get()).isBefore(end))
             end = now.plus(grant.sessionLimit().get());
         String generation = route.flatMap(Route::generation).map(SessionCookie::fingerprint).orElse("");
+        Audit.grantRedeemed(id, grant.subject());
         return new SessionCookie.Entry(id, end.getEpochSecond(), now.toEpochMilli(), generation);
     }
 }

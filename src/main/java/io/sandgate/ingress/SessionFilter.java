@@ -10,6 +10,7 @@ import io.sandgate.ingress.IngressDecision.Redirect;
 import io.sandgate.web.AccessNote;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.Errors;
+import io.sandgate.web.LogContext;
 import io.sandgate.web.RequestAttribute;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.FilterChain;
@@ -99,6 +100,7 @@ public final class SessionFilter extends HttpFilter
         FORWARD.set(request, forward);
         RESOLVED.set(request, resolved);
         AccessNote.ATTRIBUTE.set(request, new AccessNote(AccessNote.Face.INGRESS, forward.sandboxId(), forward.source().label()));
+        LogContext.put(LogContext.Field.SANDBOX, forward.sandboxId());
         toServlet(request, response, chain, forward);
     }
 

@@ -9,6 +9,7 @@ import io.sandgate.config.McpConfig;
 import io.sandgate.web.AccessNote;
 import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
+import io.sandgate.web.LogContext;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
@@ -52,6 +53,7 @@ public final class McpServlet extends HttpServlet
             if (parts.length != 3)
                 throw GatewayException.notFound("not an MCP endpoint: use /mcp/{server}/sse, /message or /mcp");
             McpConfig.Server server = mcp.server(parts[1]);
+            LogContext.put(LogContext.Field.MCP_SERVER, server.name());
             mcp.checkOrigin(request);
             String method = request.getMethod();
             switch (parts[2])

@@ -11,6 +11,8 @@ import io.sandgate.leak.Redactor;
 import io.sandgate.web.AccessLog;
 import io.sandgate.web.AccessNote;
 import io.sandgate.web.Exchanges;
+import io.sandgate.web.LogContext;
+import jakarta.servlet.DispatcherType;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpFilter;
@@ -18,12 +20,16 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 
 /**
  * Counts every request by face and status, and writes one access-log line per request to the
  * {@code sandgate.access} logger. The line has the path but never the query (it may carry a grant
  * token), and never a cookie or Authorization header; anything in the path that looks like a
  * secret (a Slack webhook, a key pasted into a URL) is written as {@code [REDACTED]}.
+ * <p>
+ * It wraps every request, so it also frames the request's {@link LogContext}: the trace id of a
+ * {@code traceparent} header going in, every field cleared coming out.
  */
 public final class AccessLogFilter extends HttpFilter implements AccessLog
 {
@@ -49,21 +55,49 @@ public final class AccessLogFilter extends HttpFilter implements AccessLog
     @Override
     protected void doFilter(HttpServletRequest request, HttpServletResponse response, FilterChain chain) throws IOException, ServletException
     {
+        if (request.getDispatcherType() == DispatcherType.ASYNC)
+        {
+            // A face resumed after a wait (egress after a name lookup): its fields leave with it,
+            // and the line was already promised by the first dispatch.
+            try
+            {
+                chain.doFilter(request, response);
+            }
+            finally
+            {
+                LogContext.clear();
+            }
+            return;
+        }
         long start = System.nanoTime();
+        LogContext.trace(request.getHeader("traceparent"));
         try
         {
             chain.doFilter(request, response);
         }
         finally
         {
-            Exchanges.whenDone(request, () -> record(request, response, start));
+            // The line may be written later on another thread: it takes the request's fields along.
+            Map<String, String> context = log ? MDC.getCopyOfContextMap() : null;
+            LogContext.clear();
+            Exchanges.whenDone(request, () -> record(request, response, start, context));
         }
     }
 
-    private void record(HttpServletRequest request, HttpServletResponse response, long start)
+    private void record(HttpServletRequest request, HttpServletResponse response, long start, Map<String, String> context)
     {
-        record(request.getRemoteAddr(), request.getMethod(), request.getRequestURI().substring(request.getContextPath().length()), response.getStatus(),
-            start, AccessNote.of(request));
+        // The line may be written on another thread than the request's: it gets the request's context.
+        Map<String, String> thread = MDC.getCopyOfContextMap();
+        MDC.setContextMap(context == null ? Map.of() : context);
+        try
+        {
+            record(request.getRemoteAddr(), request.getMethod(), request.getRequestURI().substring(request.getContextPath().length()), response.getStatus(),
+                start, AccessNote.of(request));
+        }
+        finally
+        {
+            MDC.setContextMap(thread == null ? Map.of() : thread);
+        }
     }
 
     @Override
@@ -75,8 +109,14 @@ public final class AccessLogFilter extends HttpFilter implements AccessLog
         if (!log || !ACCESS.isInfoEnabled())
             return;
         long micros = (System.nanoTime() - startNanos) / 1000;
-        ACCESS.info("{} {} {} {} {}us face={} sandbox={} via={}", remoteAddr, method, printable(redactor.get().text(path)), status, micros,
-            face, note.subject() == null ? "-" : note.subject(), note.via() == null ? "-" : note.via());
+        String logged = printable(redactor.get().text(path));
+        String subject = note.subject() == null ? "-" : note.subject();
+        String via = note.via() == null ? "-" : note.via();
+        // The same fields twice: in the message for the text format, as key-value pairs for the
+        // JSON one (the text pattern does not print them, so its lines stay as they were).
+        ACCESS.atInfo().addKeyValue("client", remoteAddr).addKeyValue("method", method).addKeyValue("path", logged).addKeyValue("status", status)
+            .addKeyValue("durationMicros", micros).addKeyValue("face", face).addKeyValue("sandbox", subject).addKeyValue("via", via)
+            .log("{} {} {} {} {}us face={} sandbox={} via={}", remoteAddr, method, logged, status, micros, face, subject, via);
     }
 
     /** Keeps a hostile path from forging log lines. */

@@ -3,6 +3,7 @@ package io.sandgate.store;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
+import io.sandgate.core.Audit;
 import io.sandgate.core.Leadership;
 import io.sandgate.core.Schedulers;
 import org.redisson.api.RLock;
@@ -42,6 +43,7 @@ final class RedisLeadership implements Leadership
                 {
                     leading = true;
                     LOG.info("Elected leader ({})", lock.getName());
+                    Audit.leadership(lock.getName(), true);
                     elected.run();
                 }
                 else if (leading && !lock.isHeldByCurrentThread())
@@ -62,6 +64,7 @@ final class RedisLeadership implements Leadership
     {
         leading = false;
         LOG.warn("No longer leader ({})", lock.getName());
+        Audit.leadership(lock.getName(), false);
         demoted.run();
     }
 

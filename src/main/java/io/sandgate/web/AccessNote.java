@@ -26,10 +26,11 @@ public record AccessNote(Face face, String subject, String via)
         }
     }
 
-    /** Notes that a face took the request, before it knows more. */
+    /** Notes that a face took the request, before it knows more; log lines written meanwhile carry the face. */
     public static void face(jakarta.servlet.ServletRequest request, Face face)
     {
         ATTRIBUTE.set(request, new AccessNote(face, null, null));
+        LogContext.put(LogContext.Field.FACE, face.label());
     }
 
     /** The note of a request no face took: health, metrics, admin or nothing at all. */

@@ -45,7 +45,7 @@ class NodeSelectionTest
     @Test
     void threeFailedTcpProbes_eject_andASuccessLaterRampsTenFiftyHundred()
     {
-        NodeState node = new NodeState(new EgressConfig.Node("n", "h", 1, "eu", 100), HEALTH);
+        NodeState node = new NodeState("p", new EgressConfig.Node("n", "h", 1, "eu", 100), HEALTH);
         node.tcpProbe(false, 0);
         node.tcpProbe(false, 3 * SECOND);
         assertFalse(node.isEjected(), "two failures are not enough");
@@ -64,7 +64,7 @@ class NodeSelectionTest
     @Test
     void consecutiveRequestFailures_eject_butSuccessesInBetweenDoNot()
     {
-        NodeState node = new NodeState(new EgressConfig.Node("n", "h", 1, "eu", 100), HEALTH);
+        NodeState node = new NodeState("p", new EgressConfig.Node("n", "h", 1, "eu", 100), HEALTH);
         node.requestResult(false, 0);
         node.requestResult(false, 0);
         node.requestResult(true, 0);
@@ -82,7 +82,7 @@ class NodeSelectionTest
     @Test
     void jitteryNode_isDownWeightedThenEjected_andComesBackWhenSteady()
     {
-        NodeState node = new NodeState(new EgressConfig.Node("n", "h", 1, "eu", 100), HEALTH);
+        NodeState node = new NodeState("p", new EgressConfig.Node("n", "h", 1, "eu", 100), HEALTH);
         long ms = 1_000_000L;
         for (long latency : new long[]{100, 220, 100, 220, 100, 220})
             node.httpProbe(true, latency * ms, 0);
@@ -101,7 +101,7 @@ class NodeSelectionTest
     @Test
     void failingOrSlowHttpProbe_halvesTheWeight()
     {
-        NodeState node = new NodeState(new EgressConfig.Node("n", "h", 1, "eu", 100), HEALTH);
+        NodeState node = new NodeState("p", new EgressConfig.Node("n", "h", 1, "eu", 100), HEALTH);
         node.httpProbe(false, 1_000_000L, 0);
         assertEquals(50, node.weight(0), 0.001);
         node.httpProbe(true, 1_000_000L, 0);

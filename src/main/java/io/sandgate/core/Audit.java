@@ -1,0 +1,93 @@
+package io.sandgate.core;
+
+import java.time.Instant;
+
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The audit log: what an operator must be able to reconstruct after the fact (who called the admin
+ * API, which access was opened or revoked, which credential was injected for whom, what was blocked,
+ * which nodes left and came back, who leads). Logger {@code sandgate.audit}, one JSON object per
+ * line whatever {@code log.format} says, so that it can be shipped and queried on its own.
+ * <p>
+ * Every field is a name the configuration or the gateway chose (ids, routes, rules, pools, nodes),
+ * a method, a path without its query, a status or an address: never a token, a credential value or
+ * the text a leak rule matched. Callers pass nothing else.
+ */
+public final class Audit
+{
+    private static final Logger AUDIT = LoggerFactory.getLogger("sandgate.audit");
+    private static final JsonMapper JSON = new JsonMapper();
+
+    private Audit()
+    {
+    }
+
+    /** An admin API call and how it ended; the path has no query and the token is never passed. */
+    public static void adminCall(String method, String path, int status, String caller)
+    {
+        write(event("admin.call").put("method", method).put("path", path).put("status", status).put("caller", caller));
+    }
+
+    /** A grant link opened a session on a sandbox. */
+    public static void grantRedeemed(String sandbox, String subject)
+    {
+        write(event("grant.redeemed").put("sandbox", sandbox).put("subject", subject));
+    }
+
+    /** Every grant and session issued for a sandbox so far was revoked. */
+    public static void accessRevoked(String sandbox, int webSocketsClosed)
+    {
+        write(event("access.revoked").put("sandbox", sandbox).put("webSocketsClosed", webSocketsClosed));
+    }
+
+    /** A held credential was put into an agent's request to a target host. */
+    public static void credentialInjected(String agent, String credential, String host)
+    {
+        write(event("credential.injected").put("agent", agent).put("credential", credential).put("host", host));
+    }
+
+    /** A leak rule stopped a request or cut off an answer on an egress route. */
+    public static void leakBlocked(String route, String rule, String direction)
+    {
+        write(event("leak.blocked").put("route", route).put("rule", rule).put("direction", direction));
+    }
+
+    /** An egress node was taken out of selection. */
+    public static void nodeEjected(String pool, String node, String reason)
+    {
+        write(event("node.ejected").put("pool", pool).put("node", node).put("reason", reason));
+    }
+
+    /** An ejected egress node was let back in (it ramps up from here). */
+    public static void nodeRecovered(String pool, String node, String reason)
+    {
+        write(event("node.recovered").put("pool", pool).put("node", node).put("reason", reason));
+    }
+
+    /** A pool left its preferred region for the others ({@code away}), or came back to it. */
+    public static void regionFailover(String pool, String region, boolean away)
+    {
+        write(event(away ? "region.failover" : "region.restored").put("pool", pool).put("region", region));
+    }
+
+    /** This replica became, or stopped being, the one writer of {@code role}. */
+    public static void leadership(String role, boolean leading)
+    {
+        write(event(leading ? "leadership.elected" : "leadership.lost").put("role", role));
+    }
+
+    private static ObjectNode event(String name)
+    {
+        return JSON.createObjectNode().put("time", Instant.now().toString()).put("event", name);
+    }
+
+    private static void write(ObjectNode line)
+    {
+        // Jackson escapes control characters, so a hostile path cannot forge a second line.
+        AUDIT.info(line.toString());
+    }
+}
