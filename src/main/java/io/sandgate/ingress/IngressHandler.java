@@ -15,6 +15,7 @@ import io.sandgate.web.ClientInfo;
 import io.sandgate.web.ClientLimitFilter;
 import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
+import io.sandgate.web.LogContext;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
 import org.eclipse.jetty.http.HttpCookie;
@@ -358,8 +359,20 @@ public final class IngressHandler extends ProxyHandler
         {
             if (release != null)
                 release.run();
-            log.record(client.remoteAddr(), request.getMethod(), request.getHttpURI().getPath(), response.getStatus(), start,
-                note == null ? new AccessNote(AccessNote.Face.OPS, null, null) : note);
+            AccessNote logged = note == null ? new AccessNote(AccessNote.Face.OPS, null, null) : note;
+            // The access line carries the request's fields as the servlet path's do; this thread may
+            // be any of the pool's, so they are set for the line alone.
+            LogContext.trace(request.getHeaders().get("traceparent"));
+            LogContext.put(LogContext.Field.FACE, logged.face().label());
+            LogContext.put(LogContext.Field.SANDBOX, logged.subject());
+            try
+            {
+                log.record(client.remoteAddr(), request.getMethod(), request.getHttpURI().getPath(), response.getStatus(), start, logged);
+            }
+            finally
+            {
+                LogContext.clear();
+            }
         }
     }
 
