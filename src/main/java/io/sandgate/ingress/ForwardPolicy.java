@@ -95,11 +95,12 @@ final class ForwardPolicy
                     kept = kept == null ? new StringBuilder(rest) : kept.append("; ").append(rest);
                 continue;
             }
-            if (header == HttpHeader.HOST || HOP_HEADERS.contains(header) || (!trusted && KNOWN_FORWARDING.contains(header)))
+            if (header == HttpHeader.HOST || HOP_HEADERS.contains(header) || field.is(sandboxHeader))
                 continue;
-            if (header == null && (field.is(sandboxHeader) || (!trusted && isOtherForwarding(field))))
+            if (!trusted && (KNOWN_FORWARDING.contains(header) || (header == null && isOneOf(field, OTHER_FORWARDING))))
                 continue;
-            if (!connection.isEmpty() && isListed(connection, field))
+            // Whatever Connection names is for this hop only (RFC 9110 section 7.6.1).
+            if (!connection.isEmpty() && isOneOf(field, connection))
                 continue;
             toSandbox.add(field);
         }
@@ -107,20 +108,9 @@ final class ForwardPolicy
             toSandbox.add(HttpHeader.COOKIE, kept.toString());
     }
 
-    private static boolean isOtherForwarding(HttpField field)
+    private static boolean isOneOf(HttpField field, List<String> names)
     {
-        for (String name : OTHER_FORWARDING)
-        {
-            if (field.is(name))
-                return true;
-        }
-        return false;
-    }
-
-    /** Whether {@code Connection} names the header as one for this hop only (RFC 9110 section 7.6.1). */
-    private static boolean isListed(List<String> connection, HttpField field)
-    {
-        for (String name : connection)
+        for (String name : names)
         {
             if (field.is(name))
                 return true;

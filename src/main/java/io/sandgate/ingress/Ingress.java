@@ -232,20 +232,25 @@ public final class Ingress
         }
         if (!(decision instanceof IngressDecision.Forward forward))
             return CompletableFuture.completedFuture(new Routed(decision, null));
-        return routes.findAsync(forward.sandboxId()).thenApply(route ->
-        {
-            if (config.access() == IngressConfig.Access.SIGNED)
-                route.ifPresent(r -> requireStanding(request, forward.sandboxId(), r));
-            resolutions.get(forward.source()).increment();
-            Route found = route.orElseThrow(() -> noRoute(forward.sandboxId()));
-            return new Routed(forward, forward.hostMode() ? forward.host().target(found, config.sandboxPorts()) : found);
-        });
+        return routes.findAsync(forward.sandboxId()).thenApply(route -> routed(request, forward, route));
     }
 
     private Routed decideAndRouteNow(IngressRequest request, boolean secure)
     {
-        IngressDecision decision = decide(request, secure);
-        return new Routed(decision, decision instanceof IngressDecision.Forward forward ? route(forward, request) : null);
+        IngressDecision decision = resolver.resolve(request, secure, config.cookie().secure());
+        if (!(decision instanceof IngressDecision.Forward forward))
+            return new Routed(decision, null);
+        return routed(request, forward, routes.find(forward.sandboxId()));
+    }
+
+    /** A forward and its route, as {@link #decide} then {@link #route} check and count them. */
+    private Routed routed(IngressRequest request, IngressDecision.Forward forward, Optional<Route> route)
+    {
+        if (config.access() == IngressConfig.Access.SIGNED)
+            route.ifPresent(r -> requireStanding(request, forward.sandboxId(), r));
+        resolutions.get(forward.source()).increment();
+        Route found = route.orElseThrow(() -> noRoute(forward.sandboxId()));
+        return new Routed(forward, forward.hostMode() ? forward.host().target(found, config.sandboxPorts()) : found);
     }
 
     /**
