@@ -73,6 +73,14 @@ class SessionBusTest
         return McpSession.create(String.format("%032x", ++sequence), "tools", owner);
     }
 
+    /** A new session, stored. */
+    private static McpSession created(SessionBus bus, String owner)
+    {
+        McpSession session = session(owner);
+        bus.create(session);
+        return session;
+    }
+
     /** Records what a subscription delivers. */
     private static final class Recorder implements SessionBus.Listener
     {
@@ -149,8 +157,7 @@ class SessionBusTest
     {
         try (bus)
         {
-            McpSession session = session("address:1");
-            bus.create(session);
+            McpSession session = created(bus, "address:1");
             assertNull(bus.lastEventId(session.id()), "no events yet");
             bus.append(session.id(), "k1", "old-1");
             String newest = bus.append(session.id(), "k2", "old-2");
@@ -173,8 +180,7 @@ class SessionBusTest
     {
         try (bus)
         {
-            McpSession session = session("address:3");
-            bus.create(session);
+            McpSession session = created(bus, "address:3");
             bus.append(session.id(), "k0", "before");
             Recorder live = new Recorder();
             int threads = 4;
@@ -212,8 +218,7 @@ class SessionBusTest
     {
         try (bus)
         {
-            McpSession session = session("address:4");
-            bus.create(session);
+            McpSession session = created(bus, "address:4");
             Recorder live = new Recorder();
             String large = "x".repeat(200_000);
             try (SessionBus.Subscription ignored = bus.subscribe(session.id(), null, live))
@@ -233,8 +238,7 @@ class SessionBusTest
     {
         try (bus)
         {
-            McpSession session = session("address:5");
-            bus.create(session);
+            McpSession session = created(bus, "address:5");
             bus.delete(session.id());
             assertThrows(IllegalStateException.class, () -> bus.append(session.id(), "k", "m"));
         }
@@ -247,8 +251,7 @@ class SessionBusTest
     {
         try (bus)
         {
-            McpSession session = session("address:6");
-            bus.create(session);
+            McpSession session = created(bus, "address:6");
             bus.append(session.id(), "k", "m");
             await().during(Duration.ofMillis(2500)).atMost(Duration.ofSeconds(5)).until(() ->
             {
