@@ -36,6 +36,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.io.ArrayByteBufferPool;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
@@ -192,7 +193,7 @@ public final class WebSocketBridge implements AutoCloseable
         SandboxHandshake.open(client, target, headers, ingress.config().connectTimeout(), config.idleTimeout()).whenComplete((opened, failure) ->
         {
             if (connect.settle(opened, failure))
-                async.dispatch();
+                connect.dispatch(async);
         });
     }
 
@@ -277,12 +278,15 @@ public final class WebSocketBridge implements AutoCloseable
 
     /**
      * What the browser is told when the sandbox leg did not open: the one error mapping, where a
-     * sandbox that answered with anything but a fitting 101 refused (502 {@code upstream_refused}).
+     * sandbox that answered with anything but a fitting 101 refused (502 {@code upstream_refused}),
+     * and a failure of any other kind on the way to it is the exchange with it failing (502), not
+     * an error of the gateway's.
      */
     static GatewayException failed(Throwable failure)
     {
         Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
-        return Errors.map(cause);
+        GatewayException error = Errors.map(cause);
+        return error.status() == HttpStatus.INTERNAL_SERVER_ERROR_500 ? Errors.ofStatus(HttpStatus.BAD_GATEWAY_502) : error;
     }
 
     private void pingAll()
@@ -321,6 +325,7 @@ public final class WebSocketBridge implements AutoCloseable
         private final String sandboxId;
         private final Route route;
         private final AtomicBoolean settled = new AtomicBoolean();
+        private final AtomicBoolean dispatched = new AtomicBoolean();
         private volatile Tunnel tunnel;
         private volatile Throwable failure;
 
@@ -345,6 +350,13 @@ public final class WebSocketBridge implements AutoCloseable
             return true;
         }
 
+        /** Sends the request back into the servlet, once, whichever outcome settled it. */
+        void dispatch(AsyncContext async)
+        {
+            if (dispatched.compareAndSet(false, true))
+                async.dispatch();
+        }
+
         /** @throws GatewayException why the leg did not open */
         Tunnel tunnel()
         {
@@ -358,8 +370,11 @@ public final class WebSocketBridge implements AutoCloseable
         @Override
         public void onTimeout(AsyncEvent event)
         {
-            if (settle(null, new TimeoutException("the sandbox leg did not open in time")))
-                event.getAsyncContext().dispatch();
+            settle(null, new TimeoutException("the sandbox leg did not open in time"));
+            // Even when the leg's own outcome won an instant ago (a busy machine delays the client's
+            // timeout past the container's): a timeout that no listener dispatches is answered 500
+            // by the container.
+            dispatch(event.getAsyncContext());
         }
 
         @Override

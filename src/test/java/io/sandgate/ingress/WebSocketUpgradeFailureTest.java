@@ -32,6 +32,15 @@ class WebSocketUpgradeFailureTest
     }
 
     @Test
+    void aFailureOfAnyOtherKindOnTheWayToTheSandbox_is502_notAnErrorOfTheGateways()
+    {
+        GatewayException error = WebSocketBridge.failed(new IllegalStateException("request aborted"));
+
+        assertEquals(502, error.status());
+        assertEquals("upstream_failed", error.code());
+    }
+
+    @Test
     void aBrokenExchange_is502_andNeverNamesTheSandboxsAddress()
     {
         GatewayException error = WebSocketBridge.failed(new IOException("reset by 10.0.0.7:6080"));
