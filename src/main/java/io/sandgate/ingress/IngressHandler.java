@@ -101,6 +101,8 @@ public final class IngressHandler extends ProxyHandler
     {
         ClientConnector connector = new ClientConnector();
         connector.setConnectTimeout(ingress.config().connectTimeout());
+        // One per core, as on the server side: each selector reads and forwards the answers itself.
+        connector.setSelectors(Runtime.getRuntime().availableProcessors());
         HttpClientTransportOverHTTP transport = new HttpClientTransportOverHTTP(connector);
         transport.setInvocationType(Invocable.InvocationType.NON_BLOCKING);
         HttpClient client = new HttpClient(transport);

@@ -22,7 +22,6 @@ import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.handler.GracefulHandler;
 import org.eclipse.jetty.util.Callback;
-import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -82,9 +81,9 @@ public final class EmbeddedServer implements AutoCloseable
 
     private static EmbeddedServer start(SandgateConfig config, Sandgate sandgate) throws Exception
     {
-        QueuedThreadPool threads = new QueuedThreadPool(config.server().maxThreads());
-        threads.setName("sandgate");
+        ServerThreads threads = new ServerThreads(config.server().maxThreads());
         Server server = new Server(threads);
+        threads.serve(server);
         HttpConfiguration http = new HttpConfiguration();
         http.setSendServerVersion(false);
         http.setSendXPoweredBy(false);
@@ -140,7 +139,10 @@ public final class EmbeddedServer implements AutoCloseable
 
     private static ServerConnector connector(Server server, HttpConfiguration http, String host, int port)
     {
-        ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http));
+        // One selector per core: with the ingress proxy on selector threads (ServerThreads,
+        // OnThreadPool), a single selector, Jetty's default on 2 cores, makes one core do all the
+        // reading while the other waits.
+        ServerConnector connector = new ServerConnector(server, -1, Runtime.getRuntime().availableProcessors(), new HttpConnectionFactory(http));
         connector.setHost(host);
         connector.setPort(port);
         server.addConnector(connector);
