@@ -205,7 +205,14 @@ public final class IngressHandler extends ProxyHandler
         Exchange exchange = exchange(clientToProxyRequest);
         String scheme = clients.scheme(exchange.client);
         String host = clients.host(exchange.client);
-        proxyToServerRequest.headers(headers -> policy.addForwardingHeaders(headers, exchange.forward, exchange.client.remoteAddr(), scheme, host));
+        proxyToServerRequest.headers(headers ->
+        {
+            policy.addForwardingHeaders(headers, exchange.forward, exchange.client.remoteAddr(), scheme, host);
+            // The sandbox is asked under its own address, which the route has as text: without a
+            // Host, Jetty would derive it from a java.net.URI built for every request (3 % of the
+            // proxy's CPU on 1 KB requests).
+            headers.put(HttpHeader.HOST, exchange.route.authority());
+        });
     }
 
     @Override
