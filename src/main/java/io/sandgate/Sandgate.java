@@ -87,7 +87,7 @@ public final class Sandgate implements AutoCloseable
     /** Counts and logs every request, whichever listener or front-end served it. */
     private final AccessLogFilter accessLog;
     /** One redaction for logs and the admin API; it knows the real keys once the egress face has read them. */
-    private volatile Redactor redactor = Redactor.defaults();
+    private volatile Redactor redactor;
 
     private Sandgate(SandgateConfig config, Supplier<SandgateConfig> reloader, Resolver resolver)
     {
@@ -101,6 +101,7 @@ public final class Sandgate implements AutoCloseable
         new ProcessorMetrics().bindTo(metrics);
         this.schedulers = Schedulers.create();
         this.store = Store.create(config, metrics, schedulers);
+        this.redactor = forLogs(Redactor.defaults());
         this.accessLog = new AccessLogFilter(metrics, config.accessLog(), () -> redactor);
     }
 
@@ -182,6 +183,12 @@ public final class Sandgate implements AutoCloseable
         }
     }
 
+    /** {@code redactor}, knowing this gateway's grant parameter, whatever it is named. */
+    private Redactor forLogs(Redactor redactor)
+    {
+        return redactor.withParameter(config.ingress().grantParam());
+    }
+
     private void buildEgress()
     {
         CredentialsConfig credentialsConfig = config.egress().credentials();
@@ -190,8 +197,8 @@ public final class Sandgate implements AutoCloseable
             schedulers);
         built.push(credentials);
         LeakGuard leaks = new LeakGuard(credentials, metrics);
-        credentials.onHeldKeysChange(() -> redactor = leaks.redactor());
-        redactor = leaks.redactor();
+        credentials.onHeldKeysChange(() -> redactor = forLogs(leaks.redactor()));
+        redactor = forLogs(leaks.redactor());
         try
         {
             egress = new Egress(config.egress(), store.sticky(), credentials, leaks, metrics, schedulers, resolver);

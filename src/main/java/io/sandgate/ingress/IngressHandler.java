@@ -376,7 +376,7 @@ public final class IngressHandler extends ProxyHandler
             LogContext.put(LogContext.Field.SANDBOX, logged.subject());
             try
             {
-                log.record(client.remoteAddr(), request.getMethod(), request.getHttpURI().getPath(), response.getStatus(), start, logged);
+                log.record(client.remoteAddr(), request.getMethod(), request.getHttpURI().getPath(), request.getHttpURI().getQuery(), response.getStatus(), start, logged);
             }
             finally
             {

@@ -2,6 +2,7 @@ package io.sandgate.leak;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
@@ -51,6 +52,14 @@ public final class Redactor
     public Redactor withScanner(LeakScanner replacement)
     {
         return new Redactor(replacement, headers, parameters);
+    }
+
+    /** These names and {@code parameter} too (a query parameter named in configuration, as the grant's is). */
+    public Redactor withParameter(String parameter)
+    {
+        Set<String> more = new HashSet<>(parameters);
+        more.add(parameter.toLowerCase(Locale.ROOT));
+        return new Redactor(scanner, headers, Set.copyOf(more));
     }
 
     public LeakScanner scanner()

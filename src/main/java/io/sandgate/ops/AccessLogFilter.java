@@ -91,8 +91,8 @@ public final class AccessLogFilter extends HttpFilter implements AccessLog
         MDC.setContextMap(context == null ? Map.of() : context);
         try
         {
-            record(request.getRemoteAddr(), request.getMethod(), request.getRequestURI().substring(request.getContextPath().length()), response.getStatus(),
-                start, AccessNote.of(request));
+            record(request.getRemoteAddr(), request.getMethod(), request.getRequestURI().substring(request.getContextPath().length()), request.getQueryString(),
+                response.getStatus(), start, AccessNote.of(request));
         }
         finally
         {
@@ -101,7 +101,7 @@ public final class AccessLogFilter extends HttpFilter implements AccessLog
     }
 
     @Override
-    public void record(String remoteAddr, String method, String path, int status, long startNanos, AccessNote note)
+    public void record(String remoteAddr, String method, String path, String query, int status, long startNanos, AccessNote note)
     {
         String face = note.face().label();
         counters.computeIfAbsent(face + ' ' + status, key -> registry.counter("sandgate.requests", "face", face, "status", Integer.toString(status)))
@@ -109,7 +109,9 @@ public final class AccessLogFilter extends HttpFilter implements AccessLog
         if (!log || !ACCESS.isInfoEnabled())
             return;
         long micros = (System.nanoTime() - startNanos) / 1000;
-        String logged = printable(redactor.get().text(path));
+        Redactor redact = redactor.get();
+        // A query may carry a grant or an API key: those parameters' values never reach the log.
+        String logged = printable(query == null || query.isEmpty() ? redact.text(path) : redact.text(path) + '?' + redact.query(query));
         String subject = note.subject() == null ? "-" : note.subject();
         String via = note.via() == null ? "-" : note.via();
         // The same fields twice: in the message for the text format, as key-value pairs for the

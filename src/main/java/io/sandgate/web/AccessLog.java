@@ -9,16 +9,17 @@ package io.sandgate.web;
 public interface AccessLog
 {
     /** Counts and logs nothing. */
-    AccessLog NONE = (remoteAddr, method, path, status, startNanos, note) ->
+    AccessLog NONE = (remoteAddr, method, path, query, status, startNanos, note) ->
     {
     };
 
     /**
      * @param remoteAddr the peer's address
-     * @param path the request path in the gateway's context, without the query (it may carry a grant)
+     * @param path the request path in the gateway's context
+     * @param query the raw query or null; it may carry a grant or a key, so it is logged redacted
      * @param status the status the client got
      * @param startNanos {@link System#nanoTime()} when the request arrived
      * @param note what the face did with the request
      */
-    void record(String remoteAddr, String method, String path, int status, long startNanos, AccessNote note);
+    void record(String remoteAddr, String method, String path, String query, int status, long startNanos, AccessNote note);
 }

@@ -353,6 +353,8 @@ class IngressProxyIT
                 assertFalse(line.contains(cookieValue), line);
             }
             assertTrue(lines.size() >= 6, "access log lines written: " + lines.size());
+            assertTrue(lines.stream().anyMatch(line -> line.contains("/vnc/37579/vnc.html?autoconnect=1&sandgate_grant=[REDACTED]")),
+                "the query is logged, the grant's value redacted: " + lines);
         }
     }
 

@@ -46,6 +46,15 @@ class RedactorTest
     }
 
     @Test
+    void aParameterNamedInConfiguration_isRedactedToo_andTheDefaultsStill()
+    {
+        Redactor grants = redactor.withParameter("My_Grant");
+
+        assertEquals("my_grant=[REDACTED]&key=[REDACTED]&n=1", grants.query("my_grant=g&key=k&n=1"));
+        assertEquals("my_grant=g", redactor.query("my_grant=g"), "the original is unchanged");
+    }
+
+    @Test
     void leakedKeysInOtherParametersAreRedacted()
     {
         String key = FakeKeys.google();
