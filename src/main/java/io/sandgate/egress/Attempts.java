@@ -77,6 +77,12 @@ final class Attempts
         return node;
     }
 
+    /** How long a phase of the current attempt took through its node. */
+    void timed(EgressMetrics.Phase phase, long nanos)
+    {
+        metrics.timed(node, phase, nanos);
+    }
+
     /** Whether a sticky session had to leave its pinned node on the way. */
     boolean repinned()
     {

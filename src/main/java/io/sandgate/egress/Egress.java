@@ -61,7 +61,7 @@ public final class Egress implements AutoCloseable
         this.lookups = new DnsLookups(config.dnsMaxInFlight(), config.dnsTimeout(), schedulers.timer());
         this.planner = new EgressPlanner(routes, new SsrfGuard(config.ssrfAllow(), resolver), lookups, credentials, leaks, config.connectTimeout(),
             config.connectPorts());
-        this.clients = new NodeClients(config, schedulers);
+        this.clients = new NodeClients(config, schedulers, metrics);
         clients.start(pools.nodes());
         this.prober = new HealthProber(config.health(), pools, clients, schedulers);
         prober.start();

@@ -256,6 +256,7 @@ public final class EgressConnectHandler extends ConnectHandler
         @Override
         public void onOpen()
         {
+            attempts.connected();
             getEndPoint().setIdleTimeout(attempts.plan().timeouts().connect().toMillis());
             ByteBuffer head = ByteBuffer.wrap(attempts.plan().target().connectRequestHead());
             getEndPoint().write(Callback.from(this::fillInterested, this::handshakeFailed), head);

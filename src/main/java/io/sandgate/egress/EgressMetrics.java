@@ -1,5 +1,6 @@
 package io.sandgate.egress;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -8,7 +9,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
+import java.util.stream.Stream;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -24,6 +27,29 @@ import io.micrometer.core.instrument.Timer;
 final class EgressMetrics
 {
     private static final String REQUESTS = "sandgate.egress.requests";
+    /** Histogram buckets of the node timings: loopback and LAN nodes to slow far regions. */
+    private static final Duration[] TIMING_BUCKETS = Stream.of(1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000)
+        .map(Duration::ofMillis).toArray(Duration[]::new);
+
+    /** A phase of an exchange through a node, timed per node to tell a slow node from a slow target. */
+    enum Phase
+    {
+        /** The TCP connect to the node, the probes' connections included. */
+        CONNECT("sandgate.egress.node.connect", "TCP connect to the egress node"),
+        /** The TLS handshake with the target through the node's tunnel, from the TLS connection's start (millisecond resolution). */
+        TLS("sandgate.egress.node.tls", "TLS handshake with the target through the egress node"),
+        /** From the request (http) or the CONNECT (tunnels) sent to the first byte of the answer. */
+        FIRST_BYTE("sandgate.egress.node.first.byte", "Request sent to first byte answered, through the egress node");
+
+        final String metric;
+        final String description;
+
+        Phase(String metric, String description)
+        {
+            this.metric = metric;
+            this.description = description;
+        }
+    }
 
     private final MeterRegistry registry;
     private final NodePools pools;
@@ -71,7 +97,12 @@ final class EgressMetrics
                 return false;
             entry.getValue().forEach(registry::remove);
             if (entry.getKey().size() == 2)
-                registry.find(REQUESTS).tags("pool", entry.getKey().get(0), "node", entry.getKey().get(1)).meters().forEach(registry::remove);
+            {
+                String[] tags = {"pool", entry.getKey().get(0), "node", entry.getKey().get(1)};
+                registry.find(REQUESTS).tags(tags).meters().forEach(registry::remove);
+                for (Phase phase : Phase.values())
+                    registry.find(phase.metric).tags(tags).meters().forEach(registry::remove);
+            }
             return true;
         });
     }
@@ -118,6 +149,15 @@ final class EgressMetrics
     {
         if (pools.serves(pool, node))
             registry.counter(REQUESTS, "pool", pool, "node", node.node().id(), "outcome", outcome.label()).increment();
+    }
+
+    /** How long a phase took through the node; not for a node a reload took out, as {@link #attempt}. */
+    void timed(NodeState node, Phase phase, long nanos)
+    {
+        if (nanos < 0 || !pools.serves(node.pool(), node))
+            return;
+        Timer.builder(phase.metric).description(phase.description).tags("pool", node.pool(), "node", node.node().id())
+            .serviceLevelObjectives(TIMING_BUCKETS).register(registry).record(nanos, TimeUnit.NANOSECONDS);
     }
 
     /** The exchange times of a route, retries included. */

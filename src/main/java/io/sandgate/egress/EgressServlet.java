@@ -11,6 +11,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 
 import io.sandgate.config.EgressConfig;
 import io.sandgate.leak.Redactor;
@@ -253,7 +254,13 @@ public final class EgressServlet extends StreamingProxyServlet
         Attempts attempts = exchange.attempts;
         // Begun means the node has opened the tunnel, or, for plain http, that the request is about
         // to be written to the node: from then on, bytes may reach the target.
-        proxyRequest.onRequestBegin(begun -> attempts.sent());
+        AtomicLong sentAt = new AtomicLong();
+        proxyRequest.onRequestBegin(begun ->
+        {
+            sentAt.set(System.nanoTime());
+            attempts.sent();
+        });
+        proxyRequest.onResponseBegin(answered -> attempts.timed(EgressMetrics.Phase.FIRST_BYTE, System.nanoTime() - sentAt.get()));
         exchange.proxyRequest = proxyRequest;
         exchange.cancelDeadline();
         exchange.deadline = egress.later(left, () ->

@@ -18,6 +18,7 @@ import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
 import org.eclipse.jetty.client.transport.HttpDestination;
 import org.eclipse.jetty.http.HttpCookieStore;
 import org.eclipse.jetty.io.ClientConnector;
+import org.eclipse.jetty.io.ssl.SslHandshakeListener;
 import org.eclipse.jetty.util.ssl.SslContextFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -66,6 +67,7 @@ final class NodeClients implements AutoCloseable
 
     private final EgressConfig config;
     private final Schedulers schedulers;
+    private final EgressMetrics metrics;
     /** By node state, not by id: a node that moved to another address under its old id has new clients while the old ones drain. */
     private final Map<NodeState, Clients> clients = new ConcurrentHashMap<>();
     private volatile boolean closed;
@@ -74,11 +76,13 @@ final class NodeClients implements AutoCloseable
      * @param config the client settings (timeouts, trust store, connections per node) of every node,
      *        those a reload adds too
      * @param schedulers where a removed node's clients wait to be idle
+     * @param metrics where each node's connect and TLS handshake times go
      */
-    NodeClients(EgressConfig config, Schedulers schedulers)
+    NodeClients(EgressConfig config, Schedulers schedulers, EgressMetrics metrics)
     {
         this.config = config;
         this.schedulers = schedulers;
+        this.metrics = metrics;
     }
 
     /**
@@ -185,7 +189,8 @@ final class NodeClients implements AutoCloseable
             tls.setTrustStoreType("PKCS12");
             config.trustStorePassword().ifPresent(p -> tls.setTrustStorePassword(p.reveal()));
         });
-        ClientConnector connector = new NodeConnector(() -> state.answered(System.nanoTime()));
+        ClientConnector connector = new NodeConnector(() -> state.answered(System.nanoTime()),
+            nanos -> metrics.timed(state, EgressMetrics.Phase.CONNECT, nanos));
         connector.setSslContextFactory(tls);
         connector.setConnectTimeout(config.connectTimeout());
         connector.setSelectors(1);
@@ -208,6 +213,17 @@ final class NodeClients implements AutoCloseable
         client.setIdleTimeout(config.firstByteTimeout().toMillis());
         client.setDestinationIdleTimeout(DESTINATION_IDLE_MILLIS);
         client.setMaxConnectionsPerDestination(config.maxConnectionsPerNode());
+        // TLS runs end to end with the target, through the node's tunnel; its endpoint is made when
+        // the tunnel has opened, so its age when the handshake ends is the handshake's time.
+        client.addBean(new SslHandshakeListener()
+        {
+            @Override
+            public void handshakeSucceeded(Event event)
+            {
+                long millis = System.currentTimeMillis() - event.getEndPoint().getCreatedTimeStamp();
+                metrics.timed(state, EgressMetrics.Phase.TLS, TimeUnit.MILLISECONDS.toNanos(millis));
+            }
+        });
         started.add(client);
         client.start();
         client.getContentDecoderFactories().clear();

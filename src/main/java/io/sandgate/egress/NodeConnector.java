@@ -1,12 +1,16 @@
 package io.sandgate.egress;
 
 import java.io.IOException;
+import java.net.SocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectableChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayDeque;
+import java.util.Map;
 import java.util.Queue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongConsumer;
 
 import org.eclipse.jetty.io.ClientConnector;
 import org.eclipse.jetty.io.EndPoint;
@@ -34,25 +38,48 @@ import org.eclipse.jetty.util.thread.Scheduler;
 public class NodeConnector extends ClientConnector
 {
     private final Runnable answered;
+    private final LongConsumer connected;
+    /** When each connection still connecting began to. */
+    private final Map<SelectableChannel, Long> connecting = new ConcurrentHashMap<>();
 
     public NodeConnector()
     {
-        this(() -> { });
+        this(() -> { }, nanos -> { });
     }
 
     /**
      * @param answered told whenever bytes arrive from the node: whatever they say, the node is alive
      *                 and answering, which is how {@link FailurePolicy} tells a node's failure from
      *                 its target's
+     * @param connected told how long each connection to the node took to connect, in nanoseconds
      */
-    public NodeConnector(Runnable answered)
+    public NodeConnector(Runnable answered, LongConsumer connected)
     {
         this.answered = answered;
+        this.connected = connected;
+    }
+
+    @Override
+    protected void configure(SelectableChannel channel) throws IOException
+    {
+        super.configure(channel);
+        // Called just before the channel connects.
+        connecting.put(channel, System.nanoTime());
+    }
+
+    @Override
+    protected void connectFailed(SelectableChannel channel, SocketAddress address, Throwable failure, Map<String, Object> context)
+    {
+        connecting.remove(channel);
+        super.connectFailed(channel, address, failure, context);
     }
 
     @Override
     protected EndPoint newEndPoint(SelectableChannel channel, ManagedSelector selector, SelectionKey key)
     {
+        Long began = connecting.remove(channel);
+        if (began != null)
+            connected.accept(System.nanoTime() - began);
         if (channel instanceof SocketChannel socket)
             return newEndPoint(socket, selector, key, getScheduler());
         return super.newEndPoint(channel, selector, key);

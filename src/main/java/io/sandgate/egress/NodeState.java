@@ -56,6 +56,11 @@ final class NodeState
         return node;
     }
 
+    String pool()
+    {
+        return pool;
+    }
+
     /** Whether {@code other} names this node: the same id at the same address. */
     boolean isSameNode(EgressConfig.Node other)
     {

@@ -25,6 +25,8 @@ final class TunnelAttempts
     private final Attempts attempts;
     private final FailurePolicy policy;
     private final Opener opener;
+    /** When the current attempt's connection to its node began, then when it had connected. */
+    private long began;
 
     TunnelAttempts(EgressPlan plan, Attempts attempts, FailurePolicy policy, Opener opener)
     {
@@ -63,9 +65,18 @@ final class TunnelAttempts
         return attempts.repinned();
     }
 
+    /** The current attempt's connection to its node has connected; the CONNECT goes now. */
+    void connected()
+    {
+        long now = System.nanoTime();
+        attempts.timed(EgressMetrics.Phase.CONNECT, now - began);
+        began = now;
+    }
+
     /** The current attempt's tunnel is open. */
     void opened()
     {
+        attempts.timed(EgressMetrics.Phase.FIRST_BYTE, System.nanoTime() - began);
         attempts.record(FailurePolicy.Outcome.OK);
     }
 
@@ -91,6 +102,7 @@ final class TunnelAttempts
                 return null;
             try
             {
+                began = System.nanoTime();
                 return opener.open(attempts.node().node());
             }
             catch (IOException | RuntimeException x)

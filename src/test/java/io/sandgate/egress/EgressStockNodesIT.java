@@ -7,17 +7,20 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.ProxyNode;
 import io.sandgate.testing.ProxyProcess;
+import io.sandgate.testing.RawConnect;
 import io.sandgate.testing.RunningGateway;
 import io.sandgate.testing.Squid;
 import io.sandgate.testing.TargetServer;
 import io.sandgate.testing.Tinyproxy;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -113,6 +116,34 @@ class EgressStockNodesIT
             assertTrue(response.body().contains("scheme=https"), response.body());
             assertEquals("localhost:" + target.httpsPort(), target.requests().get(0).header("Host"), "inside the tunnel, the name");
         }
+    }
+
+    /** The seed's per-exit network metrics: how long a node takes to connect, to carry TLS and to answer. */
+    @Test
+    void nodeTimings_areHistogramsPerNode_ofConnect_tlsHandshake_andFirstByte() throws Exception
+    {
+        try (ProxyProcess node = node("tinyproxy"); RunningGateway gateway = through(node))
+        {
+            assertEquals(200, get(gateway, "/egress/localhost:" + target.httpsPort() + "/echo").statusCode(), node.diagnostics());
+            String tunnel = RawConnect.send(gateway.port(), "localhost:" + target.httpsPort(), "any", Runnable::run).get(10, TimeUnit.SECONDS);
+            assertTrue(tunnel.startsWith("HTTP/1.1 200"), tunnel);
+
+            String metrics = get(gateway, "/metrics").body();
+            String series = "{node=\"tinyproxy\",pool=\"main\"}";
+            // Connects: the base-URL face's client and the CONNECT face's tunnel (probes may add more).
+            assertTrue(count(metrics, "sandgate_egress_node_connect_seconds_count" + series) >= 2, metrics);
+            assertEquals(1, count(metrics, "sandgate_egress_node_tls_seconds_count" + series), "one handshake, counted once: " + metrics);
+            assertEquals(2, count(metrics, "sandgate_egress_node_first_byte_seconds_count" + series), "the request's and the CONNECT's: " + metrics);
+            assertTrue(metrics.contains("sandgate_egress_node_first_byte_seconds_bucket{node=\"tinyproxy\",pool=\"main\",le=\"0.1\"}"),
+                "a histogram, with buckets a dashboard can take quantiles of");
+        }
+    }
+
+    /** The value of {@code series} in a Prometheus scrape, 0 when absent. */
+    private static double count(String metrics, String series)
+    {
+        return metrics.lines().filter(line -> line.startsWith(series + " ")).mapToDouble(line -> Double.parseDouble(line.substring(series.length() + 1)))
+            .findFirst().orElse(0);
     }
 
     @ParameterizedTest(name = "{0}")
