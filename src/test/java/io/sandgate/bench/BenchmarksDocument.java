@@ -8,14 +8,14 @@ import java.nio.file.Path;
  * {@code docs/BENCHMARKS.md}, written one section at a time: each benchmark owns the section under
  * its "## " heading and leaves the others as they are.
  */
-final class BenchmarksDocument
+public final class BenchmarksDocument
 {
     private BenchmarksDocument()
     {
     }
 
     /** Writes {@code section} over the one under {@code heading} in {@code out}, or appends it; creates the file if needed. */
-    static void writeSection(Path out, String heading, String section) throws IOException
+    public static void writeSection(Path out, String heading, String section) throws IOException
     {
         String document = Files.exists(out) ? Files.readString(out) : "# Benchmarks\n";
         Files.createDirectories(out.toAbsolutePath().getParent());
