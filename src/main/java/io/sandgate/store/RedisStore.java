@@ -67,7 +67,9 @@ final class RedisStore
                 LoggerFactory.getLogger(RedisStore.class).warn("Could not write static route {} to Redis: {}", id, x.getClass().getSimpleName());
             }
         });
-        RedisSessionBus sessions = new RedisSessionBus(redisson, config.mcp().sessionTtl(), config.mcp().replayBuffer(), redis.pollInterval(), schedulers);
+        // In a cluster a plain PUBLISH goes to every node; a session's wake-ups need only its own shard.
+        RedisSessionBus sessions = new RedisSessionBus(redisson, config.mcp().sessionTtl(), config.mcp().replayBuffer(), redis.pollInterval(),
+            redis.clusterNodes().isEmpty() ? WakeUps.BROADCAST : WakeUps.SHARDED, schedulers);
         return new Store(routes, new RedisRedemptions(redisson), new RedisStickySessions(redisson), sessions,
             name -> new RedisLeadership(redisson, name, schedulers), routes::health, () ->
             {
