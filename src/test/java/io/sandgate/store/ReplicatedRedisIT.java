@@ -13,6 +13,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 import io.sandgate.core.Leadership;
 import io.sandgate.mcp.RawSseClient;
@@ -20,15 +21,21 @@ import io.sandgate.testing.BrowserRequests;
 import io.sandgate.testing.Gateway;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.McpUpstream;
+import io.sandgate.testing.RedisCluster;
+import io.sandgate.testing.RedisSentinels;
 import io.sandgate.testing.ReplicatedRedis;
 import io.sandgate.testing.RunningGateway;
 import io.sandgate.testing.SandboxBackend;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.AfterParameterizedClassInvocation;
+import org.junit.jupiter.params.BeforeParameterizedClassInvocation;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import static io.sandgate.mcp.RawSseClient.call;
 import static io.sandgate.testing.BrowserRequests.servedBy;
@@ -38,17 +45,32 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * What every store must do on a Redis of several processes, tested with two gateway replicas on a
- * {@link ReplicatedRedis}: routes written by {@code redis-cli} reach both within a second, MCP
+ * What every store must do on a Redis of several processes, tested with two gateway replicas on
+ * each {@link ReplicatedRedis}, a Redis Cluster and a Sentinel set-up: routes written by {@code redis-cli} reach both within a second, MCP
  * messages POSTed on one reach the stream on the other once, sticky pins, redeemed grants and
  * leadership are shared; and when the master holding the routes dies under traffic, cached routes
  * keep routing, accepted MCP messages are delivered once, and writes resume once a replica is
- * promoted, without restarting a gateway. The topology is started once per class; the fault test
- * runs last, as it leaves a master dead.
+ * promoted, without restarting a gateway. Each topology is started once for all its tests; the
+ * fault test runs last, as it leaves a master dead.
  */
+@ParameterizedClass
+@EnumSource
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
-abstract class ReplicatedRedisContract
+class ReplicatedRedisIT
 {
+    enum Topology
+    {
+        CLUSTER(RedisCluster::start),
+        SENTINEL(RedisSentinels::start);
+
+        private final Supplier<ReplicatedRedis> start;
+
+        Topology(Supplier<ReplicatedRedis> start)
+        {
+            this.start = start;
+        }
+    }
+
     private static final String ROUTES = "vnc_sandboxes";
     private static final Duration WITHIN_A_SECOND = Duration.ofMillis(1000);
     private static final Duration FAILOVER = Duration.ofSeconds(20);
@@ -69,10 +91,13 @@ abstract class ReplicatedRedisContract
         .set("ingress.cookie.secret", "replicated-redis-it-secret-0123456789")
         .set("mcp.servers", List.of(Map.of("name", "stream", "url", upstream.streamableUrl(), "transport", "streamable"))));
 
-    /** Called by each topology's {@code @BeforeAll} with the Redis it started. */
-    static void startReplicas(ReplicatedRedis started) throws Exception
+    @Parameter
+    Topology topology;
+
+    @BeforeParameterizedClassInvocation
+    static void startReplicas(Topology topology) throws Exception
     {
-        redis = started;
+        redis = topology.start.get();
         a = SandboxBackend.start("a");
         b = SandboxBackend.start("b");
         upstream = McpUpstream.start();
@@ -80,7 +105,7 @@ abstract class ReplicatedRedisContract
         replicaB = gateways.startAnother();
     }
 
-    @AfterAll
+    @AfterParameterizedClassInvocation
     static void stopAll() throws Exception
     {
         // The replicas before what they use; the extension would stop them only after this.
@@ -93,9 +118,6 @@ abstract class ReplicatedRedisContract
         replicaA = null;
         replicaB = null;
     }
-
-    /** A short name of the topology for the measurements printed. */
-    abstract String topology();
 
     private static boolean bothServe(String path, String expected)
     {
@@ -133,11 +155,11 @@ abstract class ReplicatedRedisContract
         redis.cli("HSET", ROUTES, "8001", a.hostPort());
         await().atMost(Duration.ofSeconds(5)).until(() -> bothServe("/vnc/8001/", "a"));
         // Within a second by notifications, not by polling: each replica says which it relies on.
-        await().atMost(Duration.ofSeconds(5)).until(ReplicatedRedisContract::bothHearKeyspaceEvents);
+        await().atMost(Duration.ofSeconds(5)).until(ReplicatedRedisIT::bothHearKeyspaceEvents);
 
         long moved = propagation("/vnc/8001/", "b", "HSET", ROUTES, "8001", b.hostPort());
         long deleted = propagation("/vnc/8001/", "404", "HDEL", ROUTES, "8001");
-        System.out.printf("[%s] redis-cli HSET reached both replicas in %d ms, HDEL in %d ms%n", topology(), moved, deleted);
+        System.out.printf("[%s] redis-cli HSET reached both replicas in %d ms, HDEL in %d ms%n", topology, moved, deleted);
     }
 
     @Test
@@ -173,8 +195,8 @@ abstract class ReplicatedRedisContract
         Instant until = Instant.now().plus(Duration.ofMinutes(5));
         for (int grant = 0; grant < 10; grant++)
         {
-            assertTrue(onA.redemptions().redeem("nonce-" + topology() + "-" + grant, until), "first redemption, on A");
-            assertFalse(onB.redemptions().redeem("nonce-" + topology() + "-" + grant, until), "replay on B");
+            assertTrue(onA.redemptions().redeem("nonce-" + topology + "-" + grant, until), "first redemption, on A");
+            assertFalse(onB.redemptions().redeem("nonce-" + topology + "-" + grant, until), "replay on B");
         }
 
         try (Leadership leaderA = onA.leadership("replicated-it"); Leadership leaderB = onB.leadership("replicated-it"))
@@ -243,7 +265,7 @@ abstract class ReplicatedRedisContract
         assertTrue(answered.values().stream().allMatch(n -> n == 1), "answers delivered twice: " + answered);
 
         // Writes by anyone resume, and reach both replicas within a second once they hear the new master.
-        await().atMost(FAILOVER).until(ReplicatedRedisContract::bothHearKeyspaceEvents);
+        await().atMost(FAILOVER).until(ReplicatedRedisIT::bothHearKeyspaceEvents);
         long recoveredAfter = (System.nanoTime() - killedAt) / 1_000_000;
         traffic.shutdown();
         assertTrue(traffic.awaitTermination(10, TimeUnit.SECONDS));
@@ -254,7 +276,7 @@ abstract class ReplicatedRedisContract
 
         System.out.printf("[%s] master %d killed: replica %d promoted after %d ms, both gateways on keyspace events of it after %d ms, "
                 + "%d ingress requests all routed (%s), %d MCP POSTs refused meanwhile and resent, HSET then reached both in %d ms%n",
-            topology(), killed, promoted, promotedAfter, recoveredAfter, ingress.values().stream().mapToInt(AtomicInteger::get).sum(), ingress.keySet(),
+            topology, killed, promoted, promotedAfter, recoveredAfter, ingress.values().stream().mapToInt(AtomicInteger::get).sum(), ingress.keySet(),
             refused.get(), moved);
     }
 }
