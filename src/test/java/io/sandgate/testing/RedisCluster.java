@@ -33,23 +33,15 @@ public final class RedisCluster extends RedisProcesses
      */
     public static RedisCluster start()
     {
-        RedisCluster cluster = new RedisCluster();
-        try
+        return started(new RedisCluster(), cluster ->
         {
             List<String> create = new ArrayList<>(List.of(cluster.cli.toString(), "--cluster", "create"));
             for (int i = 0; i < 2 * MASTERS; i++)
                 create.add("127.0.0.1:" + cluster.startNode("node-" + i, cluster::nodeCommand).port);
             create.addAll(List.of("--cluster-replicas", "1", "--cluster-yes"));
             cluster.runToEnd(create, FORMING_TIMEOUT);
-            await().alias("the cluster to serve every slot, with every replica in sync").atMost(FORMING_TIMEOUT)
-                .pollInterval(POLL_INTERVAL).ignoreExceptions()
-                .until(() -> cluster.nodes.stream().allMatch(node -> cluster.formed(node.port)));
-            return cluster;
-        }
-        catch (RuntimeException e)
-        {
-            throw cluster.closeAfter(new IllegalStateException("Redis Cluster did not form\n" + cluster.diagnostics(), e));
-        }
+            cluster.awaitEach(cluster.nodes, "serve every slot, with every replica in sync", cluster::formed, FORMING_TIMEOUT);
+        });
     }
 
     private List<String> nodeCommand(Node node)

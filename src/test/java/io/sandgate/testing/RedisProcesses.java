@@ -7,7 +7,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.IntPredicate;
+
+import static org.awaitility.Awaitility.await;
 
 /**
  * Several {@code redis-server} processes of one fixture, each on a free loopback port in a directory
@@ -81,6 +85,30 @@ abstract class RedisProcesses extends ProcessFixture implements ReplicatedRedis
         nodes.add(node);
         awaitReady(node.process, name + " on port " + node.port, "answer PING", () -> RedisServerProcess.answersPong(node.port));
         return node;
+    }
+
+    /**
+     * Starts the fixture's servers with {@code start} and returns the fixture; if they do not come
+     * up, closes it and says why, with the servers' logs.
+     */
+    protected static <T extends RedisProcesses> T started(T fixture, Consumer<T> start)
+    {
+        try
+        {
+            start.accept(fixture);
+            return fixture;
+        }
+        catch (RuntimeException e)
+        {
+            throw fixture.closeAfter(new IllegalStateException(fixture + " did not come up\n" + fixture.diagnostics(), e));
+        }
+    }
+
+    /** Returns once every one of {@code servers} passes {@code ready}, asked by its port; {@code readiness} says what that means. */
+    protected final void awaitEach(List<Node> servers, String readiness, IntPredicate ready, Duration atMost)
+    {
+        await().alias(servers + " to " + readiness).atMost(atMost).pollInterval(POLL_INTERVAL).ignoreExceptions()
+            .until(() -> servers.stream().allMatch(node -> ready.test(node.port)));
     }
 
     /** What every server here starts with: loopback only, no snapshots, its own directory and log. */

@@ -37,22 +37,14 @@ public final class RedisSentinels extends RedisProcesses
      */
     public static RedisSentinels start()
     {
-        RedisSentinels redis = new RedisSentinels();
-        try
+        return started(new RedisSentinels(), redis ->
         {
             Node master = redis.startNode("master", node -> redis.serverCommand(node));
             redis.startNode("replica", node -> redis.serverCommand(node, "--replicaof", "127.0.0.1", Integer.toString(master.port)));
             for (int i = 0; i < SENTINELS; i++)
                 redis.sentinels.add(redis.startNode("sentinel-" + i, node -> redis.sentinelCommand(node, master.port)));
-            await().alias("the sentinels to know the replica and each other").atMost(MONITORING_TIMEOUT)
-                .pollInterval(POLL_INTERVAL).ignoreExceptions()
-                .until(() -> redis.sentinels.stream().allMatch(sentinel -> redis.monitoring(sentinel.port)));
-            return redis;
-        }
-        catch (RuntimeException e)
-        {
-            throw redis.closeAfter(new IllegalStateException("Redis Sentinel set-up did not come up\n" + redis.diagnostics(), e));
-        }
+            redis.awaitEach(redis.sentinels, "know the replica and each other", redis::monitoring, MONITORING_TIMEOUT);
+        });
     }
 
     /** A sentinel rewrites its configuration file as it learns, so it gets one of its own. */
