@@ -251,6 +251,7 @@ class ReplicatedRedisIT
 
         int killed = redis.killMasterOf(ROUTES);
         long killedAt = System.nanoTime();
+        assertEquals("503", servedBy(replicaA, "/vnc/8009/"), "a route not cached, whose hash has no master for now");
         int calls = 40;
         AtomicInteger refused = new AtomicInteger();
         String session = sessionId;
