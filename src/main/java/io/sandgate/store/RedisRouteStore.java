@@ -1,11 +1,13 @@
 package io.sandgate.store;
 
+import java.net.InetSocketAddress;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -14,6 +16,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -48,6 +51,12 @@ import org.slf4j.LoggerFactory;
  * them); while they are not confirmed, cached ids are re-read every poll interval; and every
  * revalidate interval they are re-read regardless. When Redis is down, cached routes keep routing
  * and misses fail fast with {@link StoreUnavailableException}.</p>
+ *
+ * <p>In Redis Cluster and behind Sentinel the events come from whichever master holds the hash's
+ * slot, and only if that master has them turned on: Redisson subscribes on every master, the
+ * events are turned on at every master, and both are done again when the set of masters changes,
+ * which is what a failover looks like from here. The re-read that follows covers what was written
+ * meanwhile.</p>
  */
 final class RedisRouteStore implements RouteStore
 {
@@ -76,6 +85,8 @@ final class RedisRouteStore implements RouteStore
     private volatile boolean notificationsConfirmed;
     private volatile boolean reachable = true;
     private volatile long lastFullRefreshNanos = System.nanoTime();
+    /** The masters the events were turned on at and subscribed to; another set means a failover. */
+    private volatile Set<InetSocketAddress> watched = Set.of();
 
     RedisRouteStore(RedissonClient redisson, String key, StoreConfig.Redis config, int cacheSize, MeterRegistry registry, ScheduledExecutorService scheduler)
     {
@@ -288,15 +299,28 @@ final class RedisRouteStore implements RouteStore
 
     private void tick()
     {
-        boolean due = System.nanoTime() - lastFullRefreshNanos > config.revalidateInterval().toNanos();
-        if (notificationsConfirmed && !due)
-            return;
         try
         {
+            if (!knownMasters().equals(watched))
+            {
+                // A failover put a replica in charge of the hash: it has neither the events turned on
+                // (only masters get CONFIG SET) nor our PSUBSCRIBE, and a planned failover drops no
+                // connection that would have told us.
+                subscribed = false;
+                notificationsConfirmed = false;
+            }
+            boolean due = System.nanoTime() - lastFullRefreshNanos > config.revalidateInterval().toNanos();
+            if (notificationsConfirmed && !due)
+                return;
             if (!subscribed)
                 subscribe();
             if (!notificationsConfirmed)
-                notificationsConfirmed = enableNotifications();
+            {
+                // Asked after subscribing, which connects a client that is still lazy.
+                List<? extends RedisNode> masters = masters();
+                notificationsConfirmed = enableNotifications(masters);
+                watched = addresses(masters);
+            }
             refresh();
             lastFullRefreshNanos = System.nanoTime();
         }
@@ -315,9 +339,14 @@ final class RedisRouteStore implements RouteStore
      */
     private void subscribe()
     {
-        topic.removeAllListeners();
+        // Asynchronous with a bound of our own: a dead master's PUNSUBSCRIBE would otherwise hold
+        // this thread, and with it every re-read, for Redisson's whole subscription timeout.
+        long bound = config.timeout().toMillis() * 2;
+        topic.removeAllListenersAsync().toCompletableFuture().orTimeout(bound, TimeUnit.MILLISECONDS).join();
+        // In a cluster Redisson places one PSUBSCRIBE on every master, as each emits the events of
+        // its own slots only.
         topic.addListenerAsync(String.class, (pattern, channel, event) -> onChange())
-            .toCompletableFuture().orTimeout(config.timeout().toMillis() * 2, TimeUnit.MILLISECONDS).join();
+            .toCompletableFuture().orTimeout(bound, TimeUnit.MILLISECONDS).join();
         subscribed = true;
     }
 
@@ -356,11 +385,15 @@ final class RedisRouteStore implements RouteStore
         reachable = true;
     }
 
-    private boolean enableNotifications()
+    /** Turns the events on where they are emitted: on every master, each for its own slots. */
+    private boolean enableNotifications(List<? extends RedisNode> masters)
     {
+        // Not connected yet (the client is lazy): nothing is confirmed, the next tick tries again.
+        if (masters.isEmpty())
+            return false;
         try
         {
-            for (RedisNode node : masters())
+            for (RedisNode node : masters)
             {
                 String current = node.getConfig("notify-keyspace-events").getOrDefault("notify-keyspace-events", "");
                 String wanted = merge(current);
@@ -380,6 +413,24 @@ final class RedisRouteStore implements RouteStore
             }
             throw x;
         }
+    }
+
+    /** The masters as the client knows them, without asking Redis; none before it has connected. */
+    private Set<InetSocketAddress> knownMasters()
+    {
+        try
+        {
+            return addresses(masters());
+        }
+        catch (RuntimeException x)
+        {
+            return Set.of();
+        }
+    }
+
+    private static Set<InetSocketAddress> addresses(List<? extends RedisNode> nodes)
+    {
+        return nodes.stream().map(RedisNode::getAddr).collect(Collectors.toSet());
     }
 
     private List<? extends RedisNode> masters()

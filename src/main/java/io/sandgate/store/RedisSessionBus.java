@@ -32,7 +32,8 @@ import org.redisson.client.codec.StringCodec;
  * {@code mcp-server-sse:<sessionId>} (Higress's naming) that wakes the replica holding the client's
  * stream. The stream is the authority: a wake-up lost while Redis blinks or while no one listens
  * costs latency (the next poll), never a message, and the stream ids are the SSE event ids a client
- * resumes from. The wake-up carries the event and the id of the one before it, so a subscriber that
+ * resumes from. In Redis Cluster the channel is a shard channel in the session's slot ({@link WakeUps}).
+ * The wake-up carries the event and the id of the one before it, so a subscriber that
  * delivered that one delivers this without reading the stream: one round trip from the appending
  * replica through Redis to the client's. Keys share the hash tag {@code {sessionId}} so a cluster
  * keeps them in one slot.
@@ -56,7 +57,7 @@ final class RedisSessionBus implements SessionBus
      * id of the earlier attempt if it landed (XADD is not idempotent); else XADD with the cap, the
      * TTL, and the wake-up {@code "<id> <previous id>\n<message>"} ({@code "<id>"} alone for a large
      * message). KEYS: record, log. ARGV: key, message, capacity, TTL in ms, channel, how far back a
-     * retry looks (0 on a first attempt), push limit.
+     * retry looks (0 on a first attempt), push limit, publishing command ({@link WakeUps}).
      */
     private static final String APPEND = """
         if redis.call('EXISTS', KEYS[1]) == 0 then return false end
@@ -74,9 +75,9 @@ final class RedisSessionBus implements SessionBus
         local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'k', ARGV[1], 'm', ARGV[2])
         redis.call('PEXPIRE', KEYS[2], ARGV[4])
         if #ARGV[2] <= tonumber(ARGV[7]) then
-          redis.call('PUBLISH', ARGV[5], id .. ' ' .. previous .. '\\n' .. ARGV[2])
+          redis.call(ARGV[8], ARGV[5], id .. ' ' .. previous .. '\\n' .. ARGV[2])
         else
-          redis.call('PUBLISH', ARGV[5], id)
+          redis.call(ARGV[8], ARGV[5], id)
         end
         return id
         """;
@@ -85,6 +86,7 @@ final class RedisSessionBus implements SessionBus
     private final RScript script;
     private final Duration ttl;
     private final int capacity;
+    private final WakeUps wakeUps;
     /** Deliveries read Redis and write to client streams, both of which may block. */
     private final Executor delivery;
     private final ScheduledFuture<?> poller;
@@ -92,9 +94,10 @@ final class RedisSessionBus implements SessionBus
     /** Keys whose last append failed: it may have landed all the same, so look before adding again. */
     private final Set<String> uncertain = ConcurrentHashMap.newKeySet();
 
-    RedisSessionBus(RedissonClient redisson, Duration ttl, int capacity, Duration pollInterval, Schedulers schedulers)
+    RedisSessionBus(RedissonClient redisson, Duration ttl, int capacity, Duration pollInterval, WakeUps wakeUps, Schedulers schedulers)
     {
         this.redisson = redisson;
+        this.wakeUps = wakeUps;
         this.script = redisson.getScript(StringCodec.INSTANCE);
         this.ttl = ttl;
         this.capacity = capacity;
@@ -115,11 +118,6 @@ final class RedisSessionBus implements SessionBus
         return "sandgate:mcp:{" + id + "}:events";
     }
 
-    private static String channelName(String id)
-    {
-        return "mcp-server-sse:" + id;
-    }
-
     private RMap<String, String> record(String id)
     {
         return redisson.getMap(recordKey(id), StringCodec.INSTANCE);
@@ -132,7 +130,7 @@ final class RedisSessionBus implements SessionBus
 
     private RTopic channel(String id)
     {
-        return redisson.getTopic(channelName(id), StringCodec.INSTANCE);
+        return wakeUps.topic(redisson, id);
     }
 
     @Override
@@ -273,7 +271,7 @@ final class RedisSessionBus implements SessionBus
         {
             id = call(() -> script.eval(recordKey(sessionId), RScript.Mode.READ_WRITE, APPEND, RScript.ReturnType.VALUE,
                 List.of(recordKey(sessionId), logKey(sessionId)), key, message, Integer.toString(capacity), Long.toString(ttl.toMillis()),
-                channelName(sessionId), Integer.toString(lookback), Integer.toString(PUSH_LIMIT)));
+                wakeUps.channel(sessionId), Integer.toString(lookback), Integer.toString(PUSH_LIMIT), wakeUps.command));
         }
         catch (StoreUnavailableException x)
         {

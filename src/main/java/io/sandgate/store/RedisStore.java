@@ -12,6 +12,8 @@ import io.sandgate.ingress.Routes;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
+import org.redisson.config.ReadMode;
+import org.redisson.config.SubscriptionMode;
 import org.redisson.connection.ConnectionListener;
 import org.slf4j.LoggerFactory;
 
@@ -21,6 +23,8 @@ import org.slf4j.LoggerFactory;
  */
 final class RedisStore
 {
+    private static final int CLUSTER_SCAN_MILLIS = 1000;
+
     private RedisStore()
     {
     }
@@ -63,7 +67,9 @@ final class RedisStore
                 LoggerFactory.getLogger(RedisStore.class).warn("Could not write static route {} to Redis: {}", id, x.getClass().getSimpleName());
             }
         });
-        RedisSessionBus sessions = new RedisSessionBus(redisson, config.mcp().sessionTtl(), config.mcp().replayBuffer(), redis.pollInterval(), schedulers);
+        // In a cluster a plain PUBLISH goes to every node; a session's wake-ups need only its own shard.
+        RedisSessionBus sessions = new RedisSessionBus(redisson, config.mcp().sessionTtl(), config.mcp().replayBuffer(), redis.pollInterval(),
+            redis.clusterNodes().isEmpty() ? WakeUps.BROADCAST : WakeUps.SHARDED, schedulers);
         return new Store(routes, new RedisRedemptions(redisson), new RedisStickySessions(redisson), sessions,
             name -> new RedisLeadership(redisson, name, schedulers), routes::health, () ->
             {
@@ -84,10 +90,17 @@ final class RedisStore
         int timeout = (int)redis.timeout().toMillis();
         redis.username().ifPresent(config::setUsername);
         redis.password().ifPresent(secret -> config.setPassword(secret.reveal()));
+        // Reads go to masters, not to Redisson's default of replicas: a route re-read on a keyspace
+        // notification, a session checked right after it was created, a stream read on its wake-up,
+        // must see the write that caused them, and a replica may not have it yet.
         if (!redis.clusterNodes().isEmpty())
         {
             config.useClusterServers()
                 .addNodeAddress(redis.clusterNodes().stream().map(RedisStore::uri).toArray(String[]::new))
+                .setReadMode(ReadMode.MASTER).setSubscriptionMode(SubscriptionMode.MASTER)
+                // A promoted replica is learnt within a second rather than Redisson's default 5 s;
+                // until then the failed-over slots answer nothing.
+                .setScanInterval(CLUSTER_SCAN_MILLIS)
                 .setTimeout(timeout).setConnectTimeout(timeout).setRetryAttempts(1);
         }
         else if (!redis.sentinelNodes().isEmpty())
@@ -95,6 +108,7 @@ final class RedisStore
             config.useSentinelServers()
                 .addSentinelAddress(redis.sentinelNodes().stream().map(RedisStore::uri).toArray(String[]::new))
                 .setMasterName(redis.sentinelMaster().orElseThrow()).setDatabase(redis.database())
+                .setReadMode(ReadMode.MASTER).setSubscriptionMode(SubscriptionMode.MASTER)
                 .setTimeout(timeout).setConnectTimeout(timeout).setRetryAttempts(1);
         }
         else

@@ -1,6 +1,5 @@
 package io.sandgate.mcp;
 
-import java.io.InputStream;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -9,13 +8,11 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import io.sandgate.mcp.RawSseClient.Event;
+import io.sandgate.mcp.RawSseClient.Stream;
 import io.sandgate.testing.Gateway;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.McpUpstream;
@@ -26,9 +23,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import static io.sandgate.mcp.RawSseClient.call;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -38,7 +35,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class McpResumeIT
 {
-    private static final Pattern RESPONSE_ID = Pattern.compile("\"id\":(\\d+)");
+    private static final RawSseClient CLIENT = new RawSseClient("stream");
     private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     private static final int CALLS = 100;
 
@@ -73,102 +70,31 @@ class McpResumeIT
         }
     }
 
-    /** One SSE event as the client saw it. */
-    record Event(String id, String name, String data)
+    private Stream stream(Gateway replica, String query, String lastEventId) throws Exception
     {
-    }
-
-    /** Reads an SSE stream on its own thread; a null-named event marks the end. */
-    static final class Stream
-    {
-        final BlockingQueue<Event> events = new LinkedBlockingQueue<>();
-
-        Stream(Gateway replica, String path, String lastEventId) throws Exception
-        {
-            HttpRequest.Builder request = HttpRequest.newBuilder(replica.uri().resolve(path)).header("Accept", "text/event-stream");
-            if (lastEventId != null)
-                request.header("Last-Event-ID", lastEventId);
-            HttpResponse<InputStream> response = HTTP.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
-            assertEquals(200, response.statusCode());
-            Thread reader = new Thread(() ->
-            {
-                try
-                {
-                    SseReader sse = new SseReader(response.body());
-                    SseReader.Event event;
-                    while ((event = sse.next()) != null)
-                        events.add(new Event(event.id(), event.name(), event.data()));
-                }
-                catch (Exception x)
-                {
-                    // The replica died: that is the point of some tests.
-                }
-                events.add(new Event(null, null, null));
-            }, "sse-reader");
-            reader.setDaemon(true);
-            reader.start();
-        }
-
-        Event next() throws InterruptedException
-        {
-            Event event = events.poll(15, TimeUnit.SECONDS);
-            assertNotNull(event, "no event within 15 s");
-            return event;
-        }
+        return CLIENT.stream(replica, query, lastEventId);
     }
 
     private static int post(Gateway replica, String sessionId, String json) throws Exception
     {
-        HttpRequest request = HttpRequest.newBuilder(replica.uri().resolve("/mcp/stream/message?sessionId=" + sessionId))
-            .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(json)).timeout(Duration.ofSeconds(10)).build();
-        return HTTP.send(request, HttpResponse.BodyHandlers.discarding()).statusCode();
-    }
-
-    private static String call(int id)
-    {
-        return "{\"jsonrpc\":\"2.0\",\"id\":" + id + ",\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"m" + id + "\"}}}";
+        return CLIENT.post(replica, sessionId, json);
     }
 
     /** Opens the stream on A, initializes through B; returns the session id. */
     private String openSession(Stream stream) throws Exception
     {
-        Event endpoint = stream.next();
-        assertEquals("endpoint", endpoint.name());
-        String sessionId = endpoint.data().substring(endpoint.data().indexOf("sessionId=") + "sessionId=".length());
-        assertEquals(202, post(replicaB, sessionId, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\","
-            + "\"capabilities\":{},\"clientInfo\":{\"name\":\"raw\",\"version\":\"1\"}}}"));
-        Event initialized = stream.next();
-        assertTrue(initialized.data().contains("\"id\":0") && initialized.data().contains("protocolVersion"), initialized.data());
-        assertNotNull(initialized.id(), "every event carries an id");
-        assertEquals(202, post(replicaB, sessionId, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"));
-        return sessionId;
+        return CLIENT.openSession(stream, replicaB);
     }
 
-    /** Takes events until the stream ends or every call is answered; records response ids. */
     private static String collect(Stream stream, Map<Integer, Integer> answered) throws InterruptedException
     {
-        String lastId = null;
-        while (answered.size() < CALLS || answered.values().stream().anyMatch(n -> n > 1))
-        {
-            Event event = stream.next();
-            if (event.name() == null)
-                break;
-            if (!"message".equals(event.name()))
-                continue;
-            lastId = event.id();
-            Matcher m = RESPONSE_ID.matcher(event.data());
-            if (event.data().contains("\"result\"") && m.find())
-                answered.merge(Integer.parseInt(m.group(1)), 1, Integer::sum);
-            if (answered.size() == CALLS)
-                break;
-        }
-        return lastId;
+        return RawSseClient.collect(stream, answered, CALLS);
     }
 
     @Test
     void replicaHoldingTheStreamDies_clientResumesOnTheOtherWithLastEventId_nothingLostOrDuplicated() throws Exception
     {
-        Stream onA = new Stream(replicaA, "/mcp/stream/sse", null);
+        Stream onA = stream(replicaA, "", null);
         String sessionId = openSession(onA);
         Map<Integer, Integer> answered = new HashMap<>();
 
@@ -181,9 +107,8 @@ class McpResumeIT
                 while (answered.size() < 10)
                 {
                     Event event = onA.next();
-                    Matcher m = RESPONSE_ID.matcher(event.data());
-                    if (event.data().contains("\"result\"") && m.find())
-                        answered.merge(Integer.parseInt(m.group(1)), 1, Integer::sum);
+                    if (event.resultId() >= 0)
+                        answered.merge(event.resultId(), 1, Integer::sum);
                 }
                 replicaA.close();
                 replicaA = null;
@@ -192,7 +117,7 @@ class McpResumeIT
         String lastSeen = collect(onA, answered);
         assertTrue(answered.size() < CALLS, "the stream on A was cut before every answer arrived");
 
-        Stream onB = new Stream(replicaB, "/mcp/stream/sse?sessionId=" + sessionId, lastSeen);
+        Stream onB = stream(replicaB, "?sessionId=" + sessionId, lastSeen);
         assertEquals("endpoint", onB.next().name());
         collect(onB, answered);
 
@@ -209,7 +134,7 @@ class McpResumeIT
     @Test
     void deleteOnOneReplica_endsTheSessionOnAll() throws Exception
     {
-        Stream onA = new Stream(replicaA, "/mcp/stream/sse", null);
+        Stream onA = stream(replicaA, "", null);
         String sessionId = openSession(onA);
 
         HttpResponse<String> deleted = HTTP.send(HttpRequest.newBuilder(replicaB.uri().resolve("/mcp/stream/mcp"))
@@ -229,13 +154,13 @@ class McpResumeIT
     @Test
     void metrics_countRelayedMessagesAndResumes_andLostStaysZero() throws Exception
     {
-        Stream onA = new Stream(replicaA, "/mcp/stream/sse", null);
+        Stream onA = stream(replicaA, "", null);
         String sessionId = openSession(onA);
         Event first = null;
         assertEquals(202, post(replicaB, sessionId, call(1)));
         while (first == null || !first.data().contains("\"result\""))
             first = onA.next();
-        new Stream(replicaA, "/mcp/stream/sse?sessionId=" + sessionId, first.id());
+        stream(replicaA, "?sessionId=" + sessionId, first.id());
 
         String metrics = HTTP.send(HttpRequest.newBuilder(replicaB.uri().resolve("/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
         assertTrue(metrics.contains("sandgate_mcp_messages_lost_total 0.0"), metrics);
@@ -248,7 +173,7 @@ class McpResumeIT
     @Test
     void redisRestartsMidRun_everyAcceptedMessageIsDeliveredOnce() throws Exception
     {
-        Stream onA = new Stream(replicaA, "/mcp/stream/sse", null);
+        Stream onA = stream(replicaA, "", null);
         String sessionId = openSession(onA);
         AtomicInteger refused = new AtomicInteger();
         for (int i = 1; i <= CALLS; i++)

@@ -15,6 +15,7 @@ import io.sandgate.testing.RedisReplicas;
 import io.sandgate.testing.RunningGateway;
 import org.junit.jupiter.api.Test;
 
+import static io.sandgate.testing.BrowserRequests.servedBy;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -40,21 +41,6 @@ class RedisRoutingIT extends RedisReplicas
     {
         HttpRequest request = HttpRequest.newBuilder(gateway.uri().resolve(path)).timeout(Duration.ofSeconds(10)).build();
         return CLIENT.send(request, HttpResponse.BodyHandlers.ofString());
-    }
-
-    private static String servedBy(Gateway gateway, String path)
-    {
-        try
-        {
-            HttpResponse<String> response = get(gateway, path);
-            if (response.statusCode() != 200)
-                return Integer.toString(response.statusCode());
-            return response.headers().firstValue("X-Backend").orElse("?");
-        }
-        catch (Exception x)
-        {
-            return x.toString();
-        }
     }
 
     private long hgetCalls()

@@ -65,7 +65,10 @@ class SessionBusTest
 
     private static Stream<SessionBus> buses(Duration ttl)
     {
-        return Stream.of(new MemorySessionBus(ttl, 100, schedulers), new RedisSessionBus(redisson, ttl, 100, Duration.ofSeconds(1), schedulers));
+        // Shard channels work on a single Redis 7 too: the cluster's way of waking, tested without a cluster.
+        return Stream.of(new MemorySessionBus(ttl, 100, schedulers),
+            new RedisSessionBus(redisson, ttl, 100, Duration.ofSeconds(1), WakeUps.BROADCAST, schedulers),
+            new RedisSessionBus(redisson, ttl, 100, Duration.ofSeconds(1), WakeUps.SHARDED, schedulers));
     }
 
     private static McpSession session(String owner)

@@ -33,6 +33,26 @@ public final class BrowserRequests
         return CLIENT.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }
 
+    /**
+     * Which sandbox served the path through the gateway: the {@code X-Backend} name of a
+     * {@link SandboxBackend}, else the status, or the failure; never throws, for use in awaits and
+     * in loops that run through a fault.
+     */
+    public static String servedBy(Gateway gateway, String path)
+    {
+        try
+        {
+            HttpResponse<String> response = get(gateway.uri(), path);
+            if (response.statusCode() != 200)
+                return Integer.toString(response.statusCode());
+            return response.headers().firstValue("X-Backend").orElse("?");
+        }
+        catch (Exception x)
+        {
+            return x.toString();
+        }
+    }
+
     /** The gateway's session cookie as the browser sends it back: {@code vnc_session_id=<value>}. */
     public static String sessionCookie(HttpResponse<?> response)
     {

@@ -58,6 +58,12 @@ public final class GatewayConfig
         return set("store.type", "redis").set("store.redis.address", redis.address());
     }
 
+    /** The Redis store on that cluster or those sentinels. */
+    public GatewayConfig redisStore(ReplicatedRedis redis)
+    {
+        return set("store.type", "redis").setAll(redis.storeSettings());
+    }
+
     /**
      * Egress trusts the target's self-signed certificate, as it would trust a real CA, and may
      * tunnel to its https port besides 443.

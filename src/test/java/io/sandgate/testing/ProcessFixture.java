@@ -131,6 +131,38 @@ public abstract class ProcessFixture implements AutoCloseable
     }
 
     /**
+     * Runs a short command (redis-cli) in the directory to its end and returns what it printed,
+     * both streams together.
+     *
+     * @throws IllegalStateException if it exits with a non-zero status or runs past {@code timeout}
+     */
+    protected final String runToEnd(List<String> command, Duration timeout)
+    {
+        Path output = directory.resolve("command-" + System.nanoTime() + ".log");
+        Process process = launch(command, output, output);
+        try
+        {
+            boolean ended = process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            if (!ended)
+                stop(process, Duration.ZERO);
+            String printed = Files.readString(output, StandardCharsets.UTF_8);
+            Files.delete(output);
+            if (!ended || process.exitValue() != 0)
+                throw new IllegalStateException(String.join(" ", command) + (ended ? " exited with status " + process.exitValue() : " ran past " + timeout) + ":\n" + printed);
+            return printed;
+        }
+        catch (IOException e)
+        {
+            throw new UncheckedIOException(e);
+        }
+        catch (InterruptedException e)
+        {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while running " + command.get(0), e);
+        }
+    }
+
+    /**
      * Returns once {@code ready} holds. A process that exits first, or is not ready in time, is
      * killed, and the exception says which, with the diagnostics.
      *

@@ -151,7 +151,7 @@ public final class RedisServerProcess extends ProcessFixture
         return directory.resolve("redis-console.log");
     }
 
-    private static boolean answersPong(int port)
+    static boolean answersPong(int port)
     {
         try (RawRedis redis = RawRedis.connect(port))
         {
