@@ -186,7 +186,7 @@ public final class Sandgate implements AutoCloseable
         {
             try
             {
-                mcp = new McpGateway(config.mcp(), store.sessions(), clients, new Origins(config.server().publicOrigins()), metrics, schedulers);
+                mcp = new McpGateway(config.mcp(), store.sessions(), clients, new Origins(config.server().publicOrigins()), metrics, schedulers, tracing);
             }
             catch (Exception x)
             {

@@ -117,30 +117,30 @@ class McpResumeIT
         }
     }
 
-    private static int post(Gateway replica, String sessionId, String json) throws Exception
+    static int post(Gateway replica, String sessionId, String json) throws Exception
     {
         HttpRequest request = HttpRequest.newBuilder(replica.uri().resolve("/mcp/stream/message?sessionId=" + sessionId))
             .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(json)).timeout(Duration.ofSeconds(10)).build();
         return HTTP.send(request, HttpResponse.BodyHandlers.discarding()).statusCode();
     }
 
-    private static String call(int id)
+    static String call(int id)
     {
         return "{\"jsonrpc\":\"2.0\",\"id\":" + id + ",\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"m" + id + "\"}}}";
     }
 
-    /** Opens the stream on A, initializes through B; returns the session id. */
-    private String openSession(Stream stream) throws Exception
+    /** Opens the stream (on A here), initializes through {@code posts} (B here); returns the session id. */
+    static String openSession(Stream stream, Gateway posts) throws Exception
     {
         Event endpoint = stream.next();
         assertEquals("endpoint", endpoint.name());
         String sessionId = endpoint.data().substring(endpoint.data().indexOf("sessionId=") + "sessionId=".length());
-        assertEquals(202, post(replicaB, sessionId, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\","
+        assertEquals(202, post(posts, sessionId, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\","
             + "\"capabilities\":{},\"clientInfo\":{\"name\":\"raw\",\"version\":\"1\"}}}"));
         Event initialized = stream.next();
         assertTrue(initialized.data().contains("\"id\":0") && initialized.data().contains("protocolVersion"), initialized.data());
         assertNotNull(initialized.id(), "every event carries an id");
-        assertEquals(202, post(replicaB, sessionId, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"));
+        assertEquals(202, post(posts, sessionId, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"));
         return sessionId;
     }
 
@@ -169,7 +169,7 @@ class McpResumeIT
     void replicaHoldingTheStreamDies_clientResumesOnTheOtherWithLastEventId_nothingLostOrDuplicated() throws Exception
     {
         Stream onA = new Stream(replicaA, "/mcp/stream/sse", null);
-        String sessionId = openSession(onA);
+        String sessionId = openSession(onA, replicaB);
         Map<Integer, Integer> answered = new HashMap<>();
 
         for (int i = 1; i <= CALLS; i++)
@@ -210,7 +210,7 @@ class McpResumeIT
     void deleteOnOneReplica_endsTheSessionOnAll() throws Exception
     {
         Stream onA = new Stream(replicaA, "/mcp/stream/sse", null);
-        String sessionId = openSession(onA);
+        String sessionId = openSession(onA, replicaB);
 
         HttpResponse<String> deleted = HTTP.send(HttpRequest.newBuilder(replicaB.uri().resolve("/mcp/stream/mcp"))
             .header("Mcp-Session-Id", sessionId).DELETE().build(), HttpResponse.BodyHandlers.ofString());
@@ -230,7 +230,7 @@ class McpResumeIT
     void metrics_countRelayedMessagesAndResumes_andLostStaysZero() throws Exception
     {
         Stream onA = new Stream(replicaA, "/mcp/stream/sse", null);
-        String sessionId = openSession(onA);
+        String sessionId = openSession(onA, replicaB);
         Event first = null;
         assertEquals(202, post(replicaB, sessionId, call(1)));
         while (first == null || !first.data().contains("\"result\""))
@@ -249,7 +249,7 @@ class McpResumeIT
     void redisRestartsMidRun_everyAcceptedMessageIsDeliveredOnce() throws Exception
     {
         Stream onA = new Stream(replicaA, "/mcp/stream/sse", null);
-        String sessionId = openSession(onA);
+        String sessionId = openSession(onA, replicaB);
         AtomicInteger refused = new AtomicInteger();
         for (int i = 1; i <= CALLS; i++)
         {
