@@ -227,7 +227,7 @@ public final class Sandgate implements AutoCloseable
         redactor = leaks.redactor();
         try
         {
-            egress = new Egress(config.egress(), store.sticky(), credentials, leaks, metrics, schedulers, resolver);
+            egress = new Egress(config.egress(), store.sticky(), credentials, leaks, metrics, schedulers, resolver, tracing);
         }
         catch (Exception x)
         {
