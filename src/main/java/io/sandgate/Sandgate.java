@@ -20,6 +20,7 @@ import io.sandgate.config.CredentialsConfig;
 import io.sandgate.config.EgressConfig;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.config.ServerConfig;
+import io.sandgate.config.TracingConfig;
 import io.sandgate.controlplane.PodWatcher;
 import io.sandgate.core.Schedulers;
 import io.sandgate.egress.Credentials;
@@ -43,6 +44,7 @@ import io.sandgate.ops.MetricsServlet;
 import io.sandgate.secrets.SecretRing;
 import io.sandgate.secrets.SecretSources;
 import io.sandgate.store.Store;
+import io.sandgate.tracing.Tracing;
 import io.sandgate.web.AccessLog;
 import io.sandgate.web.ClientIdentity;
 import io.sandgate.web.ClientInfo;
@@ -74,6 +76,8 @@ public final class Sandgate implements AutoCloseable
     private final PrometheusMeterRegistry metrics;
     private final Schedulers schedulers;
     private final Store store;
+    /** Where spans go; {@link Tracing#OFF} unless {@code tracing.otlp.endpoint} is set or a test gave its own. */
+    private final Tracing tracing;
     /** What was built, closed in reverse order with the gateway. */
     private final Deque<AutoCloseable> built = new ArrayDeque<>();
     /** The faces; null when switched off, and on the control-plane role, which serves operations only. */
@@ -89,11 +93,12 @@ public final class Sandgate implements AutoCloseable
     /** One redaction for logs and the admin API; it knows the real keys once the egress face has read them. */
     private volatile Redactor redactor;
 
-    private Sandgate(SandgateConfig config, Supplier<SandgateConfig> reloader, Resolver resolver)
+    private Sandgate(SandgateConfig config, Supplier<SandgateConfig> reloader, Resolver resolver, Tracing tracing)
     {
         this.config = config;
         this.reloader = reloader;
         this.resolver = resolver;
+        this.tracing = tracing;
         this.metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         new JvmMemoryMetrics().bindTo(metrics);
         new JvmGcMetrics().bindTo(metrics);
@@ -102,7 +107,7 @@ public final class Sandgate implements AutoCloseable
         this.schedulers = Schedulers.create();
         this.store = Store.create(config, metrics, schedulers);
         this.redactor = forLogs(Redactor.defaults());
-        this.accessLog = new AccessLogFilter(metrics, config.accessLog(), () -> redactor);
+        this.accessLog = new AccessLogFilter(metrics, config.accessLog(), () -> redactor, tracing);
     }
 
     /**
@@ -122,8 +127,30 @@ public final class Sandgate implements AutoCloseable
      */
     public static Sandgate create(SandgateConfig config, String contextPath, Supplier<SandgateConfig> reloader, Resolver resolver)
     {
+        Tracing tracing = tracing(config.tracing());
+        try
+        {
+            Sandgate sandgate = create(config, contextPath, reloader, resolver, tracing);
+            // Built here, so closed with the gateway; a caller's own tracing is the caller's to close.
+            sandgate.built.addLast(tracing);
+            return sandgate;
+        }
+        catch (RuntimeException x)
+        {
+            tracing.close();
+            throw x;
+        }
+    }
+
+    /**
+     * As {@link #create(SandgateConfig, String, Supplier, Resolver)}, with spans going to
+     * {@code tracing} whatever the configuration says: tests read them from an in-memory exporter.
+     * The caller closes it, after the gateway.
+     */
+    public static Sandgate create(SandgateConfig config, String contextPath, Supplier<SandgateConfig> reloader, Resolver resolver, Tracing tracing)
+    {
         LogFormats.use(config.logFormat());
-        Sandgate sandgate = new Sandgate(config, reloader, resolver);
+        Sandgate sandgate = new Sandgate(config, reloader, resolver, tracing);
         try
         {
             sandgate.build(contextPath);
@@ -134,6 +161,12 @@ public final class Sandgate implements AutoCloseable
             throw x;
         }
         return sandgate;
+    }
+
+    /** Spans to the configured collector, or none: without an endpoint nothing of the SDK is started. */
+    private static Tracing tracing(TracingConfig config)
+    {
+        return config.endpoint().map(endpoint -> Tracing.otlp(endpoint, config.sampleRatio(), config.serviceName())).orElse(Tracing.OFF);
     }
 
     private void build(String contextPath)
@@ -154,7 +187,7 @@ public final class Sandgate implements AutoCloseable
         {
             try
             {
-                mcp = new McpGateway(config.mcp(), store.sessions(), clients, new Origins(config.server().publicOrigins()), metrics, schedulers);
+                mcp = new McpGateway(config.mcp(), store.sessions(), clients, new Origins(config.server().publicOrigins()), metrics, schedulers, tracing);
             }
             catch (Exception x)
             {
@@ -201,7 +234,7 @@ public final class Sandgate implements AutoCloseable
         redactor = forLogs(leaks.redactor());
         try
         {
-            egress = new Egress(config.egress(), store.sticky(), credentials, leaks, metrics, schedulers, resolver);
+            egress = new Egress(config.egress(), store.sticky(), credentials, leaks, metrics, schedulers, resolver, tracing);
         }
         catch (Exception x)
         {
@@ -355,6 +388,12 @@ public final class Sandgate implements AutoCloseable
     public Egress egress()
     {
         return egress;
+    }
+
+    /** Where spans go, for front-ends outside the servlets. */
+    public Tracing tracing()
+    {
+        return tracing;
     }
 
     public SandgateConfig config()

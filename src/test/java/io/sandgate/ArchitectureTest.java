@@ -12,9 +12,9 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
 
 /**
  * Keeps the package layering true. From the bottom: leaf libraries ({@code core}, {@code leak},
- * {@code net}), configuration, secrets, the servlet toolkit ({@code web}), the three faces (which
- * never import each other), the store adapters, the control plane, operations ({@code ops},
- * {@code admin}) and at the top the composition root and the launcher. A lower layer never imports
+ * {@code net}, {@code tracing}), configuration, secrets, the servlet toolkit ({@code web}), the
+ * three faces (which never import each other), the store adapters, the control plane, operations
+ * ({@code ops}, {@code admin}) and at the top the composition root and the launcher. A lower layer never imports
  * a higher one, and no two packages import each other.
  */
 class ArchitectureTest
@@ -37,7 +37,7 @@ class ArchitectureTest
     void layers_importOnlyDownwards()
     {
         layeredArchitecture().consideringOnlyDependenciesInLayers()
-            .layer("Leaf").definedBy("io.sandgate.core..", "io.sandgate.leak..", "io.sandgate.net..")
+            .layer("Leaf").definedBy("io.sandgate.core..", "io.sandgate.leak..", "io.sandgate.net..", "io.sandgate.tracing..")
             .layer("Config").definedBy("io.sandgate.config..")
             .layer("Secrets").definedBy("io.sandgate.secrets..")
             .layer("Web").definedBy("io.sandgate.web..")

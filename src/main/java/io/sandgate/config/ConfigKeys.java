@@ -13,6 +13,7 @@ import static io.sandgate.config.ValueParser.integer;
 import static io.sandgate.config.ValueParser.list;
 import static io.sandgate.config.ValueParser.map;
 import static io.sandgate.config.ValueParser.oneOf;
+import static io.sandgate.config.ValueParser.ratio;
 import static io.sandgate.config.ValueParser.regex;
 import static io.sandgate.config.ValueParser.string;
 
@@ -267,6 +268,13 @@ public final class ConfigKeys
     public static final ConfigKey<SandgateConfig.LogFormat> LOG_FORMAT = ConfigKey.of("log.format", "text", oneOf(SandgateConfig.LogFormat.class),
         "`text` (one readable line) or `json` (one object per line: time, level, logger, message, and `mdc` with face, sandbox, route, node, trace id where known); the audit log (`sandgate.audit`) is JSON either way.");
 
+    public static final ConfigKey<String> TRACING_OTLP_ENDPOINT = ConfigKey.of("tracing.otlp.endpoint", null, string(),
+        "OpenTelemetry collector that receives the gateway's spans over OTLP/HTTP (`http://collector:4318`, sent to its `/v1/traces`); unset, tracing is off and no span is made.");
+    public static final ConfigKey<Double> TRACING_SAMPLE_RATIO = ConfigKey.of("tracing.sample-ratio", "1.0", ratio(),
+        "Share of new traces recorded (0 to 1); a request that comes with a `traceparent` follows its caller's decision.");
+    public static final ConfigKey<String> TRACING_SERVICE_NAME = ConfigKey.of("tracing.service-name", "sandgate", string(),
+        "The spans' `service.name`.");
+
     public static final List<ConfigKey<?>> ALL = List.of(
         CONFIG,
         SERVER_HOST, SERVER_PORT, SERVER_MAX_THREADS, SERVER_MAX_CONCURRENT_REQUESTS_PER_CLIENT, SERVER_STOP_TIMEOUT, SERVER_INTERNAL_PORT, SERVER_INGRESS_FRONT_END,
@@ -290,7 +298,8 @@ public final class ConfigKeys
         EGRESS_SSRF_ALLOW, EGRESS_DNS_TIMEOUT, EGRESS_DNS_MAX_IN_FLIGHT, EGRESS_SCAN_MODE,
         SERVER_ROLE, WATCHER_ENABLED, WATCHER_NAMESPACES, WATCHER_ID_LABEL, WATCHER_PORT_ANNOTATION, WATCHER_DEFAULT_PORT,
         WATCHER_RESYNC, WATCHER_MASTER_URL,
-        ADMIN_TOKEN, ACCESS_LOG, LOG_FORMAT);
+        ADMIN_TOKEN, ACCESS_LOG, LOG_FORMAT,
+        TRACING_OTLP_ENDPOINT, TRACING_SAMPLE_RATIO, TRACING_SERVICE_NAME);
 
     private ConfigKeys()
     {

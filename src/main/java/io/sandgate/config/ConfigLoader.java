@@ -269,10 +269,12 @@ public final class ConfigLoader
         McpConfig mcp = attempt(() -> mcp(mcpServers));
         EgressConfig egress = attempt(this::egress);
         WatcherConfig watcher = attempt(this::watcher);
+        TracingConfig tracing = attempt(this::tracing);
         if (!problems.isEmpty())
             throw new ConfigException(problems);
         return new SandgateConfig(source, server, new StoreConfig(get(ConfigKeys.STORE_TYPE), redis), ingress, mcp, egress, watcher,
-            optional(ConfigKeys.ADMIN_TOKEN), get(ConfigKeys.ACCESS_LOG), get(ConfigKeys.LOG_FORMAT), effective());
+            optional(ConfigKeys.ADMIN_TOKEN), get(ConfigKeys.ACCESS_LOG), get(ConfigKeys.LOG_FORMAT), tracing,
+            effective());
     }
 
     /** Each key's value as text, with nothing secret in it. */
@@ -449,6 +451,15 @@ public final class ConfigLoader
         return new WatcherConfig(get(ConfigKeys.WATCHER_ENABLED), get(ConfigKeys.WATCHER_NAMESPACES), get(ConfigKeys.WATCHER_ID_LABEL),
             get(ConfigKeys.WATCHER_PORT_ANNOTATION), get(ConfigKeys.WATCHER_DEFAULT_PORT), get(ConfigKeys.WATCHER_RESYNC),
             optional(ConfigKeys.WATCHER_MASTER_URL));
+    }
+
+    private TracingConfig tracing()
+    {
+        return RecordBuilder.of(TracingConfig.class)
+            .set("endpoint", optional(ConfigKeys.TRACING_OTLP_ENDPOINT).map(TracingConfig::parseEndpoint))
+            .set("sampleRatio", get(ConfigKeys.TRACING_SAMPLE_RATIO))
+            .set("serviceName", get(ConfigKeys.TRACING_SERVICE_NAME))
+            .build();
     }
 
     /** The {@code vault} source's settings; only read when that is the source, with its address set. */

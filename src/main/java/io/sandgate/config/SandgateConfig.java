@@ -19,10 +19,12 @@ import io.sandgate.core.Secret;
  * @param adminToken bearer token for /admin/; empty turns the admin API off
  * @param accessLog whether to write access-log lines
  * @param logFormat how log lines are written
+ * @param tracing where spans go, if anywhere
  * @param effective every key's effective value as text, secrets shown as ****, for the admin API
  */
 public record SandgateConfig(String source, ServerConfig server, StoreConfig store, IngressConfig ingress, McpConfig mcp, EgressConfig egress, WatcherConfig watcher,
-                             Optional<Secret> adminToken, boolean accessLog, LogFormat logFormat, Map<String, String> effective)
+                             Optional<Secret> adminToken, boolean accessLog, LogFormat logFormat, TracingConfig tracing,
+                             Map<String, String> effective)
 {
     public SandgateConfig
     {
@@ -34,6 +36,7 @@ public record SandgateConfig(String source, ServerConfig server, StoreConfig sto
         Objects.requireNonNull(watcher, "watcher");
         Objects.requireNonNull(adminToken, "adminToken");
         Objects.requireNonNull(logFormat, "logFormat");
+        Objects.requireNonNull(tracing, "tracing");
         effective = Map.copyOf(effective);
     }
 

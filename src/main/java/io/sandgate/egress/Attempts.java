@@ -16,6 +16,7 @@ final class Attempts
     private final NodePools pools;
     private final EgressMetrics metrics;
     private final TargetFailures targetFailures;
+    private final AttemptSpans spans;
     private final Set<String> tried = new HashSet<>();
     /** Nodes that refused the exchange's tunnel or left it unanswered: blamed only if another node opens one. */
     private final List<NodeState> refused = new ArrayList<>();
@@ -26,12 +27,26 @@ final class Attempts
     /** Set on a client thread when the current attempt's request starts out through an open tunnel. */
     private volatile boolean sent;
 
+    /** The attempts of an exchange outside any trace. */
     Attempts(EgressPlan plan, NodePools pools, EgressMetrics metrics, TargetFailures targetFailures)
+    {
+        this(plan, pools, metrics, targetFailures, AttemptSpans.NONE);
+    }
+
+    /** @param spans the exchange's spans; {@link AttemptSpans#NONE} when it is not traced */
+    Attempts(EgressPlan plan, NodePools pools, EgressMetrics metrics, TargetFailures targetFailures, AttemptSpans spans)
     {
         this.plan = plan;
         this.pools = pools;
         this.metrics = metrics;
         this.targetFailures = targetFailures;
+        this.spans = spans;
+    }
+
+    /** The exchange's spans. */
+    AttemptSpans spans()
+    {
+        return spans;
     }
 
     /**
@@ -50,6 +65,7 @@ final class Attempts
         count++;
         attemptStart = System.nanoTime();
         sent = false;
+        spans.started(count, node);
         return true;
     }
 
@@ -118,6 +134,7 @@ final class Attempts
     void record(FailurePolicy.Outcome outcome)
     {
         long now = System.nanoTime();
+        spans.ended(outcome);
         metrics.attempt(plan.route().pool(), node, outcome);
         String target = plan.target().authority();
         if (outcome == FailurePolicy.Outcome.REFUSED || outcome == FailurePolicy.Outcome.UNANSWERED)

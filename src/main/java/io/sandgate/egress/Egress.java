@@ -8,10 +8,13 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.Tracer;
 import io.sandgate.config.EgressConfig;
 import io.sandgate.core.Schedulers;
 import io.sandgate.net.Resolver;
 import io.sandgate.net.SsrfGuard;
+import io.sandgate.tracing.Tracing;
 import io.sandgate.web.ClientIdentity;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,6 +43,8 @@ public final class Egress implements AutoCloseable
     private final Credentials credentials;
     private final Schedulers schedulers;
     private final HealthProber prober;
+    /** Null when tracing is off. */
+    private final Tracer tracer;
 
     /**
      * @param sticky where sticky sessions keep their pins
@@ -47,10 +52,12 @@ public final class Egress implements AutoCloseable
      * @param leaks the secret-leak scanner
      * @param schedulers the gateway's threads: probes, deadlines and retry back-offs run there
      * @param resolver how target names are resolved for the SSRF guard, {@link Resolver#SYSTEM} outside tests
+     * @param tracing where the spans of attempts go
      */
     public Egress(EgressConfig config, StickySessions sticky, Credentials credentials, LeakGuard leaks, MeterRegistry registry,
-                  Schedulers schedulers, Resolver resolver) throws Exception
+                  Schedulers schedulers, Resolver resolver, Tracing tracing) throws Exception
     {
+        this.tracer = tracing.tracer();
         this.leaks = leaks;
         this.credentials = credentials;
         this.schedulers = schedulers;
@@ -133,8 +140,19 @@ public final class Egress implements AutoCloseable
     /** An exchange of the plan starts: it earns its share of the retry budget, and no node is chosen yet. */
     Attempts start(EgressPlan plan)
     {
+        return start(plan, null);
+    }
+
+    /**
+     * As {@link #start(EgressPlan)}, for an exchange traced in {@code span}: each attempt is a span of
+     * its own, the request span's child.
+     *
+     * @param span the request's server span; null when tracing is off
+     */
+    Attempts start(EgressPlan plan, Span span)
+    {
         policy.exchangeStarted();
-        return new Attempts(plan, pools, metrics, targetFailures);
+        return new Attempts(plan, pools, metrics, targetFailures, tracer == null || span == null ? AttemptSpans.NONE : new AttemptSpans(tracer, span, plan));
     }
 
     FailurePolicy policy()

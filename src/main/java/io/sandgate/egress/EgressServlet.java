@@ -14,12 +14,15 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.sandgate.config.EgressConfig;
+import io.opentelemetry.api.trace.Span;
 import io.sandgate.leak.Redactor;
+import io.sandgate.tracing.TraceAttributes;
 import io.sandgate.web.AccessNote;
 import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
 import io.sandgate.web.LogContext;
 import io.sandgate.web.RequestAttribute;
+import io.sandgate.web.ServerSpan;
 import io.sandgate.web.StreamingProxyServlet;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.ReadListener;
@@ -130,7 +133,10 @@ public final class EgressServlet extends StreamingProxyServlet
         {
             EgressPlan plan = planned.join();
             LogContext.put(LogContext.Field.ROUTE, plan.routeName());
-            Attempts attempts = egress.start(plan);
+            Span span = ServerSpan.of(request);
+            if (span != null)
+                span.updateName(request.getMethod() + " egress " + plan.routeName());
+            Attempts attempts = egress.start(plan, span);
             if (!attempts.next())
                 throw GatewayException.unavailable("no egress node available in pool " + plan.route().pool());
             LogContext.put(LogContext.Field.NODE, attempts.node().node().id());
@@ -138,7 +144,12 @@ public final class EgressServlet extends StreamingProxyServlet
         }
         catch (RuntimeException x)
         {
-            Errors.write(request, response, Errors.map(x, Errors.Peer.EGRESS));
+            GatewayException error = Errors.map(x, Errors.Peer.EGRESS);
+            Span span = ServerSpan.of(request);
+            // The planner read the path, the query and the headers for secrets before any attempt.
+            if (span != null && LeakGuard.SECRET_DETECTED.equals(error.code()))
+                span.setAttribute(TraceAttributes.LEAK_VERDICT, "blocked");
+            Errors.write(request, response, error);
             return;
         }
         super.service(request, response);
@@ -218,6 +229,7 @@ public final class EgressServlet extends StreamingProxyServlet
             });
             if (BodyScan.scansResponses(exchange.route()))
                 headers.put(HttpHeader.ACCEPT_ENCODING, "identity"); // a compressed answer could not be scanned
+            exchange.attempts.spans().addTraceHeaders(headers);
         });
     }
 

@@ -28,6 +28,10 @@ import org.slf4j.LoggerFactory;
 public final class LeakGuard
 {
     private static final Logger LOG = LoggerFactory.getLogger(LeakGuard.class);
+    /** The error code of a request refused for holding a secret. */
+    static final String SECRET_DETECTED = "secret_detected";
+    /** The error code of an answer cut off for holding a secret. */
+    static final String SECRET_IN_RESPONSE = "secret_in_response";
 
     private final MeterRegistry registry;
     private volatile LeakScanner scanner;
@@ -156,7 +160,7 @@ public final class LeakGuard
         Audit.leakBlocked(routeName, rule, direction);
         // The agent's request is the agent's doing (422); a target answering with a secret is the target's (502).
         return direction.equals("request")
-            ? new GatewayException(HttpStatus.UNPROCESSABLE_ENTITY_422, "secret_detected", "the request holds a secret (rule " + rule + "); it was not sent")
-            : new GatewayException(HttpStatus.BAD_GATEWAY_502, "secret_in_response", "the target's answer holds a secret (rule " + rule + "); it was cut off");
+            ? new GatewayException(HttpStatus.UNPROCESSABLE_ENTITY_422, SECRET_DETECTED, "the request holds a secret (rule " + rule + "); it was not sent")
+            : new GatewayException(HttpStatus.BAD_GATEWAY_502, SECRET_IN_RESPONSE, "the target's answer holds a secret (rule " + rule + "); it was cut off");
     }
 }

@@ -8,8 +8,11 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
 
+import io.opentelemetry.api.trace.Span;
 import io.sandgate.ingress.IngressDecision.Forward;
 import io.sandgate.ingress.IngressDecision.Redirect;
+import io.sandgate.tracing.TraceAttributes;
+import io.sandgate.tracing.TraceHeaders;
 import io.sandgate.web.ClientInfo;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
@@ -138,6 +141,32 @@ final class ForwardPolicy
             toSandbox.remove(ClientInfo.X_FORWARDED_PREFIX);
         else
             toSandbox.put(ClientInfo.X_FORWARDED_PREFIX, mount);
+    }
+
+    /**
+     * Makes the sandbox's request a child of the gateway's span: the client's {@code traceparent}
+     * (copied with its other headers) names the client's span, which the sandbox would otherwise
+     * take for its parent, skipping the gateway's hop.
+     */
+    static void addTraceHeaders(HttpFields.Mutable toSandbox, Span span)
+    {
+        toSandbox.remove(TraceHeaders.TRACESTATE);
+        TraceHeaders.inject(span, toSandbox::put);
+    }
+
+    /**
+     * Names the request's server span after the ingress route and notes what a reader of the trace
+     * looks for: which sandbox, and how the gateway found it. Nothing of the session cookie or a
+     * grant: those never reach a span.
+     */
+    void describe(Span span, String method, Forward forward)
+    {
+        String route = forward.hostMode() ? mount(forward) + "/*" : ingress.mount() + "{id}/*";
+        span.updateName(method + " " + route);
+        span.setAttribute(TraceAttributes.HTTP_ROUTE, route);
+        span.setAttribute(TraceAttributes.FACE, "ingress");
+        span.setAttribute(TraceAttributes.SANDBOX_ID, forward.sandboxId());
+        span.setAttribute(TraceAttributes.ROUTE_SOURCE, forward.source().label());
     }
 
     /**

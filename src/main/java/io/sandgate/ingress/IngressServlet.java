@@ -3,10 +3,12 @@ package io.sandgate.ingress;
 import java.io.IOException;
 import java.util.Enumeration;
 
+import io.opentelemetry.api.trace.Span;
 import io.sandgate.ingress.IngressDecision.Forward;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.Errors;
 import io.sandgate.web.RequestAttribute;
+import io.sandgate.web.ServerSpan;
 import io.sandgate.web.StreamingProxyServlet;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -64,6 +66,9 @@ public class IngressServlet extends StreamingProxyServlet
             if (webSockets.resume(clientRequest, proxyResponse))
                 return;
             route = ingress.route(forward, SessionFilter.RESOLVED.get(clientRequest));
+            Span span = ServerSpan.of(clientRequest);
+            if (span != null)
+                policy.describe(span, clientRequest.getMethod(), forward);
             if (WebSocketBridge.isUpgrade(clientRequest))
             {
                 webSockets.upgrade(clientRequest, proxyResponse, forward, route);
@@ -124,7 +129,13 @@ public class IngressServlet extends StreamingProxyServlet
         ClientInfo.RequestView client = ClientInfo.view(clientRequest);
         String scheme = ingress.clients().scheme(client);
         String host = ingress.clients().host(client);
-        proxyRequest.headers(headers -> policy.addForwardingHeaders(headers, SessionFilter.FORWARD.get(clientRequest), clientRequest.getRemoteAddr(), scheme, host));
+        Span span = ServerSpan.of(clientRequest);
+        proxyRequest.headers(headers ->
+        {
+            policy.addForwardingHeaders(headers, SessionFilter.FORWARD.get(clientRequest), clientRequest.getRemoteAddr(), scheme, host);
+            if (span != null)
+                ForwardPolicy.addTraceHeaders(headers, span);
+        });
     }
 
     /**

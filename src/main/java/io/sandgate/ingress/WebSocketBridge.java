@@ -18,6 +18,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.opentelemetry.api.trace.Span;
 import io.sandgate.config.ConfigKeys;
 import io.sandgate.config.IngressConfig;
 import io.sandgate.core.Schedulers;
@@ -26,6 +27,7 @@ import io.sandgate.web.ClientInfo;
 import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
 import io.sandgate.web.RequestAttribute;
+import io.sandgate.web.ServerSpan;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
@@ -245,8 +247,8 @@ public final class WebSocketBridge implements AutoCloseable
     /**
      * The sandbox leg's handshake: the browser's own key, version, subprotocols and extensions (so
      * that both ends negotiate with each other and the sandbox's answer fits the browser), its
-     * cookies less the gateway's, its User-Agent, and the forwarding headers. Its Origin stays at the
-     * gateway, which checked it.
+     * cookies less the gateway's, its User-Agent, and the forwarding headers; with tracing on, the
+     * gateway's span as the sandbox's parent. Its Origin stays at the gateway, which checked it.
      *
      * @throws GatewayException 400 without a key or with a version other than 13
      */
@@ -273,6 +275,9 @@ public final class WebSocketBridge implements AutoCloseable
         headers.put(ClientInfo.X_FORWARDED_FOR, request.getRemoteAddr());
         headers.put(ClientInfo.X_FORWARDED_PROTO, clients.scheme(request));
         headers.put(ClientInfo.X_FORWARDED_HOST, clients.host(request));
+        Span span = ServerSpan.of(request);
+        if (span != null)
+            ForwardPolicy.addTraceHeaders(headers, span);
         return headers;
     }
 

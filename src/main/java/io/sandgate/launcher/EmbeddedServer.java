@@ -11,6 +11,7 @@ import io.sandgate.config.ServerConfig;
 import io.sandgate.egress.EgressConnectHandler;
 import io.sandgate.ingress.IngressHandler;
 import io.sandgate.net.Resolver;
+import io.sandgate.tracing.Tracing;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Handler;
@@ -67,10 +68,24 @@ public final class EmbeddedServer implements AutoCloseable
      */
     public static EmbeddedServer start(SandgateConfig config, Supplier<SandgateConfig> reloader, Resolver resolver) throws Exception
     {
-        Sandgate sandgate = Sandgate.create(config, "", reloader, resolver);
+        return start(config, Sandgate.create(config, "", reloader, resolver));
+    }
+
+    /**
+     * As {@link #start(SandgateConfig, Supplier, Resolver)}, with spans going to {@code tracing}
+     * whatever the configuration says; the caller closes it after the server.
+     */
+    public static EmbeddedServer start(SandgateConfig config, Supplier<SandgateConfig> reloader, Resolver resolver, Tracing tracing) throws Exception
+    {
+        return start(config, Sandgate.create(config, "", reloader, resolver, tracing));
+    }
+
+    /** Serves a gateway just built, or closes it if the server cannot start. */
+    private static EmbeddedServer start(SandgateConfig config, Sandgate sandgate) throws Exception
+    {
         try
         {
-            return start(config, sandgate);
+            return serve(config, sandgate);
         }
         catch (Exception | Error x)
         {
@@ -79,7 +94,7 @@ public final class EmbeddedServer implements AutoCloseable
         }
     }
 
-    private static EmbeddedServer start(SandgateConfig config, Sandgate sandgate) throws Exception
+    private static EmbeddedServer serve(SandgateConfig config, Sandgate sandgate) throws Exception
     {
         ServerThreads threads = new ServerThreads(config.server().maxThreads());
         Server server = new Server(threads);
@@ -113,7 +128,7 @@ public final class EmbeddedServer implements AutoCloseable
         {
             // Plain ingress HTTP on the core API; everything else (WebSocket upgrades included) on
             // the servlets, which may block and so run on the pool.
-            IngressHandler ingress = new IngressHandler(sandgate.ingress(), sandgate.clientLimit(), sandgate.accessLog(), connector);
+            IngressHandler ingress = new IngressHandler(sandgate.ingress(), sandgate.clientLimit(), sandgate.accessLog(), sandgate.tracing(), connector);
             root = new Handler.Sequence(ingress, new OnThreadPool(root));
         }
         server.setHandler(new GracefulHandler(root));

@@ -91,7 +91,7 @@ final class LegacySseTransport
 
         // Only a Streamable HTTP session-era upstream has a GET stream to hold.
         AtomicBoolean upstreamGetOpened = new AtomicBoolean(server.transport() != McpConfig.Transport.STREAMABLE);
-        SessionBus.Subscription subscription = mcp.bus().subscribe(sessionId, lastEventId, new SessionBus.Listener()
+        SessionBus.Subscription subscription = mcp.subscribe(sessionId, lastEventId, new SessionBus.Listener()
         {
             @Override
             public void onEvent(String eventId, String message)
@@ -133,31 +133,36 @@ final class LegacySseTransport
     {
         JsonRpc rpc = JsonRpc.parse(body);
         JsonRpcErrors.parsed(request, rpc);
+        McpGateway.describe(request, rpc, session);
+        // What the request causes reaches the client through the session's log, perhaps on
+        // another replica: it carries the request's trace along.
+        String trace = McpGateway.traceparent(request);
         AsyncContext async = request.getAsyncContext();
         String refusal = ToolGuard.refusal(server, rpc);
         if (refusal != null)
         {
             // Answers travel on the session's stream: the refusal too, as the server's would.
-            mcp.relay(session.id(), refusal);
+            mcp.relay(session.id(), refusal, trace);
             response.setStatus(HttpStatus.ACCEPTED_202);
             async.complete();
             return;
         }
         if (server.transport() == McpConfig.Transport.STATELESS)
         {
-            bridged(async, server, session, rpc);
+            bridged(async, server, session, rpc, trace);
             return;
         }
         CompletableFuture<Upstream.Exchange> sent;
+        Map<String, String> headers = new HashMap<>();
+        headers.put(HttpHeader.CONTENT_TYPE.asString(), "application/json");
+        McpGateway.addTraceHeaders(request, headers);
         if (server.transport() == McpConfig.Transport.SSE)
         {
             String url = session.upstreamMessageUrl().orElseThrow(() -> GatewayException.unavailable("session not ready"));
-            sent = mcp.upstream().exchange(HttpMethod.POST, URI.create(url), Map.of(HttpHeader.CONTENT_TYPE.asString(), "application/json"), body);
+            sent = mcp.upstream().exchange(HttpMethod.POST, URI.create(url), headers, body);
         }
         else
         {
-            Map<String, String> headers = new HashMap<>();
-            headers.put(HttpHeader.CONTENT_TYPE.asString(), "application/json");
             headers.put(HttpHeader.ACCEPT.asString(), "application/json, text/event-stream");
             headers.put(McpHeaders.SESSION_ID, session.upstreamSessionId().orElse(null));
             headers.put(McpHeaders.PROTOCOL_VERSION, session.protocolVersion().orElse(null));
@@ -172,7 +177,7 @@ final class LegacySseTransport
             }
             try
             {
-                accepted(async, server, session, exchange);
+                accepted(async, server, session, exchange, trace);
             }
             catch (RuntimeException x)
             {
@@ -186,7 +191,7 @@ final class LegacySseTransport
      * A message to a 2026-07-28-only upstream: initialize is answered by the bridge, other requests
      * go as stateless ones; either answer travels on the session's stream like any other.
      */
-    private void bridged(AsyncContext async, McpConfig.Server server, McpSession session, JsonRpc rpc)
+    private void bridged(AsyncContext async, McpConfig.Server server, McpSession session, JsonRpc rpc, String trace)
     {
         if (!rpc.isSingle())
             throw GatewayException.badRequest("a batch cannot be relayed to a 2026-07-28 server: send its messages one at a time");
@@ -200,7 +205,7 @@ final class LegacySseTransport
                     McpServlet.end(async, failure);
                 else
                 {
-                    mcp.relay(session.id(), answer);
+                    mcp.relay(session.id(), answer, trace);
                     async.complete();
                 }
             });
@@ -214,7 +219,7 @@ final class LegacySseTransport
         String pong = StatelessBridge.answeredHere(message);
         if (pong != null)
         {
-            mcp.relay(session.id(), pong);
+            mcp.relay(session.id(), pong, trace);
             async.complete();
             return;
         }
@@ -225,12 +230,12 @@ final class LegacySseTransport
                 McpServlet.end(async, failure);
                 return;
             }
-            mcp.background(() -> mcp.pump(session.id(), exchange));
+            mcp.background(() -> mcp.pump(session.id(), exchange, trace));
             async.complete();
         });
     }
 
-    private void accepted(AsyncContext async, McpConfig.Server server, McpSession session, Upstream.Exchange exchange)
+    private void accepted(AsyncContext async, McpConfig.Server server, McpSession session, Upstream.Exchange exchange, String trace)
     {
         int status = exchange.status();
         HttpServletResponse response = (HttpServletResponse)async.getResponse();
@@ -243,7 +248,7 @@ final class LegacySseTransport
                 mcp.bus().update(session.withUpstreamSessionId(upstreamSession));
             }
             if (server.transport() == McpConfig.Transport.STREAMABLE && status != HttpStatus.ACCEPTED_202)
-                mcp.background(() -> mcp.pump(session.id(), exchange));
+                mcp.background(() -> mcp.pump(session.id(), exchange, trace));
             else
                 exchange.discard();
             response.setStatus(HttpStatus.ACCEPTED_202);

@@ -8,6 +8,7 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -15,17 +16,24 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.Tracer;
 import io.sandgate.config.McpConfig;
 import io.sandgate.core.Schedulers;
 import io.sandgate.core.StoreUnavailableException;
 import io.sandgate.net.Origins;
+import io.sandgate.tracing.TraceAttributes;
+import io.sandgate.tracing.TraceHeaders;
+import io.sandgate.tracing.Tracing;
 import io.sandgate.web.ClientCounts;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.ClientLimitFilter;
 import io.sandgate.web.GatewayException;
 import io.sandgate.web.RequestBodies;
+import io.sandgate.web.ServerSpan;
 import jakarta.servlet.http.HttpServletRequest;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.http.HttpCookieStore;
@@ -67,13 +75,18 @@ public final class McpGateway implements AutoCloseable
     private final Counter relayed;
     private final Counter replays;
     private final Counter lost;
+    /** Null when tracing is off. */
+    private final Tracer tracer;
 
     /**
      * @param origins the browser origins the deployment allows ({@code server.public-origins}); the
      *        face adds {@code mcp.allowed-origins}
+     * @param tracing where the spans of messages delivered on this replica go
      */
-    public McpGateway(McpConfig config, SessionBus bus, ClientInfo clients, Origins origins, MeterRegistry registry, Schedulers schedulers) throws Exception
+    public McpGateway(McpConfig config, SessionBus bus, ClientInfo clients, Origins origins, MeterRegistry registry, Schedulers schedulers,
+                      Tracing tracing) throws Exception
     {
+        this.tracer = tracing.tracer();
         this.origins = origins.and(config.allowedOrigins());
         this.pumps = schedulers.workers();
         this.config = config;
@@ -228,6 +241,17 @@ public final class McpGateway implements AutoCloseable
      */
     void relay(String sessionId, String message)
     {
+        relay(sessionId, message, null);
+    }
+
+    /**
+     * As {@link #relay(String, String)}, for a message that answers a client's request: it carries
+     * the request's trace context, so that the replica delivering it continues the request's trace.
+     *
+     * @param traceparent the request's, from {@link #traceparent}; null outside a trace
+     */
+    void relay(String sessionId, String message, String traceparent)
+    {
         long deadline = System.nanoTime() + RELAY_PATIENCE.toNanos();
         long backoff = 50;
         String key = newSessionId();
@@ -235,7 +259,7 @@ public final class McpGateway implements AutoCloseable
         {
             try
             {
-                bus.append(sessionId, key, message);
+                bus.append(sessionId, key, message, traceparent);
                 relayed.increment();
                 return;
             }
@@ -258,8 +282,12 @@ public final class McpGateway implements AutoCloseable
         }
     }
 
-    /** Relays every message of an upstream answer, JSON or event stream, as it arrives. */
-    void pump(String sessionId, Upstream.Exchange exchange)
+    /**
+     * Relays every message of an upstream answer, JSON or event stream, as it arrives.
+     *
+     * @param traceparent the trace context of the request the upstream answers, or null
+     */
+    void pump(String sessionId, Upstream.Exchange exchange, String traceparent)
     {
         try
         {
@@ -270,19 +298,71 @@ public final class McpGateway implements AutoCloseable
                 while ((event = reader.next()) != null)
                 {
                     if ("message".equals(event.name()) && !event.data().isBlank())
-                        relay(sessionId, event.data());
+                        relay(sessionId, event.data(), traceparent);
                 }
             }
             else
             {
                 for (String message : JsonRpc.split(exchange.readBody()))
-                    relay(sessionId, message);
+                    relay(sessionId, message, traceparent);
             }
         }
         catch (IOException x)
         {
             LOG.debug("Upstream stream for MCP session {} ended", sessionId, x);
         }
+    }
+
+    /**
+     * Subscribes to a session's log. With tracing on, an event appended in a trace (the answer to a
+     * client's POST, on whichever replica it came in) is delivered in a span of that trace.
+     */
+    SessionBus.Subscription subscribe(String sessionId, String afterEventId, SessionBus.Listener listener)
+    {
+        return bus.subscribe(sessionId, afterEventId, tracer == null ? listener : new TracedDelivery(tracer, sessionId, listener));
+    }
+
+    /**
+     * Names the request's server span after the MCP call it carries, as MCP's semantic conventions
+     * name it ({@code tools/call echo}), with the method, the tool and the session. A batch or a
+     * response keeps the HTTP name. Does nothing when tracing is off.
+     */
+    static void describe(HttpServletRequest request, JsonRpc rpc, McpSession session)
+    {
+        Span span = ServerSpan.of(request);
+        if (span == null)
+            return;
+        if (session != null)
+            span.setAttribute(TraceAttributes.MCP_SESSION, session.id());
+        String method = rpc.method();
+        if (method == null)
+            return;
+        String tool = "tools/call".equals(method) ? rpc.params().path("name").asText(null) : null;
+        span.updateName(tool == null ? method : method + " " + tool);
+        span.setAttribute(TraceAttributes.MCP_METHOD, method);
+        if (tool != null)
+            span.setAttribute(TraceAttributes.TOOL_NAME, tool);
+        JsonNode id = rpc.id();
+        if (id != null)
+            span.setAttribute(TraceAttributes.JSONRPC_ID, id.asText());
+        String version = request.getHeader(McpHeaders.PROTOCOL_VERSION);
+        if (version != null)
+            span.setAttribute(TraceAttributes.MCP_PROTOCOL_VERSION, version);
+    }
+
+    /** The {@code traceparent} naming the request's server span, for what the request causes later; null when tracing is off. */
+    static String traceparent(HttpServletRequest request)
+    {
+        Span span = ServerSpan.of(request);
+        return span == null ? null : TraceHeaders.traceparent(span);
+    }
+
+    /** Adds the trace headers that make the upstream's handling of a request a child of the request's span. */
+    static void addTraceHeaders(HttpServletRequest request, Map<String, String> toUpstream)
+    {
+        Span span = ServerSpan.of(request);
+        if (span != null)
+            TraceHeaders.inject(span, toUpstream::put);
     }
 
     void background(Runnable task)

@@ -3,13 +3,17 @@ package io.sandgate.mcp;
 import java.io.IOException;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.util.Set;
 import java.util.concurrent.CompletionException;
 
+import io.opentelemetry.api.trace.Span;
 import io.sandgate.config.McpConfig;
+import io.sandgate.tracing.TraceAttributes;
 import io.sandgate.web.AccessNote;
 import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
 import io.sandgate.web.LogContext;
+import io.sandgate.web.ServerSpan;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
@@ -23,6 +27,8 @@ import org.eclipse.jetty.http.HttpStatus;
  */
 public final class McpServlet extends HttpServlet
 {
+    private static final Set<String> ENDPOINTS = Set.of("sse", "message", "mcp");
+
     private final McpGateway mcp;
     private final LegacySseTransport sse;
     private final StreamableTransport streamable;
@@ -54,6 +60,7 @@ public final class McpServlet extends HttpServlet
                 throw GatewayException.notFound("not an MCP endpoint: use /mcp/{server}/sse, /message or /mcp");
             McpConfig.Server server = mcp.server(parts[1]);
             LogContext.put(LogContext.Field.MCP_SERVER, server.name());
+            describe(ServerSpan.of(request), request.getMethod(), server, parts[2]);
             mcp.checkOrigin(request);
             String method = request.getMethod();
             switch (parts[2])
@@ -81,6 +88,21 @@ public final class McpServlet extends HttpServlet
         {
             Errors.write(request, response, Errors.map(x, Errors.Peer.MCP_SERVER));
         }
+    }
+
+    /**
+     * Names the request's server span by the endpoint until the JSON-RPC message, once read, names
+     * it by the MCP method; does nothing when tracing is off. A path that is no endpoint names
+     * nothing: span names stay few.
+     */
+    private static void describe(Span span, String method, McpConfig.Server server, String endpoint)
+    {
+        if (span == null || !ENDPOINTS.contains(endpoint))
+            return;
+        String route = "/mcp/{server}/" + endpoint;
+        span.updateName(method + " " + route);
+        span.setAttribute(TraceAttributes.HTTP_ROUTE, route);
+        span.setAttribute(TraceAttributes.MCP_SERVER, server.name());
     }
 
     private interface Handler

@@ -65,10 +65,10 @@ public final class MemorySessionBus implements SessionBus
         }
 
         /** Appends and hands the event to the subscribers, under the lock so that they see the log's order. */
-        synchronized String append(String message)
+        synchronized String append(String message, String traceparent)
         {
             String previous = lastId();
-            SerialDrain.Event event = new SerialDrain.Event(ID_PREFIX + ++sequence, message);
+            SerialDrain.Event event = new SerialDrain.Event(ID_PREFIX + ++sequence, message, traceparent);
             events.addLast(event);
             while (events.size() > capacity)
                 events.removeFirst();
@@ -190,12 +190,12 @@ public final class MemorySessionBus implements SessionBus
     }
 
     @Override
-    public String append(String sessionId, String key, String message)
+    public String append(String sessionId, String key, String message, String traceparent)
     {
         Log log = sessions.get(sessionId);
         if (log == null)
             throw new IllegalStateException("no session " + sessionId);
-        return log.append(message);
+        return log.append(message, traceparent);
     }
 
     @Override

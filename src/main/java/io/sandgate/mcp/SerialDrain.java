@@ -32,9 +32,18 @@ public abstract class SerialDrain implements SessionBus.Subscription
      */
     private static final int MAX_PUSHED = 256;
 
-    /** One retained event. */
-    public record Event(String id, String message)
+    /**
+     * One retained event.
+     *
+     * @param traceparent the trace context it was appended under, or null
+     */
+    public record Event(String id, String message, String traceparent)
     {
+        /** An event appended outside any trace. */
+        public Event(String id, String message)
+        {
+            this(id, message, null);
+        }
     }
 
     /** An event handed over as it was appended; {@code previousId} is null for a log's first. */
@@ -157,7 +166,7 @@ public abstract class SerialDrain implements SessionBus.Subscription
 
     private void deliver(Event event)
     {
-        listener.onEvent(event.id(), event.message());
+        listener.onEvent(event.id(), event.message(), event.traceparent());
         lastDelivered = event.id();
     }
 

@@ -58,11 +58,19 @@ public interface SessionBus extends AutoCloseable
      *
      * @param key unique per message: calling again with the same key after an attempt that failed
      *        (its answer lost with the connection, though the write may have landed) appends nothing twice
+     * @param traceparent the W3C trace context of the request the message answers, stored and
+     *        delivered with it so that the replica delivering it continues that trace; null for none
      * @return the event id
      * @throws io.sandgate.core.StoreUnavailableException if the message could not be stored
      * @throws IllegalStateException if the session no longer exists
      */
-    String append(String sessionId, String key, String message);
+    String append(String sessionId, String key, String message, String traceparent);
+
+    /** As {@link #append(String, String, String, String)}, outside any trace. */
+    default String append(String sessionId, String key, String message)
+    {
+        return append(sessionId, key, message, null);
+    }
 
     /**
      * Delivers the session's events after {@code afterEventId} (all retained ones when null), then
@@ -77,6 +85,15 @@ public interface SessionBus extends AutoCloseable
     interface Listener
     {
         void onEvent(String eventId, String message);
+
+        /**
+         * An event with the trace context it was appended under ({@code traceparent}, null when
+         * none); by default the event alone.
+         */
+        default void onEvent(String eventId, String message, String traceparent)
+        {
+            onEvent(eventId, message);
+        }
 
         /** The session was deleted or expired. */
         void onEnd();

@@ -58,12 +58,14 @@ final class StreamableTransport
         {
             if (server.transport() == McpConfig.Transport.SSE)
                 throw new GatewayException(HttpStatus.NOT_IMPLEMENTED_501, "not_implemented", "this server speaks HTTP+SSE (2024-11-05): use a session-era client");
+            McpGateway.describe(request, rpc, null);
             stateless.post(request, response, server, rpc, body);
             return;
         }
         checkVersion(request);
         String sessionId = request.getHeader(McpHeaders.SESSION_ID);
         McpSession session = sessionId == null ? null : mcp.session(sessionId, server, request);
+        McpGateway.describe(request, rpc, session);
         if (session != null)
             response.setHeader(McpHeaders.SESSION_ID, session.id());
         String refusal = ToolGuard.refusal(server, rpc);
@@ -92,6 +94,7 @@ final class StreamableTransport
         headers.put(McpHeaders.PROTOCOL_VERSION, request.getHeader(McpHeaders.PROTOCOL_VERSION));
         if (session != null)
             headers.put(McpHeaders.SESSION_ID, session.upstreamSessionId().orElse(null));
+        McpGateway.addTraceHeaders(request, headers);
         AsyncContext async = request.getAsyncContext();
         mcp.upstream().exchange(HttpMethod.POST, server.url(), headers, body).whenComplete((exchange, failure) ->
         {
@@ -290,7 +293,7 @@ final class StreamableTransport
         ClientStream stream = ClientStream.start(async);
         mcp.opened(request, stream);
         upstreams.holdGet(server, session, stream, upstream);
-        SessionBus.Subscription subscription = mcp.bus().subscribe(session.id(), lastEventId, new SessionBus.Listener()
+        SessionBus.Subscription subscription = mcp.subscribe(session.id(), lastEventId, new SessionBus.Listener()
         {
             @Override
             public void onEvent(String eventId, String message)

@@ -7,11 +7,18 @@ import java.util.function.Supplier;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.Tracer;
 import io.sandgate.leak.Redactor;
+import io.sandgate.tracing.Spans;
+import io.sandgate.tracing.TraceAttributes;
+import io.sandgate.tracing.TraceHeaders;
+import io.sandgate.tracing.Tracing;
 import io.sandgate.web.AccessLog;
 import io.sandgate.web.AccessNote;
 import io.sandgate.web.Exchanges;
 import io.sandgate.web.LogContext;
+import io.sandgate.web.ServerSpan;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -29,7 +36,8 @@ import org.slf4j.MDC;
  * secret (a Slack webhook, a key pasted into a URL) is written as {@code [REDACTED]}.
  * <p>
  * It wraps every request, so it also frames the request's {@link LogContext}: the trace id of a
- * {@code traceparent} header going in, every field cleared coming out.
+ * {@code traceparent} header going in, every field cleared coming out. With tracing on it starts
+ * and ends the request's server span ({@link ServerSpan}) too, and the log's trace id is the span's.
  */
 public final class AccessLogFilter extends HttpFilter implements AccessLog
 {
@@ -38,18 +46,22 @@ public final class AccessLogFilter extends HttpFilter implements AccessLog
     private final MeterRegistry registry;
     private final boolean log;
     private final Supplier<Redactor> redactor;
+    /** Null when tracing is off. */
+    private final Tracer tracer;
     /** Looked up once per face and status: building the meter id on every request costs more than the count. */
     private final Map<String, Counter> counters = new ConcurrentHashMap<>();
 
     /**
      * @param redactor the redaction in force (it learns the gateway's real keys once the egress
      *        face has read them, and follows their rotation)
+     * @param tracing where the requests' server spans go
      */
-    public AccessLogFilter(MeterRegistry registry, boolean log, Supplier<Redactor> redactor)
+    public AccessLogFilter(MeterRegistry registry, boolean log, Supplier<Redactor> redactor, Tracing tracing)
     {
         this.registry = registry;
         this.log = log;
         this.redactor = redactor;
+        this.tracer = tracing.tracer();
     }
 
     @Override
@@ -70,7 +82,16 @@ public final class AccessLogFilter extends HttpFilter implements AccessLog
             return;
         }
         long start = System.nanoTime();
-        LogContext.trace(request.getHeader("traceparent"));
+        Span span = tracer == null ? null : Spans.server(tracer, request.getMethod(), request::getHeader);
+        if (span == null)
+        {
+            LogContext.trace(request.getHeader(TraceHeaders.TRACEPARENT));
+        }
+        else
+        {
+            ServerSpan.set(request, span);
+            LogContext.trace(span);
+        }
         try
         {
             chain.doFilter(request, response);
@@ -80,7 +101,18 @@ public final class AccessLogFilter extends HttpFilter implements AccessLog
             // The line may be written later on another thread: it takes the request's fields along.
             Map<String, String> context = log ? MDC.getCopyOfContextMap() : null;
             LogContext.clear();
-            Exchanges.whenDone(request, () -> record(request, response, start, context));
+            Exchanges.whenDone(request, () ->
+            {
+                try
+                {
+                    record(request, response, start, context);
+                }
+                finally
+                {
+                    if (span != null)
+                        endSpan(span, request, response.getStatus());
+                }
+            });
         }
     }
 
@@ -91,13 +123,26 @@ public final class AccessLogFilter extends HttpFilter implements AccessLog
         MDC.setContextMap(context == null ? Map.of() : context);
         try
         {
-            record(request.getRemoteAddr(), request.getMethod(), request.getRequestURI().substring(request.getContextPath().length()), request.getQueryString(),
-                response.getStatus(), start, AccessNote.of(request));
+            record(request.getRemoteAddr(), request.getMethod(), path(request), request.getQueryString(), response.getStatus(), start, AccessNote.of(request));
         }
         finally
         {
             MDC.setContextMap(thread == null ? Map.of() : thread);
         }
+    }
+
+    /** The request's path in the gateway's context, without the query (it may carry a grant). */
+    private static String path(HttpServletRequest request)
+    {
+        return request.getRequestURI().substring(request.getContextPath().length());
+    }
+
+    /** The span says what the access line says, and no more: the face, and the path as the log writes it. */
+    private void endSpan(Span span, HttpServletRequest request, int status)
+    {
+        span.setAttribute(TraceAttributes.FACE, AccessNote.of(request).face().label());
+        span.setAttribute(TraceAttributes.URL_PATH, printable(path(request)));
+        Spans.endServer(span, status);
     }
 
     @Override
@@ -109,9 +154,8 @@ public final class AccessLogFilter extends HttpFilter implements AccessLog
         if (!log || !ACCESS.isInfoEnabled())
             return;
         long micros = (System.nanoTime() - startNanos) / 1000;
-        Redactor redact = redactor.get();
         // A query may carry a grant or an API key: those parameters' values never reach the log.
-        String logged = printable(query == null || query.isEmpty() ? redact.text(path) : redact.text(path) + '?' + redact.query(query));
+        String logged = query == null || query.isEmpty() ? printable(path) : printable(path) + withoutControls("?" + redactor.get().query(query));
         String subject = note.subject() == null ? "-" : note.subject();
         String via = note.via() == null ? "-" : note.via();
         // The same fields twice: in the message for the text format, as key-value pairs for the
@@ -121,8 +165,15 @@ public final class AccessLogFilter extends HttpFilter implements AccessLog
             .log("{} {} {} {} {}us face={} sandbox={} via={}", remoteAddr, method, logged, status, micros, face, subject, via);
     }
 
+    /** The path redacted, and kept from forging log lines. */
+    @Override
+    public String printable(String path)
+    {
+        return withoutControls(redactor.get().text(path));
+    }
+
     /** Keeps a hostile path from forging log lines. */
-    private static String printable(String path)
+    private static String withoutControls(String path)
     {
         StringBuilder out = new StringBuilder(Math.min(path.length(), 512));
         for (int i = 0; i < path.length() && i < 512; i++)

@@ -40,8 +40,10 @@ import org.redisson.client.codec.StringCodec;
  */
 final class RedisSessionBus implements SessionBus
 {
-    /** The message's field in a stream entry; {@code k}, the append's key, is the other (see {@link #APPEND}). */
+    /** The message's field in a stream entry; {@code k}, the append's key, is another (see {@link #APPEND}). */
     private static final String MESSAGE = "m";
+    /** The trace context's field in a stream entry, present when the message was appended in a trace. */
+    private static final String TRACE = "t";
     /** How far back a retried append looks for its earlier attempt. */
     private static final int RETRY_LOOKBACK = 200;
     private static final String ENDED = "end";
@@ -55,9 +57,10 @@ final class RedisSessionBus implements SessionBus
     /**
      * Appends in one round trip, atomically: nothing for a session that has ended; on a retry, the
      * id of the earlier attempt if it landed (XADD is not idempotent); else XADD with the cap, the
-     * TTL, and the wake-up {@code "<id> <previous id>\n<message>"} ({@code "<id>"} alone for a large
-     * message). KEYS: record, log. ARGV: key, message, capacity, TTL in ms, channel, how far back a
-     * retry looks (0 on a first attempt), push limit, publishing command ({@link WakeUps}).
+     * TTL, and the wake-up {@code "<id> <previous id>\n<message>"} ({@code "<id> <previous id>
+     * <traceparent>\n<message>"} in a trace, {@code "<id>"} alone for a large message). KEYS: record,
+     * log. ARGV: key, message, capacity, TTL in ms, channel, how far back a retry looks (0 on a first
+     * attempt), push limit, publishing command ({@link WakeUps}), traceparent (empty outside a trace).
      */
     private static final String APPEND = """
         if redis.call('EXISTS', KEYS[1]) == 0 then return false end
@@ -72,10 +75,18 @@ final class RedisSessionBus implements SessionBus
         end
         local newest = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
         local previous = newest[1] and newest[1][1] or ''
-        local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'k', ARGV[1], 'm', ARGV[2])
+        local id
+        local head
+        if ARGV[9] == '' then
+          id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'k', ARGV[1], 'm', ARGV[2])
+          head = id .. ' ' .. previous
+        else
+          id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'k', ARGV[1], 'm', ARGV[2], 't', ARGV[9])
+          head = id .. ' ' .. previous .. ' ' .. ARGV[9]
+        end
         redis.call('PEXPIRE', KEYS[2], ARGV[4])
         if #ARGV[2] <= tonumber(ARGV[7]) then
-          redis.call(ARGV[8], ARGV[5], id .. ' ' .. previous .. '\\n' .. ARGV[2])
+          redis.call(ARGV[8], ARGV[5], head .. '\\n' .. ARGV[2])
         else
           redis.call(ARGV[8], ARGV[5], id)
         end
@@ -262,7 +273,7 @@ final class RedisSessionBus implements SessionBus
     }
 
     @Override
-    public String append(String sessionId, String key, String message)
+    public String append(String sessionId, String key, String message, String traceparent)
     {
         // A retry looks back for the attempt whose answer was lost: it may have landed.
         int lookback = uncertain.contains(key) ? RETRY_LOOKBACK : 0;
@@ -271,7 +282,7 @@ final class RedisSessionBus implements SessionBus
         {
             id = call(() -> script.eval(recordKey(sessionId), RScript.Mode.READ_WRITE, APPEND, RScript.ReturnType.VALUE,
                 List.of(recordKey(sessionId), logKey(sessionId)), key, message, Integer.toString(capacity), Long.toString(ttl.toMillis()),
-                wakeUps.channel(sessionId), Integer.toString(lookback), Integer.toString(PUSH_LIMIT), wakeUps.command));
+                wakeUps.channel(sessionId), Integer.toString(lookback), Integer.toString(PUSH_LIMIT), wakeUps.command, traceparent == null ? "" : traceparent));
         }
         catch (StoreUnavailableException x)
         {
@@ -297,7 +308,7 @@ final class RedisSessionBus implements SessionBus
                 StreamMessageId from = afterId == null ? StreamMessageId.MIN : next(afterId);
                 Map<StreamMessageId, Map<String, String>> range = log(sessionId).range(BATCH, from, StreamMessageId.MAX);
                 List<Event> events = new ArrayList<>(range.size());
-                range.forEach((id, fields) -> events.add(new Event(id.toString(), fields.get(MESSAGE))));
+                range.forEach((id, fields) -> events.add(new Event(id.toString(), fields.get(MESSAGE), fields.get(TRACE))));
                 return events;
             }
 
@@ -336,7 +347,9 @@ final class RedisSessionBus implements SessionBus
 
     /**
      * A wake-up: {@code "end"}, {@code "<id> <previous id>\n<message>"} (an empty previous id for a
-     * stream's first event), or anything else (an id alone) to read the stream.
+     * stream's first event) or {@code "<id> <previous id> <traceparent>\n<message>"}, or anything else
+     * (an id alone) to read the stream. A replica that predates the traceparent takes {@code "<previous
+     * id> <traceparent>"} for an id it never delivered, and reads the stream: slower, never wrong.
      */
     private static void onWakeUp(SerialDrain subscription, String message)
     {
@@ -352,8 +365,12 @@ final class RedisSessionBus implements SessionBus
             subscription.wake();
             return;
         }
-        String previous = message.substring(space + 1, newline);
-        subscription.push(previous.isEmpty() ? null : previous, new SerialDrain.Event(message.substring(0, space), message.substring(newline + 1)));
+        int second = message.indexOf(' ', space + 1);
+        boolean traced = second >= 0 && second < newline;
+        String previous = message.substring(space + 1, traced ? second : newline);
+        String traceparent = traced ? message.substring(second + 1, newline) : null;
+        subscription.push(previous.isEmpty() ? null : previous,
+            new SerialDrain.Event(message.substring(0, space), message.substring(newline + 1), traceparent));
     }
 
     /** A Last-Event-ID that is not a stream id is treated as absent: replay all that is retained. */

@@ -22,4 +22,15 @@ public interface AccessLog
      * @param note what the face did with the request
      */
     void record(String remoteAddr, String method, String path, String query, int status, long startNanos, AccessNote note);
+
+    /**
+     * A request path as the log writes it, for a span to say no more than the log line does: by
+     * default as it is; the access log redacts anything shaped like a secret.
+     *
+     * @param path without the query
+     */
+    default String printable(String path)
+    {
+        return path;
+    }
 }

@@ -2,6 +2,8 @@ package io.sandgate.web;
 
 import java.util.regex.Pattern;
 
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanContext;
 import org.slf4j.MDC;
 
 /**
@@ -55,6 +57,18 @@ public final class LogContext
         var matcher = TRACEPARENT.matcher(traceparent.strip());
         if (matcher.matches())
             MDC.put(Field.TRACE.key, matcher.group(1));
+    }
+
+    /**
+     * Notes the trace id of the request's span, when tracing is on: the span's trace is the
+     * caller's when it sent a valid {@code traceparent}, else a new one, and the log lines name the
+     * same trace as the span either way.
+     */
+    public static void trace(Span span)
+    {
+        SpanContext context = span.getSpanContext();
+        if (context.isValid())
+            MDC.put(Field.TRACE.key, context.getTraceId());
     }
 
     /** Forgets every field: the thread goes back to the pool. */

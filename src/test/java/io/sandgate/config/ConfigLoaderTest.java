@@ -1,6 +1,7 @@
 package io.sandgate.config;
 
 import java.io.IOException;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -891,5 +892,30 @@ class ConfigLoaderTest
         assertEquals(2, x.problems().size(), x.problems()::toString);
         String all = x.problems().stream().collect(Collectors.joining("\n"));
         assertMentions(all, "server.port", "store.type", "one of memory, redis");
+    }
+
+    @Test
+    void tracing_isOffByDefault_andOnWithACollector()
+    {
+        TracingConfig off = ConfigLoader.fromValues(Map.of()).tracing();
+        assertFalse(off.enabled());
+        assertEquals(1.0, off.sampleRatio());
+        assertEquals("sandgate", off.serviceName());
+
+        TracingConfig on = ConfigLoader.fromValues(Map.of("tracing.otlp.endpoint", "http://collector:4318", "tracing.sample-ratio", "25%",
+            "tracing.service-name", "gateway-eu")).tracing();
+        assertTrue(on.enabled());
+        assertEquals(URI.create("http://collector:4318"), on.endpoint().orElseThrow());
+        assertEquals(0.25, on.sampleRatio());
+        assertEquals("gateway-eu", on.serviceName());
+    }
+
+    @Test
+    void tracing_endpointMustBeAnHttpUrl_andItsValueIsNotEchoed()
+    {
+        String problem = problem(() -> ConfigLoader.fromValues(Map.of("tracing.otlp.endpoint", "collector:4318")));
+        assertMentions(problem, "tracing.otlp.endpoint", "expected: http://host:4318");
+        assertFalse(problem.contains("collector"), problem);
+        assertMentions(problem(() -> ConfigLoader.fromValues(Map.of("tracing.sample-ratio", "2"))), "tracing.sample-ratio", "a ratio from 0 to 1");
     }
 }

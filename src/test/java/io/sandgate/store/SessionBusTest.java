@@ -92,7 +92,13 @@ class SessionBusTest
         @Override
         public void onEvent(String eventId, String message)
         {
-            events.add(new SerialDrain.Event(eventId, message));
+            onEvent(eventId, message, null);
+        }
+
+        @Override
+        public void onEvent(String eventId, String message, String traceparent)
+        {
+            events.add(new SerialDrain.Event(eventId, message, traceparent));
         }
 
         List<String> messages()
@@ -232,6 +238,42 @@ class SessionBusTest
                 await().until(() -> live.events.size() >= 3);
             }
             assertEquals(List.of("small", large, "after"), live.messages());
+        }
+    }
+
+    /**
+     * The trace context of the request a message answers travels with it, whether the subscriber
+     * gets it with the wake-up, reads it from the log (a large message, a replay) or it has none.
+     */
+    @ParameterizedTest
+    @MethodSource("buses")
+    void traceparent_travelsWithItsMessage_liveAndOnReplay(SessionBus bus)
+    {
+        String traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        String large = "y".repeat(200_000);
+        try (bus)
+        {
+            McpSession session = created(bus, "address:7");
+            Recorder live = new Recorder();
+            try (SessionBus.Subscription ignored = bus.subscribe(session.id(), null, live))
+            {
+                bus.append(session.id(), "k1", "traced", traceparent);
+                bus.append(session.id(), "k2", "untraced");
+                bus.append(session.id(), "k3", large, traceparent);
+                await().until(() -> live.events.size() >= 3);
+            }
+            Recorder replay = new Recorder();
+            try (SessionBus.Subscription ignored = bus.subscribe(session.id(), null, replay))
+            {
+                await().until(() -> replay.events.size() >= 3);
+            }
+            for (Recorder seen : List.of(live, replay))
+            {
+                assertEquals(List.of("traced", "untraced", large), seen.messages());
+                assertEquals(traceparent, seen.events.get(0).traceparent());
+                assertNull(seen.events.get(1).traceparent());
+                assertEquals(traceparent, seen.events.get(2).traceparent());
+            }
         }
     }
 

@@ -9,19 +9,22 @@ import java.util.function.Consumer;
 import io.sandgate.config.ConfigLoader;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.net.Resolver;
+import io.sandgate.tracing.Tracing;
 
 /**
  * The configuration of a gateway a test starts: dotted keys and raw values, exactly as a YAML file
  * or context-params would give them, validated whole by {@link ConfigLoader} when the gateway
  * starts. It begins with what every test gateway shares, the loopback address and a free port.
  * Beside the values it holds the resolver the egress face asks for target names, the JVM's unless
- * a test gives names of its own.
+ * a test gives names of its own, and the tracing a test reads spans from, if any.
  */
 public final class GatewayConfig
 {
     private final Map<String, Object> values = new LinkedHashMap<>();
     private final Map<String, String> environment = new LinkedHashMap<>();
     private Resolver resolver = Resolver.SYSTEM;
+    /** Spans to a test's own exporter; null: as the configuration says. */
+    private Tracing tracing;
 
     public GatewayConfig()
     {
@@ -92,6 +95,19 @@ public final class GatewayConfig
     public Resolver resolver()
     {
         return resolver;
+    }
+
+    /** The gateway's spans go to {@code tracing} (a test's in-memory exporter), which the test closes after the gateway. */
+    public GatewayConfig tracing(Tracing tracing)
+    {
+        this.tracing = Objects.requireNonNull(tracing, "tracing");
+        return this;
+    }
+
+    /** The test's tracing, or null: the gateway traces as its configuration says. */
+    public Tracing tracing()
+    {
+        return tracing;
     }
 
     public Map<String, Object> values()

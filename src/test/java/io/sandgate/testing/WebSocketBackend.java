@@ -39,6 +39,7 @@ public final class WebSocketBackend implements AutoCloseable
     public final AtomicReference<String> lastPath = new AtomicReference<>();
     public final AtomicReference<String> lastCookie = new AtomicReference<>();
     public final AtomicReference<String> lastExtensions = new AtomicReference<>();
+    public final AtomicReference<String> lastTraceparent = new AtomicReference<>();
 
     private WebSocketBackend(String name) throws Exception
     {
@@ -55,6 +56,7 @@ public final class WebSocketBackend implements AutoCloseable
                 lastPath.set(request.getHttpURI().getPathQuery());
                 lastCookie.set(request.getHeaders().get("Cookie"));
                 lastExtensions.set(request.getHeaders().get("Sec-WebSocket-Extensions"));
+                lastTraceparent.set(request.getHeaders().get("traceparent"));
                 if (request.getHttpURI().getPath().equals("/stall"))
                     return new Stalled();
                 return new Endpoint();
