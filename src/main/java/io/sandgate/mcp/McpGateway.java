@@ -67,6 +67,7 @@ public final class McpGateway implements AutoCloseable
     private final Counter relayed;
     private final Counter replays;
     private final Counter lost;
+    private final Counter dead;
 
     /**
      * @param origins the browser origins the deployment allows ({@code server.public-origins}); the
@@ -99,6 +100,7 @@ public final class McpGateway implements AutoCloseable
         this.relayed = Counter.builder("sandgate.mcp.messages.relayed").description("Upstream messages stored for delivery").register(registry);
         this.replays = Counter.builder("sandgate.mcp.replays").description("Client streams resumed with Last-Event-ID").register(registry);
         this.lost = Counter.builder("sandgate.mcp.messages.lost").description("Upstream messages that could not be stored; must stay 0").register(registry);
+        this.dead = Counter.builder("sandgate.mcp.sessions.dead").description("Sessions ended because their upstream no longer knew them (404)").register(registry);
     }
 
     McpConfig config()
@@ -213,6 +215,18 @@ public final class McpGateway implements AutoCloseable
     static GatewayException unknownSession(String message)
     {
         return new GatewayException(HttpStatus.NOT_FOUND_404, JsonRpcErrors.UNKNOWN_SESSION, message);
+    }
+
+    /**
+     * A session whose upstream answered 404 for it (restarted, or dropped its state): it is dead, so
+     * it ends on every replica and its client hears so. Counted, as a run of them is an upstream's
+     * trouble that an operator should see.
+     */
+    GatewayException endedUpstream(McpSession session)
+    {
+        bus.delete(session.id());
+        dead.increment();
+        return unknownSession("MCP session ended upstream");
     }
 
     /** Reads a request body without holding the thread; the limit is {@code mcp.max-body-size}. */

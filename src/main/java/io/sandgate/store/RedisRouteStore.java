@@ -56,6 +56,11 @@ final class RedisRouteStore implements RouteStore
     private static final String REQUIRED_EVENTS = "Khgx";
     private static final int BATCH = 1000;
     private static final int REVOKE_ATTEMPTS = 10;
+    /**
+     * How often the store pings Redis on its own, so that a failure is counted (and readiness is
+     * current) even where nothing asks {@code /readyz}.
+     */
+    private static final long PING_PERIOD_MILLIS = 5000;
 
     private final RedissonClient redisson;
     private final String key;
@@ -69,6 +74,7 @@ final class RedisRouteStore implements RouteStore
     private final AtomicBoolean refreshScheduled = new AtomicBoolean();
     private final Counter hits;
     private final Counter misses;
+    private final Counter pingFailures;
     private final RPatternTopic topic;
     /** Whether our PSUBSCRIBE is in place; only the store thread sets it true. */
     private volatile boolean subscribed;
@@ -88,6 +94,7 @@ final class RedisRouteStore implements RouteStore
         this.hits = Counter.builder("sandgate.route.cache").tag("result", "hit").description("Route lookups answered from the local cache").register(registry);
         this.misses = Counter.builder("sandgate.route.cache").tag("result", "miss").description("Route lookups that asked Redis").register(registry);
         registry.gauge("sandgate.route.cache.size", cache, Map::size);
+        this.pingFailures = Counter.builder("sandgate.store.redis.ping.failures").description("Health checks of Redis that got no answer").register(registry);
         this.topic = redisson.getPatternTopic("__keyspace@*__:" + globEscape(key), StringCodec.INSTANCE);
     }
 
@@ -95,6 +102,7 @@ final class RedisRouteStore implements RouteStore
     {
         long period = config.pollInterval().toMillis();
         scheduler.scheduleWithFixedDelay(this::tick, 0, period, TimeUnit.MILLISECONDS);
+        scheduler.scheduleWithFixedDelay(this::health, PING_PERIOD_MILLIS, PING_PERIOD_MILLIS, TimeUnit.MILLISECONDS);
     }
 
     @Override
@@ -253,9 +261,11 @@ final class RedisRouteStore implements RouteStore
             hash.isExists();
             reachable = true;
         }
-        catch (RedisException x)
+        catch (RuntimeException x)
         {
+            // RedisException in all its forms, or the client shutting down: no answer either way.
             reachable = false;
+            pingFailures.increment();
         }
         String mode = notificationsConfirmed ? "keyspace notifications" : "polling every " + config.pollInterval().toMillis() + "ms";
         return new StoreHealth("redis", reachable, reachable
