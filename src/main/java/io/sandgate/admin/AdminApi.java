@@ -25,6 +25,7 @@ import io.sandgate.ingress.Route;
 import io.sandgate.ingress.RouteStore;
 import io.sandgate.mcp.McpSession;
 import io.sandgate.mcp.SessionBus;
+import io.sandgate.ops.MetricHistory;
 import io.sandgate.web.GatewayException;
 
 /**
@@ -36,6 +37,7 @@ import io.sandgate.web.GatewayException;
  * <li>{@code GET /ingress/sessions}: open bridged WebSockets by sandbox;</li>
  * <li>{@code GET /mcp/sessions}, {@code DELETE /mcp/sessions/{id}}: MCP sessions;</li>
  * <li>{@code GET /egress/pools}, {@code POST /egress/reload}: egress;</li>
+ * <li>{@code GET /history}: the recent samples the dashboard charts;</li>
  * <li>{@code GET /config}: effective settings, secrets redacted.</li>
  * </ul>
  */
@@ -51,10 +53,11 @@ public final class AdminApi
      *        many, when its access is revoked (other replicas refuse the next request of each session)
      * @param reloadEgress reads the configuration again and applies its egress routes, pools,
      *        credentials and agents; returns the number of routes in force
+     * @param history this replica's recent samples, for the dashboard's charts
      */
     public static List<AdminServlet.Route> routes(SandgateConfig config, RouteStore routeStore, SessionBus sessions, Egress egress,
                                                  Supplier<Map<String, Integer>> liveIngress, ToIntFunction<String> closeIngress,
-                                                 IntSupplier reloadEgress)
+                                                 IntSupplier reloadEgress, MetricHistory history)
     {
         IngressConfig ingress = config.ingress();
         List<AdminServlet.Route> routes = new ArrayList<>();
@@ -154,6 +157,7 @@ public final class AdminApi
             routes.add(new AdminServlet.Route("GET", "/egress/pools", call -> egress.describe()));
             routes.add(new AdminServlet.Route("POST", "/egress/reload", call -> Map.of("routes", reloadEgress(reloadEgress))));
         }
+        routes.add(new AdminServlet.Route("GET", "/history", call -> history.view()));
         routes.add(new AdminServlet.Route("GET", "/config", call -> config.effective()));
         return routes;
     }

@@ -269,10 +269,11 @@ public final class ConfigLoader
         McpConfig mcp = attempt(() -> mcp(mcpServers));
         EgressConfig egress = attempt(this::egress);
         WatcherConfig watcher = attempt(this::watcher);
+        HistoryConfig history = attempt(() -> new HistoryConfig(get(ConfigKeys.ADMIN_HISTORY_INTERVAL), get(ConfigKeys.ADMIN_HISTORY_SAMPLES)));
         if (!problems.isEmpty())
             throw new ConfigException(problems);
         return new SandgateConfig(source, server, new StoreConfig(get(ConfigKeys.STORE_TYPE), redis), ingress, mcp, egress, watcher,
-            optional(ConfigKeys.ADMIN_TOKEN), get(ConfigKeys.ACCESS_LOG), get(ConfigKeys.LOG_FORMAT), effective());
+            optional(ConfigKeys.ADMIN_TOKEN), history, get(ConfigKeys.ACCESS_LOG), get(ConfigKeys.LOG_FORMAT), effective());
     }
 
     /** Each key's value as text, with nothing secret in it. */

@@ -98,6 +98,18 @@ class AdminApiIT
     }
 
     @Test
+    void history_drawsTheFacesAndMcp() throws Exception
+    {
+        HttpResponse<String> response = admin("GET", "/history", null);
+        assertEquals(200, response.statusCode(), response.body());
+        JsonNode history = JSON.readTree(response.body());
+        assertEquals(5000, history.get("intervalMillis").asLong());
+        List<String> charts = new java.util.ArrayList<>();
+        history.get("charts").forEach(chart -> charts.add(chart.get("id").asText()));
+        assertEquals(List.of("requests", "latency", "egress", "mcp"), charts);
+    }
+
+    @Test
     void aForeignOrigin_cannotDriveTheApi_evenWithTheToken() throws Exception
     {
         for (String origin : new String[] {"http://evil.example", "http://7.sbx.localhost:" + gateway.port()})
