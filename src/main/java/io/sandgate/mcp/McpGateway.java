@@ -154,7 +154,7 @@ public final class McpGateway implements AutoCloseable
      */
     McpSession session(String id, McpConfig.Server server, HttpServletRequest request)
     {
-        if (id == null || !id.matches("[0-9a-f]{32}"))
+        if (!McpSession.isWellFormedId(id))
             throw unknownSession("unknown MCP session");
         McpSession session = bus.find(id).orElseThrow(() -> unknownSession("unknown or ended MCP session"));
         if (!session.server().equals(server.name()))

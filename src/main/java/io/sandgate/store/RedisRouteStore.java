@@ -14,6 +14,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -21,9 +23,11 @@ import io.sandgate.config.StoreConfig;
 import io.sandgate.core.StoreHealth;
 import io.sandgate.core.StoreUnavailableException;
 import io.sandgate.ingress.Route;
+import io.sandgate.ingress.RoutePage;
 import io.sandgate.ingress.RouteStore;
 import org.redisson.api.RMap;
 import org.redisson.api.RPatternTopic;
+import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
 import org.redisson.api.redisnode.RedisNode;
 import org.redisson.api.redisnode.RedisNodes;
@@ -61,6 +65,17 @@ final class RedisRouteStore implements RouteStore
      * current) even where nothing asks {@code /readyz}.
      */
     private static final long PING_PERIOD_MILLIS = 5000;
+    /**
+     * One HSCAN step, its field-value pairs flattened after the cursor. Through a script because
+     * Redisson's own map scans hide the cursor, and a page must hand it on to the next request.
+     */
+    private static final String HSCAN = "local r = redis.call('HSCAN', KEYS[1], ARGV[1], 'MATCH', ARGV[2], 'COUNT', ARGV[3]) "
+        + "local out = {r[1]} for _, v in ipairs(r[2]) do out[#out + 1] = v end return out";
+    /** Fields HSCAN looks at per step: small enough that no step holds Redis up. */
+    private static final int SCAN_COUNT = 1000;
+    /** Steps one page may take, so that a rare prefix in a huge hash answers in bounded time, with a next page. */
+    private static final int SCAN_STEPS_PER_PAGE = 200;
+    private static final Pattern SEARCH_CURSOR = Pattern.compile("(\\d{1,20}):(\\d{1,7})");
 
     private final RedissonClient redisson;
     private final String key;
@@ -252,6 +267,57 @@ final class RedisRouteStore implements RouteStore
                 routes.put(id, route);
         });
         return routes;
+    }
+
+    /**
+     * HSCAN with MATCH, never the whole hash: the cursor is {@code <HSCAN cursor>:<pairs to skip>},
+     * as a page may fill up within one HSCAN step and the next must start where it stopped.
+     */
+    @Override
+    public RoutePage search(String prefix, String cursor, int limit)
+    {
+        String scan = "0";
+        int skip = 0;
+        if (cursor != null)
+        {
+            Matcher parsed = SEARCH_CURSOR.matcher(cursor);
+            if (!parsed.matches())
+                throw new IllegalArgumentException("cursor: " + cursor + " (expected: the next of a page this store gave)");
+            scan = parsed.group(1);
+            skip = Integer.parseInt(parsed.group(2));
+        }
+        String match = globEscape(prefix) + "*";
+        RScript script = redisson.getScript(StringCodec.INSTANCE);
+        Map<String, Route> found = new TreeMap<>();
+        try
+        {
+            for (int step = 0; step < SCAN_STEPS_PER_PAGE; step++)
+            {
+                List<String> reply = script.eval(key, RScript.Mode.READ_ONLY, HSCAN, RScript.ReturnType.LIST, List.of(key),
+                    scan, match, Integer.toString(SCAN_COUNT));
+                String following = reply.get(0);
+                for (int pair = skip; pair < (reply.size() - 1) / 2; pair++)
+                {
+                    if (found.size() == limit)
+                        return new RoutePage(found, Optional.of(scan + ":" + pair));
+                    String id = reply.get(1 + 2 * pair);
+                    Route route = parse(id, reply.get(2 + 2 * pair));
+                    if (route != null)
+                        found.put(id, route);
+                }
+                skip = 0;
+                if (following.equals("0"))
+                    return new RoutePage(found, Optional.empty());
+                scan = following;
+                if (found.size() == limit)
+                    break;
+            }
+        }
+        catch (RuntimeException x)
+        {
+            throw new StoreUnavailableException("route store unreachable", x);
+        }
+        return new RoutePage(found, Optional.of(scan + ":0"));
     }
 
     StoreHealth health()
