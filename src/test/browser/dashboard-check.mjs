@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 // Opens Sandgate's admin dashboard in Debian's headless Chromium, signs in with the token, and
 // waits until the page shows the expected sandbox route (with its "Open desktop" link) and egress
-// node as healthy; prints READY; then waits, without reloading, for the route NEW_ID to appear and
-// the node to show as ejected (the test adds the one and breaks the other after READY). Saves a
-// screenshot. Exit 0 when all of it happens, 1 when something does not within the deadline.
+// node as healthy, in the table and in the weight chart; prints READY; then waits, without
+// reloading, for the route NEW_ID to appear and the node to show as ejected: in the table, and in
+// the chart as a line that came down to the zero line, with red marks on the ejected samples (the
+// test adds the one and breaks the other after READY). Saves a screenshot of the page, and one of
+// the chart beside it. Exit 0 when all of it happens, 1 when something does not within the deadline.
 //
 //   node dashboard-check.mjs URL TOKEN SANDBOX_ID NODE_ID NEW_ID SCREENSHOT.png
 
@@ -35,19 +37,40 @@ try {
         return link && link.textContent === 'Open desktop' && link.href.includes('/vnc/' + id + '/')
             && pool.textContent.includes(nodeId) && pool.textContent.includes('healthy');
     }, [sandbox, node], { timeout: 15000 });
+    await page.waitForFunction(([nodeId]) => {
+        const line = [...document.querySelectorAll('#chart-egress path.series')].find(p => p.dataset.series.endsWith('/' + nodeId));
+        const values = line ? JSON.parse(line.dataset.values).filter(v => v !== null) : [];
+        return values.length > 0 && values[values.length - 1] > 0;
+    }, [node], { timeout: 15000 });
     console.log('READY');
     await page.waitForFunction(([id]) => {
         const rows = [...document.querySelectorAll('#routes tbody tr')];
         return rows.some(r => r.cells[0].textContent === id)
             && document.querySelector('#pools').textContent.includes('ejected');
     }, [added], { timeout: 20000 });
+    // The chart shows the ejection: the node's line drawn at a weight above zero, then down on the
+    // zero line (its last point's y is the axis's), and red marks where the samples say ejected.
+    const drawn = await page.waitForFunction(([nodeId]) => {
+        const svg = document.querySelector('#chart-egress');
+        const line = svg && [...svg.querySelectorAll('path.series')].find(p => p.dataset.series.endsWith('/' + nodeId));
+        if (!line) return false;
+        const ys = line.getAttribute('d').split(/[ML]/).map(t => t.trim()).filter(t => t).map(t => parseFloat(t.split(' ')[1]));
+        const baseline = parseFloat(svg.dataset.baseline);
+        const marks = svg.querySelectorAll('circle.ejected[data-series="' + line.dataset.series + '"]');
+        const ok = ys.length > 1 && Math.abs(ys[ys.length - 1] - baseline) < 0.5 && ys.some(y => y < baseline - 10) && marks.length > 0;
+        return ok && { points: ys.length, marks: marks.length, fill: getComputedStyle(marks[0]).fill };
+    }, [node], { timeout: 20000 });
+    const chart = await drawn.jsonValue();
+    if (chart.fill !== 'rgb(179, 38, 30)')
+        throw new Error('ejected samples must be marked red: ' + JSON.stringify(chart));
     const stored = await page.evaluate(() => [sessionStorage.getItem('sandgate.admin.token'), localStorage.length]);
     if (stored[0] !== token || stored[1] !== 0)
         throw new Error('token must live in sessionStorage only: ' + JSON.stringify(stored));
     mkdirSync(dirname(screenshot), { recursive: true });
     await page.screenshot({ path: screenshot, fullPage: true });
+    await page.locator('#chart-egress').screenshot({ path: screenshot.replace(/\.png$/, '-egress-chart.png') });
     ok = true;
-    console.log(JSON.stringify({ ok, url }));
+    console.log(JSON.stringify({ ok, url, chart }));
 } catch (e) {
     process.stderr.write('dashboard-check: ' + e.message + '\n');
 } finally {
