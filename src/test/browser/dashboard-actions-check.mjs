@@ -11,7 +11,7 @@
 
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { chromium } from 'playwright-core';
+import { launchChromium } from './debian-chromium.mjs';
 
 const [url, token, prefix, expectedList, revokeId, deleteId, sessionId, screenshot] = process.argv.slice(2);
 if (!screenshot) {
@@ -19,11 +19,7 @@ if (!screenshot) {
     process.exit(2);
 }
 const expected = expectedList.split(',');
-const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-        '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic'],
-});
+const browser = await launchChromium();
 let ok = false;
 try {
     const page = await browser.newPage();

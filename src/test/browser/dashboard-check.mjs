@@ -11,18 +11,14 @@
 
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { chromium } from 'playwright-core';
+import { launchChromium } from './debian-chromium.mjs';
 
 const [url, token, sandbox, node, added, screenshot] = process.argv.slice(2);
 if (!screenshot) {
     process.stderr.write('usage: node dashboard-check.mjs URL TOKEN SANDBOX_ID NODE_ID NEW_ID SCREENSHOT.png\n');
     process.exit(2);
 }
-const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-        '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic'],
-});
+const browser = await launchChromium();
 let ok = false;
 try {
     const page = await browser.newPage();
