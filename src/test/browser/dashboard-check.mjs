@@ -4,16 +4,20 @@
 // node as healthy, in the table and in the weight chart; prints READY; then waits, without
 // reloading, for the route NEW_ID to appear and the node to show as ejected: in the table, and in
 // the chart as a line that came down to the zero line, with red marks on the ejected samples (the
-// test adds the one and breaks the other after READY). Saves a screenshot of the page, and one of
-// the chart beside it. Exit 0 when all of it happens, 1 when something does not within the deadline.
+// test adds the one and breaks the other after READY): in the SVG, and in the pixels of screenshots
+// of the chart (no red before, red along the zero line after). Saves a screenshot of the page, and
+// one of the chart beside it. Exit 0 when all of it happens, 1 when something does not within the deadline.
 //
 //   node dashboard-check.mjs URL TOKEN SANDBOX_ID NODE_ID NEW_ID SCREENSHOT.png
 
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { launchChromium } from './debian-chromium.mjs';
+import { decodePng, pixelsNear } from './png-pixels.mjs';
 
 const [url, token, sandbox, node, added, screenshot] = process.argv.slice(2);
+// The dashboard's mark of an ejected sample (app.js's EJECTED, #b3261e).
+const EJECTED_RED = [179, 38, 30];
 if (!screenshot) {
     process.stderr.write('usage: node dashboard-check.mjs URL TOKEN SANDBOX_ID NODE_ID NEW_ID SCREENSHOT.png\n');
     process.exit(2);
@@ -38,6 +42,10 @@ try {
         const values = line ? JSON.parse(line.dataset.values).filter(v => v !== null) : [];
         return values.length > 0 && values[values.length - 1] > 0;
     }, [node], { timeout: 15000 });
+    // On the screen, not only in the DOM: no red in the weight chart while the node is healthy.
+    const healthyRed = pixelsNear(decodePng(await page.locator('#chart-egress').screenshot()), EJECTED_RED, 40);
+    if (healthyRed.length !== 0)
+        throw new Error('red in the chart of a healthy node, at ' + JSON.stringify(healthyRed.slice(0, 5)));
     console.log('READY');
     await page.waitForFunction(([id]) => {
         const rows = [...document.querySelectorAll('#routes tbody tr')];
@@ -57,14 +65,22 @@ try {
         return ok && { points: ys.length, marks: marks.length, fill: getComputedStyle(marks[0]).fill };
     }, [node], { timeout: 20000 });
     const chart = await drawn.jsonValue();
-    if (chart.fill !== 'rgb(179, 38, 30)')
+    if (chart.fill !== 'rgb(' + EJECTED_RED.join(', ') + ')')
         throw new Error('ejected samples must be marked red: ' + JSON.stringify(chart));
     const stored = await page.evaluate(() => [sessionStorage.getItem('sandgate.admin.token'), localStorage.length]);
     if (stored[0] !== token || stored[1] !== 0)
         throw new Error('token must live in sessionStorage only: ' + JSON.stringify(stored));
     mkdirSync(dirname(screenshot), { recursive: true });
     await page.screenshot({ path: screenshot, fullPage: true });
-    await page.locator('#chart-egress').screenshot({ path: screenshot.replace(/\.png$/, '-egress-chart.png') });
+    // And on the screen: red, along the zero line.
+    const chartShot = await page.locator('#chart-egress').screenshot({ path: screenshot.replace(/\.png$/, '-egress-chart.png') });
+    const image = decodePng(chartShot);
+    const red = pixelsNear(image, EJECTED_RED, 40);
+    const baseline = await page.locator('#chart-egress').evaluate(svg => parseFloat(svg.dataset.baseline));
+    const meanY = red.reduce((sum, [, y]) => sum + y, 0) / Math.max(1, red.length);
+    if (red.length < 10 || Math.abs(meanY - baseline) > 4)
+        throw new Error('the screenshot does not show the ejection: ' + JSON.stringify({ red: red.length, meanY, baseline, width: image.width }));
+    chart.redPixels = red.length;
     ok = true;
     console.log(JSON.stringify({ ok, url, chart }));
 } catch (e) {

@@ -63,6 +63,8 @@ public final class BrowserCheck
                 check.destroyForcibly();
         }
         assertEquals(0, check.exitValue(), output.toString());
+        // What the script saw, in the test's output when it passes too.
+        System.out.print(output);
         return output.toString();
     }
 }
