@@ -162,6 +162,16 @@
       path.dataset.series = s.name;
       path.dataset.values = JSON.stringify(s.values);
       svg.appendChild(path);
+      // A value with no neighbour draws no line: a dot, so that a lone sample still shows.
+      s.values.forEach(function (v, i) {
+        if (v === null || (i > 0 && s.values[i - 1] !== null) || (i < n - 1 && s.values[i + 1] !== null)) { return; }
+        var dot = document.createElementNS(SVG, 'circle');
+        dot.setAttribute('cx', x(i).toFixed(1));
+        dot.setAttribute('cy', y(v).toFixed(1));
+        dot.setAttribute('r', 2);
+        dot.setAttribute('fill', colour);
+        svg.appendChild(dot);
+      });
       (s.ejected || []).forEach(function (ejected, i) {
         if (!ejected || s.values[i] === null) { return; }
         var dot = document.createElementNS(SVG, 'circle');
