@@ -18,10 +18,12 @@ import io.sandgate.testing.RawRedis;
 import io.sandgate.testing.RedisServerProcess;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -139,6 +141,19 @@ class RouteSearchIT
     void aPrefixNothingHas_findsNothing(String type)
     {
         assertEquals(Map.of(), all(store(type), "100000", 10));
+    }
+
+    @Test
+    void redis_isWalkedWithHscan_neverReadWhole() throws Exception
+    {
+        try (RawRedis raw = RawRedis.connect(redis.port()))
+        {
+            raw.command("CONFIG", "RESETSTAT");
+            all(shared.routes(), "123", 5);
+            String stats = (String)raw.command("INFO", "commandstats");
+            assertTrue(stats.contains("cmdstat_hscan:"), stats);
+            assertFalse(stats.contains("cmdstat_hgetall:") || stats.contains("cmdstat_hvals:") || stats.contains("cmdstat_hkeys:"), stats);
+        }
     }
 
     @ParameterizedTest
