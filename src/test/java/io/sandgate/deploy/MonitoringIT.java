@@ -20,7 +20,7 @@ import io.sandgate.testing.RedisServerProcess;
 import io.sandgate.testing.RunningGateway;
 import io.sandgate.testing.TargetServer;
 import org.eclipse.jetty.toolchain.test.MavenPaths;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.yaml.snakeyaml.LoaderOptions;
@@ -41,8 +41,11 @@ class MonitoringIT
 {
     private static final Path DEPLOY = MavenPaths.projectBase().resolve("deploy");
     private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    @AutoClose
     private static RedisServerProcess redis;
+    @AutoClose
     private static TargetServer target;
+    @AutoClose
     private static ForwardProxy node;
     private static Set<String> exported;
 
@@ -76,17 +79,6 @@ class MonitoringIT
                     exported.add(line.split("[{ ]", 2)[0]);
             }
         }
-    }
-
-    @AfterAll
-    static void stop()
-    {
-        if (node != null)
-            node.close();
-        if (target != null)
-            target.close();
-        if (redis != null)
-            redis.close();
     }
 
     private static int send(RunningGateway gateway, HttpRequest.Builder request) throws Exception
