@@ -2,6 +2,7 @@ package io.sandgate.ops;
 
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -32,7 +33,7 @@ public final class MetricHistory implements AutoCloseable
     /** The faces charted, in the order drawn. */
     private static final List<String> FACES = List.of("ingress", "mcp", "egress");
     /** Nodes charted at most: a chart of more lines says nothing, and this bounds a sample's size. */
-    static final int MAX_NODES = 40;
+    private static final int MAX_NODES = 40;
 
     private final HistoryConfig config;
     private final MeterRegistry registry;
@@ -90,8 +91,7 @@ public final class MetricHistory implements AutoCloseable
         Gauge streams = registry.find("sandgate.mcp.streams").gauge();
         if (streams != null)
             values.put("mcp.streams", streams.value());
-        nodes("sandgate.egress.node.weight", "weight.", values);
-        nodes("sandgate.egress.node.ejected", "ejected.", values);
+        nodes(values);
         previous = cumulative;
         previousMillis = now;
         ring[next] = new Sample(now, Map.copyOf(values));
@@ -127,17 +127,23 @@ public final class MetricHistory implements AutoCloseable
         return now >= before ? now - before : now;
     }
 
-    private void nodes(String gauge, String prefix, Map<String, Double> values)
+    /** Each node's weight and whether it is ejected, for the first {@link #MAX_NODES} by pool and id. */
+    private void nodes(Map<String, Double> values)
     {
-        int taken = 0;
-        for (Gauge node : registry.find(gauge).gauges())
-        {
-            if (taken++ >= MAX_NODES)
-                break;
-            double value = node.value();
-            if (!Double.isNaN(value))
-                values.put(prefix + node.getId().getTag("pool") + "/" + node.getId().getTag("node"), value);
-        }
+        registry.find("sandgate.egress.node.weight").gauges().stream()
+            .sorted(Comparator.comparing((Gauge g) -> g.getId().getTag("pool")).thenComparing(g -> g.getId().getTag("node")))
+            .limit(MAX_NODES)
+            .forEach(weight ->
+            {
+                String pool = weight.getId().getTag("pool");
+                String node = weight.getId().getTag("node");
+                Gauge ejected = registry.find("sandgate.egress.node.ejected").tags("pool", pool, "node", node).gauge();
+                // NaN: the node left with a reload between the search and the read.
+                if (Double.isNaN(weight.value()) || ejected == null || Double.isNaN(ejected.value()))
+                    return;
+                values.put("weight." + pool + "/" + node, weight.value());
+                values.put("ejected." + pool + "/" + node, ejected.value());
+            });
     }
 
     /**
