@@ -40,6 +40,7 @@ import io.sandgate.net.Resolver;
 import io.sandgate.ops.AccessLogFilter;
 import io.sandgate.ops.HealthServlet;
 import io.sandgate.ops.LogFormats;
+import io.sandgate.ops.MetricHistory;
 import io.sandgate.ops.MetricsServlet;
 import io.sandgate.secrets.SecretRing;
 import io.sandgate.secrets.SecretSources;
@@ -90,6 +91,8 @@ public final class Sandgate implements AutoCloseable
     private ClientLimitFilter clientLimit;
     /** Counts and logs every request, whichever listener or front-end served it. */
     private final AccessLogFilter accessLog;
+    /** What the dashboard charts. */
+    private MetricHistory history;
     /** One redaction for logs and the admin API; it knows the real keys once the egress face has read them. */
     private volatile Redactor redactor;
 
@@ -171,6 +174,10 @@ public final class Sandgate implements AutoCloseable
 
     private void build(String contextPath)
     {
+        // Reads the meters at each sample, so it charts the faces' meters though they come later.
+        history = new MetricHistory(config.history(), metrics, Clock.systemUTC());
+        built.push(history);
+        history.start(schedulers);
         if (config.watcher().enabled())
         {
             PodWatcher watcher = new PodWatcher(config.watcher(), config.ingress(), store.routes(), store.leadership("pod-watcher"), metrics);
@@ -361,7 +368,7 @@ public final class Sandgate implements AutoCloseable
         Supplier<Map<String, Integer>> liveIngress = webSockets == null ? Map::of : webSockets::liveSessions;
         context.addServlet("sandgate-admin", new AdminServlet(config.adminToken(),
             AdminApi.routes(config, store.routes(), store.sessions(), egress, liveIngress,
-            webSockets == null ? id -> 0 : webSockets::closeSandbox, this::reloadEgress), new Origins(config.server().publicOrigins())))
+            webSockets == null ? id -> 0 : webSockets::closeSandbox, this::reloadEgress, history), new Origins(config.server().publicOrigins())))
             .addMapping("/admin/*");
         context.addServlet("sandgate-metrics", new MetricsServlet(metrics)).addMapping("/metrics");
     }

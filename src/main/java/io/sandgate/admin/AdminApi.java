@@ -11,6 +11,7 @@ import java.util.Optional;
 import java.util.function.IntSupplier;
 import java.util.function.Supplier;
 import java.util.function.ToIntFunction;
+import java.util.regex.Matcher;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sandgate.config.ConfigException;
@@ -22,25 +23,32 @@ import io.sandgate.core.Secret;
 import io.sandgate.egress.Egress;
 import io.sandgate.ingress.Grants;
 import io.sandgate.ingress.Route;
+import io.sandgate.ingress.RoutePage;
 import io.sandgate.ingress.RouteStore;
 import io.sandgate.mcp.McpSession;
 import io.sandgate.mcp.SessionBus;
+import io.sandgate.ops.MetricHistory;
 import io.sandgate.web.GatewayException;
 
 /**
  * The admin operations, as plain functions over the gateway's components:
  * <ul>
- * <li>{@code GET /routes?offset=&limit=}, {@code GET|PUT|DELETE /routes/{id}}: the sandbox route table;</li>
+ * <li>{@code GET /routes?offset=&limit=}, {@code GET|PUT|DELETE /routes/{id}}: the sandbox route table;
+ * {@code GET /search/routes?prefix=&cursor=&limit=}: a page of the routes whose id starts with a prefix;</li>
  * <li>{@code POST /grants/{id}}: a grant link for a sandbox; {@code POST /revoke/{id}}: revokes every
  * grant and session issued for it so far, on every replica;</li>
  * <li>{@code GET /ingress/sessions}: open bridged WebSockets by sandbox;</li>
  * <li>{@code GET /mcp/sessions}, {@code DELETE /mcp/sessions/{id}}: MCP sessions;</li>
  * <li>{@code GET /egress/pools}, {@code POST /egress/reload}: egress;</li>
+ * <li>{@code GET /history}: the recent samples the dashboard charts;</li>
  * <li>{@code GET /config}: effective settings, secrets redacted.</li>
  * </ul>
  */
 public final class AdminApi
 {
+    /** Longer than any cursor a store gives. */
+    private static final int MAX_CURSOR = 300;
+
     private AdminApi()
     {
     }
@@ -51,10 +59,11 @@ public final class AdminApi
      *        many, when its access is revoked (other replicas refuse the next request of each session)
      * @param reloadEgress reads the configuration again and applies its egress routes, pools,
      *        credentials and agents; returns the number of routes in force
+     * @param history this replica's recent samples, for the dashboard's charts
      */
     public static List<AdminServlet.Route> routes(SandgateConfig config, RouteStore routeStore, SessionBus sessions, Egress egress,
                                                  Supplier<Map<String, Integer>> liveIngress, ToIntFunction<String> closeIngress,
-                                                 IntSupplier reloadEgress)
+                                                 IntSupplier reloadEgress, MetricHistory history)
     {
         IngressConfig ingress = config.ingress();
         List<AdminServlet.Route> routes = new ArrayList<>();
@@ -71,6 +80,7 @@ public final class AdminApi
             page.put("items", items);
             return page;
         }));
+        routes.add(new AdminServlet.Route("GET", "/search/routes", call -> search(ingress, routeStore, call)));
         routes.add(new AdminServlet.Route("GET", "/routes/{id}", call ->
         {
             String id = sandboxId(ingress, call.id());
@@ -144,6 +154,8 @@ public final class AdminApi
         }));
         routes.add(new AdminServlet.Route("DELETE", "/mcp/sessions/{id}", call ->
         {
+            if (!McpSession.isWellFormedId(call.id()))
+                throw GatewayException.badRequest("malformed MCP session id (expected: 32 hex digits)");
             if (sessions.find(call.id()).isEmpty())
                 throw GatewayException.notFound("no MCP session " + call.id());
             sessions.delete(call.id());
@@ -154,6 +166,7 @@ public final class AdminApi
             routes.add(new AdminServlet.Route("GET", "/egress/pools", call -> egress.describe()));
             routes.add(new AdminServlet.Route("POST", "/egress/reload", call -> Map.of("routes", reloadEgress(reloadEgress))));
         }
+        routes.add(new AdminServlet.Route("GET", "/history", call -> history.view()));
         routes.add(new AdminServlet.Route("GET", "/config", call -> config.effective()));
         return routes;
     }
@@ -172,6 +185,42 @@ public final class AdminApi
         {
             throw GatewayException.badRequest("egress reload refused, nothing changed: " + String.join("; ", x.problems()));
         }
+    }
+
+    /**
+     * A page of the routes whose id starts with {@code prefix}: {@code items}, and {@code next} to
+     * pass as {@code cursor} for the following page while there is one.
+     */
+    private static Map<String, Object> search(IngressConfig ingress, RouteStore routeStore, AdminServlet.Call call)
+    {
+        String prefix = call.request().getParameter("prefix");
+        prefix = prefix == null ? "" : prefix;
+        // A prefix no sandbox id can start with finds nothing, always: the caller mistyped, say so.
+        Matcher matcher = ingress.idPattern().matcher(prefix);
+        if (prefix.length() > ingress.idMaxLength() || !(matcher.matches() || matcher.hitEnd()))
+            throw GatewayException.badRequest("prefix: " + prefix + " (expected: the start of a sandbox id, as ingress.id-pattern reads)");
+        String cursor = call.request().getParameter("cursor");
+        if (cursor != null && (cursor.isEmpty() || cursor.length() > MAX_CURSOR))
+            throw GatewayException.badRequest("cursor: (expected: the next of the page before)");
+        int limit = call.intParam("limit", 50, 1000);
+        if (limit == 0)
+            throw GatewayException.badRequest("limit: 0 (expected: 1 to 1000)");
+        RoutePage page;
+        try
+        {
+            page = routeStore.search(prefix, cursor, limit);
+        }
+        catch (IllegalArgumentException x)
+        {
+            throw GatewayException.badRequest(x.getMessage());
+        }
+        List<Map<String, Object>> items = new ArrayList<>();
+        page.routes().forEach((id, route) -> items.add(describe(id, route)));
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("prefix", prefix);
+        result.put("items", items);
+        page.next().ifPresent(next -> result.put("next", next));
+        return result;
     }
 
     private static String sandboxId(IngressConfig ingress, String id)

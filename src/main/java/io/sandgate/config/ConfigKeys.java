@@ -263,6 +263,10 @@ public final class ConfigKeys
 
     public static final ConfigKey<Secret> ADMIN_TOKEN = ConfigKey.secret("admin.token", "(none: admin API off)",
         "Bearer token for `/admin/`.");
+    public static final ConfigKey<Duration> ADMIN_HISTORY_INTERVAL = ConfigKey.of("admin.history.interval", "5s", duration(),
+        "How often each replica samples its own request rates, latencies, egress node weights and MCP counts for the dashboard's charts.");
+    public static final ConfigKey<Integer> ADMIN_HISTORY_SAMPLES = ConfigKey.of("admin.history.samples", "360", integer(2, 10_000),
+        "Samples kept in memory for the charts (360 at 5s: the last 30 minutes); older ones are dropped.");
     public static final ConfigKey<Boolean> ACCESS_LOG = ConfigKey.of("log.access", "true", bool(),
         "Write one access-log line per request (logger `sandgate.access`).");
     public static final ConfigKey<SandgateConfig.LogFormat> LOG_FORMAT = ConfigKey.of("log.format", "text", oneOf(SandgateConfig.LogFormat.class),
@@ -298,7 +302,7 @@ public final class ConfigKeys
         EGRESS_SSRF_ALLOW, EGRESS_DNS_TIMEOUT, EGRESS_DNS_MAX_IN_FLIGHT, EGRESS_SCAN_MODE,
         SERVER_ROLE, WATCHER_ENABLED, WATCHER_NAMESPACES, WATCHER_ID_LABEL, WATCHER_PORT_ANNOTATION, WATCHER_DEFAULT_PORT,
         WATCHER_RESYNC, WATCHER_MASTER_URL,
-        ADMIN_TOKEN, ACCESS_LOG, LOG_FORMAT,
+        ADMIN_TOKEN, ADMIN_HISTORY_INTERVAL, ADMIN_HISTORY_SAMPLES, ACCESS_LOG, LOG_FORMAT,
         TRACING_OTLP_ENDPOINT, TRACING_SAMPLE_RATIO, TRACING_SERVICE_NAME);
 
     private ConfigKeys()

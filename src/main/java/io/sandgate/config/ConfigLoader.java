@@ -270,11 +270,11 @@ public final class ConfigLoader
         EgressConfig egress = attempt(this::egress);
         WatcherConfig watcher = attempt(this::watcher);
         TracingConfig tracing = attempt(this::tracing);
+        HistoryConfig history = attempt(() -> new HistoryConfig(get(ConfigKeys.ADMIN_HISTORY_INTERVAL), get(ConfigKeys.ADMIN_HISTORY_SAMPLES)));
         if (!problems.isEmpty())
             throw new ConfigException(problems);
         return new SandgateConfig(source, server, new StoreConfig(get(ConfigKeys.STORE_TYPE), redis), ingress, mcp, egress, watcher,
-            optional(ConfigKeys.ADMIN_TOKEN), get(ConfigKeys.ACCESS_LOG), get(ConfigKeys.LOG_FORMAT), tracing,
-            effective());
+            optional(ConfigKeys.ADMIN_TOKEN), history, get(ConfigKeys.ACCESS_LOG), get(ConfigKeys.LOG_FORMAT), tracing, effective());
     }
 
     /** Each key's value as text, with nothing secret in it. */

@@ -17,13 +17,14 @@ import io.sandgate.core.Secret;
  * @param egress the egress face
  * @param watcher the control plane's pod watcher
  * @param adminToken bearer token for /admin/; empty turns the admin API off
+ * @param history what the dashboard's charts keep
  * @param accessLog whether to write access-log lines
  * @param logFormat how log lines are written
  * @param tracing where spans go, if anywhere
  * @param effective every key's effective value as text, secrets shown as ****, for the admin API
  */
 public record SandgateConfig(String source, ServerConfig server, StoreConfig store, IngressConfig ingress, McpConfig mcp, EgressConfig egress, WatcherConfig watcher,
-                             Optional<Secret> adminToken, boolean accessLog, LogFormat logFormat, TracingConfig tracing,
+                             Optional<Secret> adminToken, HistoryConfig history, boolean accessLog, LogFormat logFormat, TracingConfig tracing,
                              Map<String, String> effective)
 {
     public SandgateConfig
@@ -35,6 +36,7 @@ public record SandgateConfig(String source, ServerConfig server, StoreConfig sto
         Objects.requireNonNull(egress, "egress");
         Objects.requireNonNull(watcher, "watcher");
         Objects.requireNonNull(adminToken, "adminToken");
+        Objects.requireNonNull(history, "history");
         Objects.requireNonNull(logFormat, "logFormat");
         Objects.requireNonNull(tracing, "tracing");
         effective = Map.copyOf(effective);

@@ -83,7 +83,9 @@ final class EgressMetrics
             current.add(List.of(name));
             gauges.computeIfAbsent(List.of(name), key -> List.of(
                 Gauge.builder("sandgate.egress.pool.panic", pools, p -> poolValue(p.pool(name), s -> s.isPanic() ? 1 : 0)).tag("pool", name)
-                    .description("1 while no node of the pool is healthy and all are used").register(registry)));
+                    .description("1 while no node of the pool is healthy and all are used").register(registry),
+                Gauge.builder("sandgate.egress.pool.failover", pools, p -> poolValue(p.pool(name), s -> s.regionFailing(s.pool().region()) ? 1 : 0)).tag("pool", name)
+                    .description("1 while the pool has failed over from its preferred region to the others").register(registry)));
             for (NodeState node : pool.nodes())
             {
                 String id = node.node().id();

@@ -61,6 +61,21 @@ public interface RouteStore
      */
     Optional<Route> revoke(String id, Instant before);
 
-    /** A snapshot of every route, for the admin API and the dashboard. */
+    /** A snapshot of every route, for the admin API; a search is the way through a large table. */
     Map<String, Route> all();
+
+    /**
+     * A page of the routes whose sandbox id starts with {@code prefix}, for an operator looking for
+     * one among many: the store is walked a part at a time, never read whole. Following
+     * {@link RoutePage#next()} until it is empty yields every route that was there throughout the
+     * search, in no particular order across pages; one written or removed meanwhile may or may not be
+     * seen, and a Redis hash resized meanwhile may show a route twice.
+     *
+     * @param prefix the start of the ids sought; empty for all
+     * @param cursor null for the first page, else the {@code next} of the page before
+     * @param limit most routes on a page (a page may hold fewer and still have a next one)
+     * @throws IllegalArgumentException if the cursor is not one this store gave
+     * @throws StoreUnavailableException if the backing store cannot be asked
+     */
+    RoutePage search(String prefix, String cursor, int limit);
 }

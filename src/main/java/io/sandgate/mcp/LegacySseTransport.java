@@ -258,8 +258,7 @@ final class LegacySseTransport
         if (status == HttpStatus.NOT_FOUND_404)
         {
             exchange.discard();
-            mcp.bus().delete(session.id());
-            throw McpGateway.unknownSession("MCP session ended upstream");
+            throw mcp.endedUpstream(session);
         }
         if (status != HttpStatus.BAD_REQUEST_400)
         {

@@ -77,6 +77,7 @@ public final class McpGateway implements AutoCloseable
     private final Counter lost;
     /** Null when tracing is off. */
     private final Tracer tracer;
+    private final Counter dead;
 
     /**
      * @param origins the browser origins the deployment allows ({@code server.public-origins}); the
@@ -112,6 +113,7 @@ public final class McpGateway implements AutoCloseable
         this.relayed = Counter.builder("sandgate.mcp.messages.relayed").description("Upstream messages stored for delivery").register(registry);
         this.replays = Counter.builder("sandgate.mcp.replays").description("Client streams resumed with Last-Event-ID").register(registry);
         this.lost = Counter.builder("sandgate.mcp.messages.lost").description("Upstream messages that could not be stored; must stay 0").register(registry);
+        this.dead = Counter.builder("sandgate.mcp.sessions.dead").description("Sessions ended because their upstream no longer knew them (404)").register(registry);
     }
 
     McpConfig config()
@@ -165,7 +167,7 @@ public final class McpGateway implements AutoCloseable
      */
     McpSession session(String id, McpConfig.Server server, HttpServletRequest request)
     {
-        if (id == null || !id.matches("[0-9a-f]{32}"))
+        if (!McpSession.isWellFormedId(id))
             throw unknownSession("unknown MCP session");
         McpSession session = bus.find(id).orElseThrow(() -> unknownSession("unknown or ended MCP session"));
         if (!session.server().equals(server.name()))
@@ -226,6 +228,18 @@ public final class McpGateway implements AutoCloseable
     static GatewayException unknownSession(String message)
     {
         return new GatewayException(HttpStatus.NOT_FOUND_404, JsonRpcErrors.UNKNOWN_SESSION, message);
+    }
+
+    /**
+     * A session whose upstream answered 404 for it (restarted, or dropped its state): it is dead, so
+     * it ends on every replica and its client hears so. Counted, as a run of them is an upstream's
+     * trouble that an operator should see.
+     */
+    GatewayException endedUpstream(McpSession session)
+    {
+        bus.delete(session.id());
+        dead.increment();
+        return unknownSession("MCP session ended upstream");
     }
 
     /** Reads a request body without holding the thread; the limit is {@code mcp.max-body-size}. */

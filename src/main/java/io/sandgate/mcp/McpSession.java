@@ -30,6 +30,12 @@ public record McpSession(String id, String server, Optional<String> upstreamSess
         Objects.requireNonNull(client, "client");
     }
 
+    /** Whether an id has the form the gateway gives session ids (32 hex digits); anything else names no session. */
+    public static boolean isWellFormedId(String id)
+    {
+        return id != null && id.matches("[0-9a-f]{32}");
+    }
+
     public static McpSession create(String id, String server, String owner)
     {
         return new McpSession(id, server, Optional.empty(), Optional.empty(), Optional.empty(), owner, Optional.empty());

@@ -79,7 +79,7 @@ final class SseBridge
                 if (failure != null)
                     McpServlet.end(async, failure);
                 else if (status == HttpStatus.NOT_FOUND_404)
-                    McpServlet.end(async, ended(session));
+                    McpServlet.end(async, mcp.endedUpstream(session));
                 else if (status / 100 != 2)
                     McpServlet.end(async, refused(status));
                 else
@@ -95,7 +95,7 @@ final class SseBridge
         send(url, body).whenComplete((status, failure) ->
         {
             GatewayException error = failure != null ? Errors.map(failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure, Errors.Peer.MCP_SERVER)
-                : status == HttpStatus.NOT_FOUND_404 ? ended(session)
+                : status == HttpStatus.NOT_FOUND_404 ? mcp.endedUpstream(session)
                 : status / 100 != 2 ? refused(status)
                 : null;
             if (error == null)
@@ -121,12 +121,6 @@ final class SseBridge
                 exchange.discard();
                 return exchange.status();
             });
-    }
-
-    private GatewayException ended(McpSession session)
-    {
-        mcp.bus().delete(session.id());
-        return McpGateway.unknownSession("MCP session ended upstream");
     }
 
     private static GatewayException refused(int status)

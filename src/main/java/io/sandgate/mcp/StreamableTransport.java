@@ -220,8 +220,7 @@ final class StreamableTransport
     {
         if (session != null && exchange.status() == HttpStatus.NOT_FOUND_404)
         {
-            mcp.bus().delete(session.id());
-            throw McpGateway.unknownSession("MCP session ended upstream");
+            throw mcp.endedUpstream(session);
         }
         String upstreamSession = exchange.header(McpHeaders.SESSION_ID);
         if (reserved != null && exchange.status() / 100 == 2 && upstreamSession != null)

@@ -3,10 +3,12 @@ package io.sandgate.ops;
 import java.io.IOException;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.Tracer;
 import io.sandgate.leak.Redactor;
@@ -25,12 +27,13 @@ import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpFilter;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import org.eclipse.jetty.http.HttpStatus;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
 
 /**
- * Counts every request by face and status, and writes one access-log line per request to the
+ * Counts every request by face and status, times it by face, and writes one access-log line per request to the
  * {@code sandgate.access} logger. The line has the path but never the query (it may carry a grant
  * token), and never a cookie or Authorization header; anything in the path that looks like a
  * secret (a Slack webhook, a key pasted into a URL) is written as {@code [REDACTED]}.
@@ -50,6 +53,8 @@ public final class AccessLogFilter extends HttpFilter implements AccessLog
     private final Tracer tracer;
     /** Looked up once per face and status: building the meter id on every request costs more than the count. */
     private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+    /** Request time by face only: a series per status as well would multiply them for little. */
+    private final Map<String, Timer> timers = new ConcurrentHashMap<>();
 
     /**
      * @param redactor the redaction in force (it learns the gateway's real keys once the egress
@@ -123,7 +128,10 @@ public final class AccessLogFilter extends HttpFilter implements AccessLog
         MDC.setContextMap(context == null ? Map.of() : context);
         try
         {
-            record(request.getRemoteAddr(), request.getMethod(), path(request), request.getQueryString(), response.getStatus(), start, AccessNote.of(request));
+            String contentType = response.getContentType();
+            boolean stream = contentType != null && contentType.startsWith("text/event-stream");
+            record(request.getRemoteAddr(), request.getMethod(), path(request), request.getQueryString(), response.getStatus(), start, AccessNote.of(request),
+                !stream);
         }
         finally
         {
@@ -148,12 +156,27 @@ public final class AccessLogFilter extends HttpFilter implements AccessLog
     @Override
     public void record(String remoteAddr, String method, String path, String query, int status, long startNanos, AccessNote note)
     {
+        record(remoteAddr, method, path, query, status, startNanos, note, true);
+    }
+
+    /**
+     * @param timed whether the request's time says how fast it was served: not for an event stream,
+     *        whose time is its whole life (minutes of an MCP SSE stream would swamp the mean); an
+     *        upgrade (101) never is, its tunnel lives on after the request
+     */
+    private void record(String remoteAddr, String method, String path, String query, int status, long startNanos, AccessNote note, boolean timed)
+    {
         String face = note.face().label();
         counters.computeIfAbsent(face + ' ' + status, key -> registry.counter("sandgate.requests", "face", face, "status", Integer.toString(status)))
             .increment();
+        long nanos = System.nanoTime() - startNanos;
+        if (timed && status != HttpStatus.SWITCHING_PROTOCOLS_101)
+            timers.computeIfAbsent(face, key -> Timer.builder("sandgate.request.duration").tag("face", face)
+                .description("Time from a request's arrival to its last byte, by face; event streams and upgrades not included").register(registry))
+                .record(nanos, TimeUnit.NANOSECONDS);
         if (!log || !ACCESS.isInfoEnabled())
             return;
-        long micros = (System.nanoTime() - startNanos) / 1000;
+        long micros = nanos / 1000;
         // A query may carry a grant or an API key: those parameters' values never reach the log.
         String logged = query == null || query.isEmpty() ? printable(path) : printable(path) + withoutControls("?" + redactor.get().query(query));
         String subject = note.subject() == null ? "-" : note.subject();

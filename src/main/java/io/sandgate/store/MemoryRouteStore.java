@@ -7,6 +7,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.sandgate.ingress.Route;
+import io.sandgate.ingress.RoutePage;
 import io.sandgate.ingress.RouteStore;
 import io.sandgate.ingress.Routes;
 
@@ -55,5 +56,27 @@ final class MemoryRouteStore implements RouteStore
     public Map<String, Route> all()
     {
         return new TreeMap<>(routes);
+    }
+
+    /** Pages in id order; the cursor is the last id of the page before. One pass, keeping only a page's worth. */
+    @Override
+    public RoutePage search(String prefix, String cursor, int limit)
+    {
+        if (cursor != null && !cursor.startsWith(prefix))
+            throw new IllegalArgumentException("cursor: " + cursor + " (expected: the next of a page of this search)");
+        TreeMap<String, Route> page = new TreeMap<>();
+        routes.forEach((id, route) ->
+        {
+            if (!id.startsWith(prefix) || (cursor != null && id.compareTo(cursor) <= 0))
+                return;
+            page.put(id, route);
+            // One more than the page, to know whether a next one follows.
+            if (page.size() > limit + 1)
+                page.pollLastEntry();
+        });
+        if (page.size() <= limit)
+            return new RoutePage(page, Optional.empty());
+        page.pollLastEntry();
+        return new RoutePage(page, Optional.of(page.lastKey()));
     }
 }

@@ -17,6 +17,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -24,9 +26,11 @@ import io.sandgate.config.StoreConfig;
 import io.sandgate.core.StoreHealth;
 import io.sandgate.core.StoreUnavailableException;
 import io.sandgate.ingress.Route;
+import io.sandgate.ingress.RoutePage;
 import io.sandgate.ingress.RouteStore;
 import org.redisson.api.RMap;
 import org.redisson.api.RPatternTopic;
+import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
 import org.redisson.api.redisnode.RedisNode;
 import org.redisson.api.redisnode.RedisNodes;
@@ -65,6 +69,22 @@ final class RedisRouteStore implements RouteStore
     private static final String REQUIRED_EVENTS = "Khgx";
     private static final int BATCH = 1000;
     private static final int REVOKE_ATTEMPTS = 10;
+    /**
+     * How often the store pings Redis on its own, so that a failure is counted (and readiness is
+     * current) even where nothing asks {@code /readyz}.
+     */
+    private static final long PING_PERIOD_MILLIS = 5000;
+    /**
+     * One HSCAN step, its field-value pairs flattened after the cursor. Through a script because
+     * Redisson's own map scans hide the cursor, and a page must hand it on to the next request.
+     */
+    private static final String HSCAN = "local r = redis.call('HSCAN', KEYS[1], ARGV[1], 'MATCH', ARGV[2], 'COUNT', ARGV[3]) "
+        + "local out = {r[1]} for _, v in ipairs(r[2]) do out[#out + 1] = v end return out";
+    /** Fields HSCAN looks at per step: small enough that no step holds Redis up. */
+    private static final int SCAN_COUNT = 1000;
+    /** Steps one page may take, so that a rare prefix in a huge hash answers in bounded time, with a next page. */
+    private static final int SCAN_STEPS_PER_PAGE = 200;
+    private static final Pattern SEARCH_CURSOR = Pattern.compile("(\\d{1,20}):(\\d{1,7})");
 
     private final RedissonClient redisson;
     private final String key;
@@ -78,6 +98,7 @@ final class RedisRouteStore implements RouteStore
     private final AtomicBoolean refreshScheduled = new AtomicBoolean();
     private final Counter hits;
     private final Counter misses;
+    private final Counter pingFailures;
     private final RPatternTopic topic;
     /** Whether our PSUBSCRIBE is in place; only the store thread sets it true. */
     private volatile boolean subscribed;
@@ -99,6 +120,7 @@ final class RedisRouteStore implements RouteStore
         this.hits = Counter.builder("sandgate.route.cache").tag("result", "hit").description("Route lookups answered from the local cache").register(registry);
         this.misses = Counter.builder("sandgate.route.cache").tag("result", "miss").description("Route lookups that asked Redis").register(registry);
         registry.gauge("sandgate.route.cache.size", cache, Map::size);
+        this.pingFailures = Counter.builder("sandgate.store.redis.ping.failures").description("Health checks of Redis that got no answer").register(registry);
         this.topic = redisson.getPatternTopic("__keyspace@*__:" + globEscape(key), StringCodec.INSTANCE);
     }
 
@@ -106,6 +128,7 @@ final class RedisRouteStore implements RouteStore
     {
         long period = config.pollInterval().toMillis();
         scheduler.scheduleWithFixedDelay(this::tick, 0, period, TimeUnit.MILLISECONDS);
+        scheduler.scheduleWithFixedDelay(this::health, PING_PERIOD_MILLIS, PING_PERIOD_MILLIS, TimeUnit.MILLISECONDS);
     }
 
     @Override
@@ -257,6 +280,57 @@ final class RedisRouteStore implements RouteStore
         return routes;
     }
 
+    /**
+     * HSCAN with MATCH, never the whole hash: the cursor is {@code <HSCAN cursor>:<pairs to skip>},
+     * as a page may fill up within one HSCAN step and the next must start where it stopped.
+     */
+    @Override
+    public RoutePage search(String prefix, String cursor, int limit)
+    {
+        String scan = "0";
+        int skip = 0;
+        if (cursor != null)
+        {
+            Matcher parsed = SEARCH_CURSOR.matcher(cursor);
+            if (!parsed.matches())
+                throw new IllegalArgumentException("cursor: " + cursor + " (expected: the next of a page this store gave)");
+            scan = parsed.group(1);
+            skip = Integer.parseInt(parsed.group(2));
+        }
+        String match = globEscape(prefix) + "*";
+        RScript script = redisson.getScript(StringCodec.INSTANCE);
+        Map<String, Route> found = new TreeMap<>();
+        try
+        {
+            for (int step = 0; step < SCAN_STEPS_PER_PAGE; step++)
+            {
+                List<String> reply = script.eval(key, RScript.Mode.READ_ONLY, HSCAN, RScript.ReturnType.LIST, List.of(key),
+                    scan, match, Integer.toString(SCAN_COUNT));
+                String following = reply.get(0);
+                for (int pair = skip; pair < (reply.size() - 1) / 2; pair++)
+                {
+                    if (found.size() == limit)
+                        return new RoutePage(found, Optional.of(scan + ":" + pair));
+                    String id = reply.get(1 + 2 * pair);
+                    Route route = parse(id, reply.get(2 + 2 * pair));
+                    if (route != null)
+                        found.put(id, route);
+                }
+                skip = 0;
+                if (following.equals("0"))
+                    return new RoutePage(found, Optional.empty());
+                scan = following;
+                if (found.size() == limit)
+                    break;
+            }
+        }
+        catch (RuntimeException x)
+        {
+            throw new StoreUnavailableException("route store unreachable", x);
+        }
+        return new RoutePage(found, Optional.of(scan + ":0"));
+    }
+
     StoreHealth health()
     {
         try
@@ -264,9 +338,11 @@ final class RedisRouteStore implements RouteStore
             hash.isExists();
             reachable = true;
         }
-        catch (RedisException x)
+        catch (RuntimeException x)
         {
+            // RedisException in all its forms, or the client shutting down: no answer either way.
             reachable = false;
+            pingFailures.increment();
         }
         String mode = notificationsConfirmed ? "keyspace notifications" : "polling every " + config.pollInterval().toMillis() + "ms";
         return new StoreHealth("redis", reachable, reachable

@@ -98,6 +98,44 @@ class AdminApiIT
     }
 
     @Test
+    void searchAndActions_refuseMalformedOrUnknownIds_andChangeNothing() throws Exception
+    {
+        admin("PUT", "/routes/4201", "{\"target\":\"10.0.0.1:6080\"}");
+        HttpResponse<String> badPrefix = admin("GET", "/search/routes?prefix=4a", null);
+        assertEquals(400, badPrefix.statusCode(), badPrefix.body());
+        assertTrue(badPrefix.body().contains("ingress.id-pattern"), badPrefix.body());
+        assertEquals(400, admin("GET", "/search/routes?prefix=42&cursor=77", null).statusCode(), "a cursor of another search");
+        assertEquals(400, admin("GET", "/search/routes?prefix=42&limit=0", null).statusCode());
+        assertEquals(400, admin("GET", "/search/routes?prefix=42&limit=1001", null).statusCode());
+        JsonNode found = JSON.readTree(admin("GET", "/search/routes?prefix=42", null).body());
+        assertEquals("4201", found.get("items").get(0).get("id").asText(), found.toString());
+        assertFalse(found.has("next"), found.toString());
+
+        assertEquals(400, admin("POST", "/revoke/4a", null).statusCode());
+        assertEquals(404, admin("POST", "/revoke/4299", null).statusCode());
+        assertEquals(400, admin("DELETE", "/routes/4a", null).statusCode());
+        HttpResponse<String> badSession = admin("DELETE", "/mcp/sessions/not-a-session", null);
+        assertEquals(400, badSession.statusCode(), badSession.body());
+        assertEquals(404, admin("DELETE", "/mcp/sessions/0123456789abcdef0123456789abcdef", null).statusCode());
+        JsonNode route = JSON.readTree(admin("GET", "/routes/4201", null).body());
+        assertEquals("10.0.0.1:6080", route.get("target").asText());
+        assertFalse(route.has("revokedBefore"), route.toString());
+        admin("DELETE", "/routes/4201", null);
+    }
+
+    @Test
+    void history_drawsTheFacesAndMcp() throws Exception
+    {
+        HttpResponse<String> response = admin("GET", "/history", null);
+        assertEquals(200, response.statusCode(), response.body());
+        JsonNode history = JSON.readTree(response.body());
+        assertEquals(5000, history.get("intervalMillis").asLong());
+        List<String> charts = new java.util.ArrayList<>();
+        history.get("charts").forEach(chart -> charts.add(chart.get("id").asText()));
+        assertEquals(List.of("requests", "latency", "egress", "mcp"), charts);
+    }
+
+    @Test
     void aForeignOrigin_cannotDriveTheApi_evenWithTheToken() throws Exception
     {
         for (String origin : new String[] {"http://evil.example", "http://7.sbx.localhost:" + gateway.port()})

@@ -1,19 +1,17 @@
 package io.sandgate.admin;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
+import io.sandgate.testing.BrowserCheck;
 import io.sandgate.testing.ForwardProxy;
 import io.sandgate.testing.GatewayExtension;
-import org.eclipse.jetty.toolchain.test.MavenPaths;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -24,8 +22,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The dashboard in a real headless Chromium: sign in once, see routes (with their desktop links)
- * and a healthy egress node; then a route added through the admin API appears and the node, once
- * broken, shows as ejected, without reloading the page.
+ * and a healthy egress node, in the table and in the weight chart; then a route added through the
+ * admin API appears and the node, once broken, shows as ejected, in the table and in the chart (its
+ * line down to zero, red marks on the ejected samples), without reloading the page. The
+ * screenshots stay in target/screenshots.
  */
 class DashboardIT
 {
@@ -36,6 +36,7 @@ class DashboardIT
     @RegisterExtension
     final GatewayExtension gateway = new GatewayExtension(config -> config
         .set("admin.token", TOKEN)
+        .set("admin.history.interval", "200ms")
         .set("ingress.static-routes", Map.of("37579", "10.0.0.7:6080"))
         .set("egress.health.tcp-interval", "200ms")
         .set("egress.health.tcp-timeout", "200ms")
@@ -56,30 +57,19 @@ class DashboardIT
     @Test
     void dashboard_followsRoutesAndNodeHealthLive() throws Exception
     {
-        Path browser = MavenPaths.projectBase().resolve("src/test/browser");
-        assertTrue(Files.isDirectory(browser.resolve("node_modules/playwright-core")), "run ./scripts/test.sh to install the browser test packages");
-        Path screenshot = MavenPaths.targetDir().resolve("screenshots/dashboard.png");
-        Process check = new ProcessBuilder("node", browser.resolve("dashboard-check.mjs").toString(), gateway.uri() + "/admin/ui/",
-            TOKEN, "37579", "dl-1", "41000", screenshot.toString()).redirectErrorStream(true).start();
-        StringBuilder output = new StringBuilder();
-        try (BufferedReader lines = new BufferedReader(new InputStreamReader(check.getInputStream())))
-        {
-            String line;
-            while ((line = lines.readLine()) != null)
+        Path screenshot = BrowserCheck.screenshot("dashboard.png");
+        BrowserCheck.run("dashboard-check.mjs", List.of(gateway.uri() + "/admin/ui/", TOKEN, "37579", "dl-1", "41000", screenshot.toString()),
+            Duration.ofSeconds(60), line ->
             {
-                output.append(line).append('\n');
-                if (line.equals("READY"))
-                {
-                    HttpResponse<String> put = HttpClient.newHttpClient().send(HttpRequest.newBuilder(gateway.uri().resolve("/admin/routes/41000"))
-                        .header("Authorization", "Bearer " + TOKEN).PUT(HttpRequest.BodyPublishers.ofString("{\"target\":\"10.0.0.8:6080\"}")).build(),
-                        HttpResponse.BodyHandlers.ofString());
-                    assertEquals(200, put.statusCode(), put.body());
-                    node.refuse();
-                }
-            }
-        }
-        assertTrue(check.waitFor(60, TimeUnit.SECONDS), output.toString());
-        assertEquals(0, check.exitValue(), output.toString());
+                if (!line.equals("READY"))
+                    return;
+                HttpResponse<String> put = HttpClient.newHttpClient().send(HttpRequest.newBuilder(gateway.uri().resolve("/admin/routes/41000"))
+                    .header("Authorization", "Bearer " + TOKEN).PUT(HttpRequest.BodyPublishers.ofString("{\"target\":\"10.0.0.8:6080\"}")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+                assertEquals(200, put.statusCode(), put.body());
+                node.refuse();
+            });
         assertTrue(Files.size(screenshot) > 0);
+        assertTrue(Files.size(screenshot.resolveSibling("dashboard-egress-chart.png")) > 0);
     }
 }

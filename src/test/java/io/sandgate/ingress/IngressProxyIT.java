@@ -24,6 +24,7 @@ import io.sandgate.testing.BrowserRequests;
 import io.sandgate.testing.EachIngressFrontEnd;
 import io.sandgate.testing.Gateway;
 import io.sandgate.testing.GatewayExtension;
+import io.sandgate.testing.LogCapture;
 import io.sandgate.testing.RunningGateway;
 import io.sandgate.testing.SandboxBackend;
 import org.junit.jupiter.api.AutoClose;
@@ -324,7 +325,7 @@ class IngressProxyIT
     @Test
     void signedAccess_grantBecomesCookie_isStrippedByRedirect_andNothingElseGetsIn() throws Exception
     {
-        try (AccessLogCapture accessLog = new AccessLogCapture();
+        try (LogCapture accessLog = LogCapture.accessLog();
             RunningGateway signed = gateway.startAnother(config -> config.set("ingress.access", "signed")))
         {
             assertEquals(403, get(signed.uri(), "/vnc/37579/").statusCode());

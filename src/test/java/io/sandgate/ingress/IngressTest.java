@@ -244,5 +244,11 @@ class IngressTest
         {
             throw new AssertionError();
         }
+
+        @Override
+        public RoutePage search(String prefix, String cursor, int limit)
+        {
+            throw new AssertionError();
+        }
     }
 }

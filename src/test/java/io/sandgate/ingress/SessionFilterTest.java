@@ -267,5 +267,11 @@ class SessionFilterTest
         {
             throw new AssertionError();
         }
+
+        @Override
+        public RoutePage search(String prefix, String cursor, int limit)
+        {
+            throw new AssertionError();
+        }
     }
 }

@@ -20,6 +20,7 @@ import java.util.regex.Pattern;
 
 import io.sandgate.testing.EachIngressFrontEnd;
 import io.sandgate.testing.GatewayExtension;
+import io.sandgate.testing.LogCapture;
 import io.sandgate.testing.WebSocketBackend;
 import org.eclipse.jetty.websocket.api.Callback;
 import org.eclipse.jetty.websocket.api.Session;
@@ -176,7 +177,7 @@ public class WebSocketBridgeIT
     {
         // The upgrade waits for the sandbox leg in an asynchronous cycle of its own and dispatches
         // back: the access log and the request counter must still see how it ended.
-        try (AccessLogCapture accessLog = new AccessLogCapture())
+        try (LogCapture accessLog = LogCapture.accessLog())
         {
             Browser browser = open("/vnc/1/logged");
             browser.session.close();
