@@ -4,11 +4,16 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Locale;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sandgate.bench.BenchmarksDocument;
+import io.sandgate.config.ConfigLoader;
+import io.sandgate.config.SandgateConfig;
 import io.sandgate.core.Schedulers;
+import io.sandgate.ingress.RouteStore;
 import io.sandgate.mcp.McpSession;
 import io.sandgate.testing.RawRedis;
 import io.sandgate.testing.RedisServerProcess;
@@ -80,7 +85,8 @@ public final class StoreFootprintBenchmark
                 long pins = used(raw);
 
                 Matcher version = VERSION.matcher(String.valueOf(raw.command("INFO", "server")));
-                String section = report(version.find() ? version.group(1) : "?", start, routes, sessions, events, pins);
+                double cached = heapPerCachedRoute(redis);
+                String section = report(version.find() ? version.group(1) : "?", start, routes, sessions, events, pins, cached);
                 System.out.println(section);
                 BenchmarksDocument.writeSection(out, HEADING, section);
             }
@@ -100,7 +106,38 @@ public final class StoreFootprintBenchmark
         return Long.parseLong(m.group(1));
     }
 
-    private static String report(String version, long start, long routes, long sessions, long events, long pins)
+    /**
+     * The gateway's side: heap per route in a replica's route cache, every route written above read
+     * once through the gateway's own Redis route store. In this JVM, which does nothing else meanwhile.
+     */
+    private static double heapPerCachedRoute(RedisServerProcess redis) throws Exception
+    {
+        SandgateConfig config = ConfigLoader.fromValues(Map.of("store.type", "redis", "store.redis.address", redis.address(),
+            "ingress.route-cache-size", Integer.toString(ROUTES * 2), "ingress.cookie.secret", "footprint-bench-0123456789abcdef"));
+        try (Schedulers schedulers = Schedulers.create(); Store store = Store.create(config, new SimpleMeterRegistry(), schedulers))
+        {
+            RouteStore routes = store.routes();
+            routes.find(Integer.toString(1_000_000));
+            long before = heapUsed();
+            for (int i = 0; i < ROUTES; i++)
+                routes.find(Integer.toString(1_000_000 + i)).orElseThrow();
+            long after = heapUsed();
+            return (after - before) / (double)ROUTES;
+        }
+    }
+
+    private static long heapUsed() throws InterruptedException
+    {
+        for (int i = 0; i < 3; i++)
+        {
+            System.gc();
+            Thread.sleep(200);
+        }
+        Runtime runtime = Runtime.getRuntime();
+        return runtime.totalMemory() - runtime.freeMemory();
+    }
+
+    private static String report(String version, long start, long routes, long sessions, long events, long pins, double cachedRoute)
     {
         StringBuilder s = new StringBuilder(HEADING).append("\n\n");
         s.append(String.format(Locale.ROOT, "`StoreFootprintBenchmark` (%s, Redis %s, default settings): growth of `used_memory` per item written; "
@@ -116,6 +153,8 @@ public final class StoreFootprintBenchmark
         s.append(String.format(Locale.ROOT, "| MCP session with a full log (%d events) | %d | %.0f |%n", EVENTS_PER_SESSION, FULL_SESSIONS,
             (sessions - routes) / (double)SESSIONS + (events - sessions) / (double)FULL_SESSIONS));
         s.append(String.format(Locale.ROOT, "| sticky pin | %d | %.0f |%n", PINS, (pins - events) / (double)PINS));
+        s.append(String.format(Locale.ROOT, "%nIn a replica's heap (the gateway's Redis route store, every route read once, heap after full GCs, in this JVM): "
+            + "%.0f bytes per cached route.%n", cachedRoute));
         return s.toString();
     }
 }
