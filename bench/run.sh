@@ -10,6 +10,8 @@
 #            --targets direct,nginx,haproxy,sandgate-memory,sandgate-redis  --no-build
 #            optional targets: sandgate-servlet (ingress on the servlets, as in the WAR; memory store)
 #            and sandgate-baseline (another build: --baseline JAR or BENCH_BASELINE_JAR=JAR; memory store)
+#            and sandgate-traced (memory store, OpenTelemetry on and every trace sampled, spans sent to
+#            an OTLP sink in the backend process)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
@@ -231,6 +233,13 @@ if [[ ",$TARGETS," == *",sandgate-servlet,"* ]]; then
   SG_SERVLET_PID=$LAST_PID
   SG_SERVLET_COOKIE=$(session_cookie "$SG_SERVLET_PORT")
 fi
+if [[ ",$TARGETS," == *",sandgate-traced,"* ]]; then
+  SG_TRACED_PORT=$(free_port)
+  start_sandgate sandgate-traced "$SG_TRACED_PORT" SANDGATE_INGRESS_STATIC_ROUTES="$SANDBOX_ID=127.0.0.1:$BACKEND_PORT" \
+    SANDGATE_TRACING_OTLP_ENDPOINT="http://127.0.0.1:$BACKEND_PORT" SANDGATE_TRACING_SAMPLE_RATIO=1.0
+  SG_TRACED_PID=$LAST_PID
+  SG_TRACED_COOKIE=$(session_cookie "$SG_TRACED_PORT")
+fi
 if [[ ",$TARGETS," == *",sandgate-baseline,"* ]]; then
   [ -f "$BENCH_BASELINE_JAR" ] || { echo "sandgate-baseline needs BENCH_BASELINE_JAR=path/to/sandgate.jar" >&2; exit 2; }
   SG_BASELINE_PORT=$(free_port)
@@ -250,6 +259,7 @@ http_url() {
     sandgate-redis) echo "http://127.0.0.1:$SG_REDIS_PORT/vnc$2" ;;
     sandgate-servlet) echo "http://127.0.0.1:$SG_SERVLET_PORT/vnc$2" ;;
     sandgate-baseline) echo "http://127.0.0.1:$SG_BASELINE_PORT/vnc$2" ;;
+    sandgate-traced) echo "http://127.0.0.1:$SG_TRACED_PORT/vnc$2" ;;
   esac
 }
 ws_url() { http_url "$1" /ws | sed 's/^http/ws/'; }
@@ -259,6 +269,7 @@ cookie() {
     sandgate-redis) echo "$SG_REDIS_COOKIE" ;;
     sandgate-servlet) echo "$SG_SERVLET_COOKIE" ;;
     sandgate-baseline) echo "$SG_BASELINE_COOKIE" ;;
+    sandgate-traced) echo "$SG_TRACED_COOKIE" ;;
     *) echo "" ;;
   esac
 }
@@ -271,6 +282,7 @@ pids() {
     sandgate-redis) echo "$SG_REDIS_PID" ;;
     sandgate-servlet) echo "$SG_SERVLET_PID" ;;
     sandgate-baseline) echo "$SG_BASELINE_PID" ;;
+    sandgate-traced) echo "$SG_TRACED_PID" ;;
   esac
 }
 cpu_ticks() {

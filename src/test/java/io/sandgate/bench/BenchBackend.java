@@ -5,6 +5,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
+import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
@@ -79,6 +80,17 @@ public final class BenchBackend
         @Override
         public boolean handle(Request request, Response response, Callback callback)
         {
+            if (Request.getPathInContext(request).equals("/v1/traces"))
+            {
+                // An OTLP sink for the traced target: spans taken and dropped, as a collector's
+                // receiver answers them.
+                Content.Source.consumeAll(request, Callback.from(() ->
+                {
+                    response.setStatus(HttpStatus.OK_200);
+                    response.write(true, null, callback);
+                }, callback::failed));
+                return true;
+            }
             ByteBuffer body = switch (Request.getPathInContext(request))
             {
                 case "/1k" -> ONE_K;

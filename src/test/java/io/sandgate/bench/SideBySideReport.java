@@ -38,11 +38,12 @@ public final class SideBySideReport
         TARGETS.put("sandgate-redis", "Sandgate, Redis store");
         // Optional targets: rows only when measured.
         TARGETS.put("sandgate-servlet", "Sandgate, memory store, ingress on the servlets (as in the WAR)");
+        TARGETS.put("sandgate-traced", "Sandgate, memory store, tracing on (every trace sampled, spans exported over OTLP)");
         TARGETS.put("sandgate-baseline", "Sandgate baseline build, memory store");
     }
 
     /** The optional targets, left out of the tables unless the run measured them. */
-    private static final List<String> OPTIONAL = List.of("sandgate-servlet", "sandgate-baseline");
+    private static final List<String> OPTIONAL = List.of("sandgate-servlet", "sandgate-traced", "sandgate-baseline");
 
     private final Map<String, String> values = new LinkedHashMap<>();
 
