@@ -13,6 +13,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -63,8 +64,9 @@ public final class McpGateway implements AutoCloseable
     private final Origins origins;
     private final HttpClient http;
     private final Upstream upstream;
-    /** Upstream stream pumps; they block on reads, so they run on workers. */
+    /** Where upstream streams are read and relayed when their bytes arrive: a relay may wait on the store. */
     private final Executor pumps;
+    private final ScheduledExecutorService timer;
     private final ScheduledFuture<?> keepalive;
     private final Set<ClientStream> streams = ConcurrentHashMap.newKeySet();
     /** Open streams per client, by the address the gateway trusts (X-Forwarded-For only from trusted proxies). */
@@ -90,6 +92,7 @@ public final class McpGateway implements AutoCloseable
         this.tracer = tracing.tracer();
         this.origins = origins.and(config.allowedOrigins());
         this.pumps = schedulers.workers();
+        this.timer = schedulers.timer();
         this.config = config;
         this.bus = bus;
         this.clients = clients;
@@ -382,6 +385,12 @@ public final class McpGateway implements AutoCloseable
     void background(Runnable task)
     {
         pumps.execute(task);
+    }
+
+    /** Runs {@code task} on a worker after {@code millis}. */
+    void later(Runnable task, long millis)
+    {
+        timer.schedule(() -> pumps.execute(task), millis, TimeUnit.MILLISECONDS);
     }
 
     /**

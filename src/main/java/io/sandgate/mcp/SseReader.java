@@ -1,17 +1,16 @@
 package io.sandgate.mcp;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.Queue;
 
 /**
- * Reads a text/event-stream as the HTML spec defines it: fields {@code event}, {@code data} (joined
- * with newlines), {@code id}; comments skipped; an empty line dispatches; lines end with LF, CRLF
- * or CR.
+ * Reads a text/event-stream to its end, one event at a time, through a {@link SseParser}.
  *
- * <p>Every relayed answer has a reader of its own, so it splits lines on bytes with small buffers:
- * an InputStreamReader under a BufferedReader allocated 24 KiB per answer (a quarter of all the
+ * <p>Every relayed answer has a reader of its own, so it reads with a small buffer: an
+ * InputStreamReader under a BufferedReader allocated 24 KiB per answer (a quarter of all the
  * gateway allocated per relayed call, and so of its young collections) for answers that are
  * mostly a few hundred bytes.</p>
  */
@@ -27,11 +26,8 @@ final class SseReader
 
     private final InputStream input;
     private final byte[] buffer = new byte[READ_AHEAD];
-    private int position;
-    private int limit;
-    /** The last line ended with CR: a LF right after it is part of that line end. */
-    private boolean skipLf;
-    private final ByteArrayOutputStream lineBytes = new ByteArrayOutputStream(128);
+    private final SseParser parser = new SseParser();
+    private final Queue<Event> parsed = new ArrayDeque<>(2);
 
     SseReader(InputStream input)
     {
@@ -41,78 +37,13 @@ final class SseReader
     /** @return the next event, or null at the end of the stream */
     Event next() throws IOException
     {
-        String id = null;
-        String name = "message";
-        StringBuilder data = null;
-        String line;
-        while ((line = readLine()) != null)
+        while (parsed.isEmpty())
         {
-            if (line.isEmpty())
-            {
-                if (data != null)
-                    return new Event(id, name, data.toString());
-                name = "message";
-                continue;
-            }
-            if (line.startsWith(":"))
-                continue;
-            int colon = line.indexOf(':');
-            String field = colon < 0 ? line : line.substring(0, colon);
-            String value = colon < 0 ? "" : line.substring(colon + 1);
-            if (value.startsWith(" "))
-                value = value.substring(1);
-            switch (field)
-            {
-                case "data" ->
-                {
-                    if (data == null)
-                        data = new StringBuilder(value);
-                    else
-                        data.append('\n').append(value);
-                }
-                case "event" -> name = value;
-                case "id" -> id = value;
-                default ->
-                {
-                }
-            }
+            int read = input.read(buffer);
+            if (read < 0)
+                return null;
+            parser.feed(ByteBuffer.wrap(buffer, 0, read), parsed::add);
         }
-        return null;
-    }
-
-    /** The next line without its end (UTF-8 split on bytes: CR and LF never occur inside a character), or null at the end. */
-    private String readLine() throws IOException
-    {
-        lineBytes.reset();
-        while (true)
-        {
-            if (position == limit)
-            {
-                int read = input.read(buffer);
-                if (read < 0)
-                    return lineBytes.size() == 0 ? null : lineBytes.toString(StandardCharsets.UTF_8);
-                position = 0;
-                limit = read;
-                continue;
-            }
-            if (skipLf)
-            {
-                skipLf = false;
-                if (buffer[position] == '\n')
-                {
-                    position++;
-                    continue;
-                }
-            }
-            int start = position;
-            while (position < limit && buffer[position] != '\n' && buffer[position] != '\r')
-                position++;
-            lineBytes.write(buffer, start, position - start);
-            if (position < limit)
-            {
-                skipLf = buffer[position++] == '\r';
-                return lineBytes.toString(StandardCharsets.UTF_8);
-            }
-        }
+        return parsed.poll();
     }
 }

@@ -8,7 +8,6 @@ import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -212,27 +211,6 @@ final class Upstream
     CompletableFuture<Exchange> exchange(HttpMethod method, URI uri, Map<String, String> headers, String body)
     {
         return send(newRequest(method, uri, headers, body).idleTimeout(EXCHANGE_IDLE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS));
-    }
-
-    /**
-     * Opens a long-lived stream (an upstream's SSE or GET stream) and waits for its headers: for
-     * the background pumps on worker threads, never for a request thread.
-     */
-    Exchange openStream(URI uri, Map<String, String> headers)
-    {
-        try
-        {
-            return stream(uri, headers).get();
-        }
-        catch (InterruptedException x)
-        {
-            Thread.currentThread().interrupt();
-            throw GatewayException.unavailable("interrupted");
-        }
-        catch (ExecutionException x)
-        {
-            throw x.getCause() instanceof GatewayException g ? g : unreachable();
-        }
     }
 
     /** Opens a long-lived GET stream; the future completes when its headers arrive. It has no idle timeout: it ends with its client. */

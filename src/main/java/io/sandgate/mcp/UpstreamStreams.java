@@ -1,6 +1,5 @@
 package io.sandgate.mcp;
 
-import java.io.IOException;
 import java.net.URI;
 import java.util.HashMap;
 import java.util.Map;
@@ -25,6 +24,7 @@ import org.eclipse.jetty.http.HttpStatus;
 final class UpstreamStreams
 {
     private static final long ENDPOINT_TIMEOUT_SECONDS = 10;
+    private static final long RECONNECT_DELAY_MILLIS = 1000;
 
     private final McpGateway mcp;
 
@@ -43,38 +43,36 @@ final class UpstreamStreams
         CompletableFuture<String> endpoint = new CompletableFuture<>();
         AtomicReference<Upstream.Exchange> held = new AtomicReference<>();
         client.onClose(() -> abort(held.get()));
-        mcp.background(() ->
+        mcp.upstream().stream(server.url(), Map.of(HttpHeader.ACCEPT.asString(), "text/event-stream")).whenComplete((exchange, failure) ->
         {
-            try
+            if (failure != null)
             {
-                Upstream.Exchange exchange = mcp.upstream().openStream(server.url(), Map.of(HttpHeader.ACCEPT.asString(), "text/event-stream"));
-                held.set(exchange);
-                if (!client.isOpen())
-                    abort(exchange);
-                if (exchange.status() != HttpStatus.OK_200 || !exchange.isEventStream())
-                {
-                    endpoint.completeExceptionally(new GatewayException(HttpStatus.BAD_GATEWAY_502, "upstream_failed", "the MCP server refused the SSE stream"));
-                    return;
-                }
-                SseReader reader = new SseReader(exchange.body());
-                SseReader.Event event;
-                while ((event = reader.next()) != null)
-                {
-                    if ("endpoint".equals(event.name()))
-                        endpoint.complete(server.url().resolve(URI.create(event.data().trim())).toString());
-                    else if ("message".equals(event.name()) && !event.data().isBlank())
-                        mcp.relay(sessionId, event.data());
-                }
+                endpoint.completeExceptionally(failure);
+                client.close();
+                return;
             }
-            catch (IOException | RuntimeException x)
+            held.set(exchange);
+            if (!client.isOpen())
+                abort(exchange);
+            if (exchange.status() != HttpStatus.OK_200 || !exchange.isEventStream())
             {
-                endpoint.completeExceptionally(x);
+                abort(exchange);
+                endpoint.completeExceptionally(new GatewayException(HttpStatus.BAD_GATEWAY_502, "upstream_failed", "the MCP server refused the SSE stream"));
+                client.close();
+                return;
             }
-            finally
+            new EventStreamPump(exchange.content(), mcp::background, event ->
             {
+                if ("endpoint".equals(event.name()))
+                    endpoint.complete(server.url().resolve(URI.create(event.data().trim())).toString());
+                else if ("message".equals(event.name()) && !event.data().isBlank())
+                    mcp.relay(sessionId, event.data());
+            }, ended ->
+            {
+                endpoint.completeExceptionally(ended != null ? ended : new IllegalStateException("the MCP server's SSE stream ended"));
                 // A 2024-11-05 session lives and dies with its upstream stream.
                 client.close();
-            }
+            }).start();
         });
         return endpoint.orTimeout(ENDPOINT_TIMEOUT_SECONDS, TimeUnit.SECONDS).exceptionally(x ->
         {
@@ -103,46 +101,88 @@ final class UpstreamStreams
      */
     void holdGet(McpConfig.Server server, McpSession session, ClientStream client, Upstream.Exchange first)
     {
-        AtomicReference<Upstream.Exchange> held = new AtomicReference<>(first);
-        client.onClose(() -> abort(held.get()));
-        mcp.background(() ->
+        new HeldGet(server, session, client).read(first);
+    }
+
+    /**
+     * One client's hold on its upstream's GET stream: read as its bytes arrive (see
+     * {@link EventStreamPump}), opened again a second after it drops while the client listens.
+     */
+    private final class HeldGet
+    {
+        private final McpConfig.Server server;
+        private final McpSession session;
+        private final ClientStream client;
+        private volatile Upstream.Exchange held;
+        /** The upstream's own id of the last event relayed, to resume after when reconnecting. */
+        private volatile String lastUpstreamId;
+
+        HeldGet(McpConfig.Server server, McpSession session, ClientStream client)
         {
-            String lastUpstreamId = null;
-            Upstream.Exchange exchange = first;
-            while (client.isOpen())
+            this.server = server;
+            this.session = session;
+            this.client = client;
+            client.onClose(() -> abort(held));
+        }
+
+        private void open()
+        {
+            if (!client.isOpen())
+                return;
+            CompletableFuture<Upstream.Exchange> opened;
+            try
             {
-                try
-                {
-                    if (exchange == null)
-                    {
-                        exchange = mcp.upstream().openStream(server.url(), getHeaders(session, lastUpstreamId));
-                        held.set(exchange);
-                    }
-                    if (!client.isOpen())
-                        abort(exchange);
-                    if (exchange.status() != HttpStatus.OK_200 || !exchange.isEventStream())
-                    {
-                        abort(exchange);
-                        return;
-                    }
-                    SseReader reader = new SseReader(exchange.body());
-                    SseReader.Event event;
-                    while ((event = reader.next()) != null)
-                    {
-                        if (event.id() != null)
-                            lastUpstreamId = event.id();
-                        if (!event.data().isBlank())
-                            mcp.relay(session.id(), event.data());
-                    }
-                }
-                catch (IOException | RuntimeException x)
-                {
-                    // Dropped or refused: try again while the client is still listening.
-                }
-                exchange = null;
-                pause();
+                opened = mcp.upstream().stream(server.url(), getHeaders(session, lastUpstreamId));
             }
-        });
+            catch (RuntimeException x)
+            {
+                again();
+                return;
+            }
+            opened.whenComplete((exchange, failure) ->
+            {
+                if (failure != null)
+                    again();
+                else
+                    read(exchange);
+            });
+        }
+
+        /** Reads {@code exchange}, or opens one when null. */
+        void read(Upstream.Exchange exchange)
+        {
+            if (exchange == null)
+            {
+                open();
+                return;
+            }
+            held = exchange;
+            if (!client.isOpen())
+            {
+                abort(exchange);
+                return;
+            }
+            // An upstream that offers no GET stream (405) is left alone.
+            if (exchange.status() != HttpStatus.OK_200 || !exchange.isEventStream())
+            {
+                abort(exchange);
+                return;
+            }
+            new EventStreamPump(exchange.content(), mcp::background, event ->
+            {
+                if (event.id() != null)
+                    lastUpstreamId = event.id();
+                if (!event.data().isBlank())
+                    mcp.relay(session.id(), event.data());
+            }, failure -> again()).start();
+        }
+
+        /** Dropped or refused: tried again in a second while the client is still listening. */
+        private void again()
+        {
+            if (client.isOpen())
+                mcp.later(this::open, RECONNECT_DELAY_MILLIS);
+        }
     }
 
     /** The headers of a session's upstream GET stream, resuming after the upstream's own event id when there is one. */
@@ -160,17 +200,5 @@ final class UpstreamStreams
     {
         if (exchange != null)
             exchange.response().abort(new CancellationException("client stream closed"));
-    }
-
-    private static void pause()
-    {
-        try
-        {
-            Thread.sleep(1000);
-        }
-        catch (InterruptedException x)
-        {
-            Thread.currentThread().interrupt();
-        }
     }
 }
