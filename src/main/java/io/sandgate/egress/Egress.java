@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.opentelemetry.api.trace.Span;
@@ -14,6 +15,7 @@ import io.sandgate.config.EgressConfig;
 import io.sandgate.core.Schedulers;
 import io.sandgate.net.Resolver;
 import io.sandgate.net.SsrfGuard;
+import io.sandgate.tracing.Spans;
 import io.sandgate.tracing.Tracing;
 import io.sandgate.web.ClientIdentity;
 import org.slf4j.Logger;
@@ -153,6 +155,16 @@ public final class Egress implements AutoCloseable
     {
         policy.exchangeStarted();
         return new Attempts(plan, pools, metrics, targetFailures, tracer == null || span == null ? AttemptSpans.NONE : new AttemptSpans(tracer, span, plan));
+    }
+
+    /**
+     * The server span of a CONNECT, continuing the agent's trace when its CONNECT carries a
+     * {@code traceparent}; null when tracing is off. It ends when the tunnel opens or is refused:
+     * what goes through the tunnel is the agent's TLS, which the gateway neither reads nor traces.
+     */
+    Span connectSpan(Function<String, String> header)
+    {
+        return tracer == null ? null : Spans.server(tracer, "CONNECT", header);
     }
 
     FailurePolicy policy()

@@ -13,7 +13,9 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
+import io.opentelemetry.api.trace.Span;
 import io.sandgate.config.EgressConfig;
+import io.sandgate.tracing.Spans;
 import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
 import org.eclipse.jetty.http.HttpStatus;
@@ -47,6 +49,7 @@ public final class EgressConnectHandler extends ConnectHandler
 {
     /** The request attribute holding a CONNECT's attempts between Jetty's callbacks. */
     private static final String ATTEMPTS = TunnelAttempts.class.getName();
+    private static final String SPAN = EgressConnectHandler.class.getName() + ".span";
 
     private final Supplier<Egress> egress;
     private SelectorManager selector;
@@ -114,7 +117,13 @@ public final class EgressConnectHandler extends ConnectHandler
             promise.failed(Errors.map(x, Errors.Peer.EGRESS));
             return;
         }
-        TunnelAttempts attempts = new TunnelAttempts(plan, face.start(plan), face.policy(), EgressConnectHandler::open);
+        Span span = face.connectSpan(request.getHeaders()::get);
+        if (span != null)
+        {
+            span.updateName("CONNECT egress " + plan.routeName());
+            request.setAttribute(SPAN, span);
+        }
+        TunnelAttempts attempts = new TunnelAttempts(plan, face.start(plan, span), face.policy(), EgressConnectHandler::open);
         request.setAttribute(ATTEMPTS, attempts);
         SocketChannel channel = attempts.first();
         if (channel == null)
@@ -199,6 +208,7 @@ public final class EgressConnectHandler extends ConnectHandler
     {
         if (attempts(context.getRequest()).repinned())
             context.getResponse().getHeaders().put(EgressServlet.STICKY, "repinned");
+        endSpan(context.getRequest(), HttpStatus.OK_200);
         super.onConnectSuccess(context, upstream);
     }
 
@@ -206,7 +216,15 @@ public final class EgressConnectHandler extends ConnectHandler
     protected void onConnectFailure(Request request, Response response, Callback callback, Throwable failure)
     {
         int status = failure instanceof GatewayException g ? g.status() : HttpStatus.BAD_GATEWAY_502;
+        endSpan(request, status);
         Response.writeError(request, response, callback, status, failure instanceof GatewayException ? failure.getMessage() : "egress failed");
+    }
+
+    /** Ends the CONNECT's span, if it is traced, with the status the agent gets. */
+    private static void endSpan(Request request, int status)
+    {
+        if (request.removeAttribute(SPAN) instanceof Span span)
+            Spans.endServer(span, status);
     }
 
     /** Jetty's selector for tunnels, with a node that could not be reached handed to the next attempt. */

@@ -1,8 +1,11 @@
 package io.sandgate.egress;
 
+import java.net.InetAddress;
+import java.net.Socket;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -126,5 +129,33 @@ class EgressTracingIT
         assertEquals(1, received.size(), received.toString());
         assertEquals("00-" + TRACE_ID + "-" + second.getSpanId() + "-01", received.get(0).header("traceparent"));
         assertTrue(request.getEndEpochNanos() >= second.getEndEpochNanos(), "the request span ends after its attempts");
+    }
+
+    @Test
+    void connect_isAServerSpanInTheAgentsTrace_withItsAttemptsAsChildren_endedWhenTheTunnelOpens() throws Exception
+    {
+        spans.clear();
+        String authority = "127.0.0.1:" + target.httpsPort();
+        try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), gateway.port()))
+        {
+            socket.setSoTimeout(15_000);
+            socket.getOutputStream().write(("CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority + "\r\ntraceparent: 00-" + TRACE_ID + "-" + AGENT_SPAN
+                + "-01\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            String status = new String(socket.getInputStream().readNBytes(12), StandardCharsets.US_ASCII);
+            assertEquals("HTTP/1.1 200", status);
+        }
+
+        SpanData connect = spans.awaitSpan("the CONNECT's server span", span -> span.getName().equals("CONNECT egress 127.0.0.1"));
+        assertEquals(SpanKind.SERVER, connect.getKind());
+        assertEquals(TRACE_ID, connect.getTraceId());
+        assertEquals(AGENT_SPAN, connect.getParentSpanId());
+        assertEquals("egress", connect.getAttributes().get(TraceAttributes.FACE));
+        assertEquals("127.0.0.1", connect.getAttributes().get(TraceAttributes.SERVER_ADDRESS));
+        assertEquals(200L, connect.getAttributes().get(TraceAttributes.HTTP_STATUS));
+        List<SpanData> attempts = attemptsOf(connect);
+        assertTrue(!attempts.isEmpty(), "the tunnel's attempts: " + spans.ended());
+        SpanData last = attempts.stream().max(java.util.Comparator.comparing(span -> span.getAttributes().get(TraceAttributes.EGRESS_ATTEMPT))).orElseThrow();
+        assertEquals("working", last.getAttributes().get(TraceAttributes.EGRESS_NODE));
+        assertEquals("ok", last.getAttributes().get(TraceAttributes.EGRESS_OUTCOME));
     }
 }
