@@ -1,10 +1,8 @@
 package io.sandgate.bench;
 
 import java.io.BufferedReader;
-import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -17,6 +15,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -57,25 +56,15 @@ public final class McpSessionFootprintBenchmark
 
     public static void main(String[] args) throws Exception
     {
-        int sessions = args.length > 0 ? Integer.parseInt(args[0]) : 2000;
+        int sessions = args.length > 0 ? Integer.parseInt(args[0]) : 150;
         Path out = Path.of(args.length > 1 ? args[1] : "docs/BENCHMARKS.md");
         // The store's safety poll of every subscribed session (store.redis.poll-interval); the default unless given.
         String poll = args.length > 2 ? args[2] : "500ms";
-        Path jar = Path.of("target/sandgate.jar");
-        if (!Files.exists(jar))
-            throw new IllegalStateException("build the gateway first: mvn -q package -DskipTests");
-        Process gateway = null;
+        GatewayProcess gateway = null;
         List<InputStream> streams = new ArrayList<>();
         try (RedisServerProcess redis = RedisServerProcess.start(); McpUpstream upstream = McpUpstream.start())
         {
-            int port;
-            try (ServerSocket socket = new ServerSocket(0))
-            {
-                port = socket.getLocalPort();
-            }
-            Path config = Files.createTempFile("sandgate-mcp-footprint", ".yaml");
-            // Limits per client raised: every session comes from this one loopback client.
-            Files.writeString(config, """
+            String yaml = """
                 server:
                   max-concurrent-requests-per-client: 1000000
                 store:
@@ -88,19 +77,9 @@ public final class McpSessionFootprintBenchmark
                     - name: stream
                       url: %s
                       transport: streamable
-                """.formatted(poll, upstream.streamableUrl()));
-            ProcessBuilder builder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xms512m", "-Xmx512m",
-                "-jar", jar.toString()).redirectErrorStream(true).redirectOutput(Files.createTempFile("sandgate-mcp-footprint", ".log").toFile());
-            builder.environment().put("SANDGATE_SERVER_HOST", "127.0.0.1");
-            builder.environment().put("SANDGATE_SERVER_PORT", Integer.toString(port));
-            builder.environment().put("SANDGATE_CONFIG", config.toString());
-            builder.environment().put("SANDGATE_LOG_ACCESS", "false");
-            builder.environment().put("SANDGATE_INGRESS_COOKIE_SECRET", "mcp-footprint-bench-0123456789abcdef");
-            builder.environment().put("SANDGATE_STORE_TYPE", "redis");
-            builder.environment().put("SANDGATE_STORE_REDIS_ADDRESS", redis.address());
-            gateway = builder.start();
-            URI base = URI.create("http://127.0.0.1:" + port);
-            awaitUp(base);
+                """.formatted(poll, upstream.streamableUrl());
+            gateway = GatewayProcess.start(yaml, Map.of("SANDGATE_STORE_TYPE", "redis", "SANDGATE_STORE_REDIS_ADDRESS", redis.address()));
+            URI base = gateway.uri("");
             // One session first, so that what is made once (clients, classes, pools) is not counted per session.
             streams.add(open(base));
             Footprint before = footprint(gateway.pid());
@@ -127,31 +106,9 @@ public final class McpSessionFootprintBenchmark
             for (InputStream stream : streams)
                 stream.close();
             if (gateway != null)
-            {
-                gateway.destroy();
-                gateway.waitFor(10, TimeUnit.SECONDS);
-            }
+                gateway.close();
         }
         System.exit(0);
-    }
-
-    private static void awaitUp(URI base) throws InterruptedException
-    {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (System.nanoTime() < deadline)
-        {
-            try
-            {
-                if (HTTP.send(HttpRequest.newBuilder(base.resolve("/readyz")).build(), HttpResponse.BodyHandlers.discarding()).statusCode() == 200)
-                    return;
-            }
-            catch (IOException x)
-            {
-                // not listening yet
-            }
-            Thread.sleep(100);
-        }
-        throw new IllegalStateException("gateway did not come up");
     }
 
     /** A legacy SSE stream, its session initialized; the stream stays open, its events unread. */

@@ -1,12 +1,9 @@
 package io.sandgate.bench;
 
 import java.io.IOException;
-import java.net.ServerSocket;
-import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -62,22 +59,6 @@ public final class RouteChurnBenchmark
     {
     }
 
-    /** A replica: its process and port. */
-    private record Replica(Process process, int port)
-    {
-        URI uri(String path)
-        {
-            return URI.create("http://127.0.0.1:" + port + path);
-        }
-
-        double cpuSeconds() throws IOException
-        {
-            String stat = Files.readString(Path.of("/proc/" + process.pid() + "/stat"));
-            String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-            return (Long.parseLong(fields[11]) + Long.parseLong(fields[12])) / 100.0;
-        }
-    }
-
     /** The steady traffic's tally. */
     private static final class Traffic
     {
@@ -91,12 +72,9 @@ public final class RouteChurnBenchmark
         int rate = args.length > 0 ? Integer.parseInt(args[0]) : 1000;
         int seconds = args.length > 1 ? Integer.parseInt(args[1]) : 60;
         Path out = Path.of(args.length > 2 ? args[2] : "docs/BENCHMARKS.md");
-        Path jar = Path.of("target/sandgate.jar");
-        if (!Files.exists(jar))
-            throw new IllegalStateException("build the gateway first: mvn -q package -DskipTests");
 
         ScheduledExecutorService timer = Executors.newScheduledThreadPool(4);
-        List<Replica> replicas = new ArrayList<>();
+        List<GatewayProcess> replicas = new ArrayList<>();
         try (RedisServerProcess redis = RedisServerProcess.start();
             SandboxBackend a = SandboxBackend.start("a");
             SandboxBackend b = SandboxBackend.start("b");
@@ -106,12 +84,10 @@ public final class RouteChurnBenchmark
             for (int i = 0; i < STEADY; i++)
                 writer.hset(HASH, Integer.toString(i + 1), a.hostPort());
             for (int i = 0; i < 2; i++)
-                replicas.add(startReplica(jar, redis));
-            for (Replica replica : replicas)
-                awaitUp(replica);
+                replicas.add(GatewayProcess.start("{}\n", Map.of("SANDGATE_STORE_TYPE", "redis", "SANDGATE_STORE_REDIS_ADDRESS", redis.address())));
 
             Traffic traffic = new Traffic();
-            for (Replica replica : replicas)
+            for (GatewayProcess replica : replicas)
                 steady(replica, traffic, timer);
 
             // Quiet: the traffic alone, for the CPU it costs without churn (and the JIT's warm-up).
@@ -161,59 +137,12 @@ public final class RouteChurnBenchmark
         finally
         {
             timer.shutdownNow();
-            for (Replica replica : replicas)
-            {
-                replica.process().destroy();
-                replica.process().waitFor(10, TimeUnit.SECONDS);
-            }
+            replicas.forEach(GatewayProcess::close);
         }
-    }
-
-    private static Replica startReplica(Path jar, RedisServerProcess redis) throws IOException
-    {
-        int port;
-        try (ServerSocket socket = new ServerSocket(0))
-        {
-            port = socket.getLocalPort();
-        }
-        Path config = Files.createTempFile("sandgate-churn", ".yaml");
-        Files.writeString(config, "{}\n");
-        Path log = Files.createTempFile("sandgate-churn-" + port, ".log");
-        ProcessBuilder builder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xms512m", "-Xmx512m", "-jar",
-            jar.toString()).redirectErrorStream(true).redirectOutput(log.toFile());
-        builder.environment().putAll(Map.of(
-            "SANDGATE_SERVER_HOST", "127.0.0.1",
-            "SANDGATE_SERVER_PORT", Integer.toString(port),
-            "SANDGATE_CONFIG", config.toString(),
-            "SANDGATE_LOG_ACCESS", "false",
-            "SANDGATE_INGRESS_COOKIE_SECRET", "churn-bench-only-0123456789abcdef",
-            "SANDGATE_STORE_TYPE", "redis",
-            "SANDGATE_STORE_REDIS_ADDRESS", redis.address()));
-        System.out.println("replica on " + port + ", log " + log);
-        return new Replica(builder.start(), port);
-    }
-
-    private static void awaitUp(Replica replica) throws InterruptedException
-    {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (System.nanoTime() < deadline)
-        {
-            try
-            {
-                if (HTTP.send(HttpRequest.newBuilder(replica.uri("/readyz")).build(), HttpResponse.BodyHandlers.discarding()).statusCode() == 200)
-                    return;
-            }
-            catch (IOException x)
-            {
-                // not listening yet
-            }
-            Thread.sleep(100);
-        }
-        throw new IllegalStateException("replica on " + replica.port() + " did not come up");
     }
 
     /** Requests to the steady sandboxes, ids in the path, at a fixed rate, for as long as the run. */
-    private static void steady(Replica replica, Traffic traffic, ScheduledExecutorService timer)
+    private static void steady(GatewayProcess replica, Traffic traffic, ScheduledExecutorService timer)
     {
         AtomicLong n = new AtomicLong();
         timer.scheduleAtFixedRate(() ->
@@ -231,7 +160,7 @@ public final class RouteChurnBenchmark
      * or no route once deleted); the slowest replica's time is the sample. A write not seen within
      * 10 s counts as lost.
      */
-    private static void follow(List<Replica> replicas, String id, String expected, long written, Samples visible, AtomicLong lost,
+    private static void follow(List<GatewayProcess> replicas, String id, String expected, long written, Samples visible, AtomicLong lost,
                                ScheduledExecutorService timer)
     {
         timer.execute(new Runnable()
@@ -260,7 +189,7 @@ public final class RouteChurnBenchmark
     }
 
     /** Whether the replica routes {@code id} to {@code expected} (null: nowhere). */
-    private static boolean routes(Replica replica, String id, String expected)
+    private static boolean routes(GatewayProcess replica, String id, String expected)
     {
         PROBES.incrementAndGet();
         try
@@ -283,7 +212,7 @@ public final class RouteChurnBenchmark
     }
 
     /** Per replica, the CPU seconds spent over {@code window}. */
-    private static double[] cpu(List<Replica> replicas, Duration window) throws Exception
+    private static double[] cpu(List<GatewayProcess> replicas, Duration window) throws Exception
     {
         double[] before = new double[replicas.size()];
         for (int r = 0; r < replicas.size(); r++)
@@ -295,10 +224,10 @@ public final class RouteChurnBenchmark
         return spent;
     }
 
-    private static double totalCpu(List<Replica> replicas) throws IOException
+    private static double totalCpu(List<GatewayProcess> replicas) throws IOException
     {
         double total = 0;
-        for (Replica replica : replicas)
+        for (GatewayProcess replica : replicas)
             total += replica.cpuSeconds();
         return total;
     }
