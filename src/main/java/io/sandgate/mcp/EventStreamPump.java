@@ -60,6 +60,9 @@ final class EventStreamPump
             }
             if (Content.Chunk.isFailure(chunk))
             {
+                // A transient failure (an idle timeout) leaves the exchange open: failing the source
+                // ends it, so that its connection does not stay taken by a stream no one reads.
+                source.fail(chunk.getFailure());
                 ended.accept(chunk.getFailure());
                 return;
             }

@@ -32,7 +32,8 @@ import io.sandgate.testing.RedisServerProcess;
  *
  * <p>Run: {@code mvn -q test-compile exec:java -Dexec.classpathScope=test
  * -Dexec.mainClass=io.sandgate.bench.McpSessionFootprintBenchmark [-Dexec.args="SESSIONS OUT.md"]}
- * (build target/sandgate.jar first).</p>
+ * (build target/sandgate.jar first). With {@code BENCH_JSTACK=FILE} set, the replica's thread dump
+ * with the sessions open is written there, to see what holds its threads.</p>
  */
 public final class McpSessionFootprintBenchmark
 {
