@@ -202,7 +202,8 @@ SECRET="bench-only-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 start_sandgate() {
   local name="$1" port="$2" jar="$ROOT/target/sandgate.jar"; shift 2
   [ "$name" != sandgate-baseline ] || jar="$BENCH_BASELINE_JAR"
-  env SANDGATE_SERVER_HOST=127.0.0.1 SANDGATE_SERVER_PORT="$port" SANDGATE_LOG_ACCESS=false \
+  # SANDGATE_JAVA_OPTS is this script's setting, not the gateway's: the gateway refuses unknown SANDGATE_ variables.
+  env -u SANDGATE_JAVA_OPTS SANDGATE_SERVER_HOST=127.0.0.1 SANDGATE_SERVER_PORT="$port" SANDGATE_LOG_ACCESS=false \
       SANDGATE_INGRESS_COOKIE_SECRET="$SECRET" SANDGATE_CONFIG="$RUN/sandgate-empty.yaml" "$@" \
       java $SANDGATE_JAVA_OPTS -jar "$jar" > "$RUN/$name.log" 2>&1 &
   PIDS+=($!)
