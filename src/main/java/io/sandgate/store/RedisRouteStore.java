@@ -1,6 +1,7 @@
 package io.sandgate.store;
 
 import java.net.InetSocketAddress;
+import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -50,11 +51,17 @@ import org.slf4j.LoggerFactory;
  * re-reads the cached ids with one {@code HMGET}. Notifications say that the hash changed, not
  * which field, hence the re-read of all cached ids; bursts are coalesced into one.</p>
  *
+ * <p>Ids Redis has no route for are remembered too, for {@code store.redis.negative-cache-ttl}, so
+ * that a client repeating lookups of such an id (a browser polling a sandbox not ready yet, or
+ * made-up ids sent on purpose) costs one HGET per id, not one per request. Any change notification
+ * forgets them all at once ({@link AbsentRoutes}).</p>
+ *
  * <p>Pub/sub is fire-and-forget, so three safety nets bound staleness: notifications are
  * (re-)enabled with {@code CONFIG SET} whenever a connection was lost (a restarted Redis forgets
  * them); while they are not confirmed, cached ids are re-read every poll interval; and every
- * revalidate interval they are re-read regardless. When Redis is down, cached routes keep routing
- * and misses fail fast with {@link StoreUnavailableException}.</p>
+ * revalidate interval they are re-read regardless. Ids known to have no route are forgotten
+ * whenever those nets re-read, as a write may have gone unheard. When Redis is down, cached routes
+ * keep routing and misses fail fast with {@link StoreUnavailableException}.</p>
  *
  * <p>In Redis Cluster and behind Sentinel the events come from whichever master holds the hash's
  * slot, and only if that master has them turned on: Redisson subscribes on every master, the
@@ -93,10 +100,15 @@ final class RedisRouteStore implements RouteStore
     private final int cacheSize;
     private final ScheduledExecutorService scheduler;
     private final Map<String, Route> cache = new ConcurrentHashMap<>();
-    /** Bumped on every change notification, so a miss that raced with a write re-reads. */
+    private final AbsentRoutes absent;
+    /**
+     * Bumped on every change notification, and whenever a change may have gone unheard: a miss that
+     * raced with either re-reads, and every id remembered as absent before it is forgotten.
+     */
     private final AtomicLong changes = new AtomicLong();
     private final AtomicBoolean refreshScheduled = new AtomicBoolean();
     private final Counter hits;
+    private final Counter absentHits;
     private final Counter misses;
     private final Counter pingFailures;
     private final RPatternTopic topic;
@@ -109,7 +121,8 @@ final class RedisRouteStore implements RouteStore
     /** The masters the events were turned on at and subscribed to; another set means a failover. */
     private volatile Set<InetSocketAddress> watched = Set.of();
 
-    RedisRouteStore(RedissonClient redisson, String key, StoreConfig.Redis config, int cacheSize, MeterRegistry registry, ScheduledExecutorService scheduler)
+    RedisRouteStore(RedissonClient redisson, String key, StoreConfig.Redis config, int cacheSize, MeterRegistry registry, ScheduledExecutorService scheduler,
+                    Clock clock)
     {
         this.redisson = redisson;
         this.key = key;
@@ -117,7 +130,11 @@ final class RedisRouteStore implements RouteStore
         this.config = config;
         this.cacheSize = cacheSize;
         this.scheduler = scheduler;
+        this.absent = new AbsentRoutes(config.negativeCacheTtl(), cacheSize, clock);
         this.hits = Counter.builder("sandgate.route.cache").tag("result", "hit").description("Route lookups answered from the local cache").register(registry);
+        // Never tagged with the id: made-up ids would each make a time series.
+        this.absentHits = Counter.builder("sandgate.route.cache").tag("result", "absent")
+            .description("Route lookups answered from the local cache of ids known to have no route").register(registry);
         this.misses = Counter.builder("sandgate.route.cache").tag("result", "miss").description("Route lookups that asked Redis").register(registry);
         registry.gauge("sandgate.route.cache.size", cache, Map::size);
         this.pingFailures = Counter.builder("sandgate.store.redis.ping.failures").description("Health checks of Redis that got no answer").register(registry);
@@ -140,8 +157,13 @@ final class RedisRouteStore implements RouteStore
             hits.increment();
             return Optional.of(cached);
         }
-        misses.increment();
         long before = changes.get();
+        if (absent.contains(id, before))
+        {
+            absentHits.increment();
+            return Optional.empty();
+        }
+        misses.increment();
         String value;
         try
         {
@@ -167,8 +189,13 @@ final class RedisRouteStore implements RouteStore
             hits.increment();
             return CompletableFuture.completedFuture(Optional.of(cached));
         }
-        misses.increment();
         long before = changes.get();
+        if (absent.contains(id, before))
+        {
+            absentHits.increment();
+            return CompletableFuture.completedFuture(Optional.empty());
+        }
+        misses.increment();
         CompletionStage<String> read;
         try
         {
@@ -192,7 +219,7 @@ final class RedisRouteStore implements RouteStore
     }
 
     /**
-     * Caches what a miss read, if it is a route.
+     * Caches what a miss read: the route, or that there is none.
      *
      * @param before the change count when the read was sent
      */
@@ -200,7 +227,11 @@ final class RedisRouteStore implements RouteStore
     {
         Route route = parse(id, value);
         if (route == null)
+        {
+            // Not if a change was heard since the HGET was sent: it may be the write of this route.
+            absent.add(id, before, changes.get());
             return null;
+        }
         if (cache.size() >= cacheSize)
             evict();
         cache.put(id, route);
@@ -216,6 +247,7 @@ final class RedisRouteStore implements RouteStore
     {
         hash.fastPut(id, route.format());
         cache.put(id, route);
+        absent.remove(id);
     }
 
     @Override
@@ -256,6 +288,7 @@ final class RedisRouteStore implements RouteStore
                 if (stamped == current || hash.replace(id, value, stamped.format()))
                 {
                     cache.put(id, stamped);
+                    absent.remove(id);
                     return Optional.of(stamped);
                 }
             }
@@ -354,9 +387,10 @@ final class RedisRouteStore implements RouteStore
     {
         // A restarted Redis has forgotten notify-keyspace-events and our subscription, and events
         // sent while we were away are lost: poll until the tick has subscribed again, re-enabled
-        // the events and re-read everything.
+        // the events and re-read everything. Ids found absent may have been written meanwhile.
         subscribed = false;
         notificationsConfirmed = false;
+        changes.incrementAndGet();
     }
 
     private void onChange()
@@ -397,12 +431,17 @@ final class RedisRouteStore implements RouteStore
                 notificationsConfirmed = enableNotifications(masters);
                 watched = addresses(masters);
             }
+            // Polling, or just subscribed again, or the safety net: a write may have gone unheard,
+            // so ids found absent are forgotten as the cached routes are re-read. Only now, with the
+            // subscription in place, so that an absence found later is one a notification would end.
+            changes.incrementAndGet();
             refresh();
             lastFullRefreshNanos = System.nanoTime();
         }
         catch (RuntimeException x)
         {
             notificationsConfirmed = false;
+            changes.incrementAndGet();
             if (reachable)
                 LOG.warn("Route store: Redis unreachable ({}); serving {} cached routes", x.getClass().getSimpleName(), cache.size());
             reachable = false;
