@@ -11,6 +11,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
@@ -54,7 +55,7 @@ import org.slf4j.LoggerFactory;
  * <p>Ids Redis has no route for are remembered too, for {@code store.redis.negative-cache-ttl}, so
  * that a client repeating lookups of such an id (a browser polling a sandbox not ready yet, or
  * made-up ids sent on purpose) costs one HGET per id, not one per request. Any change notification
- * forgets them all at once ({@link AbsentRoutes}).</p>
+ * forgets them all at once ({@link AbsentRoutes}). Concurrent misses of one id share one HGET.</p>
  *
  * <p>Pub/sub is fire-and-forget, so three safety nets bound staleness: notifications are
  * (re-)enabled with {@code CONFIG SET} whenever a connection was lost (a restarted Redis forgets
@@ -93,6 +94,11 @@ final class RedisRouteStore implements RouteStore
     private static final int SCAN_STEPS_PER_PAGE = 200;
     private static final Pattern SEARCH_CURSOR = Pattern.compile("(\\d{1,20}):(\\d{1,7})");
 
+    /** An HGET in flight, and the lookups waiting for it. */
+    private record Read(long sent, CompletableFuture<Optional<Route>> route)
+    {
+    }
+
     private final RedissonClient redisson;
     private final String key;
     private final RMap<String, String> hash;
@@ -107,6 +113,8 @@ final class RedisRouteStore implements RouteStore
      */
     private final AtomicLong changes = new AtomicLong();
     private final AtomicBoolean refreshScheduled = new AtomicBoolean();
+    /** The HGET in flight for each id being read, with the change count it was sent at. */
+    private final Map<String, Read> reading = new ConcurrentHashMap<>();
     private final Counter hits;
     private final Counter absentHits;
     private final Counter misses;
@@ -151,32 +159,17 @@ final class RedisRouteStore implements RouteStore
     @Override
     public Optional<Route> find(String id)
     {
-        Route cached = cache.get(id);
-        if (cached != null)
-        {
-            hits.increment();
-            return Optional.of(cached);
-        }
-        long before = changes.get();
-        if (absent.contains(id, before))
-        {
-            absentHits.increment();
-            return Optional.empty();
-        }
-        misses.increment();
-        String value;
         try
         {
-            value = hash.get(id);
-            reachable = true;
+            return findAsync(id).join();
         }
-        catch (RuntimeException x)
+        catch (CompletionException x)
         {
-            // RedisException in all its forms, or the client shutting down: either way, no answer.
-            reachable = false;
-            throw new StoreUnavailableException("route store unreachable", x);
+            // Thrown as find promises, not wrapped: StoreUnavailableException when Redis gave no answer.
+            if (x.getCause() instanceof RuntimeException cause)
+                throw cause;
+            throw x;
         }
-        return Optional.ofNullable(remember(id, value, before));
     }
 
     /** A miss is an HGET that no thread waits for; the route is cached when it answers, as with {@link #find}. */
@@ -196,26 +189,59 @@ final class RedisRouteStore implements RouteStore
             return CompletableFuture.completedFuture(Optional.empty());
         }
         misses.increment();
-        CompletionStage<String> read;
+        // A copy, so that no caller can complete or cancel what the others wait for.
+        return read(id, before).copy();
+    }
+
+    /**
+     * Reads the id with HGET, or joins a read of it already in flight, so that a burst of lookups of
+     * one id (a page's requests, a client hammering a made-up id) costs one. A read is joined only if
+     * no change was heard since it was sent, or it might not show that change.
+     *
+     * @param before the change count now, before the read is sent
+     */
+    private CompletableFuture<Optional<Route>> read(String id, long before)
+    {
+        Read mine = new Read(before, new CompletableFuture<>());
+        Read read = reading.compute(id, (ignored, current) -> current != null && current.sent() == before ? current : mine);
+        if (read != mine)
+            return read.route();
+        CompletionStage<String> hget;
         try
         {
-            read = hash.getAsync(id);
+            hget = hash.getAsync(id);
         }
         catch (RuntimeException x)
         {
-            reachable = false;
-            return CompletableFuture.failedFuture(new StoreUnavailableException("route store unreachable", x));
+            // The client shutting down.
+            hget = CompletableFuture.failedFuture(x);
         }
-        return read.toCompletableFuture().handle((value, failure) ->
+        hget.whenComplete((value, failure) ->
         {
             if (failure != null)
             {
+                // RedisException in all its forms, or the client shutting down: either way, no answer.
                 reachable = false;
-                throw new StoreUnavailableException("route store unreachable", failure);
+                reading.remove(id, mine);
+                mine.route().completeExceptionally(new StoreUnavailableException("route store unreachable", failure));
+                return;
             }
             reachable = true;
-            return Optional.ofNullable(remember(id, value, before));
+            try
+            {
+                // Cached before the read is let go, so that a lookup from now on finds the answer
+                // (or, if a change was heard meanwhile, sends a read of its own).
+                Route route = remember(id, value, before);
+                reading.remove(id, mine);
+                mine.route().complete(Optional.ofNullable(route));
+            }
+            catch (RuntimeException x)
+            {
+                reading.remove(id, mine);
+                mine.route().completeExceptionally(x);
+            }
         });
+        return mine.route();
     }
 
     /**
