@@ -72,6 +72,8 @@ public final class ConfigKeys
         "Cached routes are re-read this often even without change notifications (a safety net).");
     public static final ConfigKey<Duration> REDIS_POLL_INTERVAL = ConfigKey.of("store.redis.poll-interval", "500ms", duration(),
         "Re-read interval when keyspace notifications cannot be enabled on the server; also how often each MCP session served reads its log in case a wake-up was lost (raise it for many sessions: docs/CAPACITY.md).");
+    public static final ConfigKey<Duration> REDIS_NEGATIVE_CACHE_TTL = ConfigKey.of("store.redis.negative-cache-ttl", "2s", duration(),
+        "How long a replica believes Redis that a sandbox id has no route, so that repeated lookups of such an id (a browser polling a sandbox not yet ready, made-up ids) do not each cost a Redis read; a change to the route hash ends it at once. `0s` turns it off.");
 
     public static final ConfigKey<String> INGRESS_PREFIX = ConfigKey.of("ingress.prefix", "/vnc/", string(),
         "Ingress mount; starts and ends with `/`.");
@@ -116,7 +118,7 @@ public final class ConfigKeys
     public static final ConfigKey<Integer> INGRESS_MAX_CONNECTIONS = ConfigKey.of("ingress.max-connections-per-sandbox", "256", integer(1, 65_535),
         "Connection pool size towards one sandbox address.");
     public static final ConfigKey<Integer> ROUTE_CACHE_SIZE = ConfigKey.of("ingress.route-cache-size", "100000", integer(16, 10_000_000),
-        "Routes kept in each replica's local cache.");
+        "Routes kept in each replica's local cache; as many ids known to have no route are kept beside them (`store.redis.negative-cache-ttl`).");
 
     public static final ConfigKey<Duration> WS_PING_INTERVAL = ConfigKey.of("ingress.websocket.ping-interval", "15s", duration(),
         "Ping both legs of a bridged WebSocket this often, so idle proxies and NATs keep it open.");
@@ -286,6 +288,7 @@ public final class ConfigKeys
         INGRESS_ENABLED, MCP_ENABLED, EGRESS_ENABLED,
         STORE_TYPE, REDIS_ADDRESS, REDIS_CLUSTER_NODES, REDIS_SENTINEL_NODES, REDIS_SENTINEL_MASTER,
         REDIS_USERNAME, REDIS_PASSWORD, REDIS_DATABASE, REDIS_TIMEOUT, REDIS_REVALIDATE_INTERVAL, REDIS_POLL_INTERVAL,
+        REDIS_NEGATIVE_CACHE_TTL,
         INGRESS_PREFIX, INGRESS_ID_PATTERN, INGRESS_ID_MAX_LENGTH, INGRESS_ROUTES_KEY, INGRESS_STATIC_ROUTES, INGRESS_HEADER,
         INGRESS_HOST_PATTERN, INGRESS_SANDBOX_PORTS,
         COOKIE_NAME, COOKIE_SECRET, COOKIE_TTL, COOKIE_SECURE, COOKIE_MAX_SANDBOXES,

@@ -305,6 +305,7 @@ public final class ConfigLoader
             .set("timeout", get(ConfigKeys.REDIS_TIMEOUT))
             .set("revalidateInterval", get(ConfigKeys.REDIS_REVALIDATE_INTERVAL))
             .set("pollInterval", get(ConfigKeys.REDIS_POLL_INTERVAL))
+            .set("negativeCacheTtl", get(ConfigKeys.REDIS_NEGATIVE_CACHE_TTL))
             .build();
     }
 

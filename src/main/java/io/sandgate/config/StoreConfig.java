@@ -37,10 +37,12 @@ public record StoreConfig(Type type, Redis redis)
      * @param timeout command timeout
      * @param revalidateInterval full re-read of cached routes, even with notifications
      * @param pollInterval re-read interval when keyspace notifications are unavailable
+     * @param negativeCacheTtl how long an id Redis has no route for is remembered as such; zero: not at all
      */
     public record Redis(String address, List<String> clusterNodes, List<String> sentinelNodes,
                         Optional<String> sentinelMaster, Optional<String> username, Optional<Secret> password,
-                        int database, Duration timeout, Duration revalidateInterval, Duration pollInterval)
+                        int database, Duration timeout, Duration revalidateInterval, Duration pollInterval,
+                        Duration negativeCacheTtl)
     {
         public Redis
         {
@@ -55,6 +57,9 @@ public record StoreConfig(Type type, Redis redis)
             positive(ConfigKeys.REDIS_TIMEOUT, timeout);
             positive(ConfigKeys.REDIS_REVALIDATE_INTERVAL, revalidateInterval);
             positive(ConfigKeys.REDIS_POLL_INTERVAL, pollInterval);
+            Objects.requireNonNull(negativeCacheTtl, ConfigKeys.REDIS_NEGATIVE_CACHE_TTL.name());
+            if (negativeCacheTtl.isNegative())
+                throw new IllegalArgumentException(ConfigKeys.REDIS_NEGATIVE_CACHE_TTL.name() + ": " + negativeCacheTtl + " (expected: >= 0)");
         }
 
         /** Without the address's user-info, which may hold a password. */

@@ -1,6 +1,7 @@
 package io.sandgate.store;
 
 import java.net.InetSocketAddress;
+import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -10,6 +11,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
@@ -50,11 +52,17 @@ import org.slf4j.LoggerFactory;
  * re-reads the cached ids with one {@code HMGET}. Notifications say that the hash changed, not
  * which field, hence the re-read of all cached ids; bursts are coalesced into one.</p>
  *
+ * <p>Ids Redis has no route for are remembered too, for {@code store.redis.negative-cache-ttl}, so
+ * that a client repeating lookups of such an id (a browser polling a sandbox not ready yet, or
+ * made-up ids sent on purpose) costs one HGET per id, not one per request. Any change notification
+ * forgets them all at once ({@link AbsentRoutes}). Concurrent misses of one id share one HGET.</p>
+ *
  * <p>Pub/sub is fire-and-forget, so three safety nets bound staleness: notifications are
  * (re-)enabled with {@code CONFIG SET} whenever a connection was lost (a restarted Redis forgets
  * them); while they are not confirmed, cached ids are re-read every poll interval; and every
- * revalidate interval they are re-read regardless. When Redis is down, cached routes keep routing
- * and misses fail fast with {@link StoreUnavailableException}.</p>
+ * revalidate interval they are re-read regardless. Ids known to have no route are forgotten
+ * whenever those nets re-read, as a write may have gone unheard. When Redis is down, cached routes
+ * keep routing and misses fail fast with {@link StoreUnavailableException}.</p>
  *
  * <p>In Redis Cluster and behind Sentinel the events come from whichever master holds the hash's
  * slot, and only if that master has them turned on: Redisson subscribes on every master, the
@@ -86,6 +94,11 @@ final class RedisRouteStore implements RouteStore
     private static final int SCAN_STEPS_PER_PAGE = 200;
     private static final Pattern SEARCH_CURSOR = Pattern.compile("(\\d{1,20}):(\\d{1,7})");
 
+    /** An HGET in flight, and the lookups waiting for it. */
+    private record Read(long sent, CompletableFuture<Optional<Route>> route)
+    {
+    }
+
     private final RedissonClient redisson;
     private final String key;
     private final RMap<String, String> hash;
@@ -93,10 +106,17 @@ final class RedisRouteStore implements RouteStore
     private final int cacheSize;
     private final ScheduledExecutorService scheduler;
     private final Map<String, Route> cache = new ConcurrentHashMap<>();
-    /** Bumped on every change notification, so a miss that raced with a write re-reads. */
+    private final AbsentRoutes absent;
+    /**
+     * Bumped on every change notification, and whenever a change may have gone unheard: a miss that
+     * raced with either re-reads, and every id remembered as absent before it is forgotten.
+     */
     private final AtomicLong changes = new AtomicLong();
     private final AtomicBoolean refreshScheduled = new AtomicBoolean();
+    /** The HGET in flight for each id being read, with the change count it was sent at. */
+    private final Map<String, Read> reading = new ConcurrentHashMap<>();
     private final Counter hits;
+    private final Counter absentHits;
     private final Counter misses;
     private final Counter pingFailures;
     private final RPatternTopic topic;
@@ -109,7 +129,8 @@ final class RedisRouteStore implements RouteStore
     /** The masters the events were turned on at and subscribed to; another set means a failover. */
     private volatile Set<InetSocketAddress> watched = Set.of();
 
-    RedisRouteStore(RedissonClient redisson, String key, StoreConfig.Redis config, int cacheSize, MeterRegistry registry, ScheduledExecutorService scheduler)
+    RedisRouteStore(RedissonClient redisson, String key, StoreConfig.Redis config, int cacheSize, MeterRegistry registry, ScheduledExecutorService scheduler,
+                    Clock clock)
     {
         this.redisson = redisson;
         this.key = key;
@@ -117,7 +138,11 @@ final class RedisRouteStore implements RouteStore
         this.config = config;
         this.cacheSize = cacheSize;
         this.scheduler = scheduler;
+        this.absent = new AbsentRoutes(config.negativeCacheTtl(), cacheSize, clock);
         this.hits = Counter.builder("sandgate.route.cache").tag("result", "hit").description("Route lookups answered from the local cache").register(registry);
+        // Never tagged with the id: made-up ids would each make a time series.
+        this.absentHits = Counter.builder("sandgate.route.cache").tag("result", "absent")
+            .description("Route lookups answered from the local cache of ids known to have no route").register(registry);
         this.misses = Counter.builder("sandgate.route.cache").tag("result", "miss").description("Route lookups that asked Redis").register(registry);
         registry.gauge("sandgate.route.cache.size", cache, Map::size);
         this.pingFailures = Counter.builder("sandgate.store.redis.ping.failures").description("Health checks of Redis that got no answer").register(registry);
@@ -134,27 +159,17 @@ final class RedisRouteStore implements RouteStore
     @Override
     public Optional<Route> find(String id)
     {
-        Route cached = cache.get(id);
-        if (cached != null)
-        {
-            hits.increment();
-            return Optional.of(cached);
-        }
-        misses.increment();
-        long before = changes.get();
-        String value;
         try
         {
-            value = hash.get(id);
-            reachable = true;
+            return findAsync(id).join();
         }
-        catch (RuntimeException x)
+        catch (CompletionException x)
         {
-            // RedisException in all its forms, or the client shutting down: either way, no answer.
-            reachable = false;
-            throw new StoreUnavailableException("route store unreachable", x);
+            // Thrown as find promises, not wrapped: StoreUnavailableException when Redis gave no answer.
+            if (x.getCause() instanceof RuntimeException cause)
+                throw cause;
+            throw x;
         }
-        return Optional.ofNullable(remember(id, value, before));
     }
 
     /** A miss is an HGET that no thread waits for; the route is cached when it answers, as with {@link #find}. */
@@ -167,32 +182,70 @@ final class RedisRouteStore implements RouteStore
             hits.increment();
             return CompletableFuture.completedFuture(Optional.of(cached));
         }
-        misses.increment();
         long before = changes.get();
-        CompletionStage<String> read;
-        try
+        if (absent.contains(id, before))
         {
-            read = hash.getAsync(id);
+            absentHits.increment();
+            return CompletableFuture.completedFuture(Optional.empty());
         }
-        catch (RuntimeException x)
-        {
-            reachable = false;
-            return CompletableFuture.failedFuture(new StoreUnavailableException("route store unreachable", x));
-        }
-        return read.toCompletableFuture().handle((value, failure) ->
-        {
-            if (failure != null)
-            {
-                reachable = false;
-                throw new StoreUnavailableException("route store unreachable", failure);
-            }
-            reachable = true;
-            return Optional.ofNullable(remember(id, value, before));
-        });
+        misses.increment();
+        // A copy, so that no caller can complete or cancel what the others wait for.
+        return read(id, before).copy();
     }
 
     /**
-     * Caches what a miss read, if it is a route.
+     * Reads the id with HGET, or joins a read of it already in flight, so that a burst of lookups of
+     * one id (a page's requests, a client hammering a made-up id) costs one. A read is joined only if
+     * no change was heard since it was sent, or it might not show that change.
+     *
+     * @param before the change count now, before the read is sent
+     */
+    private CompletableFuture<Optional<Route>> read(String id, long before)
+    {
+        Read mine = new Read(before, new CompletableFuture<>());
+        Read read = reading.compute(id, (ignored, current) -> current != null && current.sent() == before ? current : mine);
+        if (read != mine)
+            return read.route();
+        CompletionStage<String> hget;
+        try
+        {
+            hget = hash.getAsync(id);
+        }
+        catch (RuntimeException x)
+        {
+            // The client shutting down.
+            hget = CompletableFuture.failedFuture(x);
+        }
+        hget.whenComplete((value, failure) ->
+        {
+            if (failure != null)
+            {
+                // RedisException in all its forms, or the client shutting down: either way, no answer.
+                reachable = false;
+                reading.remove(id, mine);
+                mine.route().completeExceptionally(new StoreUnavailableException("route store unreachable", failure));
+                return;
+            }
+            reachable = true;
+            try
+            {
+                // Cached before the read is let go, so that a lookup from now on finds the answer
+                // (or, if a change was heard meanwhile, sends a read of its own).
+                Route route = remember(id, value, before);
+                reading.remove(id, mine);
+                mine.route().complete(Optional.ofNullable(route));
+            }
+            catch (RuntimeException x)
+            {
+                reading.remove(id, mine);
+                mine.route().completeExceptionally(x);
+            }
+        });
+        return mine.route();
+    }
+
+    /**
+     * Caches what a miss read: the route, or that there is none.
      *
      * @param before the change count when the read was sent
      */
@@ -200,7 +253,11 @@ final class RedisRouteStore implements RouteStore
     {
         Route route = parse(id, value);
         if (route == null)
+        {
+            // Not if a change was heard since the HGET was sent: it may be the write of this route.
+            absent.add(id, before, changes.get());
             return null;
+        }
         if (cache.size() >= cacheSize)
             evict();
         cache.put(id, route);
@@ -216,6 +273,7 @@ final class RedisRouteStore implements RouteStore
     {
         hash.fastPut(id, route.format());
         cache.put(id, route);
+        absent.remove(id);
     }
 
     @Override
@@ -256,6 +314,7 @@ final class RedisRouteStore implements RouteStore
                 if (stamped == current || hash.replace(id, value, stamped.format()))
                 {
                     cache.put(id, stamped);
+                    absent.remove(id);
                     return Optional.of(stamped);
                 }
             }
@@ -354,9 +413,10 @@ final class RedisRouteStore implements RouteStore
     {
         // A restarted Redis has forgotten notify-keyspace-events and our subscription, and events
         // sent while we were away are lost: poll until the tick has subscribed again, re-enabled
-        // the events and re-read everything.
+        // the events and re-read everything. Ids found absent may have been written meanwhile.
         subscribed = false;
         notificationsConfirmed = false;
+        changes.incrementAndGet();
     }
 
     private void onChange()
@@ -397,12 +457,17 @@ final class RedisRouteStore implements RouteStore
                 notificationsConfirmed = enableNotifications(masters);
                 watched = addresses(masters);
             }
+            // Polling, or just subscribed again, or the safety net: a write may have gone unheard,
+            // so ids found absent are forgotten as the cached routes are re-read. Only now, with the
+            // subscription in place, so that an absence found later is one a notification would end.
+            changes.incrementAndGet();
             refresh();
             lastFullRefreshNanos = System.nanoTime();
         }
         catch (RuntimeException x)
         {
             notificationsConfirmed = false;
+            changes.incrementAndGet();
             if (reachable)
                 LOG.warn("Route store: Redis unreachable ({}); serving {} cached routes", x.getClass().getSimpleName(), cache.size());
             reachable = false;

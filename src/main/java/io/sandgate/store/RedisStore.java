@@ -1,6 +1,7 @@
 package io.sandgate.store;
 
 import java.net.InetSocketAddress;
+import java.time.Clock;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
@@ -53,7 +54,8 @@ final class RedisStore
             }
         });
         RedissonClient redisson = Redisson.create(redissonConfig);
-        RedisRouteStore routes = new RedisRouteStore(redisson, config.ingress().routesKey(), redis, config.ingress().routeCacheSize(), registry, scheduler);
+        RedisRouteStore routes = new RedisRouteStore(redisson, config.ingress().routesKey(), redis, config.ingress().routeCacheSize(), registry, scheduler,
+            Clock.systemUTC());
         holder[0] = routes;
         routes.start();
         Routes.parseStatic(config.ingress().staticRoutes()).forEach((id, route) ->

@@ -175,6 +175,7 @@ class ConfigBindingTest
         values.put("store.redis.timeout", "1s");
         values.put("store.redis.revalidate-interval", "2s");
         values.put("store.redis.poll-interval", "3s");
+        values.put("store.redis.negative-cache-ttl", "0s");
         values.put("store.redis.sentinel-nodes", "redis://s1:26379");
         values.put("store.redis.sentinel-master", "master");
         values.put("store.redis.username", "user");
@@ -192,6 +193,7 @@ class ConfigBindingTest
         StoreConfig.Redis redis = config.store().redis();
         assertEquals(List.of(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(3)),
             List.of(redis.timeout(), redis.revalidateInterval(), redis.pollInterval()));
+        assertEquals(Duration.ZERO, redis.negativeCacheTtl(), "zero turns it off, unlike the other times");
         assertEquals(List.of(Optional.of("master"), Optional.of("user")), List.of(redis.sentinelMaster(), redis.username()));
         McpConfig mcp = config.mcp();
         assertEquals(List.of(Duration.ofSeconds(4), Duration.ofSeconds(5)), List.of(mcp.keepalive(), mcp.sessionTtl()));
