@@ -1,0 +1,200 @@
+package io.sandgate.store;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import io.sandgate.core.Schedulers;
+import io.sandgate.mcp.McpSession;
+import io.sandgate.mcp.SessionBus;
+import io.sandgate.testing.RawRedis;
+import io.sandgate.testing.RedisServerProcess;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+import org.redisson.config.ConstantDelay;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * What the Redis session bus does when a wake-up is lost, against a real redis-server, with a slow
+ * safety poll: delivery is recovered by the subscription coming back (the pub/sub connection's
+ * reconnect, a subscribe retried), within seconds, not by the poll.
+ */
+class SessionBusRecoveryIT
+{
+    /** A slow safety poll: no test here may be rescued by it. */
+    private static final Duration SLOW_POLL = Duration.ofSeconds(30);
+    /** Well under {@link #SLOW_POLL}, above a reconnect and a read. */
+    private static final Duration PROMPTLY = Duration.ofSeconds(6);
+    /** The subscriber's reconnect delay, constant so that a test knows its wake-up was sent before the resubscribe. */
+    private static final Duration RECONNECT = Duration.ofSeconds(2);
+
+    private static final Schedulers schedulers = Schedulers.create();
+    private static int sequence;
+
+    private final List<AutoCloseable> opened = new ArrayList<>();
+    private RedisServerProcess redis;
+
+    @AfterEach
+    void closeAll() throws Exception
+    {
+        for (int i = opened.size() - 1; i >= 0; i--)
+            opened.get(i).close();
+    }
+
+    @AfterAll
+    static void stopSchedulers()
+    {
+        schedulers.close();
+    }
+
+    private <T extends AutoCloseable> T open(T closeable)
+    {
+        opened.add(closeable);
+        return closeable;
+    }
+
+    private RedisServerProcess redis(boolean persistent)
+    {
+        redis = open(persistent ? RedisServerProcess.startPersistent() : RedisServerProcess.start());
+        return redis;
+    }
+
+    /** A client as a replica's, small timeouts and one retry; reconnecting after {@link #RECONNECT}. */
+    private RedissonClient redisson()
+    {
+        Config config = new Config();
+        config.useSingleServer().setAddress(redis.address()).setTimeout(1000).setConnectTimeout(1000).setRetryAttempts(1)
+            .setReconnectionDelay(new ConstantDelay(RECONNECT));
+        RedissonClient client = Redisson.create(config);
+        open(() -> client.shutdown());
+        return client;
+    }
+
+    private RedisSessionBus bus(RedissonClient redisson, Duration poll, WakeUps wakeUps)
+    {
+        return open(new RedisSessionBus(redisson, Duration.ofMinutes(5), 100, poll, wakeUps, schedulers));
+    }
+
+    private static McpSession created(SessionBus bus)
+    {
+        McpSession session = McpSession.create(String.format("%032x", ++sequence), "tools", "address:recovery");
+        bus.create(session);
+        return session;
+    }
+
+    /** Records what a subscription delivers. */
+    private static final class Recorder implements SessionBus.Listener
+    {
+        final List<String> messages = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void onEvent(String eventId, String message)
+        {
+            messages.add(message);
+        }
+
+        @Override
+        public void onEnd()
+        {
+        }
+    }
+
+    private long subscribers(String channel) throws Exception
+    {
+        try (RawRedis raw = RawRedis.connect(redis.port()))
+        {
+            return (Long)((List<?>)raw.command("PUBSUB", "NUMSUB", channel)).get(1);
+        }
+    }
+
+    /**
+     * Redis restarts (with its data): the message appended as soon as it is back, before the
+     * subscriber's pub/sub connection has reconnected, wakes no one. The resubscribe must.
+     */
+    @Test
+    void messageAppendedBeforeTheSubscriberReconnects_isDeliveredOnResubscribe() throws Exception
+    {
+        redis(true);
+        RedisSessionBus holder = bus(redisson(), SLOW_POLL, WakeUps.BROADCAST);
+        McpSession session = created(holder);
+        Recorder seen = new Recorder();
+        open(holder.subscribe(session.id(), null, seen));
+        holder.append(session.id(), "k1", "before");
+        await().atMost(PROMPTLY).until(() -> seen.messages.size() == 1);
+
+        redis.restart();
+        // Another replica, connecting afresh, appends while the holder still waits to reconnect.
+        RedisSessionBus writer = bus(redisson(), SLOW_POLL, WakeUps.BROADCAST);
+        writer.append(session.id(), "k2", "after the restart");
+        assertEquals(0, subscribers(WakeUps.BROADCAST.channel(session.id())), "the wake-up went out before the holder was back");
+
+        await().atMost(PROMPTLY).until(() -> seen.messages.size() >= 2);
+        writer.append(session.id(), "k3", "later");
+        await().atMost(PROMPTLY).until(() -> seen.messages.size() >= 3);
+        assertEquals(List.of("before", "after the restart", "later"), seen.messages);
+    }
+
+    /**
+     * A writer whose wake-ups go to a channel no one hears (the other naming than the subscriber's:
+     * shard channel or plain) stands for every wake-up lost on its way; the pub/sub connection then
+     * dropped by Redis and made again is what brings the message.
+     */
+    @ParameterizedTest
+    @EnumSource(WakeUps.class)
+    void wakeUpLost_messageIsDeliveredWhenThePubSubConnectionIsRestored(WakeUps wakeUps) throws Exception
+    {
+        redis(false);
+        RedissonClient redisson = redisson();
+        RedisSessionBus holder = bus(redisson, SLOW_POLL, wakeUps);
+        RedisSessionBus unheard = bus(redisson, SLOW_POLL, wakeUps == WakeUps.BROADCAST ? WakeUps.SHARDED : WakeUps.BROADCAST);
+        McpSession session = created(holder);
+        Recorder seen = new Recorder();
+        open(holder.subscribe(session.id(), null, seen));
+        holder.append(session.id(), "k1", "heard");
+        await().atMost(PROMPTLY).until(() -> seen.messages.size() == 1);
+
+        unheard.append(session.id(), "k2", "lost wake-up");
+        await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(2)).until(() -> seen.messages.size() == 1);
+
+        try (RawRedis raw = RawRedis.connect(redis.port()))
+        {
+            raw.command("CLIENT", "KILL", "TYPE", "pubsub");
+        }
+        await().atMost(PROMPTLY).until(() -> seen.messages.size() == 2);
+        holder.append(session.id(), "k3", "heard again");
+        await().atMost(PROMPTLY).until(() -> seen.messages.size() >= 3);
+        await().during(Duration.ofMillis(500)).until(() -> seen.messages.size() == 3);
+        assertEquals(List.of("heard", "lost wake-up", "heard again"), seen.messages);
+    }
+
+    /** A stream opened while Redis is down cannot subscribe; it must once Redis is back, without waiting for the poll. */
+    @Test
+    void subscribedWhileRedisIsDown_deliversOnceRedisIsBack() throws Exception
+    {
+        redis(true);
+        RedisSessionBus holder = bus(redisson(), SLOW_POLL, WakeUps.BROADCAST);
+        McpSession session = created(holder);
+        redis.kill();
+        Recorder seen = new Recorder();
+        open(holder.subscribe(session.id(), null, seen));
+
+        redis.restart();
+        RedisSessionBus writer = bus(redisson(), SLOW_POLL, WakeUps.BROADCAST);
+        writer.append(session.id(), "k1", "after the restart");
+        await().atMost(PROMPTLY.plus(RECONNECT)).until(() -> seen.messages.size() == 1);
+        await().atMost(PROMPTLY).until(() -> subscribers(WakeUps.BROADCAST.channel(session.id())) == 1);
+        writer.append(session.id(), "k2", "later");
+        await().atMost(PROMPTLY).until(() -> seen.messages.size() >= 2);
+        assertEquals(List.of("after the restart", "later"), seen.messages);
+    }
+}
