@@ -21,6 +21,7 @@ import io.sandgate.core.StoreUnavailableException;
 import io.sandgate.mcp.McpSession;
 import io.sandgate.mcp.SerialDrain;
 import io.sandgate.mcp.SessionBus;
+import org.redisson.api.RBatch;
 import org.redisson.api.RMap;
 import org.redisson.api.RScript;
 import org.redisson.api.RSet;
@@ -32,6 +33,8 @@ import org.redisson.api.listener.MessageListener;
 import org.redisson.api.listener.StatusListener;
 import org.redisson.api.stream.StreamMessageId;
 import org.redisson.client.codec.StringCodec;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Sessions shared by every replica through Redis. Per session: a hash with the record, a stream
@@ -45,8 +48,9 @@ import org.redisson.client.codec.StringCodec;
  * cut off for a full output buffer) misses what is published until it has subscribed again. So
  * every subscribe Redis confirms, a reconnect's included, wakes the session to read its log, and a
  * subscribe that failed is tried again within a second. Appending and publishing are one script, so
- * a writer never stores a message without publishing its wake-up. A safety poll remains for what
- * nothing notices.</p>
+ * a writer never stores a message without publishing its wake-up. A slow safety poll remains for
+ * what nothing notices; it looks at every session in pipelined batches, two cheap commands each
+ * that send nothing back for an idle session, and wakes only those with something to read.</p>
  * The wake-up carries the event and the id of the one before it, so a subscriber that
  * delivered that one delivers this without reading the stream: one round trip from the appending
  * replica through Redis to the client's. Keys share the hash tag {@code {sessionId}} so a cluster
@@ -54,6 +58,7 @@ import org.redisson.client.codec.StringCodec;
  */
 final class RedisSessionBus implements SessionBus
 {
+    private static final Logger LOG = LoggerFactory.getLogger(RedisSessionBus.class);
     /** The message's field in a stream entry; {@code k}, the append's key, is another (see {@link #APPEND}). */
     private static final String MESSAGE = "m";
     /** The trace context's field in a stream entry, present when the message was appended in a trace. */
@@ -107,6 +112,8 @@ final class RedisSessionBus implements SessionBus
         return id
         """;
 
+    /** Sessions looked at in one pipelined batch. */
+    private static final int CHECK_BATCH = 1000;
     /**
      * How soon a subscribe or a read that failed is tried again, at most: delivery after Redis
      * comes back must not wait for the safety poll.
@@ -452,6 +459,21 @@ final class RedisSessionBus implements SessionBus
             }
         }
 
+        /**
+         * Queues the safety poll's look at this session in a batch: whether the record still exists,
+         * and the first event after the last delivered, which an idle session has not. True when the
+         * drain must read: to end the subscription, or to deliver.
+         */
+        CompletableFuture<Boolean> check(RBatch batch)
+        {
+            String last = lastDelivered();
+            StreamMessageId from = last == null ? StreamMessageId.MIN : next(last);
+            CompletableFuture<Boolean> exists = batch.getMap(recordKey(sessionId), StringCodec.INSTANCE).isExistsAsync().toCompletableFuture();
+            CompletableFuture<Boolean> unread = batch.<String, String>getStream(logKey(sessionId), StringCodec.INSTANCE)
+                .rangeAsync(1, from, StreamMessageId.MAX).toCompletableFuture().thenApply(range -> !range.isEmpty());
+            return exists.thenCombine(unread, (live, news) -> !live || news);
+        }
+
         @Override
         protected List<Event> readAfter(String afterId)
         {
@@ -543,13 +565,28 @@ final class RedisSessionBus implements SessionBus
         }
     }
 
-    /** The safety poll when {@code due}: every session reads its log. Then the repair of what failed, once Redis answers again. */
+    /**
+     * The safety poll when {@code due}: wakes the sessions whose log holds what they have not
+     * delivered, or that have ended. Then the repair of what failed, once Redis answers again.
+     */
     private void check(boolean due)
     {
         repairNeeded.set(false);
         List<Listening> all = List.copyOf(subscriptions);
         if (due)
-            all.forEach(SerialDrain::wake);
+        {
+            try
+            {
+                for (int from = 0; from < all.size(); from += CHECK_BATCH)
+                    checkBatch(all.subList(from, Math.min(all.size(), from + CHECK_BATCH)));
+            }
+            catch (RuntimeException x)
+            {
+                // Unanswered (a node down, a timeout): every session reads for itself once Redis answers.
+                LOG.debug("MCP session safety poll failed", x);
+                all.forEach(Listening::broke);
+            }
+        }
         repair(all);
     }
 
@@ -572,6 +609,26 @@ final class RedisSessionBus implements SessionBus
             return;
         }
         all.forEach(Listening::repair);
+    }
+
+    /** The safety poll now, whatever its schedule: what one costs is measured in tests. */
+    void pollNow()
+    {
+        check(true);
+    }
+
+    private void checkBatch(List<Listening> sessions)
+    {
+        RBatch batch = redisson.createBatch();
+        List<CompletableFuture<Boolean>> answers = new ArrayList<>(sessions.size());
+        for (Listening subscription : sessions)
+            answers.add(subscription.check(batch));
+        batch.execute();
+        for (int i = 0; i < sessions.size(); i++)
+        {
+            if (answers.get(i).join())
+                sessions.get(i).wake();
+        }
     }
 
     /**

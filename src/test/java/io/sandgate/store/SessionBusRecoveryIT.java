@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import io.sandgate.core.Schedulers;
 import io.sandgate.mcp.McpSession;
@@ -27,7 +29,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * What the Redis session bus does when a wake-up is lost, against a real redis-server, with a slow
  * safety poll: delivery is recovered by the subscription coming back (the pub/sub connection's
- * reconnect, a subscribe retried), within seconds, not by the poll.
+ * reconnect, a subscribe retried), within seconds, not by the poll; and what the poll costs.
  */
 class SessionBusRecoveryIT
 {
@@ -37,6 +39,7 @@ class SessionBusRecoveryIT
     private static final Duration PROMPTLY = Duration.ofSeconds(6);
     /** The subscriber's reconnect delay, constant so that a test knows its wake-up was sent before the resubscribe. */
     private static final Duration RECONNECT = Duration.ofSeconds(2);
+    private static final Pattern CALLS = Pattern.compile("cmdstat_(\\w+):calls=(\\d+)");
 
     private static final Schedulers schedulers = Schedulers.create();
     private static int sequence;
@@ -107,6 +110,19 @@ class SessionBusRecoveryIT
         public void onEnd()
         {
         }
+    }
+
+    /** Commands Redis has run since it started ({@code INFO commandstats}), INFO itself left out. */
+    private static long commandsRun(RawRedis raw)
+    {
+        long calls = 0;
+        Matcher m = CALLS.matcher(String.valueOf(raw.command("INFO", "commandstats")));
+        while (m.find())
+        {
+            if (!m.group(1).equals("info"))
+                calls += Long.parseLong(m.group(2));
+        }
+        return calls;
     }
 
     private long subscribers(String channel) throws Exception
@@ -196,5 +212,44 @@ class SessionBusRecoveryIT
         writer.append(session.id(), "k2", "later");
         await().atMost(PROMPTLY).until(() -> seen.messages.size() >= 2);
         assertEquals(List.of("after the restart", "later"), seen.messages);
+    }
+
+    /**
+     * One safety poll: two commands for each idle session, in one batch, and no read of its log;
+     * the session whose wake-up was lost (sent where no one listens) is the only one woken, and gets its message.
+     */
+    @Test
+    void safetyPoll_looksAtEachSessionWithTwoCommands_andWakesOnlyTheOneWithSomethingToRead() throws Exception
+    {
+        redis(false);
+        int sessions = 200;
+        RedissonClient redisson = redisson();
+        RedisSessionBus holder = bus(redisson, SLOW_POLL, WakeUps.BROADCAST);
+        for (int i = 0; i < sessions; i++)
+        {
+            McpSession session = created(holder);
+            holder.append(session.id(), "k", "first");
+            open(holder.subscribe(session.id(), null, new Recorder()));
+        }
+        McpSession missed = created(holder);
+        Recorder seen = new Recorder();
+        open(holder.subscribe(missed.id(), null, seen));
+        // Heard, so the subscription's own first read is behind it.
+        holder.append(missed.id(), "k1", "heard");
+        await().atMost(PROMPTLY).until(() -> seen.messages.size() == 1);
+        bus(redisson, SLOW_POLL, WakeUps.SHARDED).append(missed.id(), "k2", "lost wake-up");
+        await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(1)).until(() -> seen.messages.size() == 1);
+
+        try (RawRedis raw = RawRedis.connect(redis.port()))
+        {
+            long before = commandsRun(raw);
+            holder.pollNow();
+            await().atMost(PROMPTLY).until(() -> seen.messages.size() == 2);
+            long spent = commandsRun(raw) - before;
+            System.out.printf("one safety poll of %d idle sessions and one with a message: %d Redis commands%n", sessions, spent);
+            // Two per session, and the one woken reads: whether it still exists, then its log until empty.
+            assertTrue(spent <= 2 * (sessions + 1) + 3, spent + " commands");
+        }
+        assertEquals(List.of("heard", "lost wake-up"), seen.messages);
     }
 }
