@@ -36,12 +36,22 @@ public record StoreConfig(Type type, Redis redis)
      * @param database database number (not in cluster mode)
      * @param timeout command timeout
      * @param revalidateInterval full re-read of cached routes, even with notifications
-     * @param pollInterval re-read interval when keyspace notifications are unavailable
+     * @param pollInterval re-read interval of the route table when keyspace notifications are unavailable
+     * @param sessionPollInterval how often each MCP session held checks its log for a message whose
+     *        wake-up was lost; only a net, since every pub/sub (re)subscription checks at once
      */
     public record Redis(String address, List<String> clusterNodes, List<String> sentinelNodes,
                         Optional<String> sentinelMaster, Optional<String> username, Optional<Secret> password,
-                        int database, Duration timeout, Duration revalidateInterval, Duration pollInterval)
+                        int database, Duration timeout, Duration revalidateInterval, Duration pollInterval,
+                        Duration sessionPollInterval)
     {
+        /**
+         * The sessions' safety poll unless {@code store.redis.poll-interval} is set. Slow: a wake-up
+         * lost with the pub/sub connection is recovered when it resubscribes, so the poll is left with
+         * the rare loss nothing else notices, and it costs Redis a command per session each time.
+         */
+        public static final Duration DEFAULT_SESSION_POLL_INTERVAL = Duration.ofSeconds(30);
+
         public Redis
         {
             if (!address.startsWith("redis://") && !address.startsWith("rediss://"))
@@ -55,6 +65,7 @@ public record StoreConfig(Type type, Redis redis)
             positive(ConfigKeys.REDIS_TIMEOUT, timeout);
             positive(ConfigKeys.REDIS_REVALIDATE_INTERVAL, revalidateInterval);
             positive(ConfigKeys.REDIS_POLL_INTERVAL, pollInterval);
+            positive(ConfigKeys.REDIS_POLL_INTERVAL, sessionPollInterval);
         }
 
         /** Without the address's user-info, which may hold a password. */

@@ -133,6 +133,7 @@ class ConfigLoaderTest
         assertEquals(Optional.empty(), config.store().redis().password());
         assertEquals(Duration.ofSeconds(1), config.store().redis().timeout());
         assertEquals(Duration.ofMillis(500), config.store().redis().pollInterval());
+        assertEquals(Duration.ofSeconds(30), config.store().redis().sessionPollInterval());
 
         IngressConfig ingress = config.ingress();
         assertEquals("/vnc/", ingress.prefix());
