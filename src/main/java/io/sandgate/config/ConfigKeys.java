@@ -71,7 +71,7 @@ public final class ConfigKeys
     public static final ConfigKey<Duration> REDIS_REVALIDATE_INTERVAL = ConfigKey.of("store.redis.revalidate-interval", "30s", duration(),
         "Cached routes are re-read this often even without change notifications (a safety net).");
     public static final ConfigKey<Duration> REDIS_POLL_INTERVAL = ConfigKey.of("store.redis.poll-interval", "500ms", duration(),
-        "Re-read interval when keyspace notifications cannot be enabled on the server; also how often each MCP session served reads its log in case a wake-up was lost (raise it for many sessions: docs/CAPACITY.md).");
+        "Re-read interval of the route table when keyspace notifications cannot be enabled on the server. When set, also the interval of the MCP sessions' safety poll (otherwise 30s), which checks each session served for a message whose wake-up was lost; a pub/sub reconnect checks at once (docs/CAPACITY.md).");
     public static final ConfigKey<Duration> REDIS_NEGATIVE_CACHE_TTL = ConfigKey.of("store.redis.negative-cache-ttl", "2s", duration(),
         "How long a replica believes Redis that a sandbox id has no route, so that repeated lookups of such an id (a browser polling a sandbox not yet ready, made-up ids) do not each cost a Redis read; a change to the route hash ends it at once. `0s` turns it off.");
 

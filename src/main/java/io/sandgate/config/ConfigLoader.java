@@ -305,6 +305,10 @@ public final class ConfigLoader
             .set("timeout", get(ConfigKeys.REDIS_TIMEOUT))
             .set("revalidateInterval", get(ConfigKeys.REDIS_REVALIDATE_INTERVAL))
             .set("pollInterval", get(ConfigKeys.REDIS_POLL_INTERVAL))
+            // One key, two defaults: the route table must see a change within a second when it has
+            // to poll; the sessions' poll is only a net, and slow unless asked otherwise.
+            .set("sessionPollInterval", isSet(ConfigKeys.REDIS_POLL_INTERVAL) ? get(ConfigKeys.REDIS_POLL_INTERVAL)
+                : StoreConfig.Redis.DEFAULT_SESSION_POLL_INTERVAL)
             .set("negativeCacheTtl", get(ConfigKeys.REDIS_NEGATIVE_CACHE_TTL))
             .build();
     }
@@ -508,6 +512,12 @@ public final class ConfigLoader
             problems.add(context + x.getMessage());
             return null;
         }
+    }
+
+    /** Whether the key was given a value, by any source, rather than left at its default. */
+    private boolean isSet(ConfigKey<?> key)
+    {
+        return raw.containsKey(key.name());
     }
 
     /** A key without default, as an Optional. */

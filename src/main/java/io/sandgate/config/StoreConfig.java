@@ -36,14 +36,23 @@ public record StoreConfig(Type type, Redis redis)
      * @param database database number (not in cluster mode)
      * @param timeout command timeout
      * @param revalidateInterval full re-read of cached routes, even with notifications
-     * @param pollInterval re-read interval when keyspace notifications are unavailable
+     * @param pollInterval re-read interval of the route table when keyspace notifications are unavailable
+     * @param sessionPollInterval how often each MCP session held checks its log for a message whose
+     *        wake-up was lost; only a net, since every pub/sub (re)subscription checks at once
      * @param negativeCacheTtl how long an id Redis has no route for is remembered as such; zero: not at all
      */
     public record Redis(String address, List<String> clusterNodes, List<String> sentinelNodes,
                         Optional<String> sentinelMaster, Optional<String> username, Optional<Secret> password,
                         int database, Duration timeout, Duration revalidateInterval, Duration pollInterval,
-                        Duration negativeCacheTtl)
+                        Duration sessionPollInterval, Duration negativeCacheTtl)
     {
+        /**
+         * The sessions' safety poll unless {@code store.redis.poll-interval} is set. Slow: a wake-up
+         * lost with the pub/sub connection is recovered when it resubscribes, so the poll is left with
+         * the rare loss nothing else notices, and it costs Redis a command per session each time.
+         */
+        public static final Duration DEFAULT_SESSION_POLL_INTERVAL = Duration.ofSeconds(30);
+
         public Redis
         {
             if (!address.startsWith("redis://") && !address.startsWith("rediss://"))
@@ -57,6 +66,7 @@ public record StoreConfig(Type type, Redis redis)
             positive(ConfigKeys.REDIS_TIMEOUT, timeout);
             positive(ConfigKeys.REDIS_REVALIDATE_INTERVAL, revalidateInterval);
             positive(ConfigKeys.REDIS_POLL_INTERVAL, pollInterval);
+            positive(ConfigKeys.REDIS_POLL_INTERVAL, sessionPollInterval);
             Objects.requireNonNull(negativeCacheTtl, ConfigKeys.REDIS_NEGATIVE_CACHE_TTL.name());
             if (negativeCacheTtl.isNegative())
                 throw new IllegalArgumentException(ConfigKeys.REDIS_NEGATIVE_CACHE_TTL.name() + ": " + negativeCacheTtl + " (expected: >= 0)");

@@ -77,6 +77,15 @@ public abstract class SerialDrain implements SessionBus.Subscription
     /** Releases what the subscription holds (listeners, registrations). */
     protected abstract void release();
 
+    /**
+     * The id of the last event delivered, or of the one the subscription started after; null when
+     * neither. A store that checks for news compares it with its log's newest.
+     */
+    protected final String lastDelivered()
+    {
+        return lastDelivered;
+    }
+
     /** Something may have been appended: the drain reads the log. */
     public void wake()
     {

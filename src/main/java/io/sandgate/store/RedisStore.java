@@ -70,7 +70,7 @@ final class RedisStore
             }
         });
         // In a cluster a plain PUBLISH goes to every node; a session's wake-ups need only its own shard.
-        RedisSessionBus sessions = new RedisSessionBus(redisson, config.mcp().sessionTtl(), config.mcp().replayBuffer(), redis.pollInterval(),
+        RedisSessionBus sessions = new RedisSessionBus(redisson, config.mcp().sessionTtl(), config.mcp().replayBuffer(), redis.sessionPollInterval(),
             redis.clusterNodes().isEmpty() ? WakeUps.BROADCAST : WakeUps.SHARDED, schedulers);
         return new Store(routes, new RedisRedemptions(redisson), new RedisStickySessions(redisson), sessions,
             name -> new RedisLeadership(redisson, name, schedulers), routes::health, () ->

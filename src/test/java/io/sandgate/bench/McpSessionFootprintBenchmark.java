@@ -30,9 +30,10 @@ import io.sandgate.testing.RedisServerProcess;
  * to a Streamable HTTP upstream; the replica's heap after a full GC, its RSS, open files and threads
  * are read before and after, per session. The capacity plan (docs/CAPACITY.md) multiplies these.
  *
- * <p>Run: {@code mvn -q test-compile exec:java -Dexec.classpathScope=test
- * -Dexec.mainClass=io.sandgate.bench.McpSessionFootprintBenchmark [-Dexec.args="SESSIONS OUT.md"]}
- * (build target/sandgate.jar first). With {@code BENCH_JSTACK=FILE} set, the replica's thread dump
+ * <p>Run (build target/sandgate.jar first): {@code mvn -q test-compile exec:java -Dexec.classpathScope=test
+ * -Dexec.mainClass=io.sandgate.bench.McpSessionFootprintBenchmark [-Dexec.args="SESSIONS OUT.md [POLL]"]},
+ * POLL being a {@code store.redis.poll-interval} such as {@code 500ms}; the gateway's default when
+ * left out. With {@code BENCH_JSTACK=FILE} set, the replica's thread dump
  * with the sessions open is written there, to see what holds its threads.</p>
  */
 public final class McpSessionFootprintBenchmark
@@ -59,8 +60,8 @@ public final class McpSessionFootprintBenchmark
     {
         int sessions = args.length > 0 ? Integer.parseInt(args[0]) : 150;
         Path out = Path.of(args.length > 1 ? args[1] : "docs/BENCHMARKS.md");
-        // The store's safety poll of every subscribed session (store.redis.poll-interval); the default unless given.
-        String poll = args.length > 2 ? args[2] : "500ms";
+        // The store's safety poll of every subscribed session (store.redis.poll-interval): the gateway's default unless given.
+        String poll = args.length > 2 ? args[2] : null;
         GatewayProcess gateway = null;
         List<InputStream> streams = new ArrayList<>();
         try (RedisServerProcess redis = RedisServerProcess.start(); McpUpstream upstream = McpUpstream.start())
@@ -68,9 +69,7 @@ public final class McpSessionFootprintBenchmark
             String yaml = """
                 server:
                   max-concurrent-requests-per-client: 1000000
-                store:
-                  redis:
-                    poll-interval: %s
+                %s
                 mcp:
                   max-sessions-per-client: 1000000
                   max-streams-per-client: 1000000
@@ -78,7 +77,7 @@ public final class McpSessionFootprintBenchmark
                     - name: stream
                       url: %s
                       transport: streamable
-                """.formatted(poll, upstream.streamableUrl());
+                """.formatted(poll == null ? "" : "store:\n  redis:\n    poll-interval: " + poll, upstream.streamableUrl());
             gateway = GatewayProcess.start(yaml, Map.of("SANDGATE_STORE_TYPE", "redis", "SANDGATE_STORE_REDIS_ADDRESS", redis.address()));
             URI base = gateway.uri("");
             // One session first, so that what is made once (clients, classes, pools) is not counted per session.
@@ -98,7 +97,7 @@ public final class McpSessionFootprintBenchmark
             Footprint after = footprint(gateway.pid());
             if (System.getenv("BENCH_JSTACK") != null)
                 Files.writeString(Path.of(System.getenv("BENCH_JSTACK")), run("jstack", Long.toString(gateway.pid())));
-            String section = report(sessions - 1, poll, before, after, idleCalls / (double)SETTLE.toSeconds());
+            String section = report(sessions - 1, poll == null ? "at its default" : poll, before, after, idleCalls / (double)SETTLE.toSeconds());
             System.out.println(section);
             BenchmarksDocument.writeSection(out, HEADING, section);
         }

@@ -191,8 +191,8 @@ class ConfigBindingTest
         SandgateConfig config = ConfigLoader.fromValues(values);
 
         StoreConfig.Redis redis = config.store().redis();
-        assertEquals(List.of(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(3)),
-            List.of(redis.timeout(), redis.revalidateInterval(), redis.pollInterval()));
+        assertEquals(List.of(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(3), Duration.ofSeconds(3)),
+            List.of(redis.timeout(), redis.revalidateInterval(), redis.pollInterval(), redis.sessionPollInterval()));
         assertEquals(Duration.ZERO, redis.negativeCacheTtl(), "zero turns it off, unlike the other times");
         assertEquals(List.of(Optional.of("master"), Optional.of("user")), List.of(redis.sentinelMaster(), redis.username()));
         McpConfig mcp = config.mcp();

@@ -134,6 +134,7 @@ class ConfigLoaderTest
         assertEquals(Duration.ofSeconds(1), config.store().redis().timeout());
         assertEquals(Duration.ofMillis(500), config.store().redis().pollInterval());
         assertEquals(Duration.ofSeconds(2), config.store().redis().negativeCacheTtl());
+        assertEquals(Duration.ofSeconds(30), config.store().redis().sessionPollInterval());
 
         IngressConfig ingress = config.ingress();
         assertEquals("/vnc/", ingress.prefix());

@@ -47,8 +47,9 @@ class McpResumeIT
     @RegisterExtension
     final GatewayExtension gateways = GatewayExtension.manual(config -> config
         .set("server.stop-timeout", "1s")
+        // The sessions' safety poll at its default, as deployed: 30 s, longer than a client here
+        // waits for an event, so recovery after a Redis restart must not lean on it.
         .redisStore(redis)
-        .set("store.redis.poll-interval", "200ms")
         .set("mcp.servers", List.of(Map.of("name", "stream", "url", upstream.streamableUrl(), "transport", "streamable"))));
 
     @BeforeEach
