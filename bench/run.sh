@@ -454,9 +454,10 @@ echo "Report written to $OUT (section also in $RUN/report.md)"
 
 # --- the MCP and egress faces: in-process benchmarks that replace their own sections of $OUT ------
 if has "$SCENARIOS" mcp; then
-  java -cp "$CP" io.sandgate.bench.McpDeliveryBenchmark 100 "$BENCH_SECONDS" 3 "$OUT" > "$RUN/mcp.log" 2>&1
+  # The gateways run inside these JVMs: they get the heap the gateway targets get.
+  java $SANDGATE_JAVA_OPTS -cp "$CP" io.sandgate.bench.McpDeliveryBenchmark 100 "$BENCH_SECONDS" 3 "$OUT" 20 > "$RUN/mcp.log" 2>&1
   echo "MCP cross-replica delivery written to $OUT"
-  java -cp "$CP" io.sandgate.bench.McpStatelessBenchmark 100 "$BENCH_SECONDS" 5 "$OUT" > "$RUN/mcp-stateless.log" 2>&1
+  java $SANDGATE_JAVA_OPTS -cp "$CP" io.sandgate.bench.McpStatelessBenchmark 100 "$BENCH_SECONDS" 5 "$OUT" > "$RUN/mcp-stateless.log" 2>&1
   echo "MCP 2026-07-28 stateless requests written to $OUT"
 fi
 if has "$SCENARIOS" egress; then

@@ -34,8 +34,9 @@ import io.sandgate.testing.RunningGateway;
  * floor under every row. The rows take turns, round after round, so that a burst of load from
  * elsewhere falls on all of them; each round's p99 is shown, its spread being the machine's noise.
  *
- * <p>Run: {@code mvn -q test-compile exec:java -Dexec.classpathScope=test
- * -Dexec.mainClass=io.sandgate.bench.McpDeliveryBenchmark [-Dexec.args="RATE SECONDS ROUNDS OUT.md WARM_ROUND_SECONDS"]}</p>
+ * <p>Run: {@code bench/run.sh --scenarios mcp}, or {@code java -Xms1g -Xmx1g -cp CLASSPATH
+ * io.sandgate.bench.McpDeliveryBenchmark [RATE SECONDS ROUNDS OUT.md WARM_ROUND_SECONDS]}. Give the JVM a
+ * fixed heap: everything runs in it, and a small adaptive heap's frequent collections are the tail.</p>
  */
 public final class McpDeliveryBenchmark
 {
@@ -48,15 +49,16 @@ public final class McpDeliveryBenchmark
     private static final String TWO_REPLICAS = "two replicas, Redis store (stream on A, POST on B)";
 
     /**
-     * p50 / p99 (ms) of the rows before delivery lost its extra Redis round trips: this benchmark on
-     * main at ceb259e, run next to the figures it is printed beside. The section keeps them so that
-     * it still says what the change bought when it is written again.
+     * p50 / p99 (ms) of the rows before delivery lost its extra Redis round trips: that build's own
+     * benchmark (main at ceb259e: one round per row after a 5 s warm-up, no direct row), run twice
+     * with the same fixed heap just before the figures it is printed beside. The section keeps them
+     * so that it still says what the change bought when it is written again.
      */
     private static final Map<String, String> BEFORE = Map.of(
-        DIRECT, "1.05 / 46.35 (51.90, 70.83, 12.96)",
-        MEMORY, "1.85 / 73.99 (93.64, 95.48, 19.32)",
-        REDIS, "3.41 / 205.71 (240.69, 204.11, 110.17)",
-        TWO_REPLICAS, "2.54 / 123.17 (148.98, 191.36, 46.07)");
+        DIRECT, "- (no such row)",
+        MEMORY, "2.92 / 9.29; 2.96 / 10.02",
+        REDIS, "4.35 / 13.70; 3.22 / 13.15",
+        TWO_REPLICAS, "3.16 / 11.35; 2.78 / 12.39");
 
     /**
      * Where the time went before, and what each change bought: the round trips are counted with
@@ -80,7 +82,10 @@ public final class McpDeliveryBenchmark
         | TTL renewals not waited for | 1.86 | 2 |
 
         p99 on this shared 2-core machine swings between rounds from a few ms to hundreds with the load of other jobs (the row straight to \
-        the upstream as much as the others), so only rounds run side by side compare; the table's before column is the run just before.
+        the upstream as much as the others), so only rounds run side by side compare; the table's before column is the runs just before. \
+        Garbage collection was most of the tail on a quiet machine: with the JVM's own heap sizing (no -Xms/-Xmx) G1 held this JVM's heap \
+        near 100 MB and collected every 0.8 s, and the two-replica row's p99 was 6.49, 5.79 and 5.42 ms in three rounds (the upstream alone: \
+        5.67, 5.61, 3.30 ms); with a fixed 1 GB heap it collects every 10 s or so.
         """;
 
     private static final Pattern ID = Pattern.compile("\"id\":(\\d+)");
@@ -165,8 +170,11 @@ public final class McpDeliveryBenchmark
             + " Streamable HTTP server in the same JVM, whose own time is the first row.\n"
             + String.format(Locale.ROOT, "Machine: %d cores, %s %s, Java %s, load average %.1f at start.%n", Runtime.getRuntime().availableProcessors(),
                 System.getProperty("os.name"), System.getProperty("os.arch"), System.getProperty("java.version"), loadAtStart)
-            + "Command: `mvn -q test-compile exec:java -Dexec.classpathScope=test -Dexec.mainClass=io.sandgate.bench.McpDeliveryBenchmark`\n\n"
-            + "| path | samples | p50 ms | p99 ms | p99 of each round | max ms | before: p50 / p99 ms (each round) |\n|---|---|---|---|---|---|---|\n"
+            + "JVM options: `" + String.join(" ", ManagementFactory.getRuntimeMXBean().getInputArguments()) + "` (bench/run.sh gives this JVM the heap it gives"
+            + " the gateway targets; with the JVM's own sizing G1 kept the heap near 100 MB here and paused every 0.8 s, which alone put every row's p99 at 5-9 ms).\n"
+            + "Command: `java -Xms1g -Xmx1g -cp CLASSPATH io.sandgate.bench.McpDeliveryBenchmark " + rate + " " + seconds + " " + rounds + " OUT.md " + warmRound
+            + "` (bench/run.sh --scenarios mcp)\n\n"
+            + "| path | samples | p50 ms | p99 ms | p99 of each round | max ms | before: p50 / p99 ms, each run |\n|---|---|---|---|---|---|---|\n"
             + table(rows) + "\n\n" + CHANGES;
         BenchmarksDocument.writeSection(out, HEADING, section);
         System.out.println(section);
