@@ -15,4 +15,6 @@ COPY conf /app/conf
 USER 10001
 EXPOSE 8080
 HEALTHCHECK CMD ["sh", "-c", "exec 3<>/dev/tcp/127.0.0.1/8080"]
-ENTRYPOINT ["java", "-XX:MaxRAMPercentage=75", "-jar", "/app/sandgate.jar"]
+# The heap starts at its maximum: left to size it, G1 keeps a small heap and collects every second
+# or so, and those pauses become the tail of every request (docs/BENCHMARKS.md, MCP delivery).
+ENTRYPOINT ["java", "-XX:InitialRAMPercentage=75", "-XX:MaxRAMPercentage=75", "-jar", "/app/sandgate.jar"]
