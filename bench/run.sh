@@ -55,6 +55,10 @@ fi
 : "${BENCH_WS_MESSAGE_BYTES:=128}"
 : "${BENCH_RATE:=}"                   # fixed rate; default: half of the slowest proxy's maximum
 : "${SANDGATE_JAVA_OPTS:=-Xms1g -Xmx1g}"
+# Fixed heaps for the backend and the Java load generators too: left to size their own, G1 keeps
+# them small and collects every second or so, and those pauses land in every row's tail.
+: "${BENCH_BACKEND_JAVA_OPTS:=-Xms2g -Xmx2g}"
+: "${BENCH_LOAD_JAVA_OPTS:=-Xms1g -Xmx1g}"
 : "${BENCH_BASELINE_JAR:=}"           # the jar of the sandgate-baseline target
 : "${BENCH_BASELINE_LABEL:=}"         # what the report calls it (a commit); the jar's path by default
 
@@ -120,7 +124,7 @@ wait_for() {
 
 # --- the backend -----------------------------------------------------------------------------
 BACKEND_PORT=$(free_port)
-java -Xms512m -Xmx2g -cp "$CP" io.sandgate.bench.BenchBackend "$BACKEND_PORT" > "$RUN/backend.log" 2>&1 &
+java $BENCH_BACKEND_JAVA_OPTS -cp "$CP" io.sandgate.bench.BenchBackend "$BACKEND_PORT" > "$RUN/backend.log" 2>&1 &
 PIDS+=($!)
 BACKEND_PID=$!
 wait_for "http://127.0.0.1:$BACKEND_PORT/1k" backend
@@ -354,7 +358,7 @@ if has "$SCENARIOS" http_small_rate; then
   record meta - rate "$rate"
   record meta - cmd_http_small_rate "OpenLoopLoad URL/1k $rate req/s for ${BENCH_SECONDS}s (after ${BENCH_WARMUP_SECONDS}s unrecorded) over $BENCH_CONNECTIONS connections"
   for t in $(targets); do
-    line=$(java -cp "$CP" io.sandgate.bench.OpenLoopLoad "$(http_url "$t" /1k)" "$rate" "$BENCH_SECONDS" "$BENCH_WARMUP_SECONDS" "$BENCH_CONNECTIONS" "$(cookie "$t")" | grep '^RESULT')
+    line=$(java $BENCH_LOAD_JAVA_OPTS -cp "$CP" io.sandgate.bench.OpenLoopLoad "$(http_url "$t" /1k)" "$rate" "$BENCH_SECONDS" "$BENCH_WARMUP_SECONDS" "$BENCH_CONNECTIONS" "$(cookie "$t")" | grep '^RESULT')
     echo "http_small_rate $t: $line"
     for m in p50_ms p99_ms p999_ms max_ms errors requests; do record http_small_rate "$t" "$m" "$(field "$m" "$line")"; done
   done
@@ -403,8 +407,8 @@ fi
 if has "$SCENARIOS" ws_echo; then
   for t in $(targets); do
     # Unrecorded first, as for HTTP: the JVMs' WebSocket paths are cold until now.
-    java -cp "$CP" io.sandgate.bench.WebSocketLoad echo "$(ws_url "$t")" "$BENCH_WS_CONNECTIONS" "$BENCH_WARMUP_SECONDS" "$BENCH_WS_MESSAGE_BYTES" "$(cookie "$t")" > /dev/null
-    line=$(java -cp "$CP" io.sandgate.bench.WebSocketLoad echo "$(ws_url "$t")" "$BENCH_WS_CONNECTIONS" "$BENCH_SECONDS" "$BENCH_WS_MESSAGE_BYTES" "$(cookie "$t")" | grep '^RESULT')
+    java $BENCH_LOAD_JAVA_OPTS -cp "$CP" io.sandgate.bench.WebSocketLoad echo "$(ws_url "$t")" "$BENCH_WS_CONNECTIONS" "$BENCH_WARMUP_SECONDS" "$BENCH_WS_MESSAGE_BYTES" "$(cookie "$t")" > /dev/null
+    line=$(java $BENCH_LOAD_JAVA_OPTS -cp "$CP" io.sandgate.bench.WebSocketLoad echo "$(ws_url "$t")" "$BENCH_WS_CONNECTIONS" "$BENCH_SECONDS" "$BENCH_WS_MESSAGE_BYTES" "$(cookie "$t")" | grep '^RESULT')
     echo "ws_echo $t: $line"
     for m in msgs_per_s p50_ms p99_ms p999_ms errors; do record ws_echo "$t" "$m" "$(field "$m" "$line")"; done
   done
