@@ -41,7 +41,6 @@ public final class McpSessionFootprintBenchmark
     private static final String HEADING = "## MCP sessions held by a replica";
     private static final Duration SETTLE = Duration.ofSeconds(65);
     private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-    private static final Pattern CALLS = Pattern.compile("cmdstat_(\\w+):calls=(\\d+)");
     private static final Pattern HEAP_USED = Pattern.compile("used (\\d+)K");
     private static final String INITIALIZE = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\","
         + "\"capabilities\":{},\"clientInfo\":{\"name\":\"bench\",\"version\":\"1\"}}}";
@@ -90,9 +89,9 @@ public final class McpSessionFootprintBenchmark
             long idleCalls;
             try (RawRedis raw = RawRedis.connect(redis.port()))
             {
-                long calls = redisCalls(raw);
+                long calls = raw.calls(null);
                 Thread.sleep(SETTLE.toMillis());
-                idleCalls = redisCalls(raw) - calls;
+                idleCalls = raw.calls(null) - calls;
             }
             Footprint after = footprint(gateway.pid());
             if (System.getenv("BENCH_JSTACK") != null)
@@ -169,19 +168,6 @@ public final class McpSessionFootprintBenchmark
         String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         process.waitFor(30, TimeUnit.SECONDS);
         return output;
-    }
-
-    /** Commands Redis has run since it started ({@code INFO commandstats}), INFO itself left out. */
-    private static long redisCalls(RawRedis raw)
-    {
-        long calls = 0;
-        Matcher m = CALLS.matcher(String.valueOf(raw.command("INFO", "commandstats")));
-        while (m.find())
-        {
-            if (!m.group(1).equals("info"))
-                calls += Long.parseLong(m.group(2));
-        }
-        return calls;
     }
 
     private static String report(int sessions, String poll, Footprint before, Footprint after, double idleCallsPerSecond)

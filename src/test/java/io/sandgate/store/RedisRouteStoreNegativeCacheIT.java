@@ -5,8 +5,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -40,8 +38,6 @@ class RedisRouteStoreNegativeCacheIT
     private static final Duration WITHIN_A_SECOND = Duration.ofSeconds(1);
     /** Long enough that only a change, never the TTL, can end an entry while a test runs. */
     private static final String FOR_AN_HOUR = "1h";
-    private static final Pattern HGET_CALLS = Pattern.compile("cmdstat_hget:calls=(\\d+)");
-    private static final Pattern HMGET_CALLS = Pattern.compile("cmdstat_hmget:calls=(\\d+)");
 
     private RedisServerProcess redis;
     private RedisRelay relay;
@@ -90,10 +86,10 @@ class RedisRouteStoreNegativeCacheIT
             await().atMost(Duration.ofSeconds(10)).until(() ->
             {
                 String probe = "probe-" + probes++;
-                long before = calls(HGET_CALLS);
+                long before = raw.calls("hget");
                 store.routes().find(probe);
                 store.routes().find(probe);
-                return calls(HGET_CALLS) - before == 1;
+                return raw.calls("hget") - before == 1;
             });
         }
         return store;
@@ -102,12 +98,6 @@ class RedisRouteStoreNegativeCacheIT
     private RouteStore routes(String negativeCacheTtl, MeterRegistry registry)
     {
         return replica(negativeCacheTtl, registry).routes();
-    }
-
-    private long calls(Pattern command)
-    {
-        Matcher calls = command.matcher((String)raw.command("INFO", "commandstats"));
-        return calls.find() ? Long.parseLong(calls.group(1)) : 0;
     }
 
     private static double cacheResults(MeterRegistry registry, String result)
@@ -126,7 +116,7 @@ class RedisRouteStoreNegativeCacheIT
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         // The default TTL of 2 s would do as well, but a slow machine must not let it run out mid-test.
         RouteStore routes = routes("1m", registry);
-        long before = calls(HGET_CALLS);
+        long before = raw.calls("hget");
         double absentBefore = cacheResults(registry, "absent");
         double missesBefore = cacheResults(registry, "miss");
 
@@ -140,7 +130,7 @@ class RedisRouteStoreNegativeCacheIT
                 assertEquals(Optional.empty(), round % 2 == 0 ? routes.find("9" + id) : routes.findAsync("9" + id).join());
         }
 
-        long hgets = calls(HGET_CALLS) - before;
+        long hgets = raw.calls("hget") - before;
         assertEquals(201, hgets, "HGETs for 2000 lookups of 201 ids without a route");
         assertEquals(2000 - 201, cacheResults(registry, "absent") - absentBefore, "lookups answered as known absent");
         assertEquals(201, cacheResults(registry, "miss") - missesBefore, "lookups that asked Redis");
@@ -186,16 +176,16 @@ class RedisRouteStoreNegativeCacheIT
         // A cached route, so that the change notification shows as the HMGET that re-reads it.
         raw.hset(KEY, "8100", "127.0.0.1:6080");
         assertTrue(routes.find("8100").isPresent());
-        long hgets = calls(HGET_CALLS);
-        long hmgets = calls(HMGET_CALLS);
+        long hgets = raw.calls("hget");
+        long hmgets = raw.calls("hmget");
 
         relay.holdReplies();
         CompletableFuture<Optional<Route>> inFlight = routes.findAsync("8101");
         // Redis has answered "no route", but the store has not heard the answer yet...
-        await().atMost(Duration.ofSeconds(2)).pollInterval(Duration.ofMillis(5)).until(() -> calls(HGET_CALLS) == hgets + 1);
+        await().atMost(Duration.ofSeconds(2)).pollInterval(Duration.ofMillis(5)).until(() -> raw.calls("hget") == hgets + 1);
         raw.hset(KEY, "8101", "127.0.0.1:6081");
         // ...when the route is written, and the store hears of the change first.
-        await().atMost(Duration.ofSeconds(8)).pollInterval(Duration.ofMillis(5)).until(() -> calls(HMGET_CALLS) > hmgets);
+        await().atMost(Duration.ofSeconds(8)).pollInterval(Duration.ofMillis(5)).until(() -> raw.calls("hmget") > hmgets);
         relay.releaseReplies();
 
         assertEquals(Optional.empty(), inFlight.get(), "the lookup answers what Redis held when it asked");
@@ -209,7 +199,7 @@ class RedisRouteStoreNegativeCacheIT
         raw.hset(KEY, "8201", "127.0.0.1:6081");
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         RouteStore routes = replica(FOR_AN_HOUR, registry, "10s").routes();
-        long before = calls(HGET_CALLS);
+        long before = raw.calls("hget");
         double absentBefore = cacheResults(registry, "absent");
 
         relay.holdReplies();
@@ -221,7 +211,7 @@ class RedisRouteStoreNegativeCacheIT
             presentLookups.add(routes.findAsync("8201"));
         }
         // One of each reached Redis; the rest, if sent, would be on their way too.
-        await().atMost(Duration.ofSeconds(2)).pollInterval(Duration.ofMillis(5)).until(() -> calls(HGET_CALLS) >= before + 2);
+        await().atMost(Duration.ofSeconds(2)).pollInterval(Duration.ofMillis(5)).until(() -> raw.calls("hget") >= before + 2);
         relay.releaseReplies();
 
         for (CompletableFuture<Optional<Route>> lookup : absentLookups)
@@ -229,7 +219,7 @@ class RedisRouteStoreNegativeCacheIT
         for (CompletableFuture<Optional<Route>> lookup : presentLookups)
             assertEquals(Optional.of(target(6081)), lookup.get());
         // Every lookup has its answer, so every HGET sent has been served.
-        assertEquals(2, calls(HGET_CALLS) - before, "HGETs for 100 concurrent lookups of two ids");
+        assertEquals(2, raw.calls("hget") - before, "HGETs for 100 concurrent lookups of two ids");
         assertEquals(0, cacheResults(registry, "absent") - absentBefore, "the id was not known absent until its one read answered");
     }
 
@@ -272,12 +262,12 @@ class RedisRouteStoreNegativeCacheIT
     {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         RouteStore routes = routes("0s", registry);
-        long before = calls(HGET_CALLS);
+        long before = raw.calls("hget");
 
         for (int i = 0; i < 100; i++)
             assertEquals(Optional.empty(), routes.find("8500"));
 
-        assertEquals(100, calls(HGET_CALLS) - before);
+        assertEquals(100, raw.calls("hget") - before);
         assertEquals(0, cacheResults(registry, "absent"));
     }
 }

@@ -5,8 +5,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import io.sandgate.config.ConfigLoader;
 import io.sandgate.core.Schedulers;
@@ -42,7 +40,6 @@ class SessionBusRecoveryIT
     private static final Duration PROMPTLY = Duration.ofSeconds(6);
     /** The subscriber's reconnect delay, constant so that a test knows its wake-up was sent before the resubscribe. */
     private static final Duration RECONNECT = Duration.ofSeconds(2);
-    private static final Pattern CALLS = Pattern.compile("cmdstat_(\\w+):calls=(\\d+)");
 
     private static final Schedulers schedulers = Schedulers.create();
     private static int sequence;
@@ -113,19 +110,6 @@ class SessionBusRecoveryIT
         public void onEnd()
         {
         }
-    }
-
-    /** Commands Redis has run since it started ({@code INFO commandstats}), INFO itself left out. */
-    private static long commandsRun(RawRedis raw)
-    {
-        long calls = 0;
-        Matcher m = CALLS.matcher(String.valueOf(raw.command("INFO", "commandstats")));
-        while (m.find())
-        {
-            if (!m.group(1).equals("info"))
-                calls += Long.parseLong(m.group(2));
-        }
-        return calls;
     }
 
     private long subscribers(String channel) throws Exception
@@ -235,9 +219,9 @@ class SessionBusRecoveryIT
         {
             // Let the subscriptions' first reads finish.
             Thread.sleep(1000);
-            long before = commandsRun(raw);
+            long before = raw.calls(null);
             Thread.sleep(window.toMillis());
-            long idle = commandsRun(raw) - before;
+            long idle = raw.calls(null) - before;
             System.out.printf("%d idle sessions, %d s between safety polls: %d Redis commands (%.4f per session per second)%n",
                 sessions, window.toSeconds(), idle, idle / (double)sessions / window.toSeconds());
             // Before, each session read its log every 500 ms: 4 commands a second, 4 000 in this window.
@@ -273,10 +257,10 @@ class SessionBusRecoveryIT
 
         try (RawRedis raw = RawRedis.connect(redis.port()))
         {
-            long before = commandsRun(raw);
+            long before = raw.calls(null);
             holder.pollNow();
             await().atMost(PROMPTLY).until(() -> seen.messages.size() == 2);
-            long spent = commandsRun(raw) - before;
+            long spent = raw.calls(null) - before;
             System.out.printf("one safety poll of %d idle sessions and one with a message: %d Redis commands%n", sessions, spent);
             // Two per session, and the one woken reads: whether it still exists, then its log until empty.
             assertTrue(spent <= 2 * (sessions + 1) + 3, spent + " commands");

@@ -14,6 +14,8 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * A deliberately tiny RESP2 client over a plain socket.
@@ -124,6 +126,24 @@ public final class RawRedis implements AutoCloseable
     public String hget(String key, String field)
     {
         return (String) command("HGET", key, field);
+    }
+
+    private static final Pattern CALLS = Pattern.compile("cmdstat_([\\w|]+):calls=(\\d+)");
+
+    /**
+     * Calls of {@code command} (lower case, as {@code INFO commandstats} names it) since the server
+     * started, or of every command but {@code info} itself when {@code command} is null.
+     */
+    public long calls(String command)
+    {
+        long calls = 0;
+        Matcher m = CALLS.matcher(String.valueOf(command("INFO", "commandstats")));
+        while (m.find())
+        {
+            if (command == null ? !m.group(1).equals("info") : m.group(1).equals(command))
+                calls += Long.parseLong(m.group(2));
+        }
+        return calls;
     }
 
     /**
