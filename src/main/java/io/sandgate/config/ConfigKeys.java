@@ -277,7 +277,7 @@ public final class ConfigKeys
     public static final ConfigKey<String> TRACING_OTLP_ENDPOINT = ConfigKey.of("tracing.otlp.endpoint", null, string(),
         "OpenTelemetry collector that receives the gateway's spans over OTLP/HTTP (`http://collector:4318`, sent to its `/v1/traces`); unset, tracing is off and no span is made.");
     public static final ConfigKey<Double> TRACING_SAMPLE_RATIO = ConfigKey.of("tracing.sample-ratio", "1.0", ratio(),
-        "Share of new traces recorded (0 to 1); a request that comes with a `traceparent` follows its caller's decision.");
+        "Share of requests traced (0 to 1), drawn by the gateway: a caller's `traceparent` continues its trace but its sampled flag is not followed, so an untrusted caller can neither have every request traced nor hide its own.");
     public static final ConfigKey<String> TRACING_SERVICE_NAME = ConfigKey.of("tracing.service-name", "sandgate", string(),
         "The spans' `service.name`.");
 

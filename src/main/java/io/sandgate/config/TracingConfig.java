@@ -8,7 +8,7 @@ import java.util.Optional;
  * OpenTelemetry tracing: off unless a collector is named.
  *
  * @param endpoint the collector's OTLP/HTTP base URL ({@code http://collector:4318}); empty: no spans
- * @param sampleRatio share of new traces recorded; a request with a {@code traceparent} follows its caller
+ * @param sampleRatio share of requests traced, drawn by the gateway; a caller's sampled flag is not followed
  * @param serviceName the spans' {@code service.name}
  */
 public record TracingConfig(Optional<URI> endpoint, double sampleRatio, String serviceName)

@@ -8,7 +8,6 @@ import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.sdk.resources.Resource;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.SpanProcessor;
-import io.opentelemetry.sdk.trace.samplers.Sampler;
 
 /** Tracing on the OpenTelemetry SDK: one tracer provider per gateway, closed with it. */
 final class SdkTracing implements Tracing
@@ -25,8 +24,7 @@ final class SdkTracing implements Tracing
         Resource resource = Resource.getDefault().merge(Resource.create(Attributes.of(SERVICE_NAME, serviceName)));
         this.provider = SdkTracerProvider.builder()
             .setResource(resource)
-            // A caller that traces decides for its whole trace; only new traces are sampled here.
-            .setSampler(Sampler.parentBased(Sampler.traceIdRatioBased(sampleRatio)))
+            .setSampler(CallerBlindSampler.forGateway(sampleRatio))
             .addSpanProcessor(processor)
             .build();
         this.tracer = provider.get(SCOPE);
