@@ -135,7 +135,7 @@ public final class EgressServlet extends StreamingProxyServlet
             LogContext.put(LogContext.Field.ROUTE, plan.routeName());
             Span span = ServerSpan.of(request);
             if (span != null)
-                span.updateName(request.getMethod() + " egress " + plan.routeName());
+                span.updateName(TraceAttributes.namePart(request.getMethod()) + " egress " + plan.routeName());
             Attempts attempts = egress.start(plan, span);
             if (!attempts.next())
                 throw GatewayException.unavailable("no egress node available in pool " + plan.route().pool());

@@ -162,7 +162,7 @@ final class ForwardPolicy
     void describe(Span span, String method, Forward forward)
     {
         String route = forward.hostMode() ? mount(forward) + "/*" : ingress.mount() + "{id}/*";
-        span.updateName(method + " " + route);
+        span.updateName(TraceAttributes.namePart(method) + " " + route);
         span.setAttribute(TraceAttributes.HTTP_ROUTE, route);
         span.setAttribute(TraceAttributes.FACE, "ingress");
         span.setAttribute(TraceAttributes.SANDBOX_ID, forward.sandboxId());

@@ -355,7 +355,8 @@ public final class McpGateway implements AutoCloseable
         if (method == null)
             return;
         String tool = "tools/call".equals(method) ? rpc.params().path("name").asText(null) : null;
-        span.updateName(tool == null ? method : method + " " + tool);
+        // Both are the agent's to choose: the name keeps a bounded start of each.
+        span.updateName(tool == null ? TraceAttributes.namePart(method) : TraceAttributes.namePart(method) + " " + TraceAttributes.namePart(tool));
         span.setAttribute(TraceAttributes.MCP_METHOD, method);
         if (tool != null)
             span.setAttribute(TraceAttributes.TOOL_NAME, tool);

@@ -100,7 +100,7 @@ public final class McpServlet extends HttpServlet
         if (span == null || !ENDPOINTS.contains(endpoint))
             return;
         String route = "/mcp/{server}/" + endpoint;
-        span.updateName(method + " " + route);
+        span.updateName(TraceAttributes.namePart(method) + " " + route);
         span.setAttribute(TraceAttributes.HTTP_ROUTE, route);
         span.setAttribute(TraceAttributes.MCP_SERVER, server.name());
     }

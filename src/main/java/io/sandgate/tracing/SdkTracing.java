@@ -7,6 +7,7 @@ import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.sdk.resources.Resource;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
+import io.opentelemetry.sdk.trace.SpanLimits;
 import io.opentelemetry.sdk.trace.SpanProcessor;
 
 /** Tracing on the OpenTelemetry SDK: one tracer provider per gateway, closed with it. */
@@ -25,6 +26,7 @@ final class SdkTracing implements Tracing
         this.provider = SdkTracerProvider.builder()
             .setResource(resource)
             .setSampler(CallerBlindSampler.forGateway(sampleRatio))
+            .setSpanLimits(SpanLimits.builder().setMaxAttributeValueLength(TraceAttributes.MAX_VALUE_LENGTH).build())
             .addSpanProcessor(processor)
             .build();
         this.tracer = provider.get(SCOPE);

@@ -25,7 +25,7 @@ public final class Spans
      */
     public static Span server(Tracer tracer, String method, Function<String, String> header)
     {
-        return tracer.spanBuilder(method)
+        return tracer.spanBuilder(TraceAttributes.namePart(method))
             .setSpanKind(SpanKind.SERVER)
             .setParent(TraceHeaders.parent(header))
             .setAttribute(TraceAttributes.HTTP_METHOD, method)

@@ -45,6 +45,21 @@ public final class TraceAttributes
     /** What the leak scanner made of the exchange: {@code passed} or {@code blocked}; absent on a route that does not scan. */
     public static final AttributeKey<String> LEAK_VERDICT = AttributeKey.stringKey("sandgate.egress.leak.verdict");
 
+    /**
+     * Longest attribute value a span keeps (the tracer provider cuts longer ones). Callers choose
+     * many of them (a tool name, a JSON-RPC id, a path): unbounded, an agent could park megabytes in
+     * every span waiting in the export queue, and in the trace store.
+     */
+    public static final int MAX_VALUE_LENGTH = 256;
+    /** Longest caller-chosen text in a span's name, which no limit of the SDK's covers. */
+    public static final int MAX_NAME_PART = 64;
+
+    /** {@code text} as it may go into a span's name: cut to {@link #MAX_NAME_PART} characters. */
+    public static String namePart(String text)
+    {
+        return text.length() <= MAX_NAME_PART ? text : text.substring(0, MAX_NAME_PART) + "...";
+    }
+
     private TraceAttributes()
     {
     }

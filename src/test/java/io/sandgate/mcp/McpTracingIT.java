@@ -87,4 +87,21 @@ class McpTracingIT
         assertEquals(session, delivered.getAttributes().get(TraceAttributes.MCP_SESSION));
         assertTrue(spansOnB.ended().stream().noneMatch(span -> span.getSpanId().equals(delivered.getSpanId())), "delivered on A, not on B");
     }
+
+    @Test
+    void hugeToolNameAndId_fromAnAgent_areCutInTheSpan() throws Exception
+    {
+        RawSseClient client = new RawSseClient("stream");
+        RawSseClient.Stream onA = client.stream(replicaA, "", null);
+        String sessionId = client.openSession(onA, replicaB);
+        String tool = "t".repeat(200_000);
+        String id = "\"" + "i".repeat(200_000) + "\"";
+        client.post(replicaB, sessionId, "{\"jsonrpc\":\"2.0\",\"id\":" + id + ",\"method\":\"tools/call\",\"params\":{\"name\":\"" + tool + "\"}}");
+
+        SpanData post = spansOnB.awaitSpan("the huge call's server span on B",
+            span -> span.getKind() == SpanKind.SERVER && span.getName().startsWith("tools/call ttt"));
+        assertTrue(post.getName().length() <= "tools/call ".length() + TraceAttributes.MAX_NAME_PART + 3, post.getName().length() + " characters");
+        assertEquals(TraceAttributes.MAX_VALUE_LENGTH, post.getAttributes().get(TraceAttributes.TOOL_NAME).length());
+        assertEquals(TraceAttributes.MAX_VALUE_LENGTH, post.getAttributes().get(TraceAttributes.JSONRPC_ID).length());
+    }
 }
