@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.URI;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -16,6 +17,8 @@ import jakarta.servlet.http.HttpServletResponse;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
 import org.eclipse.jetty.http.HttpStatus;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The 2024-11-05 HTTP+SSE transport towards clients: {@code GET /mcp/{name}/sse} opens the stream
@@ -26,6 +29,8 @@ import org.eclipse.jetty.http.HttpStatus;
  */
 final class LegacySseTransport
 {
+    private static final Logger LOG = LoggerFactory.getLogger(LegacySseTransport.class);
+
     private final McpGateway mcp;
     private final UpstreamStreams upstreams;
     private final StatelessBridge bridge;
@@ -107,13 +112,7 @@ final class LegacySseTransport
                 // Once initialize has given the upstream session, messages the server starts
                 // arrive on its GET stream, which this replica holds for as long as it holds the client.
                 if (!upstreamGetOpened.get())
-                {
-                    mcp.bus().find(sessionId).filter(s -> s.upstreamSessionId().isPresent()).ifPresent(s ->
-                    {
-                        if (upstreamGetOpened.compareAndSet(false, true))
-                            upstreams.holdGet(server, s, stream);
-                    });
-                }
+                    holdUpstreamGet(server, sessionId, stream, upstreamGetOpened);
             }
 
             @Override
@@ -123,6 +122,30 @@ final class LegacySseTransport
             }
         });
         stream.onClose(subscription::close);
+    }
+
+    /**
+     * Holds the upstream's GET stream once the session record has the upstream session. Looked up
+     * after an event was written: should the store not answer, the next event looks again. Letting
+     * the failure through would mark the event undelivered, and the client would get it twice.
+     */
+    private void holdUpstreamGet(McpConfig.Server server, String sessionId, ClientStream stream, AtomicBoolean opened)
+    {
+        Optional<McpSession> session;
+        try
+        {
+            session = mcp.bus().find(sessionId);
+        }
+        catch (RuntimeException x)
+        {
+            LOG.debug("MCP session {} not read; its upstream GET stream waits for the next event", sessionId, x);
+            return;
+        }
+        session.filter(s -> s.upstreamSessionId().isPresent()).ifPresent(s ->
+        {
+            if (opened.compareAndSet(false, true))
+                upstreams.holdGet(server, s, stream);
+        });
     }
 
     /**
