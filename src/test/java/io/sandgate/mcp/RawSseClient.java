@@ -11,6 +11,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.IntStream;
 
 import io.sandgate.testing.Gateway;
 
@@ -129,7 +130,9 @@ public final class RawSseClient
     public static String collect(Stream stream, Map<Integer, Integer> answered, int calls) throws InterruptedException
     {
         String lastId = null;
-        while (answered.size() < calls)
+        // Until each of 1..calls is answered: an answer to anything else (a duplicate of the
+        // initialize answer, say) stays in the map for the caller's assertions to see.
+        while (IntStream.rangeClosed(1, calls).anyMatch(id -> !answered.containsKey(id)))
         {
             Event event = stream.next();
             if (event.name() == null)

@@ -278,7 +278,8 @@ class ReplicatedRedisIT
             if (!answered.containsKey(i))
                 missing.add(i);
         }
-        assertEquals(List.of(), missing, "answers never delivered\n" + redis.diagnostics());
+        assertEquals(List.of(), missing, "answers never delivered (the stream ended); delivered: " + answered + "\n" + redis.diagnostics());
+        assertEquals(calls, answered.size(), "answers to nothing asked now (a replay?): " + answered);
         assertTrue(answered.values().stream().allMatch(n -> n == 1), "answers delivered twice: " + answered);
 
         // Writes by anyone resume, and reach both replicas within a second once they hear the new master.
