@@ -42,7 +42,7 @@ import org.slf4j.LoggerFactory;
  * {@code mcp-server-sse:<sessionId>} (Higress's naming) that wakes the replica holding the client's
  * stream. The stream is the authority: a wake-up lost while Redis blinks or while no one listens
  * costs latency, never a message, and the stream ids are the SSE event ids a client resumes from.
- * In Redis Cluster the channel is a shard channel in the session's slot ({@link WakeUps}).
+ * How the wake-up is published is {@link WakeUps}: plain pub/sub for now, in a cluster too.
  *
  * <p>Wake-ups are lost where pub/sub is: a connection that drops (a blink, a restart, a subscriber
  * cut off for a full output buffer) misses what is published until it has subscribed again. So

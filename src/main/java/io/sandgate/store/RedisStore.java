@@ -69,9 +69,11 @@ final class RedisStore
                 LoggerFactory.getLogger(RedisStore.class).warn("Could not write static route {} to Redis: {}", id, x.getClass().getSimpleName());
             }
         });
-        // In a cluster a plain PUBLISH goes to every node; a session's wake-ups need only its own shard.
+        // Plain pub/sub in a cluster too, though each wake-up then reaches every node: Redisson 4.7.0
+        // subscribes a shard channel again with no codec when its slot moves, and the session goes deaf
+        // (PublishSubscribeService.reattachPubSub(int); ClusterReshardIT).
         RedisSessionBus sessions = new RedisSessionBus(redisson, config.mcp().sessionTtl(), config.mcp().replayBuffer(), redis.sessionPollInterval(),
-            redis.clusterNodes().isEmpty() ? WakeUps.BROADCAST : WakeUps.SHARDED, schedulers);
+            WakeUps.BROADCAST, schedulers);
         return new Store(routes, new RedisRedemptions(redisson), new RedisStickySessions(redisson), sessions,
             name -> new RedisLeadership(redisson, name, schedulers), routes::health, () ->
             {

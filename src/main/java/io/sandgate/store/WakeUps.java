@@ -11,7 +11,7 @@ import org.redisson.client.codec.StringCodec;
  */
 enum WakeUps
 {
-    /** {@code PUBLISH} on {@code mcp-server-sse:<sessionId>}, Higress's naming: one server, or Sentinel. */
+    /** {@code PUBLISH} on {@code mcp-server-sse:<sessionId>}, Higress's naming: every topology. */
     BROADCAST("PUBLISH")
     {
         @Override
@@ -27,11 +27,12 @@ enum WakeUps
         }
     },
     /**
-     * {@code SPUBLISH} (Redis 7) on {@code mcp-server-sse:{<sessionId>}}, for Redis Cluster. A
-     * cluster forwards a plain PUBLISH to every node over its bus, so every node would carry every
-     * session's messages; a shard channel stays with the shard owning its slot, and Redisson moves
-     * the subscription when that slot fails over. The hash tag puts the channel in the slot of the
-     * session's keys, which the append script needs: a script may only touch its own slot.
+     * {@code SPUBLISH} (Redis 7) on {@code mcp-server-sse:{<sessionId>}}, meant for Redis Cluster:
+     * a cluster forwards a plain PUBLISH to every node over its bus, while a shard channel stays
+     * with the shard owning its slot. The hash tag puts the channel in the slot of the session's
+     * keys, which the append script needs: a script may only touch its own slot. Not chosen for now
+     * (see {@link RedisStore}): Redisson 4.7.0 keeps the subscription across a failover but not
+     * across a resharding. Still tested, to be chosen again once that holds.
      */
     SHARDED("SPUBLISH")
     {

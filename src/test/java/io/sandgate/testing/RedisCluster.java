@@ -112,6 +112,39 @@ public final class RedisCluster extends RedisProcesses
         return promoted[0];
     }
 
+    /**
+     * Moves the slot of {@code key}, its keys included, to another master, the steps an operator's
+     * resharding takes ({@code CLUSTER SETSLOT} IMPORTING and MIGRATING, {@code MIGRATE}, then
+     * {@code SETSLOT NODE} on every master); returns the port of the master that now serves it.
+     */
+    public int moveSlotOf(String key)
+    {
+        int from = masterOf(key);
+        String slot = command(from, "CLUSTER", "KEYSLOT", key).toString();
+        List<Integer> masters = nodes.stream().filter(Node::alive).map(node -> node.port).filter(RedisProcesses::isMaster).toList();
+        int to = masters.stream().filter(port -> port != from).findFirst().orElseThrow();
+        String fromId = (String)command(from, "CLUSTER", "MYID");
+        String toId = (String)command(to, "CLUSTER", "MYID");
+        command(to, "CLUSTER", "SETSLOT", slot, "IMPORTING", fromId);
+        command(from, "CLUSTER", "SETSLOT", slot, "MIGRATING", toId);
+        List<?> keys;
+        while (!(keys = (List<?>)command(from, "CLUSTER", "GETKEYSINSLOT", slot, "100")).isEmpty())
+        {
+            List<String> migrate = new ArrayList<>(List.of("MIGRATE", "127.0.0.1", Integer.toString(to), "", "0", "5000", "KEYS"));
+            keys.forEach(k -> migrate.add((String)k));
+            command(from, migrate.toArray(String[]::new));
+        }
+        // The new owner first, then the old, as redis-cli does: a client sent back and forth in between is told the truth.
+        command(to, "CLUSTER", "SETSLOT", slot, "NODE", toId);
+        command(from, "CLUSTER", "SETSLOT", slot, "NODE", toId);
+        for (int port : masters)
+        {
+            if (port != from && port != to)
+                command(port, "CLUSTER", "SETSLOT", slot, "NODE", toId);
+        }
+        return to;
+    }
+
     private Node anyLiveNode()
     {
         return nodes.stream().filter(Node::alive).findFirst().orElseThrow(() -> new IllegalStateException("every node of " + this + " is dead"));
