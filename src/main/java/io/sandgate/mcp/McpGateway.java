@@ -356,7 +356,7 @@ public final class McpGateway implements AutoCloseable
             return;
         String tool = "tools/call".equals(method) ? rpc.params().path("name").asText(null) : null;
         // Both are the agent's to choose: the name keeps a bounded start of each.
-        span.updateName(tool == null ? TraceAttributes.namePart(method) : TraceAttributes.namePart(method) + " " + TraceAttributes.namePart(tool));
+        span.updateName(TraceAttributes.namePart(method) + (tool == null ? "" : " " + TraceAttributes.namePart(tool)));
         span.setAttribute(TraceAttributes.MCP_METHOD, method);
         if (tool != null)
             span.setAttribute(TraceAttributes.TOOL_NAME, tool);
