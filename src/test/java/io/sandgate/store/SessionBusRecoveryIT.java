@@ -208,18 +208,22 @@ class SessionBusRecoveryIT
         redis(false);
         int sessions = 200;
         RedisSessionBus holder = bus(redisson(), SLOW_POLL, WakeUps.BROADCAST);
+        List<Recorder> recorders = new ArrayList<>();
         for (int i = 0; i < sessions; i++)
         {
             McpSession session = created(holder);
             holder.append(session.id(), "k", "first");
-            open(holder.subscribe(session.id(), null, new Recorder()));
+            Recorder recorder = new Recorder();
+            recorders.add(recorder);
+            open(holder.subscribe(session.id(), null, recorder));
         }
+        // The subscriptions' first reads are done once each has delivered its message.
+        await().atMost(Duration.ofSeconds(10)).until(() -> recorders.stream().allMatch(r -> r.messages.equals(List.of("first"))));
         Duration window = Duration.ofSeconds(5);
         try (RawRedis raw = RawRedis.connect(redis.port()))
         {
-            // Let the subscriptions' first reads finish.
-            Thread.sleep(1000);
             long before = raw.calls(null);
+            // A window measured, not a wait for a condition: asking Redis meanwhile would count too.
             Thread.sleep(window.toMillis());
             long idle = raw.calls(null) - before;
             System.out.printf("%d idle sessions, %d s between safety polls: %d Redis commands (%.4f per session per second)%n",
