@@ -21,8 +21,8 @@ import org.eclipse.jetty.http.HttpHeader;
 /**
  * What a forward to a sandbox changes on its way, in one place for both front-ends: the proxy
  * servlet ({@link IngressServlet}, the WAR) and the embedded runner's handler on Jetty's core API
- * ({@link IngressHandler}). Both send the sandbox's request with Jetty's HttpClient and read its
- * response from it, so the rules work on Jetty's {@link HttpField}s, told apart by their
+ * ({@link IngressHandler}). Both hold the headers as Jetty's {@link HttpField}s (the servlet's
+ * HttpClient, the handler's own {@link SandboxLink}), so the rules work on those, told apart by their
  * {@link HttpHeader} where the name is a known one.
  *
  * <p>Towards the sandbox, the client's headers go on less hop-by-hop ones

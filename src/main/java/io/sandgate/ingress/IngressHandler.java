@@ -1,5 +1,7 @@
 package io.sandgate.ingress;
 
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -10,6 +12,7 @@ import java.util.concurrent.Executor;
 
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.Tracer;
+import io.sandgate.config.IngressConfig;
 import io.sandgate.ingress.IngressDecision.Redirect;
 import io.sandgate.tracing.Spans;
 import io.sandgate.tracing.TraceAttributes;
@@ -22,28 +25,26 @@ import io.sandgate.web.ClientLimitFilter;
 import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
 import io.sandgate.web.LogContext;
-import org.eclipse.jetty.client.HttpClient;
-import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
 import org.eclipse.jetty.http.HttpCookie;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpMethod;
 import org.eclipse.jetty.http.HttpURI;
-import org.eclipse.jetty.io.ClientConnector;
-import org.eclipse.jetty.proxy.ProxyHandler;
 import org.eclipse.jetty.server.Connector;
+import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.BufferUtil;
 import org.eclipse.jetty.util.Callback;
-import org.eclipse.jetty.util.thread.Invocable;
 
 /**
  * The ingress face on Jetty's core API, for the embedded runner: plain HTTP to sandboxes without
  * the servlet layer. It decides as the servlet path does ({@link Ingress}, {@link ForwardPolicy},
- * the same per-client limit and access log) and forwards as Jetty's {@link ProxyHandler} does: the
- * client's header fields passed on as they are, the sandbox's chunks retained, written and released
- * without a copy, every step completed through callbacks.
+ * the same per-client limit and access log) and forwards on its own connections to sandboxes
+ * ({@link SandboxLinks}): the request head written in one pass over the client's header fields, the
+ * sandbox's answer relayed as it is parsed, straight from the connection's read buffer, every step
+ * completed through callbacks.
  *
  * <p>It takes what the ingress servlet mapping takes ({@link Ingress#serves}) on the listener that
  * serves ingress, except WebSocket upgrades, and declines the rest: the handler after it (the
@@ -51,14 +52,14 @@ import org.eclipse.jetty.util.thread.Invocable;
  *
  * <p>It never waits, and says so, so that Jetty may run it on the thread that parsed the request: a
  * route the store must be asked for is read without holding a thread, and a grant redemption is
- * decided on the server's pool ({@link Ingress#decideAndRoute}). Its client shares the server's
- * pool, and reads the sandbox's response on its own selector, since nothing it does with a
+ * decided on the server's pool ({@link Ingress#decideAndRoute}). Its connections share the server's
+ * pool, and read the sandbox's response on their own selectors, since nothing they do with a
  * response waits either.</p>
  */
-public final class IngressHandler extends ProxyHandler
+public final class IngressHandler extends Handler.Abstract.NonBlocking
 {
-    /** The request attribute holding the exchange between the proxy's steps. */
-    private static final String EXCHANGE = Exchange.class.getName();
+    /** The host a Via entry names, as Jetty's proxies name it. */
+    private static final String VIA_HOST = viaHost();
 
     private final Ingress ingress;
     private final ForwardPolicy policy;
@@ -69,6 +70,7 @@ public final class IngressHandler extends ProxyHandler
     private final Tracer tracer;
     private final Connector connector;
     private Executor executor;
+    private SandboxLinks links;
 
     /**
      * @param limit the per-client limit the servlets also count against
@@ -85,45 +87,36 @@ public final class IngressHandler extends ProxyHandler
         this.log = log;
         this.tracer = tracing.tracer();
         this.connector = connector;
-        setUseServerThreadPool(true);
+    }
+
+    private static String viaHost()
+    {
+        try
+        {
+            return InetAddress.getLocalHost().getHostName();
+        }
+        catch (UnknownHostException x)
+        {
+            return "localhost";
+        }
     }
 
     @Override
     protected void doStart() throws Exception
     {
         executor = getServer().getThreadPool();
+        IngressConfig config = ingress.config();
+        links = new SandboxLinks(executor, getServer().getScheduler(), getServer().getByteBufferPool(), config.connectTimeout(),
+            config.idleTimeout(), config.destinationIdleTimeout(), config.maxConnectionsPerSandbox());
+        addBean(links, true);
         super.doStart();
     }
 
     @Override
-    public Invocable.InvocationType getInvocationType()
+    protected void doStop() throws Exception
     {
-        return Invocable.InvocationType.NON_BLOCKING;
-    }
-
-    /**
-     * A client of the sandboxes: HTTP/1.1 only, which sandboxes speak, read on its selector thread
-     * (nothing the proxy does with a response waits), and destinations released when idle, since pod
-     * addresses come and go all day.
-     */
-    @Override
-    protected HttpClient newHttpClient()
-    {
-        ClientConnector connector = new ClientConnector();
-        connector.setConnectTimeout(ingress.config().connectTimeout());
-        // One per core, as on the server side: each selector reads and forwards the answers itself.
-        connector.setSelectors(Runtime.getRuntime().availableProcessors());
-        HttpClientTransportOverHTTP transport = new HttpClientTransportOverHTTP(connector);
-        transport.setInvocationType(Invocable.InvocationType.NON_BLOCKING);
-        HttpClient client = new HttpClient(transport);
-        client.setScheduler(getServer().getScheduler());
-        client.setByteBufferPool(getServer().getByteBufferPool());
-        client.setDestinationIdleTimeout(ingress.config().destinationIdleTimeout().toMillis());
-        client.setConnectTimeout(ingress.config().connectTimeout().toMillis());
-        // No total timeout: a noVNC session or an SSE stream may last all day.
-        client.setIdleTimeout(ingress.config().idleTimeout().toMillis());
-        client.setMaxConnectionsPerDestination(ingress.config().maxConnectionsPerSandbox());
-        return client;
+        super.doStop();
+        removeBean(links);
     }
 
     @Override
@@ -142,7 +135,6 @@ public final class IngressHandler extends ProxyHandler
         Exchange exchange = new Exchange(request, response, callback, client);
         if (tracer != null)
             exchange.span = Spans.server(tracer, request.getMethod(), request.getHeaders()::get);
-        request.setAttribute(EXCHANGE, exchange);
         Runnable release = limit.tryAcquire(clients.clientAddress(client));
         if (release == null)
         {
@@ -189,94 +181,61 @@ public final class IngressHandler extends ProxyHandler
             sessionCookies, headers.get(ingress.config().header()));
     }
 
-    private static Exchange exchange(Request request)
+    /**
+     * The request head the sandbox gets: the request line and the client's header fields as
+     * {@link ForwardPolicy} lets them through, then Via, the {@code X-Forwarded-*} headers and the
+     * trace context, as the servlet path sends them.
+     */
+    private ByteBuffer head(Exchange exchange, SandboxLink.Body body)
     {
-        return (Exchange)request.getAttribute(EXCHANGE);
+        Request request = exchange.request;
+        HttpFields fromClient = request.getHeaders();
+        HttpFields.Mutable toSandbox = HttpFields.build(fromClient.size() + 8);
+        policy.copyRequestHeaders(fromClient, toSandbox, clients.isTrusted(exchange.client.remoteAddr()));
+        // The server answers a browser's 100-continue itself, once the body is read to go on.
+        toSandbox.remove(HttpHeader.EXPECT);
+        String via = fromClient.get(HttpHeader.VIA);
+        toSandbox.put(HttpHeader.VIA, (via == null || via.isBlank() ? "" : via + ", ") + viaOf(request));
+        policy.addForwardingHeaders(toSandbox, exchange.forward, exchange.client.remoteAddr(), clients.scheme(exchange.client), clients.host(exchange.client));
+        toSandbox.put(HttpHeader.HOST, exchange.route.authority());
+        if (body == SandboxLink.Body.CHUNKED)
+            toSandbox.put(HttpHeader.TRANSFER_ENCODING, "chunked");
+        if (exchange.span != null)
+            ForwardPolicy.addTraceHeaders(toSandbox, exchange.span);
+        return RequestHead.of(request.getMethod(), exchange.forward.upstreamPath(), toSandbox);
     }
 
-    @Override
-    protected HttpURI rewriteHttpURI(Request clientToProxyRequest)
+    /** What a Via entry says of the client's hop: {@code 1.1 host} for HTTP/1.1, as Jetty's proxies write it. */
+    private static String viaOf(Request request)
     {
-        Exchange exchange = exchange(clientToProxyRequest);
-        return HttpURI.from("http://" + exchange.route.authority() + exchange.forward.upstreamPath());
+        String protocol = request.getConnectionMetaData().getProtocol();
+        return (protocol.startsWith("HTTP/") ? protocol.substring(5) : protocol) + " " + VIA_HOST;
     }
 
-    /** The client's header fields as {@link ForwardPolicy} lets them through, in one pass. */
-    @Override
-    protected void copyRequestHeaders(Request clientToProxyRequest, org.eclipse.jetty.client.Request proxyToServerRequest)
+    private static boolean isIdempotent(String method)
     {
-        boolean trusted = clients.isTrusted(exchange(clientToProxyRequest).client.remoteAddr());
-        proxyToServerRequest.headers(headers -> policy.copyRequestHeaders(clientToProxyRequest.getHeaders(), headers, trusted));
+        HttpMethod known = HttpMethod.fromString(method);
+        return known != null && known.isIdempotent();
     }
 
-    /** Via and the {@code X-Forwarded-*} headers, as the servlet path sends them (not RFC 7239 {@code Forwarded}). */
-    @Override
-    protected void addProxyHeaders(Request clientToProxyRequest, org.eclipse.jetty.client.Request proxyToServerRequest)
+    /** How the browser's body goes on, as Jetty's proxies judge it: a length, or a body of unknown length sent chunked. */
+    private static SandboxLink.Body body(Request request)
     {
-        addViaHeader(clientToProxyRequest, proxyToServerRequest);
-        Exchange exchange = exchange(clientToProxyRequest);
-        String scheme = clients.scheme(exchange.client);
-        String host = clients.host(exchange.client);
-        Span span = exchange.span;
-        proxyToServerRequest.headers(headers ->
-        {
-            policy.addForwardingHeaders(headers, exchange.forward, exchange.client.remoteAddr(), scheme, host);
-            // The sandbox is asked under its own address, which the route has as text: without a
-            // Host, Jetty would derive it from a java.net.URI built for every request (3 % of the
-            // proxy's CPU on 1 KB requests).
-            headers.put(HttpHeader.HOST, exchange.route.authority());
-            if (span != null)
-                ForwardPolicy.addTraceHeaders(headers, span);
-        });
-    }
-
-    @Override
-    protected org.eclipse.jetty.client.Response.CompleteListener newServerToProxyResponseListener(Request clientToProxyRequest,
-        org.eclipse.jetty.client.Request proxyToServerRequest, Response proxyToClientResponse, Callback proxyToClientCallback)
-    {
-        Exchange exchange = exchange(clientToProxyRequest);
-        return new ProxyResponseListener(clientToProxyRequest, proxyToServerRequest, proxyToClientResponse, proxyToClientCallback)
-        {
-            /** The sandbox's header fields as {@link ForwardPolicy} lets them through, in one pass, then the gateway's own. */
-            @Override
-            public void onHeaders(org.eclipse.jetty.client.Response serverToProxyResponse)
-            {
-                HttpFields.Mutable toBrowser = proxyToClientResponse.getHeaders();
-                HttpFields fromSandbox = serverToProxyResponse.getHeaders();
-                for (HttpField field : fromSandbox)
-                {
-                    HttpField kept = policy.toBrowser(field, exchange.forward, exchange.route);
-                    if (kept == null)
-                        continue;
-                    if (ForwardPolicy.isFirstOfName(fromSandbox, field))
-                        toBrowser.put(kept);
-                    else
-                        toBrowser.add(kept);
-                }
-                policy.addToBrowser(exchange.forward, exchange.origin, toBrowser::add);
-            }
-        };
-    }
-
-    /** A sandbox that fails before the browser has its headers gets the gateway's error; after, the response is cut short. */
-    @Override
-    protected void onServerToProxyResponseFailure(Request clientToProxyRequest, org.eclipse.jetty.client.Request proxyToServerRequest,
-        org.eclipse.jetty.client.Response serverToProxyResponse, Response proxyToClientResponse, Callback proxyToClientCallback, Throwable failure)
-    {
-        if (proxyToClientResponse.isCommitted())
-        {
-            proxyToClientCallback.failed(failure);
-            return;
-        }
-        proxyToClientResponse.reset();
-        exchange(clientToProxyRequest).writeError(Errors.map(failure), true, proxyToClientCallback);
+        long length = request.getLength();
+        if (length > 0)
+            return SandboxLink.Body.AS_IS;
+        if (length == 0)
+            return SandboxLink.Body.NONE;
+        HttpFields headers = request.getHeaders();
+        return headers.contains(HttpHeader.TRANSFER_ENCODING) || headers.contains(HttpHeader.CONTENT_TYPE)
+            ? SandboxLink.Body.CHUNKED : SandboxLink.Body.NONE;
     }
 
     /**
      * One request through this handler, from the decision to the end of its exchange, which gives
      * the client's place back and is counted and logged. It is the callback the proxy completes.
      */
-    private final class Exchange extends Callback.Nested
+    private final class Exchange extends Callback.Nested implements SandboxLink.Exchange
     {
         private final Request request;
         private final Response response;
@@ -289,6 +248,9 @@ public final class IngressHandler extends ProxyHandler
         private IngressDecision.Forward forward;
         private Route route;
         private String origin;
+        private SandboxLink.Body body;
+        /** Whether the request was sent again on another connection, after the sandbox closed the first as it was taken. */
+        private boolean retried;
 
         Exchange(Request request, Response response, Callback callback, View client)
         {
@@ -338,12 +300,76 @@ public final class IngressHandler extends ProxyHandler
                 policy.describe(span, request.getMethod(), forward);
             try
             {
-                IngressHandler.super.handle(request, response, this);
+                body = IngressHandler.body(request);
+                links.send(route, this, false);
             }
             catch (RuntimeException x)
             {
                 refuse(Errors.map(x), true);
             }
+        }
+
+        @Override
+        public Request request()
+        {
+            return request;
+        }
+
+        @Override
+        public Response response()
+        {
+            return response;
+        }
+
+        @Override
+        public ByteBuffer head()
+        {
+            return IngressHandler.this.head(this, body);
+        }
+
+        @Override
+        public SandboxLink.Body body()
+        {
+            return body;
+        }
+
+        /** The sandbox's header fields as {@link ForwardPolicy} lets them through, in one pass, then the gateway's own. */
+        @Override
+        public void headers(int status, HttpFields fromSandbox)
+        {
+            response.setStatus(status);
+            HttpFields.Mutable toBrowser = response.getHeaders();
+            for (HttpField field : fromSandbox)
+            {
+                HttpField kept = policy.toBrowser(field, forward, route);
+                if (kept == null)
+                    continue;
+                if (ForwardPolicy.isFirstOfName(fromSandbox, field))
+                    toBrowser.put(kept);
+                else
+                    toBrowser.add(kept);
+            }
+            policy.addToBrowser(forward, origin, toBrowser::add);
+        }
+
+        /** A sandbox that fails before the browser has its headers gets the gateway's error; after, the response is cut short. */
+        @Override
+        public void failed(Throwable failure, boolean retryable)
+        {
+            // As nginx's proxy_next_upstream: a POST or PATCH the sandbox may have acted on is never sent twice.
+            if (retryable && !retried && isIdempotent(request.getMethod()))
+            {
+                retried = true;
+                links.send(route, this, true);
+                return;
+            }
+            if (response.isCommitted())
+            {
+                failed(failure);
+                return;
+            }
+            response.reset();
+            writeError(Errors.map(failure), true, this);
         }
 
         /**

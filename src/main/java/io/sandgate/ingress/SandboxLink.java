@@ -1,0 +1,520 @@
+package io.sandgate.ingress;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.HttpException;
+import org.eclipse.jetty.http.HttpFields;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpParser;
+import org.eclipse.jetty.http.HttpVersion;
+import org.eclipse.jetty.io.AbstractConnection;
+import org.eclipse.jetty.io.ByteBufferPool;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.io.EndPoint;
+import org.eclipse.jetty.io.RetainableByteBuffer;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.BufferUtil;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.IteratingCallback;
+
+/**
+ * One HTTP/1.1 connection to a sandbox, carrying one exchange at a time. It writes the request head
+ * the ingress built, streams the browser's body after it, and relays the sandbox's answer as it is
+ * parsed: the head through {@link Exchange#headers}, each piece of the body written to the browser
+ * straight from this connection's read buffer, which is not read into again until the browser has
+ * taken it. That is all a proxy needs of an HTTP client, and about half the CPU Jetty's
+ * {@code HttpClient} spends per exchange (request objects, listeners, a conversation, a content
+ * source with its own demand), which on a 1 KB exchange was 40 % of the gateway's.
+ *
+ * <p>Nothing it does with an answer waits (the browser's writes complete through callbacks), so the
+ * selector that finds an answer readable parses and forwards it itself, without a hand-off to another
+ * thread.</p>
+ *
+ * <p>Between exchanges it waits in its {@link SandboxLinks.Destination}, reading, so that a sandbox
+ * closing an idle connection takes it out of the pool at once.</p>
+ */
+final class SandboxLink extends AbstractConnection.NonBlocking implements HttpParser.ResponseHandler
+{
+    /** What the link asks of the exchange it carries. */
+    interface Exchange
+    {
+        Request request();
+
+        Response response();
+
+        /** The request line and header fields, ready to write. */
+        ByteBuffer head();
+
+        /** How the browser's body goes on: not at all, as it came (Content-Length), or chunked. */
+        Body body();
+
+        /** Copies the sandbox's status and header fields to the browser's response, through the policy. */
+        void headers(int status, HttpFields fromSandbox);
+
+        /** The browser has the whole answer. */
+        void succeeded();
+
+        /**
+         * The exchange failed; the link is closed.
+         *
+         * @param retryable nothing was sent but the head, on a connection used before, and nothing
+         *        came back: the sandbox closed the connection as it was taken, and another one may
+         *        carry the request as if this one had never been tried
+         */
+        void failed(Throwable failure, boolean retryable);
+    }
+
+    enum Body
+    {
+        NONE, AS_IS, CHUNKED
+    }
+
+    /** The states of a piece of body handed to the browser, so that a write completed at once goes on without leaving the parse loop. */
+    private static final int WRITING = 1;
+    private static final int WRITTEN = 2;
+    private static final int WAITING = 3;
+    private static final ByteBuffer LAST_CHUNK = BufferUtil.toBuffer("0\r\n\r\n");
+    private static final ByteBuffer CRLF = BufferUtil.toBuffer("\r\n");
+
+    private final SandboxLinks.Destination destination;
+    private final ByteBufferPool pool;
+    private final long idleTimeout;
+    private final long poolIdleTimeout;
+    /**
+     * The most of an answer's head the link reads: what Jetty's server can send on to the browser
+     * (its response header size, 8 KB by default). A sandbox that sends more gets its exchange
+     * failed as a bad answer (502), instead of the server failing to write it (500).
+     */
+    static final int MAX_ANSWER_HEAD = 8 * 1024;
+
+    private final HttpParser parser = new HttpParser(this, MAX_ANSWER_HEAD);
+    private final AtomicReference<Exchange> current = new AtomicReference<>();
+    private final AtomicInteger write = new AtomicInteger();
+    /** Counts the two ends of an exchange, the request sent and the answer read, in either order: the second frees the link. */
+    private final AtomicInteger ends = new AtomicInteger();
+    private final Callback written = Callback.from(this::browserTook, this::browserFailed);
+    private RetainableByteBuffer buffer;
+    /** The exchange being parsed; the same as {@link #current} until it ends. */
+    private Exchange exchange;
+    private HttpFields.Mutable fromSandbox;
+    private int status;
+    private boolean keepAlive;
+    private boolean reused;
+    private boolean received;
+    private volatile boolean bodySent;
+    private volatile boolean bodyStarted;
+    private boolean lastWritten;
+    /** Set by the parse that handed a piece of body to a browser that did not take it at once; only that parse reads it. */
+    private boolean paused;
+    /** Set by the parser at the end of a message; the parse loop takes it. */
+    private boolean messageDone;
+
+    SandboxLink(EndPoint endPoint, Executor executor, SandboxLinks.Destination destination, ByteBufferPool pool, long idleTimeout, long poolIdleTimeout)
+    {
+        super(endPoint, executor);
+        // As Jetty's client reads answers: a 1 MB body goes to the browser in pieces of this size.
+        setInputBufferSize(16 * 1024);
+        this.destination = destination;
+        this.pool = pool;
+        this.idleTimeout = idleTimeout;
+        this.poolIdleTimeout = poolIdleTimeout;
+    }
+
+    @Override
+    public void onOpen()
+    {
+        super.onOpen();
+        fillInterested();
+    }
+
+    /** Carries an exchange: this link was idle or just opened, and reads already. */
+    void send(Exchange next)
+    {
+        ByteBuffer head;
+        try
+        {
+            head = next.head();
+        }
+        catch (RuntimeException x)
+        {
+            // Nothing was sent; the link is left in no known state, so it goes.
+            destination.takeBack(this);
+            close();
+            next.failed(x, false);
+            return;
+        }
+        exchange = next;
+        fromSandbox = HttpFields.build();
+        status = 0;
+        received = false;
+        lastWritten = false;
+        Body body = next.body();
+        bodySent = false;
+        bodyStarted = false;
+        ends.set(0);
+        getEndPoint().setIdleTimeout(idleTimeout);
+        parser.reset();
+        parser.setHeadResponse("HEAD".equals(next.request().getMethod()));
+        current.set(next);
+        getEndPoint().write(Callback.from(() ->
+        {
+            if (body == Body.NONE)
+                requestSent();
+            else
+                new BodyPump(next, body == Body.CHUNKED).iterate();
+        }, this::fail), head);
+    }
+
+    @Override
+    public void onFillable()
+    {
+        if (current.get() == null)
+        {
+            idleFillable();
+            return;
+        }
+        readAndParse();
+    }
+
+    /** Bytes or the end of the stream from a sandbox that is asked nothing: either way, the connection is done. */
+    private void idleFillable()
+    {
+        RetainableByteBuffer probe = pool.acquire(64, false);
+        try
+        {
+            if (getEndPoint().fill(probe.getByteBuffer()) == 0)
+            {
+                fillInterested();
+                return;
+            }
+        }
+        catch (Throwable x)
+        {
+            // Closed below.
+        }
+        finally
+        {
+            probe.release();
+        }
+        if (destination.takeBack(this))
+            close();
+        else
+            // An exchange took it meanwhile: it reads the end of the stream and retries.
+            fillInterested();
+    }
+
+    private void readAndParse()
+    {
+        try
+        {
+            while (true)
+            {
+                if (buffer == null)
+                    buffer = pool.acquire(getInputBufferSize(), true);
+                if (!parse())
+                    return;
+                int filled = getEndPoint().fill(buffer.getByteBuffer());
+                if (filled > 0)
+                {
+                    received = true;
+                    continue;
+                }
+                if (filled == 0)
+                {
+                    releaseBuffer();
+                    fillInterested();
+                    return;
+                }
+                parser.atEOF();
+                if (parse())
+                    fail(new EOFException("the sandbox closed the connection"));
+                return;
+            }
+        }
+        catch (IOException x)
+        {
+            fail(x);
+        }
+        catch (Throwable x)
+        {
+            // The parser's refusal of what the sandbox sent (a header over its limit, say; with
+            // assertions on, Jetty asserts on the status it gives such a refusal): a bad answer.
+            fail(new IOException("the sandbox's answer could not be read", x));
+        }
+    }
+
+    /**
+     * Parses what the buffer holds.
+     *
+     * @return whether to read more; false when a piece of body is with the browser, or the exchange ended
+     */
+    private boolean parse()
+    {
+        ByteBuffer bytes = buffer.getByteBuffer();
+        while (true)
+        {
+            boolean stop = parser.parseNext(bytes);
+            if (paused)
+            {
+                // The browser's callback parses on, perhaps already.
+                paused = false;
+                return false;
+            }
+            if (current.get() != exchange)
+                return false;
+            if (messageDone)
+            {
+                messageDone = false;
+                if (status < 200)
+                {
+                    // An interim answer (100 Continue, 103 Early Hints): the browser gets the final one.
+                    parser.reset();
+                    fromSandbox = HttpFields.build();
+                    continue;
+                }
+                complete();
+                return false;
+            }
+            if (!stop)
+                return true;
+        }
+    }
+
+    @Override
+    public void startResponse(HttpVersion version, int status, String reason)
+    {
+        this.status = status;
+        keepAlive = version == HttpVersion.HTTP_1_1;
+    }
+
+    @Override
+    public void parsedHeader(HttpField field)
+    {
+        fromSandbox.add(field);
+    }
+
+    @Override
+    public boolean headerComplete()
+    {
+        if (status < 200)
+            return false;
+        if (fromSandbox.contains(HttpHeader.CONNECTION, "close"))
+            keepAlive = false;
+        exchange.headers(status, fromSandbox);
+        return false;
+    }
+
+    @Override
+    public boolean content(ByteBuffer content)
+    {
+        long length = parser.getContentLength();
+        lastWritten = length >= 0 && parser.getContentRead() == length;
+        write.set(WRITING);
+        exchange.response().write(lastWritten, content, written);
+        // Completed at once: parse on. Otherwise wait for the browser, and parse on from its callback.
+        paused = write.compareAndSet(WRITING, WAITING);
+        return paused;
+    }
+
+    private void browserTook()
+    {
+        if (write.compareAndSet(WRITING, WRITTEN))
+            return;
+        write.set(WRITTEN);
+        readAndParse();
+    }
+
+    private void browserFailed(Throwable x)
+    {
+        write.set(WRITTEN);
+        fail(x);
+    }
+
+    @Override
+    public boolean contentComplete()
+    {
+        return false;
+    }
+
+    @Override
+    public boolean messageComplete()
+    {
+        messageDone = true;
+        return true;
+    }
+
+    @Override
+    public void earlyEOF()
+    {
+        // parse() sees an incomplete message at the end of the stream and fails the exchange.
+    }
+
+    @Override
+    public void badMessage(HttpException failure)
+    {
+        fail(new IOException("the sandbox's answer is not HTTP: " + failure.getReason()));
+    }
+
+    /**
+     * The sandbox's answer is whole: the browser gets the end, and the link goes back to its
+     * destination once the request is sent too (the answer may be read before the selector has
+     * reported the request's last write), or closes if it cannot carry another: an answer that says
+     * so, bytes after it, or an answer ahead of a request body still on its way.
+     */
+    private void complete()
+    {
+        Exchange done = exchange;
+        boolean reusable = keepAlive && !buffer.hasRemaining() && (bodySent || done.body() == Body.NONE);
+        releaseBuffer();
+        if (!current.compareAndSet(done, null))
+            return;
+        exchange = null;
+        fromSandbox = null;
+        if (!reusable)
+        {
+            destination.takeBack(this);
+            close();
+        }
+        else if (ends.incrementAndGet() == 2)
+        {
+            reuse();
+        }
+        if (lastWritten)
+            done.succeeded();
+        else
+            done.response().write(true, BufferUtil.EMPTY_BUFFER, Callback.from(done::succeeded, x -> done.failed(x, false)));
+    }
+
+    private void requestSent()
+    {
+        bodySent = true;
+        if (ends.incrementAndGet() == 2)
+            reuse();
+    }
+
+    private void reuse()
+    {
+        reused = true;
+        getEndPoint().setIdleTimeout(poolIdleTimeout);
+        fillInterested();
+        destination.release(this);
+    }
+
+    private void fail(Throwable failure)
+    {
+        Exchange failed = current.get();
+        if (failed == null || !current.compareAndSet(failed, null))
+            return;
+        boolean retryable = reused && !received && !bodyStarted;
+        destination.takeBack(this);
+        close();
+        failed.failed(failure, retryable);
+    }
+
+    @Override
+    public boolean onIdleExpired(TimeoutException timeout)
+    {
+        if (current.get() == null)
+            destination.takeBack(this);
+        else
+            fail(timeout);
+        return true;
+    }
+
+    @Override
+    public void onClose(Throwable cause)
+    {
+        super.onClose(cause);
+        fail(cause != null ? cause : new ClosedChannelException());
+        destination.closed(this);
+    }
+
+    private void releaseBuffer()
+    {
+        if (buffer != null && !buffer.hasRemaining())
+        {
+            buffer.release();
+            buffer = null;
+        }
+    }
+
+    /** Streams the browser's body to the sandbox, one chunk in flight, each released once written. */
+    private final class BodyPump extends IteratingCallback
+    {
+        private final Exchange owner;
+        private final boolean chunked;
+        private Content.Chunk chunk;
+
+        BodyPump(Exchange owner, boolean chunked)
+        {
+            this.owner = owner;
+            this.chunked = chunked;
+        }
+
+        @Override
+        protected Action process()
+        {
+            if (chunk != null)
+            {
+                boolean last = chunk.isLast();
+                chunk.release();
+                chunk = null;
+                if (last)
+                {
+                    requestSent();
+                    return Action.SUCCEEDED;
+                }
+            }
+            if (current.get() != owner)
+                return Action.SUCCEEDED;
+            Content.Chunk next = owner.request().read();
+            if (next == null)
+            {
+                owner.request().demand(this::iterate);
+                return Action.IDLE;
+            }
+            if (Content.Chunk.isFailure(next))
+            {
+                fail(next.getFailure());
+                return Action.SUCCEEDED;
+            }
+            chunk = next;
+            bodyStarted = true;
+            ByteBuffer data = next.getByteBuffer();
+            if (!chunked)
+            {
+                getEndPoint().write(this, data);
+            }
+            else if (!data.hasRemaining())
+            {
+                getEndPoint().write(this, next.isLast() ? LAST_CHUNK.slice() : BufferUtil.EMPTY_BUFFER);
+            }
+            else
+            {
+                ByteBuffer size = BufferUtil.toBuffer(Integer.toHexString(data.remaining()) + "\r\n");
+                if (next.isLast())
+                    getEndPoint().write(this, size, data, CRLF.slice(), LAST_CHUNK.slice());
+                else
+                    getEndPoint().write(this, size, data, CRLF.slice());
+            }
+            return Action.SCHEDULED;
+        }
+
+        @Override
+        protected void onCompleteFailure(Throwable cause)
+        {
+            if (chunk != null)
+                chunk.release();
+            fail(cause);
+        }
+    }
+}

@@ -1,0 +1,303 @@
+package io.sandgate.ingress;
+
+import java.io.ByteArrayInputStream;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import io.sandgate.testing.BrowserRequests;
+import io.sandgate.testing.GatewayExtension;
+import io.sandgate.testing.ScriptedSandbox;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import static io.sandgate.testing.BrowserRequests.get;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The core front-end's own connections to sandboxes ({@link SandboxLink}, {@link SandboxLinks}),
+ * against a sandbox on a raw socket that answers byte for byte as each test scripts it: bodies both
+ * ways, the answers a well-behaved server rarely gives, and the connection handling a pool must get
+ * right (a kept connection closed as it is taken, {@code Connection: close}, a full pool).
+ */
+class SandboxLinkIT
+{
+    private static final String SECRET = "it-secret-0123456789abcdef-0123456789";
+
+    private static ScriptedSandbox sandbox;
+
+    @RegisterExtension
+    static final GatewayExtension gateway = new GatewayExtension(config -> config
+        .set("ingress.cookie.secret", SECRET)
+        .set("ingress.max-connections-per-sandbox", 2)
+        .set("ingress.static-routes", Map.of("7", sandbox.hostPort())));
+
+    @BeforeAll
+    static void start() throws Exception
+    {
+        sandbox = ScriptedSandbox.start((request, out) -> ScriptedSandbox.ok(out, "hello"));
+    }
+
+    @AfterAll
+    static void stop() throws Exception
+    {
+        sandbox.close();
+    }
+
+    @BeforeEach
+    void plainAnswers()
+    {
+        sandbox.script((request, out) -> ScriptedSandbox.ok(out, "hello"));
+    }
+
+    @Test
+    void bodyWithALength_arrivesWhole_andItsEchoComesBack() throws Exception
+    {
+        sandbox.script((request, out) -> ScriptedSandbox.ok(out, "got " + request.body().length + " " + Arrays.hashCode(request.body())));
+        byte[] body = new byte[300_000];
+        new Random(7).nextBytes(body);
+
+        HttpResponse<String> response = post(HttpRequest.BodyPublishers.ofByteArray(body));
+
+        assertEquals(200, response.statusCode(), response.body());
+        assertEquals("got 300000 " + Arrays.hashCode(body), response.body());
+        ScriptedSandbox.Received received = last();
+        assertEquals("300000", received.header("Content-Length"));
+        assertNull(received.header("Transfer-Encoding"));
+    }
+
+    @Test
+    void bodyOfUnknownLength_goesOnChunked_andArrivesWhole() throws Exception
+    {
+        sandbox.script((request, out) -> ScriptedSandbox.ok(out, "got " + request.body().length + " " + Arrays.hashCode(request.body())));
+        byte[] body = new byte[100_000];
+        new Random(11).nextBytes(body);
+
+        // A stream publisher has no length: the JDK client sends it chunked.
+        HttpResponse<String> response = post(HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(body)));
+
+        assertEquals(200, response.statusCode(), response.body());
+        assertEquals("got 100000 " + Arrays.hashCode(body), response.body());
+        ScriptedSandbox.Received received = last();
+        assertEquals("chunked", received.header("Transfer-Encoding"));
+        assertNull(received.header("Content-Length"));
+    }
+
+    @Test
+    void interimAnswers_areNotTheBrowsers() throws Exception
+    {
+        sandbox.script((request, out) ->
+        {
+            out.write("HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            return ScriptedSandbox.ok(out, "final");
+        });
+
+        HttpResponse<String> response = get(gateway.uri(), "/vnc/7/page");
+
+        assertEquals(200, response.statusCode());
+        assertEquals("final", response.body());
+    }
+
+    @Test
+    void answerEndedByClosing_arrivesWhole_andTheNextRequestGetsANewConnection() throws Exception
+    {
+        sandbox.script((request, out) ->
+        {
+            out.write("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the end".getBytes(StandardCharsets.US_ASCII));
+            return false;
+        });
+
+        assertEquals("until the end", get(gateway.uri(), "/vnc/7/a").body());
+        sandbox.script((request, out) -> ScriptedSandbox.ok(out, "next"));
+        assertEquals("next", get(gateway.uri(), "/vnc/7/b").body());
+    }
+
+    @Test
+    void connectionClose_isHonoured_evenWhenTheSandboxKeepsTheSocketOpen() throws Exception
+    {
+        sandbox.script((request, out) ->
+        {
+            out.write("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 3\r\n\r\none".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            // Read on: a gateway that kept the connection would send its next request here and wait for ever.
+            return true;
+        });
+        assertEquals("one", get(gateway.uri(), "/vnc/7/a").body());
+        sandbox.script((request, out) -> ScriptedSandbox.ok(out, "two on " + request.connection()));
+
+        HttpResponse<String> second = get(gateway.uri(), "/vnc/7/b");
+
+        assertEquals(200, second.statusCode());
+        assertTrue(sandbox.received().stream().filter(r -> r.requestLine().startsWith("GET /b ")).allMatch(r -> r.number() == 1),
+            "the second request came on a new connection");
+    }
+
+    @Test
+    void keptConnectionClosedAsItIsTaken_theGetIsSentAgainOnANewOne() throws Exception
+    {
+        // Sandboxes close idle connections when they like; one that closes just as the gateway reuses it
+        // must not cost the browser its request.
+        sandbox.script((request, out) -> request.number() == 1 ? ScriptedSandbox.ok(out, "first on " + request.connection()) : false);
+        String first = get(gateway.uri(), "/vnc/7/a").body();
+
+        HttpResponse<String> second = get(gateway.uri(), "/vnc/7/b");
+
+        assertEquals(200, second.statusCode(), second.body());
+        assertTrue(second.body().startsWith("first on "), second.body());
+        assertTrue(!second.body().equals(first), "a new connection answered: " + first + " then " + second.body());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"pay once", ""})
+    void keptConnectionClosedAsItIsTaken_aPostIsNotSentTwice_withABodyOrWithout(String body) throws Exception
+    {
+        sandbox.script((request, out) -> request.number() == 1 ? ScriptedSandbox.ok(out, "first") : false);
+        assertEquals("first", get(gateway.uri(), "/vnc/7/a").body());
+        int postsBefore = posts();
+
+        HttpResponse<String> response = post(HttpRequest.BodyPublishers.ofString(body));
+
+        assertEquals(502, response.statusCode(), response.body());
+        assertEquals(postsBefore + 1, posts(), "the sandbox saw the POST once");
+    }
+
+    @Test
+    void notHttp_is502_andTheConnectionIsNotKept() throws Exception
+    {
+        sandbox.script((request, out) ->
+        {
+            out.write("SSH-2.0-OpenSSH_9.6\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            return true;
+        });
+
+        HttpResponse<String> response = get(gateway.uri(), "/vnc/7/a");
+
+        assertEquals(502, response.statusCode());
+        assertTrue(response.body().contains("upstream_failed"), response.body());
+        sandbox.script((request, out) -> ScriptedSandbox.ok(out, "fine"));
+        assertEquals("fine", get(gateway.uri(), "/vnc/7/b").body());
+    }
+
+    @Test
+    void headAnswer_withALength_endsWithoutABody_andTheConnectionCarriesTheNext() throws Exception
+    {
+        sandbox.script((request, out) ->
+        {
+            if (request.requestLine().startsWith("HEAD"))
+            {
+                out.write("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                out.flush();
+                return true;
+            }
+            return ScriptedSandbox.ok(out, "after head on " + request.connection() + " #" + request.number());
+        });
+        HttpResponse<Void> head = BrowserRequests.CLIENT.send(HttpRequest.newBuilder(gateway.uri().resolve("/vnc/7/big"))
+            .method("HEAD", HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.discarding());
+        assertEquals(200, head.statusCode());
+        assertEquals("1000", head.headers().firstValue("Content-Length").orElse(null));
+
+        String next = get(gateway.uri(), "/vnc/7/x").body();
+
+        assertTrue(next.startsWith("after head on ") && !next.endsWith("#1"), "the HEAD's connection carried the next request: " + next);
+    }
+
+    @Test
+    void fullPool_requestsWaitForAConnection_andAllAreAnswered() throws Exception
+    {
+        CountDownLatch release = new CountDownLatch(1);
+        sandbox.script((request, out) ->
+        {
+            try
+            {
+                release.await(10, TimeUnit.SECONDS);
+            }
+            catch (InterruptedException x)
+            {
+                Thread.currentThread().interrupt();
+            }
+            return ScriptedSandbox.ok(out, request.requestLine());
+        });
+        int connectionsBefore = sandbox.connections();
+        List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
+        for (int i = 0; i < 12; i++)
+            calls.add(BrowserRequests.CLIENT.sendAsync(HttpRequest.newBuilder(gateway.uri().resolve("/vnc/7/q" + i)).build(),
+                HttpResponse.BodyHandlers.ofString()));
+        release.countDown();
+
+        for (int i = 0; i < calls.size(); i++)
+        {
+            HttpResponse<String> response = calls.get(i).get(20, TimeUnit.SECONDS);
+            assertEquals(200, response.statusCode());
+            assertEquals("GET /q" + i + " HTTP/1.1", response.body());
+        }
+        assertTrue(sandbox.connections() - connectionsBefore <= 2, "at most the pool's 2 connections were opened: " + (sandbox.connections() - connectionsBefore));
+    }
+
+    @Test
+    void bytesAfterAnAnswer_neverBecomeTheNextRequestsAnswer() throws Exception
+    {
+        // A sandbox that smuggles a second answer behind the first: a kept connection would hand it to
+        // whichever request it carries next.
+        sandbox.script((request, out) ->
+        {
+            out.write(("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst"
+                + "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\npoison").getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            return true;
+        });
+        assertEquals("first", get(gateway.uri(), "/vnc/7/a").body());
+        sandbox.script((request, out) -> ScriptedSandbox.ok(out, "second"));
+
+        assertEquals("second", get(gateway.uri(), "/vnc/7/b").body());
+    }
+
+    @Test
+    void hugeHeaderFromTheSandbox_is502_andNothingOfItReachesTheBrowser() throws Exception
+    {
+        sandbox.script((request, out) ->
+        {
+            out.write(("HTTP/1.1 200 OK\r\nX-Big: " + "a".repeat(200_000) + "\r\nContent-Length: 2\r\n\r\nok").getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            return true;
+        });
+
+        HttpResponse<String> response = get(gateway.uri(), "/vnc/7/a");
+
+        assertEquals(502, response.statusCode());
+        assertTrue(response.headers().firstValue("X-Big").isEmpty());
+    }
+
+    private static HttpResponse<String> post(HttpRequest.BodyPublisher body) throws Exception
+    {
+        return BrowserRequests.CLIENT.send(HttpRequest.newBuilder(gateway.uri().resolve("/vnc/7/upload")).POST(body)
+            .header("Content-Type", "application/octet-stream").build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static ScriptedSandbox.Received last()
+    {
+        List<ScriptedSandbox.Received> received = sandbox.received();
+        return received.get(received.size() - 1);
+    }
+
+    private static int posts()
+    {
+        return (int)sandbox.received().stream().filter(r -> r.requestLine().startsWith("POST ")).count();
+    }
+}
