@@ -146,10 +146,9 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
         }
         catch (RuntimeException x)
         {
-            // Nothing was sent; the link is left in no known state, so it goes.
-            destination.takeBack(this);
-            close();
+            // Nothing was sent: the link is as it was, idle and reading, and goes back for the next exchange.
             next.failed(x, false);
+            destination.release(this);
             return;
         }
         exchange = next;
