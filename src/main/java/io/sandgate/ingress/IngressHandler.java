@@ -60,6 +60,8 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
 {
     /** The host a Via entry names, as Jetty's proxies name it. */
     private static final String VIA_HOST = viaHost();
+    /** Nearly every request's Via entry, built once. */
+    private static final String VIA_HTTP_1_1 = "1.1 " + VIA_HOST;
 
     private final Ingress ingress;
     private final ForwardPolicy policy;
@@ -209,6 +211,8 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
     private static String viaOf(Request request)
     {
         String protocol = request.getConnectionMetaData().getProtocol();
+        if ("HTTP/1.1".equals(protocol))
+            return VIA_HTTP_1_1;
         return (protocol.startsWith("HTTP/") ? protocol.substring(5) : protocol) + " " + VIA_HOST;
     }
 

@@ -2,16 +2,16 @@ package io.sandgate.ingress;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.Executor;
-import java.util.function.Supplier;
 
+import io.sandgate.net.IpLiteral;
 import io.sandgate.web.GatewayException;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.io.ByteBufferPool;
@@ -79,12 +79,6 @@ final class SandboxLinks extends ContainerLifeCycle
         {
             // The destination lost its last connection meanwhile and is gone from the map: take its successor.
         }
-    }
-
-    /** How many sandbox addresses have connections, for tests and the operator's view. */
-    int destinations()
-    {
-        return destinations.size();
     }
 
     /** The connections to one sandbox address. */
@@ -184,25 +178,16 @@ final class SandboxLinks extends ContainerLifeCycle
         private void open(SandboxLink.Exchange exchange)
         {
             // Pod addresses are IP literals, which need no lookup; a host name is looked up off the selector.
-            if (isIpLiteral(route.host()))
-                connect(() -> new InetSocketAddress(literal(route.host()), route.port()), exchange);
+            Optional<InetAddress> literal = IpLiteral.parse(route.host());
+            if (literal.isPresent())
+                connect(new InetSocketAddress(literal.get(), route.port()), exchange);
             else
-                executor.execute(() -> connect(() -> new InetSocketAddress(route.host(), route.port()), exchange));
+                executor.execute(() -> connect(new InetSocketAddress(route.host(), route.port()), exchange));
         }
 
-        private void connect(Supplier<InetSocketAddress> resolve, SandboxLink.Exchange exchange)
+        /** @param address resolved, or unresolved when the name has no address, which the connect then fails with */
+        private void connect(InetSocketAddress address, SandboxLink.Exchange exchange)
         {
-            InetSocketAddress address;
-            try
-            {
-                address = resolve.get();
-            }
-            catch (RuntimeException x)
-            {
-                closed(null);
-                exchange.failed(x, false);
-                return;
-            }
             SandboxLink[] opened = new SandboxLink[1];
             Map<String, Object> context = new HashMap<>();
             context.put(Transport.CONTEXT_KEY, Transport.TCP_IP);
@@ -216,32 +201,6 @@ final class SandboxLinks extends ContainerLifeCycle
                 exchange.failed(failure, false);
             }));
             connector.connect(address, context);
-        }
-    }
-
-    static boolean isIpLiteral(String host)
-    {
-        if (host.indexOf(':') >= 0)
-            return true;
-        for (int i = 0; i < host.length(); i++)
-        {
-            char c = host.charAt(i);
-            if (c != '.' && (c < '0' || c > '9'))
-                return false;
-        }
-        return true;
-    }
-
-    private static InetAddress literal(String host)
-    {
-        try
-        {
-            // An IP literal: parsed, never looked up.
-            return InetAddress.getByName(host);
-        }
-        catch (UnknownHostException x)
-        {
-            throw new IllegalArgumentException("not an IP literal: " + host, x);
         }
     }
 }
