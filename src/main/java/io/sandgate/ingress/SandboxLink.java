@@ -87,8 +87,8 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
 
     private final SandboxLinks.Destination destination;
     private final ByteBufferPool pool;
-    private final long idleTimeout;
-    private final long poolIdleTimeout;
+    /** When this link last went idle in its pool, by {@link System#nanoTime()}; read and written under the destination's lock. */
+    long idleSince;
     /**
      * The most of an answer's head the link reads: what Jetty's server can send on to the browser
      * (its response header size, 8 KB by default). A sandbox that sends more gets its exchange
@@ -118,15 +118,18 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
     /** Set by the parser at the end of a message; the parse loop takes it. */
     private boolean messageDone;
 
-    SandboxLink(EndPoint endPoint, Executor executor, SandboxLinks.Destination destination, ByteBufferPool pool, long idleTimeout, long poolIdleTimeout)
+    /**
+     * The endpoint's idle timeout is the exchange's, {@code ingress.idle-timeout}, set once: changing
+     * it between exchanges would cancel and schedule a timer twice per request. A link waiting in
+     * its pool is closed by the pool's sweep instead ({@link SandboxLinks}).
+     */
+    SandboxLink(EndPoint endPoint, Executor executor, SandboxLinks.Destination destination, ByteBufferPool pool)
     {
         super(endPoint, executor);
         // As Jetty's client reads answers: a 1 MB body goes to the browser in pieces of this size.
         setInputBufferSize(16 * 1024);
         this.destination = destination;
         this.pool = pool;
-        this.idleTimeout = idleTimeout;
-        this.poolIdleTimeout = poolIdleTimeout;
     }
 
     @Override
@@ -160,7 +163,6 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
         bodySent = false;
         bodyStarted = false;
         ends.set(0);
-        getEndPoint().setIdleTimeout(idleTimeout);
         parser.reset();
         parser.setHeadResponse("HEAD".equals(next.request().getMethod()));
         current.set(next);
@@ -403,7 +405,6 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
     private void reuse()
     {
         reused = true;
-        getEndPoint().setIdleTimeout(poolIdleTimeout);
         fillInterested();
         destination.release(this);
     }

@@ -4,12 +4,15 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 
 import io.sandgate.net.IpLiteral;
 import io.sandgate.web.GatewayException;
@@ -29,9 +32,10 @@ import org.eclipse.jetty.util.thread.Scheduler;
  * than {@code ingress.max-connections-per-sandbox}, and beyond that the request waits for one, up to
  * {@value #MAX_WAITING} requests per sandbox, as Jetty's client queues them.
  *
- * <p>A connection waiting for an exchange closes after {@code ingress.destination-idle-timeout}, and
- * a destination goes with its last connection: pod addresses come and go all day. An exchange may
- * be silent for {@code ingress.idle-timeout} (a noVNC page's SSE stream, a long download).</p>
+ * <p>A connection waiting for an exchange closes after {@code ingress.destination-idle-timeout} (a
+ * sweep finds it within half that again), and a destination goes with its last connection: pod
+ * addresses come and go all day. An exchange may be silent for {@code ingress.idle-timeout} (a
+ * noVNC page's SSE stream, a long download).</p>
  */
 final class SandboxLinks extends ContainerLifeCycle
 {
@@ -43,8 +47,9 @@ final class SandboxLinks extends ContainerLifeCycle
     private final int maxConnections;
     private final Executor executor;
     private final ByteBufferPool pool;
-    private final long idleTimeout;
+    private final Scheduler scheduler;
     private final long poolIdleTimeout;
+    private volatile Scheduler.Task sweep;
 
     /**
      * @param idleTimeout how long an exchange may go without a byte either way
@@ -54,7 +59,7 @@ final class SandboxLinks extends ContainerLifeCycle
                  Duration poolIdleTimeout, int maxConnections)
     {
         this.executor = executor;
-        this.idleTimeout = idleTimeout.toMillis();
+        this.scheduler = scheduler;
         this.poolIdleTimeout = poolIdleTimeout.toMillis();
         this.pool = pool;
         this.maxConnections = maxConnections;
@@ -66,6 +71,44 @@ final class SandboxLinks extends ContainerLifeCycle
         // One per core, as on the server side: each selector reads and forwards the answers itself.
         connector.setSelectors(Runtime.getRuntime().availableProcessors());
         addBean(connector);
+    }
+
+    @Override
+    protected void doStart() throws Exception
+    {
+        super.doStart();
+        scheduleSweep();
+    }
+
+    @Override
+    protected void doStop() throws Exception
+    {
+        Scheduler.Task task = sweep;
+        if (task != null)
+            task.cancel();
+        super.doStop();
+    }
+
+    /**
+     * Links wait in their pools for at most {@code ingress.destination-idle-timeout} and half of it
+     * again: one timer for all of them, rather than one per link reset on every exchange.
+     */
+    private void scheduleSweep()
+    {
+        if (isStarting() || isStarted())
+            sweep = scheduler.schedule(this::sweep, Math.max(1, poolIdleTimeout / 2), TimeUnit.MILLISECONDS);
+    }
+
+    private void sweep()
+    {
+        long cutoff = System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(poolIdleTimeout);
+        for (Destination destination : destinations.values())
+        {
+            // A closed link leaves its destination, and takes the destination along if it was the last.
+            for (SandboxLink link : destination.expired(cutoff))
+                link.close();
+        }
+        scheduleSweep();
     }
 
     /**
@@ -139,11 +182,25 @@ final class SandboxLinks extends ContainerLifeCycle
                 next = waiting.pollFirst();
                 if (next == null)
                 {
+                    link.idleSince = System.nanoTime();
                     idle.addFirst(link);
                     return;
                 }
             }
             link.send(next);
+        }
+
+        /** Takes out the links idle since before {@code cutoff}: the oldest, at the end of the deque. */
+        private synchronized List<SandboxLink> expired(long cutoff)
+        {
+            List<SandboxLink> expired = null;
+            while (!idle.isEmpty() && idle.peekLast().idleSince - cutoff <= 0)
+            {
+                if (expired == null)
+                    expired = new ArrayList<>();
+                expired.add(idle.pollLast());
+            }
+            return expired == null ? List.of() : expired;
         }
 
         /** @return whether the link was idle here, and now is not */
@@ -192,7 +249,7 @@ final class SandboxLinks extends ContainerLifeCycle
             Map<String, Object> context = new HashMap<>();
             context.put(Transport.CONTEXT_KEY, Transport.TCP_IP);
             context.put(ClientConnectionFactory.CONTEXT_KEY, (ClientConnectionFactory)(endPoint, ignored) ->
-                opened[0] = new SandboxLink(endPoint, executor, this, pool, idleTimeout, poolIdleTimeout));
+                opened[0] = new SandboxLink(endPoint, executor, this, pool));
             context.put(ClientConnector.CONNECTION_PROMISE_CONTEXT_KEY, Promise.<SandboxLink>from(link -> link.send(exchange), failure ->
             {
                 // A link that was made closes, and gives its place back then.

@@ -58,6 +58,7 @@ public final class ScriptedSandbox implements AutoCloseable
     private final ServerSocket server;
     private final ExecutorService threads = Executors.newCachedThreadPool();
     private final AtomicInteger connections = new AtomicInteger();
+    private final AtomicInteger closedByPeer = new AtomicInteger();
     private final List<Received> received = new CopyOnWriteArrayList<>();
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private volatile Script script;
@@ -99,6 +100,12 @@ public final class ScriptedSandbox implements AutoCloseable
         return connections.get();
     }
 
+    /** Connections the gateway closed between requests, as the sandbox read their end. */
+    public int closedByPeer()
+    {
+        return closedByPeer.get();
+    }
+
     public List<Received> received()
     {
         return List.copyOf(received);
@@ -132,7 +139,10 @@ public final class ScriptedSandbox implements AutoCloseable
             {
                 String head = readHead(in);
                 if (head == null)
+                {
+                    closedByPeer.incrementAndGet();
                     return;
+                }
                 Received request = new Received(connection, number, head, null);
                 request = new Received(connection, number, head, readBody(in, request));
                 received.add(request);
