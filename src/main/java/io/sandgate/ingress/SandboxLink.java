@@ -57,7 +57,7 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
         /** How the browser's body goes on: not at all, as it came (Content-Length), or chunked. */
         Body body();
 
-        /** Copies the sandbox's status and header fields to the browser's response, through the policy. */
+        /** Copies the sandbox's status and header fields to the browser's response, through the policy; the fields are the link's, reused by its next answer. */
         void headers(int status, HttpFields fromSandbox);
 
         /** The browser has the whole answer. */
@@ -105,7 +105,8 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
     private RetainableByteBuffer buffer;
     /** The exchange being parsed; the same as {@link #current} until it ends. */
     private Exchange exchange;
-    private HttpFields.Mutable fromSandbox;
+    /** The answer's fields, kept for the next answer: the browser's response takes a copy of them at once. */
+    private final HttpFields.Mutable fromSandbox = HttpFields.build();
     private int status;
     private boolean keepAlive;
     private boolean reused;
@@ -155,7 +156,6 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
             return;
         }
         exchange = next;
-        fromSandbox = HttpFields.build();
         status = 0;
         received = false;
         lastWritten = false;
@@ -279,7 +279,6 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
                 {
                     // An interim answer (100 Continue, 103 Early Hints): the browser gets the final one.
                     parser.reset();
-                    fromSandbox = HttpFields.build();
                     continue;
                 }
                 complete();
@@ -295,11 +294,19 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
     {
         this.status = status;
         keepAlive = version == HttpVersion.HTTP_1_1;
+        // Neither the last exchange's fields nor an interim answer's (a 103's Link) are this answer's.
+        fromSandbox.clear();
     }
 
     @Override
     public void parsedHeader(HttpField field)
     {
+        HttpHeader header = field.getHeader();
+        if (header == HttpHeader.CONTENT_LENGTH && parser.getContentLength() >= 0)
+            // The length as the parser read it: the server looks at it three times as it writes the response.
+            field = new HttpField.LongValueHttpField(header, field.getName(), field.getValue(), parser.getContentLength());
+        else if (header == HttpHeader.CONNECTION && field.contains("close"))
+            keepAlive = false;
         fromSandbox.add(field);
     }
 
@@ -308,8 +315,6 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
     {
         if (status < 200)
             return false;
-        if (fromSandbox.contains(HttpHeader.CONNECTION, "close"))
-            keepAlive = false;
         exchange.headers(status, fromSandbox);
         return false;
     }
@@ -379,7 +384,6 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
         if (!current.compareAndSet(done, null))
             return;
         exchange = null;
-        fromSandbox = null;
         if (!reusable)
         {
             destination.takeBack(this);

@@ -112,6 +112,7 @@ class SandboxLinkIT
 
         assertEquals(200, response.statusCode());
         assertEquals("final", response.body());
+        assertTrue(response.headers().firstValue("Link").isEmpty(), "the hint's fields are not the answer's: " + response.headers().map());
     }
 
     @Test
