@@ -210,6 +210,24 @@ final class ForwardPolicy
         return (field.getHeader() != null ? fromSandbox.getField(field.getHeader()) : fromSandbox.getField(field.getName())) == field;
     }
 
+    /**
+     * Where the server set a field of this one's name before the sandbox's fields: the first
+     * {@code preset} fields of the response. The core front-end's way to {@link #isFirstOfName}'s
+     * end: a pass over the one or two preset fields instead of over all the sandbox's.
+     *
+     * @return the preset field's index, or -1
+     */
+    static int presetOfName(HttpFields toBrowser, int preset, HttpField field)
+    {
+        for (int i = 0; i < preset; i++)
+        {
+            HttpField set = toBrowser.getField(i);
+            if (field.getHeader() != null ? set.getHeader() == field.getHeader() : set.is(field.getName()))
+                return i;
+        }
+        return -1;
+    }
+
     private String location(String value, Forward forward, Route route)
     {
         String path = value;

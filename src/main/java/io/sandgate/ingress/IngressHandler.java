@@ -179,8 +179,15 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
                 sessionCookies.add(cookie.getValue());
         }
         HttpFields headers = request.getHeaders();
-        return new IngressRequest(request.getMethod(), path, uri.getQuery(), clients.origin(client), headers.get(HttpHeader.REFERER),
+        return new IngressRequest(request.getMethod(), path, uri.getQuery(), origin(client), headers.get(HttpHeader.REFERER),
             sessionCookies, headers.get(ingress.config().header()));
+    }
+
+    private String origin(View client)
+    {
+        if (client.origin == null)
+            client.origin = clients.origin(client);
+        return client.origin;
     }
 
     /**
@@ -298,7 +305,7 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
             }
             forward = (IngressDecision.Forward)routed.decision();
             route = routed.route();
-            origin = clients.origin(client);
+            origin = origin(client);
             note = new AccessNote(AccessNote.Face.INGRESS, forward.sandboxId(), forward.source().label());
             if (span != null)
                 policy.describe(span, request.getMethod(), forward);
@@ -343,15 +350,25 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
         {
             response.setStatus(status);
             HttpFields.Mutable toBrowser = response.getHeaders();
+            // Jetty's Date (and Server) can be replaced but not removed: the sandbox's first of such a
+            // name replaces it, the rest are added.
+            int preset = Math.min(toBrowser.size(), Long.SIZE);
+            long replaced = 0;
             for (HttpField field : fromSandbox)
             {
                 HttpField kept = policy.toBrowser(field, forward, route);
                 if (kept == null)
                     continue;
-                if (ForwardPolicy.isFirstOfName(fromSandbox, field))
+                int at = preset == 0 ? -1 : ForwardPolicy.presetOfName(toBrowser, preset, kept);
+                if (at >= 0 && (replaced & 1L << at) == 0)
+                {
+                    replaced |= 1L << at;
                     toBrowser.put(kept);
+                }
                 else
+                {
                     toBrowser.add(kept);
+                }
             }
             policy.addToBrowser(forward, origin, toBrowser::add);
         }
@@ -449,6 +466,8 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
     {
         private final Request request;
         private String remoteAddr;
+        /** Read for the decision and again for the confinement policy. */
+        private String origin;
 
         View(Request request)
         {

@@ -174,6 +174,17 @@ class ForwardPolicyTest
     }
 
     @Test
+    void aPresetFieldOfTheSameName_isFoundAmongThePresetOnes_only()
+    {
+        HttpFields toBrowser = client("Date", "Tue", "X-Preset", "p", "X-Trace", "1");
+
+        assertEquals(0, ForwardPolicy.presetOfName(toBrowser, 2, new HttpField(HttpHeader.DATE, "Mon")));
+        assertEquals(1, ForwardPolicy.presetOfName(toBrowser, 2, new HttpField("x-preset", "s")));
+        assertEquals(-1, ForwardPolicy.presetOfName(toBrowser, 2, new HttpField("X-Trace", "2")));
+        assertEquals(-1, ForwardPolicy.presetOfName(toBrowser, 2, new HttpField(HttpHeader.SERVER, "s")));
+    }
+
+    @Test
     void afterTheSandboxsHeaders_comeTheConfinementPolicy_andTheSessionCookie()
     {
         Forward first = new Forward("42", Source.PATH, "/", "vnc_session_id=v; Path=/vnc/");
