@@ -435,28 +435,32 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
             if (release != null)
                 release.run();
             AccessNote logged = note == null ? new AccessNote(AccessNote.Face.OPS, null, null) : note;
-            // The access line carries the request's fields as the servlet path's do; this thread may
-            // be any of the pool's, so they are set for the line alone.
-            if (span == null)
+            if (span != null)
             {
-                LogContext.trace(request.getHeaders().get(TraceHeaders.TRACEPARENT));
-            }
-            else
-            {
-                LogContext.trace(span);
                 span.setAttribute(TraceAttributes.FACE, logged.face().label());
                 span.setAttribute(TraceAttributes.URL_PATH, log.printable(request.getHttpURI().getPath()));
                 Spans.endServer(span, response.getStatus());
             }
-            LogContext.put(LogContext.Field.FACE, logged.face().label());
-            LogContext.put(LogContext.Field.SANDBOX, logged.subject());
+            // The access line carries the request's fields as the servlet path's do; this thread may
+            // be any of the pool's, so they are set for the line alone, and only if there is a line.
+            boolean line = log.writesLines();
+            if (line)
+            {
+                if (span == null)
+                    LogContext.trace(request.getHeaders().get(TraceHeaders.TRACEPARENT));
+                else
+                    LogContext.trace(span);
+                LogContext.put(LogContext.Field.FACE, logged.face().label());
+                LogContext.put(LogContext.Field.SANDBOX, logged.subject());
+            }
             try
             {
                 log.record(client.remoteAddr(), request.getMethod(), request.getHttpURI().getPath(), request.getHttpURI().getQuery(), response.getStatus(), start, logged);
             }
             finally
             {
-                LogContext.clear();
+                if (line)
+                    LogContext.clear();
             }
         }
     }

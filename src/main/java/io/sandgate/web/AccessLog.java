@@ -23,6 +23,12 @@ public interface AccessLog
      */
     void record(String remoteAddr, String method, String path, String query, int status, long startNanos, AccessNote note);
 
+    /** Whether {@link #record} writes a line, which wants the request's fields in the logging context; counting alone does not. */
+    default boolean writesLines()
+    {
+        return true;
+    }
+
     /**
      * A request path as the log writes it, for a span to say no more than the log line does: by
      * default as it is; the access log redacts anything shaped like a secret.
