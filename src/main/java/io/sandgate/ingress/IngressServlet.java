@@ -100,6 +100,9 @@ public class IngressServlet extends StreamingProxyServlet
         // destination (and its pool) in the client forever.
         client.setDestinationIdleTimeout(ingress.config().destinationIdleTimeout().toMillis());
         client.setConnectTimeout(ingress.config().connectTimeout().toMillis());
+        // A head the container could not send on fails here as a bad answer (502), not in the
+        // container as it writes the response (its own 500 page), as on the core front-end.
+        client.setMaxResponseHeadersSize(SandboxLink.MAX_ANSWER_HEAD);
         return client;
     }
 

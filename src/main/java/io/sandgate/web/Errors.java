@@ -16,6 +16,7 @@ import jakarta.servlet.ServletContext;
 import jakarta.servlet.http.HttpServletMapping;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import org.eclipse.jetty.client.HttpResponseException;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
@@ -86,6 +87,9 @@ public final class Errors
                     peer == Peer.SANDBOX ? "route store unavailable and route not cached; retry shortly" : "the gateway's store is unavailable; retry shortly");
             if (t instanceof TimeoutException)
                 return new GatewayException(HttpStatus.GATEWAY_TIMEOUT_504, "upstream_timeout", peer.words + " did not answer in time");
+            // The client could not take the answer: not HTTP, or a head beyond what it reads.
+            if (t instanceof HttpResponseException)
+                return new GatewayException(HttpStatus.BAD_GATEWAY_502, "upstream_failed", "the exchange with " + peer.words + " failed");
             if (t instanceof ConnectException || t instanceof NoRouteToHostException
                 || t instanceof UnresolvedAddressException || t instanceof UnknownHostException)
                 return new GatewayException(HttpStatus.BAD_GATEWAY_502, "upstream_unreachable", peer.words + " refused or could not be reached");

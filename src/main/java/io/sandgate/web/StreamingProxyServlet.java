@@ -2,9 +2,13 @@ package io.sandgate.web;
 
 import java.io.IOException;
 
+import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import org.eclipse.jetty.client.EarlyHintsProtocolHandler;
+import org.eclipse.jetty.client.HttpClient;
+import org.eclipse.jetty.client.ProcessingProtocolHandler;
 import org.eclipse.jetty.client.Response;
 import org.eclipse.jetty.ee10.proxy.AsyncProxyServlet;
 import org.eclipse.jetty.util.Callback;
@@ -12,8 +16,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Jetty's asynchronous proxy servlet, changed in the one way both of Sandgate's proxying faces
- * need: every chunk from upstream is flushed to the client as it arrives.
+ * Jetty's asynchronous proxy servlet, changed in the two ways both of Sandgate's proxying faces
+ * need: every chunk from upstream is flushed to the client as it arrives, and an interim answer
+ * (102 Processing, 103 Early Hints) is not taken for the answer.
  */
 public abstract class StreamingProxyServlet extends AsyncProxyServlet
 {
@@ -28,6 +33,22 @@ public abstract class StreamingProxyServlet extends AsyncProxyServlet
     protected Logger createLogger()
     {
         return LoggerFactory.getLogger("org.eclipse.jetty.ee10.proxy." + getClass().getSimpleName());
+    }
+
+    /**
+     * Jetty's proxy servlet clears its client's protocol handlers but the one for 100 Continue, and
+     * its client then takes any other 1xx for the final answer: it ends the browser's response with
+     * the hint's head and drops the real answer, so the browser waits for ever. Sandboxes and
+     * upstreams send Early Hints (Node's {@code writeEarlyHints}, Go, CDNs); they are read and
+     * passed over here, as the core front-end does.
+     */
+    @Override
+    protected HttpClient createHttpClient() throws ServletException
+    {
+        HttpClient client = super.createHttpClient();
+        client.getProtocolHandlers().put(new ProcessingProtocolHandler());
+        client.getProtocolHandlers().put(new EarlyHintsProtocolHandler());
+        return client;
     }
 
     /**

@@ -33,8 +33,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The core front-end's own connections to sandboxes ({@link SandboxLink}, {@link SandboxLinks}),
  * against a sandbox on a raw socket that answers byte for byte as each test scripts it: bodies both
- * ways, the answers a well-behaved server rarely gives, and the connection handling a pool must get
- * right (a kept connection closed as it is taken, {@code Connection: close}, a full pool).
+ * ways, and the connection handling a pool must get right (a kept connection closed as it is taken,
+ * {@code Connection: close}, a full pool). The answers a well-behaved server rarely gives are
+ * {@link SandboxAnswersIT}'s, for both front-ends.
  */
 class SandboxLinkIT
 {
@@ -99,35 +100,7 @@ class SandboxLinkIT
         assertNull(received.header("Content-Length"));
     }
 
-    @Test
-    void interimAnswers_areNotTheBrowsers() throws Exception
-    {
-        sandbox.script((request, out) ->
-        {
-            out.write("HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-            return ScriptedSandbox.ok(out, "final");
-        });
 
-        HttpResponse<String> response = get(gateway.uri(), "/vnc/7/page");
-
-        assertEquals(200, response.statusCode());
-        assertEquals("final", response.body());
-        assertTrue(response.headers().firstValue("Link").isEmpty(), "the hint's fields are not the answer's: " + response.headers().map());
-    }
-
-    @Test
-    void answerEndedByClosing_arrivesWhole_andTheNextRequestGetsANewConnection() throws Exception
-    {
-        sandbox.script((request, out) ->
-        {
-            out.write("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the end".getBytes(StandardCharsets.US_ASCII));
-            return false;
-        });
-
-        assertEquals("until the end", get(gateway.uri(), "/vnc/7/a").body());
-        sandbox.script((request, out) -> ScriptedSandbox.ok(out, "next"));
-        assertEquals("next", get(gateway.uri(), "/vnc/7/b").body());
-    }
 
     @Test
     void connectionClose_isHonoured_evenWhenTheSandboxKeepsTheSocketOpen() throws Exception
@@ -178,23 +151,6 @@ class SandboxLinkIT
         assertEquals(postsBefore + 1, posts(), "the sandbox saw the POST once");
     }
 
-    @Test
-    void notHttp_is502_andTheConnectionIsNotKept() throws Exception
-    {
-        sandbox.script((request, out) ->
-        {
-            out.write("SSH-2.0-OpenSSH_9.6\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-            out.flush();
-            return true;
-        });
-
-        HttpResponse<String> response = get(gateway.uri(), "/vnc/7/a");
-
-        assertEquals(502, response.statusCode());
-        assertTrue(response.body().contains("upstream_failed"), response.body());
-        sandbox.script((request, out) -> ScriptedSandbox.ok(out, "fine"));
-        assertEquals("fine", get(gateway.uri(), "/vnc/7/b").body());
-    }
 
     @Test
     void headAnswer_withALength_endsWithoutABody_andTheConnectionCarriesTheNext() throws Exception
@@ -251,39 +207,7 @@ class SandboxLinkIT
         assertTrue(sandbox.connections() - connectionsBefore <= 2, "at most the pool's 2 connections were opened: " + (sandbox.connections() - connectionsBefore));
     }
 
-    @Test
-    void bytesAfterAnAnswer_neverBecomeTheNextRequestsAnswer() throws Exception
-    {
-        // A sandbox that smuggles a second answer behind the first: a kept connection would hand it to
-        // whichever request it carries next.
-        sandbox.script((request, out) ->
-        {
-            out.write(("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst"
-                + "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\npoison").getBytes(StandardCharsets.US_ASCII));
-            out.flush();
-            return true;
-        });
-        assertEquals("first", get(gateway.uri(), "/vnc/7/a").body());
-        sandbox.script((request, out) -> ScriptedSandbox.ok(out, "second"));
 
-        assertEquals("second", get(gateway.uri(), "/vnc/7/b").body());
-    }
-
-    @Test
-    void hugeHeaderFromTheSandbox_is502_andNothingOfItReachesTheBrowser() throws Exception
-    {
-        sandbox.script((request, out) ->
-        {
-            out.write(("HTTP/1.1 200 OK\r\nX-Big: " + "a".repeat(200_000) + "\r\nContent-Length: 2\r\n\r\nok").getBytes(StandardCharsets.US_ASCII));
-            out.flush();
-            return true;
-        });
-
-        HttpResponse<String> response = get(gateway.uri(), "/vnc/7/a");
-
-        assertEquals(502, response.statusCode());
-        assertTrue(response.headers().firstValue("X-Big").isEmpty());
-    }
 
     private static HttpResponse<String> post(HttpRequest.BodyPublisher body) throws Exception
     {

@@ -1,0 +1,133 @@
+package io.sandgate.ingress;
+
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+
+import io.sandgate.testing.EachIngressFrontEnd;
+import io.sandgate.testing.GatewayExtension;
+import io.sandgate.testing.ScriptedSandbox;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import static io.sandgate.testing.BrowserRequests.get;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Answers a well-behaved server rarely gives, as a sandbox on a raw socket writes them byte for
+ * byte, through both front-ends: the core one's own connections and the WAR's proxy servlet must
+ * tell the browser the same. Interim answers are not the answer, a sandbox that does not speak HTTP
+ * or sends a head no browser should get is a 502, and nothing a sandbox sends past its answer
+ * becomes the next request's.
+ */
+@EachIngressFrontEnd
+class SandboxAnswersIT
+{
+    private static ScriptedSandbox sandbox;
+
+    @RegisterExtension
+    static final GatewayExtension gateway = new GatewayExtension(config -> config
+        .set("ingress.cookie.secret", "it-secret-0123456789abcdef-0123456789")
+        .set("ingress.static-routes", Map.of("7", sandbox.hostPort())));
+
+    @BeforeAll
+    static void start() throws Exception
+    {
+        sandbox = ScriptedSandbox.start((request, out) -> ScriptedSandbox.ok(out, "hello"));
+    }
+
+    @AfterAll
+    static void stop() throws Exception
+    {
+        sandbox.close();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"102 Processing", "103 Early Hints"})
+    void interimAnswers_areNotTheBrowsers(String status) throws Exception
+    {
+        sandbox.script((request, out) ->
+        {
+            out.write(("HTTP/1.1 " + status + "\r\nLink: </style.css>; rel=preload\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            return ScriptedSandbox.ok(out, "final");
+        });
+
+        HttpResponse<String> response = get(gateway.uri(), "/vnc/7/page");
+
+        assertEquals(200, response.statusCode());
+        assertEquals("final", response.body());
+        assertTrue(response.headers().firstValue("Link").isEmpty(), "the hint's fields are not the answer's: " + response.headers().map());
+    }
+
+    @Test
+    void answerEndedByClosing_arrivesWhole_andTheNextRequestGetsANewConnection() throws Exception
+    {
+        sandbox.script((request, out) ->
+        {
+            out.write("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the end".getBytes(StandardCharsets.US_ASCII));
+            return false;
+        });
+
+        assertEquals("until the end", get(gateway.uri(), "/vnc/7/a").body());
+        sandbox.script((request, out) -> ScriptedSandbox.ok(out, "next"));
+        assertEquals("next", get(gateway.uri(), "/vnc/7/b").body());
+    }
+
+    @Test
+    void notHttp_is502_andTheConnectionIsNotKept() throws Exception
+    {
+        sandbox.script((request, out) ->
+        {
+            out.write("SSH-2.0-OpenSSH_9.6\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            return true;
+        });
+
+        HttpResponse<String> response = get(gateway.uri(), "/vnc/7/a");
+
+        assertEquals(502, response.statusCode());
+        assertTrue(response.body().contains("upstream_failed"), response.body());
+        sandbox.script((request, out) -> ScriptedSandbox.ok(out, "fine"));
+        assertEquals("fine", get(gateway.uri(), "/vnc/7/b").body());
+    }
+
+    @Test
+    void bytesAfterAnAnswer_neverBecomeTheNextRequestsAnswer() throws Exception
+    {
+        // A sandbox that smuggles a second answer behind the first: a kept connection would hand it to
+        // whichever request it carries next.
+        sandbox.script((request, out) ->
+        {
+            out.write(("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst"
+                + "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\npoison").getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            return true;
+        });
+        assertEquals("first", get(gateway.uri(), "/vnc/7/a").body());
+        sandbox.script((request, out) -> ScriptedSandbox.ok(out, "second"));
+
+        assertEquals("second", get(gateway.uri(), "/vnc/7/b").body());
+    }
+
+    @Test
+    void hugeHeaderFromTheSandbox_is502_andNothingOfItReachesTheBrowser() throws Exception
+    {
+        sandbox.script((request, out) ->
+        {
+            out.write(("HTTP/1.1 200 OK\r\nX-Big: " + "a".repeat(200_000) + "\r\nContent-Length: 2\r\n\r\nok").getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            return true;
+        });
+
+        HttpResponse<String> response = get(gateway.uri(), "/vnc/7/a");
+
+        assertEquals(502, response.statusCode(), response.body());
+        assertTrue(response.body().contains("upstream_failed"), response.body());
+        assertTrue(response.headers().firstValue("X-Big").isEmpty());
+    }
+}
