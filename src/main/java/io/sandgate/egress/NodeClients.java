@@ -13,7 +13,9 @@ import io.sandgate.core.Schedulers;
 import org.eclipse.jetty.client.AbstractConnectionPool;
 import org.eclipse.jetty.client.Destination;
 import org.eclipse.jetty.client.DuplexConnectionPool;
+import org.eclipse.jetty.client.EarlyHintsProtocolHandler;
 import org.eclipse.jetty.client.HttpClient;
+import org.eclipse.jetty.client.ProcessingProtocolHandler;
 import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
 import org.eclipse.jetty.client.transport.HttpDestination;
 import org.eclipse.jetty.http.HttpCookieStore;
@@ -228,6 +230,10 @@ final class NodeClients implements AutoCloseable
         client.start();
         client.getContentDecoderFactories().clear();
         client.getProtocolHandlers().clear();
+        // Interim answers (102, 103 Early Hints, which CDNs send) are read and passed over; without
+        // their handlers the client takes one for the final answer and the agent waits for ever.
+        client.getProtocolHandlers().put(new ProcessingProtocolHandler());
+        client.getProtocolHandlers().put(new EarlyHintsProtocolHandler());
         return client;
     }
 

@@ -130,6 +130,16 @@ class EgressRoutingIT
     }
 
     @Test
+    void earlyHintsFromTheTarget_areNotTheAgentsAnswer() throws Exception
+    {
+        HttpResponse<String> response = call("GET", https("/hints"));
+
+        assertEquals(200, response.statusCode(), response.body());
+        assertEquals("final", response.body());
+        assertTrue(response.headers().firstValue("Link").isEmpty(), "the hint's fields are not the answer's: " + response.headers().map());
+    }
+
+    @Test
     void plainHttpRoute_asksTheNodeInAbsoluteFormForTheCheckedAddress() throws Exception
     {
         HttpResponse<String> response = call("GET", "/egress/127.0.0.1:" + target.httpPort() + "/echo", "X-Agent-Task-Type", "plain");

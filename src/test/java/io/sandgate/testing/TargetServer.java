@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
 
+import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.io.Content;
@@ -212,6 +213,12 @@ public final class TargetServer implements RecordsRequests<TargetServer.Recorded
             else if (path.equals("/stream"))
             {
                 stream(request, response, callback);
+            }
+            else if (path.equals("/hints"))
+            {
+                // 103 Early Hints, as CDNs send them before the answer.
+                response.writeInterim(HttpStatus.EARLY_HINTS_103, HttpFields.build().add(HttpHeader.LINK, "</style.css>; rel=preload"))
+                    .whenComplete((ignored, failure) -> CommonRoutes.text(response, callback, "final"));
             }
             else if (!CommonRoutes.handle(path, request, response, callback, server.getScheduler()))
             {
