@@ -10,6 +10,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.Tracer;
 import io.sandgate.config.IngressConfig;
@@ -72,7 +74,7 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
     private final Tracer tracer;
     private final Connector connector;
     private Executor executor;
-    private SandboxLinks links;
+    private volatile SandboxLinks links;
 
     /**
      * @param limit the per-client limit the servlets also count against
@@ -80,7 +82,7 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
      * @param tracing where each exchange's server span goes
      * @param connector the listener that serves ingress; requests on any other one are declined
      */
-    public IngressHandler(Ingress ingress, ClientLimitFilter limit, AccessLog log, Tracing tracing, Connector connector)
+    public IngressHandler(Ingress ingress, ClientLimitFilter limit, AccessLog log, Tracing tracing, Connector connector, MeterRegistry registry)
     {
         this.ingress = ingress;
         this.policy = ingress.policy();
@@ -89,6 +91,17 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
         this.log = log;
         this.tracer = tracing.tracer();
         this.connector = connector;
+        // Read from whichever links the handler has when scraped: a restart makes new ones.
+        for (SandboxLinks.State state : SandboxLinks.State.values())
+            Gauge.builder("sandgate.ingress.sandbox.connections", this, handler -> handler.count(state)).tag("state", state.label())
+                .description("The core front-end's connections to sandboxes: busy with an exchange, idle in a pool, or requests waiting for one")
+                .register(registry);
+    }
+
+    private double count(SandboxLinks.State state)
+    {
+        SandboxLinks current = links;
+        return current == null ? 0 : current.count(state);
     }
 
     private static String viaHost()

@@ -39,6 +39,24 @@ import org.eclipse.jetty.util.thread.Scheduler;
  */
 final class SandboxLinks extends ContainerLifeCycle
 {
+    /** What {@link #count} counts. */
+    enum State
+    {
+        BUSY("busy"), IDLE("idle"), WAITING("waiting");
+
+        private final String label;
+
+        State(String label)
+        {
+            this.label = label;
+        }
+
+        String label()
+        {
+            return label;
+        }
+    }
+
     /** Requests that may wait for a connection to one sandbox; beyond, 503 at once. */
     static final int MAX_WAITING = 1024;
 
@@ -109,6 +127,15 @@ final class SandboxLinks extends ContainerLifeCycle
                 link.close();
         }
         scheduleSweep();
+    }
+
+    /** Connections busy or idle, or requests waiting for one, over all sandboxes: for the metrics, read when scraped. */
+    int count(State state)
+    {
+        int count = 0;
+        for (Destination destination : destinations.values())
+            count += destination.count(state);
+        return count;
     }
 
     /**
@@ -201,6 +228,16 @@ final class SandboxLinks extends ContainerLifeCycle
                 expired.add(idle.pollLast());
             }
             return expired == null ? List.of() : expired;
+        }
+
+        private synchronized int count(State state)
+        {
+            return switch (state)
+            {
+                case BUSY -> links - idle.size();
+                case IDLE -> idle.size();
+                case WAITING -> waiting.size();
+            };
         }
 
         /** @return whether the link was idle here, and now is not */

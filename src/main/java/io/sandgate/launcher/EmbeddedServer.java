@@ -128,7 +128,8 @@ public final class EmbeddedServer implements AutoCloseable
         {
             // Plain ingress HTTP on the core API; everything else (WebSocket upgrades included) on
             // the servlets, which may block and so run on the pool.
-            IngressHandler ingress = new IngressHandler(sandgate.ingress(), sandgate.clientLimit(), sandgate.accessLog(), sandgate.tracing(), connector);
+            IngressHandler ingress = new IngressHandler(sandgate.ingress(), sandgate.clientLimit(), sandgate.accessLog(), sandgate.tracing(), connector,
+                sandgate.metrics());
             root = new Handler.Sequence(ingress, new OnThreadPool(root));
         }
         server.setHandler(new GracefulHandler(root));

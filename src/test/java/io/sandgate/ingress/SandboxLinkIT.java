@@ -3,6 +3,7 @@ package io.sandgate.ingress;
 import java.io.ByteArrayInputStream;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -25,6 +26,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import static io.sandgate.testing.BrowserRequests.get;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -196,6 +198,8 @@ class SandboxLinkIT
         for (int i = 0; i < 12; i++)
             calls.add(BrowserRequests.CLIENT.sendAsync(HttpRequest.newBuilder(gateway.uri().resolve("/vnc/7/q" + i)).build(),
                 HttpResponse.BodyHandlers.ofString()));
+        // The metrics see the full pool: its 2 connections busy, the other 10 requests waiting.
+        await().atMost(Duration.ofSeconds(5)).until(() -> links("busy") == 2 && links("waiting") == 10);
         release.countDown();
 
         for (int i = 0; i < calls.size(); i++)
@@ -205,6 +209,12 @@ class SandboxLinkIT
             assertEquals("GET /q" + i + " HTTP/1.1", response.body());
         }
         assertTrue(sandbox.connections() - connectionsBefore <= 2, "at most the pool's 2 connections were opened: " + (sandbox.connections() - connectionsBefore));
+        await().atMost(Duration.ofSeconds(5)).until(() -> links("busy") == 0 && links("waiting") == 0 && links("idle") == 2);
+    }
+
+    private static double links(String state)
+    {
+        return gateway.sandgate().metrics().get("sandgate.ingress.sandbox.connections").tag("state", state).gauge().value();
     }
 
 
