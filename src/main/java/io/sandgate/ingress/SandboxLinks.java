@@ -119,14 +119,21 @@ final class SandboxLinks extends ContainerLifeCycle
 
     private void sweep()
     {
-        long cutoff = System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(poolIdleTimeout);
-        for (Destination destination : destinations.values())
+        try
         {
-            // A closed link leaves its destination, and takes the destination along if it was the last.
-            for (SandboxLink link : destination.expired(cutoff))
-                link.close();
+            long cutoff = System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(poolIdleTimeout);
+            for (Destination destination : destinations.values())
+            {
+                // A closed link leaves its destination, and takes the destination along if it was the last.
+                for (SandboxLink link : destination.expired(cutoff))
+                    link.close();
+            }
         }
-        scheduleSweep();
+        finally
+        {
+            // Whatever one link's close threw, the next sweep still comes.
+            scheduleSweep();
+        }
     }
 
     /** Connections busy or idle, or requests waiting for one, over all sandboxes: for the metrics, read when scraped. */
