@@ -10,12 +10,11 @@ import java.util.concurrent.TimeUnit;
 
 import io.sandgate.config.EgressConfig;
 import io.sandgate.core.Schedulers;
+import io.sandgate.web.StreamingProxyServlet;
 import org.eclipse.jetty.client.AbstractConnectionPool;
 import org.eclipse.jetty.client.Destination;
 import org.eclipse.jetty.client.DuplexConnectionPool;
-import org.eclipse.jetty.client.EarlyHintsProtocolHandler;
 import org.eclipse.jetty.client.HttpClient;
-import org.eclipse.jetty.client.ProcessingProtocolHandler;
 import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
 import org.eclipse.jetty.client.transport.HttpDestination;
 import org.eclipse.jetty.http.HttpCookieStore;
@@ -232,8 +231,7 @@ final class NodeClients implements AutoCloseable
         client.getProtocolHandlers().clear();
         // Interim answers (102, 103 Early Hints, which CDNs send) are read and passed over; without
         // their handlers the client takes one for the final answer and the agent waits for ever.
-        client.getProtocolHandlers().put(new ProcessingProtocolHandler());
-        client.getProtocolHandlers().put(new EarlyHintsProtocolHandler());
+        StreamingProxyServlet.passOverInterimAnswers(client);
         return client;
     }
 

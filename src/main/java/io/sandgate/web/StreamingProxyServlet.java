@@ -46,9 +46,15 @@ public abstract class StreamingProxyServlet extends AsyncProxyServlet
     protected HttpClient createHttpClient() throws ServletException
     {
         HttpClient client = super.createHttpClient();
+        passOverInterimAnswers(client);
+        return client;
+    }
+
+    /** Has a client whose protocol handlers were cleared read interim answers (102, 103) and wait for the final one. */
+    public static void passOverInterimAnswers(HttpClient client)
+    {
         client.getProtocolHandlers().put(new ProcessingProtocolHandler());
         client.getProtocolHandlers().put(new EarlyHintsProtocolHandler());
-        return client;
     }
 
     /**
