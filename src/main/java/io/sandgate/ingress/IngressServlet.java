@@ -2,6 +2,8 @@ package io.sandgate.ingress;
 
 import java.io.IOException;
 import java.util.Enumeration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import io.opentelemetry.api.trace.Span;
 import io.sandgate.ingress.IngressDecision.Forward;
@@ -16,13 +18,16 @@ import jakarta.servlet.http.HttpServletResponse;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.client.Response;
+import org.eclipse.jetty.client.Result;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.io.ClientConnector;
+import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.Promise;
 
 /**
  * Servlet glue of the ingress face: forwards a request whose sandbox {@link SessionFilter} has
@@ -104,6 +109,23 @@ public class IngressServlet extends StreamingProxyServlet
         // container as it writes the response (its own 500 page), as on the core front-end.
         client.setMaxResponseHeadersSize(SandboxLink.MAX_ANSWER_HEAD);
         return client;
+    }
+
+    /**
+     * Sends the request as Jetty's proxy does, but a GET (or another idempotent request without a
+     * body) that the sandbox's connection dropped before any answer goes once more, as the core
+     * front-end does: sandboxes close idle connections when they like, and one that closes a kept
+     * connection just as it is taken must not cost the browser its request.
+     */
+    @Override
+    protected void sendProxyRequest(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Request proxyRequest)
+    {
+        Response.CompleteListener answer = newProxyResponseListener(clientRequest, proxyResponse);
+        HttpMethod method = HttpMethod.fromString(proxyRequest.getMethod());
+        if (method != null && method.isIdempotent() && proxyRequest.getBody() == null && answer instanceof Response.Listener listener)
+            proxyRequest.send(new SendAgainOnce(proxyRequest, listener));
+        else
+            proxyRequest.send(answer);
     }
 
     /** The client's headers as {@link ForwardPolicy} lets them through. */
@@ -259,4 +281,95 @@ public class IngressServlet extends StreamingProxyServlet
         }
     }
 
+    /**
+     * Hands everything to Jetty's proxy listener, except a failure after the request went out and
+     * before any answer began: then a copy of the request goes once more, on a new connection of its
+     * own (the pool's other idle connections are as old as the dropped one), closed after the answer.
+     * Jetty's client does not say whether a connection was used before, so unlike the core front-end
+     * this also sends a GET again after a new connection was dropped, as HTTP allows for an idempotent
+     * request. A timeout or a failure to connect is not tried again: that would double the browser's
+     * wait for nothing.
+     */
+    private final class SendAgainOnce implements Response.Listener
+    {
+        private final Request request;
+        private final Response.Listener answer;
+        private volatile boolean committed;
+        private volatile boolean begun;
+
+        SendAgainOnce(Request request, Response.Listener answer)
+        {
+            this.request = request;
+            this.answer = answer;
+            request.onRequestCommit(r -> committed = true);
+        }
+
+        @Override
+        public void onBegin(Response response)
+        {
+            begun = true;
+            answer.onBegin(response);
+        }
+
+        @Override
+        public boolean onHeader(Response response, HttpField field)
+        {
+            return answer.onHeader(response, field);
+        }
+
+        @Override
+        public void onHeaders(Response response)
+        {
+            answer.onHeaders(response);
+        }
+
+        @Override
+        public void onContentSource(Response response, Content.Source source)
+        {
+            answer.onContentSource(response, source);
+        }
+
+        @Override
+        public void onSuccess(Response response)
+        {
+            answer.onSuccess(response);
+        }
+
+        @Override
+        public void onFailure(Response response, Throwable failure)
+        {
+            if (!mayGoAgain(failure))
+                answer.onFailure(response, failure);
+        }
+
+        @Override
+        public void onComplete(Result result)
+        {
+            if (!result.isFailed() || !mayGoAgain(result.getFailure()))
+            {
+                answer.onComplete(result);
+                return;
+            }
+            Request again = getHttpClient().newRequest(request.getURI())
+                .method(request.getMethod())
+                .headers(headers -> headers.add(request.getHeaders()))
+                .timeout(request.getTimeout(), TimeUnit.MILLISECONDS);
+            request.getAttributes().forEach(again::attribute);
+            getHttpClient().resolveDestination(again).newConnection(Promise.from(connection ->
+            {
+                again.onComplete(done -> connection.close());
+                connection.send(again, answer);
+            }, x ->
+            {
+                // No new connection: the browser learns of the first failure, as it would have.
+                answer.onFailure(result.getResponse(), result.getFailure());
+                answer.onComplete(result);
+            }));
+        }
+
+        private boolean mayGoAgain(Throwable failure)
+        {
+            return committed && !begun && !(failure instanceof TimeoutException);
+        }
+    }
 }

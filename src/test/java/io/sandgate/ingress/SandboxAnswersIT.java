@@ -1,5 +1,6 @@
 package io.sandgate.ingress;
 
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
@@ -15,6 +16,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import static io.sandgate.testing.BrowserRequests.get;
+import static io.sandgate.testing.BrowserRequests.post;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -22,8 +24,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Answers a well-behaved server rarely gives, as a sandbox on a raw socket writes them byte for
  * byte, through both front-ends: the core one's own connections and the WAR's proxy servlet must
  * tell the browser the same. Interim answers are not the answer, a sandbox that does not speak HTTP
- * or sends a head no browser should get is a 502, and nothing a sandbox sends past its answer
- * becomes the next request's.
+ * or sends a head no browser should get is a 502, nothing a sandbox sends past its answer
+ * becomes the next request's, and a kept connection the sandbox closes as it is taken costs the
+ * browser no GET, and no POST is sent twice.
  */
 @EachIngressFrontEnd
 class SandboxAnswersIT
@@ -129,5 +132,64 @@ class SandboxAnswersIT
         assertEquals(502, response.statusCode(), response.body());
         assertTrue(response.body().contains("upstream_failed"), response.body());
         assertTrue(response.headers().firstValue("X-Big").isEmpty());
+    }
+
+    @Test
+    void headJustUnderWhatTheGatewayReads_reachesTheBrowser_withTheGatewaysOwnFields() throws Exception
+    {
+        // The gateway reads up to 8 KB of a sandbox's head and adds fields of its own (the session
+        // cookie, the confinement policy): the server must have room to send both, over 8 KB here.
+        String big = "a".repeat(SandboxLink.MAX_ANSWER_HEAD - 100);
+        sandbox.script((request, out) ->
+        {
+            out.write(("HTTP/1.1 200 OK\r\nX-Big: " + big + "\r\nContent-Length: 2\r\n\r\nok").getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            return true;
+        });
+
+        HttpResponse<String> response = get(gateway.uri(), "/vnc/7/a");
+
+        assertEquals(200, response.statusCode(), response.body());
+        assertEquals("ok", response.body());
+        assertEquals(big, response.headers().firstValue("X-Big").orElse(null));
+        assertTrue(response.headers().firstValue("Set-Cookie").isPresent(), "the gateway's own fields are there too: " + response.headers().map().keySet());
+    }
+
+    @Test
+    void keptConnectionClosedAsItIsTaken_theGetIsSentAgainOnANewOne() throws Exception
+    {
+        // Sandboxes close idle connections when they like; one that closes just as the gateway reuses it
+        // must not cost the browser its request. Jetty's client in the WAR gets the same answer as the
+        // core front-end's own connections.
+        sandbox.script((request, out) -> request.number() == 1 ? ScriptedSandbox.ok(out, "first on " + request.connection()) : false);
+        // The earlier tests' connections are kept too, and each closes as it is taken now.
+        String first = get(gateway.uri(), "/vnc/7/a").body();
+        assertTrue(first.startsWith("first on "), first);
+
+        HttpResponse<String> second = get(gateway.uri(), "/vnc/7/b");
+
+        assertEquals(200, second.statusCode(), second.body());
+        assertTrue(second.body().startsWith("first on "), second.body());
+        assertTrue(!second.body().equals(first), "a new connection answered: " + first + " then " + second.body());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"pay once", ""})
+    void keptConnectionClosedAsItIsTaken_aPostIsNotSentTwice_withABodyOrWithout(String body) throws Exception
+    {
+        sandbox.script((request, out) -> ScriptedSandbox.ok(out, "kept"));
+        assertEquals("kept", get(gateway.uri(), "/vnc/7/a").body());
+        sandbox.script((request, out) -> false);
+        int postsBefore = posts();
+
+        HttpResponse<String> response = post(gateway.uri(), "/vnc/7/upload", HttpRequest.BodyPublishers.ofString(body));
+
+        assertEquals(502, response.statusCode(), response.body());
+        assertEquals(postsBefore + 1, posts(), "the sandbox saw the POST once");
+    }
+
+    private static int posts()
+    {
+        return (int)sandbox.received().stream().filter(r -> r.requestLine().startsWith("POST ")).count();
     }
 }

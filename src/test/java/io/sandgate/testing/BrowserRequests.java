@@ -33,6 +33,13 @@ public final class BrowserRequests
         return CLIENT.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }
 
+    /** A POST of an octet stream, as an upload from a page sends it; {@code base} and {@code path} as for {@link #get}. */
+    public static HttpResponse<String> post(URI base, String path, HttpRequest.BodyPublisher body) throws Exception
+    {
+        return CLIENT.send(HttpRequest.newBuilder(base.resolve(path)).timeout(Duration.ofSeconds(10)).POST(body)
+            .header("Content-Type", "application/octet-stream").build(), HttpResponse.BodyHandlers.ofString());
+    }
+
     /**
      * Which sandbox served the path through the gateway: the {@code X-Backend} name of a
      * {@link SandboxBackend}, else the status, or the failure; never throws, for use in awaits and
