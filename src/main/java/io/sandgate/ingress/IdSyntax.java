@@ -4,23 +4,85 @@ import java.util.regex.Pattern;
 
 /**
  * What a sandbox id may look like. The pattern is always matched whole, and the length is checked
- * first, so an overlong id never reaches the regex engine.
+ * first, so an overlong id never reaches the regex engine. The default pattern ({@code \d+}) and
+ * the plain-segment check run as loops over the characters: they are asked on every request, and
+ * a regex matcher is an allocation each time.
  */
-record IdSyntax(Pattern pattern, int maxLength)
+final class IdSyntax
 {
-    /** Characters an id-less first path segment (an asset directory or file) may use. */
-    private static final Pattern PLAIN_SEGMENT = Pattern.compile("[A-Za-z0-9._~!$&'()*+,;=:@-]{1,255}");
+    /** Characters an id-less first path segment (an asset directory or file) may use, besides letters and digits. */
+    private static final String PLAIN_PUNCTUATION = "._~!$&'()*+,;=:@-";
+    private static final int PLAIN_MAX_LENGTH = 255;
+    private static final boolean[] PLAIN = new boolean[128];
+
+    static
+    {
+        for (char c = '0'; c <= '9'; c++)
+            PLAIN[c] = true;
+        for (char c = 'A'; c <= 'Z'; c++)
+            PLAIN[c] = true;
+        for (char c = 'a'; c <= 'z'; c++)
+            PLAIN[c] = true;
+        for (char c : PLAIN_PUNCTUATION.toCharArray())
+            PLAIN[c] = true;
+    }
+
+    private final Pattern pattern;
+    private final int maxLength;
+    /** Whether the pattern is the default, ASCII digits: checked by a loop. */
+    private final boolean digits;
+
+    IdSyntax(Pattern pattern, int maxLength)
+    {
+        // \d is ASCII digits unless the pattern asks for Unicode classes.
+        this(pattern, maxLength, pattern.pattern().equals("\\d+") && (pattern.flags() & Pattern.UNICODE_CHARACTER_CLASS) == 0);
+    }
+
+    private IdSyntax(Pattern pattern, int maxLength, boolean digits)
+    {
+        this.pattern = pattern;
+        this.maxLength = maxLength;
+        this.digits = digits;
+    }
+
+    /** The same syntax with every id matched by the regex engine, to check the loop against. */
+    static IdSyntax byRegex(Pattern pattern, int maxLength)
+    {
+        return new IdSyntax(pattern, maxLength, false);
+    }
+
+    /** Whether ids are checked by a loop over their characters, not by the regex engine. */
+    boolean byLoop()
+    {
+        return digits;
+    }
 
     boolean isId(String candidate)
     {
-        return candidate != null && !candidate.isEmpty() && candidate.length() <= maxLength && pattern.matcher(candidate).matches();
+        return candidate != null && !candidate.isEmpty() && candidate.length() <= maxLength && matches(candidate, candidate.length());
     }
 
     /** Whether the segment has the shape of an id but is too long, e.g. 200 digits. */
     boolean isOverlongId(String candidate)
     {
         // Only the allowed length is matched: a huge segment never reaches the regex engine whole.
-        return candidate.length() > maxLength && pattern.matcher(candidate).region(0, maxLength).matches();
+        return candidate.length() > maxLength && matches(candidate, maxLength);
+    }
+
+    /** Whether the first {@code length} characters match the pattern whole. */
+    private boolean matches(String candidate, int length)
+    {
+        if (!digits)
+            return pattern.matcher(candidate).region(0, length).matches();
+        if (length == 0)
+            return false;
+        for (int i = 0; i < length; i++)
+        {
+            char c = candidate.charAt(i);
+            if (c < '0' || c > '9')
+                return false;
+        }
+        return true;
     }
 
     /**
@@ -40,6 +102,15 @@ record IdSyntax(Pattern pattern, int maxLength)
      */
     static boolean isPlainSegment(String segment)
     {
-        return PLAIN_SEGMENT.matcher(segment).matches() && !segment.equals(".") && !segment.equals("..");
+        int length = segment.length();
+        if (length == 0 || length > PLAIN_MAX_LENGTH || segment.equals(".") || segment.equals(".."))
+            return false;
+        for (int i = 0; i < length; i++)
+        {
+            char c = segment.charAt(i);
+            if (c >= PLAIN.length || !PLAIN[c])
+                return false;
+        }
+        return true;
     }
 }
