@@ -45,6 +45,14 @@ final class SessionCookie
      * forged or malformed entry is never cached, and expiry is still checked on every use.
      */
     private final Map<String, Entry> verified = new ConcurrentHashMap<>();
+    /**
+     * Whole cookie values decoded before, when they held only genuine, unexpired entries: the same
+     * value comes with every request of a session, and splitting it anew each time is garbage on
+     * the hot path. A value is used from here only while all its entries are unexpired.
+     */
+    private final Map<String, Decoded> decoded = new ConcurrentHashMap<>();
+    /** {@link #fingerprint} of route generations seen, as the cookie entries hold them. */
+    private static final Map<String, String> FINGERPRINTS = new ConcurrentHashMap<>();
 
     /** The cookie of open access: entries made on the spot, renewed whenever their sandbox is opened again. */
     SessionCookie(Signer signer, IdSyntax ids, Duration ttl, int maxEntries, Clock clock)
@@ -116,6 +124,17 @@ final class SessionCookie
     {
         static final Decoded NONE = new Decoded(List.of(), false, false);
 
+        /** Whether every entry is still unexpired at {@code now} (epoch seconds). */
+        boolean unexpiredAt(long now)
+        {
+            for (Entry entry : entries)
+            {
+                if (entry.expires() <= now)
+                    return false;
+            }
+            return true;
+        }
+
         boolean contains(String id)
         {
             return entry(id) != null;
@@ -143,6 +162,9 @@ final class SessionCookie
         if (values.isEmpty())
             return Decoded.NONE;
         long now = clock.instant().getEpochSecond();
+        Decoded known = values.size() == 1 ? decoded.get(values.get(0)) : null;
+        if (known != null && known.unexpiredAt(now))
+            return known;
         List<Entry> entries = new ArrayList<>();
         boolean forged = false;
         boolean expired = false;
@@ -165,7 +187,14 @@ final class SessionCookie
                     entries.add(entry);
             }
         }
-        return new Decoded(List.copyOf(entries), forged, expired);
+        Decoded result = new Decoded(List.copyOf(entries), forged, expired);
+        if (values.size() == 1 && !forged && !expired && !entries.isEmpty())
+        {
+            if (decoded.size() >= VERIFIED_CACHE_SIZE)
+                decoded.clear();
+            decoded.put(values.get(0), result);
+        }
+        return result;
     }
 
     /**
@@ -251,8 +280,23 @@ final class SessionCookie
         return new Entry(id, Long.parseLong(fields[1]), Long.parseLong(fields[2]), fields[3]);
     }
 
-    /** A short, fixed-length stand-in for a route generation (pod uids are 36 characters, others may be longer). */
+    /**
+     * A short, fixed-length stand-in for a route generation (pod uids are 36 characters, others may
+     * be longer). Digested once per generation: every request to a pod watcher's route asks.
+     */
     static String fingerprint(String generation)
+    {
+        String known = FINGERPRINTS.get(generation);
+        if (known != null)
+            return known;
+        if (FINGERPRINTS.size() >= VERIFIED_CACHE_SIZE)
+            FINGERPRINTS.clear();
+        String fingerprint = digest(generation);
+        FINGERPRINTS.put(generation, fingerprint);
+        return fingerprint;
+    }
+
+    private static String digest(String generation)
     {
         try
         {

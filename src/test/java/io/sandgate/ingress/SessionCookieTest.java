@@ -57,6 +57,7 @@ class SessionCookieTest {
         String value = cookie.withFirst(SessionCookie.Decoded.NONE, "37579");
         assertTrue(cookie.decode(List.of(value)).contains("37579"));
         assertTrue(cookie.decode(List.of(value)).contains("37579"), "the second decode is served from the verified entries");
+        assertSame(cookie.decode(List.of(value)), cookie.decode(List.of(value)), "a value decoded before is not split again");
 
         String tampered = value.substring(0, value.length() - 1) + (value.endsWith("A") ? "B" : "A");
         assertTrue(cookie.decode(List.of(tampered)).forged(), "only the exact verified text is trusted");
