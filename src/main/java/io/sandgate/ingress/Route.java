@@ -15,16 +15,26 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * the sandbox was revoked. The stamp travels with the route so that every replica learns of a
  * revocation as it learns of a route change, with no lookup of its own per request.
  *
- * @param host IP literal or host name, without brackets
- * @param port TCP port
- * @param generation opaque writer generation, e.g. a pod uid
- * @param revokedBefore grants and session cookies issued up to this instant are refused
+ * <p>A class rather than a record only to compute its authority once: routes are cached and read
+ * on every request, which needs the authority twice.</p>
  */
-public record Route(String host, int port, Optional<String> generation, Optional<Instant> revokedBefore)
+public final class Route
 {
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    public Route
+    private final String host;
+    private final int port;
+    private final Optional<String> generation;
+    private final Optional<Instant> revokedBefore;
+    private final String authority;
+
+    /**
+     * @param host IP literal or host name, without brackets
+     * @param port TCP port
+     * @param generation opaque writer generation, e.g. a pod uid
+     * @param revokedBefore grants and session cookies issued up to this instant are refused
+     */
+    public Route(String host, int port, Optional<String> generation, Optional<Instant> revokedBefore)
     {
         Objects.requireNonNull(host, "host");
         Objects.requireNonNull(generation, "generation");
@@ -33,6 +43,11 @@ public record Route(String host, int port, Optional<String> generation, Optional
             throw new IllegalArgumentException("host: " + host + " (expected: an IP address or host name)");
         if (port < 1 || port > 65535)
             throw new IllegalArgumentException("port: " + port + " (expected: 1 to 65535)");
+        this.host = host;
+        this.port = port;
+        this.generation = generation;
+        this.revokedBefore = revokedBefore;
+        this.authority = (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port;
     }
 
     public Route(String host, int port, Optional<String> generation)
@@ -113,10 +128,30 @@ public record Route(String host, int port, Optional<String> generation, Optional
         }
     }
 
+    public String host()
+    {
+        return host;
+    }
+
+    public int port()
+    {
+        return port;
+    }
+
+    public Optional<String> generation()
+    {
+        return generation;
+    }
+
+    public Optional<Instant> revokedBefore()
+    {
+        return revokedBefore;
+    }
+
     /** The {@code host:port} authority for a URI, IPv6 in brackets. */
     public String authority()
     {
-        return (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port;
+        return authority;
     }
 
     /** The stored form: plain {@code host:port} unless there is a generation or a revocation to keep. */
@@ -128,5 +163,24 @@ public record Route(String host, int port, Optional<String> generation, Optional
         generation.ifPresent(g -> node.put("generation", g));
         revokedBefore.ifPresent(r -> node.put("revokedBefore", r.toString()));
         return node.toString();
+    }
+
+    @Override
+    public boolean equals(Object other)
+    {
+        return other instanceof Route route && port == route.port && host.equals(route.host)
+            && generation.equals(route.generation) && revokedBefore.equals(route.revokedBefore);
+    }
+
+    @Override
+    public int hashCode()
+    {
+        return Objects.hash(host, port, generation, revokedBefore);
+    }
+
+    @Override
+    public String toString()
+    {
+        return "Route[host=" + host + ", port=" + port + ", generation=" + generation + ", revokedBefore=" + revokedBefore + "]";
     }
 }
