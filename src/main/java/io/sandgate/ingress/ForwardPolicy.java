@@ -93,7 +93,7 @@ final class ForwardPolicy
             HttpHeader header = field.getHeader();
             if (header == HttpHeader.COOKIE)
             {
-                String rest = withoutSessionCookie(field.getValue(), cookieName);
+                String rest = withoutSessionCookie(field.getValue(), cookieName, hostCookieName);
                 if (rest != null)
                     kept = kept == null ? new StringBuilder(rest) : kept.append("; ").append(rest);
                 continue;
@@ -211,17 +211,34 @@ final class ForwardPolicy
     }
 
     /**
-     * Where the server set a field of this one's name before the sandbox's fields: the first
-     * {@code preset} fields of the response. The core front-end's way to {@link #isFirstOfName}'s
-     * end: a pass over the one or two preset fields instead of over all the sandbox's.
+     * The fields the server set before the sandbox's: the first {@code count} of the response, read
+     * in one pass (asking a response's fields for one by index walks them from the start each time).
+     */
+    static HttpField[] presets(HttpFields toBrowser, int count)
+    {
+        HttpField[] presets = new HttpField[count];
+        int i = 0;
+        for (HttpField field : toBrowser)
+        {
+            if (i == count)
+                break;
+            presets[i++] = field;
+        }
+        return presets;
+    }
+
+    /**
+     * Where the server set a field of this one's name before the sandbox's fields ({@link #presets}).
+     * The core front-end's way to {@link #isFirstOfName}'s end: a look at the one or two preset
+     * fields instead of a pass over all the sandbox's.
      *
      * @return the preset field's index, or -1
      */
-    static int presetOfName(HttpFields toBrowser, int preset, HttpField field)
+    static int presetOfName(HttpField[] presets, HttpField field)
     {
-        for (int i = 0; i < preset; i++)
+        for (int i = 0; i < presets.length; i++)
         {
-            HttpField set = toBrowser.getField(i);
+            HttpField set = presets[i];
             if (field.getHeader() != null ? set.getHeader() == field.getHeader() : set.is(field.getName()))
                 return i;
         }
@@ -314,17 +331,47 @@ final class ForwardPolicy
     /** The Cookie header without the named cookie (nor its {@code __Host-} form), or null when nothing is left. */
     static String withoutSessionCookie(String header, String name)
     {
-        StringBuilder kept = new StringBuilder();
-        for (String pair : header.split(";"))
+        return withoutSessionCookie(header, name, SessionResolver.HOST_COOKIE_PREFIX + name);
+    }
+
+    /**
+     * The pairs of a {@code Cookie} header but the session cookie's (under either name), trimmed and
+     * joined by {@code "; "}, or null if none is left. One pass over the header, with no copy of a
+     * pair that is dropped: the browser's cookies are read on every request.
+     */
+    private static String withoutSessionCookie(String header, String name, String hostName)
+    {
+        StringBuilder kept = null;
+        int start = 0;
+        while (start <= header.length())
         {
-            String trimmed = pair.trim();
-            if (trimmed.isEmpty() || trimmed.startsWith(name + "=") || trimmed.startsWith(SessionResolver.HOST_COOKIE_PREFIX + name + "="))
-                continue;
-            if (kept.length() > 0)
-                kept.append("; ");
-            kept.append(trimmed);
+            int end = header.indexOf(';', start);
+            if (end < 0)
+                end = header.length();
+            int from = start;
+            int to = end;
+            // As String.trim() trims.
+            while (from < to && header.charAt(from) <= ' ')
+                from++;
+            while (to > from && header.charAt(to - 1) <= ' ')
+                to--;
+            if (to > from && !isPair(header, from, to, name) && !isPair(header, from, to, hostName))
+            {
+                if (kept == null)
+                    kept = new StringBuilder(header.length());
+                else
+                    kept.append("; ");
+                kept.append(header, from, to);
+            }
+            start = end + 1;
         }
-        return kept.length() == 0 ? null : kept.toString();
+        return kept == null ? null : kept.toString();
+    }
+
+    /** Whether the pair from {@code from} to {@code to} is a cookie of this name. */
+    private static boolean isPair(String header, int from, int to, String name)
+    {
+        return to - from > name.length() && header.startsWith(name, from) && header.charAt(from + name.length()) == '=';
     }
 
     /** Whether a cookie of the request is the session cookie, under its name or (host mode over HTTPS) its {@code __Host-} name. */

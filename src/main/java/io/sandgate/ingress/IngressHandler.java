@@ -366,13 +366,14 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
             // Jetty's Date (and Server) can be replaced but not removed: the sandbox's first of such a
             // name replaces it, the rest are added.
             int preset = Math.min(toBrowser.size(), Long.SIZE);
+            HttpField[] presets = preset == 0 ? null : ForwardPolicy.presets(toBrowser, preset);
             long replaced = 0;
             for (HttpField field : fromSandbox)
             {
                 HttpField kept = policy.toBrowser(field, forward, route);
                 if (kept == null)
                     continue;
-                int at = preset == 0 ? -1 : ForwardPolicy.presetOfName(toBrowser, preset, kept);
+                int at = presets == null ? -1 : ForwardPolicy.presetOfName(presets, kept);
                 if (at >= 0 && (replaced & 1L << at) == 0)
                 {
                     replaced |= 1L << at;

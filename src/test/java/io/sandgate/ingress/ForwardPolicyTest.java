@@ -176,12 +176,12 @@ class ForwardPolicyTest
     @Test
     void aPresetFieldOfTheSameName_isFoundAmongThePresetOnes_only()
     {
-        HttpFields toBrowser = client("Date", "Tue", "X-Preset", "p", "X-Trace", "1");
+        HttpField[] presets = ForwardPolicy.presets(client("Date", "Tue", "X-Preset", "p", "X-Trace", "1"), 2);
 
-        assertEquals(0, ForwardPolicy.presetOfName(toBrowser, 2, new HttpField(HttpHeader.DATE, "Mon")));
-        assertEquals(1, ForwardPolicy.presetOfName(toBrowser, 2, new HttpField("x-preset", "s")));
-        assertEquals(-1, ForwardPolicy.presetOfName(toBrowser, 2, new HttpField("X-Trace", "2")));
-        assertEquals(-1, ForwardPolicy.presetOfName(toBrowser, 2, new HttpField(HttpHeader.SERVER, "s")));
+        assertEquals(0, ForwardPolicy.presetOfName(presets, new HttpField(HttpHeader.DATE, "Mon")));
+        assertEquals(1, ForwardPolicy.presetOfName(presets, new HttpField("x-preset", "s")));
+        assertEquals(-1, ForwardPolicy.presetOfName(presets, new HttpField("X-Trace", "2")));
+        assertEquals(-1, ForwardPolicy.presetOfName(presets, new HttpField(HttpHeader.SERVER, "s")));
     }
 
     @Test
@@ -215,5 +215,31 @@ class ForwardPolicyTest
         assertFalse(ForwardPolicy.isWebSocketUpgrade("POST", "websocket"));
         assertFalse(ForwardPolicy.isWebSocketUpgrade("GET", "h2c"));
         assertFalse(ForwardPolicy.isWebSocketUpgrade("GET", null));
+    }
+
+    @Test
+    void theCookieHeaderWithoutTheSessionCookie_isWhatSplittingAndTrimmingEachPairGives()
+    {
+        List<String> headers = List.of("", ";", " ; ; ", "a=1", "a=1;b=2", " a=1 ;\tb=2\t", "vnc_session_id=x", "vnc_session_id=x; a=1",
+            "a=1; vnc_session_id=x", "a=1;vnc_session_id=x;b=2", "__Host-vnc_session_id=y; c=3", "vnc_session_id", "vnc_session_id=",
+            "vnc_session_idx=1", "xvnc_session_id=1", " vnc_session_id=1 ", "a=\"q;r\"; vnc_session_id=1", "a=1;;b=2;", "=;==");
+        for (String header : headers)
+            assertEquals(bySplitting(header, "vnc_session_id"), ForwardPolicy.withoutSessionCookie(header, "vnc_session_id"), header);
+    }
+
+    /** The plain way: split on semicolons, trim, drop empty pairs and the session cookie's. */
+    private static String bySplitting(String header, String name)
+    {
+        StringBuilder kept = new StringBuilder();
+        for (String pair : header.split(";"))
+        {
+            String trimmed = pair.trim();
+            if (trimmed.isEmpty() || trimmed.startsWith(name + "=") || trimmed.startsWith("__Host-" + name + "="))
+                continue;
+            if (kept.length() > 0)
+                kept.append("; ");
+            kept.append(trimmed);
+        }
+        return kept.length() == 0 ? null : kept.toString();
     }
 }
