@@ -19,10 +19,12 @@ public record AccessNote(Face face, String subject, String via)
     {
         INGRESS, MCP, EGRESS, OPS;
 
+        private final String label = name().toLowerCase(Locale.ROOT);
+
         /** The label used in metrics and logs. */
         public String label()
         {
-            return name().toLowerCase(Locale.ROOT);
+            return label;
         }
     }
 
