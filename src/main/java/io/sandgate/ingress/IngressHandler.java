@@ -33,6 +33,8 @@ import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
 import org.eclipse.jetty.http.HttpURI;
+import org.eclipse.jetty.io.ByteBufferPool;
+import org.eclipse.jetty.io.RetainableByteBuffer;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
@@ -208,7 +210,7 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
      * {@link ForwardPolicy} lets them through, then Via, the {@code X-Forwarded-*} headers and the
      * trace context, as the servlet path sends them.
      */
-    private ByteBuffer head(Exchange exchange, SandboxLink.Body body)
+    private RetainableByteBuffer head(Exchange exchange, SandboxLink.Body body, ByteBufferPool pool)
     {
         Request request = exchange.request;
         HttpFields fromClient = request.getHeaders();
@@ -224,7 +226,7 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
             toSandbox.put(HttpHeader.TRANSFER_ENCODING, "chunked");
         if (exchange.span != null)
             ForwardPolicy.addTraceHeaders(toSandbox, exchange.span);
-        return RequestHead.of(request.getMethod(), exchange.forward.upstreamPath(), toSandbox);
+        return RequestHead.of(request.getMethod(), exchange.forward.upstreamPath(), toSandbox, pool);
     }
 
     /** What a Via entry says of the client's hop: {@code 1.1 host} for HTTP/1.1, as Jetty's proxies write it. */
@@ -346,9 +348,9 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
         }
 
         @Override
-        public ByteBuffer head()
+        public RetainableByteBuffer head(ByteBufferPool pool)
         {
-            return IngressHandler.this.head(this, body);
+            return IngressHandler.this.head(this, body, pool);
         }
 
         @Override

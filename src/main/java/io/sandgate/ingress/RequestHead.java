@@ -4,6 +4,8 @@ import java.nio.ByteBuffer;
 
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
+import org.eclipse.jetty.io.ByteBufferPool;
+import org.eclipse.jetty.io.RetainableByteBuffer;
 
 /**
  * An HTTP/1.1 request head as bytes: the request line, the header fields, the blank line. The
@@ -16,44 +18,48 @@ final class RequestHead
     {
     }
 
-    static ByteBuffer of(String method, String target, HttpFields fields)
+    /**
+     * The head in a buffer of the pool's, ready to write (flush mode); whoever writes it releases it.
+     * Direct, as the socket takes it without a copy, and pooled: a head per request is otherwise the
+     * largest allocation on the core front-end's path.
+     */
+    static RetainableByteBuffer of(String method, String target, HttpFields fields, ByteBufferPool pool)
     {
         int size = method.length() + target.length() + 14;
         for (HttpField field : fields)
             size += field.getName().length() + field.getValue().length() + 4;
-        byte[] head = new byte[size];
-        int at = put(head, 0, method);
-        head[at++] = ' ';
-        at = put(head, at, target);
-        at = put(head, at, " HTTP/1.1");
-        at = crlf(head, at);
+        RetainableByteBuffer buffer = pool.acquire(size, true);
+        ByteBuffer head = buffer.getByteBuffer();
+        head.clear();
+        put(head, method);
+        head.put((byte)' ');
+        put(head, target);
+        put(head, " HTTP/1.1");
+        crlf(head);
         for (HttpField field : fields)
         {
-            at = put(head, at, field.getName());
-            head[at++] = ':';
-            head[at++] = ' ';
-            at = put(head, at, field.getValue());
-            at = crlf(head, at);
+            put(head, field.getName());
+            head.put((byte)':').put((byte)' ');
+            put(head, field.getValue());
+            crlf(head);
         }
-        at = crlf(head, at);
-        return ByteBuffer.wrap(head, 0, at);
+        crlf(head);
+        head.flip();
+        return buffer;
     }
 
-    private static int crlf(byte[] head, int at)
+    private static void crlf(ByteBuffer head)
     {
-        head[at] = '\r';
-        head[at + 1] = '\n';
-        return at + 2;
+        head.put((byte)'\r').put((byte)'\n');
     }
 
     /** ISO-8859-1, as header fields are read; a line break, or a character beyond, goes as a space or a question mark. */
-    private static int put(byte[] head, int at, String text)
+    private static void put(ByteBuffer head, String text)
     {
         for (int i = 0; i < text.length(); i++)
         {
             char c = text.charAt(i);
-            head[at++] = c == '\r' || c == '\n' ? (byte)' ' : c > 0xFF ? (byte)'?' : (byte)c;
+            head.put(c == '\r' || c == '\n' ? (byte)' ' : c > 0xFF ? (byte)'?' : (byte)c);
         }
-        return at;
     }
 }

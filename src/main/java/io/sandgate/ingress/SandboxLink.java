@@ -51,8 +51,8 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
 
         Response response();
 
-        /** The request line and header fields, ready to write. */
-        ByteBuffer head();
+        /** The request line and header fields, ready to write, in a buffer of {@code pool}'s that the link releases once written. */
+        RetainableByteBuffer head(ByteBufferPool pool);
 
         /** How the browser's body goes on: not at all, as it came (Content-Length), or chunked. */
         Body body();
@@ -143,10 +143,10 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
     /** Carries an exchange: this link was idle or just opened, and reads already. */
     void send(Exchange next)
     {
-        ByteBuffer head;
+        RetainableByteBuffer head;
         try
         {
-            head = next.head();
+            head = next.head(pool);
         }
         catch (RuntimeException x)
         {
@@ -168,11 +168,16 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
         current.set(next);
         getEndPoint().write(Callback.from(() ->
         {
+            head.release();
             if (body == Body.NONE)
                 requestSent();
             else
                 new BodyPump(next, body == Body.CHUNKED).iterate();
-        }, this::fail), head);
+        }, x ->
+        {
+            head.release();
+            fail(x);
+        }), head.getByteBuffer());
     }
 
     @Override

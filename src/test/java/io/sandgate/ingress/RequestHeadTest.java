@@ -1,0 +1,31 @@
+package io.sandgate.ingress;
+
+import java.nio.charset.StandardCharsets;
+
+import org.eclipse.jetty.http.HttpFields;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.io.ArrayByteBufferPool;
+import org.eclipse.jetty.io.RetainableByteBuffer;
+import org.eclipse.jetty.util.BufferUtil;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class RequestHeadTest
+{
+    @Test
+    void theHead_isTheRequestLineAndFields_withLineBreaksAsSpaces_inAPooledBufferThatGoesBack()
+    {
+        ArrayByteBufferPool.Tracking pool = new ArrayByteBufferPool.Tracking();
+        HttpFields fields = HttpFields.build().add(HttpHeader.HOST, "10.0.0.7:6080").add("X-Odd", "a\r\nInjected: yes").add("X-Wide", "\u20ac");
+
+        RetainableByteBuffer head = RequestHead.of("GET", "/app.js?v=1", fields, pool);
+
+        assertEquals("GET /app.js?v=1 HTTP/1.1\r\nHost: 10.0.0.7:6080\r\nX-Odd: a  Injected: yes\r\nX-Wide: ?\r\n\r\n",
+            BufferUtil.toString(head.getByteBuffer(), StandardCharsets.ISO_8859_1));
+        assertEquals(1, pool.getLeaks().size(), "the head is the pool's until written");
+        assertTrue(head.release());
+        assertTrue(pool.getLeaks().isEmpty(), "released: " + pool.dumpLeaks());
+    }
+}
