@@ -282,26 +282,28 @@ public class IngressServlet extends StreamingProxyServlet
     }
 
     /**
-     * Hands everything to Jetty's proxy listener, except a failure after the request went out and
-     * before any answer began: then a copy of the request goes once more, on a new connection of its
-     * own (the pool's other idle connections are as old as the dropped one), closed after the answer.
-     * Jetty's client does not say whether a connection was used before, so unlike the core front-end
-     * this also sends a GET again after a new connection was dropped, as HTTP allows for an idempotent
-     * request. A timeout or a failure to connect is not tried again: that would double the browser's
-     * wait for nothing.
+     * Hands everything to Jetty's proxy listener, except a failure after a connection took the
+     * request and before any answer began: then a copy of the request goes once more, on a new
+     * connection of its own (the pool's other idle connections are as old as the failed one), closed
+     * after the answer. Jetty's client does not say whether a connection was used before, nor keep a
+     * kept connection from holding bytes a sandbox sent past its last answer, so unlike the core
+     * front-end this also sends a GET again after a new connection was dropped or answered with
+     * something not HTTP, as HTTP allows for an idempotent request. A timeout or a failure to connect
+     * is not tried again: that would double the browser's wait for nothing.
      */
     private final class SendAgainOnce implements Response.Listener
     {
         private final Request request;
         private final Response.Listener answer;
-        private volatile boolean committed;
+        /** Whether a connection took the request: a request that never had one failed to connect. */
+        private volatile boolean taken;
         private volatile boolean begun;
 
         SendAgainOnce(Request request, Response.Listener answer)
         {
             this.request = request;
             this.answer = answer;
-            request.onRequestCommit(r -> committed = true);
+            request.onRequestBegin(r -> taken = true);
         }
 
         @Override
@@ -369,7 +371,7 @@ public class IngressServlet extends StreamingProxyServlet
 
         private boolean mayGoAgain(Throwable failure)
         {
-            return committed && !begun && !(failure instanceof TimeoutException);
+            return taken && !begun && !(failure instanceof TimeoutException);
         }
     }
 }
