@@ -30,6 +30,13 @@ final class SessionCookie
     static final String GRANTED_PURPOSE = "sandgate-session-v2";
     private static final int MAX_PRESENTED = 32;
     private static final int VERIFIED_CACHE_SIZE = 65_536;
+    /**
+     * Bounds of the decoded values: a value of a few entries is 60-300 characters, and anyone can
+     * mint genuine values in open access, so both the count and each value's length are capped
+     * (16 MB at worst); longer values are decoded entry by entry, from the verified entries.
+     */
+    private static final int DECODED_CACHE_SIZE = 16_384;
+    static final int DECODED_MAX_LENGTH = 512;
     private static final int FINGERPRINT_BYTES = 8;
 
     private final Signer signer;
@@ -188,9 +195,9 @@ final class SessionCookie
             }
         }
         Decoded result = new Decoded(List.copyOf(entries), forged, expired);
-        if (values.size() == 1 && !forged && !expired && !entries.isEmpty())
+        if (values.size() == 1 && !forged && !expired && !entries.isEmpty() && values.get(0).length() <= DECODED_MAX_LENGTH)
         {
-            if (decoded.size() >= VERIFIED_CACHE_SIZE)
+            if (decoded.size() >= DECODED_CACHE_SIZE)
                 decoded.clear();
             decoded.put(values.get(0), result);
         }

@@ -21,6 +21,7 @@ import static io.sandgate.ingress.SessionFixtures.idsOf;
 import static io.sandgate.ingress.SessionFixtures.signer;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -58,6 +59,9 @@ class SessionCookieTest {
         assertTrue(cookie.decode(List.of(value)).contains("37579"));
         assertTrue(cookie.decode(List.of(value)).contains("37579"), "the second decode is served from the verified entries");
         assertSame(cookie.decode(List.of(value)), cookie.decode(List.of(value)), "a value decoded before is not split again");
+        String padded = (value + "~").repeat(SessionCookie.DECODED_MAX_LENGTH / value.length() + 1) + value;
+        assertEquals(List.of("37579"), idsOf(cookie.decode(List.of(padded))));
+        assertNotSame(cookie.decode(List.of(padded)), cookie.decode(List.of(padded)), "a long value is not kept whole");
 
         String tampered = value.substring(0, value.length() - 1) + (value.endsWith("A") ? "B" : "A");
         assertTrue(cookie.decode(List.of(tampered)).forged(), "only the exact verified text is trusted");
