@@ -112,10 +112,11 @@ public class IngressServlet extends StreamingProxyServlet
     }
 
     /**
-     * Sends the request as Jetty's proxy does, but a GET (or another idempotent request without a
-     * body) that the sandbox's connection dropped before any answer goes once more, as the core
-     * front-end does: sandboxes close idle connections when they like, and one that closes a kept
-     * connection just as it is taken must not cost the browser its request.
+     * Sends the request as Jetty's proxy does (without its debug log of the request's headers), but a
+     * GET (or another idempotent request without a body) whose connection failed before any answer
+     * began goes once more ({@link SendAgainOnce}), as on the core front-end: sandboxes close idle
+     * connections when they like, and one that closes a kept connection just as it is taken must not
+     * cost the browser its request.
      */
     @Override
     protected void sendProxyRequest(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Request proxyRequest)
