@@ -84,12 +84,7 @@ class SandboxAnswersIT
     @Test
     void notHttp_is502_andTheConnectionIsNotKept() throws Exception
     {
-        sandbox.script((request, out) ->
-        {
-            out.write("SSH-2.0-OpenSSH_9.6\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-            out.flush();
-            return true;
-        });
+        sandbox.script((request, out) -> ScriptedSandbox.raw(out, "SSH-2.0-OpenSSH_9.6\r\n\r\n"));
 
         HttpResponse<String> response = get(gateway.uri(), "/vnc/7/a");
 
@@ -104,13 +99,8 @@ class SandboxAnswersIT
     {
         // A sandbox that smuggles a second answer behind the first: a kept connection would hand it to
         // whichever request it carries next.
-        sandbox.script((request, out) ->
-        {
-            out.write(("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst"
-                + "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\npoison").getBytes(StandardCharsets.US_ASCII));
-            out.flush();
-            return true;
-        });
+        sandbox.script((request, out) -> ScriptedSandbox.raw(out, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst"
+            + "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\npoison"));
         assertEquals("first", get(gateway.uri(), "/vnc/7/a").body());
         sandbox.script((request, out) -> ScriptedSandbox.ok(out, "second"));
 
@@ -120,12 +110,7 @@ class SandboxAnswersIT
     @Test
     void hugeHeaderFromTheSandbox_is502_andNothingOfItReachesTheBrowser() throws Exception
     {
-        sandbox.script((request, out) ->
-        {
-            out.write(("HTTP/1.1 200 OK\r\nX-Big: " + "a".repeat(200_000) + "\r\nContent-Length: 2\r\n\r\nok").getBytes(StandardCharsets.US_ASCII));
-            out.flush();
-            return true;
-        });
+        sandbox.script((request, out) -> ScriptedSandbox.raw(out, "HTTP/1.1 200 OK\r\nX-Big: " + "a".repeat(200_000) + "\r\nContent-Length: 2\r\n\r\nok"));
 
         HttpResponse<String> response = get(gateway.uri(), "/vnc/7/a");
 
@@ -140,12 +125,7 @@ class SandboxAnswersIT
         // The gateway reads up to 8 KB of a sandbox's head and adds fields of its own (the session
         // cookie, the confinement policy): the server must have room to send both, over 8 KB here.
         String big = "a".repeat(SandboxLink.MAX_ANSWER_HEAD - 100);
-        sandbox.script((request, out) ->
-        {
-            out.write(("HTTP/1.1 200 OK\r\nX-Big: " + big + "\r\nContent-Length: 2\r\n\r\nok").getBytes(StandardCharsets.US_ASCII));
-            out.flush();
-            return true;
-        });
+        sandbox.script((request, out) -> ScriptedSandbox.raw(out, "HTTP/1.1 200 OK\r\nX-Big: " + big + "\r\nContent-Length: 2\r\n\r\nok"));
 
         HttpResponse<String> response = get(gateway.uri(), "/vnc/7/a");
 

@@ -4,7 +4,6 @@ import java.io.ByteArrayInputStream;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -108,13 +107,8 @@ class SandboxLinkIT
     @Test
     void connectionClose_isHonoured_evenWhenTheSandboxKeepsTheSocketOpen() throws Exception
     {
-        sandbox.script((request, out) ->
-        {
-            out.write("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 3\r\n\r\none".getBytes(StandardCharsets.US_ASCII));
-            out.flush();
-            // Read on: a gateway that kept the connection would send its next request here and wait for ever.
-            return true;
-        });
+        // Read on: a gateway that kept the connection would send its next request here and wait for ever.
+        sandbox.script((request, out) -> ScriptedSandbox.raw(out, "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 3\r\n\r\none"));
         assertEquals("one", get(gateway.uri(), "/vnc/7/a").body());
         sandbox.script((request, out) -> ScriptedSandbox.ok(out, "two on " + request.connection()));
 
@@ -131,11 +125,7 @@ class SandboxLinkIT
         sandbox.script((request, out) ->
         {
             if (request.requestLine().startsWith("HEAD"))
-            {
-                out.write("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-                out.flush();
-                return true;
-            }
+                return ScriptedSandbox.raw(out, "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n");
             return ScriptedSandbox.ok(out, "after head on " + request.connection() + " #" + request.number());
         });
         HttpResponse<Void> head = BrowserRequests.CLIENT.send(HttpRequest.newBuilder(gateway.uri().resolve("/vnc/7/big"))

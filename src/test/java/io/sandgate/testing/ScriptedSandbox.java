@@ -85,6 +85,14 @@ public final class ScriptedSandbox implements AutoCloseable
         return true;
     }
 
+    /** Bytes as written, an answer's or anything else, on a connection kept open. */
+    public static boolean raw(OutputStream out, String bytes) throws IOException
+    {
+        out.write(bytes.getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+        return true;
+    }
+
     public void script(Script next)
     {
         script = next;
