@@ -34,21 +34,10 @@ final class IdSyntax
 
     IdSyntax(Pattern pattern, int maxLength)
     {
-        // \d is ASCII digits unless the pattern asks for Unicode classes.
-        this(pattern, maxLength, pattern.pattern().equals("\\d+") && (pattern.flags() & Pattern.UNICODE_CHARACTER_CLASS) == 0);
-    }
-
-    private IdSyntax(Pattern pattern, int maxLength, boolean digits)
-    {
         this.pattern = pattern;
         this.maxLength = maxLength;
-        this.digits = digits;
-    }
-
-    /** The same syntax with every id matched by the regex engine, to check the loop against. */
-    static IdSyntax byRegex(Pattern pattern, int maxLength)
-    {
-        return new IdSyntax(pattern, maxLength, false);
+        // \d is ASCII digits unless the pattern asks for Unicode classes.
+        this.digits = pattern.pattern().equals("\\d+") && (pattern.flags() & Pattern.UNICODE_CHARACTER_CLASS) == 0;
     }
 
     /** Whether ids are checked by a loop over their characters, not by the regex engine. */
