@@ -90,8 +90,9 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
     /** When this link last went idle in its pool, by {@link System#nanoTime()}; read and written under the destination's lock. */
     long idleSince;
     /**
-     * The most of an answer's head the link reads: what Jetty's server can send on to the browser
-     * (its response header size, 8 KB by default). A sandbox that sends more gets its exchange
+     * The most of an answer's head the link reads: Jetty's default response header size, 8 KB. The
+     * server still has room for the gateway's own fields beside a head just under it (8.6 KB in all
+     * reach the browser, {@code SandboxAnswersIT}); a sandbox that sends more gets its exchange
      * failed as a bad answer (502), instead of the server failing to write it (500).
      */
     static final int MAX_ANSWER_HEAD = 8 * 1024;
