@@ -35,7 +35,6 @@ import org.eclipse.jetty.http.HttpMethod;
 import org.eclipse.jetty.http.HttpURI;
 import org.eclipse.jetty.io.ByteBufferPool;
 import org.eclipse.jetty.io.RetainableByteBuffer;
-import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -74,7 +73,7 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
     private final AccessLog log;
     /** Null when tracing is off: then no span, and nothing built for one, on this path. */
     private final Tracer tracer;
-    private final Connector connector;
+    private final IngressConnector connector;
     private Executor executor;
     private volatile SandboxLinks links;
 
@@ -84,7 +83,7 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
      * @param tracing where each exchange's server span goes
      * @param connector the listener that serves ingress; requests on any other one are declined
      */
-    public IngressHandler(Ingress ingress, ClientLimitFilter limit, AccessLog log, Tracing tracing, Connector connector, MeterRegistry registry)
+    public IngressHandler(Ingress ingress, ClientLimitFilter limit, AccessLog log, Tracing tracing, IngressConnector connector, MeterRegistry registry)
     {
         this.ingress = ingress;
         this.policy = ingress.policy();
@@ -123,7 +122,7 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
     {
         executor = getServer().getThreadPool();
         IngressConfig config = ingress.config();
-        links = new SandboxLinks(executor, getServer().getScheduler(), getServer().getByteBufferPool(), config.connectTimeout(),
+        links = new SandboxLinks(connector, executor, getServer().getScheduler(), getServer().getByteBufferPool(), config.connectTimeout(),
             config.idleTimeout(), config.destinationIdleTimeout(), config.maxConnectionsPerSandbox());
         addBean(links, true);
         super.doStart();

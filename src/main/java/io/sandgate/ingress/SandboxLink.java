@@ -87,6 +87,8 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
 
     private final SandboxLinks.Destination destination;
     private final ByteBufferPool pool;
+    /** The connector's selector this link is on, whose idle links its destination keeps apart. */
+    private final int lane;
     /** When this link last went idle in its pool, by {@link System#nanoTime()}; read and written under the destination's lock. */
     long idleSince;
     /**
@@ -132,6 +134,12 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
         setInputBufferSize(16 * 1024);
         this.destination = destination;
         this.pool = pool;
+        this.lane = Math.max(0, IngressConnector.lane(endPoint));
+    }
+
+    int lane()
+    {
+        return lane;
     }
 
     @Override

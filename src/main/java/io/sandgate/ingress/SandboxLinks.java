@@ -5,9 +5,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -18,17 +16,16 @@ import io.sandgate.net.IpLiteral;
 import io.sandgate.web.GatewayException;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.io.ByteBufferPool;
-import org.eclipse.jetty.io.ClientConnectionFactory;
-import org.eclipse.jetty.io.ClientConnector;
-import org.eclipse.jetty.io.Transport;
+import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.util.Promise;
 import org.eclipse.jetty.util.component.ContainerLifeCycle;
 import org.eclipse.jetty.util.thread.Scheduler;
 
 /**
  * Connections to sandboxes, kept per sandbox address ({@link Destination}) for the ingress face's
- * core front-end ({@link IngressHandler}): an idle one is taken when there is one (the last
- * returned first, whose buffers and caches are warm), a new one opened while the sandbox has fewer
+ * core front-end ({@link IngressHandler}): an idle one is taken when there is one (one on the
+ * browser connection's selector first, see {@link IngressConnector}; the last returned first, whose
+ * buffers and caches are warm), a new one opened, on that selector, while the sandbox has fewer
  * than {@code ingress.max-connections-per-sandbox}, and beyond that the request waits for one, up to
  * {@value #MAX_WAITING} requests per sandbox, as Jetty's client queues them.
  *
@@ -61,8 +58,10 @@ final class SandboxLinks extends ContainerLifeCycle
     static final int MAX_WAITING = 1024;
 
     private final ConcurrentMap<String, Destination> destinations = new ConcurrentHashMap<>();
-    private final ClientConnector connector = new ClientConnector();
+    private final IngressConnector connector;
+    private final int lanes;
     private final int maxConnections;
+    private final long idleTimeout;
     private final Executor executor;
     private final ByteBufferPool pool;
     private final Scheduler scheduler;
@@ -73,22 +72,18 @@ final class SandboxLinks extends ContainerLifeCycle
      * @param idleTimeout how long an exchange may go without a byte either way
      * @param poolIdleTimeout how long a connection may wait for an exchange before it closes
      */
-    SandboxLinks(Executor executor, Scheduler scheduler, ByteBufferPool pool, Duration connectTimeout, Duration idleTimeout,
-                 Duration poolIdleTimeout, int maxConnections)
+    SandboxLinks(IngressConnector connector, Executor executor, Scheduler scheduler, ByteBufferPool pool, Duration connectTimeout,
+                 Duration idleTimeout, Duration poolIdleTimeout, int maxConnections)
     {
+        this.connector = connector;
+        this.lanes = connector.lanes();
         this.executor = executor;
         this.scheduler = scheduler;
         this.poolIdleTimeout = poolIdleTimeout.toMillis();
+        this.idleTimeout = idleTimeout.toMillis();
         this.pool = pool;
         this.maxConnections = maxConnections;
-        connector.setExecutor(executor);
-        connector.setScheduler(scheduler);
-        connector.setByteBufferPool(pool);
-        connector.setConnectTimeout(connectTimeout);
-        connector.setIdleTimeout(idleTimeout);
-        // One per core, as on the server side: each selector reads and forwards the answers itself.
-        connector.setSelectors(Runtime.getRuntime().availableProcessors());
-        addBean(connector);
+        connector.setConnectTimeout(connectTimeout.toMillis());
     }
 
     @Override
@@ -104,6 +99,13 @@ final class SandboxLinks extends ContainerLifeCycle
         Scheduler.Task task = sweep;
         if (task != null)
             task.cancel();
+        // The links are the connector's endpoints, closed when it stops; a handler stopped on its own closes its idle ones.
+        long now = System.nanoTime();
+        for (Destination destination : destinations.values())
+        {
+            for (SandboxLink link : destination.expired(now))
+                link.close();
+        }
         super.doStop();
     }
 
@@ -152,7 +154,8 @@ final class SandboxLinks extends ContainerLifeCycle
      */
     void send(Route route, SandboxLink.Exchange exchange, boolean fresh)
     {
-        while (!destinations.computeIfAbsent(route.authority(), authority -> new Destination(authority, route)).send(exchange, fresh))
+        int lane = IngressConnector.lane(exchange.request());
+        while (!destinations.computeIfAbsent(route.authority(), authority -> new Destination(authority, route)).send(exchange, fresh, lane))
         {
             // The destination lost its last connection meanwhile and is gone from the map: take its successor.
         }
@@ -163,8 +166,9 @@ final class SandboxLinks extends ContainerLifeCycle
     {
         private final String authority;
         private final Route route;
-        /** Idle links, the last returned first. */
-        private final ArrayDeque<SandboxLink> idle = new ArrayDeque<>();
+        /** Idle links per lane (the connector's selector they are on), the last returned first. */
+        private final ArrayDeque<SandboxLink>[] idle;
+        private int idleCount;
         private final ArrayDeque<SandboxLink.Exchange> waiting = new ArrayDeque<>();
         /** Links opening, busy or idle. */
         private int links;
@@ -174,10 +178,19 @@ final class SandboxLinks extends ContainerLifeCycle
         {
             this.authority = authority;
             this.route = route;
+            @SuppressWarnings("unchecked")
+            ArrayDeque<SandboxLink>[] perLane = new ArrayDeque[lanes];
+            for (int i = 0; i < lanes; i++)
+                perLane[i] = new ArrayDeque<>();
+            this.idle = perLane;
         }
 
-        /** @return false if this destination is gone from the map and takes nothing more */
-        boolean send(SandboxLink.Exchange exchange, boolean fresh)
+        /**
+         * @param lane the browser connection's, whose idle links are taken first; then another
+         *        lane's, rather than open one more connection to the sandbox
+         * @return false if this destination is gone from the map and takes nothing more
+         */
+        boolean send(SandboxLink.Exchange exchange, boolean fresh, int lane)
         {
             SandboxLink link;
             boolean open = false;
@@ -185,7 +198,7 @@ final class SandboxLinks extends ContainerLifeCycle
             {
                 if (retired)
                     return false;
-                link = fresh ? null : idle.pollFirst();
+                link = fresh ? null : pollIdle(lane);
                 if (link == null && links < maxConnections)
                 {
                     links++;
@@ -200,7 +213,7 @@ final class SandboxLinks extends ContainerLifeCycle
             if (link != null)
                 link.send(exchange);
             else if (open)
-                open(exchange);
+                open(exchange, lane);
             else
                 exchange.failed(new GatewayException(HttpStatus.SERVICE_UNAVAILABLE_503, "sandbox_busy",
                     "the sandbox has too many requests waiting for a connection"), false);
@@ -217,22 +230,39 @@ final class SandboxLinks extends ContainerLifeCycle
                 if (next == null)
                 {
                     link.idleSince = System.nanoTime();
-                    idle.addFirst(link);
+                    idle[link.lane()].addFirst(link);
+                    idleCount++;
                     return;
                 }
             }
             link.send(next);
         }
 
-        /** Takes out the links idle since before {@code cutoff}: the oldest, at the end of the deque. */
+        private SandboxLink pollIdle(int lane)
+        {
+            if (idleCount == 0)
+                return null;
+            SandboxLink link = lane >= 0 ? idle[lane].pollFirst() : null;
+            for (int i = 0; link == null && i < lanes; i++)
+                link = idle[i].pollFirst();
+            if (link != null)
+                idleCount--;
+            return link;
+        }
+
+        /** Takes out the links idle since before {@code cutoff}: the oldest, at the end of each lane's deque. */
         private synchronized List<SandboxLink> expired(long cutoff)
         {
             List<SandboxLink> expired = null;
-            while (!idle.isEmpty() && idle.peekLast().idleSince - cutoff <= 0)
+            for (ArrayDeque<SandboxLink> lane : idle)
             {
-                if (expired == null)
-                    expired = new ArrayList<>();
-                expired.add(idle.pollLast());
+                while (!lane.isEmpty() && lane.peekLast().idleSince - cutoff <= 0)
+                {
+                    if (expired == null)
+                        expired = new ArrayList<>();
+                    expired.add(lane.pollLast());
+                    idleCount--;
+                }
             }
             return expired == null ? List.of() : expired;
         }
@@ -241,8 +271,8 @@ final class SandboxLinks extends ContainerLifeCycle
         {
             return switch (state)
             {
-                case BUSY -> links - idle.size();
-                case IDLE -> idle.size();
+                case BUSY -> links - idleCount;
+                case IDLE -> idleCount;
                 case WAITING -> waiting.size();
             };
         }
@@ -250,7 +280,10 @@ final class SandboxLinks extends ContainerLifeCycle
         /** @return whether the link was idle here, and now is not */
         synchronized boolean takeBack(SandboxLink link)
         {
-            return idle.remove(link);
+            if (!idle[link.lane()].remove(link))
+                return false;
+            idleCount--;
+            return true;
         }
 
         /** A link closed: its place goes to a waiting request, or the destination goes with its last link. */
@@ -259,7 +292,8 @@ final class SandboxLinks extends ContainerLifeCycle
             SandboxLink.Exchange next = null;
             synchronized (this)
             {
-                idle.remove(link);
+                if (link != null && idle[link.lane()].remove(link))
+                    idleCount--;
                 links--;
                 if (!waiting.isEmpty())
                 {
@@ -273,35 +307,35 @@ final class SandboxLinks extends ContainerLifeCycle
                 }
             }
             if (next != null)
-                open(next);
+                open(next, IngressConnector.lane(next.request()));
         }
 
-        private void open(SandboxLink.Exchange exchange)
+        private void open(SandboxLink.Exchange exchange, int lane)
         {
             // Pod addresses are IP literals, which need no lookup; a host name is looked up off the selector.
             Optional<InetAddress> literal = IpLiteral.parse(route.host());
             if (literal.isPresent())
-                connect(new InetSocketAddress(literal.get(), route.port()), exchange);
+                connect(new InetSocketAddress(literal.get(), route.port()), exchange, lane);
             else
-                executor.execute(() -> connect(new InetSocketAddress(route.host(), route.port()), exchange));
+                executor.execute(() -> connect(new InetSocketAddress(route.host(), route.port()), exchange, lane));
         }
 
         /** @param address resolved, or unresolved when the name has no address, which the connect then fails with */
-        private void connect(InetSocketAddress address, SandboxLink.Exchange exchange)
+        private void connect(InetSocketAddress address, SandboxLink.Exchange exchange, int lane)
         {
             SandboxLink[] opened = new SandboxLink[1];
-            Map<String, Object> context = new HashMap<>();
-            context.put(Transport.CONTEXT_KEY, Transport.TCP_IP);
-            context.put(ClientConnectionFactory.CONTEXT_KEY, (ClientConnectionFactory)(endPoint, ignored) ->
-                opened[0] = new SandboxLink(endPoint, executor, this, pool));
-            context.put(ClientConnector.CONNECTION_PROMISE_CONTEXT_KEY, Promise.<SandboxLink>from(link -> link.send(exchange), failure ->
+            connector.dial(lane, address, endPoint ->
+            {
+                endPoint.setIdleTimeout(idleTimeout);
+                opened[0] = new SandboxLink(endPoint, executor, this, pool);
+                return opened[0];
+            }, Promise.<Connection>from(link -> ((SandboxLink)link).send(exchange), failure ->
             {
                 // A link that was made closes, and gives its place back then.
                 if (opened[0] == null)
                     closed(null);
                 exchange.failed(failure, false);
             }));
-            connector.connect(address, context);
         }
     }
 }

@@ -9,6 +9,7 @@ import io.sandgate.Sandgate;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.config.ServerConfig;
 import io.sandgate.egress.EgressConnectHandler;
+import io.sandgate.ingress.IngressConnector;
 import io.sandgate.ingress.IngressHandler;
 import io.sandgate.net.Resolver;
 import io.sandgate.tracing.Tracing;
@@ -102,7 +103,9 @@ public final class EmbeddedServer implements AutoCloseable
         HttpConfiguration http = new HttpConfiguration();
         http.setSendServerVersion(false);
         http.setSendXPoweredBy(false);
-        ServerConnector connector = connector(server, http, config.server().host(), config.server().port());
+        // The public listener's selectors also carry the core front-end's connections to sandboxes.
+        IngressConnector connector = listen(server, new IngressConnector(server, selectors(), new HttpConnectionFactory(http)),
+            config.server().host(), config.server().port());
         ServerConnector internal = config.server().internalPort().map(port -> connector(server, http, config.server().host(), port)).orElse(null);
         ServerConnector proxy = config.egress().forwardProxyPort().map(port -> connector(server, http, config.server().host(), port)).orElse(null);
 
@@ -155,10 +158,21 @@ public final class EmbeddedServer implements AutoCloseable
 
     private static ServerConnector connector(Server server, HttpConfiguration http, String host, int port)
     {
-        // One selector per core: with the ingress proxy on selector threads (ServerThreads,
-        // OnThreadPool), a single selector, Jetty's default on 2 cores, makes one core do all the
-        // reading while the other waits.
-        ServerConnector connector = new ServerConnector(server, -1, Runtime.getRuntime().availableProcessors(), new HttpConnectionFactory(http));
+        return listen(server, new ServerConnector(server, -1, selectors(), new HttpConnectionFactory(http)), host, port);
+    }
+
+    /**
+     * One selector per core: with the ingress proxy on selector threads (ServerThreads,
+     * OnThreadPool), a single selector, Jetty's default on 2 cores, makes one core do all the
+     * reading while the other waits.
+     */
+    private static int selectors()
+    {
+        return Runtime.getRuntime().availableProcessors();
+    }
+
+    private static <C extends ServerConnector> C listen(Server server, C connector, String host, int port)
+    {
         connector.setHost(host);
         connector.setPort(port);
         server.addConnector(connector);

@@ -1,6 +1,9 @@
 package io.sandgate.ingress;
 
 import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.io.UncheckedIOException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
@@ -15,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.sandgate.testing.BrowserRequests;
 import io.sandgate.testing.GatewayExtension;
+import io.sandgate.testing.RawHttp;
 import io.sandgate.testing.ScriptedSandbox;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -29,8 +33,10 @@ import static io.sandgate.testing.BrowserRequests.post;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The core front-end's own connections to sandboxes ({@link SandboxLink}, {@link SandboxLinks}),
@@ -44,23 +50,27 @@ class SandboxLinkIT
     private static final String SECRET = "it-secret-0123456789abcdef-0123456789";
 
     private static ScriptedSandbox sandbox;
+    /** Its own sandbox, so that no other test's connections are in its pool. */
+    private static ScriptedSandbox laned;
 
     @RegisterExtension
     static final GatewayExtension gateway = new GatewayExtension(config -> config
         .set("ingress.cookie.secret", SECRET)
         .set("ingress.max-connections-per-sandbox", 2)
-        .set("ingress.static-routes", Map.of("7", sandbox.hostPort())));
+        .set("ingress.static-routes", Map.of("7", sandbox.hostPort(), "8", laned.hostPort())));
 
     @BeforeAll
     static void start() throws Exception
     {
         sandbox = ScriptedSandbox.start((request, out) -> ScriptedSandbox.ok(out, "hello"));
+        laned = ScriptedSandbox.start((request, out) -> ScriptedSandbox.ok(out, "hello"));
     }
 
     @AfterAll
     static void stop() throws Exception
     {
         sandbox.close();
+        laned.close();
     }
 
     @BeforeEach
@@ -171,6 +181,79 @@ class SandboxLinkIT
         }
         assertTrue(sandbox.connections() - connectionsBefore <= 2, "at most the pool's 2 connections were opened: " + (sandbox.connections() - connectionsBefore));
         await().atMost(Duration.ofSeconds(5)).until(() -> links("busy") == 0 && links("waiting") == 0 && links("idle") == 2);
+    }
+
+    /**
+     * A sandbox connection is opened on the selector of the browser connection that asked for it
+     * ({@link IngressConnector}), and kept for that selector's requests: a browser connection takes
+     * back the sandbox connection opened for it, not the one returned to the pool last, which is on
+     * the other selector. Two browser connections opened one after the other are on different
+     * selectors (accepted in turn), of which the gateway has one per core.
+     */
+    @Test
+    void aBrowserConnection_takesBackTheSandboxConnectionOpenedOnItsSelector_notTheOneReturnedLast() throws Exception
+    {
+        assumeTrue(Runtime.getRuntime().availableProcessors() >= 2, "one selector: every connection is on it");
+        CountDownLatch bothArrived = new CountDownLatch(2);
+        CountDownLatch firstAnswered = new CountDownLatch(1);
+        laned.script((request, out) ->
+        {
+            String path = request.requestLine().split(" ")[1];
+            if (path.equals("/first") || path.equals("/second"))
+            {
+                // Both requests held at once: each takes a connection of its own.
+                bothArrived.countDown();
+                hold(bothArrived);
+            }
+            if (path.equals("/second"))
+                hold(firstAnswered);
+            return ScriptedSandbox.ok(out, "sandbox connection " + request.connection());
+        });
+        double idle = links("idle");
+        try (ScriptedSandbox closedAfter = laned; RawHttp.Kept a = new RawHttp.Kept(gateway.port(), "gateway"); RawHttp.Kept b = new RawHttp.Kept(gateway.port(), "gateway"))
+        {
+            CompletableFuture<String> viaA = CompletableFuture.supplyAsync(() -> body(a, "/vnc/8/first"));
+            CompletableFuture<String> viaB = CompletableFuture.supplyAsync(() -> body(b, "/vnc/8/second"));
+            String first = viaA.get(10, TimeUnit.SECONDS);
+            // The first sandbox connection is back in the pool before the second answers, which is so returned last.
+            await().atMost(Duration.ofSeconds(5)).until(() -> links("idle") == idle + 1);
+            firstAnswered.countDown();
+            String second = viaB.get(10, TimeUnit.SECONDS);
+            assertNotEquals(first, second);
+
+            assertEquals(first, body(a, "/vnc/8/first-again"));
+            assertEquals(second, body(b, "/vnc/8/second-again"));
+            assertEquals(first, body(a, "/vnc/8/first-once-more"));
+            assertEquals(2, laned.connections());
+        }
+        // The sandbox closed: its connections leave the pool, whose counts the other tests read.
+        await().atMost(Duration.ofSeconds(5)).until(() -> links("idle") == idle);
+    }
+
+    private static void hold(CountDownLatch latch) throws IOException
+    {
+        try
+        {
+            if (!latch.await(10, TimeUnit.SECONDS))
+                throw new IOException("the test did not go on");
+        }
+        catch (InterruptedException x)
+        {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException();
+        }
+    }
+
+    private static String body(RawHttp.Kept connection, String path)
+    {
+        try
+        {
+            return connection.get(path).body();
+        }
+        catch (IOException x)
+        {
+            throw new UncheckedIOException(x);
+        }
     }
 
     private static double links(String state)

@@ -1,6 +1,7 @@
 package io.sandgate.testing;
 
 import java.io.ByteArrayOutputStream;
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -68,7 +69,41 @@ public final class RawHttp
         return exchange(port, "GET", host, pathAndQuery, all, false);
     }
 
+    /** A connection that stays open for one GET after another, as a browser's does; opened (and accepted) at once. */
+    public static final class Kept implements Closeable
+    {
+        private final Socket socket;
+        private final String host;
+
+        public Kept(int port, String host) throws IOException
+        {
+            this.socket = new Socket("127.0.0.1", port);
+            this.host = host;
+            socket.setSoTimeout(TIMEOUT_MILLIS);
+        }
+
+        public Response get(String pathAndQuery, String... headers) throws IOException
+        {
+            return exchange(socket, "GET", host, pathAndQuery, List.of(headers), false);
+        }
+
+        @Override
+        public void close() throws IOException
+        {
+            socket.close();
+        }
+    }
+
     private static Response exchange(int port, String method, String host, String pathAndQuery, List<String> headers, boolean close) throws IOException
+    {
+        try (Socket socket = new Socket("127.0.0.1", port))
+        {
+            socket.setSoTimeout(TIMEOUT_MILLIS);
+            return exchange(socket, method, host, pathAndQuery, headers, close);
+        }
+    }
+
+    private static Response exchange(Socket socket, String method, String host, String pathAndQuery, List<String> headers, boolean close) throws IOException
     {
         StringBuilder request = new StringBuilder(method).append(' ').append(pathAndQuery).append(" HTTP/1.1\r\nHost: ").append(host).append("\r\n");
         for (int i = 0; i < headers.size(); i += 2)
@@ -76,26 +111,22 @@ public final class RawHttp
         if (close)
             request.append("Connection: close\r\n");
         request.append("\r\n");
-        try (Socket socket = new Socket("127.0.0.1", port))
+        OutputStream out = socket.getOutputStream();
+        out.write(request.toString().getBytes(StandardCharsets.ISO_8859_1));
+        out.flush();
+        InputStream in = socket.getInputStream();
+        String head = readHead(in);
+        String[] lines = head.split("\r\n");
+        Map<String, List<String>> parsed = new LinkedHashMap<>();
+        for (int i = 1; i < lines.length; i++)
         {
-            socket.setSoTimeout(TIMEOUT_MILLIS);
-            OutputStream out = socket.getOutputStream();
-            out.write(request.toString().getBytes(StandardCharsets.ISO_8859_1));
-            out.flush();
-            InputStream in = socket.getInputStream();
-            String head = readHead(in);
-            String[] lines = head.split("\r\n");
-            Map<String, List<String>> parsed = new LinkedHashMap<>();
-            for (int i = 1; i < lines.length; i++)
-            {
-                int colon = lines[i].indexOf(':');
-                if (colon > 0)
-                    parsed.computeIfAbsent(lines[i].substring(0, colon).trim().toLowerCase(Locale.ROOT), k -> new ArrayList<>()).add(lines[i].substring(colon + 1).trim());
-            }
-            int status = Integer.parseInt(lines[0].split(" ")[1]);
-            Response response = new Response(status, parsed, "");
-            return status == 101 ? response : new Response(status, parsed, readBody(in, response));
+            int colon = lines[i].indexOf(':');
+            if (colon > 0)
+                parsed.computeIfAbsent(lines[i].substring(0, colon).trim().toLowerCase(Locale.ROOT), k -> new ArrayList<>()).add(lines[i].substring(colon + 1).trim());
         }
+        int status = Integer.parseInt(lines[0].split(" ")[1]);
+        Response response = new Response(status, parsed, "");
+        return status == 101 ? response : new Response(status, parsed, readBody(in, response));
     }
 
     /** By Content-Length, by chunks, or to the end: a refused upgrade keeps its connection open. */
