@@ -30,8 +30,8 @@ import org.eclipse.jetty.util.thread.Scheduler;
  * connection is set to read again, from the thread that selects for both, which needs no wake-up
  * of another selector. With a client connector of their own, the sandbox connections' selector set
  * each browser connection's read interest on the server's selector and woke it to do so, a third
- * of the time at 3 000 requests a second: a thread switch more per request than nginx, and most of
- * the difference in CPU per request at a fixed rate.
+ * of the time at 3 000 requests a second: the gateway switched threads half as often again as nginx
+ * per request (docs/BENCHMARKS.md, "Both legs on one selector").
  *
  * <p>The links' endpoints are not the server's: they count neither as accepted connections nor
  * against the connector's graceful stop, which only waits for browsers.</p>
@@ -43,6 +43,7 @@ public final class IngressConnector extends ServerConnector
     {
     }
 
+    /** Set by the super constructor, through {@link #newSelectorManager}: not final. */
     private Manager manager;
 
     public IngressConnector(Server server, int selectors, ConnectionFactory factory)
