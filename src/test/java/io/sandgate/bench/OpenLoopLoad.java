@@ -2,6 +2,7 @@ package io.sandgate.bench;
 
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import java.util.function.LongFunction;
@@ -32,9 +33,10 @@ public final class OpenLoopLoad
 
     /**
      * What a run measured: latencies of the recorded successful requests, sorted, and the requests
-     * that failed, were not 200, were refused by the body check or never answered (warm-up included).
+     * that failed, were not 200, were refused by the body check or never answered (warm-up
+     * included), the first of which {@code firstError} describes (null if none failed).
      */
-    record Outcome(long[] sorted, long errors)
+    record Outcome(long[] sorted, long errors, String firstError)
     {
     }
 
@@ -77,6 +79,8 @@ public final class OpenLoopLoad
         }, ANY_BODY);
         System.out.printf(java.util.Locale.ROOT, "RESULT rate=%.0f requests=%d errors=%d %s%n",
             rate, outcome.sorted().length, outcome.errors(), Samples.percentiles(outcome.sorted()));
+        if (outcome.firstError() != null)
+            System.err.println("first error: " + outcome.firstError());
         client.stop();
     }
 
@@ -106,6 +110,7 @@ public final class OpenLoopLoad
         Samples samples = new Samples();
         AtomicLong errors = new AtomicLong();
         AtomicLong outstanding = new AtomicLong();
+        AtomicReference<String> firstError = new AtomicReference<>();
         long periodNanos = (long)(1e9 / rate);
         long warmupNanos = TimeUnit.SECONDS.toNanos(warmup);
         long total = (long)(rate * (seconds + warmup));
@@ -119,18 +124,24 @@ public final class OpenLoopLoad
             boolean recorded = due - start >= warmupNanos;
             Request request = newRequest.apply(i).timeout(30, TimeUnit.SECONDS);
             outstanding.incrementAndGet();
-            Consumer<Boolean> answered = success ->
+            // Null for a success, else what went wrong.
+            Consumer<String> answered = error ->
             {
                 long latency = System.nanoTime() - due;
                 outstanding.decrementAndGet();
-                if (!success)
+                if (error != null)
+                {
                     errors.incrementAndGet();
+                    firstError.compareAndSet(null, error);
+                }
                 else if (recorded)
+                {
                     samples.add(latency);
+                }
             };
             if (acceptBody == ANY_BODY)
             {
-                request.send(result -> answered.accept(isOk(result)));
+                request.send(result -> answered.accept(error(result)));
             }
             else
             {
@@ -139,7 +150,8 @@ public final class OpenLoopLoad
                     @Override
                     public void onComplete(Result result)
                     {
-                        answered.accept(isOk(result) && acceptBody.test(getContentAsString()));
+                        String error = error(result);
+                        answered.accept(error != null || acceptBody.test(getContentAsString()) ? error : "body refused by the check");
                     }
                 });
             }
@@ -147,11 +159,17 @@ public final class OpenLoopLoad
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (outstanding.get() > 0 && System.nanoTime() < deadline)
             Thread.sleep(10);
-        return new Outcome(samples.sorted(), errors.get() + outstanding.get());
+        if (outstanding.get() > 0)
+            firstError.compareAndSet(null, outstanding.get() + " requests never answered");
+        return new Outcome(samples.sorted(), errors.get() + outstanding.get(), firstError.get());
     }
 
-    private static boolean isOk(Result result)
+    /** Null for a 200, else its status or the failure. */
+    private static String error(Result result)
     {
-        return !result.isFailed() && result.getResponse().getStatus() == HttpStatus.OK_200;
+        if (result.isFailed())
+            return result.getFailure().toString();
+        int status = result.getResponse().getStatus();
+        return status == HttpStatus.OK_200 ? null : "status " + status;
     }
 }
