@@ -130,12 +130,23 @@ public final class SideBySideReport
 
         s.append("\n### HTTP 1 KB at a fixed rate: latency added\n\n`").append(meta("cmd_http_small_rate"))
             .append("` (open loop at ").append(meta("rate")).append(" req/s, half of the slowest proxy's maximum above, so no proxy is more than half loaded; latency counted from each request's due time)\n\n")
-            .append("| target | p50 ms | p99 ms | p99.9 ms | added p50 ms | added p99 ms | added p99.9 ms | p99 vs nginx | errors |\n|---|---|---|---|---|---|---|---|---|\n");
+            .append("| target | p50 ms | p99 ms | p99.9 ms | added p50 ms | added p99 ms | added p99.9 ms | p99 vs nginx | proxy CPU us per request | errors |\n|---|---|---|---|---|---|---|---|---|---|\n");
+        List<String> behind = new ArrayList<>();
         for (String t : targets())
         {
             row(s, t, fmt(number("http_small_rate", t, "p50_ms"), "%.3f"), fmt(number("http_small_rate", t, "p99_ms"), "%.3f"),
                 fmt(number("http_small_rate", t, "p999_ms"), "%.3f"), added("http_small_rate", t, "p50_ms"), added("http_small_rate", t, "p99_ms"),
-                added("http_small_rate", t, "p999_ms"), ratio("http_small_rate", t, "p99_ms", "nginx"), fmt(number("http_small_rate", t, "errors"), "%.0f"));
+                added("http_small_rate", t, "p999_ms"), ratio("http_small_rate", t, "p99_ms", "nginx"), fmt(cpuPerDueRequest(t), "%.1f"),
+                fmt(number("http_small_rate", t, "errors"), "%.0f"));
+            Double p50 = number("http_small_rate", t, "p50_ms");
+            if (!t.equals("direct") && p50 != null && p50 > 5)
+                behind.add(TARGETS.get(t));
+        }
+        s.append("\nProxy CPU is utime+stime of the proxy's processes over the whole run, warm-up included, per request due in it.\n");
+        if (!behind.isEmpty())
+        {
+            s.append("\n**").append(String.join(", ", behind))
+                .append(": median over 5 ms, so behind the rate; these rows measure a backlog, not what the proxy adds. Run again with a lower `BENCH_RATE`.**\n");
         }
 
         Double directP50 = number("http_small_rate", "direct", "p50_ms");
@@ -215,6 +226,14 @@ public final class SideBySideReport
             s.append("| (not run) | | | |\n");
         }
         return s.append('\n').toString();
+    }
+
+    /** The proxy's CPU microseconds per request due in the fixed-rate run. */
+    private Double cpuPerDueRequest(String target)
+    {
+        Double cpu = number("http_small_rate", target, "cpu_s");
+        Double due = number("http_small_rate", target, "due");
+        return cpu == null || due == null || due == 0 ? null : cpu / due * 1e6;
     }
 
     /** The proxy's CPU seconds per request of the pinned 1 KB run, times {@code scale}. */
