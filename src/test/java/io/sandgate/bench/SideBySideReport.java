@@ -142,7 +142,7 @@ public final class SideBySideReport
             if (!t.equals("direct") && p50 != null && p50 > 5)
                 behind.add(TARGETS.get(t));
         }
-        s.append("\nProxy CPU is utime+stime of the proxy's processes over the whole run, warm-up included, per request due in it.\n");
+        s.append("\nProxy CPU is utime+stime of the proxy's processes from the end of the warm-up to the end of the run, per request due in the recorded seconds.\n");
         if (!behind.isEmpty())
         {
             s.append("\n**").append(String.join(", ", behind))
