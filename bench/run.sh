@@ -365,6 +365,7 @@ if has "$SCENARIOS" http_small_rate; then
     [ "$t" = direct ] || p=$(pids "$t")
     java $BENCH_LOAD_JAVA_OPTS -cp "$CP" io.sandgate.bench.OpenLoopLoad "$(http_url "$t" /1k)" "$rate" "$BENCH_SECONDS" "$BENCH_WARMUP_SECONDS" "$BENCH_CONNECTIONS" "$(cookie "$t")" > "$RUN/rate-$t.out" &
     load=$!
+    PIDS+=("$load")   # stopped with the rest if the run is interrupted
     sleep "$BENCH_WARMUP_SECONDS"
     before=$(cpu_ticks "$p")
     wait "$load" || true
