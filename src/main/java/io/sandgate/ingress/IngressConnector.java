@@ -213,6 +213,21 @@ public final class IngressConnector extends ServerConnector
                 super.connectionFailed(channel, failure, attachment);
         }
 
+        /**
+         * A dial whose connect completed within the call goes the way of an accepted channel, and
+         * Jetty reports its failures (registering it, making its connection) here, not to
+         * {@link #connectionFailed}: unreported, its exchange would wait for ever and hold a place
+         * in the sandbox's pool.
+         */
+        @Override
+        protected void onAcceptFailed(SelectableChannel channel, Throwable failure, Object attachment)
+        {
+            if (attachment instanceof Dial dial)
+                dial.promise().failed(failure);
+            else
+                super.onAcceptFailed(channel, failure, attachment);
+        }
+
         @Override
         protected void endPointOpened(EndPoint endPoint)
         {

@@ -154,8 +154,7 @@ final class SandboxLinks extends ContainerLifeCycle
      */
     void send(Route route, SandboxLink.Exchange exchange, boolean fresh)
     {
-        int lane = IngressConnector.lane(exchange.request());
-        while (!destinations.computeIfAbsent(route.authority(), authority -> new Destination(authority, route)).send(exchange, fresh, lane))
+        while (!destinations.computeIfAbsent(route.authority(), authority -> new Destination(authority, route)).send(exchange, fresh))
         {
             // The destination lost its last connection meanwhile and is gone from the map: take its successor.
         }
@@ -186,12 +185,14 @@ final class SandboxLinks extends ContainerLifeCycle
         }
 
         /**
-         * @param lane the browser connection's, whose idle links are taken first; then another
-         *        lane's, rather than open one more connection to the sandbox
+         * Takes an idle link on the browser connection's lane first, then another lane's rather than
+         * open one more connection to the sandbox.
+         *
          * @return false if this destination is gone from the map and takes nothing more
          */
-        boolean send(SandboxLink.Exchange exchange, boolean fresh, int lane)
+        boolean send(SandboxLink.Exchange exchange, boolean fresh)
         {
+            int lane = IngressConnector.lane(exchange.request());
             SandboxLink link;
             boolean open = false;
             synchronized (this)
@@ -213,7 +214,7 @@ final class SandboxLinks extends ContainerLifeCycle
             if (link != null)
                 link.send(exchange);
             else if (open)
-                open(exchange, lane);
+                open(exchange);
             else
                 exchange.failed(new GatewayException(HttpStatus.SERVICE_UNAVAILABLE_503, "sandbox_busy",
                     "the sandbox has too many requests waiting for a connection"), false);
@@ -307,11 +308,13 @@ final class SandboxLinks extends ContainerLifeCycle
                 }
             }
             if (next != null)
-                open(next, IngressConnector.lane(next.request()));
+                open(next);
         }
 
-        private void open(SandboxLink.Exchange exchange, int lane)
+        /** On the lane of the browser connection the exchange came on. */
+        private void open(SandboxLink.Exchange exchange)
         {
+            int lane = IngressConnector.lane(exchange.request());
             // Pod addresses are IP literals, which need no lookup; a host name is looked up off the selector.
             Optional<InetAddress> literal = IpLiteral.parse(route.host());
             if (literal.isPresent())

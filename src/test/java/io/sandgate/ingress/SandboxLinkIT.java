@@ -154,14 +154,7 @@ class SandboxLinkIT
         CountDownLatch release = new CountDownLatch(1);
         sandbox.script((request, out) ->
         {
-            try
-            {
-                release.await(10, TimeUnit.SECONDS);
-            }
-            catch (InterruptedException x)
-            {
-                Thread.currentThread().interrupt();
-            }
+            hold(release);
             return ScriptedSandbox.ok(out, request.requestLine());
         });
         int connectionsBefore = sandbox.connections();
@@ -230,6 +223,7 @@ class SandboxLinkIT
         await().atMost(Duration.ofSeconds(5)).until(() -> links("idle") == idle);
     }
 
+    /** In a sandbox's script: waits until the test lets it answer. */
     private static void hold(CountDownLatch latch) throws IOException
     {
         try
