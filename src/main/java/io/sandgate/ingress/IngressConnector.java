@@ -207,9 +207,7 @@ public final class IngressConnector extends ServerConnector
         @Override
         protected void connectionFailed(SelectableChannel channel, Throwable failure, Object attachment)
         {
-            if (attachment instanceof Dial dial)
-                dial.promise().failed(failure);
-            else
+            if (!failed(attachment, failure))
                 super.connectionFailed(channel, failure, attachment);
         }
 
@@ -222,10 +220,17 @@ public final class IngressConnector extends ServerConnector
         @Override
         protected void onAcceptFailed(SelectableChannel channel, Throwable failure, Object attachment)
         {
-            if (attachment instanceof Dial dial)
-                dial.promise().failed(failure);
-            else
+            if (!failed(attachment, failure))
                 super.onAcceptFailed(channel, failure, attachment);
+        }
+
+        /** @return whether the attachment was a dial, now failed */
+        private static boolean failed(Object attachment, Throwable failure)
+        {
+            if (!(attachment instanceof Dial dial))
+                return false;
+            dial.promise().failed(failure);
+            return true;
         }
 
         @Override
