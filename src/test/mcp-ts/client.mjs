@@ -12,7 +12,8 @@
 // closes (a Streamable HTTP session is ended with DELETE first, as a well-behaved client does).
 // On success it prints one JSON line with counts and exits 0; on any mismatch or error it prints
 // a clear message on stderr, a JSON line with "ok": false on stdout, and exits 1 (2: bad usage,
-// 3: the hard timeout).
+// 3: the hard timeout). Each step (every 50th echo call) is logged on stderr as "step <name> at
+// <ms> ms" as it starts, so that a run killed from outside still says where it was.
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
@@ -45,6 +46,13 @@ const report = {
     transportErrors: [],
     elapsedMs: 0
 };
+
+function step(name, logged = true) {
+    report.step = name;
+    if (logged) {
+        process.stderr.write(`step ${name} at ${Date.now() - started} ms\n`);
+    }
+}
 
 function finish(code, message) {
     report.elapsedMs = Date.now() - started;
@@ -111,7 +119,7 @@ async function main() {
     const transport = kind === 'sse' ? new SSEClientTransport(url) : new StreamableHTTPClientTransport(url);
     const options = { timeout: REQUEST_TIMEOUT_MS };
 
-    report.step = 'initialize';
+    step('initialize');
     await client.connect(transport, options);
     report.serverName = client.getServerVersion()?.name ?? null;
     if (kind === 'streamable') {
@@ -122,20 +130,20 @@ async function main() {
         }
     }
 
-    report.step = 'tools/list';
+    step('tools/list');
     const listed = await client.listTools(undefined, options);
     report.tools = listed.tools.map(t => t.name).sort();
     expectEqual('tools/list', JSON.stringify(report.tools), JSON.stringify(EXPECTED_TOOLS));
 
     for (let i = 0; i < ECHO_CALLS; i++) {
-        report.step = `tools/call echo #${i}`;
+        step(`tools/call echo #${i}`, i % 50 === 0);
         const result = await client.callTool({ name: 'echo', arguments: { text: `call ${i}` } }, undefined, options);
         report.echoCalls++;
         expectEqual(`tools/call echo #${i}`, textOf(result, `tools/call echo #${i}`), `echo: call ${i}`);
         report.echoMatched++;
     }
 
-    report.step = 'tools/call ask';
+    step('tools/call ask');
     const asked = await client.callTool({ name: 'ask', arguments: { question: QUESTION } }, undefined, options);
     report.ask = textOf(asked, 'tools/call ask');
     expectEqual('tools/call ask', report.ask, `client said: ${SAMPLING_ANSWER}`);
@@ -143,13 +151,13 @@ async function main() {
     expectEqual('sampling question received', report.samplingQuestions[0], QUESTION);
 
     if (kind === 'streamable') {
-        report.step = 'DELETE session';
+        step('DELETE session');
         await transport.terminateSession();
         report.terminated = true;
     }
-    report.step = 'close';
+    step('close');
     await client.close();
-    report.step = 'done';
+    step('done');
     report.ok = true;
 }
 

@@ -148,10 +148,14 @@ class TypeScriptSdkClientIT extends McpTwoReplicas
             .start();
         if (!process.waitFor(PROCESS_TIMEOUT.toSeconds(), TimeUnit.SECONDS))
         {
+            // The script's own timer ends it at 60 s unless its event loop is blocked; its CPU time
+            // tells a busy loop from a wait, and the summary of a run shows only this first line.
+            String cpu = process.info().totalCpuDuration().map(d -> d.toMillis() + " ms").orElse("unknown");
             process.descendants().forEach(ProcessHandle::destroyForcibly);
             process.destroyForcibly();
             process.waitFor(5, TimeUnit.SECONDS);
-            fail("client.mjs " + transport + " did not end within " + PROCESS_TIMEOUT.toSeconds() + " s\n" + report(out, err));
+            fail("client.mjs " + transport + " did not end within " + PROCESS_TIMEOUT.toSeconds() + " s (node CPU "
+                + cpu + ", " + lastStep(err) + ")\n" + report(out, err));
         }
         String stdout = Files.readString(out, StandardCharsets.UTF_8).trim();
         if (process.exitValue() != 0 || stdout.isEmpty())
@@ -159,6 +163,13 @@ class TypeScriptSdkClientIT extends McpTwoReplicas
         String line = stdout.substring(stdout.lastIndexOf('\n') + 1);
         System.out.println("client.mjs " + transport + ": " + line);
         return new ObjectMapper().readTree(line);
+    }
+
+    /** The last "step ..." line the script logged on stderr. */
+    private static String lastStep(Path err) throws IOException
+    {
+        List<String> steps = Files.readAllLines(err, StandardCharsets.UTF_8).stream().filter(l -> l.startsWith("step ")).toList();
+        return steps.isEmpty() ? "no step logged" : "last " + steps.get(steps.size() - 1);
     }
 
     private static String report(Path out, Path err)
