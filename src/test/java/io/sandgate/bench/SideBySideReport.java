@@ -119,13 +119,15 @@ public final class SideBySideReport
             s.append("Baseline build: ").append(meta("baseline")).append(".\n");
         s.append("\n");
 
-        s.append("### HTTP 1 KB, keep-alive, maximum throughput\n\n`").append(meta("cmd_http_small_max")).append("` (closed loop; latency as wrk sees it)\n\n")
-            .append("| target | req/s | vs direct | vs nginx | p50 ms | p99 ms | errors |\n|---|---|---|---|---|---|---|\n");
+        s.append("### HTTP 1 KB, keep-alive, maximum throughput\n\n`").append(meta("cmd_http_small_max"))
+            .append("` (closed loop; latency as wrk sees it; the targets take turns in each round, and each target's row is its median round)\n\n")
+            .append("| target | req/s | vs direct | vs nginx | p50 ms | p99 ms | errors | req/s by round |\n|---|---|---|---|---|---|---|---|\n");
         for (String t : targets())
         {
             row(s, t, fmt(number("http_small_max", t, "rps"), "%.0f"), ratio("http_small_max", t, "rps", "direct"),
                 ratio("http_small_max", t, "rps", "nginx"), fmt(number("http_small_max", t, "p50_ms"), "%.3f"),
-                fmt(number("http_small_max", t, "p99_ms"), "%.3f"), fmt(number("http_small_max", t, "errors"), "%.0f"));
+                fmt(number("http_small_max", t, "p99_ms"), "%.3f"), fmt(number("http_small_max", t, "errors"), "%.0f"),
+                values.getOrDefault("http_small_max/" + t + "/rounds", "-"));
         }
 
         s.append("\n### HTTP 1 KB at a fixed rate: latency added\n\n`").append(meta("cmd_http_small_rate"))
