@@ -189,7 +189,7 @@ public class IngressServlet extends StreamingProxyServlet
             else
                 proxyResponse.addHeader(kept.getName(), kept.getValue());
         }
-        policy.addToBrowser(forward, ingress.clients().origin(clientRequest), proxyResponse::addHeader);
+        policy.addToBrowser(forward, ingress.clients().origin(clientRequest), field -> proxyResponse.addHeader(field.getName(), field.getValue()));
     }
 
     /**

@@ -18,6 +18,7 @@ import io.sandgate.web.ClientInfo;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.PreEncodedHttpField;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -185,12 +186,45 @@ class ForwardPolicyTest
     }
 
     @Test
+    void confinementPolicy_isPreEncodedOncePerOrigin_forAPlainOrigin()
+    {
+        ForwardPolicy policy = policy();
+        List<HttpField> first = new ArrayList<>();
+        List<HttpField> second = new ArrayList<>();
+
+        policy.addToBrowser(BY_COOKIE, "http://gw.example", first::add);
+        policy.addToBrowser(BY_COOKIE, "http://gw.example", second::add);
+
+        assertTrue(first.get(0) instanceof PreEncodedHttpField, first.get(0).getClass().getName());
+        assertSame(first.get(0), second.get(0));
+    }
+
+    @Test
+    void confinementPolicy_forAClientsHostWithControlOrNonAsciiCharacters_goesOutAsTheRefusal_neverAsRawBytes()
+    {
+        // A pre-encoded field's bytes go out unchecked, and the origin comes from the client's Host.
+        for (String origin : new String[]{"http://gw\texample", "http://gw\u0085.example", "http://gw\u00e9.example", "http://gw\u007f",
+            "http://gw.example\r\nX-Evil: 1"})
+        {
+            List<HttpField> added = new ArrayList<>();
+
+            policy().addToBrowser(BY_COOKIE, origin, added::add);
+
+            assertEquals(SandboxPolicy.HEADER, added.get(0).getName());
+            assertEquals(SandboxPolicy.REFUSAL, added.get(0).getValue(), origin);
+        }
+        assertFalse(ForwardPolicy.isPrintableAscii("default-src http://gw\u00e9.example/vnc/42/"));
+        assertFalse(ForwardPolicy.isPrintableAscii("default-src http://gw\texample/vnc/42/"));
+        assertTrue(ForwardPolicy.isPrintableAscii(SandboxPolicy.REFUSAL));
+    }
+
+    @Test
     void afterTheSandboxsHeaders_comeTheConfinementPolicy_andTheSessionCookie()
     {
         Forward first = new Forward("42", Source.PATH, "/", "vnc_session_id=v; Path=/vnc/");
         List<String> added = new ArrayList<>();
 
-        policy().addToBrowser(first, "http://gw.example", (name, value) -> added.add(name + ": " + value));
+        policy().addToBrowser(first, "http://gw.example", field -> added.add(field.getName() + ": " + field.getValue()));
 
         assertEquals(2, added.size(), added::toString);
         assertTrue(added.get(0).startsWith(SandboxPolicy.HEADER + ": default-src "), added.get(0));
