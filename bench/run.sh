@@ -352,11 +352,13 @@ if has "$SCENARIOS" http_small_max; then
       max_lines[$t]+="$rps $line"$'\n'
     done
   done
-  # Each target's median round by req/s stands for it; every round's req/s is kept beside it.
+  # Each target's median round by req/s stands for it; every round's req/s is kept beside it, and
+  # the errors are every round's, so that a round with errors is not hidden behind the median.
   for t in $(targets); do
     median=$(sort -n <<< "${max_lines[$t]%$'\n'}" | sed -n "$(( (BENCH_ROUNDS + 1) / 2 ))p")
     record http_small_max "$t" rps "${median%% *}"
-    for m in p50_ms p99_ms errors; do record http_small_max "$t" "$m" "$(field "$m" "${median#* }")"; done
+    for m in p50_ms p99_ms; do record http_small_max "$t" "$m" "$(field "$m" "${median#* }")"; done
+    record http_small_max "$t" errors "$(grep -o 'errors=[0-9]*' <<< "${max_lines[$t]}" | awk -F= '{n += $2} END {print n + 0}')"
     record http_small_max "$t" rounds "$(awk '{printf "%s%.0f", (NR > 1 ? ", " : ""), $1}' <<< "${max_lines[$t]%$'\n'}")"
   done
 fi

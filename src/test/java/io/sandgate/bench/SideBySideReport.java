@@ -120,7 +120,7 @@ public final class SideBySideReport
         s.append("\n");
 
         s.append("### HTTP 1 KB, keep-alive, maximum throughput\n\n`").append(meta("cmd_http_small_max"))
-            .append("` (closed loop; latency as wrk sees it; the targets take turns in each round, and each target's row is its median round)\n\n")
+            .append("` (closed loop; latency as wrk sees it; the targets take turns in each round, and each target's row is its median round, with the errors of every round)\n\n")
             .append("| target | req/s | vs direct | vs nginx | p50 ms | p99 ms | errors | req/s by round |\n|---|---|---|---|---|---|---|---|\n");
         for (String t : targets())
         {
