@@ -269,6 +269,37 @@ class IngressProxyIT
         }
     }
 
+    /**
+     * Requests pipelined on one connection are answered in order, each routed by what it carries
+     * itself: the second is read from the connection's buffer after the first answer, and the
+     * third, naming no sandbox, does not inherit the sandbox of the request before it.
+     */
+    @Test
+    void pipelinedRequests_areEachRoutedByTheirOwnId_andOneNamingNoneReachesNone() throws Exception
+    {
+        String answers;
+        try (Socket socket = new Socket("127.0.0.1", gateway.port()))
+        {
+            socket.setSoTimeout(5000);
+            OutputStream out = socket.getOutputStream();
+            out.write(("GET /vnc/37579/echo?n=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                + "GET /vnc/41000/echo?n=2 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                + "GET /vnc/app/echo?n=3 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                .getBytes(StandardCharsets.ISO_8859_1));
+            out.flush();
+            answers = new String(socket.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+        }
+
+        List<String> statuses = Pattern.compile("HTTP/1\\.1 (\\d{3}) ").matcher(answers)
+            .results().map(m -> m.group(1)).toList();
+        assertEquals(List.of("200", "200", "404"), statuses, answers);
+        int first = answers.indexOf("backend=s37579\nmethod=GET\npath=/echo?n=1\n");
+        int second = answers.indexOf("backend=s41000\nmethod=GET\npath=/echo?n=2\n");
+        assertTrue(first > 0 && second > first, answers);
+        assertEquals(1, sandbox37579.requestCount());
+        assertEquals(1, sandbox41000.requestCount());
+    }
+
     @Test
     void hugeHeaders_areRefused_andReachNothing() throws Exception
     {
