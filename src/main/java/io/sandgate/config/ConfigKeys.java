@@ -36,6 +36,8 @@ public final class ConfigKeys
         integer(1, 1_000_000), "Requests one client (its trusted address, or an egress agent by its token) may have in progress at once (429 above); established WebSockets and MCP streams do not count.");
     public static final ConfigKey<Duration> SERVER_STOP_TIMEOUT = ConfigKey.of("server.stop-timeout", "10s", duration(),
         "Embedded runner: how long a stop waits for exchanges in flight.");
+    public static final ConfigKey<Duration> SERVER_IDLE_TIMEOUT = ConfigKey.of("server.idle-timeout", "75s", duration(),
+        "Embedded runner: how long a client's connection may stay idle while the gateway waits on the client (for its next request, more of a body, or room to write) before it is closed; keep it above the idle timeout of a load balancer in front (AWS ALB's is 60 s), or the balancer sends requests on connections the gateway is closing.");
     public static final ConfigKey<Integer> SERVER_INTERNAL_PORT = ConfigKey.of("server.internal-port", null, integer(0, 65535),
         "Embedded runner: when set, MCP, egress (CONNECT included), admin and metrics are served only on this port and `server.port` serves ingress and health.");
     public static final ConfigKey<ServerConfig.IngressFrontEnd> SERVER_INGRESS_FRONT_END = ConfigKey.of("server.ingress-front-end", "core",
@@ -283,7 +285,7 @@ public final class ConfigKeys
 
     public static final List<ConfigKey<?>> ALL = List.of(
         CONFIG,
-        SERVER_HOST, SERVER_PORT, SERVER_MAX_THREADS, SERVER_MAX_CONCURRENT_REQUESTS_PER_CLIENT, SERVER_STOP_TIMEOUT, SERVER_INTERNAL_PORT, SERVER_INGRESS_FRONT_END,
+        SERVER_HOST, SERVER_PORT, SERVER_MAX_THREADS, SERVER_MAX_CONCURRENT_REQUESTS_PER_CLIENT, SERVER_STOP_TIMEOUT, SERVER_IDLE_TIMEOUT, SERVER_INTERNAL_PORT, SERVER_INGRESS_FRONT_END,
         SERVER_PUBLIC_ORIGINS,
         INGRESS_ENABLED, MCP_ENABLED, EGRESS_ENABLED,
         STORE_TYPE, REDIS_ADDRESS, REDIS_CLUSTER_NODES, REDIS_SENTINEL_NODES, REDIS_SENTINEL_MASTER,

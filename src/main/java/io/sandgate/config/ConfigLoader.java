@@ -244,7 +244,7 @@ public final class ConfigLoader
             throw new ConfigException(problems);
         // Each record validates itself; try them all so that one attempt shows every problem.
         ServerConfig server = attempt(() -> new ServerConfig(get(ConfigKeys.SERVER_HOST), get(ConfigKeys.SERVER_PORT), optional(ConfigKeys.SERVER_INTERNAL_PORT),
-            get(ConfigKeys.SERVER_MAX_THREADS), get(ConfigKeys.SERVER_STOP_TIMEOUT), get(ConfigKeys.SERVER_ROLE),
+            get(ConfigKeys.SERVER_MAX_THREADS), get(ConfigKeys.SERVER_STOP_TIMEOUT), get(ConfigKeys.SERVER_IDLE_TIMEOUT), get(ConfigKeys.SERVER_ROLE),
             new ServerConfig.Faces(get(ConfigKeys.INGRESS_ENABLED), get(ConfigKeys.MCP_ENABLED), get(ConfigKeys.EGRESS_ENABLED)),
             list(ConfigKeys.SERVER_PUBLIC_ORIGINS), get(ConfigKeys.SERVER_MAX_CONCURRENT_REQUESTS_PER_CLIENT), get(ConfigKeys.SERVER_INGRESS_FRONT_END)));
         StoreConfig.Redis redis = attempt(this::redis);

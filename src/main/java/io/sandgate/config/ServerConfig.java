@@ -17,17 +17,19 @@ import io.sandgate.net.Origins;
  * @param internalPort where MCP, egress, admin and metrics are served, if apart from {@code port}
  * @param maxThreads request thread pool size
  * @param stopTimeout graceful stop budget
+ * @param idleTimeout how long a client's connection may stay idle while the gateway waits on the client
  * @param role what this process serves
  * @param faces which faces are switched on
  * @param publicOrigins origins users reach the gateway under, as {@code scheme://host[:port]}
  * @param maxConcurrentRequestsPerClient requests one client may have in progress at once
  * @param ingressFrontEnd which API the embedded runner serves ingress HTTP on
  */
-public record ServerConfig(String host, int port, Optional<Integer> internalPort, int maxThreads, Duration stopTimeout, Role role, Faces faces,
-                           List<String> publicOrigins, int maxConcurrentRequestsPerClient, IngressFrontEnd ingressFrontEnd)
+public record ServerConfig(String host, int port, Optional<Integer> internalPort, int maxThreads, Duration stopTimeout, Duration idleTimeout,
+                           Role role, Faces faces, List<String> publicOrigins, int maxConcurrentRequestsPerClient, IngressFrontEnd ingressFrontEnd)
 {
     public ServerConfig
     {
+        StoreConfig.positive(ConfigKeys.SERVER_IDLE_TIMEOUT, idleTimeout);
         Objects.requireNonNull(internalPort, "internalPort");
         Objects.requireNonNull(faces, "faces");
         Objects.requireNonNull(ingressFrontEnd, "ingressFrontEnd");

@@ -109,9 +109,9 @@ public final class EmbeddedServer implements AutoCloseable
         http.setHeaderCacheSize(0);
         // The public listener's selectors also carry the core front-end's connections to sandboxes.
         IngressConnector connector = listen(server, new IngressConnector(server, selectors(), new HttpConnectionFactory(http)),
-            config.server().host(), config.server().port());
-        ServerConnector internal = config.server().internalPort().map(port -> connector(server, http, config.server().host(), port)).orElse(null);
-        ServerConnector proxy = config.egress().forwardProxyPort().map(port -> connector(server, http, config.server().host(), port)).orElse(null);
+            config.server());
+        ServerConnector internal = config.server().internalPort().map(port -> connector(server, http, config.server(), port)).orElse(null);
+        ServerConnector proxy = config.egress().forwardProxyPort().map(port -> connector(server, http, config.server(), port)).orElse(null);
 
         Handler internalFaces;
         Handler publicFaces;
@@ -160,9 +160,11 @@ public final class EmbeddedServer implements AutoCloseable
         return new EmbeddedServer(server, sandgate, connector, internal, proxy);
     }
 
-    private static ServerConnector connector(Server server, HttpConfiguration http, String host, int port)
+    private static ServerConnector connector(Server server, HttpConfiguration http, ServerConfig config, int port)
     {
-        return listen(server, new ServerConnector(server, -1, selectors(), new HttpConnectionFactory(http)), host, port);
+        ServerConnector connector = listen(server, new ServerConnector(server, -1, selectors(), new HttpConnectionFactory(http)), config);
+        connector.setPort(port);
+        return connector;
     }
 
     /**
@@ -175,10 +177,13 @@ public final class EmbeddedServer implements AutoCloseable
         return Runtime.getRuntime().availableProcessors();
     }
 
-    private static <C extends ServerConnector> C listen(Server server, C connector, String host, int port)
+    private static <C extends ServerConnector> C listen(Server server, C connector, ServerConfig config)
     {
-        connector.setHost(host);
-        connector.setPort(port);
+        connector.setHost(config.host());
+        connector.setPort(config.port());
+        // Jetty's default is 30 s: below a load balancer's (60 s on AWS), which then sends requests
+        // on connections the gateway is closing, and they fail.
+        connector.setIdleTimeout(config.idleTimeout().toMillis());
         server.addConnector(connector);
         return connector;
     }

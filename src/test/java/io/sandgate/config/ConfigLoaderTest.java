@@ -126,6 +126,8 @@ class ConfigLoaderTest
         assertEquals(8080, config.server().port());
         assertEquals(200, config.server().maxThreads());
         assertEquals(Duration.ofSeconds(10), config.server().stopTimeout());
+        // Above a load balancer's idle timeout (AWS ALB: 60 s), unlike Jetty's 30 s.
+        assertEquals(Duration.ofSeconds(75), config.server().idleTimeout());
 
         assertEquals(StoreConfig.Type.MEMORY, config.store().type());
         assertEquals("redis://127.0.0.1:6379", config.store().redis().address());
@@ -531,6 +533,8 @@ class ConfigLoaderTest
                     List.of("ingress.idle-timeout", "'soon'", "expected: a duration such as 500ms, 30s, 5m, 1h or PT1H")),
                 Arguments.of("zeroDurationWhereAPositiveOneIsNeeded", "sandgate.ingress.cookie.ttl", "0s",
                     List.of("ingress.cookie.ttl", "> 0")),
+                Arguments.of("zeroServerIdleTimeout", "sandgate.server.idle-timeout", "0s",
+                    List.of("server.idle-timeout", "> 0")),
                 Arguments.of("badEnumListsAllValues", "sandgate.ingress.cookie.secure", "sometimes",
                     List.of("ingress.cookie.secure", "sometimes", "one of auto, always, never")),
                 Arguments.of("badBoolean", "sandgate.log.access", "maybe", List.of("log.access", "maybe", "true or false")),

@@ -10,9 +10,12 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import io.sandgate.testing.EachIngressFrontEnd;
 import io.sandgate.testing.GatewayExtension;
+import io.sandgate.testing.RunningGateway;
 import io.sandgate.testing.SandboxBackend;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -65,6 +68,42 @@ class ListenersIT
         assertNotServed(post(gateway.uri("/mcp/tools/mcp")));
         assertEquals(404, get(gateway.uri("/egress/api.example/v1")).statusCode());
         assertFalse(connect(gateway.port()).startsWith("HTTP/1.1 200"), "CONNECT must not be served on the public port");
+    }
+
+    /**
+     * A kept-alive connection waiting for its next request is closed after {@code server.idle-timeout},
+     * on both listeners: the default is above a load balancer's, and a short one is honoured.
+     */
+    @Test
+    void idleConnections_areClosedAfterServerIdleTimeout_onBothListeners() throws Exception
+    {
+        try (RunningGateway impatient = gateway.startAnother(config -> config.set("server.idle-timeout", "300ms")))
+        {
+            for (int port : new int[] {impatient.port(), impatient.internalPort()})
+            {
+                try (Socket socket = new Socket("127.0.0.1", port))
+                {
+                    // Long enough that only the gateway's idle timeout, not this read's, ends the wait.
+                    socket.setSoTimeout(20_000);
+                    socket.getOutputStream().write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
+                    InputStream in = socket.getInputStream();
+                    String answered = readAnswer(in);
+                    assertTrue(answered.startsWith("HTTP/1.1 200"), answered);
+                    assertEquals(-1, in.read(), "the gateway closes the idle connection");
+                }
+            }
+        }
+    }
+
+    /** One answer with a Content-Length, read to its end and no further. */
+    private static String readAnswer(InputStream in) throws Exception
+    {
+        StringBuilder head = new StringBuilder();
+        while (!head.toString().endsWith("\r\n\r\n"))
+            head.append((char) in.read());
+        Matcher length = Pattern.compile("(?i)content-length: *(\\d+)").matcher(head);
+        assertTrue(length.find(), head.toString());
+        return head + new String(in.readNBytes(Integer.parseInt(length.group(1))), StandardCharsets.ISO_8859_1);
     }
 
     @Test
