@@ -22,11 +22,11 @@ import org.slf4j.LoggerFactory;
  * the selector would do itself, and the handlers that run if a request is there never block
  * ({@link OnThreadPool} takes the ones that may to the pool).</p>
  *
- * <p>And a browser connection resumed with no request already in its buffer is not read at all:
- * it asks the selector to say when the next request comes. Jetty's resume reads the socket twice
- * (a retry meant for TLS) before asking, and right after an answer the next request is never there
- * yet: on 1 KB keep-alive traffic those were two reads of the eight system calls per request, both
- * finding nothing.</p>
+ * <p>And a connection resumed with no request already in its buffer is not read at all: it asks
+ * the selector to say when the next request comes. Jetty's resume reads the socket twice (a retry
+ * meant for TLS) before asking, and right after an answer the next request is seldom there yet: on
+ * 1 KB keep-alive traffic those were two reads of the eight system calls per request, both finding
+ * nothing.</p>
  */
 final class ServerThreads extends QueuedThreadPool
 {

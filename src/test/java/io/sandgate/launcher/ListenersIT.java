@@ -72,7 +72,7 @@ class ListenersIT
 
     /**
      * A kept-alive connection waiting for its next request is closed after {@code server.idle-timeout},
-     * on both listeners: the default is above a load balancer's, and a short one is honoured.
+     * on both listeners (its default, above a load balancer's, is {@code ConfigLoaderTest}'s).
      */
     @Test
     void idleConnections_areClosedAfterServerIdleTimeout_onBothListeners() throws Exception
