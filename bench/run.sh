@@ -398,27 +398,48 @@ fi
 
 if has "$SCENARIOS" http_small_cpu; then
   # CPU per request, the proxy alone on core 0, wrk and the backend on the last core, so that the
-  # proxy's CPU time is not its share of a contended core. Affinity is restored afterwards.
+  # proxy's CPU time is not its share of a contended core. Affinity is restored afterwards. In
+  # rounds, the targets taking turns, as the maximum above: one pass per target did not rank two
+  # builds 6 % apart that alternated pairs did, the machine's speed moving by more between passes.
   hz=$(getconf CLK_TCK)
   last=$(( $(nproc) - 1 ))
-  record meta - cmd_http_small_cpu "taskset -c $last wrk -t1 -c$BENCH_CONNECTIONS -d${BENCH_SECONDS}s URL/1k, proxy pinned to core 0 (taskset -a -p -c 0), backend to core $last"
+  record meta - cmd_http_small_cpu "taskset -c $last wrk -t1 -c$BENCH_CONNECTIONS -d${BENCH_SECONDS}s URL/1k, proxy pinned to core 0 (taskset -a -p -c 0), backend to core $last, after ${BENCH_WARMUP_SECONDS}s of warm-up, $BENCH_ROUNDS rounds"
   pin() { local pid; for pid in $2; do taskset -a -p -c "$1" "$pid" > /dev/null; done; }
-  pin "$last" "$BACKEND_PID"
-  for t in $(targets); do
-    [ "$t" != direct ] || continue
-    p=$(pids "$t")
+  # One measured pass of target $1: "CPU-us-per-request requests cpu-seconds".
+  pinned_pass() {
+    local p ck before after line
+    p=$(pids "$1")
     pin 0 "$p"
-    ck=$(cookie "$t")
-    taskset -c "$last" wrk -t1 -c"$BENCH_CONNECTIONS" -d"${BENCH_WARMUP_SECONDS}s" ${ck:+-H "Cookie: $ck"} "$(http_url "$t" /1k)" > /dev/null
+    ck=$(cookie "$1")
     before=$(cpu_ticks "$p")
-    line=$(taskset -c "$last" wrk -t1 -c"$BENCH_CONNECTIONS" -d"${BENCH_SECONDS}s" -s "$ROOT/bench/wrk-report.lua" ${ck:+-H "Cookie: $ck"} "$(http_url "$t" /1k)" | grep '^RESULT')
+    line=$(taskset -c "$last" wrk -t1 -c"$BENCH_CONNECTIONS" -d"${2}s" -s "$ROOT/bench/wrk-report.lua" ${ck:+-H "Cookie: $ck"} "$(http_url "$1" /1k)" | grep '^RESULT')
     after=$(cpu_ticks "$p")
     pin "0-$last" "$p"
-    echo "http_small_cpu $t: $line"
-    record http_small_cpu "$t" requests "$(field requests "$line")"
-    record http_small_cpu "$t" cpu_s "$(awk -v d=$(( after - before )) -v hz="$hz" 'BEGIN {print d / hz}')"
+    awk -v r="$(field requests "$line")" -v d=$(( after - before )) -v hz="$hz" 'BEGIN {printf "%.1f %d %s\n", r ? d / hz / r * 1e6 : 0, r, d / hz}'
+  }
+  pin "$last" "$BACKEND_PID"
+  declare -A cpu_lines=()
+  for t in $(targets); do
+    [ "$t" = direct ] || pinned_pass "$t" "$BENCH_WARMUP_SECONDS" > /dev/null
+  done
+  for round in $(seq 1 "$BENCH_ROUNDS"); do
+    for t in $(targets); do
+      [ "$t" != direct ] || continue
+      line=$(pinned_pass "$t" "$BENCH_SECONDS")
+      echo "http_small_cpu $t round $round: $line"
+      cpu_lines[$t]+="$line"$'\n'
+    done
   done
   pin "0-$last" "$BACKEND_PID"
+  # Each target's median round by CPU per request stands for it; every round's figure is kept beside it.
+  for t in $(targets); do
+    [ "$t" != direct ] || continue
+    median=$(sort -n <<< "${cpu_lines[$t]%$'\n'}" | sed -n "$(( (BENCH_ROUNDS + 1) / 2 ))p")
+    read -r _ requests cpu_s <<< "$median"
+    record http_small_cpu "$t" requests "$requests"
+    record http_small_cpu "$t" cpu_s "$cpu_s"
+    record http_small_cpu "$t" rounds "$(awk '{printf "%s%s", (NR > 1 ? ", " : ""), $1}' <<< "${cpu_lines[$t]%$'\n'}")"
+  done
 fi
 
 if has "$SCENARIOS" http_large; then

@@ -160,14 +160,15 @@ public final class SideBySideReport
         }
 
         s.append("\n### HTTP 1 KB: proxy CPU per request\n\n`").append(meta("cmd_http_small_cpu"))
-            .append("`; CPU is utime+stime of the proxy's processes from /proc over the measured run\n\n")
-            .append("| target | requests | proxy CPU s | CPU s per 100k requests | CPU us per request | vs nginx |\n|---|---|---|---|---|---|\n");
+            .append("`; CPU is utime+stime of the proxy's processes from /proc over the measured run; the targets take turns in each round, and each target's row is its median round by CPU per request\n\n")
+            .append("| target | requests | proxy CPU s | CPU s per 100k requests | CPU us per request | vs nginx | CPU us per request by round |\n|---|---|---|---|---|---|---|\n");
         for (String t : targets())
         {
             if (t.equals("direct"))
                 continue;
             row(s, t, fmt(number("http_small_cpu", t, "requests"), "%.0f"), fmt(number("http_small_cpu", t, "cpu_s"), "%.2f"),
-                fmt(cpuPerRequest(t, 1e5), "%.2f"), fmt(cpuPerRequest(t, 1e6), "%.1f"), ratioOf(target -> cpuPerRequest(target, 1), t, "nginx"));
+                fmt(cpuPerRequest(t, 1e5), "%.2f"), fmt(cpuPerRequest(t, 1e6), "%.1f"), ratioOf(target -> cpuPerRequest(target, 1), t, "nginx"),
+                values.getOrDefault("http_small_cpu/" + t + "/rounds", "-"));
         }
 
         s.append("\n### HTTP 1 MB: throughput and proxy CPU\n\n`").append(meta("cmd_http_large"))
