@@ -86,10 +86,14 @@ abstract class WarDeployment
         }
     }
 
-    /** The packaged WAR: what {@code sandgate.war} names (the failsafe configuration sets it), else target/sandgate.war. */
+    /**
+     * The packaged WAR: what {@code war.file} names (the failsafe configuration sets it), else
+     * target/sandgate.war. Not a {@code sandgate.} property: the gateways a test starts in the same
+     * JVM read those as settings and refuse the ones they do not know.
+     */
     protected static Path war()
     {
-        String configured = System.getProperty("sandgate.war");
+        String configured = System.getProperty("war.file");
         return configured != null ? Path.of(configured) : MavenPaths.projectBase().resolve("target/sandgate.war");
     }
 
