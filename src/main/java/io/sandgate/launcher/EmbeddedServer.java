@@ -109,7 +109,7 @@ public final class EmbeddedServer implements AutoCloseable
         http.setHeaderCacheSize(0);
         // The public listener's selectors also carry the core front-end's connections to sandboxes.
         IngressConnector connector = listen(server, new IngressConnector(server, selectors(), new HttpConnectionFactory(http)),
-            config.server());
+            config.server(), config.server().port());
         ServerConnector internal = config.server().internalPort().map(port -> connector(server, http, config.server(), port)).orElse(null);
         ServerConnector proxy = config.egress().forwardProxyPort().map(port -> connector(server, http, config.server(), port)).orElse(null);
 
@@ -162,9 +162,7 @@ public final class EmbeddedServer implements AutoCloseable
 
     private static ServerConnector connector(Server server, HttpConfiguration http, ServerConfig config, int port)
     {
-        ServerConnector connector = listen(server, new ServerConnector(server, -1, selectors(), new HttpConnectionFactory(http)), config);
-        connector.setPort(port);
-        return connector;
+        return listen(server, new ServerConnector(server, -1, selectors(), new HttpConnectionFactory(http)), config, port);
     }
 
     /**
@@ -177,10 +175,10 @@ public final class EmbeddedServer implements AutoCloseable
         return Runtime.getRuntime().availableProcessors();
     }
 
-    private static <C extends ServerConnector> C listen(Server server, C connector, ServerConfig config)
+    private static <C extends ServerConnector> C listen(Server server, C connector, ServerConfig config, int port)
     {
         connector.setHost(config.host());
-        connector.setPort(config.port());
+        connector.setPort(port);
         // Jetty's default is 30 s: below a load balancer's (60 s on AWS), which then sends requests
         // on connections the gateway is closing, and they fail.
         connector.setIdleTimeout(config.idleTimeout().toMillis());
