@@ -25,6 +25,7 @@ import io.sandgate.testing.EachIngressFrontEnd;
 import io.sandgate.testing.Gateway;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.LogCapture;
+import io.sandgate.testing.RawHttp;
 import io.sandgate.testing.RunningGateway;
 import io.sandgate.testing.SandboxBackend;
 import org.junit.jupiter.api.AutoClose;
@@ -298,6 +299,27 @@ class IngressProxyIT
         assertTrue(first > 0 && second > first, answers);
         assertEquals(1, sandbox37579.requestCount());
         assertEquals(1, sandbox41000.requestCount());
+    }
+
+    /**
+     * A body the gateway answered before reading (a POST to a sandbox it has no route for) and
+     * that arrives after the answer is never read as the connection's next request: it names a
+     * sandbox the gateway does route, and reaches nothing.
+     */
+    @Test
+    void bodyArrivingAfterAnEarlyAnswer_isNeverReadAsARequest() throws Exception
+    {
+        String smuggled = "GET /vnc/37579/echo?smuggled=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+        try (RawHttp.Kept connection = new RawHttp.Kept(gateway.port(), "127.0.0.1"))
+        {
+            assertEquals(404, connection.send("POST", "/vnc/999/upload", "Content-Length", Integer.toString(smuggled.length())).status());
+
+            connection.write(smuggled);
+
+            String after = connection.drain();
+            assertFalse(after.contains("HTTP/1.1"), after);
+        }
+        assertEquals(0, sandbox37579.requestCount());
     }
 
     @Test

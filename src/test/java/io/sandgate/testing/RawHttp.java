@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -84,7 +85,41 @@ public final class RawHttp
 
         public Response get(String pathAndQuery, String... headers) throws IOException
         {
-            return exchange(socket, "GET", host, pathAndQuery, List.of(headers), false);
+            return send("GET", pathAndQuery, headers);
+        }
+
+        /** A request head, and no body: {@link #write} sends what follows it, if anything. */
+        public Response send(String method, String pathAndQuery, String... headers) throws IOException
+        {
+            return exchange(socket, method, host, pathAndQuery, List.of(headers), false);
+        }
+
+        /** Bytes as they are, after an answer (the rest of a body the server did not wait for, say). */
+        public void write(String bytes) throws IOException
+        {
+            socket.getOutputStream().write(bytes.getBytes(StandardCharsets.ISO_8859_1));
+            socket.getOutputStream().flush();
+        }
+
+        /** Whether the peer closes the connection before it sends anything more; a peer that keeps it open past the read timeout fails the read. */
+        public boolean closedByPeer() throws IOException
+        {
+            return socket.getInputStream().read() < 0;
+        }
+
+        /** What the peer sends until it closes the connection or goes quiet for the read timeout. */
+        public String drain() throws IOException
+        {
+            ByteArrayOutputStream read = new ByteArrayOutputStream();
+            try
+            {
+                socket.getInputStream().transferTo(read);
+            }
+            catch (SocketTimeoutException quiet)
+            {
+                // Open, and nothing more to say.
+            }
+            return read.toString(StandardCharsets.ISO_8859_1);
         }
 
         @Override
