@@ -22,10 +22,12 @@ import io.sandgate.net.Origins;
  * @param faces which faces are switched on
  * @param publicOrigins origins users reach the gateway under, as {@code scheme://host[:port]}
  * @param maxConcurrentRequestsPerClient requests one client may have in progress at once
+ * @param maxConnectionsPerClient connections one client address may hold open at once, on the listeners together
  * @param ingressFrontEnd which API the embedded runner serves ingress HTTP on
  */
 public record ServerConfig(String host, int port, Optional<Integer> internalPort, int maxThreads, Duration stopTimeout, Duration idleTimeout,
-                           Role role, Faces faces, List<String> publicOrigins, int maxConcurrentRequestsPerClient, IngressFrontEnd ingressFrontEnd)
+                           Role role, Faces faces, List<String> publicOrigins, int maxConcurrentRequestsPerClient,
+                           int maxConnectionsPerClient, IngressFrontEnd ingressFrontEnd)
 {
     public ServerConfig
     {

@@ -9,6 +9,8 @@ import java.nio.channels.SocketChannel;
 import java.util.concurrent.Executor;
 import java.util.function.Function;
 
+import io.sandgate.web.ClientConnectionLimit;
+import io.sandgate.web.ListenerConnector;
 import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.io.ManagedSelector;
@@ -17,7 +19,6 @@ import org.eclipse.jetty.io.SocketChannelEndPoint;
 import org.eclipse.jetty.server.ConnectionFactory;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Server;
-import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.IO;
 import org.eclipse.jetty.util.Promise;
 import org.eclipse.jetty.util.thread.Scheduler;
@@ -36,7 +37,7 @@ import org.eclipse.jetty.util.thread.Scheduler;
  * <p>The links' endpoints are not the server's: they count neither as accepted connections nor
  * against the connector's graceful stop, which only waits for browsers.</p>
  */
-public final class IngressConnector extends ServerConnector
+public final class IngressConnector extends ListenerConnector
 {
     /** What the selector manager is asked to open: a connection to a sandbox, made by {@code factory}, reported to {@code promise}. */
     private record Dial(Function<EndPoint, Connection> factory, Promise<Connection> promise)
@@ -46,9 +47,9 @@ public final class IngressConnector extends ServerConnector
     /** Set by the super constructor, through {@link #newSelectorManager}: not final. */
     private Manager manager;
 
-    public IngressConnector(Server server, int selectors, ConnectionFactory factory)
+    public IngressConnector(Server server, int selectors, ClientConnectionLimit limit, ConnectionFactory factory)
     {
-        super(server, -1, selectors, factory);
+        super(server, selectors, limit, factory);
     }
 
     @Override

@@ -118,7 +118,8 @@ public final class ClientInfo
         }
     }
 
-    private boolean isTrusted(InetAddress address)
+    /** Whether a peer is a trusted proxy, by its address. */
+    public boolean isTrusted(InetAddress address)
     {
         for (Cidr cidr : trustedProxies)
         {

@@ -14,6 +14,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sandgate.web.ClientConnectionLimit;
+import io.sandgate.web.ClientInfo;
 import org.eclipse.jetty.io.AbstractConnection;
 import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.io.EndPoint;
@@ -39,6 +42,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 class IngressConnectorTest
 {
     private Server server;
+    private ClientConnectionLimit limit;
     private IngressConnector connector;
     private ServerSocket target;
 
@@ -46,7 +50,8 @@ class IngressConnectorTest
     void start() throws Exception
     {
         server = new Server();
-        connector = new IngressConnector(server, 2, new HttpConnectionFactory());
+        limit = new ClientConnectionLimit(1, new ClientInfo(List.of()), new SimpleMeterRegistry());
+        connector = new IngressConnector(server, 2, limit, new HttpConnectionFactory());
         connector.setHost("127.0.0.1");
         connector.setPort(0);
         server.addConnector(connector);
@@ -75,6 +80,8 @@ class IngressConnectorTest
         // None among what the server counts as its connections, which a graceful stop waits for.
         for (Connection connection : dialed)
             assertFalse(connector.getConnectedEndPoints().contains(connection.getEndPoint()));
+        // Nor do they count as a client's connections (the limit is 1, the sandbox's address is the client's).
+        assertEquals(0, limit.count("127.0.0.1"));
 
         server.stop();
         await().atMost(Duration.ofSeconds(5)).until(() -> dialed.stream().noneMatch(connection -> connection.getEndPoint().isOpen()));

@@ -1,0 +1,87 @@
+package io.sandgate.web;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sandgate.net.Cidr;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The accounting behind {@code server.max-connections-per-client}, on real accepted channels: a
+ * place is taken at admission and given back once, whether the channel closes or Jetty fails to
+ * take it after the accept; what was never counted gives nothing back.
+ */
+class ClientConnectionLimitTest
+{
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final List<SocketChannel> channels = new ArrayList<>();
+    private ServerSocketChannel listener;
+
+    @BeforeEach
+    void listen() throws IOException
+    {
+        listener = ServerSocketChannel.open().bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+    }
+
+    @AfterEach
+    void close() throws IOException
+    {
+        for (SocketChannel channel : channels)
+            channel.close();
+        listener.close();
+    }
+
+    @Test
+    void aPlaceIsGivenBackOnce_whenTheChannelCloses_orItsAcceptFails() throws IOException
+    {
+        ClientConnectionLimit limit = new ClientConnectionLimit(2, new ClientInfo(List.of()), registry);
+        SocketChannel first = accepted();
+        SocketChannel second = accepted();
+        SocketChannel third = accepted();
+        assertTrue(limit.admit(first));
+        assertTrue(limit.admit(second));
+        assertFalse(limit.admit(third));
+        assertEquals(1, registry.get("sandgate.connections.refused").counter().count());
+        // The refused one was never counted: its close gives nothing back.
+        limit.onClosed(third);
+        assertEquals(2, limit.count("127.0.0.1"));
+
+        limit.onAcceptFailed(first, new IOException("no selector"));
+        limit.onClosed(first);
+        assertEquals(1, limit.count("127.0.0.1"));
+        limit.onClosed(second);
+        limit.onClosed(second);
+        assertEquals(0, limit.count("127.0.0.1"));
+        assertEquals(0, registry.get("sandgate.connections.counted").gauge().value());
+    }
+
+    @Test
+    void aTrustedProxysConnections_areNotCounted() throws IOException
+    {
+        ClientConnectionLimit limit = new ClientConnectionLimit(1, new ClientInfo(List.of(Cidr.parse("127.0.0.0/8"))), registry);
+        for (int i = 0; i < 3; i++)
+            assertTrue(limit.admit(accepted()));
+        assertEquals(0, limit.count("127.0.0.1"));
+    }
+
+    /** The server side of a new loopback connection. */
+    private SocketChannel accepted() throws IOException
+    {
+        channels.add(SocketChannel.open(listener.getLocalAddress()));
+        SocketChannel accepted = listener.accept();
+        channels.add(accepted);
+        return accepted;
+    }
+}
