@@ -34,8 +34,9 @@ import org.eclipse.jetty.util.thread.Scheduler;
  * of the time at 3 000 requests a second: the gateway switched threads half as often again as nginx
  * per request (docs/BENCHMARKS.md, "Both legs on one selector").
  *
- * <p>The links' endpoints are not the server's: they count neither as accepted connections nor
- * against the connector's graceful stop, which only waits for browsers.</p>
+ * <p>The links' endpoints are not the server's: they count neither as accepted connections, nor
+ * against the connector's graceful stop, which only waits for browsers, nor against the
+ * sandbox address's connections ({@link ClientConnectionLimit}).</p>
  */
 public final class IngressConnector extends ListenerConnector
 {
