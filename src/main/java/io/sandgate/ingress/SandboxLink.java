@@ -117,8 +117,8 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
     private volatile boolean bodySent;
     private volatile boolean bodyStarted;
     private boolean lastWritten;
-    /** Set by the parse that handed a piece of body to a browser that did not take it at once; only that parse reads it. */
-    private boolean paused;
+    /** Set when a piece of body was handed to the browser during a parse; only the thread parsing reads and clears it. */
+    private boolean wrote;
     /** Set by the parser at the end of a message; the parse loop takes it. */
     private boolean messageDone;
 
@@ -235,8 +235,13 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
             {
                 if (buffer == null)
                     buffer = pool.acquire(getInputBufferSize(), true);
-                if (!parse())
+                Next next = parse();
+                if (next != Next.READ)
+                {
+                    if (next == Next.FAILED)
+                        discardBuffer();
                     return;
+                }
                 int filled = getEndPoint().fill(buffer.getByteBuffer());
                 if (filled > 0)
                 {
@@ -250,42 +255,61 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
                     return;
                 }
                 parser.atEOF();
-                if (parse())
+                Next last = parse();
+                if (last == Next.READ)
                     fail(new EOFException("the sandbox closed the connection"));
+                if (last == Next.READ || last == Next.FAILED)
+                    discardBuffer();
                 return;
             }
         }
         catch (IOException x)
         {
             fail(x);
+            discardBuffer();
         }
         catch (Throwable x)
         {
             // The parser's refusal of what the sandbox sent (a header over its limit, say; with
             // assertions on, Jetty asserts on the status it gives such a refusal): a bad answer.
             fail(new IOException("the sandbox's answer could not be read", x));
+            discardBuffer();
         }
     }
 
     /**
-     * Parses what the buffer holds.
-     *
-     * @return whether to read more; false when a piece of body is with the browser, or the exchange ended
+     * What the parse loop does after a parse. Whoever runs the loop owns the buffer and the parser,
+     * and hands them on by {@link #BROWSER} or {@link #DONE}, after which it touches neither.
      */
-    private boolean parse()
+    private enum Next
+    {
+        /** Read more of the answer. */
+        READ,
+        /** A piece of body is with the browser, which did not take it at once: its callback parses on, perhaps already. */
+        BROWSER,
+        /** The answer is whole: the link may already carry the next exchange. */
+        DONE,
+        /** The exchange failed: the buffer's bytes are no one's. */
+        FAILED
+    }
+
+    /** Parses what the buffer holds. */
+    private Next parse()
     {
         ByteBuffer bytes = buffer.getByteBuffer();
         while (true)
         {
             boolean stop = parser.parseNext(bytes);
-            if (paused)
+            if (wrote)
             {
-                // The browser's callback parses on, perhaps already.
-                paused = false;
-                return false;
+                wrote = false;
+                // The last step of this thread's part: from here the browser's callback owns the parse.
+                if (write.compareAndSet(WRITING, WAITING))
+                    return Next.BROWSER;
+                // The browser took it at once, or refused it: parse on, or see the failure below.
             }
             if (current.get() != exchange)
-                return false;
+                return Next.FAILED;
             if (messageDone)
             {
                 messageDone = false;
@@ -296,10 +320,10 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
                     continue;
                 }
                 complete();
-                return false;
+                return Next.DONE;
             }
             if (!stop)
-                return true;
+                return Next.READ;
         }
     }
 
@@ -340,13 +364,14 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
         lastWritten = length >= 0 && parser.getContentRead() == length;
         write.set(WRITING);
         exchange.response().write(lastWritten, content, written);
-        // Completed at once: parse on. Otherwise wait for the browser, and parse on from its callback.
-        paused = write.compareAndSet(WRITING, WAITING);
-        return paused;
+        wrote = true;
+        // The parse stops here: parse() then waits for the browser, or parses on if it took the piece at once.
+        return true;
     }
 
     private void browserTook()
     {
+        // Taken before the parse asked to wait: the parse goes on by itself.
         if (write.compareAndSet(WRITING, WRITTEN))
             return;
         write.set(WRITTEN);
@@ -355,8 +380,15 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
 
     private void browserFailed(Throwable x)
     {
+        if (write.compareAndSet(WRITING, WRITTEN))
+        {
+            // Refused before the parse asked to wait: the parse sees the failure and discards the buffer.
+            fail(x);
+            return;
+        }
         write.set(WRITTEN);
         fail(x);
+        discardBuffer();
     }
 
     @Override
@@ -394,7 +426,11 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
     {
         Exchange done = exchange;
         boolean reusable = keepAlive && !buffer.hasRemaining() && (bodySent || done.body() == Body.NONE);
-        releaseBuffer();
+        if (reusable)
+            releaseBuffer();
+        else
+            // Bytes past the answer are no one's: the link closes.
+            discardBuffer();
         if (!current.compareAndSet(done, null))
             return;
         exchange = null;
@@ -459,6 +495,22 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
     private void releaseBuffer()
     {
         if (buffer != null && !buffer.hasRemaining())
+        {
+            buffer.release();
+            buffer = null;
+        }
+    }
+
+    /**
+     * Gives the read buffer back whatever it still holds, once the exchange has failed or the link
+     * closes with bytes unread. Only the parse's owner calls it ({@link Next}): another thread
+     * releasing it could hand the pool a buffer whose bytes are still being written to a browser,
+     * or parsed, for another exchange to overwrite. A link waiting to read holds no buffer: the
+     * parser has taken in all it read, and the loop released it.
+     */
+    private void discardBuffer()
+    {
+        if (buffer != null)
         {
             buffer.release();
             buffer = null;

@@ -17,6 +17,7 @@ import io.sandgate.web.ClientConnectionLimit;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.ListenerConnector;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.io.ByteBufferPool;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
@@ -84,12 +85,27 @@ public final class EmbeddedServer implements AutoCloseable
         return start(config, Sandgate.create(config, "", reloader, resolver, tracing));
     }
 
-    /** Serves a gateway just built, or closes it if the server cannot start. */
+    /**
+     * As {@link #start(SandgateConfig)}, with the server's buffers (its connections', and the core
+     * front-end's towards sandboxes) taken from {@code buffers}: Jetty's tracking pool, to find
+     * buffers that are never given back.
+     */
+    public static EmbeddedServer start(SandgateConfig config, ByteBufferPool buffers) throws Exception
+    {
+        return start(config, Sandgate.create(config, "", () -> config, Resolver.SYSTEM), buffers);
+    }
+
     private static EmbeddedServer start(SandgateConfig config, Sandgate sandgate) throws Exception
+    {
+        return start(config, sandgate, null);
+    }
+
+    /** Serves a gateway just built, or closes it if the server cannot start. */
+    private static EmbeddedServer start(SandgateConfig config, Sandgate sandgate, ByteBufferPool buffers) throws Exception
     {
         try
         {
-            return serve(config, sandgate);
+            return serve(config, sandgate, buffers);
         }
         catch (Exception | Error x)
         {
@@ -98,10 +114,11 @@ public final class EmbeddedServer implements AutoCloseable
         }
     }
 
-    private static EmbeddedServer serve(SandgateConfig config, Sandgate sandgate) throws Exception
+    /** @param buffers the server's buffer pool; null for Jetty's default */
+    private static EmbeddedServer serve(SandgateConfig config, Sandgate sandgate, ByteBufferPool buffers) throws Exception
     {
         ServerThreads threads = new ServerThreads(config.server().maxThreads());
-        Server server = new Server(threads);
+        Server server = new Server(threads, null, buffers);
         threads.serve(server);
         HttpConfiguration http = new HttpConfiguration();
         http.setSendServerVersion(false);

@@ -1,0 +1,123 @@
+package io.sandgate.ingress;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+
+import io.sandgate.launcher.EmbeddedServer;
+import io.sandgate.testing.GatewayConfig;
+import io.sandgate.testing.RawHttp;
+import io.sandgate.testing.ScriptedSandbox;
+import org.eclipse.jetty.io.ArrayByteBufferPool;
+import org.junit.jupiter.api.Test;
+
+import static io.sandgate.testing.BrowserRequests.get;
+import static io.sandgate.testing.BrowserRequests.post;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Every buffer the core front-end takes from the server's pool (its request heads towards
+ * sandboxes, its reads of their answers, the browsers' connections) goes back, however the
+ * exchange ends. The pool is Jetty's tracking one; after exchanges that end well and badly the
+ * server stops, closing every connection, and nothing may still be taken. A buffer never given
+ * back is not an error Jetty reports: its pool forgets it once it is collected, and the gateway
+ * allocates a new one each time, which only shows as garbage and lost pooling under load.
+ */
+class PooledBuffersIT
+{
+    private static final String BIG = "x".repeat(300_000);
+
+    @Test
+    void everyBufferTaken_isGivenBack_whateverBecameOfTheExchanges() throws Exception
+    {
+        ArrayByteBufferPool.Tracking pool = new ArrayByteBufferPool.Tracking();
+        try (ScriptedSandbox sandbox = ScriptedSandbox.start(PooledBuffersIT::answer))
+        {
+            EmbeddedServer server = EmbeddedServer.start(new GatewayConfig()
+                .set("ingress.cookie.secret", "pooled-buffers-secret-0123456789abcdef")
+                .set("ingress.static-routes", Map.of("7", sandbox.hostPort()))
+                .set("ingress.idle-timeout", "1s")
+                .build(), pool);
+            try
+            {
+                URI uri = server.uri();
+                for (int i = 0; i < 20; i++)
+                    assertEquals(200, get(uri, "/vnc/7/ok").statusCode());
+                assertEquals(BIG.length(), get(uri, "/vnc/7/big").body().length());
+                assertEquals("got 200000", post(uri, "/vnc/7/echo", HttpRequest.BodyPublishers.ofString("b".repeat(200_000))).body());
+                assertEquals(502, get(uri, "/vnc/7/garbage").statusCode());
+                assertEquals(404, get(uri, "/vnc/9/ok").statusCode());
+                // An answer cut short by the sandbox: the browser gets a broken answer, or none.
+                assertTrue(RawHttp.get(server.port(), "127.0.0.1", "/vnc/7/cut").status() > 0);
+                // Bytes past the end of an answer: the link closes with them unread.
+                assertEquals("ok", get(uri, "/vnc/7/trailing").body());
+                // A sandbox that stops in the middle of an answer's head, until the exchange times out.
+                assertTrue(RawHttp.get(server.port(), "127.0.0.1", "/vnc/7/stall").status() > 0);
+                // A browser that leaves in the middle of a long answer.
+                try (Socket socket = new Socket("127.0.0.1", server.port()))
+                {
+                    socket.getOutputStream().write("GET /vnc/7/huge HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                    socket.getInputStream().readNBytes(1000);
+                }
+                // A browser that leaves in the middle of its body.
+                try (Socket socket = new Socket("127.0.0.1", server.port()))
+                {
+                    OutputStream out = socket.getOutputStream();
+                    out.write(("POST /vnc/7/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\n\r\n" + "c".repeat(5000))
+                        .getBytes(StandardCharsets.US_ASCII));
+                    out.flush();
+                }
+                // And the connections still serve.
+                assertEquals(200, get(uri, "/vnc/7/ok").statusCode());
+            }
+            finally
+            {
+                server.close();
+            }
+        }
+        assertTrue(pool.getLeaks().isEmpty(), pool::dumpLeaks);
+    }
+
+    private static boolean answer(ScriptedSandbox.Received request, OutputStream out) throws IOException
+    {
+        String line = request.requestLine();
+        if (line.contains(" /big "))
+            return ScriptedSandbox.ok(out, BIG);
+        if (line.contains(" /echo "))
+            return ScriptedSandbox.ok(out, "got " + request.body().length);
+        if (line.contains(" /garbage "))
+        {
+            ScriptedSandbox.raw(out, "NOT HTTP AT ALL\r\n\r\n");
+            return false;
+        }
+        if (line.contains(" /trailing "))
+            return ScriptedSandbox.raw(out, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokAND MORE");
+        if (line.contains(" /huge "))
+            return ScriptedSandbox.ok(out, "h".repeat(20_000_000));
+        if (line.contains(" /stall "))
+        {
+            // Half a head: the link keeps it in its buffer, waiting for the rest.
+            ScriptedSandbox.raw(out, "HTTP/1.1 200 OK\r\nContent-Le");
+            try
+            {
+                Thread.sleep(3000);
+            }
+            catch (InterruptedException x)
+            {
+                Thread.currentThread().interrupt();
+            }
+            return false;
+        }
+        if (line.contains(" /cut "))
+        {
+            ScriptedSandbox.raw(out, "HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\nonly this");
+            return false;
+        }
+        return ScriptedSandbox.ok(out, "ok");
+    }
+}
