@@ -2,10 +2,14 @@ package io.sandgate.ingress;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -224,6 +228,80 @@ class SandboxLinkIT
     }
 
     /** In a sandbox's script: waits until the test lets it answer. */
+    /**
+     * Answers longer than a browser's socket can take at once go to it in pieces, each handed over
+     * to the browser's write callback, which parses on: four browsers at once with small receive
+     * windows, each answer distinct and longer than the kernel's send buffer (so that writes wait),
+     * each arriving whole and in order.
+     */
+    @Test
+    void longAnswers_toBrowsersThatCannotTakeThemAtOnce_arriveWhole_fourAtATime() throws Exception
+    {
+        sandbox.script((request, out) ->
+        {
+            byte[] body = blob(Integer.parseInt(request.requestLine().split(" ")[1].substring("/blob/".length())));
+            out.write(("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: " + body.length + "\r\n\r\n")
+                .getBytes(StandardCharsets.US_ASCII));
+            out.write(body);
+            out.flush();
+            return true;
+        });
+        List<CompletableFuture<byte[]>> browsers = new ArrayList<>();
+        for (int i = 0; i < 4; i++)
+        {
+            int seed = i;
+            browsers.add(CompletableFuture.supplyAsync(() -> download("/vnc/7/blob/" + seed)));
+        }
+        for (int i = 0; i < browsers.size(); i++)
+            assertArrayEquals(blob(i), browsers.get(i).get(60, TimeUnit.SECONDS), "answer " + i);
+    }
+
+    /** Eight megabytes of its own for each seed. */
+    private static byte[] blob(int seed)
+    {
+        byte[] bytes = new byte[8 * 1024 * 1024];
+        new Random(seed).nextBytes(bytes);
+        return bytes;
+    }
+
+    /** A GET on a connection whose receive window is small, so that the gateway's writes wait; the answer's body. */
+    private static byte[] download(String path)
+    {
+        try (Socket socket = new Socket())
+        {
+            socket.setReceiveBufferSize(4096);
+            socket.connect(new InetSocketAddress("127.0.0.1", gateway.port()));
+            socket.setSoTimeout(30_000);
+            socket.getOutputStream().write(("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            InputStream in = socket.getInputStream();
+            StringBuilder head = new StringBuilder();
+            while (!head.toString().endsWith("\r\n\r\n"))
+            {
+                int b = in.read();
+                if (b < 0)
+                    throw new IOException("closed within the head: " + head);
+                head.append((char)b);
+            }
+            assertTrue(head.toString().startsWith("HTTP/1.1 200 "), head.toString());
+            String length = head.toString().lines().filter(line -> line.regionMatches(true, 0, "Content-Length:", 0, 15)).findFirst().orElseThrow();
+            byte[] body = new byte[Integer.parseInt(length.substring(15).trim())];
+            int read = 0;
+            // Small reads, as a browser busy with other work takes them.
+            while (read < body.length)
+            {
+                int n = in.read(body, read, Math.min(1024, body.length - read));
+                if (n < 0)
+                    throw new IOException("closed after " + read + " of " + body.length + " bytes");
+                read += n;
+            }
+            return body;
+        }
+        catch (IOException x)
+        {
+            throw new UncheckedIOException(x);
+        }
+    }
+
     private static void hold(CountDownLatch latch) throws IOException
     {
         try
