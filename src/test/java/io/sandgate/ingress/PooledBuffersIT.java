@@ -1,7 +1,10 @@
 package io.sandgate.ingress;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpRequest;
@@ -36,11 +39,12 @@ class PooledBuffersIT
     void everyBufferTaken_isGivenBack_whateverBecameOfTheExchanges() throws Exception
     {
         ArrayByteBufferPool.Tracking pool = new ArrayByteBufferPool.Tracking();
-        try (ScriptedSandbox sandbox = ScriptedSandbox.start(PooledBuffersIT::answer))
+        try (ScriptedSandbox sandbox = ScriptedSandbox.start(PooledBuffersIT::answer);
+             ServerSocket early = earlyAnswers())
         {
             EmbeddedServer server = EmbeddedServer.start(new GatewayConfig()
                 .set("ingress.cookie.secret", "pooled-buffers-secret-0123456789abcdef")
-                .set("ingress.static-routes", Map.of("7", sandbox.hostPort()))
+                .set("ingress.static-routes", Map.of("7", sandbox.hostPort(), "8", "127.0.0.1:" + early.getLocalPort()))
                 .set("ingress.idle-timeout", "1s")
                 .build(), pool);
             try
@@ -64,6 +68,15 @@ class PooledBuffersIT
                     socket.getOutputStream().write("GET /vnc/7/huge HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
                     socket.getInputStream().readNBytes(1000);
                 }
+                // A sandbox that answers before the browser's body is through, and resets the connection.
+                try
+                {
+                    post(uri, "/vnc/8/upload", HttpRequest.BodyPublishers.ofString("u".repeat(4_000_000)));
+                }
+                catch (IOException refused)
+                {
+                    // The browser may see the reset rather than the answer: either ends the exchange.
+                }
                 // A browser that leaves in the middle of its body.
                 try (Socket socket = new Socket("127.0.0.1", server.port()))
                 {
@@ -81,6 +94,39 @@ class PooledBuffersIT
             }
         }
         assertTrue(pool.getLeaks().isEmpty(), pool::dumpLeaks);
+    }
+
+    /** A sandbox that reads a request's head, answers 413 at once, and resets the connection. */
+    private static ServerSocket earlyAnswers() throws IOException
+    {
+        ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        Thread acceptor = new Thread(() ->
+        {
+            while (!server.isClosed())
+            {
+                try (Socket socket = server.accept())
+                {
+                    InputStream in = socket.getInputStream();
+                    for (int matched = 0; matched < 4; )
+                    {
+                        int b = in.read();
+                        if (b < 0)
+                            break;
+                        matched = b == "\r\n\r\n".charAt(matched) ? matched + 1 : (b == '\r' ? 1 : 0);
+                    }
+                    socket.getOutputStream().write("HTTP/1.1 413 Payload Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                        .getBytes(StandardCharsets.US_ASCII));
+                    socket.setSoLinger(true, 0);
+                }
+                catch (IOException x)
+                {
+                    // Closed by the test, or the gateway went first.
+                }
+            }
+        }, "early-answers");
+        acceptor.setDaemon(true);
+        acceptor.start();
+        return server;
     }
 
     private static boolean answer(ScriptedSandbox.Received request, OutputStream out) throws IOException
