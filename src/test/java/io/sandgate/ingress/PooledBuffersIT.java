@@ -147,7 +147,7 @@ class PooledBuffersIT
             return ScriptedSandbox.ok(out, "h".repeat(20_000_000));
         if (line.contains(" /stall "))
         {
-            // Half a head: the link keeps it in its buffer, waiting for the rest.
+            // Half a head, then silence past the exchange's idle timeout (1 s), as a wedged sandbox.
             ScriptedSandbox.raw(out, "HTTP/1.1 200 OK\r\nContent-Le");
             try
             {

@@ -17,6 +17,7 @@ import org.eclipse.jetty.websocket.client.ClientUpgradeRequest;
 import org.eclipse.jetty.websocket.client.WebSocketClient;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -50,6 +51,13 @@ class ConnectionLimitIT
         sandbox = WebSocketBackend.start("s1");
         client = new WebSocketClient();
         client.start();
+    }
+
+    /** Each test counts from none: the closes of the test before reach the gateway a moment after they are made. */
+    @BeforeEach
+    void noConnectionLeftOpen()
+    {
+        await().atMost(Duration.ofSeconds(10)).until(() -> gateway.sandgate().metrics().get("sandgate.connections.counted").gauge().value() == 0);
     }
 
     /**
