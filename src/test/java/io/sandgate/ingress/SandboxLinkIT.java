@@ -227,7 +227,6 @@ class SandboxLinkIT
         await().atMost(Duration.ofSeconds(5)).until(() -> links("idle") == idle);
     }
 
-    /** In a sandbox's script: waits until the test lets it answer. */
     /**
      * Answers longer than a browser's socket can take at once go to it in pieces, each handed over
      * to the browser's write callback, which parses on: four browsers at once with small receive
@@ -302,6 +301,7 @@ class SandboxLinkIT
         }
     }
 
+    /** In a sandbox's script: waits until the test lets it answer. */
     private static void hold(CountDownLatch latch) throws IOException
     {
         try
