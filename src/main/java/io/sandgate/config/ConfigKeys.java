@@ -35,7 +35,7 @@ public final class ConfigKeys
     public static final ConfigKey<Integer> SERVER_MAX_CONCURRENT_REQUESTS_PER_CLIENT = ConfigKey.of("server.max-concurrent-requests-per-client", "256",
         integer(1, 1_000_000), "Requests one client (its trusted address, or an egress agent by its token) may have in progress at once (429 above); established WebSockets and MCP streams do not count.");
     public static final ConfigKey<Integer> SERVER_MAX_CONNECTIONS_PER_CLIENT = ConfigKey.of("server.max-connections-per-client", "1024",
-        integer(1, 1_000_000), "Embedded runner: connections one client address may hold open at once, all listeners together, idle and upgraded ones included; a connection above it is closed as soon as it is accepted. Trusted proxies (`ingress.trusted-proxies`) are not counted; raise it where many clients reach the gateway from one address (a NAT).");
+        integer(1, 1_000_000), "Embedded runner: connections one client address (an IPv6 one by its /64) may hold open at once, all listeners together, idle and upgraded ones included; a connection above it is closed as soon as it is accepted. Trusted proxies (`ingress.trusted-proxies`) are not counted; raise it where many clients reach the gateway from one address (a NAT).");
     public static final ConfigKey<Duration> SERVER_STOP_TIMEOUT = ConfigKey.of("server.stop-timeout", "10s", duration(),
         "Embedded runner: how long a stop waits for exchanges in flight.");
     public static final ConfigKey<Duration> SERVER_IDLE_TIMEOUT = ConfigKey.of("server.idle-timeout", "75s", duration(),

@@ -1,6 +1,7 @@
 package io.sandgate.web;
 
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.nio.channels.SelectableChannel;
@@ -18,8 +19,8 @@ import org.eclipse.jetty.io.SelectorManager;
  * ({@code server.max-connections-per-client}). {@link ClientLimitFilter} caps requests in
  * progress, but an idle keep-alive connection, or an established WebSocket, is no request: without
  * this a client could hold a file descriptor and a connection's buffers per connection until the
- * process runs out, one idle timeout at a time. The client is the peer's address, known at accept
- * before any byte is read; a trusted proxy ({@code ingress.trusted-proxies}) is not counted, since
+ * process runs out, one idle timeout at a time. The client is the peer's address ({@link
+ * ClientInfo#limitKey}: an IPv6 one by its /64), known at accept before any byte is read; a trusted proxy ({@code ingress.trusted-proxies}) is not counted, since
  * the connections of everyone behind it arrive from its address.
  *
  * <p>A connection counts from its accept until Jetty closes its channel, whatever protocol it
@@ -58,9 +59,15 @@ public final class ClientConnectionLimit implements SelectorManager.AcceptListen
     public boolean admit(SocketChannel channel)
     {
         InetSocketAddress peer = peer(channel);
-        if (peer == null || peer.getAddress() == null || clients.isTrusted(peer.getAddress()))
+        return peer == null || peer.getAddress() == null || admit(channel, peer.getAddress());
+    }
+
+    /** As {@link #admit(SocketChannel)}, for a channel whose peer is {@code address}. */
+    boolean admit(SelectableChannel channel, InetAddress address)
+    {
+        if (clients.isTrusted(address))
             return true;
-        String client = peer.getAddress().getHostAddress();
+        String client = ClientInfo.limitKey(address);
         if (!counts.tryAcquire(client))
         {
             refused.increment();
@@ -104,9 +111,9 @@ public final class ClientConnectionLimit implements SelectorManager.AcceptListen
             counts.release(client);
     }
 
-    /** How many connections the client at {@code address} holds open and counted. */
+    /** How many connections the client at {@code address} holds open and counted (an IPv6 one with its /64). */
     public int count(String address)
     {
-        return counts.count(address);
+        return counts.count(ClientInfo.limitKey(address));
     }
 }

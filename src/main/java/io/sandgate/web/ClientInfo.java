@@ -1,5 +1,6 @@
 package io.sandgate.web;
 
+import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.ArrayList;
@@ -163,6 +164,32 @@ public final class ClientInfo
                 return client;
         }
         return client;
+    }
+
+    /**
+     * What a per-client limit counts a client under: its address, and an IPv6 one by its /64. A
+     * host is given a whole /64 and can take a new address from it for every connection or request,
+     * so counting IPv6 addresses one by one would let one host pass for billions of clients.
+     *
+     * @param address an address as {@link #clientAddress} gives it; anything else is its own key
+     */
+    public static String limitKey(String address)
+    {
+        if (address.indexOf(':') < 0)
+            return address;
+        return IpLiteral.parse(address).map(ClientInfo::limitKey).orElse(address);
+    }
+
+    /** As {@link #limitKey(String)}, for a parsed address. */
+    public static String limitKey(InetAddress address)
+    {
+        if (!(address instanceof Inet6Address))
+            return address.getHostAddress();
+        byte[] bytes = address.getAddress();
+        StringBuilder network = new StringBuilder(24);
+        for (int i = 0; i < 8; i += 2)
+            network.append(Integer.toHexString((bytes[i] & 0xff) << 8 | bytes[i + 1] & 0xff)).append(':');
+        return network.append(":/64").toString();
     }
 
     public String scheme(HttpServletRequest request)

@@ -20,8 +20,9 @@ import org.eclipse.jetty.http.HttpStatus;
  * Caps the requests one client has in progress at once ({@code server.max-concurrent-requests-per-client}),
  * so that one client cannot hold every exchange the gateway can carry; above the cap it is answered
  * 429 with {@code Retry-After}. The client is who the gateway can trust it is: an egress agent by its
- * internal token ({@link ClientIdentity}), otherwise its address ({@link ClientInfo#clientAddress}),
- * which a peer can only name through {@code X-Forwarded-For} when it is a trusted proxy.
+ * internal token ({@link ClientIdentity}), otherwise its address ({@link ClientInfo#clientAddress},
+ * an IPv6 one by its /64: {@link ClientInfo#limitKey}), which a peer can only name through
+ * {@code X-Forwarded-For} when it is a trusted proxy.
  *
  * <p>A request counts from the moment it arrives until its exchange ends, asynchronous ones
  * included. Long-lived streams stop counting once they are established, so that they never lock a
@@ -80,7 +81,7 @@ public final class ClientLimitFilter implements Filter
         HttpServletRequest request = (HttpServletRequest)servletRequest;
         HttpServletResponse response = (HttpServletResponse)servletResponse;
         String agent = identity.of(request).orElse(null);
-        Slot slot = acquire(agent != null ? "agent " + agent : clients.clientAddress(request), agent != null);
+        Slot slot = acquire(agent != null ? "agent " + agent : ClientInfo.limitKey(clients.clientAddress(request)), agent != null);
         if (slot == null)
         {
             response.setHeader(HttpHeader.RETRY_AFTER.asString(), RETRY_AFTER_SECONDS);
@@ -108,7 +109,7 @@ public final class ClientLimitFilter implements Filter
      */
     public Runnable tryAcquire(String clientAddress)
     {
-        Slot slot = acquire(clientAddress, false);
+        Slot slot = acquire(ClientInfo.limitKey(clientAddress), false);
         return slot == null ? null : slot::release;
     }
 

@@ -76,6 +76,19 @@ class ClientConnectionLimitTest
         assertEquals(0, limit.count("127.0.0.1"));
     }
 
+    /** The attack: a host taking a new IPv6 address from its /64 for every connection. */
+    @Test
+    void ipv6PeersOfOneNetwork_countAsOneClient() throws IOException
+    {
+        ClientConnectionLimit limit = new ClientConnectionLimit(2, new ClientInfo(List.of()), registry);
+        assertTrue(limit.admit(accepted(), InetAddress.getByName("2001:db8:0:7::1")));
+        assertTrue(limit.admit(accepted(), InetAddress.getByName("2001:db8:0:7::2")));
+
+        assertFalse(limit.admit(accepted(), InetAddress.getByName("2001:db8:0:7:ffff::3")));
+        assertTrue(limit.admit(accepted(), InetAddress.getByName("2001:db8:0:8::1")), "the next /64 is another client");
+        assertEquals(2, limit.count("2001:db8:0:7::42"));
+    }
+
     /** The server side of a new loopback connection. */
     private SocketChannel accepted() throws IOException
     {

@@ -1,6 +1,7 @@
 package io.sandgate.web;
 
 import java.lang.reflect.Proxy;
+import java.net.InetAddress;
 import java.util.Collections;
 import java.util.List;
 
@@ -62,5 +63,16 @@ class ClientInfoTest
     {
         assertEquals("10.0.0.2", clients.clientAddress(request("10.0.0.2", "unknown")));
         assertEquals("10.4.4.4", clients.clientAddress(request("10.0.0.2", "198.51.100.7, evil.example, 10.4.4.4")));
+    }
+
+    @Test
+    void limitKey_isTheAddress_andAnIpv6OneByItsSlash64() throws Exception
+    {
+        assertEquals("192.0.2.7", ClientInfo.limitKey("192.0.2.7"));
+        assertEquals("2001:db8:0:7::/64", ClientInfo.limitKey("2001:db8:0:7:1:2:3:4"));
+        assertEquals(ClientInfo.limitKey("2001:db8:0:7::1"), ClientInfo.limitKey("2001:DB8:0:7:ffff::9"));
+        assertEquals("192.0.2.7", ClientInfo.limitKey("::ffff:192.0.2.7"), "an IPv4-mapped address is the IPv4 one");
+        assertEquals("0:0:0:0::/64", ClientInfo.limitKey(InetAddress.getByName("::1")));
+        assertEquals("not:an address", ClientInfo.limitKey("not:an address"), "what is not an address is its own key");
     }
 }

@@ -19,6 +19,8 @@ import jakarta.servlet.http.HttpServletResponse;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The per-client cap without a server: when a request counts, when it stops, and what a refusal says. */
@@ -156,5 +158,17 @@ class ClientLimitFilterTest
         assertTrue(new Exchange().run(filter, false).chained, "the address itself holds nothing");
         assertEquals(1, refused("agent"));
         assertEquals(0, refused("address"));
+    }
+
+    /** The attack: a host taking a new IPv6 address from its /64 for every request. */
+    @Test
+    void ipv6AddressesOfOneNetwork_countAsOneClient() throws Exception
+    {
+        assertNotNull(filter.tryAcquire("2001:db8:0:7::1"));
+        assertNotNull(filter.tryAcquire("2001:db8:0:7::2"));
+
+        assertNull(filter.tryAcquire("2001:db8:0:7:ffff:ffff:ffff:ffff"), "a third address of the same /64 is the same client");
+        assertNotNull(filter.tryAcquire("2001:db8:0:8::1"), "the next /64 is another client");
+        assertNotNull(filter.tryAcquire("192.0.2.7"));
     }
 }
