@@ -10,6 +10,7 @@ import java.util.concurrent.Executor;
 import java.util.function.Function;
 
 import io.sandgate.web.ClientConnectionLimit;
+import io.sandgate.web.KeptReadEndPoint;
 import io.sandgate.web.ListenerConnector;
 import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.io.EndPoint;
@@ -102,7 +103,7 @@ public final class IngressConnector extends ListenerConnector
     }
 
     /** An endpoint that knows which of the connector's selectors it is on. */
-    private static final class LaneEndPoint extends SocketChannelEndPoint
+    private static final class LaneEndPoint extends KeptReadEndPoint
     {
         private final int lane;
         /** Opened by {@link #dial}, not accepted: none of the server's. */

@@ -1,9 +1,12 @@
 package io.sandgate.web;
 
 import java.io.IOException;
+import java.nio.channels.SelectionKey;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 
+import org.eclipse.jetty.io.ManagedSelector;
+import org.eclipse.jetty.io.SocketChannelEndPoint;
 import org.eclipse.jetty.server.ConnectionFactory;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
@@ -12,7 +15,8 @@ import org.eclipse.jetty.util.IO;
 /**
  * A listener of the embedded runner: each connection it accepts is admitted by a
  * {@link ClientConnectionLimit} before Jetty sees it, so that one refused costs no selector
- * registration, buffer or thread.
+ * registration, buffer or thread. Its connections stay in the selector's epoll set while they wait
+ * for an answer ({@link KeptReadEndPoint}).
  */
 public class ListenerConnector extends ServerConnector
 {
@@ -58,5 +62,13 @@ public class ListenerConnector extends ServerConnector
             limit.release(channel);
             throw x;
         }
+    }
+
+    @Override
+    protected SocketChannelEndPoint newEndPoint(SocketChannel channel, ManagedSelector selector, SelectionKey key)
+    {
+        KeptReadEndPoint endPoint = new KeptReadEndPoint(channel, selector, key, getScheduler());
+        endPoint.setIdleTimeout(getIdleTimeout());
+        return endPoint;
     }
 }

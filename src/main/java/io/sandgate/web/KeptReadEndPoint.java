@@ -1,0 +1,145 @@
+package io.sandgate.web;
+
+import java.nio.channels.CancelledKeyException;
+import java.nio.channels.SelectableChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
+
+import org.eclipse.jetty.io.ManagedSelector;
+import org.eclipse.jetty.io.SocketChannelEndPoint;
+import org.eclipse.jetty.util.thread.Scheduler;
+
+/**
+ * A socket endpoint that stays in its selector's epoll set between a read and the next wish to read.
+ *
+ * <p>Jetty takes the read interest off a key when the key is selected for reading, and the JDK's
+ * epoll selector takes a channel whose interest is empty out of the epoll set ({@code EPOLL_CTL_DEL})
+ * and puts it back when an interest returns ({@code EPOLL_CTL_ADD}, which allocates and polls the
+ * socket). On a keep-alive connection that is two system calls per request, the selector having
+ * looped while the answer was awaited: about 5 % of the gateway's CPU at saturation
+ * (docs/BENCHMARKS.md, "Keep-alive connections stay in the epoll set"). nginx registers a connection once.
+ *
+ * <p>Here the key keeps its read interest when Jetty drops it. That costs nothing while the peer
+ * sends nothing, which is the rule for HTTP/1 between a request and its answer; when Jetty asks to
+ * read again, the key already has the interest and the JDK changes nothing. Should the peer send
+ * while no one reads (a pipelined request, a close), the level-triggered selector reports it once:
+ * the kept interest is then dropped until Jetty next asks to read, so that the selector does not
+ * report the same bytes again and again.
+ *
+ * <p>Jetty changes a key only through the endpoint's {@code SelectionKey}, on the selector's thread;
+ * the endpoint is given a view of the key that adds the read interest to what Jetty sets.
+ */
+public class KeptReadEndPoint extends SocketChannelEndPoint
+{
+    private final KeptReadKey key;
+
+    public KeptReadEndPoint(SocketChannel channel, ManagedSelector selector, SelectionKey key, Scheduler scheduler)
+    {
+        this(channel, selector, new KeptReadKey(key), scheduler);
+    }
+
+    private KeptReadEndPoint(SocketChannel channel, ManagedSelector selector, KeptReadKey key, Scheduler scheduler)
+    {
+        super(channel, selector, key, scheduler);
+        this.key = key;
+    }
+
+    @Override
+    protected void needsFillInterest()
+    {
+        key.keep = true;
+        super.needsFillInterest();
+    }
+
+    @Override
+    public Runnable onSelected()
+    {
+        key.selected();
+        return super.onSelected();
+    }
+
+    @Override
+    public void replaceKey(SelectionKey newKey)
+    {
+        // Jetty moved the channel to a new JDK selector, registered with the old key's interest.
+        key.key = newKey;
+    }
+
+    /** The endpoint's view of its key; every method runs on the selector's thread, but {@link #keep}. */
+    private static final class KeptReadKey extends SelectionKey
+    {
+        private SelectionKey key;
+        /** The interest Jetty set. */
+        private int ops;
+        /** Whether the read interest stays when Jetty drops it; set again whenever Jetty asks to read. */
+        private volatile boolean keep = true;
+
+        KeptReadKey(SelectionKey key)
+        {
+            this.key = key;
+            this.ops = key.interestOps();
+        }
+
+        @Override
+        public SelectionKey interestOps(int ops)
+        {
+            this.ops = ops;
+            key.interestOps(keep ? ops | OP_READ : ops);
+            return this;
+        }
+
+        /** Readable while Jetty does not read: only the kept interest was listening. */
+        void selected()
+        {
+            try
+            {
+                if ((ops & OP_READ) == 0 && (key.readyOps() & OP_READ) != 0)
+                {
+                    keep = false;
+                    key.interestOps(ops);
+                }
+            }
+            catch (CancelledKeyException x)
+            {
+                // Closed meanwhile: Jetty finds the key cancelled too and closes the endpoint.
+            }
+        }
+
+        @Override
+        public int interestOps()
+        {
+            return key.interestOps();
+        }
+
+        @Override
+        public int readyOps()
+        {
+            return key.readyOps();
+        }
+
+        @Override
+        public SelectableChannel channel()
+        {
+            return key.channel();
+        }
+
+        @Override
+        public Selector selector()
+        {
+            return key.selector();
+        }
+
+        @Override
+        public boolean isValid()
+        {
+            return key.isValid();
+        }
+
+        @Override
+        public void cancel()
+        {
+            key.cancel();
+        }
+    }
+}
