@@ -6,7 +6,7 @@
 #
 #   bench/run.sh                 full run (about 15 minutes), updates docs/BENCHMARKS.md
 #   bench/run.sh --quick         smoke run (seconds per scenario), report in the run directory only
-#   options: --out FILE  --scenarios http_small_max,http_small_rate,http_large,ws_echo,idle_ws,jmh
+#   options: --out FILE  --scenarios http_small_max,http_small_rate,http_small_cpu,http_small_paired,http_large,ws_echo,idle_ws,jmh,mcp,egress
 #            --targets direct,nginx,haproxy,sandgate-memory,sandgate-redis  --no-build
 #            optional targets: sandgate-servlet (ingress on the servlets, as in the WAR; memory store)
 #            and sandgate-baseline (another build: --baseline JAR or BENCH_BASELINE_JAR=JAR; memory store)
@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
 
-ALL_SCENARIOS="http_small_max,http_small_rate,http_small_cpu,http_large,ws_echo,idle_ws,jmh,mcp,egress"
+ALL_SCENARIOS="http_small_max,http_small_rate,http_small_cpu,http_small_paired,http_large,ws_echo,idle_ws,jmh,mcp,egress"
 ALL_TARGETS="direct,nginx,haproxy,sandgate-memory,sandgate-redis"
 QUICK=0
 BUILD=1
@@ -300,6 +300,7 @@ cpu_ticks() {
   done
   echo "$total"
 }
+pin() { local pid; for pid in $2; do taskset -a -p -c "$1" "$pid" > /dev/null; done; }  # pin CORES PIDS
 rss_kb() {
   local total=0 pid
   for pid in $1; do
@@ -404,7 +405,6 @@ if has "$SCENARIOS" http_small_cpu; then
   hz=$(getconf CLK_TCK)
   last=$(( $(nproc) - 1 ))
   record meta - cmd_http_small_cpu "taskset -c $last wrk -t1 -c$BENCH_CONNECTIONS -d${BENCH_SECONDS}s URL/1k, proxy pinned to core 0 (taskset -a -p -c 0), backend to core $last, after ${BENCH_WARMUP_SECONDS}s of warm-up, $BENCH_ROUNDS rounds"
-  pin() { local pid; for pid in $2; do taskset -a -p -c "$1" "$pid" > /dev/null; done; }
   # One measured pass of target $1: "CPU-us-per-request requests cpu-seconds".
   pinned_pass() {
     local p ck before after line
@@ -440,6 +440,51 @@ if has "$SCENARIOS" http_small_cpu; then
     record http_small_cpu "$t" cpu_s "$cpu_s"
     record http_small_cpu "$t" rounds "$(awk '{printf "%s%s", (NR > 1 ? ", " : ""), $1}' <<< "${cpu_lines[$t]%$'\n'}")"
   done
+fi
+
+if has "$SCENARIOS" http_small_paired; then
+  # Each build of this run beside the baseline build, at the same time: both pinned to core 0, each
+  # loaded by its own wrk from the last core. Two builds measured in turns see different minutes of
+  # a machine whose speed moves by more than a change is worth; measured at once, they share them.
+  if ! has "$TARGETS" sandgate-baseline; then
+    echo "http_small_paired needs the sandgate-baseline target (--baseline JAR); skipped" >&2
+  else
+    hz=$(getconf CLK_TCK)
+    last=$(( $(nproc) - 1 ))
+    record meta - cmd_http_small_paired "taskset -c $last wrk -t1 -c$BENCH_CONNECTIONS -d${BENCH_SECONDS}s URL/1k against each of two gateways at once, both pinned to core 0, backend to core $last, after ${BENCH_WARMUP_SECONDS}s of warm-up, $BENCH_ROUNDS rounds"
+    # One measured pass of targets $1 and $2 at once, $3 seconds: "CPU-us-per-request-1 CPU-us-per-request-2".
+    paired_pass() {
+      local p1 p2 b1 b2 l1 l2 out1="$RUN/paired-1.out"
+      p1=$(pids "$1"); p2=$(pids "$2")
+      b1=$(cpu_ticks "$p1"); b2=$(cpu_ticks "$p2")
+      taskset -c "$last" wrk -t1 -c"$BENCH_CONNECTIONS" -d"${3}s" -s "$ROOT/bench/wrk-report.lua" -H "Cookie: $(cookie "$1")" "$(http_url "$1" /1k)" > "$out1" &
+      l2=$(taskset -c "$last" wrk -t1 -c"$BENCH_CONNECTIONS" -d"${3}s" -s "$ROOT/bench/wrk-report.lua" -H "Cookie: $(cookie "$2")" "$(http_url "$2" /1k)" | grep '^RESULT')
+      wait $!
+      l1=$(grep '^RESULT' "$out1")
+      awk -v r1="$(field requests "$l1")" -v d1=$(( $(cpu_ticks "$p1") - b1 )) -v r2="$(field requests "$l2")" -v d2=$(( $(cpu_ticks "$p2") - b2 )) -v hz="$hz" \
+        'BEGIN {printf "%.1f %.1f\n", r1 ? d1 / hz / r1 * 1e6 : 0, r2 ? d2 / hz / r2 * 1e6 : 0}'
+    }
+    pin "$last" "$BACKEND_PID"
+    for t in $(targets); do
+      case "$t" in sandgate-baseline) continue ;; sandgate-*) ;; *) continue ;; esac
+      pin 0 "$(pids "$t") $SG_BASELINE_PID"
+      paired_pass "$t" sandgate-baseline "$BENCH_WARMUP_SECONDS" > /dev/null
+      lines=""
+      for round in $(seq 1 "$BENCH_ROUNDS"); do
+        line=$(paired_pass "$t" sandgate-baseline "$BENCH_SECONDS")
+        echo "http_small_paired $t round $round (CPU us per request, this build and the baseline): $line"
+        lines+="$(awk '{printf "%.3f %s %s", $2 ? $1 / $2 : 0, $1, $2}' <<< "$line")"$'\n'
+      done
+      pin "0-$last" "$(pids "$t") $SG_BASELINE_PID"
+      # The median round by ratio stands for the pair; every round's ratio is kept beside it.
+      read -r ratio cpu_us base_us <<< "$(sort -n <<< "${lines%$'\n'}" | sed -n "$(( (BENCH_ROUNDS + 1) / 2 ))p")"
+      record http_small_paired "$t" ratio "$ratio"
+      record http_small_paired "$t" cpu_us "$cpu_us"
+      record http_small_paired "$t" baseline_cpu_us "$base_us"
+      record http_small_paired "$t" rounds "$(awk '{printf "%s%.2f", (NR > 1 ? ", " : ""), $1}' <<< "${lines%$'\n'}")"
+    done
+    pin "0-$last" "$BACKEND_PID"
+  fi
 fi
 
 if has "$SCENARIOS" http_large; then

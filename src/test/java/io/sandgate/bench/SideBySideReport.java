@@ -171,6 +171,19 @@ public final class SideBySideReport
                 values.getOrDefault("http_small_cpu/" + t + "/rounds", "-"));
         }
 
+        List<String> paired = targets().stream().filter(t -> number("http_small_paired", t, "ratio") != null).toList();
+        if (!paired.isEmpty())
+        {
+            s.append("\n### HTTP 1 KB: CPU per request beside the baseline build, at the same time\n\n`").append(meta("cmd_http_small_paired"))
+                .append("`; CPU is utime+stime of each gateway from /proc over the same seconds; each row is its median round by ratio\n\n")
+                .append("| target | CPU us per request | baseline build's, same seconds | vs baseline | vs baseline by round |\n|---|---|---|---|---|\n");
+            for (String t : paired)
+            {
+                row(s, t, fmt(number("http_small_paired", t, "cpu_us"), "%.1f"), fmt(number("http_small_paired", t, "baseline_cpu_us"), "%.1f"),
+                    fmt(number("http_small_paired", t, "ratio"), "%.3fx"), values.getOrDefault("http_small_paired/" + t + "/rounds", "-"));
+            }
+        }
+
         s.append("\n### HTTP 1 MB: throughput and proxy CPU\n\n`").append(meta("cmd_http_large"))
             .append("`; CPU is utime+stime of the proxy's processes (nginx: master and workers) from /proc, before and after\n\n")
             .append("| target | MB/s | vs direct | vs nginx | proxy CPU, % of one core | proxy CPU s per GB |\n|---|---|---|---|---|---|\n");
