@@ -164,8 +164,9 @@ public final class McpGateway implements AutoCloseable
 
     /**
      * The session a request names, if the request may use it: it must belong to this server and
-     * come with its owner's credential. A session id is a bearer secret that leaks (logs, a shared
-     * proxy); bound to the credential that created it, a leaked id alone opens nothing. Another
+     * come with its owner's credential, or, made without one, from its owner's address with none. A
+     * session id is a bearer secret that leaks (logs, a shared proxy); bound to the credential or
+     * the address that created it, a leaked id alone opens nothing from another sandbox. Another
      * client's session answers as unknown, so that ids cannot be probed.
      */
     McpSession session(String id, McpConfig.Server server, HttpServletRequest request)
@@ -175,7 +176,7 @@ public final class McpGateway implements AutoCloseable
         McpSession session = bus.find(id).orElseThrow(() -> unknownSession("unknown or ended MCP session"));
         if (!session.server().equals(server.name()))
             throw unknownSession("unknown MCP session");
-        if (!session.owner().equals(owner(request)) && (session.owner().startsWith(CREDENTIAL) || credential(request) != null))
+        if (!session.owner().equals(owner(request)))
         {
             foreign.increment();
             throw unknownSession("unknown MCP session");

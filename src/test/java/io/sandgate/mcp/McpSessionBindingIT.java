@@ -10,6 +10,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -41,6 +42,8 @@ class McpSessionBindingIT
     static final GatewayExtension gateway = new GatewayExtension(config -> config
         .set("log.access", "false")
         .set("mcp.max-sessions-per-client", "2")
+        // The test's own loopback is a trusted proxy: a request naming no one else is still its own.
+        .set("ingress.trusted-proxies", List.of("127.0.0.1", "::1"))
         .set("mcp.servers", List.of(Map.of("name", "tools", "url", upstream.streamableUrl(), "transport", "streamable"))));
 
     @AfterAll
@@ -51,6 +54,12 @@ class McpSessionBindingIT
 
     private static HttpResponse<String> post(String session, String credential, String body) throws Exception
     {
+        return post(session, credential, null, body);
+    }
+
+    /** A POST forwarded for {@code forwardedFor} by the trusted proxy the test is, if not null. */
+    private static HttpResponse<String> post(String session, String credential, String forwardedFor, String body) throws Exception
+    {
         HttpRequest.Builder request = HttpRequest.newBuilder(gateway.uri("/mcp/tools/mcp")).timeout(Duration.ofSeconds(10))
             .header("Content-Type", "application/json").header("Accept", "application/json, text/event-stream")
             .header("MCP-Protocol-Version", "2025-11-25").POST(HttpRequest.BodyPublishers.ofString(body));
@@ -58,25 +67,44 @@ class McpSessionBindingIT
             request.header("Mcp-Session-Id", session);
         if (credential != null)
             request.header("Authorization", credential);
+        if (forwardedFor != null)
+            request.header("X-Forwarded-For", forwardedFor);
         return CLIENT.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }
 
     private static String initialize(String credential) throws Exception
     {
-        HttpResponse<String> response = post(null, credential, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
-            + "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"binding\",\"version\":\"1\"}}}");
+        return initialize(credential, null);
+    }
+
+    private static String initialize(String credential, String forwardedFor) throws Exception
+    {
+        HttpResponse<String> response = initializing(credential, forwardedFor);
         assertEquals(200, response.statusCode(), response.body());
         String session = response.headers().firstValue("Mcp-Session-Id").orElse(null);
         assertNotNull(session, "initialize gives a session");
-        assertEquals(202, post(session, credential, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}").statusCode());
+        assertEquals(202, post(session, credential, forwardedFor, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}").statusCode());
         return session;
+    }
+
+    private static HttpResponse<String> initializing(String credential, String forwardedFor) throws Exception
+    {
+        return post(null, credential, forwardedFor, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+            + "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"binding\",\"version\":\"1\"}}}");
     }
 
     private static void end(String session, String credential) throws Exception
     {
+        end(session, credential, null);
+    }
+
+    private static void end(String session, String credential, String forwardedFor) throws Exception
+    {
         HttpRequest.Builder request = HttpRequest.newBuilder(gateway.uri("/mcp/tools/mcp")).header("Mcp-Session-Id", session).DELETE();
         if (credential != null)
             request.header("Authorization", credential);
+        if (forwardedFor != null)
+            request.header("X-Forwarded-For", forwardedFor);
         assertEquals(204, CLIENT.send(request.build(), HttpResponse.BodyHandlers.ofString()).statusCode());
     }
 
@@ -144,6 +172,37 @@ class McpSessionBindingIT
         {
             for (String session : sessions)
                 end(session, ALICE);
+        }
+    }
+
+    /**
+     * A host is given a whole IPv6 /64 and can take a new address for each session: every address
+     * of one /64 is one client to the cap, while a session made without a credential still belongs
+     * to the one address that made it.
+     */
+    @Test
+    void sessionsPerClient_countAnIpv6HostByItsSlash64() throws Exception
+    {
+        Map<String, String> sessions = new LinkedHashMap<>();
+        try
+        {
+            for (String address : List.of("2001:db8:0:1::1", "2001:db8:0:1::2"))
+                sessions.put(initialize(null, address), address);
+            HttpResponse<String> refused = initializing(null, "2001:db8:0:1::3");
+            assertEquals(429, refused.statusCode(), refused.body());
+            // The next /64 is another host.
+            sessions.put(initialize(null, "2001:db8:0:2::1"), "2001:db8:0:2::1");
+
+            // Without a credential a session is its owner's address, its full address.
+            String first = sessions.keySet().iterator().next();
+            assertEquals(404, post(first, null, "2001:db8:0:1::2", "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}").statusCode(),
+                "a session is its own address's, not its /64's");
+            assertEquals(200, post(first, null, "2001:db8:0:1::1", "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}").statusCode());
+        }
+        finally
+        {
+            for (Map.Entry<String, String> session : sessions.entrySet())
+                end(session.getKey(), null, session.getValue());
         }
     }
 
