@@ -187,7 +187,7 @@ public final class Sandgate implements AutoCloseable
         if (config.server().role() == ServerConfig.Role.CONTROLPLANE)
             return;
         ServerConfig.Faces faces = config.server().faces();
-        ClientInfo clients = new ClientInfo(config.ingress().trustedProxies());
+        ClientInfo clients = new ClientInfo(config.ingress().trustedProxies(), config.server().clientIpv6Prefix());
         if (faces.ingress())
             buildIngress(contextPath, clients);
         if (faces.mcp())

@@ -23,11 +23,12 @@ import io.sandgate.net.Origins;
  * @param publicOrigins origins users reach the gateway under, as {@code scheme://host[:port]}
  * @param maxConcurrentRequestsPerClient requests one client may have in progress at once
  * @param maxConnectionsPerClient connections one client address may hold open at once, on the listeners together
+ * @param clientIpv6Prefix how many leading bits of an IPv6 client's address the per-client limits count it by
  * @param ingressFrontEnd which API the embedded runner serves ingress HTTP on
  */
 public record ServerConfig(String host, int port, Optional<Integer> internalPort, int maxThreads, Duration stopTimeout, Duration idleTimeout,
                            Role role, Faces faces, List<String> publicOrigins, int maxConcurrentRequestsPerClient,
-                           int maxConnectionsPerClient, IngressFrontEnd ingressFrontEnd)
+                           int maxConnectionsPerClient, int clientIpv6Prefix, IngressFrontEnd ingressFrontEnd)
 {
     public ServerConfig
     {

@@ -128,7 +128,7 @@ public final class EmbeddedServer implements AutoCloseable
         // saturation, against 1.6 % for making each value's String instead.
         http.setHeaderCacheSize(0);
         ClientConnectionLimit limit = new ClientConnectionLimit(config.server().maxConnectionsPerClient(),
-            new ClientInfo(config.ingress().trustedProxies()), sandgate.metrics());
+            new ClientInfo(config.ingress().trustedProxies(), config.server().clientIpv6Prefix()), sandgate.metrics());
         // The public listener's selectors also carry the core front-end's connections to sandboxes.
         IngressConnector connector = listen(server, new IngressConnector(server, selectors(), limit, new HttpConnectionFactory(http)),
             config.server(), config.server().port());

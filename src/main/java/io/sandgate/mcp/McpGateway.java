@@ -194,7 +194,7 @@ public final class McpGateway implements AutoCloseable
     McpSession newSession(McpConfig.Server server, HttpServletRequest request)
     {
         McpSession session = McpSession.create(newSessionId(), server.name(), owner(request));
-        if (!bus.create(session, ClientInfo.limitKey(clients.clientAddress(request)), config.maxSessionsPerClient()))
+        if (!bus.create(session, clients.limitKey(clients.clientAddress(request)), config.maxSessionsPerClient()))
         {
             sessionsRefused.increment();
             throw new GatewayException(HttpStatus.TOO_MANY_REQUESTS_429, "too_many_sessions",
@@ -401,7 +401,7 @@ public final class McpGateway implements AutoCloseable
      */
     void opened(HttpServletRequest request, ClientStream stream)
     {
-        String client = ClientInfo.limitKey(clients.clientAddress(request));
+        String client = clients.limitKey(clients.clientAddress(request));
         if (!streamsPerClient.tryAcquire(client))
         {
             streamsRefused.increment();
@@ -420,7 +420,7 @@ public final class McpGateway implements AutoCloseable
     /** Refuses a new stream before it starts when the client already holds too many. */
     void checkStreamLimit(HttpServletRequest request)
     {
-        if (streamsPerClient.count(ClientInfo.limitKey(clients.clientAddress(request))) >= config.maxStreamsPerClient())
+        if (streamsPerClient.count(clients.limitKey(clients.clientAddress(request))) >= config.maxStreamsPerClient())
         {
             streamsRefused.increment();
             throw new GatewayException(HttpStatus.TOO_MANY_REQUESTS_429, "too_many_sessions",

@@ -20,7 +20,7 @@ import org.eclipse.jetty.io.SelectorManager;
  * progress, but an idle keep-alive connection, or an established WebSocket, is no request: without
  * this a client could hold a file descriptor and a connection's buffers per connection until the
  * process runs out, one idle timeout at a time. The client is the peer's address ({@link
- * ClientInfo#limitKey}: an IPv6 one by its /64), known at accept before any byte is read; a trusted proxy ({@code ingress.trusted-proxies}) is not counted, since
+ * ClientInfo#limitKey}: an IPv6 one by its network, a /64 by default), known at accept before any byte is read; a trusted proxy ({@code ingress.trusted-proxies}) is not counted, since
  * the connections of everyone behind it arrive from its address.
  *
  * <p>A connection counts from its accept until Jetty closes its channel, whatever protocol it
@@ -67,7 +67,7 @@ public final class ClientConnectionLimit implements SelectorManager.AcceptListen
     {
         if (clients.isTrusted(address))
             return true;
-        String client = ClientInfo.limitKey(address);
+        String client = clients.limitKey(address);
         if (!counts.tryAcquire(client))
         {
             refused.increment();
@@ -114,6 +114,6 @@ public final class ClientConnectionLimit implements SelectorManager.AcceptListen
     /** How many connections the client at {@code address} holds open and counted (an IPv6 one with its /64). */
     public int count(String address)
     {
-        return counts.count(ClientInfo.limitKey(address));
+        return counts.count(clients.limitKey(address));
     }
 }

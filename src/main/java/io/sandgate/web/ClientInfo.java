@@ -32,10 +32,21 @@ public final class ClientInfo
         X_FORWARDED_PORT, X_FORWARDED_PREFIX, FORWARDED, "X-Real-IP");
 
     private final List<Cidr> trustedProxies;
+    /** How many leading bits of an IPv6 client's address a per-client limit counts it by. */
+    private final int ipv6Prefix;
 
+    /** Counting an IPv6 client by its /64, the default of {@code server.client-ipv6-prefix}. */
     public ClientInfo(List<Cidr> trustedProxies)
     {
+        this(trustedProxies, 64);
+    }
+
+    public ClientInfo(List<Cidr> trustedProxies, int ipv6Prefix)
+    {
+        if (ipv6Prefix < 0 || ipv6Prefix > 128)
+            throw new IllegalArgumentException("ipv6Prefix: " + ipv6Prefix);
         this.trustedProxies = List.copyOf(trustedProxies);
+        this.ipv6Prefix = ipv6Prefix;
     }
 
     /**
@@ -167,29 +178,37 @@ public final class ClientInfo
     }
 
     /**
-     * What a per-client limit counts a client under: its address, and an IPv6 one by its /64. A
-     * host is given a whole /64 and can take a new address from it for every connection or request,
-     * so counting IPv6 addresses one by one would let one host pass for billions of clients.
+     * What a per-client limit counts a client under: its address, and an IPv6 one by its network
+     * ({@code server.client-ipv6-prefix}, a /64 by default). A host is given a whole /64 and can take
+     * a new address from it for every connection or request, so counting IPv6 addresses one by one
+     * would let one host pass for billions of clients.
      *
      * @param address an address as {@link #clientAddress} gives it; anything else is its own key
      */
-    public static String limitKey(String address)
+    public String limitKey(String address)
     {
         if (address.indexOf(':') < 0)
             return address;
-        return IpLiteral.parse(address).map(ClientInfo::limitKey).orElse(address);
+        return IpLiteral.parse(address).map(this::limitKey).orElse(address);
     }
 
     /** As {@link #limitKey(String)}, for a parsed address. */
-    public static String limitKey(InetAddress address)
+    public String limitKey(InetAddress address)
     {
         if (!(address instanceof Inet6Address))
             return address.getHostAddress();
         byte[] bytes = address.getAddress();
-        StringBuilder network = new StringBuilder(24);
-        for (int i = 0; i < 8; i += 2)
-            network.append(Integer.toHexString((bytes[i] & 0xff) << 8 | bytes[i + 1] & 0xff)).append(':');
-        return network.append(":/64").toString();
+        for (int bit = ipv6Prefix; bit < 128; bit++)
+            bytes[bit / 8] &= (byte)~(0x80 >>> (bit % 8));
+        try
+        {
+            // Sixteen bytes are always an address; its scope, if any, is left behind.
+            return InetAddress.getByAddress(bytes).getHostAddress() + "/" + ipv6Prefix;
+        }
+        catch (UnknownHostException x)
+        {
+            throw new IllegalStateException(x);
+        }
     }
 
     public String scheme(HttpServletRequest request)

@@ -21,7 +21,7 @@ import org.eclipse.jetty.http.HttpStatus;
  * so that one client cannot hold every exchange the gateway can carry; above the cap it is answered
  * 429 with {@code Retry-After}. The client is who the gateway can trust it is: an egress agent by its
  * internal token ({@link ClientIdentity}), otherwise its address ({@link ClientInfo#clientAddress},
- * an IPv6 one by its /64: {@link ClientInfo#limitKey}), which a peer can only name through
+ * an IPv6 one by its network, a /64 by default: {@link ClientInfo#limitKey}), which a peer can only name through
  * {@code X-Forwarded-For} when it is a trusted proxy.
  *
  * <p>A request counts from the moment it arrives until its exchange ends, asynchronous ones
@@ -81,7 +81,7 @@ public final class ClientLimitFilter implements Filter
         HttpServletRequest request = (HttpServletRequest)servletRequest;
         HttpServletResponse response = (HttpServletResponse)servletResponse;
         String agent = identity.of(request).orElse(null);
-        Slot slot = acquire(agent != null ? "agent " + agent : ClientInfo.limitKey(clients.clientAddress(request)), agent != null);
+        Slot slot = acquire(agent != null ? "agent " + agent : clients.limitKey(clients.clientAddress(request)), agent != null);
         if (slot == null)
         {
             response.setHeader(HttpHeader.RETRY_AFTER.asString(), RETRY_AFTER_SECONDS);
@@ -109,7 +109,7 @@ public final class ClientLimitFilter implements Filter
      */
     public Runnable tryAcquire(String clientAddress)
     {
-        Slot slot = acquire(ClientInfo.limitKey(clientAddress), false);
+        Slot slot = acquire(clients.limitKey(clientAddress), false);
         return slot == null ? null : slot::release;
     }
 

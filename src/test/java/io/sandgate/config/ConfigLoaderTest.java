@@ -352,6 +352,13 @@ class ConfigLoaderTest
     }
 
     @Test
+    void clientIpv6Prefix_isASlash64_unlessSet() throws IOException
+    {
+        assertEquals(64, load(Map.of(), Map.of(), Map.of()).server().clientIpv6Prefix());
+        assertEquals(128, load(Map.of("sandgate.server.client-ipv6-prefix", "128"), Map.of(), Map.of()).server().clientIpv6Prefix());
+    }
+
+    @Test
     void configPathFromEnvironmentAndContextParam() throws IOException
     {
         assertEquals(7001, load(Map.of(), Map.of("SANDGATE_CONFIG", yaml("server.port: 7001")), Map.of()).server().port());
@@ -542,6 +549,10 @@ class ConfigLoaderTest
                     List.of("ingress.id-pattern", "'[a-'", "expected: a regular expression")),
                 Arguments.of("badCidrInTrustedProxies", "sandgate.ingress.trusted-proxies", "10.0.0.0/8,proxy.example.com",
                     List.of("ingress.trusted-proxies", "proxy.example.com", "IP literal")),
+                Arguments.of("ipv6PrefixTooShort", "sandgate.server.client-ipv6-prefix", "8",
+                    List.of("server.client-ipv6-prefix", "'8'")),
+                Arguments.of("ipv6PrefixPastTheAddress", "sandgate.server.client-ipv6-prefix", "129",
+                    List.of("server.client-ipv6-prefix", "'129'")),
                 Arguments.of("sentinelNodesNeedAMaster", "sandgate.store.redis.sentinel-nodes", "redis://s1:26379",
                     List.of("store.redis.sentinel-master", "expected")),
                 Arguments.of("staticRoutesStringWithoutEquals", "sandgate.ingress.static-routes", "1:host:5900",

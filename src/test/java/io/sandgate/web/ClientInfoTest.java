@@ -1,6 +1,7 @@
 package io.sandgate.web;
 
 import java.lang.reflect.Proxy;
+import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.util.Collections;
 import java.util.List;
@@ -10,6 +11,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
 /** The client address the gateway trusts: {@code X-Forwarded-For} only through trusted proxies, read from the right. */
 class ClientInfoTest
@@ -68,11 +70,28 @@ class ClientInfoTest
     @Test
     void limitKey_isTheAddress_andAnIpv6OneByItsSlash64() throws Exception
     {
-        assertEquals("192.0.2.7", ClientInfo.limitKey("192.0.2.7"));
-        assertEquals("2001:db8:0:7::/64", ClientInfo.limitKey("2001:db8:0:7:1:2:3:4"));
-        assertEquals(ClientInfo.limitKey("2001:db8:0:7::1"), ClientInfo.limitKey("2001:DB8:0:7:ffff::9"));
-        assertEquals("192.0.2.7", ClientInfo.limitKey("::ffff:192.0.2.7"), "an IPv4-mapped address is the IPv4 one");
-        assertEquals("0:0:0:0::/64", ClientInfo.limitKey(InetAddress.getByName("::1")));
-        assertEquals("not:an address", ClientInfo.limitKey("not:an address"), "what is not an address is its own key");
+        assertEquals("192.0.2.7", clients.limitKey("192.0.2.7"));
+        assertEquals("2001:db8:0:7:0:0:0:0/64", clients.limitKey("2001:db8:0:7:1:2:3:4"));
+        assertEquals(clients.limitKey("2001:db8:0:7::1"), clients.limitKey("2001:DB8:0:7:ffff::9"));
+        assertEquals("192.0.2.7", clients.limitKey("::ffff:192.0.2.7"), "an IPv4-mapped address is the IPv4 one");
+        assertEquals("0:0:0:0:0:0:0:0/64", clients.limitKey(InetAddress.getByName("::1")));
+        assertEquals("not:an address", clients.limitKey("not:an address"), "what is not an address is its own key");
+    }
+
+    /** {@code server.client-ipv6-prefix}: the pods of one IPv6 Kubernetes node share its /64, one address each. */
+    @Test
+    void limitKey_countsIpv6ClientsByTheConfiguredPrefix() throws Exception
+    {
+        ClientInfo perAddress = new ClientInfo(List.of(), 128);
+        assertEquals("2001:db8:0:7:0:0:0:1/128", perAddress.limitKey("2001:db8:0:7::1"));
+        assertNotEquals(perAddress.limitKey("2001:db8:0:7::1"), perAddress.limitKey("2001:db8:0:7::2"));
+        InetAddress scoped = Inet6Address.getByAddress(null, InetAddress.getByName("2001:db8:0:7::1").getAddress(), 1);
+        assertEquals("2001:db8:0:7:0:0:0:1/128", perAddress.limitKey(scoped), "a scope is no part of the key");
+
+        ClientInfo site = new ClientInfo(List.of(), 56);
+        assertEquals("2001:db8:0:700:0:0:0:0/56", site.limitKey("2001:db8:0:7ff:1::1"), "the bits past the prefix cleared, within a group too");
+        assertEquals(site.limitKey("2001:db8:0:700::1"), site.limitKey("2001:db8:0:7ff::1"));
+        assertNotEquals(site.limitKey("2001:db8:0:700::1"), site.limitKey("2001:db8:0:800::1"));
+        assertEquals("192.0.2.7", site.limitKey("192.0.2.7"), "IPv4 is counted by address whatever the prefix");
     }
 }

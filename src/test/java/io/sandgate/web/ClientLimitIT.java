@@ -209,4 +209,20 @@ class ClientLimitIT
         assertEquals(200, openMcpStream("X-Forwarded-For", "198.51.100.8"), "another client behind the same proxy");
         assertEquals(1, gateway.sandgate().metrics().get("sandgate.mcp.streams.refused").counter().count());
     }
+
+    @Test
+    void ipv6Clients_countByTheirSlash64_orOneByOneWithThePrefixAt128() throws Exception
+    {
+        gateway.restart(config -> config.set("ingress.trusted-proxies", "127.0.0.1/32").set("mcp.max-streams-per-client", "2"));
+        assertEquals(200, openMcpStream("X-Forwarded-For", "2001:db8:0:1::1"));
+        assertEquals(200, openMcpStream("X-Forwarded-For", "2001:db8:0:1::2"));
+        assertEquals(429, openMcpStream("X-Forwarded-For", "2001:db8:0:1::3"), "one host's /64 is one client");
+        assertEquals(200, openMcpStream("X-Forwarded-For", "2001:db8:0:2::1"), "the next /64 is another");
+
+        // The pods of one node of an IPv6 cluster share its /64, one address each.
+        gateway.restart(config -> config.set("ingress.trusted-proxies", "127.0.0.1/32").set("mcp.max-streams-per-client", "2")
+            .set("server.client-ipv6-prefix", "128"));
+        for (String address : List.of("2001:db8:0:1::1", "2001:db8:0:1::2", "2001:db8:0:1::3"))
+            assertEquals(200, openMcpStream("X-Forwarded-For", address), address);
+    }
 }
