@@ -111,7 +111,7 @@ public final class ClientConnectionLimit implements SelectorManager.AcceptListen
             counts.release(client);
     }
 
-    /** How many connections the client at {@code address} holds open and counted (an IPv6 one with its /64). */
+    /** How many connections the client at {@code address} holds open and counted (an IPv6 one with its network). */
     public int count(String address)
     {
         return counts.count(clients.limitKey(address));
