@@ -8,7 +8,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -332,15 +331,10 @@ final class RedisSessionBus implements SessionBus
     {
         Listening subscription = new Listening(sessionId, validId(afterEventId), listener);
         subscriptions.add(subscription);
-        try
-        {
-            subscription.listen().join();
-        }
-        catch (CompletionException x)
-        {
-            // Subscribing failed (Redis blinking): the next tick subscribes again, and wakes it then.
-        }
-        subscription.wake();
+        // The caller's thread does not wait for Redis, which may hang: the drain first reads the
+        // log once the listeners are in, so what was published before is read then. A failure to
+        // subscribe marks the subscription broken, and the next tick subscribes again and wakes it.
+        subscription.listen().whenComplete((done, failure) -> subscription.wake());
         return subscription;
     }
 

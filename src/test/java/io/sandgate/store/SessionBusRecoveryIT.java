@@ -4,7 +4,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 
 import io.sandgate.config.ConfigLoader;
 import io.sandgate.core.Schedulers;
@@ -199,6 +201,41 @@ class SessionBusRecoveryIT
         writer.append(session.id(), "k2", "later");
         await().atMost(PROMPTLY).until(() -> seen.messages.size() >= 2);
         assertEquals(List.of("after the restart", "later"), seen.messages);
+    }
+
+    /**
+     * Redis hangs (its process stopped, its connections open): subscribing does not hold the
+     * caller, a request thread of the gateway, for as long as Redis takes to time out, and what is
+     * appended once Redis answers again is delivered.
+     */
+    @Test
+    void subscribedWhileRedisHangs_returnsAtOnce_andDeliversOnceRedisAnswers() throws Exception
+    {
+        redis(false);
+        // A patient client: waiting for Redis, a subscribe would hold its caller for 30 s and more.
+        Config patient = new Config();
+        patient.useSingleServer().setAddress(redis.address()).setTimeout(30_000).setSubscriptionTimeout(30_000).setRetryAttempts(1);
+        RedissonClient client = Redisson.create(patient);
+        open(() -> client.shutdown());
+        RedisSessionBus holder = bus(client, SLOW_POLL, WakeUps.BROADCAST);
+        McpSession session = created(holder);
+        Recorder seen = new Recorder();
+
+        redis.freeze();
+        try
+        {
+            CompletableFuture<SessionBus.Subscription> subscribing = CompletableFuture.supplyAsync(() -> holder.subscribe(session.id(), null, seen));
+            open(subscribing.get(5, TimeUnit.SECONDS));
+        }
+        finally
+        {
+            redis.thaw();
+        }
+
+        RedisSessionBus writer = bus(redisson(), SLOW_POLL, WakeUps.BROADCAST);
+        writer.append(session.id(), "k1", "after the hang");
+        await().atMost(PROMPTLY).until(() -> seen.messages.size() == 1);
+        assertEquals(List.of("after the hang"), seen.messages);
     }
 
     /** Idle subscribed sessions, between two safety polls: Redis sees (close to) nothing from them. */

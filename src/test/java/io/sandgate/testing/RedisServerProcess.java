@@ -88,6 +88,42 @@ public final class RedisServerProcess extends ProcessFixture
     }
 
     /**
+     * Stops the server's process (SIGSTOP) until {@link #thaw}: its connections stay open and
+     * nothing on them is answered, as with a Redis that hangs rather than goes away.
+     */
+    public synchronized void freeze()
+    {
+        signal("STOP");
+    }
+
+    /** Lets a {@link #freeze frozen} server run again (SIGCONT). */
+    public synchronized void thaw()
+    {
+        signal("CONT");
+    }
+
+    private void signal(String name)
+    {
+        if (process == null)
+            throw new IllegalStateException("redis-server on port " + port + " is not running");
+        try
+        {
+            int exit = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).start().waitFor();
+            if (exit != 0)
+                throw new IllegalStateException("kill -" + name + " exited with " + exit);
+        }
+        catch (IOException x)
+        {
+            throw new UncheckedIOException(x);
+        }
+        catch (InterruptedException x)
+        {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(x);
+        }
+    }
+
+    /**
      * Kills the server if it is running and starts a new, empty one on the same port, returning
      * once it answers PING. The port is kept because clients under test hold the address and are
      * expected to reconnect to it.
