@@ -50,6 +50,12 @@ public record Cidr(InetAddress network, int prefixLength)
         }
     }
 
+    /** The network of {@code prefixLength} leading bits that {@code address} is in. */
+    public static Cidr of(InetAddress address, int prefixLength)
+    {
+        return new Cidr(mask(address.getAddress(), prefixLength), prefixLength);
+    }
+
     public boolean contains(InetAddress address)
     {
         byte[] candidate = address.getAddress();

@@ -197,18 +197,8 @@ public final class ClientInfo
     {
         if (!(address instanceof Inet6Address))
             return address.getHostAddress();
-        byte[] bytes = address.getAddress();
-        for (int bit = ipv6Prefix; bit < 128; bit++)
-            bytes[bit / 8] &= (byte)~(0x80 >>> (bit % 8));
-        try
-        {
-            // Sixteen bytes are always an address; its scope, if any, is left behind.
-            return InetAddress.getByAddress(bytes).getHostAddress() + "/" + ipv6Prefix;
-        }
-        catch (UnknownHostException x)
-        {
-            throw new IllegalStateException(x);
-        }
+        // The network address is made from the bytes alone: a scope, if any, is no part of the key.
+        return Cidr.of(address, ipv6Prefix).toString();
     }
 
     public String scheme(HttpServletRequest request)
