@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 
-import io.sandgate.core.StoreUnavailableException;
 import io.sandgate.ingress.Redemptions;
 import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
@@ -27,26 +26,21 @@ final class RedisRedemptions implements Redemptions
     private static final String SET_NX_PXAT = "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PXAT', ARGV[2]) then return 1 else return 0 end";
 
     private final RScript script;
+    private final RedisWaits waits;
 
-    RedisRedemptions(RedissonClient redisson)
+    RedisRedemptions(RedissonClient redisson, RedisWaits waits)
     {
         this.script = redisson.getScript(StringCodec.INSTANCE);
+        this.waits = waits;
     }
 
     @Override
     public boolean redeem(String nonce, Instant until)
     {
         String key = PREFIX + nonce;
-        try
-        {
-            Boolean first = script.eval(key, RScript.Mode.READ_WRITE, SET_NX_PXAT, RScript.ReturnType.BOOLEAN,
-                List.of(key), "1", Long.toString(until.plus(CLOCK_SKEW).toEpochMilli()));
-            return Boolean.TRUE.equals(first);
-        }
-        catch (RuntimeException x)
-        {
-            // RedisException in all its forms, or the client shutting down: no answer, so no redemption.
-            throw new StoreUnavailableException("redemption store unreachable", x);
-        }
+        // No answer, so no redemption: the caller refuses the grant.
+        Boolean first = waits.call("redemption store", () -> script.eval(key, RScript.Mode.READ_WRITE, SET_NX_PXAT, RScript.ReturnType.BOOLEAN,
+            List.of(key), "1", Long.toString(until.plus(CLOCK_SKEW).toEpochMilli())));
+        return Boolean.TRUE.equals(first);
     }
 }

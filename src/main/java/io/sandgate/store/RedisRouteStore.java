@@ -100,6 +100,7 @@ final class RedisRouteStore implements RouteStore
     }
 
     private final RedissonClient redisson;
+    private final RedisWaits waits;
     private final String key;
     private final RMap<String, String> hash;
     private final StoreConfig.Redis config;
@@ -130,9 +131,10 @@ final class RedisRouteStore implements RouteStore
     private volatile Set<InetSocketAddress> watched = Set.of();
 
     RedisRouteStore(RedissonClient redisson, String key, StoreConfig.Redis config, int cacheSize, MeterRegistry registry, ScheduledExecutorService scheduler,
-                    Clock clock)
+                    Clock clock, RedisWaits waits)
     {
         this.redisson = redisson;
+        this.waits = waits;
         this.key = key;
         this.hash = redisson.getMap(key, StringCodec.INSTANCE);
         this.config = config;
@@ -156,12 +158,21 @@ final class RedisRouteStore implements RouteStore
         scheduler.scheduleWithFixedDelay(this::health, PING_PERIOD_MILLIS, PING_PERIOD_MILLIS, TimeUnit.MILLISECONDS);
     }
 
+    /** A miss holds the calling thread until Redis answers, so it counts against {@link RedisWaits}; a cached answer does not. */
     @Override
     public Optional<Route> find(String id)
     {
+        CompletableFuture<Optional<Route>> route = findAsync(id);
+        if (route.isDone())
+            return join(route);
+        return waits.call("route store", () -> join(route));
+    }
+
+    private static Optional<Route> join(CompletableFuture<Optional<Route>> route)
+    {
         try
         {
-            return findAsync(id).join();
+            return route.join();
         }
         catch (CompletionException x)
         {

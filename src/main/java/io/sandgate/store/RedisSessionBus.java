@@ -14,6 +14,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 
 import io.sandgate.core.Schedulers;
 import io.sandgate.core.StoreUnavailableException;
@@ -120,6 +121,7 @@ final class RedisSessionBus implements SessionBus
     private static final long REPAIR_MILLIS = 1000;
 
     private final RedissonClient redisson;
+    private final RedisWaits waits;
     private final RScript script;
     private final Duration ttl;
     private final int capacity;
@@ -136,9 +138,10 @@ final class RedisSessionBus implements SessionBus
     private final AtomicBoolean checking = new AtomicBoolean();
     private volatile long lastPollNanos = System.nanoTime();
 
-    RedisSessionBus(RedissonClient redisson, Duration ttl, int capacity, Duration pollInterval, WakeUps wakeUps, Schedulers schedulers)
+    RedisSessionBus(RedissonClient redisson, Duration ttl, int capacity, Duration pollInterval, WakeUps wakeUps, Schedulers schedulers, RedisWaits waits)
     {
         this.redisson = redisson;
+        this.waits = waits;
         this.wakeUps = wakeUps;
         this.script = redisson.getScript(StringCodec.INSTANCE);
         this.ttl = ttl;
@@ -211,7 +214,7 @@ final class RedisSessionBus implements SessionBus
 
     private boolean store(McpSession session, RSet<String> owned)
     {
-        update(session);
+        write(session);
         owned.add(session.id());
         owned.expire(ttl);
         return true;
@@ -236,17 +239,11 @@ final class RedisSessionBus implements SessionBus
     @Override
     public List<McpSession> list(int limit)
     {
+        // SCAN, not KEYS: it does not block Redis however many sessions there are.
+        List<String> keys = call(() -> redisson.getKeys().getKeysStreamByPattern("sandgate:mcp:{*}:session").limit(limit).toList());
         List<McpSession> result = new ArrayList<>();
-        call(() ->
-        {
-            // SCAN, not KEYS: it does not block Redis however many sessions there are.
-            redisson.getKeys().getKeysStreamByPattern("sandgate:mcp:{*}:session").limit(limit).forEach(key ->
-            {
-                String id = key.substring("sandgate:mcp:{".length(), key.length() - "}:session".length());
-                find(id).ifPresent(result::add);
-            });
-            return null;
-        });
+        for (String key : keys)
+            find(key.substring("sandgate:mcp:{".length(), key.length() - "}:session".length())).ifPresent(result::add);
         return result;
     }
 
@@ -264,6 +261,15 @@ final class RedisSessionBus implements SessionBus
     @Override
     public void update(McpSession session)
     {
+        call(() ->
+        {
+            write(session);
+            return null;
+        });
+    }
+
+    private void write(McpSession session)
+    {
         Map<String, String> fields = new HashMap<>();
         fields.put("server", session.server());
         session.upstreamSessionId().ifPresent(v -> fields.put("upstreamSessionId", v));
@@ -271,13 +277,9 @@ final class RedisSessionBus implements SessionBus
         session.protocolVersion().ifPresent(v -> fields.put("protocolVersion", v));
         fields.put("owner", session.owner());
         session.client().ifPresent(v -> fields.put("client", v));
-        call(() ->
-        {
-            RMap<String, String> record = record(session.id());
-            record.putAll(fields);
-            record.expire(ttl);
-            return null;
-        });
+        RMap<String, String> record = record(session.id());
+        record.putAll(fields);
+        record.expire(ttl);
     }
 
     /**
@@ -665,16 +667,9 @@ final class RedisSessionBus implements SessionBus
         return new StreamMessageId(Long.parseLong(id.substring(0, dash)), Long.parseLong(id.substring(dash + 1)) + 1);
     }
 
-    private static <T> T call(java.util.function.Supplier<T> command)
+    private <T> T call(Supplier<T> command)
     {
-        try
-        {
-            return command.get();
-        }
-        catch (RuntimeException x)
-        {
-            throw new StoreUnavailableException("session store unreachable", x);
-        }
+        return waits.call("session store", command);
     }
 
     @Override

@@ -19,10 +19,12 @@ final class RedisStickySessions implements StickySessions
 {
     private final RMapCache<String, String> pins;
     private final MemoryStickySessions fallback = new MemoryStickySessions();
+    private final RedisWaits waits;
 
-    RedisStickySessions(RedissonClient redisson)
+    RedisStickySessions(RedissonClient redisson, RedisWaits waits)
     {
         this.pins = redisson.getMapCache("sandgate:egress:sticky", StringCodec.INSTANCE);
+        this.waits = waits;
     }
 
     @Override
@@ -30,7 +32,7 @@ final class RedisStickySessions implements StickySessions
     {
         try
         {
-            String node = pins.get(sessionKey);
+            String node = waits.call("sticky sessions", () -> pins.get(sessionKey));
             if (node != null)
                 pins.fastPutAsync(sessionKey, node, ttl.toMillis(), TimeUnit.MILLISECONDS);
             return Optional.ofNullable(node);
@@ -46,7 +48,7 @@ final class RedisStickySessions implements StickySessions
     {
         try
         {
-            pins.fastPut(sessionKey, nodeId, ttl.toMillis(), TimeUnit.MILLISECONDS);
+            waits.call("sticky sessions", () -> pins.fastPut(sessionKey, nodeId, ttl.toMillis(), TimeUnit.MILLISECONDS));
         }
         catch (RuntimeException x)
         {

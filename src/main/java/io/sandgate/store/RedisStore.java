@@ -54,8 +54,10 @@ final class RedisStore
             }
         });
         RedissonClient redisson = Redisson.create(redissonConfig);
+        // A quarter of the request threads may wait for Redis at once; the rest stay for what needs no Redis.
+        RedisWaits waits = new RedisWaits(Math.max(1, config.server().maxThreads() / 4), registry);
         RedisRouteStore routes = new RedisRouteStore(redisson, config.ingress().routesKey(), redis, config.ingress().routeCacheSize(), registry, scheduler,
-            Clock.systemUTC());
+            Clock.systemUTC(), waits);
         holder[0] = routes;
         routes.start();
         Routes.parseStatic(config.ingress().staticRoutes()).forEach((id, route) ->
@@ -73,8 +75,8 @@ final class RedisStore
         // subscribes a shard channel again with no codec when its slot moves, and the session goes deaf
         // (PublishSubscribeService.reattachPubSub(int); ClusterReshardIT).
         RedisSessionBus sessions = new RedisSessionBus(redisson, config.mcp().sessionTtl(), config.mcp().replayBuffer(), redis.sessionPollInterval(),
-            WakeUps.BROADCAST, schedulers);
-        return new Store(routes, new RedisRedemptions(redisson), new RedisStickySessions(redisson), sessions,
+            WakeUps.BROADCAST, schedulers, waits);
+        return new Store(routes, new RedisRedemptions(redisson, waits), new RedisStickySessions(redisson, waits), sessions,
             name -> new RedisLeadership(redisson, name, schedulers), routes::health, () ->
             {
                 scheduler.shutdownNow();

@@ -8,6 +8,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sandgate.config.ConfigLoader;
 import io.sandgate.core.Schedulers;
 import io.sandgate.mcp.McpSession;
@@ -87,7 +88,7 @@ class SessionBusRecoveryIT
 
     private RedisSessionBus bus(RedissonClient redisson, Duration poll, WakeUps wakeUps)
     {
-        return open(new RedisSessionBus(redisson, Duration.ofMinutes(5), 100, poll, wakeUps, schedulers));
+        return open(new RedisSessionBus(redisson, Duration.ofMinutes(5), 100, poll, wakeUps, schedulers, new RedisWaits(64, new SimpleMeterRegistry())));
     }
 
     private static McpSession created(SessionBus bus)

@@ -9,6 +9,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sandgate.core.Schedulers;
 import io.sandgate.mcp.McpSession;
 import io.sandgate.mcp.MemorySessionBus;
@@ -67,8 +68,8 @@ class SessionBusTest
     {
         // Shard channels work on a single Redis 7 too: the cluster's way of waking, tested without a cluster.
         return Stream.of(new MemorySessionBus(ttl, 100, schedulers),
-            new RedisSessionBus(redisson, ttl, 100, Duration.ofSeconds(1), WakeUps.BROADCAST, schedulers),
-            new RedisSessionBus(redisson, ttl, 100, Duration.ofSeconds(1), WakeUps.SHARDED, schedulers));
+            new RedisSessionBus(redisson, ttl, 100, Duration.ofSeconds(1), WakeUps.BROADCAST, schedulers, new RedisWaits(64, new SimpleMeterRegistry())),
+            new RedisSessionBus(redisson, ttl, 100, Duration.ofSeconds(1), WakeUps.SHARDED, schedulers, new RedisWaits(64, new SimpleMeterRegistry())));
     }
 
     private static McpSession session(String owner)
