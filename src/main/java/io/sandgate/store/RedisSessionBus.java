@@ -22,6 +22,7 @@ import io.sandgate.mcp.McpSession;
 import io.sandgate.mcp.SerialDrain;
 import io.sandgate.mcp.SessionBus;
 import org.redisson.api.RBatch;
+import org.redisson.api.RFuture;
 import org.redisson.api.RMap;
 import org.redisson.api.RScript;
 import org.redisson.api.RSet;
@@ -197,18 +198,26 @@ final class RedisSessionBus implements SessionBus
         {
             RSet<String> owned = held(client);
             // Fewer ids than the limit, live or not: below it, with one round trip. Only a client
-            // at its limit pays for checking which of its sessions still live.
+            // at its limit pays for checking which of its sessions still live, in one pipelined
+            // batch: one round trip per id would hold a thread, and a permit of the waits, for as
+            // many round trips as the limit on every attempt of a client knocking at it.
             if (owned.size() < limit)
                 return store(session, owned);
-            int live = 0;
-            for (String id : owned.readAll())
+            List<String> ids = new ArrayList<>(owned.readAll());
+            RBatch batch = redisson.createBatch();
+            List<RFuture<Boolean>> exists = new ArrayList<>(ids.size());
+            for (String id : ids)
+                exists.add(batch.getMap(recordKey(id), StringCodec.INSTANCE).isExistsAsync());
+            batch.execute();
+            List<String> ended = new ArrayList<>();
+            for (int i = 0; i < ids.size(); i++)
             {
-                if (record(id).isExists())
-                    live++;
-                else
-                    owned.remove(id);
+                if (!exists.get(i).toCompletableFuture().join())
+                    ended.add(ids.get(i));
             }
-            return live < limit && store(session, owned);
+            if (!ended.isEmpty())
+                owned.removeAll(ended);
+            return ids.size() - ended.size() < limit && store(session, owned);
         });
     }
 
