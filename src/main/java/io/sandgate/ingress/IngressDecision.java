@@ -46,10 +46,13 @@ public sealed interface IngressDecision
     {
         HOST, PATH, REFERER, COOKIE, HEADER;
 
+        /** Made once: every proxied request's access note carries it. */
+        private final String label = name().toLowerCase(Locale.ROOT);
+
         /** The name used in metrics and the access log. */
         public String label()
         {
-            return name().toLowerCase(Locale.ROOT);
+            return label;
         }
     }
 }
