@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import io.sandgate.testing.EachIngressFrontEnd;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.McpUpstream;
 import io.sandgate.testing.RedisServerProcess;
@@ -29,6 +30,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * half of them wait for Redis and the calls beyond fail at once with 503, ingress on a cached route
  * and health checks answer meanwhile, and the calls that waited complete once Redis answers.
  */
+@EachIngressFrontEnd
 class HungRedisIT
 {
     private static final HttpClient CLIENT = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
@@ -64,6 +66,18 @@ class HungRedisIT
         assertEquals(200, get("/vnc/" + SANDBOX + "/").statusCode(), "the route is cached before Redis hangs");
 
         redis.freeze();
+        try
+        {
+            whileRedisHangs(session);
+        }
+        finally
+        {
+            redis.thaw();
+        }
+    }
+
+    private static void whileRedisHangs(String session) throws Exception
+    {
         List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
         for (int i = 0; i < CALLS; i++)
             calls.add(ping(session, i));
