@@ -73,7 +73,7 @@ public final class ConfigKeys
     public static final ConfigKey<Integer> REDIS_DATABASE = ConfigKey.of("store.redis.database", "0", integer(0, 15),
         "Redis database number (single and sentinel modes).");
     public static final ConfigKey<Duration> REDIS_TIMEOUT = ConfigKey.of("store.redis.timeout", "1s", duration(),
-        "Redis command timeout; a route miss while Redis is down fails after this. At most half of `server.max-threads` wait for Redis at once; calls beyond fail at once (503).");
+        "Redis command timeout; a route miss while Redis is down fails after this. At most half of `server.max-threads` wait for Redis at once; calls beyond fail (503) once Redis has not answered for 100 ms.");
     public static final ConfigKey<Duration> REDIS_REVALIDATE_INTERVAL = ConfigKey.of("store.redis.revalidate-interval", "30s", duration(),
         "Cached routes are re-read this often even without change notifications (a safety net).");
     public static final ConfigKey<Duration> REDIS_POLL_INTERVAL = ConfigKey.of("store.redis.poll-interval", "500ms", duration(),

@@ -55,8 +55,6 @@ final class RedisStore
         });
         RedissonClient redisson = Redisson.create(redissonConfig);
         // Half the request threads may wait for Redis at once; the rest stay for what needs no Redis.
-        // Not fewer: a blip of Redis latency at a high call rate would have calls refused that a
-        // moment's wait would have served.
         RedisWaits waits = new RedisWaits(Math.max(1, config.server().maxThreads() / 2), registry);
         RedisRouteStore routes = new RedisRouteStore(redisson, config.ingress().routesKey(), redis, config.ingress().routeCacheSize(), registry, scheduler,
             Clock.systemUTC(), waits);

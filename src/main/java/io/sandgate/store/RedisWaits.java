@@ -1,6 +1,9 @@
 package io.sandgate.store;
 
+import java.time.Duration;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 import io.micrometer.core.instrument.Counter;
@@ -15,24 +18,52 @@ import io.sandgate.core.StoreUnavailableException;
  * each call for {@code store.redis.timeout} and Redisson's retry; a flow of MCP requests would then
  * take every thread of the pool the gateway shares between its faces, and with them the ingress of
  * cached routes, health checks and everything else that needs no Redis. Beyond the bound a call
- * fails at once, as if Redis had not answered: the caller answers 503 as it would after the
- * timeout, only sooner.</p>
+ * fails as if Redis had not answered: the caller answers 503 as it would after the timeout, only
+ * sooner.</p>
+ *
+ * <p>Only a Redis that has stopped answering has calls refused at once. When every permit is out
+ * but Redis answered a call within the patience, it is busy (a burst, a slow command), permits are
+ * coming back, and a call waits up to the patience for one: a heavy client does not turn into 503s
+ * for the others what is only a queue.</p>
  */
 final class RedisWaits
 {
+    /** Long against a Redis answer (well under a millisecond), short against a thread held. */
+    static final Duration PATIENCE = Duration.ofMillis(100);
+
     private final Semaphore permits;
     private final int max;
+    private final long patienceNanos;
+    private final LongSupplier nanoTime;
     private final Counter refused;
+    /**
+     * When a call last got an answer, or a permit without waiting, by {@link #nanoTime}: with every
+     * permit out and neither for the patience, Redis is not answering. (Not answers alone: after an
+     * idle hour the first burst beyond the bound would be refused as if Redis hung.)
+     */
+    private volatile long lastProgress;
 
     /** @param max calls that may wait for Redis at once */
     RedisWaits(int max, MeterRegistry registry)
+    {
+        this(max, PATIENCE, System::nanoTime, registry);
+    }
+
+    /**
+     * @param patience how long a call waits for a permit while Redis still answers
+     * @param nanoTime the clock, {@link System#nanoTime} but in tests
+     */
+    RedisWaits(int max, Duration patience, LongSupplier nanoTime, MeterRegistry registry)
     {
         if (max < 1)
             throw new IllegalArgumentException("max: " + max + " (expected: > 0)");
         this.max = max;
         this.permits = new Semaphore(max);
+        this.patienceNanos = patience.toNanos();
+        this.nanoTime = nanoTime;
+        this.lastProgress = nanoTime.getAsLong();
         this.refused = Counter.builder("sandgate.store.redis.waits.refused")
-            .description("Calls failed at once because as many threads as allowed were already waiting for Redis").register(registry);
+            .description("Calls failed at once because as many threads as allowed were already waiting for a Redis that did not answer").register(registry);
         registry.gauge("sandgate.store.redis.waits", permits, p -> max - p.availablePermits());
     }
 
@@ -44,14 +75,16 @@ final class RedisWaits
      */
     <T> T call(String what, Supplier<T> command)
     {
-        if (!permits.tryAcquire())
+        if (!acquire())
         {
             refused.increment();
             throw new StoreUnavailableException(what + " unreachable: " + max + " requests already waiting for Redis", null);
         }
         try
         {
-            return command.get();
+            T result = command.get();
+            lastProgress = nanoTime.getAsLong();
+            return result;
         }
         catch (StoreUnavailableException x)
         {
@@ -65,6 +98,26 @@ final class RedisWaits
         finally
         {
             permits.release();
+        }
+    }
+
+    private boolean acquire()
+    {
+        if (permits.tryAcquire())
+        {
+            lastProgress = nanoTime.getAsLong();
+            return true;
+        }
+        if (nanoTime.getAsLong() - lastProgress > patienceNanos)
+            return false;
+        try
+        {
+            return permits.tryAcquire(patienceNanos, TimeUnit.NANOSECONDS);
+        }
+        catch (InterruptedException x)
+        {
+            Thread.currentThread().interrupt();
+            return false;
         }
     }
 }
