@@ -3,6 +3,7 @@ package io.sandgate.store;
 import java.time.Duration;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -36,10 +37,14 @@ final class RedisWaits
     private final long patienceNanos;
     private final LongSupplier nanoTime;
     private final Counter refused;
+    /** Calls holding a permit. */
+    private final AtomicInteger inFlight = new AtomicInteger();
     /**
-     * When a call last got an answer, or a permit without waiting, by {@link #nanoTime}: with every
-     * permit out and neither for the patience, Redis is not answering. (Not answers alone: after an
-     * idle hour the first burst beyond the bound would be refused as if Redis hung.)
+     * When a call last got an answer, or the first permit after none was out, by {@link #nanoTime}:
+     * with every permit out and neither for the patience, Redis is not answering. Not answers
+     * alone: after an idle hour the first burst beyond the bound would be refused as if Redis hung.
+     * Not every permit taken either: in a hang, each call that times out frees one for the next,
+     * and the patience would start again with each.
      */
     private volatile long lastProgress;
 
@@ -64,7 +69,7 @@ final class RedisWaits
         this.lastProgress = nanoTime.getAsLong();
         this.refused = Counter.builder("sandgate.store.redis.waits.refused")
             .description("Calls failed at once because as many threads as allowed were already waiting for a Redis that did not answer").register(registry);
-        registry.gauge("sandgate.store.redis.waits", permits, p -> max - p.availablePermits());
+        registry.gauge("sandgate.store.redis.waits", inFlight);
     }
 
     /**
@@ -97,6 +102,7 @@ final class RedisWaits
         }
         finally
         {
+            inFlight.decrementAndGet();
             permits.release();
         }
     }
@@ -104,20 +110,24 @@ final class RedisWaits
     private boolean acquire()
     {
         if (permits.tryAcquire())
-        {
-            lastProgress = nanoTime.getAsLong();
-            return true;
-        }
+            return held();
         if (nanoTime.getAsLong() - lastProgress > patienceNanos)
             return false;
         try
         {
-            return permits.tryAcquire(patienceNanos, TimeUnit.NANOSECONDS);
+            return permits.tryAcquire(patienceNanos, TimeUnit.NANOSECONDS) && held();
         }
         catch (InterruptedException x)
         {
             Thread.currentThread().interrupt();
             return false;
         }
+    }
+
+    private boolean held()
+    {
+        if (inFlight.getAndIncrement() == 0)
+            lastProgress = nanoTime.getAsLong();
+        return true;
     }
 }

@@ -3,6 +3,8 @@ package io.sandgate.store;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -34,11 +36,31 @@ class RedisWaitsTest
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     private final RedisWaits waits = new RedisWaits(1, PATIENCE, clock::get, registry);
     private final CountDownLatch answer = new CountDownLatch(1);
+    /** Not the common pool: on two cores it has one thread, and these calls block. */
+    private final ExecutorService threads = Executors.newCachedThreadPool();
 
     @AfterEach
-    void letTheHeldCallGo()
+    void letTheHeldCallsGo()
     {
         answer.countDown();
+        threads.shutdownNow();
+    }
+
+    private static double waiting(SimpleMeterRegistry meters)
+    {
+        return meters.get("sandgate.store.redis.waits").gauge().value();
+    }
+
+    private static void awaitQuietly(CountDownLatch latch)
+    {
+        try
+        {
+            latch.await();
+        }
+        catch (InterruptedException x)
+        {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** A call that holds the only permit until the test lets Redis answer it. */
@@ -46,17 +68,10 @@ class RedisWaitsTest
     {
         CompletableFuture<String> held = CompletableFuture.supplyAsync(() -> waits.call("test store", () ->
         {
-            try
-            {
-                answer.await();
-            }
-            catch (InterruptedException x)
-            {
-                Thread.currentThread().interrupt();
-            }
+            awaitQuietly(answer);
             return "held";
-        }));
-        await().until(() -> registry.get("sandgate.store.redis.waits").gauge().value() == 1);
+        }), threads);
+        await().until(() -> waiting(registry) == 1);
         return held;
     }
 
@@ -104,6 +119,41 @@ class RedisWaitsTest
             () -> assertThrows(StoreUnavailableException.class, () -> waits.call("test store", () -> "second")));
         assertTrue(refused.getMessage().contains("test store unreachable: 1 requests already waiting for Redis"), refused.getMessage());
         assertEquals(1, registry.get("sandgate.store.redis.waits.refused").counter().count());
+    }
+
+    @Test
+    void aPermitFreedByACallThatFailed_doesNotStartThePatienceAgain() throws Exception
+    {
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        RedisWaits two = new RedisWaits(2, PATIENCE, clock::get, meters);
+        CountDownLatch timedOut = new CountDownLatch(1);
+        CompletableFuture<Object> failing = CompletableFuture.supplyAsync(() -> two.call("test store", () ->
+        {
+            awaitQuietly(timedOut);
+            throw new IllegalStateException("command timed out");
+        }), threads);
+        CompletableFuture<Object> hanging = CompletableFuture.supplyAsync(() -> two.call("test store", () ->
+        {
+            awaitQuietly(answer);
+            return "late";
+        }), threads);
+        await().until(() -> waiting(meters) == 2);
+        clock.addAndGet(PATIENCE.toNanos() + 1);
+        timedOut.countDown();
+        await().until(failing::isDone);
+
+        // The freed permit goes to the next call; the one after it finds Redis still silent.
+        CompletableFuture<Object> next = CompletableFuture.supplyAsync(() -> two.call("test store", () ->
+        {
+            awaitQuietly(answer);
+            return "next";
+        }), threads);
+        await().until(() -> waiting(meters) == 2);
+        assertTimeoutPreemptively(Duration.ofSeconds(5),
+            () -> assertThrows(StoreUnavailableException.class, () -> two.call("test store", () -> "refused")));
+        answer.countDown();
+        assertEquals("late", hanging.get(30, TimeUnit.SECONDS));
+        assertEquals("next", next.get(30, TimeUnit.SECONDS));
     }
 
     @Test
