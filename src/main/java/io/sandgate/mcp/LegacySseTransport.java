@@ -165,7 +165,7 @@ final class LegacySseTransport
         if (refusal != null)
         {
             // Answers travel on the session's stream: the refusal too, as the server's would.
-            mcp.relay(session.id(), refusal, trace);
+            mcp.answer(session.id(), refusal, trace);
             response.setStatus(HttpStatus.ACCEPTED_202);
             async.complete();
             return;
@@ -228,8 +228,15 @@ final class LegacySseTransport
                     McpServlet.end(async, failure);
                 else
                 {
-                    mcp.relay(session.id(), answer, trace);
-                    async.complete();
+                    try
+                    {
+                        mcp.answer(session.id(), answer, trace);
+                        async.complete();
+                    }
+                    catch (RuntimeException x)
+                    {
+                        McpServlet.end(async, x);
+                    }
                 }
             });
             return;
@@ -242,7 +249,7 @@ final class LegacySseTransport
         String pong = StatelessBridge.answeredHere(message);
         if (pong != null)
         {
-            mcp.relay(session.id(), pong, trace);
+            mcp.answer(session.id(), pong, trace);
             async.complete();
             return;
         }

@@ -301,6 +301,27 @@ public final class McpGateway implements AutoCloseable
     }
 
     /**
+     * Stores, once, a message the gateway made itself in answer to a client's POST (a tool-policy
+     * refusal, a pong, a bridged initialize answer). Unlike {@link #relay}, it does not wait out
+     * an unreachable store on the POST's thread: the POST fails with 503 and the client sends it
+     * again, which makes the answer again.
+     *
+     * @throws io.sandgate.core.StoreUnavailableException when the store did not take it
+     */
+    void answer(String sessionId, String message, String traceparent)
+    {
+        try
+        {
+            bus.append(sessionId, newSessionId(), message, traceparent);
+        }
+        catch (IllegalStateException x)
+        {
+            throw unknownSession("MCP session ended");
+        }
+        relayed.increment();
+    }
+
+    /**
      * Relays every message of an upstream answer, JSON or event stream, as it arrives.
      *
      * @param traceparent the trace context of the request the upstream answers, or null
