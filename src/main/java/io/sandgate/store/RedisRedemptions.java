@@ -38,7 +38,7 @@ final class RedisRedemptions implements Redemptions
     public boolean redeem(String nonce, Instant until)
     {
         String key = PREFIX + nonce;
-        // No answer, so no redemption: the caller refuses the grant.
+        // No answer, so no redemption: the caller answers 503 and the grant stays unspent.
         Boolean first = waits.call("redemption store", () -> script.eval(key, RScript.Mode.READ_WRITE, SET_NX_PXAT, RScript.ReturnType.BOOLEAN,
             List.of(key), "1", Long.toString(until.plus(CLOCK_SKEW).toEpochMilli())));
         return Boolean.TRUE.equals(first);
