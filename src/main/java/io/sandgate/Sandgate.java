@@ -87,6 +87,10 @@ public final class Sandgate implements AutoCloseable
     private McpGateway mcp;
     private Egress egress;
     private Credentials credentials;
+    /** Who a client is: on the public listener, the only one in a servlet container. */
+    private final ClientInfo clients;
+    /** Who a client of the internal listener is; the same as {@link #clients} when there is no such listener. */
+    private final ClientInfo internalClients;
     /** Requests in progress per client, one count across the listeners and front-ends. */
     private ClientLimitFilter clientLimit;
     /** Counts and logs every request, whichever listener or front-end served it. */
@@ -109,6 +113,11 @@ public final class Sandgate implements AutoCloseable
         new ProcessorMetrics().bindTo(metrics);
         this.schedulers = Schedulers.create();
         this.store = Store.create(config, metrics, schedulers);
+        this.clients = new ClientInfo(config.ingress().trustedProxies(), config.server().clientIpv6Prefix());
+        // Sandboxes and agents, the internal listener's clients, are the cluster's pods: in an IPv6
+        // cluster those of one node share its /64, and counting them by it would make them one client.
+        this.internalClients = config.server().internalPort().isEmpty() ? clients
+            : new ClientInfo(config.ingress().trustedProxies(), config.server().internalClientIpv6Prefix());
         this.redactor = forLogs(Redactor.defaults());
         this.accessLog = new AccessLogFilter(metrics, config.accessLog(), () -> redactor, tracing);
     }
@@ -187,14 +196,13 @@ public final class Sandgate implements AutoCloseable
         if (config.server().role() == ServerConfig.Role.CONTROLPLANE)
             return;
         ServerConfig.Faces faces = config.server().faces();
-        ClientInfo clients = new ClientInfo(config.ingress().trustedProxies(), config.server().clientIpv6Prefix());
         if (faces.ingress())
-            buildIngress(contextPath, clients);
+            buildIngress(contextPath);
         if (faces.mcp())
         {
             try
             {
-                mcp = new McpGateway(config.mcp(), store.sessions(), clients, new Origins(config.server().publicOrigins()), metrics, schedulers, tracing);
+                mcp = new McpGateway(config.mcp(), store.sessions(), internalClients, new Origins(config.server().publicOrigins()), metrics, schedulers, tracing);
             }
             catch (Exception x)
             {
@@ -208,7 +216,7 @@ public final class Sandgate implements AutoCloseable
             egress == null ? ClientIdentity.NONE : egress.agents(), metrics);
     }
 
-    private void buildIngress(String contextPath, ClientInfo clients)
+    private void buildIngress(String contextPath)
     {
         ingress = new Ingress(config.ingress(), contextPath, store.routes(), store.redemptions(), clients, metrics, Clock.systemUTC());
         webSockets = new WebSocketBridge(ingress, config.server().publicOrigins(), metrics, schedulers, BrowserUpgrade.forThisContainer());
@@ -284,7 +292,8 @@ public final class Sandgate implements AutoCloseable
             LOG.info("Sandgate control plane ready: store={} watcher={}", config.store().type().name().toLowerCase(Locale.ROOT), config.watcher().enabled());
             return;
         }
-        FilterRegistration.Dynamic perClient = context.addFilter("sandgate-client-limit", clientLimit);
+        FilterRegistration.Dynamic perClient = context.addFilter("sandgate-client-limit",
+            listener == Listener.INTERNAL ? clientLimit.counting(internalClients) : clientLimit);
         perClient.setAsyncSupported(true);
         perClient.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), false, "/*");
         boolean sharedThreads = context.getAttribute(JETTY_EXECUTOR) != null;
@@ -377,6 +386,12 @@ public final class Sandgate implements AutoCloseable
     public Ingress ingress()
     {
         return ingress;
+    }
+
+    /** Who a client of the public listener is, or with {@code internal} of the internal one (the same when there is none). */
+    public ClientInfo clients(boolean internal)
+    {
+        return internal ? internalClients : clients;
     }
 
     /** The per-client limit, for front-ends outside the servlets; null on the control plane. */

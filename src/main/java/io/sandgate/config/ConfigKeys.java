@@ -37,7 +37,9 @@ public final class ConfigKeys
     public static final ConfigKey<Integer> SERVER_MAX_CONNECTIONS_PER_CLIENT = ConfigKey.of("server.max-connections-per-client", "1024",
         integer(1, 1_000_000), "Embedded runner: connections one client address (an IPv6 one by its /64, `server.client-ipv6-prefix`) may hold open at once, all listeners together, idle and upgraded ones included; a connection above it is closed as soon as it is accepted. Trusted proxies (`ingress.trusted-proxies`) are not counted; raise it where many clients reach the gateway from one address (a NAT).");
     public static final ConfigKey<Integer> SERVER_CLIENT_IPV6_PREFIX = ConfigKey.of("server.client-ipv6-prefix", "64", integer(16, 128),
-        "The per-client limits (`server.max-connections-per-client`, `server.max-concurrent-requests-per-client`, `mcp.max-sessions-per-client`, `mcp.max-streams-per-client`) count an IPv6 client by this many leading bits of its address: a host given a /64 can take a new address from it for every connection. Set 128 where distinct clients share a /64, as the pods of one Kubernetes node do in an IPv6 cluster (one address each from the node's range).");
+        "The per-client limits (`server.max-connections-per-client`, `server.max-concurrent-requests-per-client`, `mcp.max-sessions-per-client`, `mcp.max-streams-per-client`) count an IPv6 client by this many leading bits of its address: a host given a /64 can take a new address from it for every connection. Set 128 where distinct clients share a /64, as the pods of one Kubernetes node do in an IPv6 cluster (one address each from the node's range); with `server.internal-port` set, the internal listener's clients are counted by `server.internal-client-ipv6-prefix` instead.");
+    public static final ConfigKey<Integer> SERVER_INTERNAL_CLIENT_IPV6_PREFIX = ConfigKey.of("server.internal-client-ipv6-prefix", "128", integer(16, 128),
+        "Embedded runner, with `server.internal-port` set: as `server.client-ipv6-prefix`, for the clients of the internal listener (sandboxes and agents calling MCP and egress). They are the cluster's pods, and in an IPv6 cluster the pods of a node share its /64, one address each, which a pod cannot change without `NET_ADMIN`: so each address is a client. Set 64 where a client of that listener can take any address of its /64.");
     public static final ConfigKey<Duration> SERVER_STOP_TIMEOUT = ConfigKey.of("server.stop-timeout", "10s", duration(),
         "Embedded runner: how long a stop waits for exchanges in flight.");
     public static final ConfigKey<Duration> SERVER_IDLE_TIMEOUT = ConfigKey.of("server.idle-timeout", "75s", duration(),
@@ -289,7 +291,7 @@ public final class ConfigKeys
 
     public static final List<ConfigKey<?>> ALL = List.of(
         CONFIG,
-        SERVER_HOST, SERVER_PORT, SERVER_MAX_THREADS, SERVER_MAX_CONCURRENT_REQUESTS_PER_CLIENT, SERVER_MAX_CONNECTIONS_PER_CLIENT, SERVER_CLIENT_IPV6_PREFIX, SERVER_STOP_TIMEOUT, SERVER_IDLE_TIMEOUT, SERVER_INTERNAL_PORT, SERVER_INGRESS_FRONT_END,
+        SERVER_HOST, SERVER_PORT, SERVER_MAX_THREADS, SERVER_MAX_CONCURRENT_REQUESTS_PER_CLIENT, SERVER_MAX_CONNECTIONS_PER_CLIENT, SERVER_CLIENT_IPV6_PREFIX, SERVER_INTERNAL_CLIENT_IPV6_PREFIX, SERVER_STOP_TIMEOUT, SERVER_IDLE_TIMEOUT, SERVER_INTERNAL_PORT, SERVER_INGRESS_FRONT_END,
         SERVER_PUBLIC_ORIGINS,
         INGRESS_ENABLED, MCP_ENABLED, EGRESS_ENABLED,
         STORE_TYPE, REDIS_ADDRESS, REDIS_CLUSTER_NODES, REDIS_SENTINEL_NODES, REDIS_SENTINEL_MASTER,

@@ -42,6 +42,12 @@ public record SandgateConfig(String source, ServerConfig server, StoreConfig sto
         effective = Map.copyOf(effective);
     }
 
+    /** This configuration with other listener settings. */
+    public SandgateConfig withServer(ServerConfig server)
+    {
+        return new SandgateConfig(source, server, store, ingress, mcp, egress, watcher, adminToken, history, accessLog, logFormat, tracing, effective);
+    }
+
     public enum LogFormat
     {
         TEXT, JSON

@@ -24,11 +24,12 @@ import io.sandgate.net.Origins;
  * @param maxConcurrentRequestsPerClient requests one client may have in progress at once
  * @param maxConnectionsPerClient connections one client address may hold open at once, on the listeners together
  * @param clientIpv6Prefix how many leading bits of an IPv6 client's address the per-client limits count it by
+ * @param internalClientIpv6Prefix the same, for a client of the internal listener when there is one
  * @param ingressFrontEnd which API the embedded runner serves ingress HTTP on
  */
 public record ServerConfig(String host, int port, Optional<Integer> internalPort, int maxThreads, Duration stopTimeout, Duration idleTimeout,
                            Role role, Faces faces, List<String> publicOrigins, int maxConcurrentRequestsPerClient,
-                           int maxConnectionsPerClient, int clientIpv6Prefix, IngressFrontEnd ingressFrontEnd)
+                           int maxConnectionsPerClient, int clientIpv6Prefix, int internalClientIpv6Prefix, IngressFrontEnd ingressFrontEnd)
 {
     public ServerConfig
     {
@@ -42,6 +43,16 @@ public record ServerConfig(String host, int port, Optional<Integer> internalPort
         for (String origin : publicOrigins)
             origins.add(Origins.canonical(origin, "server.public-origins"));
         publicOrigins = List.copyOf(origins);
+    }
+
+    /**
+     * As a servlet container serves it: every face on the container's connectors, none apart as
+     * the embedded runner's internal listener, whose clients are counted by a prefix of their own.
+     */
+    public ServerConfig withoutInternalPort()
+    {
+        return new ServerConfig(host, port, Optional.empty(), maxThreads, stopTimeout, idleTimeout, role, faces, publicOrigins,
+            maxConcurrentRequestsPerClient, maxConnectionsPerClient, clientIpv6Prefix, internalClientIpv6Prefix, ingressFrontEnd);
     }
 
     /** What a process serves. */

@@ -10,6 +10,8 @@ import io.sandgate.config.SandgateConfig;
 import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletContextEvent;
 import jakarta.servlet.ServletContextListener;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Starts Sandgate inside a servlet context. Declared in {@code web.xml} for the WAR (so it may
@@ -18,6 +20,7 @@ import jakarta.servlet.ServletContextListener;
  */
 public class SandgateListener implements ServletContextListener
 {
+    private static final Logger LOG = LoggerFactory.getLogger(SandgateListener.class);
     /** Where the running instance is kept, for the embedded runner and tests. */
     public static final String ATTRIBUTE = Sandgate.class.getName();
 
@@ -69,6 +72,12 @@ public class SandgateListener implements ServletContextListener
             return;
         }
         SandgateConfig config = preloaded != null ? preloaded : load(context);
+        if (config.server().internalPort().isPresent())
+        {
+            // Here every face is on the container's connectors, and its clients counted as the public listener's.
+            LOG.warn("server.internal-port is the embedded runner's; in a servlet container the container's connectors serve every face");
+            config = config.withServer(config.server().withoutInternalPort());
+        }
         // Reloads read the same sources again.
         sandgate = Sandgate.create(config, context.getContextPath(), reloader != null ? reloader : () -> load(context));
         try

@@ -32,7 +32,7 @@ public final class ClientConnectionLimit implements SelectorManager.AcceptListen
     private final ClientCounts counts;
     private final ClientInfo clients;
     /** Each counted connection's client, to give its place back when the channel closes. */
-    private final Map<SelectableChannel, String> admitted = new ConcurrentHashMap<>();
+    private final Map<SelectableChannel, String> admitted;
     private final Counter refused;
 
     /**
@@ -43,12 +43,30 @@ public final class ClientConnectionLimit implements SelectorManager.AcceptListen
     {
         this.counts = new ClientCounts(limit);
         this.clients = clients;
+        this.admitted = new ConcurrentHashMap<>();
         this.refused = Counter.builder("sandgate.connections.refused")
             .description("Connections closed as accepted because their client held server.max-connections-per-client open already")
             .register(registry);
         Gauge.builder("sandgate.connections.counted", admitted, Map::size)
             .description("Connections open that count against their client's server.max-connections-per-client")
             .register(registry);
+    }
+
+    private ClientConnectionLimit(ClientConnectionLimit counts, ClientInfo clients)
+    {
+        this.counts = counts.counts;
+        this.clients = clients;
+        this.admitted = counts.admitted;
+        this.refused = counts.refused;
+    }
+
+    /**
+     * This limit, with its counts, for a listener whose clients are known otherwise (the internal
+     * listener's, an IPv6 one by its own prefix).
+     */
+    public ClientConnectionLimit counting(ClientInfo clients)
+    {
+        return new ClientConnectionLimit(this, clients);
     }
 
     /**

@@ -58,6 +58,24 @@ public final class ClientLimitFilter implements Filter
         this.refusedAgents = refused(registry, "agent");
     }
 
+    private ClientLimitFilter(ClientLimitFilter counts, ClientInfo clients)
+    {
+        this.counts = counts.counts;
+        this.clients = clients;
+        this.identity = counts.identity;
+        this.refusedAddresses = counts.refusedAddresses;
+        this.refusedAgents = counts.refusedAgents;
+    }
+
+    /**
+     * This limit, with its counts, for a listener whose clients are known otherwise (the internal
+     * listener's, an IPv6 one by its own prefix).
+     */
+    public ClientLimitFilter counting(ClientInfo clients)
+    {
+        return new ClientLimitFilter(this, clients);
+    }
+
     private static Counter refused(MeterRegistry registry, String identity)
     {
         return Counter.builder("sandgate.clients.refused").tag("identity", identity)

@@ -359,6 +359,16 @@ class ConfigLoaderTest
     }
 
     @Test
+    void internalClientIpv6Prefix_countsEachAddress_unlessSet() throws IOException
+    {
+        assertEquals(128, load(Map.of(), Map.of(), Map.of()).server().internalClientIpv6Prefix());
+        assertEquals(64, load(Map.of("sandgate.server.internal-client-ipv6-prefix", "64"), Map.of(), Map.of()).server().internalClientIpv6Prefix());
+        ConfigException wrong = assertThrows(ConfigException.class,
+            () -> load(Map.of("sandgate.server.internal-client-ipv6-prefix", "129"), Map.of(), Map.of()));
+        assertTrue(wrong.getMessage().contains("server.internal-client-ipv6-prefix"), wrong.getMessage());
+    }
+
+    @Test
     void configPathFromEnvironmentAndContextParam() throws IOException
     {
         assertEquals(7001, load(Map.of(), Map.of("SANDGATE_CONFIG", yaml("server.port: 7001")), Map.of()).server().port());

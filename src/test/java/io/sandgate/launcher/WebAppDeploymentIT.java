@@ -1,6 +1,15 @@
 package io.sandgate.launcher;
 
+import java.io.BufferedReader;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 
 import io.sandgate.testing.SandboxBackend;
@@ -103,6 +112,47 @@ public class WebAppDeploymentIT extends WarDeployment
                 server.stop();
             }
         }
+    }
+
+    /**
+     * The internal listener is the embedded runner's: in a container every face is on the
+     * container's connectors, reached by browsers too, so its clients are counted as the public
+     * listener's even when {@code server.internal-port} is set (an IPv6 one by its /64).
+     */
+    @Test
+    void internalPort_isIgnored_andMcpClientsAreCountedAsPublicOnes() throws Exception
+    {
+        Server server = deploy("sandgate.server.internal-port", "0", "sandgate.ingress.trusted-proxies", "127.0.0.1/32",
+            "sandgate.mcp.max-streams-per-client", "2",
+            "sandgate.mcp.servers", "[{\"name\":\"tools\",\"url\":\"http://127.0.0.1:9/mcp\",\"transport\":\"streamable\"}]");
+        List<InputStream> streams = new ArrayList<>();
+        try
+        {
+            int port = ((ServerConnector)server.getConnectors()[0]).getLocalPort();
+            assertEquals(200, openMcpStream(port, "2001:db8:0:1::1", streams));
+            assertEquals(200, openMcpStream(port, "2001:db8:0:1::2", streams));
+            assertEquals(429, openMcpStream(port, "2001:db8:0:1::3", streams), "one /64 is one client");
+        }
+        finally
+        {
+            for (InputStream stream : streams)
+                stream.close();
+            server.stop();
+        }
+    }
+
+    private static int openMcpStream(int port, String forwardedFor, List<InputStream> streams) throws Exception
+    {
+        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/sandgate/mcp/tools/sse"))
+            .header("X-Forwarded-For", forwardedFor).timeout(Duration.ofSeconds(10)).build();
+        HttpResponse<InputStream> response = HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.ofInputStream());
+        streams.add(response.body());
+        if (response.statusCode() == 200)
+        {
+            String line = new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8)).readLine();
+            assertTrue(line != null && line.startsWith("event: endpoint"), "the stream is open: " + line);
+        }
+        return response.statusCode();
     }
 
     @Test

@@ -89,6 +89,37 @@ class ClientConnectionLimitTest
         assertEquals(2, limit.count("2001:db8:0:7::42"));
     }
 
+    /**
+     * The internal listener's clients are pods, each with its own address of a node's /64: counted
+     * one by one there, while the public listener still counts a /64 as one client, and both
+     * listeners share one count for one key and give a place back wherever the channel closes.
+     */
+    @Test
+    void theInternalListenersView_countsIpv6PeersByItsOwnPrefix_inTheSameCounts() throws IOException
+    {
+        ClientConnectionLimit limit = new ClientConnectionLimit(2, new ClientInfo(List.of()), registry);
+        ClientConnectionLimit internal = limit.counting(new ClientInfo(List.of(), 128));
+        for (String pod : List.of("2001:db8:0:7::1", "2001:db8:0:7::2", "2001:db8:0:7::3"))
+        {
+            assertTrue(internal.admit(accepted(), InetAddress.getByName(pod)), pod);
+            assertTrue(internal.admit(accepted(), InetAddress.getByName(pod)), pod);
+        }
+        SocketChannel third = accepted();
+        assertFalse(internal.admit(third, InetAddress.getByName("2001:db8:0:7::1")), "each pod is held to the limit");
+        assertTrue(limit.admit(accepted(), InetAddress.getByName("2001:db8:0:7::9")));
+        assertTrue(limit.admit(accepted(), InetAddress.getByName("2001:db8:0:7::a")));
+        assertFalse(limit.admit(accepted(), InetAddress.getByName("2001:db8:0:7::b")), "the public listener counts the /64");
+
+        SocketChannel v4 = accepted();
+        assertTrue(limit.admit(v4, InetAddress.getByName("192.0.2.7")));
+        assertTrue(internal.admit(accepted(), InetAddress.getByName("192.0.2.7")));
+        assertFalse(internal.admit(accepted(), InetAddress.getByName("192.0.2.7")), "an IPv4 client is one count on both listeners");
+        internal.onClosed(v4);
+        assertEquals(1, limit.count("192.0.2.7"));
+        assertEquals(2, internal.count("2001:db8:0:7::2"));
+        assertEquals(3, registry.get("sandgate.connections.refused").counter().count(), 0.0, "one counter for both");
+    }
+
     /** The server side of a new loopback connection. */
     private SocketChannel accepted() throws IOException
     {

@@ -160,6 +160,26 @@ class ClientLimitFilterTest
         assertEquals(0, refused("address"));
     }
 
+    /** The internal listener's view: each pod's address its own client, the counts shared with the public listener's. */
+    @Test
+    void theInternalListenersView_countsIpv6ClientsByItsOwnPrefix() throws Exception
+    {
+        ClientLimitFilter internal = filter.counting(new ClientInfo(List.of(), 128));
+        for (String pod : List.of("2001:db8:0:7::1", "2001:db8:0:7::2", "2001:db8:0:7::3"))
+        {
+            assertNotNull(internal.tryAcquire(pod), pod);
+            assertNotNull(internal.tryAcquire(pod), pod);
+            assertNull(internal.tryAcquire(pod), pod);
+        }
+        assertNotNull(filter.tryAcquire("2001:db8:0:7::9"));
+        assertNotNull(filter.tryAcquire("2001:db8:0:7::a"));
+        assertNull(filter.tryAcquire("2001:db8:0:7::b"), "the public listener counts the /64");
+        assertNotNull(filter.tryAcquire("192.0.2.7"));
+        assertNotNull(internal.tryAcquire("192.0.2.7"));
+        assertNull(filter.tryAcquire("192.0.2.7"), "an IPv4 client is one count on both listeners");
+        assertEquals(5, refused("address"));
+    }
+
     /** The attack: a host taking a new IPv6 address from its /64 for every request. */
     @Test
     void ipv6AddressesOfOneNetwork_countAsOneClient() throws Exception

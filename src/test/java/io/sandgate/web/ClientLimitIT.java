@@ -105,7 +105,12 @@ class ClientLimitIT
     /** Opens a legacy MCP event stream and reads up to its first event; the stream stays open. */
     private int openMcpStream(String... headers) throws Exception
     {
-        HttpRequest.Builder request = HttpRequest.newBuilder(gateway.uri("/mcp/tools/sse")).timeout(Duration.ofSeconds(10));
+        return openMcpStream(gateway.internalUri("/mcp/tools/sse"), headers);
+    }
+
+    private int openMcpStream(java.net.URI uri, String... headers) throws Exception
+    {
+        HttpRequest.Builder request = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10));
         for (int i = 0; i < headers.length; i += 2)
             request.header(headers[i], headers[i + 1]);
         HttpResponse<InputStream> response = HTTP.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
@@ -224,5 +229,35 @@ class ClientLimitIT
             .set("server.client-ipv6-prefix", "128"));
         for (String address : List.of("2001:db8:0:1::1", "2001:db8:0:1::2", "2001:db8:0:1::3"))
             assertEquals(200, openMcpStream("X-Forwarded-For", address), address);
+    }
+
+    /**
+     * With an internal listener, its clients (sandboxes and agents, pods with an address each of
+     * their node's /64) are counted one address at a time, while the public listener's stay counted
+     * by their /64 against address rotation.
+     */
+    @Test
+    void internalListener_countsIpv6ClientsByEachAddress_thePublicOneByTheirSlash64() throws Exception
+    {
+        gateway.restart(config -> config.set("server.internal-port", "0").set("ingress.trusted-proxies", "127.0.0.1/32")
+            .set("mcp.max-streams-per-client", "2"));
+        for (String pod : List.of("2001:db8:0:1::1", "2001:db8:0:1::2", "2001:db8:0:1::3"))
+        {
+            assertEquals(200, openMcpStream("X-Forwarded-For", pod), pod);
+            assertEquals(200, openMcpStream("X-Forwarded-For", pod), pod);
+        }
+        assertEquals(429, openMcpStream("X-Forwarded-For", "2001:db8:0:1::1"), "each pod is held to the cap");
+
+        List<CompletableFuture<HttpResponse<String>>> held = hold(LIMIT, "X-Forwarded-For", "2001:db8:0:9::{i}");
+        assertEquals(429, get("/vnc/2/", "X-Forwarded-For", "2001:db8:0:9::ff").statusCode(), "one /64 is one client of the public listener");
+        for (CompletableFuture<HttpResponse<String>> request : held)
+            assertEquals(200, request.get(20, TimeUnit.SECONDS).statusCode());
+
+        // Where a client of the internal listener can take any address of its /64, it is counted by it.
+        gateway.restart(config -> config.set("server.internal-port", "0").set("ingress.trusted-proxies", "127.0.0.1/32")
+            .set("mcp.max-streams-per-client", "2").set("server.internal-client-ipv6-prefix", "64"));
+        assertEquals(200, openMcpStream("X-Forwarded-For", "2001:db8:0:1::1"));
+        assertEquals(200, openMcpStream("X-Forwarded-For", "2001:db8:0:1::2"));
+        assertEquals(429, openMcpStream("X-Forwarded-For", "2001:db8:0:1::3"));
     }
 }
