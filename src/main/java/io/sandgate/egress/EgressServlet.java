@@ -160,7 +160,10 @@ public final class EgressServlet extends StreamingProxyServlet
     {
         try
         {
-            String path = request.getRequestURI().substring(request.getContextPath().length() + "/egress/".length());
+            String uri = request.getRequestURI();
+            int start = request.getContextPath().length() + "/egress/".length();
+            // "/egress" alone names no target: the planner refuses the empty path as it does "/egress/".
+            String path = uri.length() >= start ? uri.substring(start) : "";
             EgressPlan.Entry entry = Boolean.TRUE.equals(FORWARD_PROXY.get(request)) ? EgressPlan.Entry.FORWARD_PROXY : EgressPlan.Entry.BASE_URL;
             return egress.planner().plan(entry, path, request.getQueryString(), RequestHeaders.of(request));
         }

@@ -157,6 +157,12 @@ class EgressRoutingIT
         assertEquals(403, response.statusCode());
         assertTrue(response.body().contains("no egress route for example.org"), response.body());
         assertEquals(400, call("GET", "/egress/..%2f..%2fetc/x").statusCode());
+        // No target at all, with or without the slash: the same refusal, not a failure of the gateway.
+        for (String bare : new String[] {"/egress", "/egress/"})
+        {
+            HttpResponse<String> none = call("GET", bare);
+            assertEquals(400, none.statusCode(), bare + ": " + none.body());
+        }
         assertEquals(0, nodes.values().stream().mapToInt(ForwardProxy::requests).sum());
     }
 
