@@ -8,6 +8,7 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
@@ -228,7 +229,9 @@ public final class Credentials implements AutoCloseable
     /**
      * Refuses an internal token on a route that injects nothing: forwarding it would hand it to a
      * host it was never meant for. Every value of every API-key header is looked at, since all of
-     * them are forwarded. Other Authorization values (an agent's own key for some public API) pass.
+     * them are forwarded, and in each every word and a Basic credential's two halves: a token under
+     * another scheme ({@code Token x}, {@code Bearer<TAB>x}) or as a password is as forwarded as
+     * under {@code Bearer}. Other values (an agent's own key for some public API) pass.
      */
     public void refuseInternalToken(RequestHeaders headers, String host)
     {
@@ -236,12 +239,44 @@ public final class Credentials implements AutoCloseable
         {
             for (String value : headers.values(name))
             {
-                String token = token(value);
-                CredentialsConfig.Agent agent = token == null ? null : lookup(digest(token));
-                if (agent != null)
-                    throw denied("internal token of agent " + agent.id() + " may not be sent to " + host + " (no credential bound to it)");
+                for (String token : tokensIn(value))
+                {
+                    CredentialsConfig.Agent agent = lookup(digest(token));
+                    if (agent != null)
+                        throw denied("internal token of agent " + agent.id() + " may not be sent to " + host + " (no credential bound to it)");
+                }
             }
         }
+    }
+
+    /** Whatever in a header value could be a token: the value, each of its words, and a Basic credential's user and password. */
+    static List<String> tokensIn(String value)
+    {
+        List<String> tokens = new ArrayList<>();
+        if (value == null || value.isBlank())
+            return tokens;
+        String[] words = value.trim().split("\\s+");
+        tokens.add(value.trim());
+        if (words.length > 1)
+            tokens.addAll(List.of(words));
+        if (words.length == 2 && words[0].equalsIgnoreCase("Basic"))
+        {
+            try
+            {
+                String decoded = new String(Base64.getDecoder().decode(words[1]), StandardCharsets.UTF_8);
+                int colon = decoded.indexOf(':');
+                if (colon >= 0)
+                {
+                    tokens.add(decoded.substring(0, colon));
+                    tokens.add(decoded.substring(colon + 1));
+                }
+            }
+            catch (IllegalArgumentException notBase64)
+            {
+                // Not a Basic credential after all: its words were looked at above.
+            }
+        }
+        return tokens;
     }
 
     /**

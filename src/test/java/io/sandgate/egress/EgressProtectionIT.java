@@ -3,6 +3,7 @@ package io.sandgate.egress;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -515,5 +516,21 @@ class EgressProtectionIT
 
         RawHttp.Response encoded = getWith("other", "Content-Encoding", "identity", "content-encoding", "gzip");
         assertEquals(415, encoded.status(), "every Content-Encoding counts, not the first: " + encoded.body());
+    }
+
+    /** The token under a scheme other than Bearer, or as a Basic password, is forwarded just as well: refused too. */
+    @Test
+    void internalTokenUnderAnotherScheme_orAsABasicPassword_isRefused() throws Exception
+    {
+        String basic = java.util.Base64.getEncoder().encodeToString(("agent:" + AGENT_TOKEN).getBytes(StandardCharsets.UTF_8));
+        for (String value : List.of("Token " + AGENT_TOKEN, "Bearer\t" + AGENT_TOKEN, "bearer  " + AGENT_TOKEN, "Basic " + basic))
+        {
+            RawHttp.Response refused = getWith("anywhere", "Authorization", value);
+            assertEquals(403, refused.status(), refused.body());
+            assertNowhere(AGENT_TOKEN, refused);
+        }
+        assertEquals(0, target.requestCount());
+        String ownKey = java.util.Base64.getEncoder().encodeToString("agent:its-own-password".getBytes(StandardCharsets.UTF_8));
+        assertEquals(200, getWith("anywhere", "Authorization", "Basic " + ownKey).status(), "an agent's own credentials pass");
     }
 }
