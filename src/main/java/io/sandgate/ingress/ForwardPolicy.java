@@ -2,6 +2,7 @@ package io.sandgate.ingress;
 
 import java.net.URI;
 import java.util.EnumSet;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -48,6 +49,14 @@ final class ForwardPolicy
      */
     static final EnumSet<HttpHeader> HOP_HEADERS = EnumSet.of(HttpHeader.CONNECTION, HttpHeader.KEEP_ALIVE, HttpHeader.PROXY_AUTHORIZATION,
         HttpHeader.PROXY_AUTHENTICATE, HttpHeader.PROXY_CONNECTION, HttpHeader.TRANSFER_ENCODING, HttpHeader.TE, HttpHeader.TRAILER, HttpHeader.UPGRADE);
+    /**
+     * Headers of a sandbox's answer whose effect outlasts the answer and reaches past the sandbox: the
+     * gateway's whole origin in path mode, and in host mode the site its sandboxes share
+     * ({@code Clear-Site-Data: "cookies"} clears every cookie of the registrable domain, the
+     * gateway's session cookie with them). Origin policy is the gateway's to set, not a sandbox's.
+     */
+    private static final EnumSet<HttpHeader> ORIGIN_WIDE = EnumSet.of(HttpHeader.STRICT_TRANSPORT_SECURITY, HttpHeader.ALT_SVC);
+    private static final List<String> OTHER_ORIGIN_WIDE = List.of("Clear-Site-Data", "NEL", "Report-To", "Accept-CH", "Critical-CH");
     /** The header that lets a service worker claim a wider scope than its script's directory. */
     static final String SERVICE_WORKER_ALLOWED = "Service-Worker-Allowed";
     /** Where noVNC 1.3 opens its WebSocket when told {@code path=vnc/websockify}: no id, the cookie routes it. */
@@ -88,7 +97,7 @@ final class ForwardPolicy
      */
     void copyRequestHeaders(HttpFields fromClient, HttpFields.Mutable toSandbox, boolean trusted)
     {
-        List<String> connection = fromClient.getCSV(HttpHeader.CONNECTION, false);
+        List<String> connection = connectionNames(fromClient);
         StringBuilder kept = null;
         for (HttpField field : fromClient)
         {
@@ -111,6 +120,23 @@ final class ForwardPolicy
         }
         if (kept != null)
             toSandbox.add(HttpHeader.COOKIE, kept.toString());
+    }
+
+    /**
+     * The fields a message's {@code Connection} names for its hop only (RFC 9110 section 7.6.1), which
+     * go no further than the gateway; {@code close} and {@code keep-alive} name none. Never
+     * {@code Content-Length}: listing the framing as hop-by-hop is how a request is smuggled past a
+     * proxy that drops the length and passes the body on, which the next hop then reads as a request
+     * of its own.
+     */
+    static List<String> connectionNames(HttpFields fields)
+    {
+        if (!fields.contains(HttpHeader.CONNECTION))
+            return List.of();
+        List<String> names = new ArrayList<>(fields.getCSV(HttpHeader.CONNECTION, false));
+        names.removeIf(name -> name.equalsIgnoreCase("close") || name.equalsIgnoreCase("keep-alive")
+            || name.equalsIgnoreCase(HttpHeader.CONTENT_LENGTH.asString()));
+        return names;
     }
 
     private static boolean isOneOf(HttpField field, List<String> names)
@@ -177,13 +203,18 @@ final class ForwardPolicy
      * {@code Location: /x} or {@code http://10.1.2.3:6080/x} means its own {@code /x}, which the
      * browser reaches under the sandbox's mount. Rewriting also keeps pod addresses from leaking to
      * the browser. In path mode a service worker may not claim a scope wider than its directory:
-     * scoped to {@code /vnc/} it would see other sandboxes' requests.
+     * scoped to {@code /vnc/} it would see other sandboxes' requests. Hop-by-hop fields, those the
+     * answer's {@code Connection} names, and those that would set policy for more than the sandbox
+     * ({@link #ORIGIN_WIDE}) stop here.
      *
      * @param route where the request went, to recognise the sandbox's own absolute redirects
+     * @param connection what the answer's {@code Connection} names ({@link #connectionNames})
      * @return the header to send, rewritten or as it came, or null to drop it
      */
-    HttpField toBrowser(HttpField field, Forward forward, Route route)
+    HttpField toBrowser(HttpField field, Forward forward, Route route, List<String> connection)
     {
+        if (!connection.isEmpty() && isOneOf(field, connection))
+            return null;
         HttpHeader header = field.getHeader();
         if (header == HttpHeader.SET_COOKIE)
         {
@@ -198,7 +229,9 @@ final class ForwardPolicy
             return location.equals(field.getValue()) ? field : new HttpField(HttpHeader.LOCATION, location);
         }
         if (header != null)
-            return HOP_HEADERS.contains(header) ? null : field;
+            return HOP_HEADERS.contains(header) || ORIGIN_WIDE.contains(header) ? null : field;
+        if (isOneOf(field, OTHER_ORIGIN_WIDE))
+            return null;
         return !forward.hostMode() && field.is(SERVICE_WORKER_ALLOWED) ? null : field;
     }
 

@@ -221,8 +221,11 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
         toSandbox.put(HttpHeader.VIA, (via == null || via.isBlank() ? "" : via + ", ") + viaOf(request));
         policy.addForwardingHeaders(toSandbox, exchange.forward, exchange.client.remoteAddr(), clients.scheme(exchange.client), clients.host(exchange.client));
         toSandbox.put(HttpHeader.HOST, exchange.route.authority());
+        // The framing is the one the link sends the body with, whatever the browser's head said of it.
         if (body == SandboxLink.Body.CHUNKED)
             toSandbox.put(HttpHeader.TRANSFER_ENCODING, "chunked");
+        else if (body == SandboxLink.Body.AS_IS)
+            toSandbox.put(new HttpField.LongValueHttpField(HttpHeader.CONTENT_LENGTH, request.getLength()));
         if (exchange.span != null)
             ForwardPolicy.addTraceHeaders(toSandbox, exchange.span);
         return RequestHead.of(request.getMethod(), exchange.forward.upstreamPath(), toSandbox, pool);
@@ -369,9 +372,10 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
             int preset = Math.min(toBrowser.size(), Long.SIZE);
             HttpField[] presets = preset == 0 ? null : ForwardPolicy.presets(toBrowser, preset);
             long replaced = 0;
+            List<String> connection = ForwardPolicy.connectionNames(fromSandbox);
             for (HttpField field : fromSandbox)
             {
-                HttpField kept = policy.toBrowser(field, forward, route);
+                HttpField kept = policy.toBrowser(field, forward, route, connection);
                 if (kept == null)
                     continue;
                 int at = presets == null ? -1 : ForwardPolicy.presetOfName(presets, kept);

@@ -2,6 +2,7 @@ package io.sandgate.ingress;
 
 import java.io.IOException;
 import java.util.Enumeration;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -179,9 +180,10 @@ public class IngressServlet extends StreamingProxyServlet
         if (whole)
             WHOLE_BODY.set(clientRequest, Boolean.TRUE);
         HttpFields fromSandbox = serverResponse.getHeaders();
+        List<String> connection = ForwardPolicy.connectionNames(fromSandbox);
         for (HttpField field : fromSandbox)
         {
-            HttpField kept = policy.toBrowser(field, forward, route);
+            HttpField kept = policy.toBrowser(field, forward, route, connection);
             if (kept == null || (whole && kept.getHeader() == HttpHeader.CONTENT_LENGTH))
                 continue;
             if (ForwardPolicy.isFirstOfName(fromSandbox, field))

@@ -140,7 +140,7 @@ class ForwardPolicyTest
 
     private static String location(ForwardPolicy policy, Forward forward, String value)
     {
-        return policy.toBrowser(new HttpField(HttpHeader.LOCATION, value), forward, POD).getValue();
+        return policy.toBrowser(new HttpField(HttpHeader.LOCATION, value), forward, POD, List.of()).getValue();
     }
 
     @Test
@@ -148,8 +148,8 @@ class ForwardPolicyTest
     {
         ForwardPolicy policy = policy();
 
-        assertEquals("pref=1; Path=/vnc/42/app", policy.toBrowser(new HttpField(HttpHeader.SET_COOKIE, "pref=1"), BY_PATH, POD).getValue());
-        assertNull(policy.toBrowser(new HttpField(HttpHeader.SET_COOKIE, "vnc_session_id=EVIL; Path=/"), BY_PATH, POD));
+        assertEquals("pref=1; Path=/vnc/42/app", policy.toBrowser(new HttpField(HttpHeader.SET_COOKIE, "pref=1"), BY_PATH, POD, List.of()).getValue());
+        assertNull(policy.toBrowser(new HttpField(HttpHeader.SET_COOKIE, "vnc_session_id=EVIL; Path=/"), BY_PATH, POD, List.of()));
     }
 
     @Test
@@ -158,10 +158,10 @@ class ForwardPolicyTest
         ForwardPolicy policy = policy();
         HttpField plain = new HttpField("X-Frame-Options", "DENY");
 
-        assertNull(policy.toBrowser(new HttpField(HttpHeader.CONNECTION, "close"), BY_PATH, POD));
-        assertNull(policy.toBrowser(new HttpField(HttpHeader.TRANSFER_ENCODING, "chunked"), BY_PATH, POD));
-        assertNull(policy.toBrowser(new HttpField(ForwardPolicy.SERVICE_WORKER_ALLOWED, "/"), BY_PATH, POD));
-        assertSame(plain, policy.toBrowser(plain, BY_PATH, POD));
+        assertNull(policy.toBrowser(new HttpField(HttpHeader.CONNECTION, "close"), BY_PATH, POD, List.of()));
+        assertNull(policy.toBrowser(new HttpField(HttpHeader.TRANSFER_ENCODING, "chunked"), BY_PATH, POD, List.of()));
+        assertNull(policy.toBrowser(new HttpField(ForwardPolicy.SERVICE_WORKER_ALLOWED, "/"), BY_PATH, POD, List.of()));
+        assertSame(plain, policy.toBrowser(plain, BY_PATH, POD, List.of()));
     }
 
     @Test

@@ -1,12 +1,15 @@
 package io.sandgate.ingress;
 
+import java.net.Socket;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
 
 import io.sandgate.testing.EachIngressFrontEnd;
 import io.sandgate.testing.GatewayExtension;
+import io.sandgate.testing.RawHttp;
 import io.sandgate.testing.ScriptedSandbox;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -18,6 +21,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import static io.sandgate.testing.BrowserRequests.get;
 import static io.sandgate.testing.BrowserRequests.post;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -166,6 +170,77 @@ class SandboxAnswersIT
 
         assertEquals(502, response.statusCode(), response.body());
         assertEquals(postsBefore + 1, posts(), "the sandbox saw the POST once");
+    }
+
+    /**
+     * The attack: a browser's {@code Connection} naming {@code Content-Length}, so that a proxy that
+     * drops what Connection names sends the body with no length, and the sandbox reads it as a request
+     * of its own. With a partial request as the body, the link went back to its pool with that request
+     * open, and the next browser's request was read as its last field: that browser got the answer to
+     * the attacker's request, and the attacker's request carried its cookies.
+     */
+    @Test
+    void browsersConnectionNamingContentLength_neitherSmugglesARequest_norPrefixesAnothersRequest() throws Exception
+    {
+        sandbox.script((request, out) -> ScriptedSandbox.ok(out, request.requestLine() + " cookie=" + request.header("Cookie")));
+        int before = sandbox.received().size();
+        String partial = "GET /poison HTTP/1.1\r\nX-Absorb: ";
+        try (Socket attacker = new Socket("127.0.0.1", gateway.port()))
+        {
+            attacker.setSoTimeout(10_000);
+            attacker.getOutputStream().write(("POST /vnc/7/upload HTTP/1.1\r\nHost: localhost:" + gateway.port() + "\r\n"
+                + "Connection: close, Content-Length\r\nContent-Type: text/plain\r\nContent-Length: " + partial.length() + "\r\n\r\n" + partial)
+                .getBytes(StandardCharsets.ISO_8859_1));
+            String answer = new String(attacker.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+            assertTrue(answer.endsWith("POST /upload HTTP/1.1 cookie=null"), answer);
+        }
+
+        RawHttp.Response victim = RawHttp.get(gateway.port(), "localhost:" + gateway.port(), "/vnc/7/victim", "Cookie", "app=victim-secret");
+
+        assertEquals("GET /victim HTTP/1.1 cookie=app=victim-secret", victim.body(), "the victim got the answer to its own request");
+        List<ScriptedSandbox.Received> received = sandbox.received().subList(before, sandbox.received().size());
+        assertEquals(2, received.size(), received.toString());
+        assertEquals(partial, new String(received.get(0).body(), StandardCharsets.ISO_8859_1), "the body went as a body");
+        assertEquals(Integer.toString(partial.length()), received.get(0).header("Content-Length"));
+    }
+
+    @Test
+    void headersTheSandboxsConnectionNames_stopAtTheGateway_butNotItsLength() throws Exception
+    {
+        sandbox.script((request, out) -> ScriptedSandbox.raw(out,
+            "HTTP/1.1 200 OK\r\nConnection: X-Hop, Content-Length\r\nX-Hop: secret-hop\r\nX-Kept: yes\r\nContent-Length: 2\r\n\r\nok"));
+
+        RawHttp.Response response = RawHttp.get(gateway.port(), "localhost:" + gateway.port(), "/vnc/7/a");
+
+        assertEquals("ok", response.body());
+        assertNull(response.header("X-Hop"), response.headers().toString());
+        assertEquals("yes", response.header("X-Kept"));
+    }
+
+    /**
+     * Every sandbox shares the gateway's origin in path mode, and its site in host mode: a header
+     * whose effect outlasts the answer and covers the origin or site would let one sandbox clear the
+     * gateway's session cookie and every other sandbox's storage, report the URLs a user visits on
+     * the gateway to a collector of its choosing, or pin the origin to HTTPS or elsewhere.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "Clear-Site-Data: \"cookies\", \"storage\"",
+        "NEL: {\"report_to\":\"spy\",\"max_age\":31536000,\"include_subdomains\":true,\"success_fraction\":1.0}",
+        "Report-To: {\"group\":\"spy\",\"max_age\":31536000,\"endpoints\":[{\"url\":\"https://collector.example/r\"}]}",
+        "Strict-Transport-Security: max-age=0; includeSubDomains",
+        "Alt-Svc: h3=\"elsewhere.example:443\"; ma=2592000",
+        "Accept-CH: Sec-CH-UA-Full-Version-List, Sec-CH-UA-Platform-Version",
+    })
+    void originWideHeaders_fromASandbox_neverReachTheBrowser(String header) throws Exception
+    {
+        sandbox.script((request, out) -> ScriptedSandbox.raw(out, "HTTP/1.1 200 OK\r\n" + header + "\r\nContent-Length: 2\r\n\r\nok"));
+
+        RawHttp.Response response = RawHttp.get(gateway.port(), "localhost:" + gateway.port(), "/vnc/7/page");
+
+        assertEquals(200, response.status());
+        String name = header.substring(0, header.indexOf(':'));
+        assertNull(response.header(name), name + " from one sandbox acts beyond it");
     }
 
     private static int posts()
