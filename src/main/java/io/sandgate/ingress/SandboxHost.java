@@ -29,6 +29,7 @@ record SandboxHost(String id, int port, String origin)
         if (!allowedPorts.contains(port))
             throw GatewayException.forbidden("port " + port + " of a sandbox is not open through the gateway ("
                 + ConfigKeys.INGRESS_SANDBOX_PORTS.name() + ")");
-        return new Route(route.host(), port, route.generation());
+        // The same pod and the same access: a revocation stamped on the route holds on every port.
+        return new Route(route.host(), port, route.generation(), route.revokedBefore());
     }
 }

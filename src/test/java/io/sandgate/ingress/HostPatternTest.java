@@ -118,6 +118,23 @@ class HostPatternTest
         assertTrue(refused.getMessage().contains("ingress.sandbox-ports"), refused.getMessage());
     }
 
+    /**
+     * Another port of the sandbox is the same pod and the same access: a tunnel opened there after a
+     * revocation was compared with a route that had lost the revocation's stamp, taken for revoked
+     * since, and closed every second.
+     */
+    @Test
+    void anotherPort_keepsTheRoutesPodAndRevocation()
+    {
+        Route route = new Route("10.0.0.7", 6080, Optional.of("pod-uid-1"), Optional.of(java.time.Instant.parse("2026-12-01T10:00:00Z")));
+
+        Route other = new SandboxHost("7", 8888, "http://8888-7.sbx.example.com").target(route, Set.of(8888));
+
+        assertEquals(8888, other.port());
+        assertEquals(route.generation(), other.generation());
+        assertEquals(route.revokedBefore(), other.revokedBefore());
+    }
+
     // ----------------------------------------------------------------------------------------
     // The configuration's checks
     // ----------------------------------------------------------------------------------------
