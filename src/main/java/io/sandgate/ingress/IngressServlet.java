@@ -94,7 +94,7 @@ public class IngressServlet extends StreamingProxyServlet
     @Override
     protected String rewriteTarget(HttpServletRequest clientRequest)
     {
-        return "http://" + ROUTE.get(clientRequest).authority() + SessionFilter.FORWARD.get(clientRequest).upstreamPath();
+        return ForwardPolicy.sandboxUri(ROUTE.get(clientRequest), SessionFilter.FORWARD.get(clientRequest).upstreamPath()).toString();
     }
 
     @Override

@@ -183,7 +183,7 @@ public final class WebSocketBridge implements AutoCloseable
         checkOrigin(request, forward);
         browsers.checkSupported(request);
         HttpFields headers = sandboxHandshake(request);
-        URI target = URI.create("http://" + route.authority() + forward.upstreamPath());
+        URI target = ForwardPolicy.sandboxUri(route, forward.upstreamPath());
 
         SandboxConnect connect = new SandboxConnect(forward.sandboxId(), route);
         CONNECT.set(request, connect);

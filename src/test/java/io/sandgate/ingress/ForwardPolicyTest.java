@@ -165,6 +165,16 @@ class ForwardPolicyTest
     }
 
     @Test
+    void aPathAndQueryAUriCanHold_isKeptAsItIs_otherCharactersAreEscaped()
+    {
+        String plain = "/a/b%20c;d?x=1&y=%2F:@!$'()*+,=~";
+        assertSame(plain, ForwardPolicy.uriSafe(plain));
+        assertEquals("/a?x=%7B%7D&q=a%7Cb&p=%25%25%25&u=%25u0041", ForwardPolicy.uriSafe("/a?x={}&q=a|b&p=%%%&u=%u0041"));
+        assertEquals("/caf%C3%A9/%F0%9F%99%82?h=%23%5B%5D", ForwardPolicy.uriSafe("/café/\uD83D\uDE42?h=#[]"));
+        assertEquals("/a%25", ForwardPolicy.uriSafe("/a%"));
+    }
+
+    @Test
     void theFirstHeaderOfAName_isTheOneThatReplacesTheServers()
     {
         HttpFields fromSandbox = client("Date", "Mon", "Set-Cookie", "a=1", "X-Trace", "1", "Set-Cookie", "b=2", "x-trace", "2");

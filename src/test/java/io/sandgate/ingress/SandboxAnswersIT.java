@@ -243,6 +243,49 @@ class SandboxAnswersIT
         assertNull(response.header(name), name + " from one sandbox acts beyond it");
     }
 
+    /**
+     * Characters browsers send unescaped in a query and Jetty's server takes, though a URI may not
+     * hold them: the servlets (building a URI for Jetty's client) answered 500 with a page naming the
+     * pod's address, and a WebSocket's handshake failed likewise on both front-ends.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"x={}", "q=a|b", "%%%", "x=%u0041", "a[]=1&b=^`"})
+    void queryCharactersAUriMayNotHold_reachTheSandbox_asTheBrowserMeantThem(String query) throws Exception
+    {
+        sandbox.script((request, out) -> ScriptedSandbox.ok(out, request.requestLine()));
+        String pod = sandbox.hostPort().substring(sandbox.hostPort().indexOf(':') + 1);
+
+        RawHttp.Response response = RawHttp.get(gateway.port(), "localhost:" + gateway.port(), "/vnc/7/a?" + query);
+
+        assertEquals(200, response.status(), response.body());
+        String target = response.body().split(" ")[1];
+        assertEquals(decoded(query), decoded(target.substring(target.indexOf('?') + 1)), target);
+
+        RawHttp.Response upgrade = RawHttp.upgrade(gateway.port(), "localhost:" + gateway.port(), "/vnc/7/websockify?" + query);
+        assertEquals(502, upgrade.status(), "the sandbox was asked, and answered no upgrade: " + upgrade.body());
+        assertTrue(!upgrade.body().contains(pod) && !response.body().contains(pod));
+    }
+
+    /** A query as a sandbox reads it: each {@code %XX} escape decoded, any other {@code %} as it is. */
+    private static String decoded(String query)
+    {
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        for (int i = 0; i < query.length(); i++)
+        {
+            char c = query.charAt(i);
+            if (c == '%' && i + 2 < query.length() && Character.digit(query.charAt(i + 1), 16) >= 0 && Character.digit(query.charAt(i + 2), 16) >= 0)
+            {
+                bytes.write(Integer.parseInt(query.substring(i + 1, i + 3), 16));
+                i += 2;
+            }
+            else
+            {
+                bytes.write(c);
+            }
+        }
+        return bytes.toString(StandardCharsets.UTF_8);
+    }
+
     private static int posts()
     {
         return (int)sandbox.received().stream().filter(r -> r.requestLine().startsWith("POST ")).count();
