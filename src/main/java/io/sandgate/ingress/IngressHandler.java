@@ -34,6 +34,7 @@ import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
 import org.eclipse.jetty.http.HttpURI;
 import org.eclipse.jetty.io.ByteBufferPool;
+import org.eclipse.jetty.io.EofException;
 import org.eclipse.jetty.io.RetainableByteBuffer;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
@@ -63,6 +64,8 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
 {
     /** The host a Via entry names, as Jetty's proxies name it. */
     private static final String VIA_HOST = viaHost();
+    /** The status logged for an exchange whose browser left before its answer, as nginx logs it. */
+    private static final int CLIENT_CLOSED = 499;
     /** Nearly every request's Via entry, built once. */
     private static final String VIA_HTTP_1_1 = "1.1 " + VIA_HOST;
 
@@ -410,6 +413,15 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
             }
             response.reset();
             writeError(Errors.map(failure), true, this);
+        }
+
+        /** Nothing is written to a browser that has gone; the access line says so with nginx's 499. */
+        @Override
+        public void browserGone()
+        {
+            if (!response.isCommitted())
+                response.setStatus(CLIENT_CLOSED);
+            failed(new EofException("the browser closed its connection before its answer"));
         }
 
         /**

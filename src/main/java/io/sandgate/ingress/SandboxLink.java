@@ -9,6 +9,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
+import io.sandgate.web.KeptReadEndPoint;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpException;
 import org.eclipse.jetty.http.HttpFields;
@@ -71,6 +72,9 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
          *        carry the request as if this one had never been tried
          */
         void failed(Throwable failure, boolean retryable);
+
+        /** The browser closed its connection while the answer was awaited; the link is closed. */
+        void browserGone();
     }
 
     enum Body
@@ -121,6 +125,10 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
     private boolean wrote;
     /** Set by the parser at the end of a message; the parse loop takes it. */
     private boolean messageDone;
+    /** The browser's connection of the exchange carried, which tells if the browser leaves; null where it cannot. */
+    private KeptReadEndPoint browser;
+    /** What the browser's connection runs if the browser leaves, for the exchange carried. */
+    private Runnable browserLeft;
 
     /**
      * The endpoint's idle timeout is the exchange's, {@code ingress.idle-timeout}, set once: changing
@@ -175,6 +183,16 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
         parser.reset();
         parser.setHeadResponse("HEAD".equals(next.request().getMethod()));
         current.set(next);
+        // A browser that leaves while its answer is awaited ends the exchange at once, rather than
+        // when the sandbox answers or the idle timeout passes: a sandbox that never answers would
+        // hold the browser's place in the per-client limit, and this connection, for an hour.
+        if (next.request().getConnectionMetaData().getConnection().getEndPoint() instanceof KeptReadEndPoint endPoint)
+        {
+            Runnable left = () -> browserGone(next);
+            browser = endPoint;
+            browserLeft = left;
+            endPoint.onPeerGone(left);
+        }
         getEndPoint().write(Callback.from(() ->
         {
             head.release();
@@ -425,6 +443,7 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
     private void complete()
     {
         Exchange done = exchange;
+        forgetBrowser();
         boolean reusable = keepAlive && !buffer.hasRemaining() && (bodySent || done.body() == Body.NONE);
         if (reusable)
             releaseBuffer();
@@ -469,9 +488,31 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
         if (failed == null || !current.compareAndSet(failed, null))
             return;
         boolean retryable = reused && !received && !bodyStarted;
+        forgetBrowser();
         destination.takeBack(this);
         close();
         failed.failed(failure, retryable);
+    }
+
+    /** The browser of {@code gone} left before its answer was whole: the sandbox's connection closes, and the request goes nowhere else. */
+    private void browserGone(Exchange gone)
+    {
+        if (!current.compareAndSet(gone, null))
+            return;
+        destination.takeBack(this);
+        close();
+        gone.browserGone();
+    }
+
+    private void forgetBrowser()
+    {
+        KeptReadEndPoint endPoint = browser;
+        if (endPoint != null)
+        {
+            endPoint.clearPeerGone(browserLeft);
+            browser = null;
+            browserLeft = null;
+        }
     }
 
     @Override

@@ -1,5 +1,8 @@
 package io.sandgate.web;
 
+import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.channels.CancelledKeyException;
 import java.nio.channels.SelectableChannel;
 import java.nio.channels.SelectionKey;
@@ -29,10 +32,33 @@ import org.eclipse.jetty.util.thread.Scheduler;
  *
  * <p>Jetty changes a key only through the endpoint's {@code SelectionKey}, on the selector's thread;
  * the endpoint is given a view of the key that adds the read interest to what Jetty sets.
+ *
+ * <p>That report also tells when the peer has gone while it waits for an answer: readable with
+ * nothing to read is its side closed (or reset). Jetty does not read then, so it would only learn of
+ * it when it writes the answer; a proxy waiting on a slow upstream would hold the exchange, and the
+ * client's place in its limits, until the upstream answers or times out. An exchange that waits
+ * registers what to do then ({@link #onPeerGone}); pipelined bytes are left for Jetty, unread.</p>
  */
 public class KeptReadEndPoint extends SocketChannelEndPoint
 {
+    private static final VarHandle PEER_GONE;
+
+    static
+    {
+        try
+        {
+            PEER_GONE = MethodHandles.lookup().findVarHandle(KeptReadEndPoint.class, "peerGone", Runnable.class);
+        }
+        catch (ReflectiveOperationException x)
+        {
+            throw new ExceptionInInitializerError(x);
+        }
+    }
+
     private final KeptReadKey key;
+    /** What to run if the peer is found gone while no one reads; null for nothing. */
+    @SuppressWarnings("unused")
+    private volatile Runnable peerGone;
 
     public KeptReadEndPoint(SocketChannel channel, ManagedSelector selector, SelectionKey key, Scheduler scheduler)
     {
@@ -52,11 +78,49 @@ public class KeptReadEndPoint extends SocketChannelEndPoint
         super.needsFillInterest();
     }
 
+    /**
+     * Runs {@code action}, on a thread of the pool, if the peer closes its side (or resets the
+     * connection) before {@link #clearPeerGone} with the same action: for an exchange whose request
+     * has all arrived and whose answer is awaited. One action at a time; the last one set counts.
+     */
+    public void onPeerGone(Runnable action)
+    {
+        peerGone = action;
+    }
+
+    /** Forgets {@code action}, if it is still the one set. */
+    public void clearPeerGone(Runnable action)
+    {
+        PEER_GONE.compareAndSet(this, action, null);
+    }
+
     @Override
     public Runnable onSelected()
     {
-        key.selected();
-        return super.onSelected();
+        boolean unasked = key.selected();
+        Runnable task = super.onSelected();
+        Runnable gone = peerGone;
+        if (!unasked || gone == null || !peerClosed() || !PEER_GONE.compareAndSet(this, gone, null))
+            return task;
+        return task == null ? gone : () ->
+        {
+            task.run();
+            gone.run();
+        };
+    }
+
+    /** Readable with nothing to read: the peer's side is closed, or the connection reset. */
+    private boolean peerClosed()
+    {
+        try
+        {
+            // FIONREAD: bytes waiting are a pipelined request, left for Jetty to read.
+            return getChannel().socket().getInputStream().available() == 0;
+        }
+        catch (IOException x)
+        {
+            return true;
+        }
     }
 
     @Override
@@ -89,8 +153,12 @@ public class KeptReadEndPoint extends SocketChannelEndPoint
             return this;
         }
 
-        /** Readable while Jetty does not read: only the kept interest was listening. */
-        void selected()
+        /**
+         * Readable while Jetty does not read: only the kept interest was listening.
+         *
+         * @return whether that is why the key was selected
+         */
+        boolean selected()
         {
             try
             {
@@ -98,12 +166,14 @@ public class KeptReadEndPoint extends SocketChannelEndPoint
                 {
                     keep = false;
                     key.interestOps(ops);
+                    return true;
                 }
             }
             catch (CancelledKeyException x)
             {
                 // Closed meanwhile: Jetty finds the key cancelled too and closes the endpoint.
             }
+            return false;
         }
 
         @Override
