@@ -34,6 +34,7 @@ public final class Ingress
     private final Grants grants;
     private final HostPattern hosts;
     private final ForwardPolicy policy;
+    private final OpenStreams streams = new OpenStreams();
     private final Map<IngressDecision.Source, Counter> resolutions = new EnumMap<>(IngressDecision.Source.class);
 
     /** An ingress whose grants are remembered as redeemed in this process only: one replica. */
@@ -163,6 +164,12 @@ public final class Ingress
         SessionCookie.Entry entry = cookie.decode(request.cookies()).entry(sandboxId);
         if (entry == null || !entry.standsFor(route))
             throw GatewayException.forbidden("access to this sandbox was revoked, or its pod replaced, since this session began; open a new link");
+    }
+
+    /** The answers of unknown length in progress, which a revocation ends. */
+    OpenStreams streams()
+    {
+        return streams;
     }
 
     /** The sandbox's route as this replica knows it now, from the local cache when possible. */

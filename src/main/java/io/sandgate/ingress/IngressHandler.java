@@ -282,6 +282,8 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
         private SandboxLink.Body body;
         /** Whether the request was sent again on another connection, after the sandbox closed the first as it was taken. */
         private boolean retried;
+        /** Forgets this exchange's stream, if its answer is one. */
+        private Runnable forgetStream;
 
         Exchange(Request request, Response response, Callback callback, View client)
         {
@@ -415,6 +417,12 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
             writeError(Errors.map(failure), true, this);
         }
 
+        @Override
+        public void streaming(Runnable cut)
+        {
+            forgetStream = ingress.streams().add(forward.sandboxId(), route, cut);
+        }
+
         /** Nothing is written to a browser that has gone; the access line says so with nginx's 499. */
         @Override
         public void browserGone()
@@ -465,6 +473,8 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
         {
             if (release != null)
                 release.run();
+            if (forgetStream != null)
+                forgetStream.run();
             AccessNote logged = note == null ? new AccessNote(AccessNote.Face.OPS, null, null) : note;
             if (span != null)
             {

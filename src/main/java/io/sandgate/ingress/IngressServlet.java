@@ -45,6 +45,8 @@ public class IngressServlet extends StreamingProxyServlet
     private static final RequestAttribute<Route> ROUTE = RequestAttribute.of("ingress.route", Route.class);
     /** Set on a response whose whole body goes out with the exchange's completion (see {@link #onServerResponseHeaders}). */
     private static final RequestAttribute<Boolean> WHOLE_BODY = RequestAttribute.of("ingress.whole-body", Boolean.class);
+    /** Forgets the exchange's answer among the streams a revocation ends ({@link OpenStreams}), when it is one. */
+    private static final RequestAttribute<Runnable> STREAM = RequestAttribute.of("ingress.stream", Runnable.class);
 
     private final Ingress ingress;
     private final WebSocketBridge webSockets;
@@ -192,6 +194,25 @@ public class IngressServlet extends StreamingProxyServlet
                 proxyResponse.addHeader(kept.getName(), kept.getValue());
         }
         policy.addToBrowser(forward, ingress.clients().origin(clientRequest), field -> proxyResponse.addHeader(field.getName(), field.getValue()));
+        if (fromSandbox.getLongField(HttpHeader.CONTENT_LENGTH) < 0)
+        {
+            STREAM.set(clientRequest, ingress.streams().add(forward.sandboxId(), route,
+                () -> serverResponse.abort(new IOException("access to the sandbox was revoked, or its pod replaced, while its answer streamed"))));
+        }
+    }
+
+    @Override
+    protected void onProxyResponseSuccess(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Response serverResponse)
+    {
+        forgetStream(clientRequest);
+        super.onProxyResponseSuccess(clientRequest, proxyResponse, serverResponse);
+    }
+
+    private static void forgetStream(HttpServletRequest clientRequest)
+    {
+        Runnable forget = STREAM.get(clientRequest);
+        if (forget != null)
+            forget.run();
     }
 
     /**
@@ -237,6 +258,7 @@ public class IngressServlet extends StreamingProxyServlet
     @Override
     protected void onProxyResponseFailure(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Response serverResponse, Throwable failure)
     {
+        forgetStream(clientRequest);
         if (proxyResponse.isCommitted())
         {
             // Headers are gone; the only honest signal left is to cut the response short.

@@ -148,6 +148,15 @@ public final class Route
         return revokedBefore;
     }
 
+    /**
+     * Whether access granted for this route still holds for {@code current}, the route as it is now:
+     * the same pod, and no revocation since.
+     */
+    public boolean sameAccess(Route current)
+    {
+        return current.revokedBefore.equals(revokedBefore) && current.generation.equals(generation);
+    }
+
     /** The {@code host:port} authority for a URI, IPv6 in brackets. */
     public String authority()
     {

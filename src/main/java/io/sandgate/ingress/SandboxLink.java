@@ -75,6 +75,9 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
 
         /** The browser closed its connection while the answer was awaited; the link is closed. */
         void browserGone();
+
+        /** The answer's head is through and its length unknown (a stream): {@code cut} ends the exchange from any thread. */
+        void streaming(Runnable cut);
     }
 
     enum Body
@@ -372,6 +375,11 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
         if (status < 200)
             return false;
         exchange.headers(status, fromSandbox);
+        if (parser.getContentLength() < 0)
+        {
+            Exchange streaming = exchange;
+            streaming.streaming(() -> cut(streaming));
+        }
         return false;
     }
 
@@ -502,6 +510,13 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
         destination.takeBack(this);
         close();
         gone.browserGone();
+    }
+
+    /** Ends a stream whose access no longer stands, if this link still carries it. */
+    private void cut(Exchange stream)
+    {
+        if (current.get() == stream)
+            fail(new IOException("access to the sandbox was revoked, or its pod replaced, while its answer streamed"));
     }
 
     private void forgetBrowser()

@@ -138,7 +138,7 @@ final class Tunnel
     /** Whether the sandbox's current route still stands for this tunnel: no revocation, no new pod since it opened. */
     boolean standsFor(Route current)
     {
-        return current.revokedBefore().equals(route.revokedBefore()) && current.generation().equals(route.generation());
+        return route.sameAccess(current);
     }
 
     /** The browser has its 101 and its connection is the browser leg: bytes start to flow. */

@@ -120,18 +120,20 @@ public final class WebSocketBridge implements AutoCloseable
         // Asking for a ping only marks a pump, so the tick never blocks the timer.
         pings = schedulers.timer().scheduleAtFixedRate(this::pingAll, ping, ping, TimeUnit.MILLISECONDS);
         // A revocation or a new pod reaches every replica through its route cache; open tunnels
-        // follow within a second. A route lookup may ask the store, so this runs on a worker.
+        // and streams follow within a second. A route lookup may ask the store, so this runs on a worker.
         if (ingress.config().access() == IngressConfig.Access.SIGNED)
-            standing = schedulers.every(Duration.ofSeconds(1), Duration.ofSeconds(1), "WebSocket revocation check", this::dropRevoked);
+            standing = schedulers.every(Duration.ofSeconds(1), Duration.ofSeconds(1), "ingress revocation check", this::dropRevoked);
     }
 
     /**
-     * Closes this replica's tunnels to a sandbox (an operator revoked access to it).
+     * Closes this replica's tunnels to a sandbox (an operator revoked access to it), and cuts its
+     * answers of unknown length in progress (streams).
      *
-     * @return how many were closed
+     * @return how many tunnels were closed
      */
     public int closeSandbox(String sandboxId)
     {
+        ingress.streams().cut(sandboxId);
         int closed = 0;
         for (Tunnel tunnel : open)
         {
@@ -146,6 +148,7 @@ public final class WebSocketBridge implements AutoCloseable
 
     private void dropRevoked()
     {
+        ingress.streams().cutRevoked(ingress::currentRoute);
         for (Tunnel tunnel : open)
         {
             Optional<Route> current = ingress.currentRoute(tunnel.sandboxId());
