@@ -68,6 +68,7 @@ final class ForwardPolicy
     /** The other ones. */
     private static final List<String> OTHER_FORWARDING = ClientInfo.FORWARDING_HEADERS.stream()
         .filter(name -> !KNOWN_FORWARDING.contains(HttpHeader.CACHE.get(name))).toList();
+    private static final char[] HEX = "0123456789ABCDEF".toCharArray();
     /** Confinement policies by origin and sandbox; the origin comes from the client, hence the bound. */
     private static final int MAX_POLICIES = 4096;
 
@@ -175,8 +176,6 @@ final class ForwardPolicy
         }
         return safe.toString();
     }
-
-    private static final char[] HEX = "0123456789ABCDEF".toCharArray();
 
     /**
      * A character a URI's path or query may hold as it is: RFC 3986's unreserved ones, the
