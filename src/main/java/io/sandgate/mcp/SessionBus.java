@@ -45,8 +45,9 @@ public interface SessionBus extends AutoCloseable
     void update(McpSession session);
 
     /**
-     * Renews the session's TTL. A shared store need not wait for it: every request of the session
-     * renews it again, so one renewal lost while the store blinks costs nothing.
+     * Renews the session's TTL, and that of what counts it against its client's limit. A shared
+     * store need not wait for it: every request of the session renews it again, so one renewal lost
+     * while the store blinks costs nothing.
      */
     void touch(String id);
 

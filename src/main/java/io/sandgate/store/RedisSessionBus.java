@@ -64,6 +64,8 @@ final class RedisSessionBus implements SessionBus
     private static final String MESSAGE = "m";
     /** The trace context's field in a stream entry, present when the message was appended in a trace. */
     private static final String TRACE = "t";
+    /** The record's field naming whom a session counts for, when it was created under a limit: its renewals renew that count too. */
+    private static final String HOLDER = "holder";
     /** How far back a retried append looks for its earlier attempt. */
     private static final int RETRY_LOOKBACK = 200;
     private static final String ENDED = "end";
@@ -202,7 +204,7 @@ final class RedisSessionBus implements SessionBus
             // batch: one round trip per id would hold a thread, and a permit of the waits, for as
             // many round trips as the limit on every attempt of a client knocking at it.
             if (owned.size() < limit)
-                return store(session, owned);
+                return store(session, client, owned);
             List<String> ids = new ArrayList<>(owned.readAll());
             RBatch batch = redisson.createBatch();
             List<RFuture<Boolean>> exists = new ArrayList<>(ids.size());
@@ -217,13 +219,13 @@ final class RedisSessionBus implements SessionBus
             }
             if (!ended.isEmpty())
                 owned.removeAll(ended);
-            return ids.size() - ended.size() < limit && store(session, owned);
+            return ids.size() - ended.size() < limit && store(session, client, owned);
         });
     }
 
-    private boolean store(McpSession session, RSet<String> owned)
+    private boolean store(McpSession session, String client, RSet<String> owned)
     {
-        write(session);
+        write(session, client);
         owned.add(session.id());
         owned.expire(ttl);
         return true;
@@ -272,12 +274,13 @@ final class RedisSessionBus implements SessionBus
     {
         call(() ->
         {
-            write(session);
+            write(session, null);
             return null;
         });
     }
 
-    private void write(McpSession session)
+    /** @param holder whom the session counts for; null keeps what the record says */
+    private void write(McpSession session, String holder)
     {
         Map<String, String> fields = new HashMap<>();
         fields.put("server", session.server());
@@ -286,6 +289,8 @@ final class RedisSessionBus implements SessionBus
         session.protocolVersion().ifPresent(v -> fields.put("protocolVersion", v));
         fields.put("owner", session.owner());
         session.client().ifPresent(v -> fields.put("client", v));
+        if (holder != null)
+            fields.put(HOLDER, holder);
         RMap<String, String> record = record(session.id());
         record.putAll(fields);
         record.expire(ttl);
@@ -300,6 +305,13 @@ final class RedisSessionBus implements SessionBus
     {
         record(id).expireAsync(ttl);
         log(id).expireAsync(ttl);
+        // The client's set of ids, which its limit counts, lives as long as its newest session:
+        // expired under sessions still in use, it would let the client open as many again.
+        record(id).getAsync(HOLDER).thenAccept(client ->
+        {
+            if (client != null)
+                held(client).expireAsync(ttl);
+        });
     }
 
     @Override
