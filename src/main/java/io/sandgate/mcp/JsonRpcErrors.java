@@ -31,6 +31,8 @@ final class JsonRpcErrors implements Errors.Body
     /** The SDKs' code for "session not found" and for a request that timed out. */
     static final int NOT_FOUND_OR_TIMEOUT = -32001;
     static final int INVALID_PARAMS = -32602;
+    /** A method the server does not have; 2026-07-28 answers it with 404, as for the methods it removed. */
+    static final int METHOD_NOT_FOUND = -32601;
     /** 2026-07-28: an {@code Mcp-*} header is missing or says something else than the body. */
     static final int HEADER_MISMATCH = -32020;
     /** 2026-07-28: the request's protocol revision is one the server does not speak; data lists those it does. */

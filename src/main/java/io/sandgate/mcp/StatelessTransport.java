@@ -130,6 +130,12 @@ final class StatelessTransport
             throw mismatch("Missing Mcp-Name header");
         if (nameHeader != null && !nameHeader.equals(name))
             throw mismatch("Mcp-Name header does not match the body");
+        // The revision removed initialize, and its servers answer it as a method they do not have.
+        // Relayed, it would have a session-era upstream open a session that no
+        // mcp.max-sessions-per-client counts: sessions are made on the session path only.
+        if (rpc.isInitialize())
+            throw new RpcException(HttpStatus.NOT_FOUND_404, JsonRpcErrors.METHOD_NOT_FOUND,
+                "Method not found: " + version + " has no initialize (send server/discover; for a session, initialize without _meta)", null);
     }
 
     /** What {@code Mcp-Name} must say for a method: the tool, prompt, resource or task it is about; null when none. */

@@ -176,6 +176,34 @@ class McpSessionBindingIT
     }
 
     /**
+     * A 2026-07-28 request takes the stateless path, which counts no session. That revision has no
+     * initialize, and relayed to a session-era upstream one opened a session there each time: past
+     * the client's limit, and with no session of the gateway's to end it. It is answered as a
+     * server of that revision answers a method the revision removed.
+     */
+    @Test
+    void statelessInitialize_isMethodNotFound_andOpensNoUpstreamSession() throws Exception
+    {
+        int opened = upstream.streamableSessions.size();
+        // One more than the limit: none is counted, so none may open anything.
+        for (int id = 1; id <= 3; id++)
+        {
+            HttpResponse<String> response = CLIENT.send(HttpRequest.newBuilder(gateway.uri("/mcp/tools/mcp")).timeout(Duration.ofSeconds(10))
+                .header("Content-Type", "application/json").header("Accept", "application/json, text/event-stream")
+                .header("MCP-Protocol-Version", "2026-07-28").header("Mcp-Method", "initialize")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"jsonrpc\":\"2.0\",\"id\":" + id + ",\"method\":\"initialize\",\"params\":{"
+                    + "\"protocolVersion\":\"2026-07-28\",\"capabilities\":{},\"clientInfo\":{\"name\":\"stateless\",\"version\":\"1\"},"
+                    + "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}"))
+                .build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(404, response.statusCode(), response.body());
+            assertEquals(id, JSON.readTree(response.body()).path("id").asInt(), response.body());
+            assertEquals(-32601, JSON.readTree(response.body()).path("error").path("code").asInt(), response.body());
+            assertTrue(response.headers().firstValue("Mcp-Session-Id").isEmpty(), "no session for a stateless request");
+        }
+        assertEquals(opened, upstream.streamableSessions.size(), "sessions the upstream opened");
+    }
+
+    /**
      * A host is given a whole IPv6 /64 and can take a new address for each session: every address
      * of one /64 is one client to the cap, while a session made without a credential still belongs
      * to the one address that made it.

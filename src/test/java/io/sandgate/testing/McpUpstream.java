@@ -10,7 +10,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -41,6 +43,7 @@ import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
@@ -120,6 +123,8 @@ public final class McpUpstream implements AutoCloseable
     public final AtomicInteger notificationsSent = new AtomicInteger();
     /** Every HTTP request that reached the Jetty, any path. */
     public final List<Seen> requests = new CopyOnWriteArrayList<>();
+    /** Every {@code Mcp-Session-Id} the Streamable endpoint handed out: one per session it opened. */
+    public final Set<String> streamableSessions = ConcurrentHashMap.newKeySet();
 
     private final Server server;
     private final ServerConnector connector;
@@ -232,6 +237,7 @@ public final class McpUpstream implements AutoCloseable
     {
         calls.clear();
         requests.clear();
+        streamableSessions.clear();
         toolCalls.set(0);
         samplingRequests.set(0);
         notificationsSent.set(0);
@@ -412,6 +418,12 @@ public final class McpUpstream implements AutoCloseable
                     http.getRequestURI() + (query == null ? "" : "?" + query),
                     Collections.unmodifiableMap(headers)));
             chain.doFilter(req, res);
+            // The SDK answers initialize at once, naming the session it opened.
+            String session = ((HttpServletResponse) res).getHeader("Mcp-Session-Id");
+            if (session != null && STREAMABLE_PATH.equals(http.getRequestURI()))
+            {
+                streamableSessions.add(session);
+            }
         }
     }
 }

@@ -144,6 +144,7 @@ class McpUpstreamTest
         Set<String> sessions = upstream.calls.stream().map(McpUpstream.Call::sessionId).collect(Collectors.toSet());
         assertEquals(1, sessions.size(), sessions.toString());
         assertNotNull(sessions.iterator().next());
+        assertEquals(transport == Transport.STREAMABLE ? sessions : Set.of(), upstream.streamableSessions);
     }
 
     @ParameterizedTest
