@@ -67,27 +67,50 @@ public record McpConfig(List<Server> servers, Duration keepalive, Duration sessi
         {
             for (String glob : globs)
             {
-                if (glob(glob, 0, tool, 0))
+                if (glob(glob, tool))
                     return true;
             }
             return false;
         }
 
-        private static boolean glob(String glob, int g, String text, int t)
+        /**
+         * Whether {@code text} matches {@code glob}, in at most the product of their lengths: the
+         * name is the agent's to choose. Only the last star is ever given more characters: what it
+         * is followed by up to the next star is matched at the earliest place it fits, and any
+         * match that an earlier star could make later, this one can make too.
+         */
+        private static boolean glob(String glob, String text)
         {
-            if (g == glob.length())
-                return t == text.length();
-            char c = glob.charAt(g);
-            if (c == '*')
+            int g = 0;
+            int t = 0;
+            // The last star seen, and where in the text what follows it is being tried.
+            int star = -1;
+            int from = 0;
+            while (t < text.length())
             {
-                for (int i = t; i <= text.length(); i++)
+                if (g < glob.length() && glob.charAt(g) == '*')
                 {
-                    if (glob(glob, g + 1, text, i))
-                        return true;
+                    star = g++;
+                    from = t;
                 }
-                return false;
+                else if (g < glob.length() && (glob.charAt(g) == '?' || glob.charAt(g) == text.charAt(t)))
+                {
+                    g++;
+                    t++;
+                }
+                else if (star >= 0)
+                {
+                    g = star + 1;
+                    t = ++from;
+                }
+                else
+                {
+                    return false;
+                }
             }
-            return t < text.length() && (c == '?' || c == text.charAt(t)) && glob(glob, g + 1, text, t + 1);
+            while (g < glob.length() && glob.charAt(g) == '*')
+                g++;
+            return g == glob.length();
         }
 
         static ToolPolicy parse(Object raw, String where)
