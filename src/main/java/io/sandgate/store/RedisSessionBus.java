@@ -676,10 +676,27 @@ final class RedisSessionBus implements SessionBus
             new SerialDrain.Event(message.substring(0, space), message.substring(newline + 1), traceparent));
     }
 
-    /** A Last-Event-ID that is not a stream id is treated as absent: replay all that is retained. */
+    /**
+     * A Last-Event-ID that is not a stream id is treated as absent: replay all that is retained.
+     * Both numbers of one must fit a long, as Redisson takes them, and the second must have a
+     * successor, where a read after the id starts: a client's id of the right shape that does not
+     * would fail every read of its subscription, and the safety poll, which looks at every
+     * subscription in one batch, for all of them.
+     */
     private static String validId(String id)
     {
-        return id != null && id.matches("\\d{1,19}-\\d{1,19}") ? id : null;
+        if (id == null || !id.matches("\\d{1,19}-\\d{1,19}"))
+            return null;
+        int dash = id.indexOf('-');
+        try
+        {
+            Long.parseLong(id.substring(0, dash));
+            return Long.parseLong(id.substring(dash + 1)) < Long.MAX_VALUE ? id : null;
+        }
+        catch (NumberFormatException x)
+        {
+            return null;
+        }
     }
 
     private static StreamMessageId next(String id)

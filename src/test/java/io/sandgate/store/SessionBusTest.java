@@ -149,6 +149,32 @@ class SessionBusTest
         }
     }
 
+    /**
+     * A client's Last-Event-ID may have a stream id's shape with numbers past a long's range: taken
+     * for one of the bus's, it failed every read of its subscription, and the safety poll, which
+     * looks at every subscription in one batch, for all of them. It is as foreign as any id the bus
+     * did not give, and a subscription after it replays what is retained, as after none.
+     */
+    @ParameterizedTest
+    @MethodSource("buses")
+    void lastEventIdPastALongsRange_isForeign_andReplaysAsNoneDoes(SessionBus bus)
+    {
+        try (bus)
+        {
+            for (String overflowing : List.of("9999999999999999999-0", "9223372036854775808-0", "0-9999999999999999999", "0-9223372036854775807"))
+                assertFalse(bus.isEventId(overflowing), overflowing);
+            McpSession session = created(bus, "address:8");
+            bus.append(session.id(), "k1", "first");
+            bus.append(session.id(), "k2", "second");
+            Recorder seen = new Recorder();
+            try (SessionBus.Subscription ignored = bus.subscribe(session.id(), "9999999999999999999-0", seen))
+            {
+                await().until(() -> seen.events.size() >= 2);
+            }
+            assertEquals(List.of("first", "second"), seen.messages());
+        }
+    }
+
     @ParameterizedTest
     @MethodSource("buses")
     void ownerAndClient_roundTrip(SessionBus bus)
