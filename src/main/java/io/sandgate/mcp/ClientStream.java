@@ -3,6 +3,7 @@ package io.sandgate.mcp;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.locks.ReentrantLock;
 
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.AsyncEvent;
@@ -20,6 +21,8 @@ final class ClientStream extends Lifetime
 {
     private final AsyncContext async;
     private final OutputStream output;
+    /** Held for each write, which blocks as long as the client does not read. */
+    private final ReentrantLock writing = new ReentrantLock();
 
     private ClientStream(AsyncContext async, OutputStream output)
     {
@@ -84,12 +87,26 @@ final class ClientStream extends Lifetime
         for (String line : data.split("\n", -1))
             frame.append("data: ").append(line).append('\n');
         frame.append('\n');
-        write(frame.toString());
+        writing.lock();
+        try
+        {
+            write(frame.toString());
+        }
+        finally
+        {
+            writing.unlock();
+        }
     }
 
-    /** An SSE comment: ignored by clients, but keeps idle proxies from cutting the stream. */
+    /**
+     * An SSE comment: ignored by clients, but keeps idle proxies from cutting the stream. Skipped
+     * while an event is being written: the stream is not idle, and one job sends every stream's
+     * keepalive in turn, so waiting for a client that stopped reading would hold up all the others.
+     */
     void keepalive()
     {
+        if (!writing.tryLock())
+            return;
         try
         {
             write(": keepalive\n\n");
@@ -98,9 +115,14 @@ final class ClientStream extends Lifetime
         {
             close();
         }
+        finally
+        {
+            writing.unlock();
+        }
     }
 
-    private synchronized void write(String text) throws IOException
+    /** Writes and flushes, blocking until the client has room; the caller holds {@link #writing}. */
+    private void write(String text) throws IOException
     {
         if (!isOpen())
             throw new IOException("client stream closed");

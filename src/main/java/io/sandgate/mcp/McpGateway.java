@@ -107,7 +107,7 @@ public final class McpGateway implements AutoCloseable
         http.setMaxConnectionsPerDestination(MAX_UPSTREAM_CONNECTIONS);
         http.start();
         this.upstream = new Upstream(http, schedulers.timer());
-        // A keepalive write to a slow client may block: the schedule runs it on a worker.
+        // A keepalive write may block: the schedule runs it on a worker, and it skips a stream busy writing.
         this.keepalive = schedulers.every(config.keepalive(), config.keepalive(), "MCP keepalives", () -> streams.forEach(ClientStream::keepalive));
         registry.gaugeCollectionSize("sandgate.mcp.streams", List.of(), streams);
         this.streamsRefused = Counter.builder("sandgate.mcp.streams.refused").description("Client streams refused: their client held too many").register(registry);

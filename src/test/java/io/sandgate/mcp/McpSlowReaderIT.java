@@ -1,0 +1,149 @@
+package io.sandgate.mcp;
+
+import java.io.BufferedReader;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import io.sandgate.testing.GatewayExtension;
+import io.sandgate.testing.McpUpstream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A client that stops reading its SSE stream holds up only itself. The replica sends every
+ * stream's keepalive from one job, in turn: waiting there for a stream whose answer cannot be
+ * written, it left every other client of the replica without keepalives, for proxies in front of
+ * them to cut, for as long as the slow reader pleased.
+ */
+class McpSlowReaderIT
+{
+    private static final Duration KEEPALIVE = Duration.ofMillis(500);
+    /** Answers of 2 MB each, far more than the socket buffers between the gateway and a client that reads nothing. */
+    private static final int LARGE_ANSWERS = 4;
+    private static final Pattern SESSION = Pattern.compile("sessionId=([0-9a-f]{32})");
+    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    private static final RawSseClient CLIENT = new RawSseClient("stream");
+    private static final McpUpstream upstream = McpUpstream.start();
+
+    @RegisterExtension
+    static final GatewayExtension gateway = new GatewayExtension(config -> config
+        .set("log.access", "false")
+        .set("mcp.keepalive-interval", KEEPALIVE.toMillis() + "ms")
+        .set("mcp.servers", List.of(Map.of("name", "stream", "url", upstream.streamableUrl(), "transport", "streamable"))));
+
+    @AfterAll
+    static void stop()
+    {
+        upstream.close();
+    }
+
+    @Test
+    void clientThatStopsReading_delaysNoOtherStreamsKeepalives() throws Exception
+    {
+        AtomicInteger keepalives = new AtomicInteger();
+        HttpResponse<InputStream> victim = HTTP.send(HttpRequest.newBuilder(gateway.uri("/mcp/stream/sse")).header("Accept", "text/event-stream").build(),
+            HttpResponse.BodyHandlers.ofInputStream());
+        assertEquals(200, victim.statusCode());
+        countKeepalives(victim.body(), keepalives);
+
+        try (Socket attacker = new Socket())
+        {
+            // A small window, and nothing read past the endpoint event.
+            attacker.setReceiveBufferSize(4096);
+            attacker.connect(new InetSocketAddress("127.0.0.1", gateway.port()));
+            OutputStream out = attacker.getOutputStream();
+            out.write(("GET /mcp/stream/sse HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            String session = sessionOf(new BufferedReader(new InputStreamReader(attacker.getInputStream(), StandardCharsets.UTF_8)));
+            assertEquals(202, CLIENT.post(gateway, session, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
+                + "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"slow\",\"version\":\"1\"}}}"));
+            assertEquals(202, CLIENT.post(gateway, session, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"));
+            String large = "x".repeat(2 * 1024 * 1024);
+            for (int id = 1; id <= LARGE_ANSWERS; id++)
+            {
+                assertEquals(202, CLIENT.post(gateway, session, "{\"jsonrpc\":\"2.0\",\"id\":" + id
+                    + ",\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"" + large + "\"}}}"));
+            }
+            await("an answer waits for the slow reader to read").atMost(Duration.ofSeconds(30)).until(McpSlowReaderIT::writingAnEvent);
+
+            // Each interval or two, another keepalive reaches the client that reads.
+            for (int i = 0; i < 4; i++)
+            {
+                int seen = keepalives.get();
+                await().atMost(KEEPALIVE.multipliedBy(3)).until(() -> keepalives.get() > seen);
+            }
+            assertTrue(writingAnEvent(), "the slow reader was still holding up its own answers");
+        }
+        finally
+        {
+            victim.body().close();
+        }
+    }
+
+    /** The session id of the endpoint event at the stream's start. */
+    private static String sessionOf(BufferedReader stream) throws Exception
+    {
+        for (String line; (line = stream.readLine()) != null; )
+        {
+            Matcher session = SESSION.matcher(line);
+            if (line.startsWith("data:") && session.find())
+                return session.group(1);
+        }
+        throw new AssertionError("the stream ended before its endpoint event");
+    }
+
+    /** Counts the stream's keepalive comments, on a thread of its own, until it ends. */
+    private static void countKeepalives(InputStream stream, AtomicInteger keepalives)
+    {
+        Thread reader = new Thread(() ->
+        {
+            try (BufferedReader lines = new BufferedReader(new InputStreamReader(stream, StandardCharsets.UTF_8)))
+            {
+                for (String line; (line = lines.readLine()) != null; )
+                {
+                    if (line.equals(": keepalive"))
+                        keepalives.incrementAndGet();
+                }
+            }
+            catch (Exception x)
+            {
+                // Closed by the test.
+            }
+        }, "keepalive-reader");
+        reader.setDaemon(true);
+        reader.start();
+    }
+
+    /** Whether a thread of this JVM, the gateway's, is in the middle of writing an event to a client stream. */
+    private static boolean writingAnEvent()
+    {
+        for (ThreadInfo thread : ManagementFactory.getThreadMXBean().dumpAllThreads(false, false))
+        {
+            if (Arrays.stream(thread.getStackTrace())
+                .anyMatch(frame -> frame.getClassName().equals(ClientStream.class.getName()) && frame.getMethodName().equals("event")))
+                return true;
+        }
+        return false;
+    }
+}
