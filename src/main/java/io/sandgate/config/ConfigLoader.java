@@ -381,6 +381,7 @@ public final class ConfigLoader
             .set("keepalive", get(ConfigKeys.MCP_KEEPALIVE))
             .set("sessionTtl", get(ConfigKeys.MCP_SESSION_TTL))
             .set("replayBuffer", get(ConfigKeys.MCP_REPLAY_BUFFER))
+            .set("replayBufferBytes", get(ConfigKeys.MCP_REPLAY_BUFFER_BYTES))
             .set("maxBodySize", get(ConfigKeys.MCP_MAX_BODY))
             .set("maxSessionsPerClient", get(ConfigKeys.MCP_MAX_SESSIONS_PER_CLIENT))
             .set("maxStreamsPerClient", get(ConfigKeys.MCP_MAX_STREAMS_PER_CLIENT))

@@ -28,15 +28,23 @@ public final class MemorySessionBus implements SessionBus
 
     private final Duration ttl;
     private final int capacity;
+    /** Characters of messages a log keeps at most, besides its newest message. */
+    private final long capacityChars;
     private final Map<String, Log> sessions = new ConcurrentHashMap<>();
     /** Deliveries write to client streams, which may block. */
     private final Executor delivery;
     private final ScheduledFuture<?> sweeper;
 
-    public MemorySessionBus(Duration ttl, int capacity, Schedulers schedulers)
+    /**
+     * @param capacity events a session's log keeps
+     * @param capacityBytes bytes of messages a session's log keeps (counted as characters: JSON is
+     *        mostly ASCII), besides its newest message
+     */
+    public MemorySessionBus(Duration ttl, int capacity, long capacityBytes, Schedulers schedulers)
     {
         this.ttl = ttl;
         this.capacity = capacity;
+        this.capacityChars = capacityBytes;
         this.delivery = schedulers.workers();
         this.sweeper = schedulers.timer().scheduleWithFixedDelay(this::expire, 1, 1, TimeUnit.SECONDS);
     }
@@ -49,6 +57,8 @@ public final class MemorySessionBus implements SessionBus
         final String client;
         volatile long expiresAt;
         final ArrayDeque<SerialDrain.Event> events = new ArrayDeque<>();
+        /** Characters of the messages in {@link #events}. */
+        long chars;
         final Set<SerialDrain> subscribers = ConcurrentHashMap.newKeySet();
         long sequence;
 
@@ -70,8 +80,9 @@ public final class MemorySessionBus implements SessionBus
             String previous = lastId();
             SerialDrain.Event event = new SerialDrain.Event(ID_PREFIX + ++sequence, message, traceparent);
             events.addLast(event);
-            while (events.size() > capacity)
-                events.removeFirst();
+            chars += message.length();
+            while (events.size() > 1 && (events.size() > capacity || chars > capacityChars))
+                chars -= events.removeFirst().message().length();
             subscribers.forEach(subscriber -> subscriber.push(previous, event));
             return event.id();
         }

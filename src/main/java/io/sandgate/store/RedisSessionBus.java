@@ -78,11 +78,13 @@ final class RedisSessionBus implements SessionBus
     private static final int PUSH_LIMIT = 64 * 1024;
     /**
      * Appends in one round trip, atomically: nothing for a session that has ended; on a retry, the
-     * id of the earlier attempt if it landed (XADD is not idempotent); else XADD with the cap, the
-     * TTL, and the wake-up {@code "<id> <previous id>\n<message>"} ({@code "<id> <previous id>
-     * <traceparent>\n<message>"} in a trace, {@code "<id>"} alone for a large message). KEYS: record,
-     * log. ARGV: key, message, capacity, TTL in ms, channel, how far back a retry looks (0 on a first
-     * attempt), push limit, publishing command ({@link WakeUps}), traceparent (empty outside a trace).
+     * id of the earlier attempt if it landed (XADD is not idempotent); else XADD, the oldest entries
+     * trimmed while the log holds more than its count or its bytes (the record keeps the log's bytes
+     * in {@code lb}; the newest entry always stays), the TTL, and the wake-up {@code "<id> <previous
+     * id>\n<message>"} ({@code "<id> <previous id> <traceparent>\n<message>"} in a trace, {@code
+     * "<id>"} alone for a large message). KEYS: record, log. ARGV: key, message, capacity, TTL in
+     * ms, channel, how far back a retry looks (0 on a first attempt), push limit, publishing command
+     * ({@link WakeUps}), traceparent (empty outside a trace), capacity in bytes.
      */
     private static final String APPEND = """
         if redis.call('EXISTS', KEYS[1]) == 0 then return false end
@@ -100,11 +102,26 @@ final class RedisSessionBus implements SessionBus
         local id
         local head
         if ARGV[9] == '' then
-          id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'k', ARGV[1], 'm', ARGV[2])
+          id = redis.call('XADD', KEYS[2], '*', 'k', ARGV[1], 'm', ARGV[2])
           head = id .. ' ' .. previous
         else
-          id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'k', ARGV[1], 'm', ARGV[2], 't', ARGV[9])
+          id = redis.call('XADD', KEYS[2], '*', 'k', ARGV[1], 'm', ARGV[2], 't', ARGV[9])
           head = id .. ' ' .. previous .. ' ' .. ARGV[9]
+        end
+        local bytes = redis.call('HINCRBY', KEYS[1], 'lb', #ARGV[2])
+        local capacity = tonumber(ARGV[3])
+        local capacityBytes = tonumber(ARGV[10])
+        local length = redis.call('XLEN', KEYS[2])
+        while length > 1 and (length > capacity or bytes > capacityBytes) do
+          local oldest = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', 1)[1]
+          local fields = oldest[2]
+          local size = 0
+          for i = 1, #fields, 2 do
+            if fields[i] == 'm' then size = #fields[i + 1] end
+          end
+          redis.call('XDEL', KEYS[2], oldest[1])
+          bytes = redis.call('HINCRBY', KEYS[1], 'lb', -size)
+          length = length - 1
         end
         redis.call('PEXPIRE', KEYS[2], ARGV[4])
         if #ARGV[2] <= tonumber(ARGV[7]) then
@@ -128,6 +145,8 @@ final class RedisSessionBus implements SessionBus
     private final RScript script;
     private final Duration ttl;
     private final int capacity;
+    /** Bytes of messages a session's log keeps at most, besides its newest message. */
+    private final long capacityBytes;
     private final WakeUps wakeUps;
     /** Deliveries read Redis and write to client streams, both of which may block. */
     private final Executor delivery;
@@ -141,7 +160,8 @@ final class RedisSessionBus implements SessionBus
     private final AtomicBoolean checking = new AtomicBoolean();
     private volatile long lastPollNanos = System.nanoTime();
 
-    RedisSessionBus(RedissonClient redisson, Duration ttl, int capacity, Duration pollInterval, WakeUps wakeUps, Schedulers schedulers, RedisWaits waits)
+    RedisSessionBus(RedissonClient redisson, Duration ttl, int capacity, long capacityBytes, Duration pollInterval, WakeUps wakeUps, Schedulers schedulers,
+                    RedisWaits waits)
     {
         this.redisson = redisson;
         this.waits = waits;
@@ -149,6 +169,7 @@ final class RedisSessionBus implements SessionBus
         this.script = redisson.getScript(StringCodec.INSTANCE);
         this.ttl = ttl;
         this.capacity = capacity;
+        this.capacityBytes = capacityBytes;
         this.delivery = schedulers.workers();
         this.pollNanos = pollInterval.toNanos();
         long tick = Math.min(pollInterval.toMillis(), REPAIR_MILLIS);
@@ -336,7 +357,8 @@ final class RedisSessionBus implements SessionBus
         {
             id = call(() -> script.eval(recordKey(sessionId), RScript.Mode.READ_WRITE, APPEND, RScript.ReturnType.VALUE,
                 List.of(recordKey(sessionId), logKey(sessionId)), key, message, Integer.toString(capacity), Long.toString(ttl.toMillis()),
-                wakeUps.channel(sessionId), Integer.toString(lookback), Integer.toString(PUSH_LIMIT), wakeUps.command, traceparent == null ? "" : traceparent));
+                wakeUps.channel(sessionId), Integer.toString(lookback), Integer.toString(PUSH_LIMIT), wakeUps.command, traceparent == null ? "" : traceparent,
+                Long.toString(capacityBytes)));
         }
         catch (StoreUnavailableException x)
         {

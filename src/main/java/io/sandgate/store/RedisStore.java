@@ -74,7 +74,7 @@ final class RedisStore
         // Plain pub/sub in a cluster too, though each wake-up then reaches every node: Redisson 4.7.0
         // subscribes a shard channel again with no codec when its slot moves, and the session goes deaf
         // (PublishSubscribeService.reattachPubSub(int); ClusterReshardIT).
-        RedisSessionBus sessions = new RedisSessionBus(redisson, config.mcp().sessionTtl(), config.mcp().replayBuffer(), redis.sessionPollInterval(),
+        RedisSessionBus sessions = new RedisSessionBus(redisson, config.mcp().sessionTtl(), config.mcp().replayBuffer(), config.mcp().replayBufferBytes(), redis.sessionPollInterval(),
             WakeUps.BROADCAST, schedulers, waits);
         return new Store(routes, new RedisRedemptions(redisson, waits), new RedisStickySessions(redisson, waits), sessions,
             name -> new RedisLeadership(redisson, name, schedulers), routes::health, () ->

@@ -88,7 +88,7 @@ class SessionBusRecoveryIT
 
     private RedisSessionBus bus(RedissonClient redisson, Duration poll, WakeUps wakeUps)
     {
-        return open(new RedisSessionBus(redisson, Duration.ofMinutes(5), 100, poll, wakeUps, schedulers, new RedisWaits(64, new SimpleMeterRegistry())));
+        return open(new RedisSessionBus(redisson, Duration.ofMinutes(5), 100, 16L << 20, poll, wakeUps, schedulers, new RedisWaits(64, new SimpleMeterRegistry())));
     }
 
     private static McpSession created(SessionBus bus)

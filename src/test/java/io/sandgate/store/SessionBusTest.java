@@ -39,6 +39,8 @@ class SessionBusTest
     private static final RedisServerProcess redis = RedisServerProcess.start();
     private static final RedissonClient redisson = redisson();
     private static int sequence;
+    /** What a session's log keeps in bytes, in these tests: room for a few large messages. */
+    private static final long LOG_BYTES = 1 << 20;
 
     private static RedissonClient redisson()
     {
@@ -67,9 +69,9 @@ class SessionBusTest
     private static Stream<SessionBus> buses(Duration ttl)
     {
         // Shard channels work on a single Redis 7 too: the cluster's way of waking, tested without a cluster.
-        return Stream.of(new MemorySessionBus(ttl, 100, schedulers),
-            new RedisSessionBus(redisson, ttl, 100, Duration.ofSeconds(1), WakeUps.BROADCAST, schedulers, new RedisWaits(64, new SimpleMeterRegistry())),
-            new RedisSessionBus(redisson, ttl, 100, Duration.ofSeconds(1), WakeUps.SHARDED, schedulers, new RedisWaits(64, new SimpleMeterRegistry())));
+        return Stream.of(new MemorySessionBus(ttl, 100, LOG_BYTES, schedulers),
+            new RedisSessionBus(redisson, ttl, 100, LOG_BYTES, Duration.ofSeconds(1), WakeUps.BROADCAST, schedulers, new RedisWaits(64, new SimpleMeterRegistry())),
+            new RedisSessionBus(redisson, ttl, 100, LOG_BYTES, Duration.ofSeconds(1), WakeUps.SHARDED, schedulers, new RedisWaits(64, new SimpleMeterRegistry())));
     }
 
     private static McpSession session(String owner)
@@ -265,6 +267,48 @@ class SessionBusTest
                 await().until(() -> live.events.size() >= 3);
             }
             assertEquals(List.of("small", large, "after"), live.messages());
+        }
+    }
+
+    /**
+     * The attack: a client whose calls have large answers (an echo of its own arguments), and which
+     * reads none of them, filled Redis with its session's log up to its count of events, 4 MiB each.
+     * The log keeps its bytes too: the oldest go, and the newest stays whatever its size.
+     */
+    @ParameterizedTest
+    @MethodSource("buses")
+    void aSessionsLog_keepsItsBytes_droppingTheOldest_keepingTheNewest(SessionBus bus)
+    {
+        try (bus)
+        {
+            McpSession session = created(bus, "address:5");
+            int size = 300_000;
+            for (int i = 0; i < 5; i++)
+                bus.append(session.id(), "k" + i, Integer.toString(i).repeat(size));
+
+            Recorder replay = new Recorder();
+            try (SessionBus.Subscription ignored = bus.subscribe(session.id(), null, replay))
+            {
+                await().until(() -> replay.events.size() >= 3);
+            }
+            assertEquals(List.of("2", "3", "4"), replay.messages().stream().map(m -> m.substring(0, 1)).toList(),
+                "what fits in " + LOG_BYTES + " bytes, newest last");
+
+            String huge = "h".repeat((int)LOG_BYTES * 2);
+            bus.append(session.id(), "k-huge", huge);
+            Recorder alone = new Recorder();
+            try (SessionBus.Subscription ignored = bus.subscribe(session.id(), null, alone))
+            {
+                await().until(() -> alone.events.size() >= 1);
+            }
+            assertEquals(List.of(huge), alone.messages(), "the newest stays, alone");
+            bus.append(session.id(), "k-small", "small");
+            Recorder after = new Recorder();
+            try (SessionBus.Subscription ignored = bus.subscribe(session.id(), null, after))
+            {
+                await().until(() -> after.events.size() >= 1);
+            }
+            assertEquals(List.of("small"), after.messages(), "and goes when the next one comes");
         }
     }
 

@@ -64,7 +64,7 @@ public final class StoreFootprintBenchmark
                     raw.hset("vnc_sandboxes", Integer.toString(1_000_000 + i), "10.42." + (i / 250 % 256) + "." + (i % 250) + ":6080");
                 long routes = used(raw);
 
-                RedisSessionBus bus = new RedisSessionBus(redisson, Duration.ofHours(1), EVENTS_PER_SESSION, Duration.ofSeconds(1), WakeUps.BROADCAST, schedulers, new RedisWaits(64, new SimpleMeterRegistry()));
+                RedisSessionBus bus = new RedisSessionBus(redisson, Duration.ofHours(1), EVENTS_PER_SESSION, 16L << 20, Duration.ofSeconds(1), WakeUps.BROADCAST, schedulers, new RedisWaits(64, new SimpleMeterRegistry()));
                 for (int i = 0; i < SESSIONS; i++)
                 {
                     McpSession session = McpSession.create(String.format("%032x", i + 1), "tools", "agent-" + (i % 100));
