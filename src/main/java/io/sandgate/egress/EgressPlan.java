@@ -37,17 +37,35 @@ public record EgressPlan(Entry entry, EgressConfig.Route route, PinnedTarget tar
     }
 
     /**
-     * A sticky session: the node it is pinned to is kept while it is healthy.
+     * A sticky session: the node it is pinned to is kept while it is healthy. A session is the
+     * agent's name for it within one pool and one caller: the same name on a route of another pool,
+     * or from another agent, is another session, so no caller can move or join someone else's pin.
      *
-     * @param key the agent's session, as it named it
+     * @param pool the route's pool, whose nodes the pin names
+     * @param agent the agent whose internal token the call carries; empty for a caller the gateway
+     *        does not know (such callers share one scope per pool)
+     * @param session the agent's session, as it named it
      * @param ttl how long an idle pin lasts (sliding)
      */
-    public record Sticky(String key, Duration ttl)
+    public record Sticky(String pool, Optional<String> agent, String session, Duration ttl)
     {
         public Sticky
         {
-            Objects.requireNonNull(key, "key");
+            Objects.requireNonNull(pool, "pool");
+            Objects.requireNonNull(agent, "agent");
+            Objects.requireNonNull(session, "session");
             Objects.requireNonNull(ttl, "ttl");
+        }
+
+        /**
+         * The pin's key in the store: {@code {length}:{pool}/{length}:{agent}/{session}}, with
+         * {@code -} for an unknown caller. The configured names are length-prefixed, so no choice of
+         * pool or agent names makes two scopes share a key; the session comes last, as sent (its
+         * length is bounded by the request-header limit).
+         */
+        public String key()
+        {
+            return pool.length() + ":" + pool + "/" + agent.map(id -> id.length() + ":" + id).orElse("-") + "/" + session;
         }
     }
 

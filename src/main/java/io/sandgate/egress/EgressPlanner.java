@@ -6,6 +6,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -35,7 +36,7 @@ public final class EgressPlanner
 {
     /** The agent's task type, which picks the route together with the host. */
     public static final String TASK_TYPE = "X-Agent-Task-Type";
-    /** The agent's session, the key of sticky routes. */
+    /** The agent's session, the key of sticky routes (within the route's pool and the agent's own scope). */
     public static final String SESSION = "X-Agent-Session";
     /** {@code host}, {@code host:port}, {@code [v6]} or {@code [v6]:port}; the guard judges what the host is. */
     private static final Pattern AUTHORITY = Pattern.compile("(\\[[0-9A-Fa-f:.]{2,45}]|[A-Za-z0-9.-]{1,253})(?::(\\d{1,5}))?");
@@ -100,7 +101,7 @@ public final class EgressPlanner
         refuseDeclaredBodyOverLimit(route, headers);
         String sentQuery = injection.isPresent() ? injection.get().intoQuery(query) : query;
         String pathAndQuery = (slash < 0 ? "/" : path.substring(slash)) + (sentQuery == null ? "" : "?" + sentQuery);
-        Optional<EgressPlan.Sticky> sticky = sticky(route, headers);
+        Optional<EgressPlan.Sticky> sticky = sticky(route, headers, () -> injection.map(Credentials.Injection::agent));
         return pin(scheme, host, port).thenApply(target -> plan(entry, route, target, pathAndQuery, injection, sticky));
     }
 
@@ -118,7 +119,8 @@ public final class EgressPlanner
         // the gateway, so an internal token among them reaches no target.
         if (route.credential().isPresent())
             throw GatewayException.forbidden("routes with a credential need base-URL mode: /egress/" + host + "/...");
-        Optional<EgressPlan.Sticky> sticky = sticky(route, headers);
+        // A tunnel injects nothing, but the agent may name itself with its token on the CONNECT.
+        Optional<EgressPlan.Sticky> sticky = sticky(route, headers, () -> credentials.agentOf(headers));
         return pin("https", host, port).thenApply(target -> plan(EgressPlan.Entry.CONNECT, route, target, "", Optional.empty(), sticky));
     }
 
@@ -209,11 +211,19 @@ public final class EgressPlanner
         }
     }
 
-    /** Read before the lookup: the headers are the request's own, not to be read from a lookup thread. */
-    private static Optional<EgressPlan.Sticky> sticky(EgressConfig.Route route, RequestHeaders headers)
+    /**
+     * The session is scoped by the route's pool and by the calling agent, when the gateway knows
+     * it. Read before the lookup: the headers are the request's own, not to be read from a lookup
+     * thread.
+     *
+     * @param agent the agent the call comes from, if the gateway knows it; asked on sticky routes only
+     */
+    private static Optional<EgressPlan.Sticky> sticky(EgressConfig.Route route, RequestHeaders headers, Supplier<Optional<String>> agent)
     {
         String session = headers.first(SESSION);
-        return route.sticky() && session != null ? Optional.of(new EgressPlan.Sticky(session, route.stickyTtl())) : Optional.empty();
+        return route.sticky() && session != null
+            ? Optional.of(new EgressPlan.Sticky(route.pool(), agent.get(), session, route.stickyTtl()))
+            : Optional.empty();
     }
 
     private EgressPlan plan(EgressPlan.Entry entry, EgressConfig.Route route, PinnedTarget target, String pathAndQuery,

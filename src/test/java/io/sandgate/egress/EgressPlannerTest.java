@@ -29,6 +29,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -307,10 +308,29 @@ class EgressPlannerTest
     @Test
     void plan_stickyOnlyOnStickyRoutes_andOnlyWhenTheAgentNamesItsSession()
     {
-        assertEquals(Optional.of(new EgressPlan.Sticky("agent-7", Duration.ofMinutes(7))),
+        assertEquals(Optional.of(new EgressPlan.Sticky("main", Optional.empty(), "agent-7", Duration.ofMinutes(7))),
             baseUrl("sticky.example.com/x", null, EgressPlanner.SESSION, "agent-7").sticky());
         assertTrue(baseUrl("sticky.example.com/x", null).sticky().isEmpty());
         assertTrue(baseUrl("api.example.com/x", null, EgressPlanner.SESSION, "agent-7").sticky().isEmpty());
+    }
+
+    /**
+     * A session name is chosen by the caller: another agent, or anyone calling a route of another
+     * pool, may send the same one. The pin is kept under the pool and the agent too, so that such a
+     * caller neither joins the session's node nor, by a pin naming a node of its own pool, moves it.
+     */
+    @Test
+    void plan_stickyKey_isScopedByPoolAndAgent()
+    {
+        EgressPlan.Sticky anonymous = baseUrl("sticky.example.com/x", null, EgressPlanner.SESSION, "agent-7").sticky().orElseThrow();
+        EgressPlan.Sticky alpha = tunnel("sticky.example.com", 443,
+            headers(EgressPlanner.SESSION, "agent-7", "Authorization", "Bearer " + TOKEN)).sticky().orElseThrow();
+        assertEquals(Optional.of("alpha"), alpha.agent(), "the agent named by its token on the CONNECT");
+        assertNotEquals(anonymous.key(), alpha.key());
+        Duration ttl = Duration.ofMinutes(1);
+        assertNotEquals(new EgressPlan.Sticky("main", Optional.empty(), "s", ttl).key(), new EgressPlan.Sticky("other", Optional.empty(), "s", ttl).key());
+        // Joined as they are, both would read a/b/-/s.
+        assertNotEquals(new EgressPlan.Sticky("a/b", Optional.empty(), "s", ttl).key(), new EgressPlan.Sticky("a", Optional.of("b"), "-/s", ttl).key());
     }
 
     @Test

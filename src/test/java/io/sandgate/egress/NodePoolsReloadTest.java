@@ -23,7 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** What a reload keeps, changes, adds and removes in the pools, and that nothing changes before it is applied. */
 class NodePoolsReloadTest
 {
-    private static final Optional<EgressPlan.Sticky> AGENT_7 = Optional.of(new EgressPlan.Sticky("agent-7", Duration.ofMinutes(5)));
+    private static final Optional<EgressPlan.Sticky> AGENT_7 = Optional.of(new EgressPlan.Sticky("main", Optional.empty(), "agent-7", Duration.ofMinutes(5)));
 
     private static EgressConfig config(Map<String, ?> pools)
     {

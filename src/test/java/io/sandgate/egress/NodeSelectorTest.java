@@ -24,7 +24,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** Sticky selection on top of the weighted one, and the attempts of an exchange moving from node to node. */
 class NodeSelectorTest
 {
-    private static final Optional<EgressPlan.Sticky> AGENT_7 = Optional.of(new EgressPlan.Sticky("agent-7", Duration.ofMinutes(5)));
+    private static final Optional<EgressPlan.Sticky> AGENT_7 = Optional.of(new EgressPlan.Sticky("main", Optional.empty(), "agent-7", Duration.ofMinutes(5)));
 
     private final EgressConfig config;
     private final PoolState pool;
