@@ -96,11 +96,16 @@ public final class EgressPlanner
         String scheme = entry == EgressPlan.Entry.FORWARD_PROXY ? "http" : route.scheme();
         Optional<Credentials.Injection> injection = injection(route, scheme, host, headers);
         if (route.scan() != EgressConfig.ScanMode.OFF)
-            leaks.checkRequest(route, path + (query == null ? "" : "?" + query), headers.values(HttpHeader.CONTENT_ENCODING.asString()));
+            LeakGuard.refuseEncodedBody(headers.values(HttpHeader.CONTENT_ENCODING.asString()));
+        // The authority comes back as it was: a secret in it is refused, never redacted.
+        String line = leaks.checkRequestLine(route, path + (query == null ? "" : "?" + query));
         leaks.checkHeaders(route, headers, name -> EgressServlet.forwards(name, injection));
         refuseDeclaredBodyOverLimit(route, headers);
-        String sentQuery = injection.isPresent() ? injection.get().intoQuery(query) : query;
-        String pathAndQuery = (slash < 0 ? "/" : path.substring(slash)) + (sentQuery == null ? "" : "?" + sentQuery);
+        int mark = line.indexOf('?');
+        String checkedPath = mark < 0 ? line : line.substring(0, mark);
+        String checkedQuery = mark < 0 ? null : line.substring(mark + 1);
+        String sentQuery = injection.isPresent() ? injection.get().intoQuery(checkedQuery) : checkedQuery;
+        String pathAndQuery = (slash < 0 ? "/" : checkedPath.substring(slash)) + (sentQuery == null ? "" : "?" + sentQuery);
         Optional<EgressPlan.Sticky> sticky = sticky(route, headers, () -> injection.map(Credentials.Injection::agent));
         return pin(scheme, host, port).thenApply(target -> plan(entry, route, target, pathAndQuery, injection, sticky));
     }

@@ -1,5 +1,6 @@
 package io.sandgate.egress;
 
+import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -32,6 +33,8 @@ public final class LeakGuard
     static final String SECRET_DETECTED = "secret_detected";
     /** The error code of an answer cut off for holding a secret. */
     static final String SECRET_IN_RESPONSE = "secret_in_response";
+    /** {@link Redactor#REDACTED} percent-encoded, as it replaces a secret in a path or query. */
+    static final String REDACTED_IN_URL = "%5BREDACTED%5D";
 
     private final MeterRegistry registry;
     private volatile LeakScanner scanner;
@@ -58,15 +61,13 @@ public final class LeakGuard
     }
 
     /**
-     * Checks what is known of a request before anything is sent: what the scanner cannot read it
-     * must not pass (a compressed body would hide a key from it), and a secret in the path or
-     * query is caught here, on a route that scans.
+     * Refuses, on a route that scans, a request body the scanner cannot read: a compressed body
+     * would hide a key from it.
      *
-     * @param requestLine the path and query as the agent sent them
      * @param contentEncodings every {@code Content-Encoding} value of the request
-     * @throws GatewayException 415 for an encoded body; the blocking route's 422 for a secret
+     * @throws GatewayException 415 for an encoded body
      */
-    void checkRequest(EgressConfig.Route route, String requestLine, List<String> contentEncodings)
+    static void refuseEncodedBody(List<String> contentEncodings)
     {
         for (String contentEncoding : contentEncodings)
         {
@@ -74,9 +75,73 @@ public final class LeakGuard
                 throw new GatewayException(HttpStatus.UNSUPPORTED_MEDIA_TYPE_415, "encoded_body", "request bodies with Content-Encoding " + contentEncoding
                     + " cannot be scanned for secrets; send them uncompressed");
         }
-        GatewayException blocked = onHits(scanner.scan(requestLine.getBytes(StandardCharsets.UTF_8)), route, route.scan(), "request", "line");
-        if (blocked != null)
-            throw blocked;
+    }
+
+    /**
+     * Checks the path and query before anything is sent, on every route, as the headers are: rule
+     * hits as the route's scan mode says, and a key the gateway holds never leaves whatever the mode
+     * (refused, or redacted on a redacting route). A match is redacted where it stands, as
+     * {@link #REDACTED_IN_URL}, widened to whole percent-escapes so that what is sent stays a
+     * well-formed URL. One in the target's authority, or across the {@code ?}, cannot be redacted
+     * without changing where the request goes or what it asks, and is refused.
+     *
+     * @param requestLine the target's authority, path and query as the agent sent them
+     *        ({@code host:port/path?query}, percent-encoded)
+     * @return the request line to send: as it came, or with its matches redacted
+     * @throws GatewayException 422 when a secret must not be sent
+     */
+    String checkRequestLine(EgressConfig.Route route, String requestLine)
+    {
+        byte[] line = requestLine.getBytes(StandardCharsets.UTF_8);
+        List<LeakHit> hits = scanner.scan(line);
+        if (hits.isEmpty())
+            return requestLine;
+        // The request's path holds no raw '?': the first one starts the query.
+        int queryMark = requestLine.indexOf('?');
+        int slash = requestLine.indexOf('/');
+        int authorityEnd = slash >= 0 && (queryMark < 0 || slash < queryMark) ? slash : queryMark >= 0 ? queryMark : line.length;
+        Map<EgressConfig.ScanMode, List<LeakHit>> byMode = new EnumMap<>(EgressConfig.ScanMode.class);
+        for (LeakHit hit : hits)
+        {
+            boolean unredactable = hit.start() < authorityEnd || queryMark >= 0 && hit.start() < queryMark && hit.end() > queryMark;
+            byMode.computeIfAbsent(hitMode(hit, route.scan(), unredactable), mode -> new ArrayList<>()).add(hit);
+        }
+        onHits(byMode, route, "line");
+        List<LeakHit> redacted = byMode.getOrDefault(EgressConfig.ScanMode.REDACT, List.of());
+        return redacted.isEmpty() ? requestLine : redactInUrl(line, redacted);
+    }
+
+    /**
+     * The line with each hit, in order of start, replaced by {@link #REDACTED_IN_URL}. A hit that
+     * starts or ends inside a percent-escape takes the whole escape ({@code %2AIza...} loses its
+     * {@code %2} too); overlapping hits share one marker.
+     */
+    private static String redactInUrl(byte[] line, List<LeakHit> hits)
+    {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(line.length);
+        int cursor = 0;
+        for (LeakHit hit : hits)
+        {
+            int start = (int)hit.start();
+            int end = (int)hit.end();
+            if (start >= 1 && line[start - 1] == '%')
+                start -= 1;
+            else if (start >= 2 && line[start - 2] == '%')
+                start -= 2;
+            for (int escape = Math.max(0, end - 2); escape < end; escape++)
+            {
+                if (line[escape] == '%')
+                    end = Math.min(line.length, Math.max(end, escape + 3));
+            }
+            if (start >= cursor)
+            {
+                out.write(line, cursor, start - cursor);
+                out.writeBytes(REDACTED_IN_URL.getBytes(StandardCharsets.US_ASCII));
+            }
+            cursor = Math.max(cursor, end);
+        }
+        out.write(line, cursor, line.length - cursor);
+        return out.toString(StandardCharsets.UTF_8);
     }
 
     /**
@@ -98,26 +163,40 @@ public final class LeakGuard
             if (!forwarded.test(name))
                 continue;
             for (LeakHit hit : scanner.scan(name.getBytes(StandardCharsets.UTF_8)))
-                byMode.computeIfAbsent(headerMode(hit, route.scan(), true), mode -> new ArrayList<>()).add(hit);
+                byMode.computeIfAbsent(hitMode(hit, route.scan(), true), mode -> new ArrayList<>()).add(hit);
             for (String value : headers.values(name))
             {
                 for (LeakHit hit : scanner.scan(value.getBytes(StandardCharsets.UTF_8)))
-                    byMode.computeIfAbsent(headerMode(hit, route.scan(), false), mode -> new ArrayList<>()).add(hit);
+                    byMode.computeIfAbsent(hitMode(hit, route.scan(), false), mode -> new ArrayList<>()).add(hit);
             }
         }
-        GatewayException blocked = onHits(byMode.getOrDefault(EgressConfig.ScanMode.BLOCK, List.of()), route, EgressConfig.ScanMode.BLOCK, "request", "header");
-        if (blocked != null)
-            throw blocked;
-        onHits(byMode.getOrDefault(EgressConfig.ScanMode.REDACT, List.of()), route, EgressConfig.ScanMode.REDACT, "request", "header");
-        onHits(byMode.getOrDefault(EgressConfig.ScanMode.REPORT, List.of()), route, EgressConfig.ScanMode.REPORT, "request", "header");
+        onHits(byMode, route, "header");
     }
 
-    /** What a hit in a header does: the route's mode, but a held key and a secret in a name are never sent. */
-    private static EgressConfig.ScanMode headerMode(LeakHit hit, EgressConfig.ScanMode routeMode, boolean inName)
+    /**
+     * What a hit in a header or the request line does: the route's mode, but a held key is never
+     * sent, nor a secret where it cannot be redacted (a header's name, the target's authority).
+     */
+    private static EgressConfig.ScanMode hitMode(LeakHit hit, EgressConfig.ScanMode routeMode, boolean unredactable)
     {
         boolean held = hit.ruleId().equals(LeakScanner.CREDENTIAL_RULE);
         EgressConfig.ScanMode mode = held && routeMode != EgressConfig.ScanMode.REDACT ? EgressConfig.ScanMode.BLOCK : routeMode;
-        return inName && mode == EgressConfig.ScanMode.REDACT ? EgressConfig.ScanMode.BLOCK : mode;
+        return unredactable && mode == EgressConfig.ScanMode.REDACT ? EgressConfig.ScanMode.BLOCK : mode;
+    }
+
+    /**
+     * Counts and logs a request's hits by what they do: blocked ones refuse it, before the
+     * redacted and reported ones are counted; hits on a route that does not scan count nowhere.
+     *
+     * @throws GatewayException 422 when any hit blocks
+     */
+    private void onHits(Map<EgressConfig.ScanMode, List<LeakHit>> byMode, EgressConfig.Route route, String part)
+    {
+        GatewayException blocked = onHits(byMode.getOrDefault(EgressConfig.ScanMode.BLOCK, List.of()), route, EgressConfig.ScanMode.BLOCK, "request", part);
+        if (blocked != null)
+            throw blocked;
+        onHits(byMode.getOrDefault(EgressConfig.ScanMode.REDACT, List.of()), route, EgressConfig.ScanMode.REDACT, "request", part);
+        onHits(byMode.getOrDefault(EgressConfig.ScanMode.REPORT, List.of()), route, EgressConfig.ScanMode.REPORT, "request", part);
     }
 
     /**

@@ -61,6 +61,7 @@ class EgressPlannerTest
                 Map.of("match", Map.of("domains", List.of("sticky.example.com")), "upstream", "main", "sticky_session", true, "sticky_ttl", "7m"),
                 Map.of("match", Map.of("domains", List.of("*.example.com", "169.254.169.254"), "task_type", "web"), "upstream", "main",
                     "timeout", "9s", "idle_timeout", "4s", "scan", "off"),
+                Map.of("match", Map.of("domains", List.of("*.example.com"), "task_type", "redact"), "upstream", "main", "scan", "redact"),
                 Map.of("match", Map.of("domains", List.of("*.example.com")), "upstream", "main")),
             "egress.pools", Map.of("main", Map.of("region", "eu", "nodes", List.of(Map.of("id", "n1", "address", "192.0.2.1:3128")))),
             "egress.credentials", Map.of("openai", Map.of("secret", "openai", "hosts", List.of("llm.example.com"))),
@@ -303,6 +304,35 @@ class EgressPlannerTest
         assertEquals(422, secret.status());
         assertEquals(415, refused(() -> baseUrl("api.example.com/x", null, "Content-Encoding", "gzip")).status());
         baseUrl("api.example.com/x", null, "Content-Encoding", "gzip", EgressPlanner.TASK_TYPE, "web"); // a route that does not scan takes it
+    }
+
+    /**
+     * A secret in the path or query of a redacting route was counted and logged as redacted but
+     * sent as it was. It is replaced where it stands, percent-encoded, and an escape it starts in
+     * goes with it (a bare {@code %2} before the marker would be a malformed URL).
+     */
+    @Test
+    void plan_redactingRoute_redactsSecretsInThePathAndQuery_keepingTheUrlWellFormed()
+    {
+        String aws = "AKIA" + "QWERTYUIOP234567";
+        String google = "AIza" + "Sy0123456789abcdefghijklmnopqrstuvw";
+        EgressPlan plan = baseUrl("api.example.com/v1/" + aws + "/x", "a=1&q=%2" + google + "&k=" + REAL_KEY + "&b=2", EgressPlanner.TASK_TYPE, "redact");
+        String sent = plan.pathAndQuery();
+        assertFalse(sent.contains(aws) || sent.contains(google) || sent.contains(REAL_KEY), "a secret would be sent");
+        assertEquals("/v1/%5BREDACTED%5D/x?a=1&q=%5BREDACTED%5D&k=%5BREDACTED%5D&b=2", sent);
+        assertEquals(422, refused(() -> baseUrl(aws + ".example.com/x", null, EgressPlanner.TASK_TYPE, "redact")).status(),
+            "a secret in the target's name cannot be redacted");
+    }
+
+    /** A key the gateway holds went out in the URL of a route that does not scan, where a header holding it is refused. */
+    @Test
+    void plan_heldKeyInTheUrl_isRefused_whateverTheRoutesMode()
+    {
+        assertEquals(422, refused(() -> baseUrl("api.example.com/x", "k=" + REAL_KEY, EgressPlanner.TASK_TYPE, "web")).status());
+        assertEquals(422, refused(() -> baseUrl("api.example.com/files/" + REAL_KEY, null, EgressPlanner.TASK_TYPE, "web")).status());
+        String aws = "AKIA" + "QWERTYUIOP234567";
+        assertTrue(baseUrl("api.example.com/x", "k=" + aws, EgressPlanner.TASK_TYPE, "web").pathAndQuery().equals("/x?k=" + aws),
+            "other secrets pass a route that does not scan");
     }
 
     @Test

@@ -344,6 +344,60 @@ class EgressProtectionIT
         assertFalse(List.copyOf(logged.list).stream().anyMatch(e -> e.getFormattedMessage().contains(github)));
     }
 
+    /** A GET of {@code pathAndQuery} on the target with the headers exactly as given (name, value pairs). */
+    private RawHttp.Response getAt(String taskType, String pathAndQuery, String... headers) throws Exception
+    {
+        List<String> all = new ArrayList<>(List.of("X-Agent-Task-Type", taskType));
+        all.addAll(List.of(headers));
+        return RawHttp.get(gateway.port(), "127.0.0.1:" + gateway.port(), "/egress/localhost:" + target.httpsPort() + pathAndQuery, all.toArray(String[]::new));
+    }
+
+    /**
+     * A secret in the path or query of a redacting route was counted and logged as redacted, but
+     * the URL went to the target as the agent wrote it. The target now sees the marker in its place.
+     */
+    @Test
+    void secretsInThePathAndQuery_ofARedactingRoute_reachTheTargetRedacted() throws Exception
+    {
+        String github = "ghp_" + "uRlP4tH9sEcReT1nUrL5aB7cD9eF1gH3iJ5k";
+        String aws = awsKeyId();
+        RawHttp.Response response = getAt("redact", "/hook/" + github + "?q=" + aws + "&x=1", "Authorization", "Bearer " + AGENT_TOKEN);
+        assertEquals(404, response.status(), "sent redacted, not refused: the target has no /hook");
+        String seen = target.requests().get(0).pathAndQuery();
+        assertFalse(seen.contains(github) || seen.contains(aws), "a secret reached the target");
+        assertEquals("/hook/%5BREDACTED%5D?q=%5BREDACTED%5D&x=1", seen);
+        String metrics = metrics();
+        assertTrue(metrics.contains("direction=\"request\",mode=\"redact\",route=\"localhost\",rule=\"github-token\""), "counted as redacted");
+        assertTrue(metrics.contains("direction=\"request\",mode=\"redact\",route=\"localhost\",rule=\"aws-access-key-id\""), "counted as redacted");
+        assertNowhere(github, response);
+        assertNowhere(aws, response);
+    }
+
+    /**
+     * A key the gateway holds went out in the URL of a route that only reports or does not scan,
+     * though the same key in a header is refused whatever the mode. It is refused in the URL too,
+     * and redacted on a redacting route, as in a header.
+     */
+    @Test
+    void keysTheGatewayHolds_neverLeaveInTheUrl_whateverTheRoutesMode() throws Exception
+    {
+        for (String taskType : List.of("other", "report", "off"))
+        {
+            RawHttp.Response inQuery = getAt(taskType, "/echo?k=" + VENDOR_KEY);
+            assertEquals(422, inQuery.status(), taskType + ": a held key in the query");
+            assertTrue(inQuery.body().contains("sandgate-credential"), inQuery.body());
+            RawHttp.Response inPath = getAt(taskType, "/files/" + VENDOR_KEY);
+            assertEquals(422, inPath.status(), taskType + ": a held key in the path");
+            assertNowhere(VENDOR_KEY, inQuery, inPath);
+        }
+        assertEquals(0, target.requestCount());
+
+        RawHttp.Response redacted = getAt("redact", "/echo?k=" + VENDOR_KEY, "Authorization", "Bearer " + AGENT_TOKEN);
+        assertEquals(200, redacted.status(), "redacted on a redacting route");
+        assertFalse(target.requests().get(0).pathAndQuery().contains(VENDOR_KEY), "the held key reached the target");
+        assertEquals("/echo?k=%5BREDACTED%5D", target.requests().get(0).pathAndQuery());
+    }
+
     @Test
     void anthropicStyleClients_sendTheTokenAsXApiKey_andItIsReplacedToo() throws Exception
     {
