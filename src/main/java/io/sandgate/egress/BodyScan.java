@@ -1,8 +1,11 @@
 package io.sandgate.egress;
 
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
 
 import io.sandgate.config.EgressConfig;
+import io.sandgate.leak.LeakHit;
 import io.sandgate.leak.LeakScanner;
 import io.sandgate.web.GatewayException;
 
@@ -10,9 +13,14 @@ import io.sandgate.web.GatewayException;
  * One body of one egress exchange read through the leak scanner: each chunk goes in, what may be
  * sent on comes out, and on a blocking route a hit stops the exchange. What a route's scanning
  * asks of the headers is said here too, so that the servlet only applies it.
+ *
+ * <p>A body goes through one or two stages in turn: the route's rules, as its scan mode says, and
+ * on a response of a route that injects a credential, the injection's own keys, always redacted.</p>
  */
 final class BodyScan
 {
+    private static final ByteBuffer EMPTY = ByteBuffer.allocate(0).asReadOnlyBuffer();
+
     /**
      * What a chunk released.
      *
@@ -23,36 +31,58 @@ final class BodyScan
     {
     }
 
+    /** One stream the body goes through, and the mode its hits are handled in. */
+    private record Stage(LeakScanner.Stream stream, EgressConfig.ScanMode mode)
+    {
+    }
+
     private final LeakGuard leaks;
     private final EgressConfig.Route route;
     private final String direction;
-    private final LeakScanner.Stream stream;
+    private final List<Stage> stages;
 
-    private BodyScan(LeakGuard leaks, EgressConfig.Route route, String direction, LeakScanner.Stream stream)
+    private BodyScan(LeakGuard leaks, EgressConfig.Route route, String direction, List<Stage> stages)
     {
         this.leaks = leaks;
         this.route = route;
         this.direction = direction;
-        this.stream = stream;
+        this.stages = List.copyOf(stages);
     }
 
     /** The scan of a request body, or null on a route that does not scan. */
     static BodyScan request(LeakGuard leaks, EgressConfig.Route route)
     {
         LeakScanner.Stream stream = leaks.open(route.scan());
-        return stream == null ? null : new BodyScan(leaks, route, "request", stream);
+        return stream == null ? null : new BodyScan(leaks, route, "request", List.of(new Stage(stream, route.scan())));
     }
 
-    /** The scan of a response body, or null on a route that does not scan responses. */
-    static BodyScan response(LeakGuard leaks, EgressConfig.Route route)
+    /**
+     * The scan of a response body, or null when nothing reads it: the route's rules when it scans
+     * responses, then, on a route that injects a credential, the injection's keys, redacted
+     * whatever the route's mode. A target may repeat what it was sent (an echo, an error page
+     * quoting the query), and the agent must never see the key that replaced its token; looking
+     * for a few literals costs one table lookup a byte.
+     */
+    static BodyScan response(LeakGuard leaks, EgressPlan plan)
     {
-        return scansResponses(route) ? new BodyScan(leaks, route, "response", leaks.open(route.scan())) : null;
+        EgressConfig.Route route = plan.route();
+        List<Stage> stages = new ArrayList<>(2);
+        if (scansResponses(route))
+            stages.add(new Stage(leaks.open(route.scan()), route.scan()));
+        plan.injection().map(leaks::openInjected).ifPresent(keys -> stages.add(new Stage(keys, EgressConfig.ScanMode.REDACT)));
+        return stages.isEmpty() ? null : new BodyScan(leaks, route, "response", stages);
     }
 
-    /** Whether the route's responses go through the scanner: they must then come uncompressed. */
-    static boolean scansResponses(EgressConfig.Route route)
+    /** Whether the route's responses go through its rules. */
+    private static boolean scansResponses(EgressConfig.Route route)
     {
         return route.scanResponses() && route.scan() != EgressConfig.ScanMode.OFF;
+    }
+
+    /** Whether the exchange's response bodies are read (see {@link #response}): they must then come uncompressed. */
+    static boolean readsResponses(EgressPlan plan)
+    {
+        return scansResponses(plan.route()) || plan.injection().isPresent();
     }
 
     /** Whether the route's request bodies may change length on their way, so that their Content-Length cannot be passed on. */
@@ -61,25 +91,57 @@ final class BodyScan
         return route.scan() == EgressConfig.ScanMode.REDACT;
     }
 
-    /** Whether the route's response bodies may change length on their way. */
-    static boolean resizesResponses(EgressConfig.Route route)
+    /** Whether the body may change length on its way, so that its Content-Length cannot be passed on. */
+    boolean resizes()
     {
-        return route.scanResponses() && route.scan() == EgressConfig.ScanMode.REDACT;
+        return stages.stream().anyMatch(stage -> stage.mode() == EgressConfig.ScanMode.REDACT);
     }
 
+    /** Each stage reads what the one before it let through. */
     Step feed(ByteBuffer chunk)
     {
-        return step(stream.feed(chunk));
+        ByteBuffer data = chunk;
+        for (Stage stage : stages)
+        {
+            LeakScanner.Chunk out = stage.stream().feed(data);
+            GatewayException blocked = leaks.onHits(out.hits(), route, stage.mode(), direction, "body");
+            if (blocked != null)
+                return new Step(out.output(), blocked);
+            data = out.output();
+        }
+        return new Step(data, null);
     }
 
-    /** The end of the body: the bytes held back go out last, unless they complete a secret. */
+    /**
+     * The end of the body: the bytes each stage held back go out last, through the stages after
+     * it, unless they complete a secret.
+     */
     Step finish()
     {
-        return step(stream.finish());
+        ByteBuffer data = EMPTY;
+        for (Stage stage : stages)
+        {
+            LeakScanner.Chunk fed = stage.stream().feed(data);
+            LeakScanner.Chunk last = stage.stream().finish();
+            List<LeakHit> hits = new ArrayList<>(fed.hits());
+            hits.addAll(last.hits());
+            ByteBuffer released = concat(fed.output(), last.output());
+            GatewayException blocked = leaks.onHits(hits, route, stage.mode(), direction, "body");
+            if (blocked != null)
+                return new Step(released, blocked);
+            data = released;
+        }
+        return new Step(data, null);
     }
 
-    private Step step(LeakScanner.Chunk chunk)
+    private static ByteBuffer concat(ByteBuffer first, ByteBuffer second)
     {
-        return new Step(chunk.output(), leaks.onHits(chunk.hits(), route, route.scan(), direction, "body"));
+        if (!first.hasRemaining())
+            return second;
+        if (!second.hasRemaining())
+            return first;
+        ByteBuffer both = ByteBuffer.allocate(first.remaining() + second.remaining());
+        both.put(first.duplicate()).put(second.duplicate()).flip();
+        return both;
     }
 }

@@ -48,9 +48,19 @@ public final class Credentials implements AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(Credentials.class);
 
-    /** What replaces the agent's Authorization header: a header, or a query parameter. */
-    public record Injection(String credential, String agent, Optional<String> header, String value, Optional<String> query)
+    /**
+     * What replaces the agent's Authorization header: a header, or a query parameter.
+     *
+     * @param keys the credential's real keys valid now, the injected one and those still in their
+     *        overlap: what the target must not hand back to the agent
+     */
+    public record Injection(String credential, String agent, Optional<String> header, String value, Optional<String> query, Set<String> keys)
     {
+        public Injection
+        {
+            keys = Set.copyOf(keys);
+        }
+
         /** The agent's query with the key put in (its own value of that parameter dropped), or unchanged for a header credential. */
         public String intoQuery(String agentQuery)
         {
@@ -223,7 +233,7 @@ public final class Credentials implements AutoCloseable
         Audit.credentialInjected(agent.id(), credentialName, host);
         String value = credential.query().isPresent() ? key : credential.format().replace("{secret}", key);
         return new Injection(credentialName, agent.id(), credential.query().isPresent() ? Optional.empty() : Optional.of(credential.header()),
-            value, credential.query());
+            value, credential.query(), ring.held(List.of(credential.secret())));
     }
 
     /**

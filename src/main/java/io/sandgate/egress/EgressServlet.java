@@ -77,7 +77,7 @@ public final class EgressServlet extends StreamingProxyServlet
         final EgressPlan plan;
         final Attempts attempts;
         final long start = System.nanoTime();
-        /** Leak scanning of the response body, opened at its first chunk. */
+        /** Leak scanning of the current attempt's response body, opened with its headers; null when nothing reads it. */
         BodyScan responseScan;
         ScheduledFuture<?> deadline;
         /** The agent's body, held for a retry; null when there is none or it is too large to hold. */
@@ -230,7 +230,7 @@ public final class EgressServlet extends StreamingProxyServlet
                 Credentials.TOKEN_HEADERS.forEach(headers::remove);
                 injection.header().ifPresent(name -> headers.put(name, injection.value()));
             });
-            if (BodyScan.scansResponses(exchange.route()))
+            if (BodyScan.readsResponses(exchange.plan))
                 headers.put(HttpHeader.ACCEPT_ENCODING, "identity"); // a compressed answer could not be scanned
             exchange.attempts.spans().addTraceHeaders(headers);
         });
@@ -305,7 +305,8 @@ public final class EgressServlet extends StreamingProxyServlet
             }
         }
         super.onServerResponseHeaders(clientRequest, proxyResponse, serverResponse);
-        if (BodyScan.resizesResponses(exchange.route()))
+        exchange.responseScan = BodyScan.response(egress.leaks(), exchange.plan);
+        if (exchange.responseScan != null && exchange.responseScan.resizes())
             proxyResponse.setHeader(HttpHeader.CONTENT_LENGTH.asString(), null);
         proxyResponse.setHeader(NODE, exchange.attempts.node().node().id());
         if (exchange.attempts.repinned())
@@ -314,7 +315,8 @@ public final class EgressServlet extends StreamingProxyServlet
 
     /**
      * A target that repeats the injected key in a header (a redirect's Location carrying the query,
-     * a debug echo) must not hand it to the agent.
+     * a debug echo) must not hand it to the agent; its body is read for the key too
+     * ({@link BodyScan#response}).
      */
     @Override
     protected String filterServerResponseHeader(HttpServletRequest clientRequest, Response serverResponse, String headerName, String headerValue)
@@ -431,19 +433,20 @@ public final class EgressServlet extends StreamingProxyServlet
         return current == null ? first : current;
     }
 
-    /** Response bodies of routes that scan them go through the scanner before reaching the agent. */
+    /**
+     * Response bodies that are read (of routes that scan them, and of routes that inject a key) go
+     * through the scanner before reaching the agent.
+     */
     @Override
     protected void onResponseContent(HttpServletRequest request, HttpServletResponse response, Response proxyResponse,
                                      byte[] buffer, int offset, int length, Callback callback)
     {
         Exchange exchange = EXCHANGE.get(request);
-        if (!BodyScan.scansResponses(exchange.route()))
+        if (exchange.responseScan == null)
         {
             super.onResponseContent(request, response, proxyResponse, buffer, offset, length, callback);
             return;
         }
-        if (exchange.responseScan == null)
-            exchange.responseScan = BodyScan.response(egress.leaks(), exchange.route());
         BodyScan.Step step = exchange.responseScan.feed(ByteBuffer.wrap(buffer, offset, length));
         if (step.blocked() != null)
         {

@@ -7,6 +7,8 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 
 import io.micrometer.core.instrument.Counter;
@@ -39,6 +41,18 @@ public final class LeakGuard
     private final MeterRegistry registry;
     private volatile LeakScanner scanner;
     private volatile Redactor redactor;
+    /** Per credential: a scanner of its keys alone, built again when they rotate. */
+    private final Map<String, KeyScanner> injected = new ConcurrentHashMap<>();
+
+    /** A scanner that looks for {@code keys} and nothing else. */
+    private record KeyScanner(Set<String> keys, LeakScanner scanner)
+    {
+        @Override
+        public String toString()
+        {
+            return "KeyScanner[" + keys.size() + " keys]";
+        }
+    }
 
     public LeakGuard(Credentials credentials, MeterRegistry registry)
     {
@@ -52,6 +66,8 @@ public final class LeakGuard
         LeakScanner next = LeakScanner.defaults().withLiterals(credentials.heldKeys());
         scanner = next;
         redactor = Redactor.of(next);
+        // Built again as injections ask; credentials removed by a reload go.
+        injected.clear();
     }
 
     /** The redaction component with the held keys, for logs, error bodies and the admin API. */
@@ -212,6 +228,23 @@ public final class LeakGuard
             case REPORT -> scanner.stream(LeakScanner.Mode.REPORT);
             case BLOCK, REDACT -> scanner.stream(LeakScanner.Mode.REDACT);
         };
+    }
+
+    /**
+     * A stream that redacts the injection's keys, and nothing else: what a target repeats of the
+     * request it got (an echo, an error page quoting the query) must not hand the agent the key
+     * that replaced its token. Null when no key is long enough to be looked for
+     * ({@link LeakScanner#MIN_LITERAL_LENGTH}).
+     */
+    LeakScanner.Stream openInjected(Credentials.Injection injection)
+    {
+        KeyScanner keys = injected.get(injection.credential());
+        if (keys == null || !keys.keys().equals(injection.keys()))
+        {
+            keys = new KeyScanner(injection.keys(), LeakScanner.of(List.of()).withLiterals(injection.keys()));
+            injected.put(injection.credential(), keys);
+        }
+        return keys.scanner().literalCount() == 0 ? null : keys.scanner().stream(LeakScanner.Mode.REDACT);
     }
 
     /**

@@ -398,6 +398,38 @@ class EgressProtectionIT
         assertEquals("/echo?k=%5BREDACTED%5D", target.requests().get(0).pathAndQuery());
     }
 
+    /**
+     * A target that repeats the request it got (a debug echo, a 404 page quoting the URL) handed the
+     * injected key to the agent in the body: only response headers were redacted, and bodies were
+     * read only on routes with {@code scan_responses}. On a route that injects a credential the
+     * injection's keys are now redacted from the body under the default settings, for a key in a
+     * header and one in the query alike.
+     */
+    @Test
+    void injectedKeyRepeatedInTheResponseBody_neverReachesTheAgent_underDefaultSettings() throws Exception
+    {
+        HttpResponse<String> echoed = post("localhost", "llm", "Bearer " + AGENT_TOKEN);
+        assertEquals(200, echoed.statusCode());
+        assertTrue(("Bearer " + OPENAI_KEY).equals(target.requests().get(0).header("Authorization")), "the target got the key");
+        assertFalse(echoed.body().contains(OPENAI_KEY), "the echo of the header-injected key reached the agent");
+        assertTrue(echoed.body().contains("h:authorization=Bearer [REDACTED]"), echoed.body());
+
+        RawHttp.Response inQuery = getAt("vendor", "/echo?q=maps", "x-goog-api-key", AGENT_TOKEN);
+        assertEquals(200, inQuery.status());
+        assertFalse(inQuery.body().contains(VENDOR_KEY), "the echo of the query-injected key reached the agent");
+        assertTrue(inQuery.body().contains("path=/echo?q=maps&key=[REDACTED]"), inQuery.body());
+        RawHttp.Response notFound = getAt("vendor", "/missing?q=maps", "x-goog-api-key", AGENT_TOKEN);
+        assertEquals(404, notFound.status());
+        assertTrue(target.requests().get(2).pathAndQuery().endsWith("&key=" + VENDOR_KEY), "the target got the key");
+        assertFalse(notFound.body().contains(VENDOR_KEY), "the 404 page quoting the query handed the key to the agent");
+        assertTrue(notFound.body().contains("key=[REDACTED]"), "the page quotes the query: " + notFound.body());
+
+        assertTrue(metrics().contains("direction=\"response\",mode=\"redact\",route=\"localhost\",rule=\"sandgate-credential\""),
+            "the target's repeating the key is counted");
+        assertNothingSecretLogged();
+        assertNowhere(VENDOR_KEY);
+    }
+
     @Test
     void anthropicStyleClients_sendTheTokenAsXApiKey_andItIsReplacedToo() throws Exception
     {
