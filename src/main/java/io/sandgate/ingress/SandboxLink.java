@@ -388,6 +388,9 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
     {
         long length = parser.getContentLength();
         lastWritten = length >= 0 && parser.getContentRead() == length;
+        // Once the browser has the whole answer it may close at once: that is no departure.
+        if (lastWritten)
+            forgetBrowser();
         write.set(WRITING);
         exchange.response().write(lastWritten, content, written);
         wrote = true;

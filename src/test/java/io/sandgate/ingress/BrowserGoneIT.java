@@ -97,6 +97,29 @@ class BrowserGoneIT
         await().atMost(Duration.ofSeconds(10)).until(() -> RawHttp.get(gateway.port(), "localhost:" + gateway.port(), "/vnc/8/page").status() == 200);
     }
 
+    /**
+     * A browser that closes as soon as it has its answer (`Connection: close`, a client done with
+     * the gateway) has not left early: the exchange succeeded, and the sandbox's connection goes
+     * back to its pool for the next request.
+     */
+    @Test
+    void browserClosingOnceItHasItsAnswer_leavesTheSandboxConnectionPooled() throws Exception
+    {
+        int before = answering.connections();
+        for (int i = 0; i < 100; i++)
+        {
+            try (Socket socket = new Socket("127.0.0.1", gateway.port()))
+            {
+                socket.setSoTimeout(10_000);
+                socket.getOutputStream().write(("GET /vnc/8/page HTTP/1.1\r\nHost: localhost:" + gateway.port() + "\r\nConnection: close\r\n\r\n")
+                    .getBytes(StandardCharsets.ISO_8859_1));
+                String answer = new String(socket.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+                assertEquals(true, answer.startsWith("HTTP/1.1 200") && answer.endsWith("fine"), answer);
+            }
+        }
+        assertEquals(true, answering.connections() - before <= 2, "sandbox connections opened for 100 requests: " + (answering.connections() - before));
+    }
+
     /** Bytes arriving while an answer is awaited are not a departure when they are a pipelined request. */
     @Test
     void pipelinedRequest_isNoDeparture_andIsServedAfterTheAnswer() throws Exception
