@@ -56,7 +56,9 @@ public final class RedisSentinels extends RedisProcesses
             Files.writeString(file, String.join("\n",
                 "sentinel monitor " + MASTER_NAME + " 127.0.0.1 " + masterPort + " 2",
                 "sentinel down-after-milliseconds " + MASTER_NAME + " " + DOWN_AFTER.toMillis(),
-                "sentinel failover-timeout " + MASTER_NAME + " 10000",
+                // A failover whose election split the sentinels' votes is tried again after twice this:
+                // at 10 s the retry came after the tests' 20 s of patience.
+                "sentinel failover-timeout " + MASTER_NAME + " 4000",
                 "sentinel parallel-syncs " + MASTER_NAME + " 1",
                 ""));
         }
