@@ -3,6 +3,7 @@ package io.sandgate.egress;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
@@ -132,11 +133,12 @@ public final class LeakGuard
      * starts or ends inside a percent-escape takes the whole escape ({@code %2AIza...} loses its
      * {@code %2} too); overlapping hits share one marker.
      */
-    private static String redactInUrl(byte[] line, List<LeakHit> hits)
+    static String redactInUrl(byte[] line, List<LeakHit> hits)
     {
         ByteArrayOutputStream out = new ByteArrayOutputStream(line.length);
         int cursor = 0;
-        for (LeakHit hit : hits)
+        // The scanner reports a hit when its rule's match ends, and the rules' matches end in any order.
+        for (LeakHit hit : hits.stream().sorted(Comparator.comparingLong(LeakHit::start)).toList())
         {
             int start = (int)hit.start();
             int end = (int)hit.end();
