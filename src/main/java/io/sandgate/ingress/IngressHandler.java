@@ -27,7 +27,6 @@ import io.sandgate.web.ClientLimitFilter;
 import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
 import io.sandgate.web.LogContext;
-import org.eclipse.jetty.http.HttpCookie;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
@@ -189,13 +188,13 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
     private IngressRequest ingressRequest(Request request, HttpURI uri, String decodedPath, View client)
     {
         String path = CanonicalPath.of(uri.getPath(), decodedPath);
-        List<String> sessionCookies = new ArrayList<>(1);
-        for (HttpCookie cookie : Request.getCookies(request))
-        {
-            if (policy.isSessionCookie(cookie.getName()))
-                sessionCookies.add(cookie.getValue());
-        }
         HttpFields headers = request.getHeaders();
+        List<String> sessionCookies = new ArrayList<>(1);
+        for (HttpField field : headers)
+        {
+            if (field.getHeader() == HttpHeader.COOKIE)
+                policy.addSessionCookies(field.getValue(), sessionCookies);
+        }
         return new IngressRequest(request.getMethod(), path, uri.getQuery(), origin(client), headers.get(HttpHeader.REFERER),
             sessionCookies, headers.get(ingress.config().header()));
     }

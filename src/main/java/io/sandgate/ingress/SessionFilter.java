@@ -3,6 +3,7 @@ package io.sandgate.ingress;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.Enumeration;
 import java.util.List;
 
 import io.sandgate.ingress.IngressDecision.Forward;
@@ -17,7 +18,6 @@ import jakarta.servlet.FilterChain;
 import jakarta.servlet.FilterRegistration;
 import jakarta.servlet.RequestDispatcher;
 import jakarta.servlet.ServletException;
-import jakarta.servlet.http.Cookie;
 import jakarta.servlet.http.HttpFilter;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -134,18 +134,16 @@ public final class SessionFilter extends HttpFilter
         return URIUtil.decodePath(request.getContextPath()) + request.getServletPath() + (pathInfo == null ? "" : pathInfo);
     }
 
-    /** The session cookie's values, under its name or (host mode over HTTPS) its {@code __Host-} name. */
+    /**
+     * The session cookie's values, under its name or (host mode over HTTPS) its {@code __Host-}
+     * name, read as the policy reads them to keep them from the sandbox (not by the container's
+     * cookie parser).
+     */
     private List<String> sessionCookies(HttpServletRequest request)
     {
-        Cookie[] cookies = request.getCookies();
-        if (cookies == null)
-            return List.of();
         List<String> values = new ArrayList<>(1);
-        for (Cookie cookie : cookies)
-        {
-            if (ingress.policy().isSessionCookie(cookie.getName()))
-                values.add(cookie.getValue());
-        }
+        for (Enumeration<String> headers = request.getHeaders(HttpHeader.COOKIE.asString()); headers.hasMoreElements(); )
+            ingress.policy().addSessionCookies(headers.nextElement(), values);
         return values;
     }
 

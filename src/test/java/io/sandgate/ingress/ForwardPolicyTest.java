@@ -271,6 +271,30 @@ class ForwardPolicyTest
             assertEquals(bySplitting(header, "vnc_session_id"), ForwardPolicy.withoutSessionCookie(header, "vnc_session_id"), header);
     }
 
+    @Test
+    void theSessionCookieARequestIsRoutedOn_isNeverOneTheSandboxGets()
+    {
+        ForwardPolicy policy = policy();
+        assertSessionCookies(policy, "vnc_session_id=s1; a=1", List.of("s1"), "a=1");
+        // Jetty's own cookie parser reads these two as the session cookie too.
+        assertSessionCookies(policy, "vnc_session_id = s1; a=1", List.of("s1"), "a=1");
+        assertSessionCookies(policy, "a=1;\tvnc_session_id\t=\"s1\"", List.of("s1"), "a=1");
+        assertSessionCookies(policy, "__Host-vnc_session_id=s2; vnc_session_id=s1", List.of("s2", "s1"), null);
+        // Not read, but not passed on either: older parsers start a cookie after a comma.
+        assertSessionCookies(policy, "a=1, vnc_session_id=s1; b=2", List.of(), "b=2");
+        assertSessionCookies(policy, "a=1,__Host-vnc_session_id =s1", List.of(), null);
+        assertSessionCookies(policy, "a=x,y; vnc_session_idx=1; xvnc_session_id=2; vnc_session_id",
+            List.of(), "a=x,y; vnc_session_idx=1; xvnc_session_id=2; vnc_session_id");
+    }
+
+    private static void assertSessionCookies(ForwardPolicy policy, String header, List<String> read, String forwarded)
+    {
+        List<String> values = new ArrayList<>();
+        policy.addSessionCookies(header, values);
+        assertEquals(read, values, header);
+        assertEquals(forwarded, copied(policy, client("Cookie", header), false).get(HttpHeader.COOKIE), header);
+    }
+
     /** The plain way: split on semicolons, trim, drop empty pairs and the session cookie's. */
     private static String bySplitting(String header, String name)
     {

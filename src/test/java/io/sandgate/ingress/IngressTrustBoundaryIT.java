@@ -164,6 +164,34 @@ class IngressTrustBoundaryIT
         assertEquals("/c%3Bd/echo", sandbox41000.requests().get(0).pathAndQuery());
     }
 
+    /**
+     * The session cookie is a credential for every sandbox it names, and a sandbox holding it
+     * could call the gateway as its user: it must not reach the sandbox in any spelling a cookie
+     * parser reads, the gateway's own or the sandbox's.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"vnc_session_id = %s", "vnc_session_id\t=%s", "vnc_session_id=\"%s\"", "x=1, vnc_session_id=%s"})
+    void theSessionCookie_inAnySpellingAParserReads_neverReachesTheSandbox(String spelling) throws Exception
+    {
+        String cookie = sessionCookie(get(gateway.uri(), "/vnc/37579/"));
+        String value = cookie.substring(cookie.indexOf('=') + 1);
+        sandbox37579.clearRequests();
+
+        for (String path : List.of("/vnc/37579/echo", "/vnc/echo"))
+        {
+            RawResponse response = raw(gateway, path, String.format(spelling, value) + "; app=1");
+            if (spelling.startsWith("x=1"))
+            {
+                // Not read as the session cookie either: without it the id-less request has no sandbox.
+                assertEquals(path.equals("/vnc/echo") ? 404 : 200, response.status(), path + " -> " + response.text());
+                continue;
+            }
+            assertEquals(200, response.status(), path + " -> " + response.text());
+        }
+        for (SandboxBackend.Recorded request : sandbox37579.requests())
+            assertEquals("app=1", request.header("cookie"), request.pathAndQuery());
+    }
+
     // ----------------------------------------------------------------------------------------
     // Finding 2: a sandbox's Set-Cookie
     // ----------------------------------------------------------------------------------------
