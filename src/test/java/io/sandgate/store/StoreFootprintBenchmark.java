@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -13,6 +14,7 @@ import io.sandgate.bench.BenchmarksDocument;
 import io.sandgate.config.ConfigLoader;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.core.Schedulers;
+import io.sandgate.egress.EgressPlan;
 import io.sandgate.ingress.RouteStore;
 import io.sandgate.mcp.McpSession;
 import io.sandgate.testing.RawRedis;
@@ -81,7 +83,11 @@ public final class StoreFootprintBenchmark
 
                 RedisStickySessions sticky = new RedisStickySessions(redisson, new RedisWaits(64, new SimpleMeterRegistry()));
                 for (int i = 0; i < PINS; i++)
-                    sticky.put("agent-" + i + ":task-" + i, "node-" + (i % 8), Duration.ofMinutes(30));
+                {
+                    // Keyed as the egress planner keys them: scoped by pool and calling agent.
+                    String key = new EgressPlan.Sticky("openai", Optional.of("agent-" + i), "task-" + i, Duration.ofMinutes(30)).key();
+                    sticky.put(key, "node-" + (i % 8), Duration.ofMinutes(30));
+                }
                 long pins = used(raw);
 
                 Matcher version = VERSION.matcher(String.valueOf(raw.command("INFO", "server")));
