@@ -1,9 +1,11 @@
 package io.sandgate.testing;
 
+import java.lang.reflect.Field;
 import java.util.function.Consumer;
 
 import io.sandgate.Sandgate;
 import io.sandgate.launcher.EmbeddedServer;
+import org.eclipse.jetty.server.ServerConnector;
 
 /**
  * One gateway on embedded Jetty, started from a {@link GatewayConfig}. Tests get these from a
@@ -62,6 +64,20 @@ public final class RunningGateway implements Gateway, AutoCloseable
     public Sandgate sandgate()
     {
         return server.sandgate();
+    }
+
+    /**
+     * Sets the send buffer of the connections the public listener accepts from now on; -1 leaves
+     * it to the kernel again. On loopback the kernel grows a send buffer to megabytes, which a
+     * client that stops reading makes the gateway fill before a write waits: a test that needs
+     * such a write sets a small one for that client's connection. Reached by reflection, so that
+     * the gateway keeps no switch of its own for it.
+     */
+    public void acceptedSendBufferSize(int bytes) throws ReflectiveOperationException
+    {
+        Field connector = EmbeddedServer.class.getDeclaredField("connector");
+        connector.setAccessible(true);
+        ((ServerConnector)connector.get(server)).setAcceptedSendBufferSize(bytes);
     }
 
     /** Stops the gateway; a second call does nothing, so a test may stop one its extension also stops. */
