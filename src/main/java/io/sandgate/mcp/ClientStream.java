@@ -100,8 +100,10 @@ final class ClientStream extends Lifetime
 
     /**
      * An SSE comment: ignored by clients, but keeps idle proxies from cutting the stream. Skipped
-     * while an event is being written: the stream is not idle, and one job sends every stream's
-     * keepalive in turn, so waiting for a client that stopped reading would hold up all the others.
+     * while an event is being written: the stream is not idle, and waiting for the write to end
+     * would hold a worker for nothing. Still blocks when the client stopped reading and events or
+     * keepalives filled its socket, until the idle timeout ends the connection: each stream's
+     * keepalives have a schedule of their own ({@code McpGateway.opened}).
      */
     void keepalive()
     {

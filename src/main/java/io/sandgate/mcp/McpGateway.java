@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -65,9 +66,9 @@ public final class McpGateway implements AutoCloseable
     private final HttpClient http;
     private final Upstream upstream;
     /** Where upstream streams are read and relayed when their bytes arrive: a relay may wait on the store. */
+    private final Schedulers schedulers;
     private final Executor pumps;
     private final ScheduledExecutorService timer;
-    private final ScheduledFuture<?> keepalive;
     private final Set<ClientStream> streams = ConcurrentHashMap.newKeySet();
     /** Open streams per client, by the address the gateway trusts (X-Forwarded-For only from trusted proxies). */
     private final ClientCounts streamsPerClient;
@@ -91,6 +92,7 @@ public final class McpGateway implements AutoCloseable
     {
         this.tracer = tracing.tracer();
         this.origins = origins.and(config.allowedOrigins());
+        this.schedulers = schedulers;
         this.pumps = schedulers.workers();
         this.timer = schedulers.timer();
         this.config = config;
@@ -107,8 +109,6 @@ public final class McpGateway implements AutoCloseable
         http.setMaxConnectionsPerDestination(MAX_UPSTREAM_CONNECTIONS);
         http.start();
         this.upstream = new Upstream(http, schedulers.timer());
-        // A keepalive write may block: the schedule runs it on a worker, and it skips a stream busy writing.
-        this.keepalive = schedulers.every(config.keepalive(), config.keepalive(), "MCP keepalives", () -> streams.forEach(ClientStream::keepalive));
         registry.gaugeCollectionSize("sandgate.mcp.streams", List.of(), streams);
         this.streamsRefused = Counter.builder("sandgate.mcp.streams.refused").description("Client streams refused: their client held too many").register(registry);
         this.sessionsRefused = Counter.builder("sandgate.mcp.sessions.refused").description("Sessions refused: their client held too many").register(registry);
@@ -431,8 +431,17 @@ public final class McpGateway implements AutoCloseable
         }
         ClientLimitFilter.streamOpened(request);
         streams.add(stream);
+        // A keepalive's write blocks while its client does not read, until the idle timeout ends
+        // the connection: each stream has a schedule of its own, so a stuck one delays no other
+        // (the schedule skips a run while the last one is still writing). The first comes at a
+        // random point of the interval, so that streams opened together do not all wake at once
+        // and need a worker each.
+        long interval = config.keepalive().toNanos();
+        Duration first = Duration.ofNanos(1 + ThreadLocalRandom.current().nextLong(interval));
+        ScheduledFuture<?> keepalives = schedulers.every(first, config.keepalive(), "MCP keepalive", stream::keepalive);
         stream.onClose(() ->
         {
+            keepalives.cancel(false);
             streams.remove(stream);
             streamsPerClient.release(client);
         });
@@ -475,7 +484,6 @@ public final class McpGateway implements AutoCloseable
     @Override
     public void close() throws Exception
     {
-        keepalive.cancel(false);
         streams.forEach(ClientStream::close);
         // Stopping the client ends the pumps' blocked reads.
         http.stop();
