@@ -97,7 +97,9 @@ public final class LeakGuard
     /**
      * Checks the path and query before anything is sent, on every route, as the headers are: rule
      * hits as the route's scan mode says, and a key the gateway holds never leaves whatever the mode
-     * (refused, or redacted on a redacting route). A match is redacted where it stands, as
+     * (refused, or redacted on a redacting route). The line is read as it came and percent-decoded
+     * ({@link PercentDecoded}): the target decodes it, so {@code sk%2Dproj...} or a key escaped byte
+     * by byte is the key to it. A match is redacted where it stands in the line as sent, as
      * {@link #REDACTED_IN_URL}, widened to whole percent-escapes so that what is sent stays a
      * well-formed URL. One in the target's authority, or across the {@code ?}, cannot be redacted
      * without changing where the request goes or what it asks, and is refused.
@@ -110,7 +112,7 @@ public final class LeakGuard
     String checkRequestLine(EgressConfig.Route route, String requestLine)
     {
         byte[] line = requestLine.getBytes(StandardCharsets.UTF_8);
-        List<LeakHit> hits = scanner.scan(line);
+        List<LeakHit> hits = withDecoded(line, scanner.scan(line));
         if (hits.isEmpty())
             return requestLine;
         // The request's path holds no raw '?': the first one starts the query.
@@ -126,6 +128,26 @@ public final class LeakGuard
         onHits(byMode, route, "line");
         List<LeakHit> redacted = byMode.getOrDefault(EgressConfig.ScanMode.REDACT, List.of());
         return redacted.isEmpty() ? requestLine : redactInUrl(line, redacted);
+    }
+
+    /**
+     * The hits of the raw line and those of its percent-decoded form, at their places in the raw
+     * line. A decoded hit that one of the raw line's already covers (a secret with no escape in it
+     * reads the same both ways) is the same secret, and is counted once.
+     */
+    private List<LeakHit> withDecoded(byte[] line, List<LeakHit> rawHits)
+    {
+        PercentDecoded decoded = PercentDecoded.of(line);
+        if (decoded == null)
+            return rawHits;
+        List<LeakHit> hits = new ArrayList<>(rawHits);
+        for (LeakHit hit : scanner.scan(decoded.bytes()))
+        {
+            LeakHit inLine = new LeakHit(hit.ruleId(), decoded.rawOffset(hit.start()), decoded.rawOffset(hit.end()));
+            if (rawHits.stream().noneMatch(raw -> raw.ruleId().equals(inLine.ruleId()) && raw.start() < inLine.end() && inLine.start() < raw.end()))
+                hits.add(inLine);
+        }
+        return hits;
     }
 
     /**

@@ -335,6 +335,55 @@ class EgressPlannerTest
             "other secrets pass a route that does not scan");
     }
 
+    /** Every byte of {@code text} as a {@code %XX} escape, as a client may send any byte. */
+    private static String percentEncoded(String text)
+    {
+        StringBuilder escaped = new StringBuilder();
+        for (byte b : text.getBytes(java.nio.charset.StandardCharsets.UTF_8))
+            escaped.append(String.format("%%%02X", b & 0xFF));
+        return escaped.toString();
+    }
+
+    /**
+     * The URL check read the path and query as they came, so a secret with one character
+     * percent-encoded ({@code sk%2Dproj...}), or the gateway's own key escaped byte by byte, went to
+     * the target unseen although the target decodes it back. The decoded form is read too.
+     */
+    @Test
+    void plan_percentEncodedSecretsInTheUrl_areFoundLikePlainOnes()
+    {
+        String openai = "sk-" + "proj-" + "Z9y8X7w6V5u4T3s2R1q0".repeat(2);
+        GatewayException oneEscape = refused(() -> baseUrl("api.example.com/x", "key=" + openai.replace("-", "%2D")));
+        assertEquals(422, oneEscape.status(), "a rule's secret with an escaped character");
+        assertTrue(oneEscape.getMessage().contains("openai-api-key"), oneEscape.getMessage());
+        assertEquals(422, refused(() -> baseUrl("api.example.com/v1/" + percentEncoded(openai), null)).status(), "in the path");
+        for (String taskType : List.of("web", "default"))
+        {
+            GatewayException held = refused(() -> baseUrl("api.example.com/x", "k=" + percentEncoded(REAL_KEY), EgressPlanner.TASK_TYPE, taskType));
+            assertEquals(422, held.status(), taskType + ": a held key escaped byte by byte, whatever the route's mode");
+            assertTrue(held.getMessage().contains("sandgate-credential"), held.getMessage());
+            assertFalse(held.getMessage().contains(REAL_KEY), held.getMessage());
+        }
+        // Lower-case escapes, and malformed ones around the secret, which stay as they are.
+        String mixed = "%zz" + REAL_KEY.substring(0, 3) + percentEncoded(REAL_KEY.substring(3, 9)).toLowerCase(java.util.Locale.ROOT) + REAL_KEY.substring(9) + "%4";
+        assertEquals(422, refused(() -> baseUrl("api.example.com/x", "k=" + mixed, EgressPlanner.TASK_TYPE, "web")).status());
+        assertEquals("/x?a=%zz&b=%4&c=%41%42", baseUrl("api.example.com/x", "a=%zz&b=%4&c=%41%42").pathAndQuery(), "an innocent URL passes unchanged");
+    }
+
+    /**
+     * On a redacting route a percent-encoded secret is redacted where it stands in the URL as sent:
+     * the whole escaped span becomes one marker, the rest of the URL keeps its own escapes.
+     */
+    @Test
+    void plan_redactingRoute_redactsAPercentEncodedSecret_escapesAndAll()
+    {
+        String aws = "AKIA" + "QWERTYUIOP234567";
+        String encodedAws = aws.substring(0, 4) + percentEncoded(aws.substring(4, 6)) + aws.substring(6);
+        EgressPlan plan = baseUrl("api.example.com/v1/%7E" + percentEncoded(REAL_KEY) + "%7E/x",
+            "a=%20b&q=" + encodedAws + "&k=" + REAL_KEY.replace("-", "%2d") + "&z=%41", EgressPlanner.TASK_TYPE, "redact");
+        assertEquals("/v1/%7E%5BREDACTED%5D%7E/x?a=%20b&q=%5BREDACTED%5D&k=%5BREDACTED%5D&z=%41", plan.pathAndQuery());
+    }
+
     @Test
     void plan_stickyOnlyOnStickyRoutes_andOnlyWhenTheAgentNamesItsSession()
     {

@@ -399,6 +399,41 @@ class EgressProtectionIT
     }
 
     /**
+     * The URL check read the path and query still percent-encoded, so the gateway's own key escaped
+     * byte by byte, or a provider key with one escaped character, reached the target, which decodes
+     * them back. The decoded form is read too: refused as a plain key would be, and on a redacting
+     * route redacted where it stands, escapes and all.
+     */
+    @Test
+    void percentEncodedSecretsInTheUrl_areRefusedOrRedacted_asPlainOnes() throws Exception
+    {
+        StringBuilder escaped = new StringBuilder();
+        for (byte b : VENDOR_KEY.getBytes(StandardCharsets.UTF_8))
+            escaped.append(String.format("%%%02X", b & 0xFF));
+        for (String taskType : List.of("other", "report", "off"))
+        {
+            RawHttp.Response inQuery = getAt(taskType, "/echo?k=" + escaped);
+            assertEquals(422, inQuery.status(), taskType + ": a held key escaped in the query");
+            assertTrue(inQuery.body().contains("sandgate-credential"), inQuery.body());
+            RawHttp.Response inPath = getAt(taskType, "/files/" + escaped);
+            assertEquals(422, inPath.status(), taskType + ": a held key escaped in the path");
+            assertNowhere(VENDOR_KEY, inQuery, inPath);
+        }
+        String agentsOwn = "sk-" + "proj-" + "M4n5B6v7C8x9Z0l1K2j3".repeat(2);
+        RawHttp.Response rule = getAt("other", "/echo?key=" + agentsOwn.replace("-", "%2D"));
+        assertEquals(422, rule.status(), "a rule's secret with escaped characters: " + rule.body());
+        assertTrue(rule.body().contains("openai-api-key"), rule.body());
+        assertNowhere(agentsOwn.substring(8), rule);
+        assertEquals(0, target.requestCount());
+
+        RawHttp.Response redacted = getAt("redact", "/echo?a=%41&k=" + escaped + "&b=1", "Authorization", "Bearer " + AGENT_TOKEN);
+        assertEquals(200, redacted.status(), "redacted on a redacting route");
+        assertEquals("/echo?a=%41&k=%5BREDACTED%5D&b=1", target.requests().get(0).pathAndQuery());
+        assertTrue(metrics().contains("direction=\"request\",mode=\"redact\",route=\"localhost\",rule=\"sandgate-credential\""), "counted as redacted");
+        assertNowhere(VENDOR_KEY, redacted);
+    }
+
+    /**
      * A target that repeats the request it got (a debug echo, a 404 page quoting the URL) handed the
      * injected key to the agent in the body: only response headers were redacted, and bodies were
      * read only on routes with {@code scan_responses}. On a route that injects a credential the
