@@ -79,7 +79,11 @@ final class BodyScan
         return route.scanResponses() && route.scan() != EgressConfig.ScanMode.OFF;
     }
 
-    /** Whether the exchange's response bodies are read (see {@link #response}): they must then come uncompressed. */
+    /**
+     * Whether the exchange's response bodies are read (see {@link #response}): the target is then
+     * asked for them uncompressed, and one that compresses all the same is decoded or refused
+     * ({@link BodyDecoder}).
+     */
     static boolean readsResponses(EgressPlan plan)
     {
         return scansResponses(plan.route()) || plan.injection().isPresent();

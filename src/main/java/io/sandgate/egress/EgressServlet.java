@@ -37,6 +37,7 @@ import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.IteratingCallback;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -79,6 +80,8 @@ public final class EgressServlet extends StreamingProxyServlet
         final long start = System.nanoTime();
         /** Leak scanning of the current attempt's response body, opened with its headers; null when nothing reads it. */
         BodyScan responseScan;
+        /** The decoding of a read response body that came compressed all the same; null when it came as it is. */
+        BodyDecoder responseDecoder;
         ScheduledFuture<?> deadline;
         /** The agent's body, held for a retry; null when there is none or it is too large to hold. */
         ReplayableBody body;
@@ -231,7 +234,7 @@ public final class EgressServlet extends StreamingProxyServlet
                 injection.header().ifPresent(name -> headers.put(name, injection.value()));
             });
             if (BodyScan.readsResponses(exchange.plan))
-                headers.put(HttpHeader.ACCEPT_ENCODING, "identity"); // a compressed answer could not be scanned
+                headers.put(HttpHeader.ACCEPT_ENCODING, "identity"); // one compressed all the same is decoded to be read, or refused (BodyDecoder)
             exchange.attempts.spans().addTraceHeaders(headers);
         });
     }
@@ -304,9 +307,24 @@ public final class EgressServlet extends StreamingProxyServlet
                 return;
             }
         }
+        BodyScan scan = BodyScan.response(egress.leaks(), exchange.plan);
+        BodyDecoder decoder;
+        try
+        {
+            // The target was asked for an uncompressed answer; one compressed all the same is read decoded, or refused.
+            decoder = scan == null ? null : BodyDecoder.of(serverResponse.getHeaders().getValuesList(HttpHeader.CONTENT_ENCODING));
+        }
+        catch (GatewayException unreadable)
+        {
+            serverResponse.abort(unreadable);
+            return;
+        }
         super.onServerResponseHeaders(clientRequest, proxyResponse, serverResponse);
-        exchange.responseScan = BodyScan.response(egress.leaks(), exchange.plan);
-        if (exchange.responseScan != null && exchange.responseScan.resizes())
+        exchange.responseScan = scan;
+        exchange.responseDecoder = decoder;
+        if (decoder != null)
+            proxyResponse.setHeader(HttpHeader.CONTENT_ENCODING.asString(), null); // the agent gets the body decoded
+        if (scan != null && (scan.resizes() || decoder != null))
             proxyResponse.setHeader(HttpHeader.CONTENT_LENGTH.asString(), null);
         proxyResponse.setHeader(NODE, exchange.attempts.node().node().id());
         if (exchange.attempts.repinned())
@@ -447,6 +465,12 @@ public final class EgressServlet extends StreamingProxyServlet
             super.onResponseContent(request, response, proxyResponse, buffer, offset, length, callback);
             return;
         }
+        if (exchange.responseDecoder != null)
+        {
+            exchange.responseDecoder.input(ByteBuffer.wrap(buffer, offset, length));
+            new DecodedContent(request, response, proxyResponse, exchange, callback).iterate();
+            return;
+        }
         BodyScan.Step step = exchange.responseScan.feed(ByteBuffer.wrap(buffer, offset, length));
         if (step.blocked() != null)
         {
@@ -455,6 +479,59 @@ public final class EgressServlet extends StreamingProxyServlet
             return;
         }
         writeReleased(request, response, proxyResponse, step.output(), callback);
+    }
+
+    /**
+     * One compressed chunk of a read answer, decoded a slice at a time: each slice is scanned and
+     * written before the next is made, so that however much the chunk expands, the exchange holds
+     * one slice of it. The chunk's callback completes when the last slice has been written.
+     */
+    private final class DecodedContent extends IteratingCallback
+    {
+        private final HttpServletRequest request;
+        private final HttpServletResponse response;
+        private final Response proxyResponse;
+        /** The attempt's own: a retry starts the exchange's anew. */
+        private final BodyDecoder decoder;
+        private final BodyScan scan;
+        private final Callback chunkRead;
+
+        DecodedContent(HttpServletRequest request, HttpServletResponse response, Response proxyResponse, Exchange exchange, Callback chunkRead)
+        {
+            this.request = request;
+            this.response = response;
+            this.proxyResponse = proxyResponse;
+            this.decoder = exchange.responseDecoder;
+            this.scan = exchange.responseScan;
+            this.chunkRead = chunkRead;
+        }
+
+        @Override
+        protected Action process()
+        {
+            // A malformed or too expansive body, or a secret on a blocking route, fails this callback.
+            ByteBuffer decoded = decoder.next();
+            if (!decoded.hasRemaining())
+                return Action.SUCCEEDED;
+            BodyScan.Step step = scan.feed(decoded);
+            if (step.blocked() != null)
+                throw step.blocked();
+            writeReleased(request, response, proxyResponse, step.output(), this);
+            return Action.SCHEDULED;
+        }
+
+        @Override
+        protected void onCompleteSuccess()
+        {
+            chunkRead.succeeded();
+        }
+
+        @Override
+        protected void onCompleteFailure(Throwable failure)
+        {
+            chunkRead.failed(failure);
+            proxyResponse.abort(failure);
+        }
     }
 
     private void writeReleased(HttpServletRequest request, HttpServletResponse response, Response proxyResponse, ByteBuffer output, Callback callback)
@@ -475,6 +552,21 @@ public final class EgressServlet extends StreamingProxyServlet
         Exchange exchange = EXCHANGE.get(clientRequest);
         if (exchange.responseScan != null)
         {
+            if (exchange.responseDecoder != null)
+            {
+                BodyDecoder decoder = exchange.responseDecoder;
+                exchange.responseDecoder = null;
+                try
+                {
+                    decoder.finish();
+                }
+                catch (GatewayException truncated)
+                {
+                    exchange.responseScan = null;
+                    onProxyResponseFailure(clientRequest, proxyResponse, serverResponse, truncated);
+                    return;
+                }
+            }
             // The bytes held back for a secret that might have been starting go out last.
             BodyScan.Step last = exchange.responseScan.finish();
             exchange.responseScan = null;
@@ -499,12 +591,17 @@ public final class EgressServlet extends StreamingProxyServlet
     {
         Exchange exchange = EXCHANGE.get(clientRequest);
         exchange.cancelDeadline();
+        // The target's doing, as a node's error is: the agent is told why, the operator too. The
+        // message names the encoding or the fault, never anything of the body.
+        if (failure instanceof GatewayException refusal && BodyDecoder.ENCODED_RESPONSE.equals(refusal.code()))
+            LOG.warn("Egress answer on route {} refused: {}", exchange.plan.routeName(), refusal.getMessage());
         FailurePolicy.Verdict verdict = egress.policy().judge(new FailurePolicy.Attempt(failure, exchange.attempts.isSent(), exchange.attempts.nodeAnswered(),
             proxyResponse.isCommitted(), clientRequest.getMethod(), replayable(exchange, clientRequest), exchange.attempts.count(), exchange.route()));
         exchange.attempts.record(verdict.outcome());
         if (verdict.retry() && exchange.attempts.next())
         {
             exchange.responseScan = null; // held-back bytes of the failed attempt are not part of the next one
+            exchange.responseDecoder = null;
             long backoff = egress.policy().backoffMillis(exchange.attempts.count() - 1);
             proxyResponse.reset();
             retryLater(clientRequest, proxyResponse, backoff);

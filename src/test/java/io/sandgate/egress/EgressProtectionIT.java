@@ -465,6 +465,100 @@ class EgressProtectionIT
         assertNowhere(VENDOR_KEY);
     }
 
+    /** A GET through the gateway as an agent's HTTP client makes it, the body as the agent reads it: decoded by its Content-Encoding. */
+    private HttpResponse<byte[]> getAsAnAgent(String taskType, String pathAndQuery) throws Exception
+    {
+        return HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/egress/localhost:" + target.httpsPort() + pathAndQuery))
+            .timeout(Duration.ofSeconds(15)).header("X-Agent-Task-Type", taskType).header("Authorization", "Bearer " + AGENT_TOKEN).build(),
+            HttpResponse.BodyHandlers.ofByteArray());
+    }
+
+    private static String readAsAnAgent(HttpResponse<byte[]> response) throws Exception
+    {
+        String encoding = response.headers().firstValue("Content-Encoding").orElse("identity");
+        java.io.InputStream body = new java.io.ByteArrayInputStream(response.body());
+        body = switch (encoding)
+        {
+            case "gzip" -> new java.util.zip.GZIPInputStream(body);
+            case "deflate" -> new java.util.zip.InflaterInputStream(body);
+            default -> body;
+        };
+        return new String(body.readAllBytes(), StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Routes that read answers ask the target for {@code Accept-Encoding: identity}, but a target
+     * that compressed its answer anyway passed the scan unread: the echo of the injected key reached
+     * the agent gzipped, one gunzip away. Such an answer is now decoded as it streams, scanned, and
+     * passed on decoded, without Content-Encoding or the compressed Content-Length.
+     */
+    @Test
+    void compressedAnswer_isReadDecoded_andTheInjectedKeyRedacted() throws Exception
+    {
+        for (String encoding : List.of("gzip", "deflate"))
+        {
+            for (String taskType : List.of("llm", "redact"))
+            {
+                HttpResponse<byte[]> echoed = getAsAnAgent(taskType, "/encoded-echo?encoding=" + encoding);
+                String body = readAsAnAgent(echoed);
+                assertEquals(200, echoed.statusCode(), body);
+                assertTrue(("Bearer " + OPENAI_KEY).equals(target.requests().get(target.requestCount() - 1).header("Authorization")), "the target got the key");
+                assertFalse(body.contains(OPENAI_KEY), taskType + ": the " + encoding + " echo of the injected key reached the agent");
+                assertTrue(body.contains("h:authorization=Bearer [REDACTED]"), body);
+                assertTrue(echoed.headers().firstValue("Content-Encoding").isEmpty(), "the agent gets the answer decoded");
+                assertTrue(echoed.headers().firstValue("Content-Length").isEmpty(), "the compressed length is not the decoded one");
+            }
+        }
+        assertTrue(metrics().contains("direction=\"response\",mode=\"redact\",route=\"localhost\",rule=\"sandgate-credential\""), "counted as redacted");
+        assertNothingSecretLogged();
+    }
+
+    /**
+     * An answer in an encoding the gateway cannot decode (br, zstd, a name it does not know) is
+     * refused with 502 before any of it reaches the agent: it could hold the key unseen. The error
+     * names the encoding only when it is a known one: the header is the target's text.
+     */
+    @Test
+    void answerInAnEncodingTheGatewayCannotDecode_isRefusedWith502() throws Exception
+    {
+        HttpResponse<byte[]> brotli = getAsAnAgent("llm", "/encoded-echo?encoding=br");
+        String body = new String(brotli.body(), StandardCharsets.UTF_8);
+        assertEquals(502, brotli.statusCode(), body);
+        assertTrue(body.contains("encoded_response") && body.contains("Content-Encoding br"), body);
+        assertFalse(body.contains(OPENAI_KEY), body);
+
+        HttpResponse<byte[]> unknown = getAsAnAgent("llm", "/encoded-echo?encoding=weird-zip-9");
+        String unknownBody = new String(unknown.body(), StandardCharsets.UTF_8);
+        assertEquals(502, unknown.statusCode(), unknownBody);
+        assertTrue(unknownBody.contains("unknown kind") && !unknownBody.contains("weird-zip-9"), unknownBody);
+        HttpResponse<byte[]> layered = getAsAnAgent("llm", "/encoded-echo?encoding=gzip,%20br");
+        assertEquals(502, layered.statusCode(), new String(layered.body(), StandardCharsets.UTF_8));
+
+        HttpResponse<String> unread = HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/egress/localhost:" + target.httpsPort() + "/encoded-echo?encoding=br"))
+            .header("X-Agent-Task-Type", "off").build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, unread.statusCode(), "a route that reads no answer passes it as it is");
+        assertEquals("br", unread.headers().firstValue("Content-Encoding").orElse(null));
+        assertTrue(metrics().contains("outcome=\"failure\""), "counted as a failed exchange");
+        assertTrue(List.copyOf(logged.list).stream().anyMatch(e -> e.getFormattedMessage().contains("Content-Encoding br")), "and logged");
+        assertNothingSecretLogged();
+    }
+
+    /**
+     * A gzip bomb (200 MB of zeros in about 200 KB) is refused once its decoded bytes outgrow the
+     * compressed ones a hundredfold, which its first slice does: a clear 502 before any of it has
+     * been sent, and no more memory than a slice held.
+     */
+    @Test
+    void gzipBomb_isRefusedWith502_beforeAnyOfItIsSent() throws Exception
+    {
+        HttpResponse<byte[]> bomb = getAsAnAgent("llm", "/bomb?mb=200");
+        String body = new String(bomb.body(), StandardCharsets.UTF_8);
+        assertEquals(502, bomb.statusCode(), "the bomb reached the agent: " + bomb.body().length + " bytes, Content-Encoding "
+            + bomb.headers().firstValue("Content-Encoding").orElse("none"));
+        assertTrue(body.contains("encoded_response") && body.contains("expands more than 100 times"), body);
+        assertEquals(200, getAsAnAgent("llm", "/encoded-echo?encoding=gzip").statusCode(), "the gateway serves on");
+    }
+
     @Test
     void anthropicStyleClients_sendTheTokenAsXApiKey_andItIsReplacedToo() throws Exception
     {

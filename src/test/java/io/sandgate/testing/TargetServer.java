@@ -1,9 +1,11 @@
 package io.sandgate.testing;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,6 +16,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.zip.DeflaterOutputStream;
+import java.util.zip.GZIPOutputStream;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
 
@@ -54,6 +58,10 @@ import org.eclipse.jetty.util.ssl.SslContextFactory;
  *   <li>{@code /status/<code>} - that status.</li>
  *   <li>{@code /big?bytes=N} - N bytes of {@code 0123456789...} with a Content-Length.</li>
  *   <li>{@code /slow?ms=N} - {@code slow} after N ms, to tell target slowness from proxy delay.</li>
+ *   <li>{@code /encoded-echo?encoding=E} - the echo's {@code scheme=}, {@code path=}, {@code via=},
+ *       headers and body, with {@code Content-Encoding: E} whatever the request accepts: gzip and
+ *       deflate (zlib) compressed, any other value only claimed.</li>
+ *   <li>{@code /bomb?mb=N} - N megabytes of zeros gzipped (about N KB on the wire), {@code Content-Encoding: gzip}.</li>
  * </ul>
  * Every response carries {@code X-Target: http|https}; every request is recorded.
  */
@@ -210,6 +218,14 @@ public final class TargetServer implements RecordsRequests<TargetServer.Recorded
             {
                 echo(request, scheme, body, response, callback);
             }
+            else if (path.equals("/encoded-echo"))
+            {
+                encodedEcho(request, scheme, body, response, callback);
+            }
+            else if (path.equals("/bomb"))
+            {
+                bomb(request, response, callback);
+            }
             else if (path.equals("/stream"))
             {
                 stream(request, response, callback);
@@ -236,6 +252,55 @@ public final class TargetServer implements RecordsRequests<TargetServer.Recorded
                     .append("method=").append(request.getMethod()).append('\n')
                     .append("path=").append(request.getHttpURI().getPathQuery()).append('\n')
                     .append("via=").append(via == null ? "" : via).append('\n'), request, body));
+        }
+
+        /*
+         * A target that compresses whatever the client asked for (Accept-Encoding: identity
+         * included), as some do: the echo in the encoding the query names, gzip and deflate
+         * really compressed, any other name only claimed.
+         */
+        private void encodedEcho(Request request, String scheme, String body, Response response, Callback callback) throws IOException
+        {
+            String encoding = Request.extractQueryParameters(request).getValue("encoding");
+            String via = request.getHeaders().get(HttpHeader.VIA);
+            byte[] text = CommonRoutes.echo(new StringBuilder()
+                    .append("scheme=").append(scheme).append('\n')
+                    .append("path=").append(request.getHttpURI().getPathQuery()).append('\n')
+                    .append("via=").append(via == null ? "" : via).append('\n'), request, body).getBytes(StandardCharsets.UTF_8);
+            ByteArrayOutputStream encoded = new ByteArrayOutputStream();
+            try (OutputStream out = "gzip".equals(encoding) ? new GZIPOutputStream(encoded) : "deflate".equals(encoding) ? new DeflaterOutputStream(encoded) : encoded)
+            {
+                out.write(text);
+            }
+            response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain;charset=utf-8");
+            response.getHeaders().put(HttpHeader.CONTENT_ENCODING, encoding);
+            response.write(true, ByteBuffer.wrap(encoded.toByteArray()), callback);
+        }
+
+        /*
+         * A decompression bomb: `mb` gzip members of 1 MB of zeros each, about a thousandth of that
+         * on the wire. One member is compressed and repeated (RFC 1952 allows a series of them):
+         * compressing hundreds of megabytes would cost the test seconds.
+         */
+        private void bomb(Request request, Response response, Callback callback) throws IOException
+        {
+            long members = CommonRoutes.parameter(request, "mb", -1);
+            if (members < 0)
+            {
+                CommonRoutes.badRequest(response, callback, "mb must be a non-negative number");
+                return;
+            }
+            ByteArrayOutputStream member = new ByteArrayOutputStream();
+            try (GZIPOutputStream out = new GZIPOutputStream(member))
+            {
+                out.write(new byte[1024 * 1024]);
+            }
+            ByteArrayOutputStream encoded = new ByteArrayOutputStream();
+            for (long i = 0; i < members; i++)
+                member.writeTo(encoded);
+            response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/octet-stream");
+            response.getHeaders().put(HttpHeader.CONTENT_ENCODING, "gzip");
+            response.write(true, ByteBuffer.wrap(encoded.toByteArray()), callback);
         }
 
         private void stream(Request request, Response response, Callback callback)
