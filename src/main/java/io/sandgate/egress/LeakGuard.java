@@ -1,9 +1,7 @@
 package io.sandgate.egress;
 
-import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
@@ -18,6 +16,7 @@ import io.sandgate.config.EgressConfig;
 import io.sandgate.core.Audit;
 import io.sandgate.leak.LeakHit;
 import io.sandgate.leak.LeakScanner;
+import io.sandgate.leak.PercentDecoded;
 import io.sandgate.leak.Redactor;
 import io.sandgate.web.GatewayException;
 import org.eclipse.jetty.http.HttpStatus;
@@ -36,8 +35,6 @@ public final class LeakGuard
     static final String SECRET_DETECTED = "secret_detected";
     /** The error code of an answer cut off for holding a secret. */
     static final String SECRET_IN_RESPONSE = "secret_in_response";
-    /** {@link Redactor#REDACTED} percent-encoded, as it replaces a secret in a path or query. */
-    static final String REDACTED_IN_URL = "%5BREDACTED%5D";
 
     private final MeterRegistry registry;
     private volatile LeakScanner scanner;
@@ -100,7 +97,7 @@ public final class LeakGuard
      * (refused, or redacted on a redacting route). The line is read as it came and percent-decoded
      * ({@link PercentDecoded}): the target decodes it, so {@code sk%2Dproj...} or a key escaped byte
      * by byte is the key to it. A match is redacted where it stands in the line as sent, as
-     * {@link #REDACTED_IN_URL}, widened to whole percent-escapes so that what is sent stays a
+     * {@link Redactor#REDACTED_IN_URL}, widened to whole percent-escapes so that what is sent stays a
      * well-formed URL. One in the target's authority, or across the {@code ?}, cannot be redacted
      * without changing where the request goes or what it asks, and is refused.
      *
@@ -127,7 +124,7 @@ public final class LeakGuard
         }
         onHits(byMode, route, "line");
         List<LeakHit> redacted = byMode.getOrDefault(EgressConfig.ScanMode.REDACT, List.of());
-        return redacted.isEmpty() ? requestLine : redactInUrl(line, redacted);
+        return redacted.isEmpty() ? requestLine : Redactor.redactInUrl(line, redacted);
     }
 
     /**
@@ -143,45 +140,11 @@ public final class LeakGuard
         List<LeakHit> hits = new ArrayList<>(rawHits);
         for (LeakHit hit : scanner.scan(decoded.bytes()))
         {
-            LeakHit inLine = new LeakHit(hit.ruleId(), decoded.rawOffset(hit.start()), decoded.rawOffset(hit.end()));
+            LeakHit inLine = decoded.inRaw(hit);
             if (rawHits.stream().noneMatch(raw -> raw.ruleId().equals(inLine.ruleId()) && raw.start() < inLine.end() && inLine.start() < raw.end()))
                 hits.add(inLine);
         }
         return hits;
-    }
-
-    /**
-     * The line with each hit, in order of start, replaced by {@link #REDACTED_IN_URL}. A hit that
-     * starts or ends inside a percent-escape takes the whole escape ({@code %2AIza...} loses its
-     * {@code %2} too); overlapping hits share one marker.
-     */
-    static String redactInUrl(byte[] line, List<LeakHit> hits)
-    {
-        ByteArrayOutputStream out = new ByteArrayOutputStream(line.length);
-        int cursor = 0;
-        // The scanner reports a hit when its rule's match ends, and the rules' matches end in any order.
-        for (LeakHit hit : hits.stream().sorted(Comparator.comparingLong(LeakHit::start)).toList())
-        {
-            int start = (int)hit.start();
-            int end = (int)hit.end();
-            if (start >= 1 && line[start - 1] == '%')
-                start -= 1;
-            else if (start >= 2 && line[start - 2] == '%')
-                start -= 2;
-            for (int escape = Math.max(0, end - 2); escape < end; escape++)
-            {
-                if (line[escape] == '%')
-                    end = Math.min(line.length, Math.max(end, escape + 3));
-            }
-            if (start >= cursor)
-            {
-                out.write(line, cursor, start - cursor);
-                out.writeBytes(REDACTED_IN_URL.getBytes(StandardCharsets.US_ASCII));
-            }
-            cursor = Math.max(cursor, end);
-        }
-        out.write(line, cursor, line.length - cursor);
-        return out.toString(StandardCharsets.UTF_8);
     }
 
     /**

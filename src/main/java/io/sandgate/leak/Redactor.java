@@ -1,8 +1,11 @@
 package io.sandgate.leak;
 
+import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
@@ -15,6 +18,8 @@ import java.util.Set;
 public final class Redactor
 {
     public static final String REDACTED = "[REDACTED]";
+    /** {@link #REDACTED} percent-encoded, as it replaces a secret in a path or query. */
+    public static final String REDACTED_IN_URL = "%5BREDACTED%5D";
 
     /** Headers whose whole value is a credential. */
     public static final Set<String> DEFAULT_HEADERS = Set.of(
@@ -96,11 +101,11 @@ public final class Redactor
             String pair = rawQuery.substring(from, to);
             int eq = pair.indexOf('=');
             if (eq < 0)
-                out.append(text(pair));
+                out.append(url(pair));
             else if (parameters.contains(decodeName(pair.substring(0, eq))))
                 out.append(pair, 0, eq + 1).append(REDACTED);
             else
-                out.append(pair, 0, eq + 1).append(text(pair.substring(eq + 1)));
+                out.append(pair, 0, eq + 1).append(url(pair.substring(eq + 1)));
             if (amp < 0)
                 break;
             out.append('&');
@@ -121,6 +126,58 @@ public final class Redactor
         return redacted.length == bytes.length && Arrays.equals(redacted, bytes)
             ? value
             : new String(redacted, StandardCharsets.UTF_8);
+    }
+
+    /**
+     * A path, or a value of a query, as it may be written down: as {@link #text}, and with the
+     * secrets escaped in it ({@code sk%2Dproj...}, a held key escaped byte by byte) replaced too,
+     * by {@link #REDACTED_IN_URL}: whoever reads the URL reads it decoded.
+     */
+    public String url(String value)
+    {
+        String plain = text(value);
+        if (plain == null || plain.indexOf('%') < 0)
+            return plain;
+        byte[] raw = plain.getBytes(StandardCharsets.UTF_8);
+        PercentDecoded decoded = PercentDecoded.of(raw);
+        if (decoded == null)
+            return plain;
+        List<LeakHit> hits = scanner.scan(decoded.bytes());
+        return hits.isEmpty() ? plain : redactInUrl(raw, hits.stream().map(decoded::inRaw).toList());
+    }
+
+    /**
+     * The line with each hit, in order of start, replaced by {@link #REDACTED_IN_URL}. A hit that
+     * starts or ends inside a percent-escape takes the whole escape ({@code %2AIza...} loses its
+     * {@code %2} too); overlapping hits share one marker.
+     */
+    public static String redactInUrl(byte[] line, List<LeakHit> hits)
+    {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(line.length);
+        int cursor = 0;
+        // The scanner reports a hit when its rule's match ends, and the rules' matches end in any order.
+        for (LeakHit hit : hits.stream().sorted(Comparator.comparingLong(LeakHit::start)).toList())
+        {
+            int start = (int)hit.start();
+            int end = (int)hit.end();
+            if (start >= 1 && line[start - 1] == '%')
+                start -= 1;
+            else if (start >= 2 && line[start - 2] == '%')
+                start -= 2;
+            for (int escape = Math.max(0, end - 2); escape < end; escape++)
+            {
+                if (line[escape] == '%')
+                    end = Math.min(line.length, Math.max(end, escape + 3));
+            }
+            if (start >= cursor)
+            {
+                out.write(line, cursor, start - cursor);
+                out.writeBytes(REDACTED_IN_URL.getBytes(StandardCharsets.US_ASCII));
+            }
+            cursor = Math.max(cursor, end);
+        }
+        out.write(line, cursor, line.length - cursor);
+        return out.toString(StandardCharsets.UTF_8);
     }
 
     /** Lenient percent-decoding of a parameter name, lower-cased; malformed escapes stay as they are. */

@@ -210,7 +210,7 @@ public final class AccessLogFilter extends HttpFilter implements AccessLog
     @Override
     public String printable(String path)
     {
-        return withoutControls(redactor.get().text(path));
+        return withoutControls(redactor.get().url(path));
     }
 
     /** Keeps a hostile path from forging log lines. */

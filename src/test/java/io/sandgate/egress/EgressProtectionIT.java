@@ -153,7 +153,7 @@ class EgressProtectionIT
         return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }
 
-    private void assertNothingSecretLogged()
+    private void assertNothingSecretLogged(String... alsoSecret)
     {
         assertFalse(logged.list.isEmpty(), "log lines were captured");
         for (ILoggingEvent event : List.copyOf(logged.list))
@@ -162,6 +162,8 @@ class EgressProtectionIT
             assertFalse(line.contains(OPENAI_KEY), line);
             assertFalse(line.contains(ANTHROPIC_KEY), line);
             assertFalse(line.contains(AGENT_TOKEN), line);
+            for (String secret : alsoSecret)
+                assertFalse(line.contains(secret), line);
         }
     }
 
@@ -431,6 +433,8 @@ class EgressProtectionIT
         assertEquals("/echo?a=%41&k=%5BREDACTED%5D&b=1", target.requests().get(0).pathAndQuery());
         assertTrue(metrics().contains("direction=\"request\",mode=\"redact\",route=\"localhost\",rule=\"sandgate-credential\""), "counted as redacted");
         assertNowhere(VENDOR_KEY, redacted);
+        // The access log writes the URLs it refused: the escaped forms are the secrets too.
+        assertNothingSecretLogged(escaped.toString(), agentsOwn.replace("-", "%2D").substring(8));
     }
 
     /**

@@ -35,6 +35,16 @@ class RedactorTest
     }
 
     @Test
+    void secretsEscapedInAUrl_areRedactedThere_andOtherEscapesKept()
+    {
+        String escaped = FakeKeys.anthropic().replace("-", "%2D");
+
+        assertEquals("/v1/%5BREDACTED%5D/x", redactor.url("/v1/" + escaped + "/x"));
+        assertEquals("q=%5BREDACTED%5D&n=%41", redactor.query("q=" + escaped + "&n=%41"));
+        assertEquals("/a%20b/%zz", redactor.url("/a%20b/%zz"));
+    }
+
+    @Test
     void tokenParametersAreRedactedAndTheRestKept()
     {
         assertEquals("model=gpt&key=[REDACTED]&n=2", redactor.query("model=gpt&key=abc123&n=2"));

@@ -1,4 +1,4 @@
-package io.sandgate.egress;
+package io.sandgate.leak;
 
 import java.util.Arrays;
 
@@ -9,7 +9,7 @@ import java.util.Arrays;
  * sent. Decoding is lenient, as a target's would be: an escape that is not a {@code %} and two hex
  * digits stays as it is, byte for byte. Nothing else is decoded ({@code +} is a plus).
  */
-final class PercentDecoded
+public final class PercentDecoded
 {
     private final byte[] bytes;
     /** Per decoded byte, where its escape (or itself) starts in the raw line; one more entry, the raw length. */
@@ -22,7 +22,7 @@ final class PercentDecoded
     }
 
     /** The decoded form of {@code raw}, or null when it holds no well-formed escape and reads the same decoded. */
-    static PercentDecoded of(byte[] raw)
+    public static PercentDecoded of(byte[] raw)
     {
         byte[] decoded = new byte[raw.length];
         int[] starts = new int[raw.length + 1];
@@ -50,13 +50,19 @@ final class PercentDecoded
     }
 
     /** The decoded bytes (not a copy: the caller only reads them). */
-    byte[] bytes()
+    public byte[] bytes()
     {
         return bytes;
     }
 
+    /** A hit in the decoded bytes, where it stands in the raw line. */
+    public LeakHit inRaw(LeakHit hit)
+    {
+        return new LeakHit(hit.ruleId(), rawOffset(hit.start()), rawOffset(hit.end()));
+    }
+
     /** Where the decoded byte at {@code offset} (or the end, at the decoded length) starts in the raw line. */
-    int rawOffset(long offset)
+    public int rawOffset(long offset)
     {
         return rawStart[(int)offset];
     }
