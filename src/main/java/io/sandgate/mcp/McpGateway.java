@@ -12,10 +12,10 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -65,8 +65,8 @@ public final class McpGateway implements AutoCloseable
     private final Origins origins;
     private final HttpClient http;
     private final Upstream upstream;
-    /** Where upstream streams are read and relayed when their bytes arrive: a relay may wait on the store. */
     private final Schedulers schedulers;
+    /** Where upstream streams are read and relayed when their bytes arrive: a relay may wait on the store. */
     private final Executor pumps;
     private final ScheduledExecutorService timer;
     private final Set<ClientStream> streams = ConcurrentHashMap.newKeySet();
