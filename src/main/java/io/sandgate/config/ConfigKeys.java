@@ -148,6 +148,8 @@ public final class ConfigKeys
         "Events kept per session for `Last-Event-ID` resume.");
     public static final ConfigKey<Integer> MCP_REPLAY_BUFFER_BYTES = ConfigKey.of("mcp.replay-buffer-bytes", "16777216", integer(65536, Integer.MAX_VALUE),
         "Bytes of messages kept per session for `Last-Event-ID` resume, besides `mcp.replay-buffer`'s count; the oldest go first, the newest is always kept. A client that falls further behind its stream loses the oldest, as beyond the count.");
+    public static final ConfigKey<Integer> MCP_REPLAY_BUFFER_BYTES_PER_CLIENT = ConfigKey.of("mcp.replay-buffer-bytes-per-client", "67108864", integer(65536, Integer.MAX_VALUE),
+        "Memory store: bytes of messages the logs of one client's sessions keep together (a client may hold `mcp.max-sessions-per-client` of them); past it the session being written to loses its oldest first, its newest always kept. The Redis store bounds a client by the product of the two (docs/CAPACITY.md).");
     public static final ConfigKey<Integer> MCP_MAX_BODY = ConfigKey.of("mcp.max-body-size", "4194304", integer(1024, 256 * 1024 * 1024),
         "Largest JSON-RPC request body accepted, in bytes (413 above).");
     public static final ConfigKey<Integer> MCP_MAX_SESSIONS_PER_CLIENT = ConfigKey.of("mcp.max-sessions-per-client", "256", integer(1, 1_000_000),
@@ -305,7 +307,7 @@ public final class ConfigKeys
         INGRESS_ACCESS, GRANT_PARAM, INGRESS_SESSION_MAX_AGE, TRUSTED_PROXIES,
         INGRESS_IDLE_TIMEOUT, INGRESS_CONNECT_TIMEOUT, INGRESS_DESTINATION_IDLE_TIMEOUT, INGRESS_MAX_CONNECTIONS, ROUTE_CACHE_SIZE,
         WS_PING_INTERVAL, WS_IDLE_TIMEOUT, WS_MAX_MESSAGE_SIZE, WS_ALLOWED_ORIGINS,
-        MCP_SERVERS, MCP_KEEPALIVE, MCP_SESSION_TTL, MCP_REPLAY_BUFFER, MCP_REPLAY_BUFFER_BYTES, MCP_MAX_BODY, MCP_MAX_SESSIONS_PER_CLIENT, MCP_MAX_STREAMS_PER_CLIENT, MCP_ALLOWED_ORIGINS,
+        MCP_SERVERS, MCP_KEEPALIVE, MCP_SESSION_TTL, MCP_REPLAY_BUFFER, MCP_REPLAY_BUFFER_BYTES, MCP_REPLAY_BUFFER_BYTES_PER_CLIENT, MCP_MAX_BODY, MCP_MAX_SESSIONS_PER_CLIENT, MCP_MAX_STREAMS_PER_CLIENT, MCP_ALLOWED_ORIGINS,
         EGRESS_ROUTES, EGRESS_POOLS, EGRESS_TIMEOUT, EGRESS_CONNECT_TIMEOUT, EGRESS_FIRST_BYTE_TIMEOUT, EGRESS_RETRY_BUDGET,
         EGRESS_RETRY_BACKOFF, EGRESS_NODE_ERROR_HEADERS, EGRESS_FORWARD_PROXY_PORT, EGRESS_CONNECT_PORTS, EGRESS_MAX_CONNECTIONS, EGRESS_TRUST_STORE, EGRESS_TRUST_STORE_PASSWORD, EGRESS_TCP_INTERVAL, EGRESS_TCP_TIMEOUT, EGRESS_TCP_FAILURES,
         EGRESS_HTTP_INTERVAL, EGRESS_HTTP_URL, EGRESS_SLOW_TLS, EGRESS_LATENCY_WINDOW, EGRESS_JITTER_DOWN, EGRESS_JITTER_EJECT,

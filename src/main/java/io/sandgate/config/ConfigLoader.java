@@ -382,6 +382,7 @@ public final class ConfigLoader
             .set("sessionTtl", get(ConfigKeys.MCP_SESSION_TTL))
             .set("replayBuffer", get(ConfigKeys.MCP_REPLAY_BUFFER))
             .set("replayBufferBytes", get(ConfigKeys.MCP_REPLAY_BUFFER_BYTES))
+            .set("replayBufferBytesPerClient", get(ConfigKeys.MCP_REPLAY_BUFFER_BYTES_PER_CLIENT))
             .set("maxBodySize", get(ConfigKeys.MCP_MAX_BODY))
             .set("maxSessionsPerClient", get(ConfigKeys.MCP_MAX_SESSIONS_PER_CLIENT))
             .set("maxStreamsPerClient", get(ConfigKeys.MCP_MAX_STREAMS_PER_CLIENT))

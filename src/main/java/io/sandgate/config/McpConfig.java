@@ -16,12 +16,13 @@ import java.util.Set;
  * @param sessionTtl a session unused this long expires on every replica
  * @param replayBuffer events kept per session for Last-Event-ID resume
  * @param replayBufferBytes bytes of messages kept per session for Last-Event-ID resume
+ * @param replayBufferBytesPerClient bytes of messages one client's sessions keep together (memory store)
  * @param maxBodySize largest JSON-RPC body accepted, bytes
  * @param maxSessionsPerClient live 2025-era sessions one client address may hold, across replicas
  * @param maxStreamsPerClient open client streams one client address may hold on one replica
  * @param allowedOrigins browser origins allowed besides the gateway's own; "*" for any
  */
-public record McpConfig(List<Server> servers, Duration keepalive, Duration sessionTtl, int replayBuffer, int replayBufferBytes, int maxBodySize,
+public record McpConfig(List<Server> servers, Duration keepalive, Duration sessionTtl, int replayBuffer, int replayBufferBytes, int replayBufferBytesPerClient, int maxBodySize,
                         int maxSessionsPerClient, int maxStreamsPerClient, List<String> allowedOrigins)
 {
     /** How Sandgate talks to an upstream MCP server. */

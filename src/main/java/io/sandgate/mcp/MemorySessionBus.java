@@ -30,6 +30,10 @@ public final class MemorySessionBus implements SessionBus
     private final int capacity;
     /** Characters of messages a log keeps at most, besides its newest message. */
     private final long capacityChars;
+    /** Characters of messages the logs of one client's sessions keep together, besides each one's newest. */
+    private final long clientCapacityChars;
+    /** Characters held in the logs of each client's sessions; a client holding none has no entry. */
+    private final Map<String, Long> clientChars = new ConcurrentHashMap<>();
     private final Map<String, Log> sessions = new ConcurrentHashMap<>();
     /** Deliveries write to client streams, which may block. */
     private final Executor delivery;
@@ -39,12 +43,15 @@ public final class MemorySessionBus implements SessionBus
      * @param capacity events a session's log keeps
      * @param capacityBytes bytes of messages a session's log keeps (counted as characters: JSON is
      *        mostly ASCII), besides its newest message
+     * @param clientCapacityBytes bytes of messages the logs of one client's sessions keep together,
+     *        besides each one's newest: in the heap, one client's many sessions must not take it all
      */
-    public MemorySessionBus(Duration ttl, int capacity, long capacityBytes, Schedulers schedulers)
+    public MemorySessionBus(Duration ttl, int capacity, long capacityBytes, long clientCapacityBytes, Schedulers schedulers)
     {
         this.ttl = ttl;
         this.capacity = capacity;
         this.capacityChars = capacityBytes;
+        this.clientCapacityChars = clientCapacityBytes;
         this.delivery = schedulers.workers();
         this.sweeper = schedulers.timer().scheduleWithFixedDelay(this::expire, 1, 1, TimeUnit.SECONDS);
     }
@@ -59,6 +66,8 @@ public final class MemorySessionBus implements SessionBus
         final ArrayDeque<SerialDrain.Event> events = new ArrayDeque<>();
         /** Characters of the messages in {@link #events}. */
         long chars;
+        /** Whether the session is gone and its characters no longer count for its client. */
+        boolean released;
         final Set<SerialDrain> subscribers = ConcurrentHashMap.newKeySet();
         long sequence;
 
@@ -80,11 +89,32 @@ public final class MemorySessionBus implements SessionBus
             String previous = lastId();
             SerialDrain.Event event = new SerialDrain.Event(ID_PREFIX + ++sequence, message, traceparent);
             events.addLast(event);
+            long before = chars;
             chars += message.length();
             while (events.size() > 1 && (events.size() > capacity || chars > capacityChars))
                 chars -= events.removeFirst().message().length();
+            if (client != null && !released)
+            {
+                // Past the client's share, the log being written to gives up its oldest first: the
+                // client's other logs are left as they are, and the client's own history goes.
+                long held = charge(client, chars - before);
+                while (events.size() > 1 && held > clientCapacityChars)
+                {
+                    long freed = events.removeFirst().message().length();
+                    chars -= freed;
+                    held = charge(client, -freed);
+                }
+            }
             subscribers.forEach(subscriber -> subscriber.push(previous, event));
             return event.id();
+        }
+
+        /** Gives the log's characters back to its client's count, once it is gone; an append racing with that counts no more. */
+        synchronized void release()
+        {
+            if (client != null && !released)
+                charge(client, -chars);
+            released = true;
         }
 
         synchronized String lastId()
@@ -107,6 +137,23 @@ public final class MemorySessionBus implements SessionBus
             }
             return result;
         }
+    }
+
+    /** Adds to the characters the client's logs hold, and returns their sum. */
+    private long charge(String client, long delta)
+    {
+        Long held = clientChars.compute(client, (key, value) ->
+        {
+            long sum = (value == null ? 0 : value) + delta;
+            return sum <= 0 ? null : sum;
+        });
+        return held == null ? 0 : held;
+    }
+
+    /** The characters the logs of a client's sessions hold. */
+    long clientChars(String client)
+    {
+        return clientChars.getOrDefault(client, 0L);
     }
 
     /** The sequence number of an id of this bus; 0, the start, for any other. */
@@ -197,7 +244,10 @@ public final class MemorySessionBus implements SessionBus
     {
         Log log = sessions.remove(id);
         if (log != null)
+        {
+            log.release();
             log.subscribers.forEach(SerialDrain::ended);
+        }
     }
 
     @Override

@@ -57,7 +57,8 @@ public final class Store implements AutoCloseable
     /** The embedded default: one replica, state in this process, nothing to run beside it. */
     private static Store memory(SandgateConfig config, Schedulers schedulers)
     {
-        MemorySessionBus sessions = new MemorySessionBus(config.mcp().sessionTtl(), config.mcp().replayBuffer(), config.mcp().replayBufferBytes(), schedulers);
+        MemorySessionBus sessions = new MemorySessionBus(config.mcp().sessionTtl(), config.mcp().replayBuffer(), config.mcp().replayBufferBytes(),
+            config.mcp().replayBufferBytesPerClient(), schedulers);
         return new Store(new MemoryRouteStore(config.ingress().staticRoutes()), Redemptions.inMemory(Clock.systemUTC()),
             new MemoryStickySessions(), sessions, name -> Leadership.always(),
             () -> new StoreHealth("memory", true, "in-process"), sessions::close);

@@ -69,7 +69,7 @@ class SessionBusTest
     private static Stream<SessionBus> buses(Duration ttl)
     {
         // Shard channels work on a single Redis 7 too: the cluster's way of waking, tested without a cluster.
-        return Stream.of(new MemorySessionBus(ttl, 100, LOG_BYTES, schedulers),
+        return Stream.of(new MemorySessionBus(ttl, 100, LOG_BYTES, LOG_BYTES * 256, schedulers),
             new RedisSessionBus(redisson, ttl, 100, LOG_BYTES, Duration.ofSeconds(1), WakeUps.BROADCAST, schedulers, new RedisWaits(64, new SimpleMeterRegistry())),
             new RedisSessionBus(redisson, ttl, 100, LOG_BYTES, Duration.ofSeconds(1), WakeUps.SHARDED, schedulers, new RedisWaits(64, new SimpleMeterRegistry())));
     }
