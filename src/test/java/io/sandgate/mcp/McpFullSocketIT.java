@@ -4,8 +4,6 @@ import java.io.BufferedReader;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadInfo;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.http.HttpClient;
@@ -13,7 +11,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -66,7 +63,7 @@ class McpFullSocketIT
         HttpResponse<InputStream> reader = HTTP.send(HttpRequest.newBuilder(replica.uri("/mcp/stream/sse")).header("Accept", "text/event-stream").build(),
             HttpResponse.BodyHandlers.ofInputStream());
         assertEquals(200, reader.statusCode());
-        countKeepalives(reader.body(), keepalives);
+        ClientStreamProbes.countKeepalives(reader.body(), keepalives);
 
         try (Socket stuck = new Socket())
         {
@@ -84,7 +81,7 @@ class McpFullSocketIT
 
             // Held for a few intervals: a write that waits only a moment is no stuck one.
             await("a keepalive that the full socket does not take, with no event being written").atMost(Duration.ofSeconds(60))
-                .during(KEEPALIVE.multipliedBy(4)).until(() -> waitingIn("keepalive") && !waitingIn("event"));
+                .during(KEEPALIVE.multipliedBy(4)).until(() -> ClientStreamProbes.inClientStream("keepalive", true) && !ClientStreamProbes.inClientStream("event", true));
 
             // Each interval or so, another keepalive reaches the client that reads.
             for (int i = 0; i < IN_A_ROW; i++)
@@ -97,7 +94,7 @@ class McpFullSocketIT
 
             // The stuck write gives up at the idle timeout: the stream ends and its keepalives with it.
             await("the stuck stream ends").atMost(IDLE_TIMEOUT.multipliedBy(3)).until(() -> streams(replica) == 1.0);
-            await("no keepalive write left waiting").atMost(Duration.ofSeconds(5)).until(() -> !waitingIn("keepalive"));
+            await("no keepalive write left waiting").atMost(Duration.ofSeconds(5)).until(() -> !ClientStreamProbes.inClientStream("keepalive", true));
             int seen = keepalives.get();
             await("keepalives go on").atMost(KEEPALIVE.multipliedBy(20)).until(() -> keepalives.get() > seen);
         }
@@ -121,47 +118,8 @@ class McpFullSocketIT
         throw new AssertionError("the stream ended before its endpoint event");
     }
 
-    /** Counts the stream's keepalive comments, on a thread of its own, until it ends. */
-    private static void countKeepalives(InputStream stream, AtomicInteger keepalives)
-    {
-        Thread reader = new Thread(() ->
-        {
-            try (BufferedReader lines = new BufferedReader(new InputStreamReader(stream, StandardCharsets.UTF_8)))
-            {
-                for (String line; (line = lines.readLine()) != null; )
-                {
-                    if (line.equals(": keepalive"))
-                        keepalives.incrementAndGet();
-                }
-            }
-            catch (Exception x)
-            {
-                // Closed by the test.
-            }
-        }, "keepalive-reader");
-        reader.setDaemon(true);
-        reader.start();
-    }
-
     private static double streams(RunningGateway replica)
     {
         return replica.sandgate().metrics().get("sandgate.mcp.streams").gauge().value();
-    }
-
-    /**
-     * Whether a thread of this JVM, the gateway's, waits in a method of a client stream whose name
-     * contains {@code method}: a write the client's socket does not take.
-     */
-    private static boolean waitingIn(String method)
-    {
-        for (ThreadInfo thread : ManagementFactory.getThreadMXBean().dumpAllThreads(false, false))
-        {
-            if (thread.getThreadState() != Thread.State.WAITING && thread.getThreadState() != Thread.State.TIMED_WAITING)
-                continue;
-            if (Arrays.stream(thread.getStackTrace())
-                .anyMatch(frame -> frame.getClassName().equals(ClientStream.class.getName()) && frame.getMethodName().contains(method)))
-                return true;
-        }
-        return false;
     }
 }

@@ -4,8 +4,6 @@ import java.io.BufferedReader;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadInfo;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.http.HttpClient;
@@ -13,7 +11,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -65,7 +62,7 @@ class McpSlowReaderIT
         HttpResponse<InputStream> victim = HTTP.send(HttpRequest.newBuilder(gateway.uri("/mcp/stream/sse")).header("Accept", "text/event-stream").build(),
             HttpResponse.BodyHandlers.ofInputStream());
         assertEquals(200, victim.statusCode());
-        countKeepalives(victim.body(), keepalives);
+        ClientStreamProbes.countKeepalives(victim.body(), keepalives);
 
         try (Socket attacker = new Socket())
         {
@@ -85,7 +82,7 @@ class McpSlowReaderIT
                 assertEquals(202, CLIENT.post(gateway, session, "{\"jsonrpc\":\"2.0\",\"id\":" + id
                     + ",\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"" + large + "\"}}}"));
             }
-            await("an answer waits for the slow reader to read").atMost(Duration.ofSeconds(30)).until(McpSlowReaderIT::writingAnEvent);
+            await("an answer waits for the slow reader to read").atMost(Duration.ofSeconds(30)).until(() -> ClientStreamProbes.inClientStream("event", false));
 
             // Each interval or two, another keepalive reaches the client that reads.
             for (int i = 0; i < 4; i++)
@@ -93,7 +90,7 @@ class McpSlowReaderIT
                 int seen = keepalives.get();
                 await().atMost(KEEPALIVE.multipliedBy(3)).until(() -> keepalives.get() > seen);
             }
-            assertTrue(writingAnEvent(), "the slow reader was still holding up its own answers");
+            assertTrue(ClientStreamProbes.inClientStream("event", false), "the slow reader was still holding up its own answers");
         }
         finally
         {
@@ -111,39 +108,5 @@ class McpSlowReaderIT
                 return session.group(1);
         }
         throw new AssertionError("the stream ended before its endpoint event");
-    }
-
-    /** Counts the stream's keepalive comments, on a thread of its own, until it ends. */
-    private static void countKeepalives(InputStream stream, AtomicInteger keepalives)
-    {
-        Thread reader = new Thread(() ->
-        {
-            try (BufferedReader lines = new BufferedReader(new InputStreamReader(stream, StandardCharsets.UTF_8)))
-            {
-                for (String line; (line = lines.readLine()) != null; )
-                {
-                    if (line.equals(": keepalive"))
-                        keepalives.incrementAndGet();
-                }
-            }
-            catch (Exception x)
-            {
-                // Closed by the test.
-            }
-        }, "keepalive-reader");
-        reader.setDaemon(true);
-        reader.start();
-    }
-
-    /** Whether a thread of this JVM, the gateway's, is in the middle of writing an event to a client stream. */
-    private static boolean writingAnEvent()
-    {
-        for (ThreadInfo thread : ManagementFactory.getThreadMXBean().dumpAllThreads(false, false))
-        {
-            if (Arrays.stream(thread.getStackTrace())
-                .anyMatch(frame -> frame.getClassName().equals(ClientStream.class.getName()) && frame.getMethodName().equals("event")))
-                return true;
-        }
-        return false;
     }
 }
