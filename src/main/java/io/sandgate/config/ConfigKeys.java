@@ -127,6 +127,8 @@ public final class ConfigKeys
         "Connection pool size towards one sandbox address.");
     public static final ConfigKey<Integer> ROUTE_CACHE_SIZE = ConfigKey.of("ingress.route-cache-size", "100000", integer(16, 10_000_000),
         "Routes kept in each replica's local cache; as many ids known to have no route are kept beside them (`store.redis.negative-cache-ttl`).");
+    public static final ConfigKey<Integer> INGRESS_ROUTE_MISSES_PER_CLIENT = ConfigKey.of("ingress.route-misses-per-client-per-minute", "600", integer(1, 100_000_000),
+        "Lookups of sandboxes that have no route one client may make per minute, a minute's worth at once; past it, its requests for sandboxes this replica has no route cached for are refused (429, `Retry-After`) without asking the store. Cached routes are never refused. Bounds what a client spraying made-up ids costs Redis, and how fast it learns which ids are live.");
 
     public static final ConfigKey<Duration> WS_PING_INTERVAL = ConfigKey.of("ingress.websocket.ping-interval", "15s", duration(),
         "Ping both legs of a bridged WebSocket this often, so idle proxies and NATs keep it open.");
@@ -305,7 +307,7 @@ public final class ConfigKeys
         INGRESS_HOST_PATTERN, INGRESS_SANDBOX_PORTS,
         COOKIE_NAME, COOKIE_SECRET, COOKIE_TTL, COOKIE_SECURE, COOKIE_MAX_SANDBOXES,
         INGRESS_ACCESS, GRANT_PARAM, INGRESS_SESSION_MAX_AGE, TRUSTED_PROXIES,
-        INGRESS_IDLE_TIMEOUT, INGRESS_CONNECT_TIMEOUT, INGRESS_DESTINATION_IDLE_TIMEOUT, INGRESS_MAX_CONNECTIONS, ROUTE_CACHE_SIZE,
+        INGRESS_IDLE_TIMEOUT, INGRESS_CONNECT_TIMEOUT, INGRESS_DESTINATION_IDLE_TIMEOUT, INGRESS_MAX_CONNECTIONS, ROUTE_CACHE_SIZE, INGRESS_ROUTE_MISSES_PER_CLIENT,
         WS_PING_INTERVAL, WS_IDLE_TIMEOUT, WS_MAX_MESSAGE_SIZE, WS_ALLOWED_ORIGINS,
         MCP_SERVERS, MCP_KEEPALIVE, MCP_SESSION_TTL, MCP_REPLAY_BUFFER, MCP_REPLAY_BUFFER_BYTES, MCP_REPLAY_BUFFER_BYTES_PER_CLIENT, MCP_MAX_BODY, MCP_MAX_SESSIONS_PER_CLIENT, MCP_MAX_STREAMS_PER_CLIENT, MCP_ALLOWED_ORIGINS,
         EGRESS_ROUTES, EGRESS_POOLS, EGRESS_TIMEOUT, EGRESS_CONNECT_TIMEOUT, EGRESS_FIRST_BYTE_TIMEOUT, EGRESS_RETRY_BUDGET,

@@ -341,6 +341,7 @@ public final class ConfigLoader
             .set("destinationIdleTimeout", get(ConfigKeys.INGRESS_DESTINATION_IDLE_TIMEOUT))
             .set("maxConnectionsPerSandbox", get(ConfigKeys.INGRESS_MAX_CONNECTIONS))
             .set("routeCacheSize", get(ConfigKeys.ROUTE_CACHE_SIZE))
+            .set("routeMissesPerClientPerMinute", get(ConfigKeys.INGRESS_ROUTE_MISSES_PER_CLIENT))
             .set("webSocket", webSocket)
             .set("hostPattern", optional(ConfigKeys.INGRESS_HOST_PATTERN))
             .set("sandboxPorts", ports(ConfigKeys.INGRESS_SANDBOX_PORTS))

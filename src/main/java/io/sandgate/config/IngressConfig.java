@@ -31,6 +31,7 @@ import io.sandgate.net.Origins;
  * @param destinationIdleTimeout unused per-address pools are released after this
  * @param maxConnectionsPerSandbox pool size per sandbox address
  * @param routeCacheSize local route cache size
+ * @param routeMissesPerClientPerMinute lookups without a route one client may make per minute, a minute's worth at once
  * @param webSocket the WebSocket bridge
  * @param hostPattern host mode: the shape of a sandbox's own host, lower case, with {@code {id}} and
  *        optionally {@code {port}} in it ({@code {id}.sbx.example.com}); empty for path mode only
@@ -40,6 +41,7 @@ public record IngressConfig(String prefix, Pattern idPattern, int idMaxLength, S
                             Map<String, String> staticRoutes, String header, CookieConfig cookie, Access access,
                             String grantParam, Duration sessionMaxAge, List<Cidr> trustedProxies, Duration idleTimeout, Duration connectTimeout,
                             Duration destinationIdleTimeout, int maxConnectionsPerSandbox, int routeCacheSize,
+                            int routeMissesPerClientPerMinute,
                             WebSocket webSocket, Optional<String> hostPattern, Set<Integer> sandboxPorts)
 {
     /** What a host pattern may hold: host name characters and the two placeholders. */

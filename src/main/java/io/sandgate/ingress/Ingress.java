@@ -35,6 +35,8 @@ public final class Ingress
     private final HostPattern hosts;
     private final ForwardPolicy policy;
     private final OpenStreams streams = new OpenStreams();
+    private final RouteMisses misses;
+    private final Counter missesRefused;
     private final Map<IngressDecision.Source, Counter> resolutions = new EnumMap<>(IngressDecision.Source.class);
 
     /** An ingress whose grants are remembered as redeemed in this process only: one replica. */
@@ -83,6 +85,9 @@ public final class Ingress
                 .description("Ingress requests by the resolution step that found their sandbox").register(registry));
         }
         this.policy = new ForwardPolicy(this);
+        this.misses = new RouteMisses(config.routeMissesPerClientPerMinute(), System::nanoTime);
+        this.missesRefused = Counter.builder("sandgate.ingress.route.misses.refused")
+            .description("Ingress requests refused without asking the store: their client had used up its lookups without a route").register(registry);
     }
 
     public IngressConfig config()
@@ -184,33 +189,17 @@ public final class Ingress
      * request must go where its session was checked to stand. In host mode, the port the host
      * names on the sandbox's pod.
      *
+     * @param clientAddress the client's address, whose budget of lookups without a route this may take from
      * @throws GatewayException 404 without a route, 403 when the session no longer stands for it or
-     *         the host names a port that is not open
+     *         the host names a port that is not open, 429 when the route is not at hand and the
+     *         client has used up its budget
      */
-    public Route route(IngressDecision.Forward forward, IngressRequest resolved)
+    public Route route(IngressDecision.Forward forward, IngressRequest resolved, String clientAddress)
     {
-        Route route = route(forward.sandboxId());
+        Route found = find(forward.sandboxId(), clientAddress).orElseThrow(() -> noRoute(forward.sandboxId()));
         if (config.access() == IngressConfig.Access.SIGNED)
-            requireStanding(resolved, forward.sandboxId(), route);
-        return forward.hostMode() ? forward.host().target(route, config.sandboxPorts()) : route;
-    }
-
-    /**
-     * The sandbox's route, from the local cache when possible.
-     *
-     * @throws GatewayException 404 when the sandbox has no route
-     */
-    public Route route(String sandboxId)
-    {
-        Optional<Route> route = routes.find(sandboxId);
-        if (route.isEmpty())
-            throw noRoute(sandboxId);
-        return route.get();
-    }
-
-    private static GatewayException noRoute(String sandboxId)
-    {
-        return GatewayException.notFound("no route for sandbox " + sandboxId);
+            requireStanding(resolved, forward.sandboxId(), found);
+        return target(forward, found);
     }
 
     /**
@@ -220,14 +209,15 @@ public final class Ingress
      * A cached route, the common case, completes on the calling thread. One route lookup serves both
      * the check of signed access and the forward.
      *
+     * @param clientAddress the client's address, whose budget of lookups without a route this may take from
      * @param blocking runs what may wait on the store
      * @return the decision and, for a forward, where it goes; failed with what {@code decide} and
      *         {@code route} throw
      */
-    CompletableFuture<Routed> decideAndRoute(IngressRequest request, boolean secure, Executor blocking)
+    CompletableFuture<Routed> decideAndRoute(IngressRequest request, boolean secure, String clientAddress, Executor blocking)
     {
         if (resolver.mayRedeemGrant(request))
-            return CompletableFuture.supplyAsync(() -> decideAndRouteNow(request, secure), blocking);
+            return CompletableFuture.supplyAsync(() -> decideAndRouteNow(request, secure, clientAddress), blocking);
         IngressDecision decision;
         try
         {
@@ -239,15 +229,15 @@ public final class Ingress
         }
         if (!(decision instanceof IngressDecision.Forward forward))
             return CompletableFuture.completedFuture(new Routed(decision, null));
-        return routes.findAsync(forward.sandboxId()).thenApply(route -> routed(request, forward, route));
+        return findAsync(forward.sandboxId(), clientAddress).thenApply(route -> routed(request, forward, route));
     }
 
-    private Routed decideAndRouteNow(IngressRequest request, boolean secure)
+    private Routed decideAndRouteNow(IngressRequest request, boolean secure, String clientAddress)
     {
         IngressDecision decision = resolver.resolve(request, secure, config.cookie().secure());
         if (!(decision instanceof IngressDecision.Forward forward))
             return new Routed(decision, null);
-        return routed(request, forward, routes.find(forward.sandboxId()));
+        return routed(request, forward, find(forward.sandboxId(), clientAddress));
     }
 
     /** A forward and its route, as {@link #decide} then {@link #route} check and count them. */
@@ -256,8 +246,84 @@ public final class Ingress
         if (config.access() == IngressConfig.Access.SIGNED)
             route.ifPresent(r -> requireStanding(request, forward.sandboxId(), r));
         resolutions.get(forward.source()).increment();
-        Route found = route.orElseThrow(() -> noRoute(forward.sandboxId()));
-        return new Routed(forward, forward.hostMode() ? forward.host().target(found, config.sandboxPorts()) : found);
+        return new Routed(forward, target(forward, route.orElseThrow(() -> noRoute(forward.sandboxId()))));
+    }
+
+    /** In host mode, the port the host names on the sandbox's pod; else the route itself. */
+    private Route target(IngressDecision.Forward forward, Route route)
+    {
+        return forward.hostMode() ? forward.host().target(route, config.sandboxPorts()) : route;
+    }
+
+    private static GatewayException noRoute(String sandboxId)
+    {
+        return GatewayException.notFound("no route for sandbox " + sandboxId);
+    }
+
+    /**
+     * The sandbox's route: the one this replica has at hand, else the store's, asked only when the
+     * client's budget of lookups without a route allows.
+     *
+     * @throws GatewayException 429 when the route is not at hand and the client has used up its budget
+     */
+    private Optional<Route> find(String sandboxId, String clientAddress)
+    {
+        Optional<Route> route = routes.cached(sandboxId);
+        if (route.isPresent())
+            return route;
+        String client = takeMiss(clientAddress);
+        try
+        {
+            route = routes.find(sandboxId);
+        }
+        catch (RuntimeException x)
+        {
+            misses.giveBack(client);
+            throw x;
+        }
+        if (route.isPresent())
+            misses.giveBack(client);
+        return route;
+    }
+
+    /** As {@link #find}, without holding the calling thread while the store answers. */
+    private CompletableFuture<Optional<Route>> findAsync(String sandboxId, String clientAddress)
+    {
+        Optional<Route> route = routes.cached(sandboxId);
+        if (route.isPresent())
+            return CompletableFuture.completedFuture(route);
+        String client;
+        try
+        {
+            client = takeMiss(clientAddress);
+        }
+        catch (GatewayException x)
+        {
+            return CompletableFuture.failedFuture(x);
+        }
+        return routes.findAsync(sandboxId).whenComplete((found, failure) ->
+        {
+            if (failure != null || found.isPresent())
+                misses.giveBack(client);
+        });
+    }
+
+    /**
+     * Takes a lookup from the client's budget before the store is asked for a route this replica
+     * does not have at hand; given back unless the lookup ends without a route.
+     *
+     * @return the key the client's budget is kept under
+     * @throws GatewayException 429 when the client has none left
+     */
+    private String takeMiss(String clientAddress)
+    {
+        String client = clients.limitKey(clientAddress);
+        if (!misses.tryTake(client))
+        {
+            missesRefused.increment();
+            throw misses.exhausted(client);
+        }
+        return client;
     }
 
     /**

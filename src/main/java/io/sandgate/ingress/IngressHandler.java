@@ -153,15 +153,15 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
         Exchange exchange = new Exchange(request, response, callback, client);
         if (tracer != null)
             exchange.span = Spans.server(tracer, request.getMethod(), request.getHeaders()::get);
-        Runnable release = limit.tryAcquire(clients.clientAddress(client));
+        String address = clients.clientAddress(client);
+        Runnable release = limit.tryAcquire(address);
         if (release == null)
         {
-            response.getHeaders().put(HttpHeader.RETRY_AFTER, ClientLimitFilter.RETRY_AFTER_SECONDS);
             exchange.refuse(limit.tooMany(), false);
             return true;
         }
         exchange.admitted(release);
-        CompletableFuture<Ingress.Routed> routing = decideAndRoute(request, uri, path, client);
+        CompletableFuture<Ingress.Routed> routing = decideAndRoute(request, uri, path, client, address);
         // Mostly decided at once (a cached route); a route the store is asked for, or a grant to
         // redeem, completes elsewhere, and the forward goes on from the pool.
         if (routing.isDone())
@@ -171,11 +171,11 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
         return true;
     }
 
-    private CompletableFuture<Ingress.Routed> decideAndRoute(Request request, HttpURI uri, String path, View client)
+    private CompletableFuture<Ingress.Routed> decideAndRoute(Request request, HttpURI uri, String path, View client, String address)
     {
         try
         {
-            return ingress.decideAndRoute(ingressRequest(request, uri, path, client), "https".equals(clients.scheme(client)), executor);
+            return ingress.decideAndRoute(ingressRequest(request, uri, path, client), "https".equals(clients.scheme(client)), address, executor);
         }
         catch (RuntimeException x)
         {

@@ -73,7 +73,7 @@ public class IngressServlet extends StreamingProxyServlet
         {
             if (webSockets.resume(clientRequest, proxyResponse))
                 return;
-            route = ingress.route(forward, SessionFilter.RESOLVED.get(clientRequest));
+            route = ingress.route(forward, SessionFilter.RESOLVED.get(clientRequest), ingress.clients().clientAddress(clientRequest));
             Span span = ServerSpan.of(clientRequest);
             if (span != null)
                 policy.describe(span, clientRequest.getMethod(), forward);

@@ -39,6 +39,16 @@ public interface RouteStore
         }
     }
 
+    /**
+     * The route when this replica has it at hand, asking no one: what {@link #find} would answer
+     * at once. Empty when the sandbox has no route or the store would have to be asked; the default
+     * suits a store that keeps nothing locally.
+     */
+    default Optional<Route> cached(String id)
+    {
+        return Optional.empty();
+    }
+
     /** Writes a route, replacing any other for this id. */
     void put(String id, Route route);
 

@@ -183,16 +183,23 @@ final class RedisRouteStore implements RouteStore
         }
     }
 
+    @Override
+    public Optional<Route> cached(String id)
+    {
+        Route cached = cache.get(id);
+        if (cached == null)
+            return Optional.empty();
+        hits.increment();
+        return Optional.of(cached);
+    }
+
     /** A miss is an HGET that no thread waits for; the route is cached when it answers, as with {@link #find}. */
     @Override
     public CompletableFuture<Optional<Route>> findAsync(String id)
     {
-        Route cached = cache.get(id);
-        if (cached != null)
-        {
-            hits.increment();
-            return CompletableFuture.completedFuture(Optional.of(cached));
-        }
+        Optional<Route> cached = cached(id);
+        if (cached.isPresent())
+            return CompletableFuture.completedFuture(cached);
         long before = changes.get();
         if (absent.contains(id, before))
         {

@@ -13,8 +13,6 @@ import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import org.eclipse.jetty.http.HttpHeader;
-import org.eclipse.jetty.http.HttpStatus;
 
 /**
  * Caps the requests one client has in progress at once ({@code server.max-concurrent-requests-per-client}),
@@ -33,7 +31,6 @@ import org.eclipse.jetty.http.HttpStatus;
 public final class ClientLimitFilter implements Filter
 {
     /** Seconds a refused client is told to wait. */
-    public static final String RETRY_AFTER_SECONDS = "1";
     private static final RequestAttribute<Slot> SLOT = RequestAttribute.of("client-slot", Slot.class);
 
     private final ClientCounts counts;
@@ -102,7 +99,6 @@ public final class ClientLimitFilter implements Filter
         Slot slot = acquire(agent != null ? "agent " + agent : clients.limitKey(clients.clientAddress(request)), agent != null);
         if (slot == null)
         {
-            response.setHeader(HttpHeader.RETRY_AFTER.asString(), RETRY_AFTER_SECONDS);
             Errors.write(request, response, tooMany());
             return;
         }
@@ -120,7 +116,7 @@ public final class ClientLimitFilter implements Filter
     /**
      * Takes a place for a request of a client known by its address, for a front-end outside the
      * servlet API (the embedded runner's ingress handler), which answers a refusal with
-     * {@link #tooMany()} and {@code Retry-After: 1}.
+     * {@link #tooMany()}.
      *
      * @return what gives the place back (once, however often it runs) when the exchange ends, or
      *         null when the client holds the limit already
@@ -131,11 +127,11 @@ public final class ClientLimitFilter implements Filter
         return slot == null ? null : slot::release;
     }
 
-    /** The refusal of a request above the limit, 429; it goes with {@code Retry-After: 1}. */
+    /** The refusal of a request above the limit: 429, {@code Retry-After: 1}. */
     public GatewayException tooMany()
     {
-        return new GatewayException(HttpStatus.TOO_MANY_REQUESTS_429, "too_many_requests",
-            "too many requests in progress from this client (at most " + counts.limit() + ", server.max-concurrent-requests-per-client)");
+        return GatewayException.tooMany("too_many_requests",
+            "too many requests in progress from this client (at most " + counts.limit() + ", server.max-concurrent-requests-per-client)", 1);
     }
 
     private Slot acquire(String client, boolean agent)

@@ -153,6 +153,8 @@ public final class Errors
         response.setHeader(HttpHeader.CACHE_CONTROL.asString(), NO_STORE);
         if (error.status() == HttpStatus.UNAUTHORIZED_401)
             response.setHeader(HttpHeader.WWW_AUTHENTICATE.asString(), BEARER_CHALLENGE);
+        if (error.retryAfterSeconds() > 0)
+            response.setHeader(HttpHeader.RETRY_AFTER.asString(), Long.toString(error.retryAfterSeconds()));
         Body body = bodyOf(request);
         if (body != null)
         {
@@ -180,9 +182,11 @@ public final class Errors
             .put("status", error.status()).put("error", error.code()).put("message", message).toString());
     }
 
-    /** The headers every error carries besides its body's: never stored, and a challenge with a 401. */
+    /** The headers every error carries besides its body's: never stored, a challenge with a 401, when to retry a refusal over a limit. */
     public static HttpFields headers(GatewayException error)
     {
+        if (error.retryAfterSeconds() > 0)
+            return HttpFields.build(ERROR_HEADERS).put(HttpHeader.RETRY_AFTER, Long.toString(error.retryAfterSeconds()));
         return error.status() == HttpStatus.UNAUTHORIZED_401 ? UNAUTHORIZED_HEADERS : ERROR_HEADERS;
     }
 

@@ -10,12 +10,29 @@ public class GatewayException extends RuntimeException
 {
     private final int status;
     private final String code;
+    private final long retryAfterSeconds;
 
     public GatewayException(int status, String code, String message)
+    {
+        this(status, code, message, 0);
+    }
+
+    private GatewayException(int status, String code, String message, long retryAfterSeconds)
     {
         super(message, null, false, false);
         this.status = status;
         this.code = code;
+        this.retryAfterSeconds = retryAfterSeconds;
+    }
+
+    /**
+     * A refusal of a client over one of its limits, 429, answered with {@code Retry-After}.
+     *
+     * @param retryAfterSeconds when the client may try again, at least 1
+     */
+    public static GatewayException tooMany(String code, String message, long retryAfterSeconds)
+    {
+        return new GatewayException(HttpStatus.TOO_MANY_REQUESTS_429, code, message, Math.max(1, retryAfterSeconds));
     }
 
     public static GatewayException badRequest(String message)
@@ -41,6 +58,12 @@ public class GatewayException extends RuntimeException
     public int status()
     {
         return status;
+    }
+
+    /** Seconds the client should wait before trying again, or 0 when waiting is not what it takes. */
+    public long retryAfterSeconds()
+    {
+        return retryAfterSeconds;
     }
 
     /** A stable machine-readable word for the error body. */

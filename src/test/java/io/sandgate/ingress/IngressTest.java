@@ -7,6 +7,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
@@ -15,6 +16,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sandgate.config.ConfigLoader;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.core.Schedulers;
+import io.sandgate.core.StoreUnavailableException;
 import io.sandgate.ingress.IngressDecision.Forward;
 import io.sandgate.ingress.IngressDecision.Redirect;
 import io.sandgate.ingress.IngressDecision.Source;
@@ -38,6 +40,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class IngressTest
 {
     private static final String ORIGIN = "http://gw.example";
+    private static final String CLIENT = "192.0.2.10";
 
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     private Store store;
@@ -124,8 +127,65 @@ class IngressTest
     {
         Ingress ingress = ingress("", Map.of());
 
-        assertEquals("10.0.0.7:6080", ingress.route("42").authority());
-        assertEquals(404, assertThrows(GatewayException.class, () -> ingress.route("43")).status());
+        assertEquals("10.0.0.7:6080", ingress.route(path("42"), get("/vnc/42/", List.of()), CLIENT).authority());
+        assertEquals(404, assertThrows(GatewayException.class, () -> ingress.route(path("43"), get("/vnc/43/", List.of()), CLIENT)).status());
+    }
+
+    private static Forward path(String sandboxId)
+    {
+        return new Forward(sandboxId, Source.PATH, "/", null);
+    }
+
+    @Test
+    void aClientOverItsMissBudget_isRefusedWithoutTheStoreBeingAsked_whileRoutesAtHandKeepRouting()
+    {
+        CountedRoutes store = new CountedRoutes(Map.of("42", Route.of("10.0.0.7", 6080)), Set.of("42"));
+        Ingress ingress = budgeted(store, 3);
+
+        for (String id : List.of("101", "102", "103"))
+            assertEquals(404, assertThrows(GatewayException.class, () -> ingress.route(path(id), get("/vnc/" + id + "/", List.of()), CLIENT)).status());
+        GatewayException refused = assertThrows(GatewayException.class, () -> ingress.route(path("104"), get("/vnc/104/", List.of()), CLIENT));
+        CompletionException refusedAsync = assertThrows(CompletionException.class,
+            () -> ingress.decideAndRoute(get("/vnc/105/", List.of()), false, CLIENT, NO_EXECUTOR).join());
+
+        assertEquals(429, refused.status());
+        assertEquals("too_many_route_misses", refused.code());
+        assertTrue(refused.retryAfterSeconds() >= 1 && refused.retryAfterSeconds() <= 21, "Retry-After " + refused.retryAfterSeconds());
+        assertEquals(429, assertInstanceOf(GatewayException.class, refusedAsync.getCause()).status());
+        assertEquals(List.of("101", "102", "103"), store.asked, "the store was asked past the budget");
+        assertEquals("10.0.0.7:6080", ingress.route(path("42"), get("/vnc/42/", List.of()), CLIENT).authority());
+        assertEquals("10.0.0.7:6080", ingress.decideAndRoute(get("/vnc/42/", List.of()), false, CLIENT, NO_EXECUTOR).join().route().authority());
+        assertEquals(404, assertThrows(GatewayException.class, () -> ingress.route(path("104"), get("/vnc/104/", List.of()), "192.0.2.11")).status(),
+            "another client's budget");
+    }
+
+    @Test
+    void lookupsThatFindARoute_orGetNoAnswer_costTheClientNothing()
+    {
+        CountedRoutes store = new CountedRoutes(Map.of("43", Route.of("10.0.0.8", 6080)), Set.of());
+        Ingress ingress = budgeted(store, 2);
+
+        for (int i = 0; i < 5; i++)
+            assertEquals("10.0.0.8:6080", ingress.route(path("43"), get("/vnc/43/", List.of()), CLIENT).authority());
+        store.down = true;
+        for (int i = 0; i < 5; i++)
+            assertThrows(StoreUnavailableException.class, () -> ingress.route(path("201"), get("/vnc/201/", List.of()), CLIENT));
+        CompletionException unanswered = assertThrows(CompletionException.class,
+            () -> ingress.decideAndRoute(get("/vnc/202/", List.of()), false, CLIENT, NO_EXECUTOR).join());
+        store.down = false;
+
+        assertInstanceOf(StoreUnavailableException.class, unanswered.getCause());
+        assertEquals(404, assertThrows(GatewayException.class, () -> ingress.route(path("203"), get("/vnc/203/", List.of()), CLIENT)).status());
+        assertEquals(404, assertInstanceOf(GatewayException.class, assertThrows(CompletionException.class,
+            () -> ingress.decideAndRoute(get("/vnc/204/", List.of()), false, CLIENT, NO_EXECUTOR).join()).getCause()).status());
+        assertEquals(429, assertThrows(GatewayException.class, () -> ingress.route(path("205"), get("/vnc/205/", List.of()), CLIENT)).status());
+    }
+
+    private Ingress budgeted(RouteStore store, int missesPerMinute)
+    {
+        SandgateConfig config = ConfigLoader.fromValues(Map.of("ingress.cookie.secret", "0123456789abcdef0123456789abcdef",
+            "ingress.route-misses-per-client-per-minute", Integer.toString(missesPerMinute)));
+        return new Ingress(config.ingress(), "", store, new ClientInfo(List.of()), registry, Clock.systemUTC());
     }
 
     @Test
@@ -133,13 +193,13 @@ class IngressTest
     {
         Ingress ingress = ingress("", Map.of());
 
-        CompletableFuture<Ingress.Routed> routing = ingress.decideAndRoute(get("/vnc/42/", List.of()), false, NO_EXECUTOR);
+        CompletableFuture<Ingress.Routed> routing = ingress.decideAndRoute(get("/vnc/42/", List.of()), false, CLIENT, NO_EXECUTOR);
 
         assertTrue(routing.isDone());
         assertEquals("42", ((Forward)routing.join().decision()).sandboxId());
         assertEquals("10.0.0.7:6080", routing.join().route().authority());
         assertEquals(1, resolutions(Source.PATH));
-        Ingress.Routed redirect = ingress.decideAndRoute(get("/vnc/42", List.of()), false, NO_EXECUTOR).join();
+        Ingress.Routed redirect = ingress.decideAndRoute(get("/vnc/42", List.of()), false, CLIENT, NO_EXECUTOR).join();
         assertInstanceOf(Redirect.class, redirect.decision());
         assertNull(redirect.route());
     }
@@ -149,8 +209,8 @@ class IngressTest
     {
         Ingress ingress = ingress("", Map.of());
 
-        CompletionException noRoute = assertThrows(CompletionException.class, () -> ingress.decideAndRoute(get("/vnc/43/", List.of()), false, NO_EXECUTOR).join());
-        CompletionException noSandbox = assertThrows(CompletionException.class, () -> ingress.decideAndRoute(get("/vnc/app.js", List.of()), false, NO_EXECUTOR).join());
+        CompletionException noRoute = assertThrows(CompletionException.class, () -> ingress.decideAndRoute(get("/vnc/43/", List.of()), false, CLIENT, NO_EXECUTOR).join());
+        CompletionException noSandbox = assertThrows(CompletionException.class, () -> ingress.decideAndRoute(get("/vnc/app.js", List.of()), false, CLIENT, NO_EXECUTOR).join());
 
         assertEquals(404, assertInstanceOf(GatewayException.class, noRoute.getCause()).status());
         assertEquals(404, assertInstanceOf(GatewayException.class, noSandbox.getCause()).status());
@@ -163,7 +223,7 @@ class IngressTest
         SandgateConfig config = ConfigLoader.fromValues(Map.of("ingress.cookie.secret", "0123456789abcdef0123456789abcdef"));
         Ingress ingress = new Ingress(config.ingress(), "", new AskedRoutes(answer), new ClientInfo(List.of()), registry, Clock.systemUTC());
 
-        CompletableFuture<Ingress.Routed> routing = ingress.decideAndRoute(get("/vnc/42/", List.of()), false, NO_EXECUTOR);
+        CompletableFuture<Ingress.Routed> routing = ingress.decideAndRoute(get("/vnc/42/", List.of()), false, CLIENT, NO_EXECUTOR);
 
         assertFalse(routing.isDone());
         answer.complete(Optional.of(Route.of("10.0.0.9", 6080)));
@@ -178,7 +238,7 @@ class IngressTest
         List<Runnable> pool = new ArrayList<>();
         IngressRequest redeeming = new IngressRequest("GET", "/vnc/42/", "sandgate_grant=" + grant, ORIGIN, null, List.of(), null);
 
-        CompletableFuture<Ingress.Routed> routing = ingress.decideAndRoute(redeeming, false, pool::add);
+        CompletableFuture<Ingress.Routed> routing = ingress.decideAndRoute(redeeming, false, CLIENT, pool::add);
 
         assertFalse(routing.isDone(), "the redemption writes to the store: not on the calling thread");
         assertEquals(1, pool.size());
@@ -191,6 +251,36 @@ class IngressTest
     {
         throw new AssertionError("handed to the pool");
     };
+
+    /** Routes, some at hand and the others asked for, the store's lookups recorded; it can be made unreachable. */
+    private static final class CountedRoutes extends UntouchedRoutes
+    {
+        private final Map<String, Route> routes;
+        private final Set<String> atHand;
+        private final List<String> asked = new ArrayList<>();
+        private volatile boolean down;
+
+        CountedRoutes(Map<String, Route> routes, Set<String> atHand)
+        {
+            this.routes = routes;
+            this.atHand = atHand;
+        }
+
+        @Override
+        public Optional<Route> cached(String id)
+        {
+            return atHand.contains(id) ? Optional.of(routes.get(id)) : Optional.empty();
+        }
+
+        @Override
+        public synchronized Optional<Route> find(String id)
+        {
+            if (down)
+                throw new StoreUnavailableException("route store unreachable", null);
+            asked.add(id);
+            return Optional.ofNullable(routes.get(id));
+        }
+    }
 
     /** A route store whose every route must be asked for, as Redis is for one not cached. */
     private static final class AskedRoutes extends UntouchedRoutes
