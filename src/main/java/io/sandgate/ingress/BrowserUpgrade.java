@@ -6,6 +6,7 @@ import io.sandgate.web.GatewayException;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import org.eclipse.jetty.io.ByteBufferPool;
 import org.eclipse.jetty.io.EndPoint;
 
 /**
@@ -42,6 +43,15 @@ public interface BrowserUpgrade
      */
     default void checkSupported(HttpServletRequest request)
     {
+    }
+
+    /**
+     * The container's buffer pool, for the tunnel's reads to come from the same pool as its
+     * connections'; null where the container does not show it, and the bridge's client's serves.
+     */
+    default ByteBufferPool buffers(HttpServletRequest request)
+    {
+        return null;
     }
 
     /**

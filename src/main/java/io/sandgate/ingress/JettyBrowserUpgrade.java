@@ -8,6 +8,7 @@ import org.eclipse.jetty.ee10.servlet.ServletContextRequest;
 import org.eclipse.jetty.ee10.servlet.ServletContextResponse;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.http.HttpVersion;
+import org.eclipse.jetty.io.ByteBufferPool;
 import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.server.HttpStream;
 import org.eclipse.jetty.util.FutureCallback;
@@ -25,6 +26,12 @@ import org.eclipse.jetty.util.FutureCallback;
  */
 final class JettyBrowserUpgrade implements BrowserUpgrade
 {
+    @Override
+    public ByteBufferPool buffers(HttpServletRequest request)
+    {
+        return ServletContextRequest.getServletContextRequest(request).getComponents().getByteBufferPool();
+    }
+
     @Override
     public void upgrade(HttpServletRequest request, HttpServletResponse response, Tunnel tunnel) throws IOException
     {

@@ -73,7 +73,7 @@ final class Tunnel
     }
 
     /** What every tunnel of one gateway shares. */
-    record Shared(long maxMessageSize, Duration idleTimeout, Set<Tunnel> open, Meters meters, ByteBufferPool buffers, ScheduledExecutorService timer)
+    record Shared(long maxMessageSize, Duration idleTimeout, Set<Tunnel> open, Meters meters, ScheduledExecutorService timer)
     {
     }
 
@@ -100,6 +100,8 @@ final class Tunnel
     private final Route route;
     private final Leg sandbox;
     private final Answer answer;
+    /** Where the pumps' read buffers come from: the browser connection's server's pool when the bridge can reach it. */
+    private final ByteBufferPool buffers;
     private final Shared shared;
     // Guarded by this.
     private Leg browser;
@@ -110,12 +112,13 @@ final class Tunnel
     private int pumpsDone;
     private ScheduledFuture<?> grace;
 
-    Tunnel(String sandboxId, Route route, Leg sandbox, Answer answer, Shared shared)
+    Tunnel(String sandboxId, Route route, Leg sandbox, Answer answer, ByteBufferPool buffers, Shared shared)
     {
         this.sandboxId = sandboxId;
         this.route = route;
         this.sandbox = sandbox;
         this.answer = answer;
+        this.buffers = buffers;
         this.shared = shared;
     }
 
@@ -554,7 +557,7 @@ final class Tunnel
                 return awaitSource();
             }
             if (buffer == null)
-                buffer = shared.buffers.acquire(BUFFER_SIZE, direct);
+                buffer = buffers.acquire(BUFFER_SIZE, direct);
             ByteBuffer in = buffer.getByteBuffer();
             BufferUtil.clear(in);
             int filled;

@@ -5,6 +5,7 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.List;
+import java.util.Objects;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -40,6 +41,7 @@ import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.io.ArrayByteBufferPool;
+import org.eclipse.jetty.io.ByteBufferPool;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
@@ -109,7 +111,7 @@ public final class WebSocketBridge implements AutoCloseable
             Counter.builder("sandgate.ingress.websocket.bytes").tag("direction", "to_browser").description("Message payload bytes tunnelled, as on the wire").register(registry),
             Counter.builder("sandgate.ingress.websocket.messages").tag("direction", "to_sandbox").description("Whole messages tunnelled").register(registry),
             Counter.builder("sandgate.ingress.websocket.messages").tag("direction", "to_browser").description("Whole messages tunnelled").register(registry));
-        this.shared = new Tunnel.Shared(config.maxMessageSize(), config.idleTimeout(), open, meters, client.getByteBufferPool(), schedulers.timer());
+        this.shared = new Tunnel.Shared(config.maxMessageSize(), config.idleTimeout(), open, meters, schedulers.timer());
     }
 
     /** Starts the client towards sandboxes and the pings on both legs of every tunnel. */
@@ -188,7 +190,9 @@ public final class WebSocketBridge implements AutoCloseable
         HttpFields headers = sandboxHandshake(request);
         URI target = ForwardPolicy.sandboxUri(route, forward.upstreamPath());
 
-        SandboxConnect connect = new SandboxConnect(forward.sandboxId(), route);
+        // One pool for the server and its tunnels where the container shows its own.
+        ByteBufferPool buffers = Objects.requireNonNullElse(browsers.buffers(request), client.getByteBufferPool());
+        SandboxConnect connect = new SandboxConnect(forward.sandboxId(), route, buffers);
         CONNECT.set(request, connect);
         AsyncContext async = request.startAsync();
         // The container's timer, a little after the client's own timeout: a leg that has not
@@ -332,21 +336,23 @@ public final class WebSocketBridge implements AutoCloseable
     {
         private final String sandboxId;
         private final Route route;
+        private final ByteBufferPool buffers;
         private final AtomicBoolean settled = new AtomicBoolean();
         private final AtomicBoolean dispatched = new AtomicBoolean();
         private volatile Tunnel tunnel;
         private volatile Throwable failure;
 
-        SandboxConnect(String sandboxId, Route route)
+        SandboxConnect(String sandboxId, Route route, ByteBufferPool buffers)
         {
             this.sandboxId = sandboxId;
             this.route = route;
+            this.buffers = buffers;
         }
 
         /** @return whether this outcome is the one the request gets */
         boolean settle(SandboxHandshake.Opened opened, Throwable failure)
         {
-            Tunnel joined = opened == null ? null : new Tunnel(sandboxId, route, opened.leg(), opened.answer(), shared);
+            Tunnel joined = opened == null ? null : new Tunnel(sandboxId, route, opened.leg(), opened.answer(), buffers, shared);
             if (!settled.compareAndSet(false, true))
             {
                 if (joined != null)

@@ -9,24 +9,33 @@ import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import io.sandgate.launcher.EmbeddedServer;
 import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.RawHttp;
 import io.sandgate.testing.ScriptedSandbox;
+import io.sandgate.testing.WebSocketBackend;
 import org.eclipse.jetty.io.ArrayByteBufferPool;
+import org.eclipse.jetty.io.RetainableByteBuffer;
+import org.eclipse.jetty.websocket.api.Callback;
+import org.eclipse.jetty.websocket.client.ClientUpgradeRequest;
+import org.eclipse.jetty.websocket.client.WebSocketClient;
 import org.junit.jupiter.api.Test;
 
 import static io.sandgate.testing.BrowserRequests.get;
 import static io.sandgate.testing.BrowserRequests.post;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Every buffer the core front-end takes from the server's pool (its request heads towards
- * sandboxes, its reads of their answers, the browsers' connections) goes back, however the
- * exchange ends. The pool is Jetty's tracking one; after exchanges that end well and badly the
+ * sandboxes, its reads of their answers, the browsers' connections) and every read buffer of the
+ * WebSocket tunnels goes back, however the exchange or the tunnel ends. The pool is Jetty's tracking one; after exchanges that end well and badly the
  * server stops, closing every connection, and nothing may still be taken. A buffer never given
  * back is not an error Jetty reports: its pool forgets it once it is collected, and the gateway
  * allocates a new one each time, which only shows as garbage and lost pooling under load.
@@ -94,6 +103,84 @@ class PooledBuffersIT
             }
         }
         assertTrue(pool.getLeaks().isEmpty(), pool::dumpLeaks);
+    }
+
+    @Test
+    void everyBufferATunnelTakes_isGivenBack_howeverTheTunnelEnds() throws Exception
+    {
+        AtomicLong acquired = new AtomicLong();
+        ArrayByteBufferPool.Tracking pool = new ArrayByteBufferPool.Tracking()
+        {
+            @Override
+            public RetainableByteBuffer.Mutable acquire(int size, boolean direct)
+            {
+                acquired.incrementAndGet();
+                return super.acquire(size, direct);
+            }
+        };
+        WebSocketClient client = new WebSocketClient();
+        client.start();
+        try (WebSocketBackend sandbox = WebSocketBackend.start("s1"))
+        {
+            EmbeddedServer server = EmbeddedServer.start(new GatewayConfig()
+                .set("ingress.cookie.secret", "pooled-buffers-secret-0123456789abcdef")
+                .set("ingress.static-routes", Map.of("1", sandbox.hostPort()))
+                .set("ingress.websocket.max-message-size", "4096")
+                .build(), pool);
+            try
+            {
+                String origin = "http://127.0.0.1:" + server.port();
+                URI uri = URI.create("ws://127.0.0.1:" + server.port() + "/vnc/1/ws");
+                // The browser closes.
+                WebSocketBridgeIT.Browser browser = tunnel(client, uri, origin);
+                long before = acquired.get();
+                browser.session.sendText("one", Callback.NOOP);
+                await().atMost(Duration.ofSeconds(5)).until(() -> browser.texts.contains("echo:one"));
+                assertTrue(acquired.get() > before, "the tunnel's reads come from the server's pool");
+                browser.session.close(1000, "bye", Callback.NOOP);
+                browser.closed.get(5, TimeUnit.SECONDS);
+                // The sandbox closes.
+                WebSocketBridgeIT.Browser closedBySandbox = tunnel(client, uri, origin);
+                closedBySandbox.session.sendText("close:1000:done", Callback.NOOP);
+                assertEquals("1000:done", closedBySandbox.closed.get(5, TimeUnit.SECONDS));
+                // The sandbox dies without a close frame.
+                WebSocketBridgeIT.Browser orphaned = tunnel(client, uri, origin);
+                orphaned.session.sendText("die", Callback.NOOP);
+                assertEquals("1011:sandbox connection lost", orphaned.closed.get(5, TimeUnit.SECONDS));
+                // A message over the limit.
+                WebSocketBridgeIT.Browser oversized = tunnel(client, uri, origin);
+                oversized.session.sendText("x".repeat(10_000), Callback.NOOP);
+                assertEquals("1009:message too big", oversized.closed.get(5, TimeUnit.SECONDS));
+                // A browser that goes without a close frame, the sandbox's first message on its way.
+                try (Socket socket = new Socket("127.0.0.1", server.port()))
+                {
+                    socket.getOutputStream().write(("GET /vnc/1/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                        + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nOrigin: " + origin + "\r\n\r\n")
+                        .getBytes(StandardCharsets.US_ASCII));
+                    assertTrue(new String(socket.getInputStream().readNBytes(12), StandardCharsets.US_ASCII).endsWith("101"));
+                }
+                await().atMost(Duration.ofSeconds(5)).until(() -> server.sandgate().metrics().find("sandgate.ingress.websocket.sessions").gauge().value() == 0);
+            }
+            finally
+            {
+                server.close();
+            }
+        }
+        finally
+        {
+            client.stop();
+        }
+        assertTrue(pool.getLeaks().isEmpty(), pool::dumpLeaks);
+    }
+
+    private static WebSocketBridgeIT.Browser tunnel(WebSocketClient client, URI uri, String origin) throws Exception
+    {
+        WebSocketBridgeIT.Browser browser = new WebSocketBridgeIT.Browser();
+        ClientUpgradeRequest request = new ClientUpgradeRequest();
+        request.setHeader("Origin", origin);
+        client.connect(browser, uri, request).get(5, TimeUnit.SECONDS);
+        await().atMost(Duration.ofSeconds(5)).until(() -> browser.texts.contains("hello from s1"));
+        return browser;
     }
 
     /** A sandbox that reads a request's head, answers 413 at once, and resets the connection. */
