@@ -1,13 +1,16 @@
 package io.sandgate.mcp;
 
 import java.io.IOException;
-import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.locks.ReentrantLock;
+import java.util.ArrayDeque;
+import java.util.Queue;
 
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
+import jakarta.servlet.ServletOutputStream;
+import jakarta.servlet.WriteListener;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.eclipse.jetty.http.HttpHeader;
@@ -16,15 +19,33 @@ import org.eclipse.jetty.http.HttpStatus;
 /**
  * An SSE stream to an MCP client. Every write is flushed at once; {@code X-Accel-Buffering: no}
  * asks nginx-style proxies in front of the gateway not to buffer either.
+ *
+ * <p>Writes never wait for the client: the stream uses the servlet's non-blocking output, and what
+ * the client has not taken yet is queued. Events are delivered only while less than
+ * {@link #HIGH_WATER} bytes are queued ({@link #ready}); past it, delivery stops without holding a
+ * thread, the session's log keeping what follows, and resumes once the client has read half of
+ * it. A client that stops reading holds that much memory, no thread, until the server's idle
+ * timeout ends its connection.</p>
  */
 final class ClientStream extends Lifetime
 {
-    private final AsyncContext async;
-    private final OutputStream output;
-    /** Held for each write, which blocks as long as the client does not read. */
-    private final ReentrantLock writing = new ReentrantLock();
+    /** Bytes queued for a client past which it gets no more events until it reads. */
+    static final int HIGH_WATER = 256 * 1024;
+    private static final byte[] KEEPALIVE = ": keepalive\n\n".getBytes(StandardCharsets.US_ASCII);
 
-    private ClientStream(AsyncContext async, OutputStream output)
+    private final AsyncContext async;
+    private final ServletOutputStream output;
+    // Guarded by this.
+    private final Queue<byte[]> queued = new ArrayDeque<>();
+    private long queuedBytes;
+    /** Whether bytes were written since the last flush; true at first, for the headers. */
+    private boolean unflushed = true;
+    /** Whether the stream ends once what is queued is out. */
+    private boolean closing;
+    /** What runs once the client has read enough of the queue, when delivery was told to wait. */
+    private Runnable whenReady;
+
+    private ClientStream(AsyncContext async, ServletOutputStream output)
     {
         this.async = async;
         this.output = output;
@@ -52,19 +73,19 @@ final class ClientStream extends Lifetime
             @Override
             public void onComplete(AsyncEvent event)
             {
-                stream.closed();
+                stream.ended();
             }
 
             @Override
             public void onTimeout(AsyncEvent event)
             {
-                stream.close();
+                stream.abort();
             }
 
             @Override
             public void onError(AsyncEvent event)
             {
-                stream.close();
+                stream.abort();
             }
 
             @Override
@@ -72,11 +93,31 @@ final class ClientStream extends Lifetime
             {
             }
         });
-        response.flushBuffer();
+        // From here on the output never blocks; the container calls back when it can take more,
+        // the first time at once, which sends the headers.
+        stream.output.setWriteListener(new WriteListener()
+        {
+            @Override
+            public void onWritePossible()
+            {
+                stream.write();
+            }
+
+            @Override
+            public void onError(Throwable failure)
+            {
+                stream.abort();
+            }
+        });
         return stream;
     }
 
-    /** Writes one event; multi-line data becomes several data lines. */
+    /**
+     * Queues one event for the client; multi-line data becomes several data lines. Taken whatever
+     * is queued already: delivery asks {@link #ready} first.
+     *
+     * @throws IOException when the stream has ended, or is ending
+     */
     void event(String id, String name, String data) throws IOException
     {
         StringBuilder frame = new StringBuilder(data.length() + 64);
@@ -87,64 +128,119 @@ final class ClientStream extends Lifetime
         for (String line : data.split("\n", -1))
             frame.append("data: ").append(line).append('\n');
         frame.append('\n');
-        writing.lock();
-        try
+        byte[] bytes = frame.toString().getBytes(StandardCharsets.UTF_8);
+        synchronized (this)
         {
-            write(frame.toString());
+            if (closing || !isOpen())
+                throw new IOException("client stream closed");
+            queue(bytes);
         }
-        finally
-        {
-            writing.unlock();
-        }
+        write();
     }
 
     /**
      * An SSE comment: ignored by clients, but keeps idle proxies from cutting the stream. Skipped
-     * while an event is being written: the stream is not idle, and waiting for the write to end
-     * would hold a worker for nothing. Still blocks when the client stopped reading and events or
-     * keepalives filled its socket, until the idle timeout ends the connection: each stream's
-     * keepalives have a schedule of their own ({@code McpGateway.opened}).
+     * while anything is queued: the stream is not idle, or its client is not reading.
      */
     void keepalive()
     {
-        if (!writing.tryLock())
-            return;
-        try
+        synchronized (this)
         {
-            write(": keepalive\n\n");
+            if (closing || !isOpen() || !queued.isEmpty())
+                return;
+            queue(KEEPALIVE);
         }
-        catch (IOException x)
-        {
-            close();
-        }
-        finally
-        {
-            writing.unlock();
-        }
+        write();
     }
 
-    /** Writes and flushes, blocking until the client has room; the caller holds {@link #writing}. */
-    private void write(String text) throws IOException
+    /**
+     * Whether the stream takes another event now: less than {@link #HIGH_WATER} bytes wait for the
+     * client. When not, {@code whenReady} runs once the client has read half of them (not if the
+     * stream ends first).
+     */
+    synchronized boolean ready(Runnable whenReady)
     {
-        if (!isOpen())
-            throw new IOException("client stream closed");
-        try
-        {
-            output.write(text.getBytes(StandardCharsets.UTF_8));
-            output.flush();
-        }
-        catch (IOException | IllegalStateException x)
-        {
-            close();
-            throw x instanceof IOException io ? io : new IOException(x);
-        }
+        if (queuedBytes < HIGH_WATER)
+            return true;
+        this.whenReady = whenReady;
+        return false;
     }
 
+    private void queue(byte[] bytes)
+    {
+        queued.add(bytes);
+        queuedBytes += bytes.length;
+    }
+
+    /**
+     * Hands the container what is queued, flushing after it, for as long as the container takes
+     * it without waiting; it calls {@link WriteListener#onWritePossible} for the rest. Whoever
+     * calls (a delivery, a keepalive, the container) returns at once.
+     */
+    private void write()
+    {
+        Runnable ready = null;
+        boolean done = false;
+        synchronized (this)
+        {
+            try
+            {
+                while (output.isReady())
+                {
+                    byte[] next = queued.poll();
+                    if (next != null)
+                    {
+                        queuedBytes -= next.length;
+                        unflushed = true;
+                        output.write(next);
+                    }
+                    else if (unflushed)
+                    {
+                        unflushed = false;
+                        output.flush();
+                    }
+                    else
+                    {
+                        done = closing;
+                        break;
+                    }
+                }
+            }
+            catch (IOException | IllegalStateException x)
+            {
+                // The client is gone: abort() below, outside the lock.
+                done = true;
+                queued.clear();
+                queuedBytes = 0;
+            }
+            if (whenReady != null && queuedBytes < HIGH_WATER / 2)
+            {
+                ready = whenReady;
+                whenReady = null;
+            }
+        }
+        if (ready != null)
+            ready.run();
+        if (done)
+            abort();
+    }
+
+    /** Ends the stream once what is queued has reached the client (or the client is gone). */
     @Override
     void close()
     {
-        if (!isOpen())
-            return;
+        synchronized (this)
+        {
+            if (closing || !isOpen())
+                return;
+            closing = true;
+        }
+        write();
+    }
+
+    /** Ends the stream now, whatever is queued. */
+    private void abort()
+    {
         try
         {
             async.complete();
@@ -153,11 +249,49 @@ final class ClientStream extends Lifetime
         {
             // Already completed by the container.
         }
-        closed();
+        ended();
     }
 
-    private void closed()
+    /**
+     * A session's events delivered to a client stream: taken while the stream has room, the
+     * stream closed when the session ends.
+     */
+    abstract static class Delivery implements SessionBus.Listener
     {
-        ended();
+        final ClientStream stream;
+
+        Delivery(ClientStream stream)
+        {
+            this.stream = stream;
+        }
+
+        /** Writes the event to {@link #stream}, or skips it. */
+        abstract void deliver(String eventId, String message) throws IOException;
+
+        @Override
+        public final void onEvent(String eventId, String message)
+        {
+            try
+            {
+                deliver(eventId, message);
+            }
+            catch (IOException x)
+            {
+                // The client is gone: not delivered, so the drain stops at the one before.
+                throw new UncheckedIOException(x);
+            }
+        }
+
+        @Override
+        public boolean ready(Runnable whenReady)
+        {
+            return stream.ready(whenReady);
+        }
+
+        @Override
+        public void onEnd()
+        {
+            stream.close();
+        }
     }
 }

@@ -96,29 +96,16 @@ final class LegacySseTransport
 
         // Only a Streamable HTTP session-era upstream has a GET stream to hold.
         AtomicBoolean upstreamGetOpened = new AtomicBoolean(server.transport() != McpConfig.Transport.STREAMABLE);
-        SessionBus.Subscription subscription = mcp.subscribe(sessionId, lastEventId, new SessionBus.Listener()
+        SessionBus.Subscription subscription = mcp.subscribe(sessionId, lastEventId, new ClientStream.Delivery(stream)
         {
             @Override
-            public void onEvent(String eventId, String message)
+            void deliver(String eventId, String message) throws IOException
             {
-                try
-                {
-                    stream.event(eventId, "message", ToolGuard.cut(server.tools(), message));
-                }
-                catch (IOException x)
-                {
-                    throw new java.io.UncheckedIOException(x);
-                }
+                stream.event(eventId, "message", ToolGuard.cut(server.tools(), message));
                 // Once initialize has given the upstream session, messages the server starts
                 // arrive on its GET stream, which this replica holds for as long as it holds the client.
                 if (!upstreamGetOpened.get())
                     holdUpstreamGet(server, sessionId, stream, upstreamGetOpened);
-            }
-
-            @Override
-            public void onEnd()
-            {
-                stream.close();
             }
         });
         stream.onClose(subscription::close);

@@ -431,11 +431,8 @@ public final class McpGateway implements AutoCloseable
         }
         ClientLimitFilter.streamOpened(request);
         streams.add(stream);
-        // A keepalive's write blocks while its client does not read, until the idle timeout ends
-        // the connection: each stream has a schedule of its own, so a stuck one delays no other
-        // (the schedule skips a run while the last one is still writing). The first comes at a
-        // random point of the interval, so that streams opened together do not all wake at once
-        // and need a worker each.
+        // Each stream has a schedule of its own, the first run at a random point of the interval,
+        // so that streams opened together do not all wake at once and need a worker each.
         long interval = config.keepalive().toNanos();
         Duration first = Duration.ofNanos(1 + ThreadLocalRandom.current().nextLong(interval));
         ScheduledFuture<?> keepalives = schedulers.every(first, config.keepalive(), "MCP keepalive", stream::keepalive);

@@ -22,6 +22,10 @@ import org.slf4j.LoggerFactory;
  * is delivered without reading the log (for Redis, two round trips fewer per message). Anything
  * else (a push lost or out of order, a replay, a poll) falls back to reading the log, which stays
  * the only authority on what comes next.</p>
+ *
+ * <p>A listener that takes no more for now ({@link SessionBus.Listener#ready}, a client not
+ * reading) stops the drain, which holds no thread meanwhile; it is woken when the listener is ready
+ * again and reads on from the last delivered.</p>
  */
 public abstract class SerialDrain implements SessionBus.Subscription
 {
@@ -140,14 +144,21 @@ public abstract class SerialDrain implements SessionBus.Subscription
         while (wakeups.decrementAndGet() > 0 && !closed.get());
     }
 
-    /** Delivers the pushed events that follow on from the last delivered; any other means reading the log. */
+    /**
+     * Delivers the pushed events that follow on from the last delivered; any other means reading the
+     * log. Stops, leaving the rest pushed, while the listener takes no more.
+     */
     private void deliverPushed()
     {
         Pushed next;
-        while (!closed.get() && (next = pushed.poll()) != null)
+        while (!closed.get() && (next = pushed.peek()) != null)
         {
+            boolean follows = Objects.equals(next.previousId(), lastDelivered);
+            if (follows && !listener.ready(this::wake))
+                return;
+            pushed.poll();
             pushedCount.decrementAndGet();
-            if (Objects.equals(next.previousId(), lastDelivered))
+            if (follows)
                 deliver(next.event());
             else
                 readNeeded.set(true);
@@ -156,6 +167,10 @@ public abstract class SerialDrain implements SessionBus.Subscription
 
     private void deliverRead()
     {
+        // Nothing is read for a listener that takes nothing now: a stuck client's session may
+        // go on appending, and each wake-up would read a batch for nothing.
+        if (!listener.ready(this::wake))
+            return;
         if (!sessionExists())
         {
             end();
@@ -166,7 +181,8 @@ public abstract class SerialDrain implements SessionBus.Subscription
         {
             for (Event event : events)
             {
-                if (closed.get())
+                // Not taken now: the wake-up when it is reads on from the last delivered.
+                if (closed.get() || !listener.ready(this::wake))
                     return;
                 deliver(event);
             }

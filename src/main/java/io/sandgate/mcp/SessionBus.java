@@ -98,6 +98,16 @@ public interface SessionBus extends AutoCloseable
 
         /** The session was deleted or expired. */
         void onEnd();
+
+        /**
+         * Whether the listener takes another event now. When it does not, delivery stops without
+         * holding a thread, the log keeping what follows, and goes on once {@code whenReady} has
+         * run. By default it always does.
+         */
+        default boolean ready(Runnable whenReady)
+        {
+            return true;
+        }
     }
 
     /** A live subscription; closing it stops delivery. */

@@ -1,7 +1,6 @@
 package io.sandgate.mcp;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URI;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -135,30 +134,17 @@ final class SseBridge
         JsonNode token = call.path("params").path("_meta").path("progressToken");
         ClientStream stream = ClientStream.start(async);
         mcp.opened(request, stream);
-        SessionBus.Subscription subscription = mcp.bus().subscribe(session.id(), after, new SessionBus.Listener()
+        SessionBus.Subscription subscription = mcp.bus().subscribe(session.id(), after, new ClientStream.Delivery(stream)
         {
             @Override
-            public void onEvent(String eventId, String text)
+            void deliver(String eventId, String text) throws IOException
             {
                 JsonNode message = parse(text);
                 if (message == null || !belongs(message, id, token))
                     return;
-                try
-                {
-                    stream.event(eventId, null, initialize && !message.has("method") ? asRequested(call, message) : text);
-                }
-                catch (IOException x)
-                {
-                    throw new UncheckedIOException(x);
-                }
+                stream.event(eventId, null, initialize && !message.has("method") ? asRequested(call, message) : text);
                 if (!message.has("method"))
                     stream.close();
-            }
-
-            @Override
-            public void onEnd()
-            {
-                stream.close();
             }
         });
         stream.onClose(subscription::close);

@@ -292,25 +292,12 @@ final class StreamableTransport
         ClientStream stream = ClientStream.start(async);
         mcp.opened(request, stream);
         upstreams.holdGet(server, session, stream, upstream);
-        SessionBus.Subscription subscription = mcp.subscribe(session.id(), lastEventId, new SessionBus.Listener()
+        SessionBus.Subscription subscription = mcp.subscribe(session.id(), lastEventId, new ClientStream.Delivery(stream)
         {
             @Override
-            public void onEvent(String eventId, String message)
+            void deliver(String eventId, String message) throws IOException
             {
-                try
-                {
-                    stream.event(eventId, null, ToolGuard.cut(server.tools(), message));
-                }
-                catch (IOException x)
-                {
-                    throw new java.io.UncheckedIOException(x);
-                }
-            }
-
-            @Override
-            public void onEnd()
-            {
-                stream.close();
+                stream.event(eventId, null, ToolGuard.cut(server.tools(), message));
             }
         });
         stream.onClose(subscription::close);

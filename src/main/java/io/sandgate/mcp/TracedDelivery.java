@@ -70,4 +70,10 @@ final class TracedDelivery implements SessionBus.Listener
     {
         delivery.onEnd();
     }
+
+    @Override
+    public boolean ready(Runnable whenReady)
+    {
+        return delivery.ready(whenReady);
+    }
 }

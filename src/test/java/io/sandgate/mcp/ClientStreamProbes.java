@@ -39,19 +39,17 @@ final class ClientStreamProbes
     }
 
     /**
-     * Whether a thread of this JVM, the gateway's, is in {@code method} of a client stream (a write
-     * the client's socket does not take, when it stays there).
-     *
-     * @param waiting only threads that wait (a write blocked on a full socket), not ones running
+     * Whether a thread of this JVM, the gateway's, waits in a client stream: a write the client's
+     * socket does not take.
      */
-    static boolean inClientStream(String method, boolean waiting)
+    static boolean waitingInClientStream()
     {
         for (ThreadInfo thread : ManagementFactory.getThreadMXBean().dumpAllThreads(false, false))
         {
-            if (waiting && thread.getThreadState() != Thread.State.WAITING && thread.getThreadState() != Thread.State.TIMED_WAITING)
+            if (thread.getThreadState() != Thread.State.WAITING && thread.getThreadState() != Thread.State.TIMED_WAITING)
                 continue;
-            if (Arrays.stream(thread.getStackTrace())
-                .anyMatch(frame -> frame.getClassName().equals(ClientStream.class.getName()) && frame.getMethodName().equals(method)))
+            if (Arrays.stream(thread.getStackTrace()).anyMatch(frame -> frame.getClassName().equals(ClientStream.class.getName())
+                || frame.getClassName().startsWith(ClientStream.class.getName() + "$")))
                 return true;
         }
         return false;

@@ -13,7 +13,9 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.McpUpstream;
@@ -24,13 +26,16 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A client that stops reading fills its socket with keepalives until one of them cannot be
- * written, with no event being written to it: its keepalive write waits, and it must wait alone.
- * Sent in turn by one job, the keepalive of every other stream of the replica waited behind it
- * until the idle timeout ended the stuck connection, for proxies in front of them to cut them;
- * each stream now has a schedule of its own.
+ * written, with no event being written to it. That keepalive waits in the stream's queue, no
+ * thread waiting with it; the streams of other clients keep getting theirs, and the stuck one ends
+ * at the idle timeout. Sent in turn by one job, the keepalive of every other stream of the replica
+ * once waited behind the stuck write until the idle timeout; then each stream's own schedule held
+ * a worker in that write instead.
  */
 class McpFullSocketIT
 {
@@ -79,24 +84,30 @@ class McpFullSocketIT
             replica.acceptedSendBufferSize(-1);
             assertEquals(2.0, streams(replica));
 
-            // Held for a few intervals: a write that waits only a moment is no stuck one.
-            await("a keepalive that the full socket does not take, with no event being written").atMost(Duration.ofSeconds(60))
-                .during(KEEPALIVE.multipliedBy(4)).until(() -> ClientStreamProbes.inClientStream("keepalive", true) && !ClientStreamProbes.inClientStream("event", true));
-
-            // Each interval or so, another keepalive reaches the client that reads.
-            for (int i = 0; i < IN_A_ROW; i++)
+            // Each interval or so, another keepalive reaches the client that reads, while the
+            // other one fills up; no thread waits for it meanwhile, and it ends at the idle timeout.
+            AtomicBoolean threadWaited = new AtomicBoolean();
+            AtomicInteger inARow = new AtomicInteger();
+            AtomicInteger seen = new AtomicInteger(keepalives.get());
+            AtomicLong lastKeepaliveNanos = new AtomicLong(System.nanoTime());
+            await("the stuck stream ends").atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(20)).until(() ->
             {
-                int seen = keepalives.get();
-                // A second at most, on a busy machine too; waiting behind the stuck write, it was the idle timeout.
-                await("keepalive " + (i + 1) + " in a row to the client that reads").atMost(KEEPALIVE.multipliedBy(20))
-                    .until(() -> keepalives.get() > seen);
-            }
-
-            // The stuck write gives up at the idle timeout: the stream ends and its keepalives with it.
-            await("the stuck stream ends").atMost(IDLE_TIMEOUT.multipliedBy(3)).until(() -> streams(replica) == 1.0);
-            await("no keepalive write left waiting").atMost(Duration.ofSeconds(5)).until(() -> !ClientStreamProbes.inClientStream("keepalive", true));
-            int seen = keepalives.get();
-            await("keepalives go on").atMost(KEEPALIVE.multipliedBy(20)).until(() -> keepalives.get() > seen);
+                threadWaited.compareAndSet(false, ClientStreamProbes.waitingInClientStream());
+                if (keepalives.get() > seen.get())
+                {
+                    seen.set(keepalives.get());
+                    inARow.incrementAndGet();
+                    lastKeepaliveNanos.set(System.nanoTime());
+                }
+                // A second at most, on a busy machine too; waiting behind a stuck write, it was the idle timeout.
+                assertTrue(System.nanoTime() - lastKeepaliveNanos.get() < KEEPALIVE.multipliedBy(20).toNanos(),
+                    "keepalive " + (inARow.get() + 1) + " in a row to the client that reads");
+                return streams(replica) == 1.0;
+            });
+            assertFalse(threadWaited.get(), "a thread waited for the stuck client");
+            assertTrue(inARow.get() >= IN_A_ROW, "keepalives to the client that reads: " + inARow.get());
+            int after = keepalives.get();
+            await("keepalives go on").atMost(KEEPALIVE.multipliedBy(20)).until(() -> keepalives.get() > after);
         }
         finally
         {

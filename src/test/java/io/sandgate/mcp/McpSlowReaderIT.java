@@ -1,6 +1,7 @@
 package io.sandgate.mcp;
 
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
@@ -11,6 +12,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -19,6 +21,7 @@ import java.util.regex.Pattern;
 
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.McpUpstream;
+import io.sandgate.testing.RawHttp;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -28,10 +31,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * A client that stops reading its SSE stream holds up only itself. The replica sends every
- * stream's keepalive from one job, in turn: waiting there for a stream whose answer cannot be
- * written, it left every other client of the replica without keepalives, for proxies in front of
- * them to cut, for as long as the slow reader pleased.
+ * A client that stops reading its SSE stream holds up only itself, holds no thread of the gateway,
+ * and loses nothing: its answers wait in the session's log while it does not read, and reach it in
+ * order once it reads again. The replica once sent every stream's keepalive from one job, in turn:
+ * waiting there for a stream whose answer could not be written, it left every other client of the
+ * replica without keepalives, for proxies in front of them to cut, for as long as the slow reader
+ * pleased; and each answer waiting for the slow reader held a worker while it waited.
  */
 class McpSlowReaderIT
 {
@@ -39,6 +44,7 @@ class McpSlowReaderIT
     /** Answers of 2 MB each, far more than the socket buffers between the gateway and a client that reads nothing. */
     private static final int LARGE_ANSWERS = 4;
     private static final Pattern SESSION = Pattern.compile("sessionId=([0-9a-f]{32})");
+    private static final Pattern RESPONSE_ID = Pattern.compile("\"id\":(\\d+)");
     private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     private static final RawSseClient CLIENT = new RawSseClient("stream");
     private static final McpUpstream upstream = McpUpstream.start();
@@ -72,7 +78,8 @@ class McpSlowReaderIT
             OutputStream out = attacker.getOutputStream();
             out.write(("GET /mcp/stream/sse HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
             out.flush();
-            String session = sessionOf(new BufferedReader(new InputStreamReader(attacker.getInputStream(), StandardCharsets.UTF_8)));
+            InputStream events = RawHttp.streamedBody(attacker.getInputStream());
+            String session = sessionOf(events);
             assertEquals(202, CLIENT.post(gateway, session, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
                 + "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"slow\",\"version\":\"1\"}}}"));
             assertEquals(202, CLIENT.post(gateway, session, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"));
@@ -82,7 +89,11 @@ class McpSlowReaderIT
                 assertEquals(202, CLIENT.post(gateway, session, "{\"jsonrpc\":\"2.0\",\"id\":" + id
                     + ",\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"" + large + "\"}}}"));
             }
-            await("an answer waits for the slow reader to read").atMost(Duration.ofSeconds(30)).until(() -> ClientStreamProbes.inClientStream("event", false));
+            // The answers are more than the socket and the stream's queue take: delivery stops, holding no thread.
+            await("the answers to the slow reader, stored for delivery").atMost(Duration.ofSeconds(30))
+                .until(() -> gateway.sandgate().metrics().get("sandgate.mcp.messages.relayed").counter().count() >= 1 + LARGE_ANSWERS);
+            await("no thread waits for the slow reader").atMost(Duration.ofSeconds(10)).during(KEEPALIVE.multipliedBy(4))
+                .until(() -> !ClientStreamProbes.waitingInClientStream());
 
             // Each interval or two, another keepalive reaches the client that reads.
             for (int i = 0; i < 4; i++)
@@ -90,7 +101,20 @@ class McpSlowReaderIT
                 int seen = keepalives.get();
                 await().atMost(KEEPALIVE.multipliedBy(3)).until(() -> keepalives.get() > seen);
             }
-            assertTrue(ClientStreamProbes.inClientStream("event", false), "the slow reader was still holding up its own answers");
+
+            // Reading again, the slow reader gets every answer, in order, whole.
+            List<Integer> answered = new ArrayList<>();
+            List<String> seen = new ArrayList<>();
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            BufferedReader stream = new BufferedReader(new InputStreamReader(events, StandardCharsets.UTF_8));
+            for (String line; answered.size() < LARGE_ANSWERS && System.nanoTime() < deadline && (line = stream.readLine()) != null; )
+            {
+                seen.add(line.substring(0, Math.min(line.length(), 80)));
+                Matcher id = RESPONSE_ID.matcher(line);
+                if (line.startsWith("data: ") && line.contains(large) && id.find())
+                    answered.add(Integer.parseInt(id.group(1)));
+            }
+            assertEquals(List.of(1, 2, 3, 4), answered, () -> "read: " + seen.subList(0, Math.min(seen.size(), 40)));
         }
         finally
         {
@@ -98,15 +122,27 @@ class McpSlowReaderIT
         }
     }
 
-    /** The session id of the endpoint event at the stream's start. */
-    private static String sessionOf(BufferedReader stream) throws Exception
+    /** The session id of the endpoint event at the stream's start, read byte by byte so that nothing after it is taken from the socket. */
+    private static String sessionOf(InputStream stream) throws Exception
     {
-        for (String line; (line = stream.readLine()) != null; )
+        for (String line; (line = lineOf(stream)) != null; )
         {
             Matcher session = SESSION.matcher(line);
             if (line.startsWith("data:") && session.find())
                 return session.group(1);
         }
         throw new AssertionError("the stream ended before its endpoint event");
+    }
+
+    private static String lineOf(InputStream stream) throws IOException
+    {
+        StringBuilder line = new StringBuilder();
+        for (int b; (b = stream.read()) != '\n'; )
+        {
+            if (b < 0)
+                return null;
+            line.append((char)b);
+        }
+        return line.toString();
     }
 }

@@ -164,6 +164,60 @@ public final class RawHttp
         return status == 101 ? response : new Response(status, parsed, readBody(in, response));
     }
 
+    /**
+     * The body of the response on {@code in}, its head read and dropped, chunks decoded as they
+     * come: for an event stream read a little at a time, without reading ahead of the caller.
+     */
+    public static InputStream streamedBody(InputStream in) throws IOException
+    {
+        return readHead(in).toLowerCase(Locale.ROOT).contains("\r\ntransfer-encoding: chunked\r\n") ? new Dechunked(in) : in;
+    }
+
+    /** A chunked body's bytes, read from the connection chunk by chunk. */
+    private static final class Dechunked extends InputStream
+    {
+        private final InputStream in;
+        private int left;
+        private boolean ended;
+
+        Dechunked(InputStream in)
+        {
+            this.in = in;
+        }
+
+        @Override
+        public int read() throws IOException
+        {
+            byte[] one = new byte[1];
+            return read(one, 0, 1) < 0 ? -1 : one[0] & 0xFF;
+        }
+
+        @Override
+        public int read(byte[] bytes, int offset, int length) throws IOException
+        {
+            if (ended)
+                return -1;
+            if (left == 0)
+            {
+                String size = readLine(in);
+                int semicolon = size.indexOf(';');
+                left = Integer.parseInt((semicolon < 0 ? size : size.substring(0, semicolon)).trim(), 16);
+                if (left == 0)
+                {
+                    ended = true;
+                    return -1;
+                }
+            }
+            int read = in.read(bytes, offset, Math.min(length, left));
+            if (read < 0)
+                throw new IOException("connection closed within a chunk");
+            left -= read;
+            if (left == 0)
+                readLine(in);
+            return read;
+        }
+    }
+
     /** By Content-Length, by chunks, or to the end: a refused upgrade keeps its connection open. */
     private static String readBody(InputStream in, Response response) throws IOException
     {
