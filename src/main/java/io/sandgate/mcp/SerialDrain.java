@@ -7,6 +7,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,10 +32,12 @@ public abstract class SerialDrain implements SessionBus.Subscription
 {
     private static final Logger LOG = LoggerFactory.getLogger(SerialDrain.class);
     /**
-     * Pushed events waiting for a slow client, at most: beyond, they are dropped and the drain
-     * reads the log instead, which is bounded by the replay buffer.
+     * Pushed events waiting for a slow client, at most, and their characters: beyond, they are
+     * dropped and the drain reads the log instead, which is bounded by the replay buffer. A client
+     * that stops reading a chatty session would otherwise keep a copy of its log in the heap.
      */
     private static final int MAX_PUSHED = 256;
+    private static final long MAX_PUSHED_CHARS = 1 << 20;
 
     /**
      * One retained event.
@@ -61,6 +64,7 @@ public abstract class SerialDrain implements SessionBus.Subscription
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Queue<Pushed> pushed = new ConcurrentLinkedQueue<>();
     private final AtomicInteger pushedCount = new AtomicInteger();
+    private final AtomicLong pushedChars = new AtomicLong();
     /** Whether the next drain must read the log: set by every wake-up that brings no event. */
     private final AtomicBoolean readNeeded = new AtomicBoolean();
     private volatile String lastDelivered;
@@ -105,9 +109,11 @@ public abstract class SerialDrain implements SessionBus.Subscription
      */
     public void push(String previousId, Event event)
     {
-        if (pushedCount.incrementAndGet() > MAX_PUSHED)
+        int chars = event.message().length();
+        if (pushedCount.incrementAndGet() > MAX_PUSHED | pushedChars.addAndGet(chars) > MAX_PUSHED_CHARS)
         {
             pushedCount.decrementAndGet();
+            pushedChars.addAndGet(-chars);
             wake();
             return;
         }
@@ -154,10 +160,11 @@ public abstract class SerialDrain implements SessionBus.Subscription
         while (!closed.get() && (next = pushed.peek()) != null)
         {
             boolean follows = Objects.equals(next.previousId(), lastDelivered);
-            if (follows && !listener.ready(this::wake))
+            if (follows && !listener.ready(this::schedule))
                 return;
             pushed.poll();
             pushedCount.decrementAndGet();
+            pushedChars.addAndGet(-next.event().message().length());
             if (follows)
                 deliver(next.event());
             else
@@ -169,8 +176,11 @@ public abstract class SerialDrain implements SessionBus.Subscription
     {
         // Nothing is read for a listener that takes nothing now: a stuck client's session may
         // go on appending, and each wake-up would read a batch for nothing.
-        if (!listener.ready(this::wake))
+        if (!listener.ready(this::schedule))
+        {
+            readNeeded.set(true);
             return;
+        }
         if (!sessionExists())
         {
             end();
@@ -181,9 +191,14 @@ public abstract class SerialDrain implements SessionBus.Subscription
         {
             for (Event event : events)
             {
-                // Not taken now: the wake-up when it is reads on from the last delivered.
-                if (closed.get() || !listener.ready(this::wake))
+                if (closed.get())
                     return;
+                // Not taken now: the drain when it is reads on from the last delivered.
+                if (!listener.ready(this::schedule))
+                {
+                    readNeeded.set(true);
+                    return;
+                }
                 deliver(event);
             }
         }

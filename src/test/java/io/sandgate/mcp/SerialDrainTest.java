@@ -8,6 +8,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A listener that takes no more for now (a client not reading) stops the drain: nothing more is
@@ -116,5 +117,27 @@ class SerialDrainTest
         whenReady.run();
 
         assertEquals(List.of("1", "2", "3"), delivered);
+    }
+
+    @Test
+    void pushesWaitingForRoom_keepAMebicharacterAtMost_theRestIsReadFromTheLog()
+    {
+        append(1);
+        room = 1;
+        drain.wake();
+        String large = "x".repeat(600_000);
+        for (int i = 2; i <= 4; i++)
+        {
+            String id = Integer.toString(i);
+            log.add(new SerialDrain.Event(id, large));
+            drain.push(Integer.toString(i - 1), new SerialDrain.Event(id, large));
+        }
+        int readsBefore = reads.get();
+
+        room = 10;
+        whenReady.run();
+
+        assertEquals(List.of("1", "2", "3", "4"), delivered);
+        assertTrue(reads.get() > readsBefore, "the pushes past the bound were read from the log");
     }
 }

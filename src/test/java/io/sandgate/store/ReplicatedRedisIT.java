@@ -26,6 +26,7 @@ import io.sandgate.testing.RedisSentinels;
 import io.sandgate.testing.ReplicatedRedis;
 import io.sandgate.testing.RunningGateway;
 import io.sandgate.testing.SandboxBackend;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -155,13 +156,47 @@ class ReplicatedRedisIT
         Optional<String> target = Optional.ofNullable(expected).map(SandboxBackend::hostPort);
         long start = System.nanoTime();
         redis.cli(write);
-        await().atMost(within).pollInterval(Duration.ofMillis(10))
-            .until(() -> routedTo(replicaA, id).equals(target) && routedTo(replicaB, id).equals(target));
+        try
+        {
+            await().atMost(within).pollInterval(Duration.ofMillis(10))
+                .until(() -> routedTo(replicaA, id).equals(target) && routedTo(replicaB, id).equals(target));
+        }
+        catch (ConditionTimeoutException x)
+        {
+            throw new AssertionError("sandbox " + id + " not routed to " + target + " by both replicas within " + within.toMillis() + " ms: A routes to "
+                + routedToNow(replicaA, id) + ", B to " + routedToNow(replicaB, id) + "; A's readiness " + readiness(replicaA) + ", B's "
+                + readiness(replicaB) + "\n" + redis.diagnostics(), x);
+        }
         long millis = (System.nanoTime() - start) / 1_000_000;
         String served = expected == null ? "404" : expected.name();
         assertEquals(served, servedBy(replicaA, "/vnc/" + id + "/"));
         assertEquals(served, servedBy(replicaB, "/vnc/" + id + "/"));
         return millis;
+    }
+
+    /** What the replica routes the sandbox to, or why it cannot say: for the report of a propagation that did not happen. */
+    private static String routedToNow(RunningGateway replica, String id)
+    {
+        try
+        {
+            return routedTo(replica, id).toString();
+        }
+        catch (RuntimeException x)
+        {
+            return x.toString();
+        }
+    }
+
+    private static String readiness(RunningGateway replica)
+    {
+        try
+        {
+            return BrowserRequests.get(replica.uri(), "/readyz").body();
+        }
+        catch (Exception x)
+        {
+            return x.toString();
+        }
     }
 
     private static Optional<String> routedTo(RunningGateway replica, String id)
