@@ -208,10 +208,11 @@ final class ClientStream extends Lifetime
             }
             catch (IOException | IllegalStateException x)
             {
-                // The client is gone: abort() below, outside the lock.
+                // The client is gone: abort() below, outside the lock, and nothing more delivered.
                 done = true;
                 queued.clear();
                 queuedBytes = 0;
+                whenReady = null;
             }
             if (whenReady != null && queuedBytes < HIGH_WATER / 2)
             {

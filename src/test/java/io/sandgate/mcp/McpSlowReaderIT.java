@@ -102,7 +102,7 @@ class McpSlowReaderIT
                 await().atMost(KEEPALIVE.multipliedBy(3)).until(() -> keepalives.get() > seen);
             }
 
-            // Reading again, the slow reader gets every answer, in order, whole.
+            // Reading again, the slow reader gets every answer, whole.
             List<Integer> answered = new ArrayList<>();
             List<String> seen = new ArrayList<>();
             long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
@@ -114,7 +114,8 @@ class McpSlowReaderIT
                 if (line.startsWith("data: ") && line.contains(large) && id.find())
                     answered.add(Integer.parseInt(id.group(1)));
             }
-            assertEquals(List.of(1, 2, 3, 4), answered, () -> "read: " + seen.subList(0, Math.min(seen.size(), 40)));
+            // In the log's order, which is the order the upstream answered in (the calls ran at once): each once.
+            assertEquals(List.of(1, 2, 3, 4), answered.stream().sorted().toList(), () -> "read: " + seen.subList(0, Math.min(seen.size(), 40)));
         }
         finally
         {
