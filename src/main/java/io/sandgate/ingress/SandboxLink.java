@@ -186,16 +186,8 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
         parser.reset();
         parser.setHeadResponse("HEAD".equals(next.request().getMethod()));
         current.set(next);
-        // A browser that leaves while its answer is awaited ends the exchange at once, rather than
-        // when the sandbox answers or the idle timeout passes: a sandbox that never answers would
-        // hold the browser's place in the per-client limit, and this connection, for an hour.
-        if (next.request().getConnectionMetaData().getConnection().getEndPoint() instanceof KeptReadEndPoint endPoint)
-        {
-            Runnable left = () -> browserGone(next);
-            browser = endPoint;
-            browserLeft = left;
-            endPoint.onPeerGone(left);
-        }
+        if (body == Body.NONE)
+            watchBrowser(next);
         getEndPoint().write(Callback.from(() ->
         {
             head.release();
@@ -522,6 +514,26 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
             fail(new IOException("access to the sandbox was revoked, or its pod replaced, while its answer streamed"));
     }
 
+    /**
+     * A browser that leaves while its answer is awaited ends the exchange at once, rather than when
+     * the sandbox answers or the idle timeout passes: a sandbox that never answers would hold the
+     * browser's place in the per-client limit, and this connection, for an hour. Watched only once
+     * the request has all arrived: while its body comes the server reads the browser's connection
+     * itself, and a report of bytes it has just read would look like the browser gone.
+     */
+    private void watchBrowser(Exchange watched)
+    {
+        if (!(watched.request().getConnectionMetaData().getConnection().getEndPoint() instanceof KeptReadEndPoint endPoint))
+            return;
+        Runnable left = () -> browserGone(watched);
+        browser = endPoint;
+        browserLeft = left;
+        endPoint.onPeerGone(left);
+        // The answer may have been read whole while the body's last piece came, and the browser forgotten before it was watched.
+        if (current.get() != watched)
+            endPoint.clearPeerGone(left);
+    }
+
     private void forgetBrowser()
     {
         KeptReadEndPoint endPoint = browser;
@@ -618,6 +630,8 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
             }
             chunk = next;
             bodyStarted = true;
+            if (next.isLast())
+                watchBrowser(owner);
             ByteBuffer data = next.getByteBuffer();
             if (!chunked)
             {

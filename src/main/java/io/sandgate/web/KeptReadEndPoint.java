@@ -37,7 +37,11 @@ import org.eclipse.jetty.util.thread.Scheduler;
  * nothing to read is its side closed (or reset). Jetty does not read then, so it would only learn of
  * it when it writes the answer; a proxy waiting on a slow upstream would hold the exchange, and the
  * client's place in its limits, until the upstream answers or times out. An exchange that waits
- * registers what to do then ({@link #onPeerGone}); pipelined bytes are left for Jetty, unread.</p>
+ * registers what to do then ({@link #onPeerGone}); pipelined bytes are left for Jetty, unread.
+ * Readable with nothing to read is believed only when the selector says it twice in a row: the
+ * selector reports what the socket held when it selected, and a thread may have read those bytes
+ * since, directly, as Jetty reads a request's body. A socket whose peer has gone stays readable, so
+ * the second report follows at once; one whose bytes were read gives none.</p>
  */
 public class KeptReadEndPoint extends SocketChannelEndPoint
 {
@@ -59,6 +63,8 @@ public class KeptReadEndPoint extends SocketChannelEndPoint
     /** What to run if the peer is found gone while no one reads; null for nothing. */
     @SuppressWarnings("unused")
     private volatile Runnable peerGone;
+    /** The action whose peer a first report found gone; the selector's thread alone reads and writes it. */
+    private Runnable suspected;
 
     public KeptReadEndPoint(SocketChannel channel, ManagedSelector selector, SelectionKey key, Scheduler scheduler)
     {
@@ -100,7 +106,22 @@ public class KeptReadEndPoint extends SocketChannelEndPoint
         boolean unasked = key.selected();
         Runnable task = super.onSelected();
         Runnable gone = peerGone;
-        if (!unasked || gone == null || !peerClosed() || !PEER_GONE.compareAndSet(this, gone, null))
+        if (!unasked || gone == null)
+            return task;
+        if (!peerClosed())
+        {
+            suspected = null;
+            return task;
+        }
+        if (suspected != gone)
+        {
+            // Asked again: the second report comes at once if the peer has gone.
+            suspected = gone;
+            key.listenAgain();
+            return task;
+        }
+        suspected = null;
+        if (!PEER_GONE.compareAndSet(this, gone, null))
             return task;
         return task == null ? gone : () ->
         {
@@ -109,8 +130,8 @@ public class KeptReadEndPoint extends SocketChannelEndPoint
         };
     }
 
-    /** Readable with nothing to read: the peer's side is closed, or the connection reset. */
-    private boolean peerClosed()
+    /** Readable with nothing to read: the peer's side is closed, or the connection reset (or the bytes were read since the select). */
+    boolean peerClosed()
     {
         try
         {
@@ -174,6 +195,20 @@ public class KeptReadEndPoint extends SocketChannelEndPoint
                 // Closed meanwhile: Jetty finds the key cancelled too and closes the endpoint.
             }
             return false;
+        }
+
+        /** Listens for reading again after {@link #selected}, though Jetty does not read. */
+        void listenAgain()
+        {
+            keep = true;
+            try
+            {
+                key.interestOps(ops | OP_READ);
+            }
+            catch (CancelledKeyException x)
+            {
+                // Closed meanwhile, as in selected().
+            }
         }
 
         @Override

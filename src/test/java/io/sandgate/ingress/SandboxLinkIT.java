@@ -118,6 +118,41 @@ class SandboxLinkIT
 
 
 
+    /**
+     * A body sent in many small pieces, each in its own packet, on one connection: each piece goes
+     * on as it comes, and the selector's reports of pieces the gateway has already read are not taken
+     * for the browser having gone (the race itself is {@code KeptReadEndPointTest}'s).
+     */
+    @Test
+    void bodyArrivingPieceByPiece_isNotMistakenForTheBrowserLeaving() throws Exception
+    {
+        sandbox.script((request, out) -> ScriptedSandbox.ok(out, "got " + request.body().length));
+        byte[] piece = "0123456789abcdef0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+        int pieces = 400;
+        try (Socket socket = new Socket())
+        {
+            socket.setTcpNoDelay(true);
+            socket.connect(new InetSocketAddress("127.0.0.1", gateway.port()));
+            socket.setSoTimeout(30_000);
+            for (int round = 0; round < 10; round++)
+            {
+                var out = socket.getOutputStream();
+                out.write("POST /vnc/7/upload HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                out.flush();
+                for (int i = 0; i < pieces; i++)
+                {
+                    out.write(("20\r\n" + new String(piece, StandardCharsets.US_ASCII) + "\r\n").getBytes(StandardCharsets.US_ASCII));
+                    out.flush();
+                }
+                out.write("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                out.flush();
+                RawHttp.Response answer = RawHttp.read(socket.getInputStream());
+                assertEquals(200, answer.status(), "round " + round + ": " + answer.body());
+                assertEquals("got " + pieces * piece.length, answer.body());
+            }
+        }
+    }
+
     @Test
     void connectionClose_isHonoured_evenWhenTheSandboxKeepsTheSocketOpen() throws Exception
     {

@@ -149,7 +149,12 @@ public final class RawHttp
         OutputStream out = socket.getOutputStream();
         out.write(request.toString().getBytes(StandardCharsets.ISO_8859_1));
         out.flush();
-        InputStream in = socket.getInputStream();
+        return read(socket.getInputStream());
+    }
+
+    /** The next response on {@code in}, its body read unless it is a 101. */
+    public static Response read(InputStream in) throws IOException
+    {
         String head = readHead(in);
         String[] lines = head.split("\r\n");
         Map<String, List<String>> parsed = new LinkedHashMap<>();

@@ -4,8 +4,12 @@ import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,19 +17,24 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.io.ManagedSelector;
+import org.eclipse.jetty.io.SocketChannelEndPoint;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.thread.Scheduler;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -50,6 +59,9 @@ class KeptReadEndPointTest
     private final BlockingQueue<Held> held = new LinkedBlockingQueue<>();
     private final List<Socket> sockets = new ArrayList<>();
     private Server server;
+    /** The connection of the last {@code /held/watched} exchange, which counts {@link #gone} down if its peer goes. */
+    private volatile ProbedEndPoint watched;
+    private final CountDownLatch gone = new CountDownLatch(1);
     private int port;
 
     private record Held(String path, Response response, Callback callback)
@@ -73,7 +85,16 @@ class KeptReadEndPointTest
         server = new Server();
         ClientConnectionLimit limit = new ClientConnectionLimit(1024, new ClientInfo(List.of()), new SimpleMeterRegistry());
         // One selector: every connection's events pass through the same select loop.
-        ListenerConnector connector = new ListenerConnector(server, 1, limit, new HttpConnectionFactory());
+        ListenerConnector connector = new ListenerConnector(server, 1, limit, new HttpConnectionFactory())
+        {
+            @Override
+            protected SocketChannelEndPoint newEndPoint(SocketChannel channel, ManagedSelector selector, SelectionKey key)
+            {
+                ProbedEndPoint endPoint = new ProbedEndPoint(channel, selector, key, getScheduler());
+                endPoint.setIdleTimeout(getIdleTimeout());
+                return endPoint;
+            }
+        };
         connector.setHost("127.0.0.1");
         server.addConnector(connector);
         server.setHandler(new Handler.Abstract.NonBlocking()
@@ -82,6 +103,11 @@ class KeptReadEndPointTest
             public boolean handle(Request request, Response response, Callback callback)
             {
                 Held exchange = new Held(Request.getPathInContext(request), response, callback);
+                if (exchange.path().startsWith("/held/watched"))
+                {
+                    watched = (ProbedEndPoint)request.getConnectionMetaData().getConnection().getEndPoint();
+                    watched.onPeerGone(gone::countDown);
+                }
                 if (exchange.path().startsWith("/held"))
                     held.add(exchange);
                 else
@@ -154,6 +180,70 @@ class KeptReadEndPointTest
         exchange.answer("held");
         assertEquals("held", browser.answer());
         assertEquals(-1, browser.in.read());
+    }
+
+    @Test
+    void bytesReadBetweenTheSelectAndTheCheck_areNotTakenForThePeerGone() throws Exception
+    {
+        Client browser = connect();
+        browser.send("/held/watched");
+        next();
+        // As a thread reading a body does: the bytes the selector reported are read before it looks.
+        watched.readBeforeCheck = true;
+        browser.socket.getOutputStream().write('x');
+        await().atMost(10, TimeUnit.SECONDS).until(() -> watched.checks.get() == 1);
+        // Once found empty, the socket is asked again: more bytes are seen, and the peer is still there.
+        browser.socket.getOutputStream().write('y');
+        await().atMost(10, TimeUnit.SECONDS).alias("the socket was listened to again").until(() -> watched.checks.get() == 2);
+
+        assertEquals(1, gone.getCount(), "bytes read since the select were taken for the peer gone");
+        assertEquals(1, watched.taken.get());
+    }
+
+    @Test
+    void aPeerThatGoesWhileWatched_isFoundGone_onTheSecondReport() throws Exception
+    {
+        Client browser = connect();
+        browser.send("/held/watched");
+        Held exchange = next();
+        browser.socket.shutdownOutput();
+
+        assertTrue(gone.await(10, TimeUnit.SECONDS), "the peer's going was not seen");
+        assertEquals(2, watched.checks.get());
+        exchange.answer("held");
+        assertEquals("held", browser.answer());
+    }
+
+    /** An endpoint whose test may read what its socket holds just before the next check of its peer. */
+    private static final class ProbedEndPoint extends KeptReadEndPoint
+    {
+        final AtomicInteger checks = new AtomicInteger();
+        final AtomicInteger taken = new AtomicInteger();
+        volatile boolean readBeforeCheck;
+
+        ProbedEndPoint(SocketChannel channel, ManagedSelector selector, SelectionKey key, Scheduler scheduler)
+        {
+            super(channel, selector, key, scheduler);
+        }
+
+        @Override
+        boolean peerClosed()
+        {
+            if (readBeforeCheck)
+            {
+                readBeforeCheck = false;
+                try
+                {
+                    taken.addAndGet(getChannel().read(ByteBuffer.allocate(64)));
+                }
+                catch (IOException x)
+                {
+                    throw new UncheckedIOException(x);
+                }
+            }
+            checks.incrementAndGet();
+            return super.peerClosed();
+        }
     }
 
     private Held next() throws InterruptedException
