@@ -27,12 +27,19 @@ abstract class Lifetime
 
     abstract void close();
 
-    /** Marks it ended and runs the actions; false, doing nothing, if it had ended already. */
-    protected final synchronized boolean ended()
+    /**
+     * Marks it ended and runs the actions; false, doing nothing, if it had ended already. Marked
+     * under the monitor, which a subclass's own state shares; the actions run outside it, since
+     * some wait (a store's delete): a thread writing to the stream meanwhile must not wait with them.
+     */
+    protected final boolean ended()
     {
-        if (!open)
-            return false;
-        open = false;
+        synchronized (this)
+        {
+            if (!open)
+                return false;
+            open = false;
+        }
         for (Runnable action : onClose)
         {
             if (onClose.remove(action))
