@@ -79,6 +79,7 @@ class BrowserGoneIT
     void browserThatLeavesASilentSandbox_getsItsPlacesBack_andTheSandboxsConnectionsClose() throws Exception
     {
         int before = silent.received().size();
+        int closedBefore = silent.closedByPeer();
         List<Socket> tabs = new ArrayList<>();
         for (int i = 0; i < LIMIT; i++)
         {
@@ -93,7 +94,43 @@ class BrowserGoneIT
         for (Socket tab : tabs)
             tab.close();
 
-        await().atMost(Duration.ofSeconds(10)).until(() -> silent.closedByPeer() >= LIMIT);
+        await().atMost(Duration.ofSeconds(10)).until(() -> silent.closedByPeer() - closedBefore >= LIMIT);
+        await().atMost(Duration.ofSeconds(10)).until(() -> RawHttp.get(gateway.port(), "localhost:" + gateway.port(), "/vnc/8/page").status() == 200);
+    }
+
+    /**
+     * The same with requests that carry a body, with a length or chunked, and one browser leaving
+     * before its body is whole: the browser is watched from the moment its body has all arrived.
+     */
+    @Test
+    void browserThatLeavesAfterSendingABody_getsItsPlacesBack() throws Exception
+    {
+        int before = silent.received().size();
+        int closedBefore = silent.closedByPeer();
+        String host = "Host: localhost:" + gateway.port() + "\r\n";
+        List<String> requests = List.of(
+            "POST /vnc/7/form HTTP/1.1\r\n" + host + "Content-Length: 5\r\n\r\nhello",
+            "POST /vnc/7/form HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+            "PUT /vnc/7/form HTTP/1.1\r\n" + host + "Content-Length: 70000\r\n\r\n" + "x".repeat(70_000));
+        List<Socket> tabs = new ArrayList<>();
+        for (String request : requests)
+        {
+            Socket tab = new Socket("127.0.0.1", gateway.port());
+            tab.getOutputStream().write(request.getBytes(StandardCharsets.ISO_8859_1));
+            tabs.add(tab);
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> silent.received().size() == before + requests.size());
+        // The fourth place: a body that never ends.
+        Socket unfinished = new Socket("127.0.0.1", gateway.port());
+        unfinished.getOutputStream().write(("POST /vnc/7/form HTTP/1.1\r\n" + host + "Content-Length: 100\r\n\r\nstart").getBytes(StandardCharsets.ISO_8859_1));
+        tabs.add(unfinished);
+        await().atMost(Duration.ofSeconds(10)).until(() -> RawHttp.get(gateway.port(), "localhost:" + gateway.port(), "/vnc/8/page").status() == 429);
+
+        for (Socket tab : tabs)
+            tab.close();
+
+        // Each exchange whose body was whole ended at once: its sandbox connection closed.
+        await().atMost(Duration.ofSeconds(10)).until(() -> silent.closedByPeer() - closedBefore >= requests.size());
         await().atMost(Duration.ofSeconds(10)).until(() -> RawHttp.get(gateway.port(), "localhost:" + gateway.port(), "/vnc/8/page").status() == 200);
     }
 
