@@ -132,6 +132,13 @@ final class RedisSessionBus implements SessionBus
         return id
         """;
 
+    /** Renews a session's record and log, and answers whom it counts for. KEYS: record, log. ARGV: TTL in ms, {@link #HOLDER}. */
+    private static final String TOUCH = """
+        redis.call('PEXPIRE', KEYS[1], ARGV[1])
+        redis.call('PEXPIRE', KEYS[2], ARGV[1])
+        return redis.call('HGET', KEYS[1], ARGV[2])
+        """;
+
     /** Sessions looked at in one pipelined batch. */
     private static final int CHECK_BATCH = 1000;
     /**
@@ -324,11 +331,11 @@ final class RedisSessionBus implements SessionBus
     @Override
     public void touch(String id)
     {
-        record(id).expireAsync(ttl);
-        log(id).expireAsync(ttl);
         // The client's set of ids, which its limit counts, lives as long as its newest session:
-        // expired under sessions still in use, it would let the client open as many again.
-        record(id).getAsync(HOLDER).thenAccept(client ->
+        // expired under sessions still in use, it would let the client open as many again. It is in
+        // another slot, so it is renewed once the script has said whose it is.
+        script.<String>evalAsync(recordKey(id), RScript.Mode.READ_WRITE, TOUCH, RScript.ReturnType.VALUE,
+            List.of(recordKey(id), logKey(id)), Long.toString(ttl.toMillis()), HOLDER).thenAccept(client ->
         {
             if (client != null)
                 held(client).expireAsync(ttl);

@@ -360,6 +360,28 @@ class SessionBusTest
         }
     }
 
+    /** A session renewed past its TTL still counts against its client's limit: the client's count is renewed with it. */
+    @ParameterizedTest
+    @MethodSource("shortLivedBuses")
+    void touchedSession_stillCountsForItsClient_pastTheTtl(SessionBus bus)
+    {
+        try (bus)
+        {
+            String client = "10.2.0." + ++sequence;
+            McpSession kept = session("credential:a");
+            assertTrue(bus.create(kept, client, 1));
+            await().during(Duration.ofMillis(2500)).atMost(Duration.ofSeconds(5)).until(() ->
+            {
+                bus.touch(kept.id());
+                return bus.find(kept.id()).isPresent();
+            });
+
+            assertFalse(bus.create(session("credential:b"), client, 1), "the client's live session no longer counted");
+            bus.delete(kept.id());
+            assertTrue(bus.create(session("credential:b"), client, 1));
+        }
+    }
+
     /** Renewals need not be waited for, but they must land: a session in use outlives its TTL, an idle one does not. */
     @ParameterizedTest
     @MethodSource("shortLivedBuses")
