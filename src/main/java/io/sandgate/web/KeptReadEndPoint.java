@@ -107,7 +107,11 @@ public class KeptReadEndPoint extends SocketChannelEndPoint
         Runnable task = super.onSelected();
         Runnable gone = peerGone;
         if (!unasked || gone == null)
+        {
+            // Jetty reads, or no one watches: a suspicion is moot, and must not keep an old exchange's action.
+            suspected = null;
             return task;
+        }
         if (!peerClosed())
         {
             suspected = null;
