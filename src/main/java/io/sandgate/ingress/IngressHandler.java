@@ -422,17 +422,12 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
             forgetStream = ingress.streams().add(forward.sandboxId(), route, cut);
         }
 
-        /**
-         * Nothing is written to a browser that has gone, not even an error page: its connection is
-         * closed, as nginx closes it, which is all a client that closed only its side will learn.
-         * The access line says so with nginx's 499.
-         */
+        /** Nothing is written to a browser that has gone; the access line says so with nginx's 499. */
         @Override
         public void browserGone()
         {
             if (!response.isCommitted())
                 response.setStatus(CLIENT_CLOSED);
-            request.getConnectionMetaData().getConnection().getEndPoint().close();
             failed(new EofException("the browser closed its connection before its answer"));
         }
 
