@@ -106,14 +106,9 @@ public class KeptReadEndPoint extends SocketChannelEndPoint
         boolean unasked = key.selected();
         Runnable task = super.onSelected();
         Runnable gone = peerGone;
-        if (!unasked || gone == null)
+        if (!unasked || gone == null || !peerClosed())
         {
-            // Jetty reads, or no one watches: a suspicion is moot, and must not keep an old exchange's action.
-            suspected = null;
-            return task;
-        }
-        if (!peerClosed())
-        {
+            // Jetty reads, no one watches, or the peer sent bytes: a suspicion is moot, and must not keep an old exchange's action.
             suspected = null;
             return task;
         }
