@@ -132,6 +132,8 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
     private KeptReadEndPoint browser;
     /** What the browser's connection runs if the browser leaves, for the exchange carried. */
     private Runnable browserLeft;
+    /** What streams the body of the exchange carried; null for one without a body. */
+    private volatile BodyPump pump;
 
     /**
      * The endpoint's idle timeout is the exchange's, {@code ingress.idle-timeout}, set once: changing
@@ -185,16 +187,18 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
         ends.set(0);
         parser.reset();
         parser.setHeadResponse("HEAD".equals(next.request().getMethod()));
+        BodyPump bodyPump = body == Body.NONE ? null : new BodyPump(next, body == Body.CHUNKED);
+        pump = bodyPump;
         current.set(next);
-        if (body == Body.NONE)
+        if (bodyPump == null)
             watchBrowser(next);
         getEndPoint().write(Callback.from(() ->
         {
             head.release();
-            if (body == Body.NONE)
+            if (bodyPump == null)
                 requestSent();
             else
-                new BodyPump(next, body == Body.CHUNKED).iterate();
+                bodyPump.iterate();
         }, x ->
         {
             head.release();
@@ -456,6 +460,7 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
         if (!current.compareAndSet(done, null))
             return;
         exchange = null;
+        stopPump(done);
         if (!reusable)
         {
             destination.takeBack(this);
@@ -494,6 +499,7 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
         forgetBrowser();
         destination.takeBack(this);
         close();
+        stopPump(failed);
         failed.failed(failure, retryable);
     }
 
@@ -504,6 +510,7 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
             return;
         destination.takeBack(this);
         close();
+        stopPump(gone);
         gone.browserGone();
     }
 
@@ -532,6 +539,23 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
         // The answer may have been read whole while the body's last piece came, and the browser forgotten before it was watched.
         if (current.get() != watched)
             endPoint.clearPeerGone(left);
+    }
+
+    /**
+     * Stops the body pump of {@code ended}, which is no longer carried, before the server hears that
+     * the exchange ended: the server then reads what is left of the request's body itself, and a
+     * pump reading at the same moment, on another thread, would race it for the connection's buffer
+     * (one of them taken and never given back, or the next request's bytes read as this one's).
+     */
+    private void stopPump(Exchange ended)
+    {
+        BodyPump stopping = pump;
+        if (stopping != null && stopping.owner == ended)
+        {
+            stopping.stop();
+            // An idle link keeps no ended request.
+            pump = null;
+        }
     }
 
     private void forgetBrowser()
@@ -594,6 +618,8 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
         private final Exchange owner;
         private final boolean chunked;
         private Content.Chunk chunk;
+        /** Set, under the pump's monitor, when the exchange ends; the pump reads only under it, so a read in progress finishes first. */
+        private boolean stopped;
 
         BodyPump(Exchange owner, boolean chunked)
         {
@@ -615,13 +641,17 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
                     return Action.SUCCEEDED;
                 }
             }
-            if (current.get() != owner)
-                return Action.SUCCEEDED;
-            Content.Chunk next = owner.request().read();
-            if (next == null)
+            Content.Chunk next;
+            synchronized (this)
             {
-                owner.request().demand(this::iterate);
-                return Action.IDLE;
+                if (stopped)
+                    return Action.SUCCEEDED;
+                next = owner.request().read();
+                if (next == null)
+                {
+                    owner.request().demand(this::iterate);
+                    return Action.IDLE;
+                }
             }
             if (Content.Chunk.isFailure(next))
             {
@@ -650,6 +680,11 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
                     getEndPoint().write(this, size, data, CRLF.slice());
             }
             return Action.SCHEDULED;
+        }
+
+        synchronized void stop()
+        {
+            stopped = true;
         }
 
         @Override
