@@ -60,6 +60,7 @@ public class KeptReadEndPoint extends SocketChannelEndPoint
     }
 
     private final KeptReadKey key;
+    private final ManagedSelector selector;
     /** What to run if the peer is found gone while no one reads; null for nothing. */
     @SuppressWarnings("unused")
     private volatile Runnable peerGone;
@@ -75,6 +76,7 @@ public class KeptReadEndPoint extends SocketChannelEndPoint
     {
         super(channel, selector, key, scheduler);
         this.key = key;
+        this.selector = selector;
     }
 
     @Override
@@ -92,6 +94,18 @@ public class KeptReadEndPoint extends SocketChannelEndPoint
     public void onPeerGone(Runnable action)
     {
         peerGone = action;
+        // A report of bytes no one was reading (a request body's, read directly since) may have
+        // taken the kept interest off, and reading them directly did not put it back: without it
+        // the peer's going would never be reported. Put back on the selector's thread, which alone
+        // changes the key; not needed on the common path, where Jetty last asked to read. Both
+        // fields are volatile, and the selector writes keep before it reads peerGone: either it sees
+        // this action, or this thread sees keep cleared.
+        if (!key.keep)
+            selector.submit(ignored ->
+            {
+                if (peerGone == action)
+                    key.listenAgain();
+            });
     }
 
     /** Forgets {@code action}, if it is still the one set. */

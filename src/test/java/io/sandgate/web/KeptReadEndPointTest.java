@@ -61,6 +61,8 @@ class KeptReadEndPointTest
     private Server server;
     /** The connection of the last {@code /held/watched} exchange, which counts {@link #gone} down if its peer goes. */
     private volatile ProbedEndPoint watched;
+    /** The connection of the last exchange. */
+    private volatile ProbedEndPoint last;
     private final CountDownLatch gone = new CountDownLatch(1);
     private int port;
 
@@ -103,6 +105,7 @@ class KeptReadEndPointTest
             public boolean handle(Request request, Response response, Callback callback)
             {
                 Held exchange = new Held(Request.getPathInContext(request), response, callback);
+                last = (ProbedEndPoint)request.getConnectionMetaData().getConnection().getEndPoint();
                 if (exchange.path().startsWith("/held/watched"))
                 {
                     watched = (ProbedEndPoint)request.getConnectionMetaData().getConnection().getEndPoint();
@@ -210,6 +213,27 @@ class KeptReadEndPointTest
 
         assertTrue(gone.await(10, TimeUnit.SECONDS), "the peer's going was not seen");
         assertEquals(2, watched.checks.get());
+        exchange.answer("held");
+        assertEquals("held", browser.answer());
+    }
+
+    @Test
+    void aPeerWatchedAfterItsBytesWereReportedAndReadDirectly_isStillFoundGone() throws Exception
+    {
+        Client browser = connect();
+        browser.send("/held/body");
+        Held exchange = next();
+        ProbedEndPoint endPoint = last;
+        // A piece of body arriving while no one reads: reported, the kept interest let go...
+        browser.socket.getOutputStream().write('x');
+        await().atMost(10, TimeUnit.SECONDS).until(() -> !registered(browser));
+        // ...then read directly, as the gateway reads a body, with no wish to read that would put it back.
+        assertEquals(1, endPoint.getChannel().read(ByteBuffer.allocate(8)));
+
+        endPoint.onPeerGone(gone::countDown);
+        browser.socket.shutdownOutput();
+
+        assertTrue(gone.await(10, TimeUnit.SECONDS), "the peer's going was never reported");
         exchange.answer("held");
         assertEquals("held", browser.answer());
     }
