@@ -33,7 +33,6 @@ import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
 import org.eclipse.jetty.http.HttpURI;
 import org.eclipse.jetty.io.ByteBufferPool;
-import org.eclipse.jetty.io.EofException;
 import org.eclipse.jetty.io.RetainableByteBuffer;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
@@ -422,13 +421,18 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
             forgetStream = ingress.streams().add(forward.sandboxId(), route, cut);
         }
 
-        /** Nothing is written to a browser that has gone; the access line says so with nginx's 499. */
+        /**
+         * Nothing is written to a browser that has gone, not even an error page: the exchange is
+         * aborted, which the server answers by closing the connection, as nginx closes it; that
+         * close is all a client that shut only its sending side learns. The access line says 499,
+         * as nginx's does.
+         */
         @Override
         public void browserGone()
         {
             if (!response.isCommitted())
                 response.setStatus(CLIENT_CLOSED);
-            failed(new EofException("the browser closed its connection before its answer"));
+            failed(new Request.Handler.AbortException("the browser closed its connection before its answer"));
         }
 
         /**

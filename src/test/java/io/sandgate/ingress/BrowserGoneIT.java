@@ -137,6 +137,27 @@ class BrowserGoneIT
     }
 
     /**
+     * A client that closes its sending side once its request is sent, while a sandbox keeps it
+     * waiting, is taken for gone as nginx takes it: its connection is closed with nothing written
+     * to it, not an error page naming what ended the exchange.
+     */
+    @Test
+    void clientThatClosesItsSide_whileItsAnswerIsAwaited_getsNothing_andItsConnectionCloses() throws Exception
+    {
+        int closedBefore = silent.closedByPeer();
+        try (Socket socket = new Socket("127.0.0.1", gateway.port()))
+        {
+            socket.setSoTimeout(10_000);
+            socket.getOutputStream().write(("GET /vnc/7/halfway HTTP/1.1\r\nHost: localhost:" + gateway.port() + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+            await().atMost(Duration.ofSeconds(10)).until(() -> silent.received().stream().anyMatch(r -> r.requestLine().contains("/halfway")));
+            socket.shutdownOutput();
+
+            assertEquals("", new String(socket.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1));
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> silent.closedByPeer() > closedBefore);
+    }
+
+    /**
      * A browser that closes as soon as it has its answer (`Connection: close`, a client done with
      * the gateway) has not left early: the exchange succeeded, and the sandbox's connection goes
      * back to its pool for the next request.
