@@ -56,7 +56,7 @@ fi
 : "${BENCH_LARGE_CONNECTIONS:=8}"     # wrk connections, 1 MB scenario
 : "${BENCH_WS_CONNECTIONS:=50}"       # WebSocket ping-pong connections
 : "${BENCH_WS_MESSAGE_BYTES:=128}"
-: "${BENCH_RATE:=}"                   # fixed rate; default: half of the slowest proxy's maximum
+: "${BENCH_RATE:=}"                   # fixed rate; default: half of the slowest proxy's maximum under wrk
 : "${SANDGATE_JAVA_OPTS:=-Xms1g -Xmx1g}"
 # Fixed heaps for the backend and the Java load generators too: left to size their own, G1 keeps
 # them small and collects every second or so, and those pauses land in every row's tail.
@@ -366,13 +366,18 @@ fi
 
 if has "$SCENARIOS" http_small_rate; then
   rate="$BENCH_RATE"
+  basis="set by BENCH_RATE"
   if [ -z "$rate" ]; then
-    # Half of the slowest proxy's maximum: every proxy is then at most half loaded, and the
-    # latencies are compared at one rate.
+    # Half of the slowest proxy's maximum under wrk, so that the latencies are compared at one
+    # rate. The generator here is a JVM and costs more per request than wrk: where it shares the
+    # cores with the proxies, a proxy may be more than half loaded at that rate (the report flags
+    # a row that fell behind).
     rate=$(awk -F'\t' '$1 == "http_small_max" && $2 != "direct" && $3 == "rps" && (min == "" || $4 < min) {min = $4} END {if (min != "") printf "%.0f", min / 2}' "$RESULTS")
+    basis="half of the slowest proxy's maximum above, under wrk (this generator costs more per request than wrk, and shares the cores)"
   fi
-  [ -n "$rate" ] || rate=2000
+  [ -n "$rate" ] || { rate=2000; basis="the default, no maximum having been measured"; }
   record meta - rate "$rate"
+  record meta - rate_basis "$basis"
   record meta - cmd_http_small_rate "OpenLoopLoad URL/1k $rate req/s for ${BENCH_SECONDS}s (after ${BENCH_WARMUP_SECONDS}s unrecorded) over $BENCH_CONNECTIONS connections"
   hz=$(getconf CLK_TCK)
   for t in $(targets); do

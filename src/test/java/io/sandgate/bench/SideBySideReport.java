@@ -131,7 +131,7 @@ public final class SideBySideReport
         }
 
         s.append("\n### HTTP 1 KB at a fixed rate: latency added\n\n`").append(meta("cmd_http_small_rate"))
-            .append("` (open loop at ").append(meta("rate")).append(" req/s, half of the slowest proxy's maximum above, so no proxy is more than half loaded; latency counted from each request's due time)\n\n")
+            .append("` (open loop at ").append(meta("rate")).append(" req/s, ").append(meta("rate_basis")).append("; latency counted from each request's due time)\n\n")
             .append("| target | p50 ms | p99 ms | p99.9 ms | added p50 ms | added p99 ms | added p99.9 ms | p99 vs nginx | proxy CPU us per request | errors |\n|---|---|---|---|---|---|---|---|---|---|\n");
         List<String> behind = new ArrayList<>();
         for (String t : targets())
