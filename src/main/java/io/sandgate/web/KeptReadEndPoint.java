@@ -27,8 +27,8 @@ import org.eclipse.jetty.util.thread.Scheduler;
  * sends nothing, which is the rule for HTTP/1 between a request and its answer; when Jetty asks to
  * read again, the key already has the interest and the JDK changes nothing. Should the peer send
  * while no one reads (a pipelined request, a close), the level-triggered selector reports it once:
- * the kept interest is then dropped until Jetty next asks to read, so that the selector does not
- * report the same bytes again and again.
+ * the kept interest is then dropped until Jetty next asks to read (or a watch is set, below), so
+ * that the selector does not report the same bytes again and again.
  *
  * <p>Jetty changes a key only through the endpoint's {@code SelectionKey}, on the selector's thread;
  * the endpoint is given a view of the key that adds the read interest to what Jetty sets.
