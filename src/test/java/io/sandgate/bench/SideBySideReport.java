@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.StringJoiner;
 import java.util.function.Function;
 
 import io.sandgate.ingress.Route;
@@ -121,13 +122,13 @@ public final class SideBySideReport
 
         s.append("### HTTP 1 KB, keep-alive, maximum throughput\n\n`").append(meta("cmd_http_small_max"))
             .append("` (closed loop; latency as wrk sees it; the targets take turns in each round, and each target's row is its median round, with the errors of every round)\n\n")
-            .append("| target | req/s | vs direct | vs nginx | p50 ms | p99 ms | errors | req/s by round |\n|---|---|---|---|---|---|---|---|\n");
+            .append("| target | req/s | vs direct | vs nginx | p50 ms | p99 ms | errors | req/s by round | vs that round's nginx |\n|---|---|---|---|---|---|---|---|---|\n");
         for (String t : targets())
         {
             row(s, t, fmt(number("http_small_max", t, "rps"), "%.0f"), ratio("http_small_max", t, "rps", "direct"),
                 ratio("http_small_max", t, "rps", "nginx"), fmt(number("http_small_max", t, "p50_ms"), "%.3f"),
                 fmt(number("http_small_max", t, "p99_ms"), "%.3f"), fmt(number("http_small_max", t, "errors"), "%.0f"),
-                values.getOrDefault("http_small_max/" + t + "/rounds", "-"));
+                values.getOrDefault("http_small_max/" + t + "/rounds", "-"), vsNginxByRound("http_small_max", t));
         }
 
         s.append("\n### HTTP 1 KB at a fixed rate: latency added\n\n`").append(meta("cmd_http_small_rate"))
@@ -198,13 +199,16 @@ public final class SideBySideReport
         }
 
         s.append("\n### WebSocket echo through the bridge\n\n`").append(meta("cmd_ws_echo"))
-            .append("` (each connection sends a text message and waits for its echo before the next)\n\n")
-            .append("| target | messages/s | vs direct | vs nginx | RTT p50 ms | RTT p99 ms | RTT p99.9 ms | errors |\n|---|---|---|---|---|---|---|---|\n");
+            .append("` (each connection sends a text message and waits for its echo before the next; the targets take turns in each round, and each target's row is its median round, with the errors of every round; ")
+            .append("CPU is utime+stime of the proxy's processes over that round, on cores shared with the client and the backend)\n\n")
+            .append("| target | messages/s | vs direct | vs nginx | RTT p50 ms | RTT p99 ms | RTT p99.9 ms | proxy CPU us per message | errors | messages/s by round | vs that round's nginx |\n")
+            .append("|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (String t : targets())
         {
             row(s, t, fmt(number("ws_echo", t, "msgs_per_s"), "%.0f"), ratio("ws_echo", t, "msgs_per_s", "direct"),
                 ratio("ws_echo", t, "msgs_per_s", "nginx"), fmt(number("ws_echo", t, "p50_ms"), "%.3f"), fmt(number("ws_echo", t, "p99_ms"), "%.3f"),
-                fmt(number("ws_echo", t, "p999_ms"), "%.3f"), fmt(number("ws_echo", t, "errors"), "%.0f"));
+                fmt(number("ws_echo", t, "p999_ms"), "%.3f"), fmt(number("ws_echo", t, "cpu_us"), "%.1f"), fmt(number("ws_echo", t, "errors"), "%.0f"),
+                values.getOrDefault("ws_echo/" + t + "/rounds", "-"), vsNginxByRound("ws_echo", t));
         }
 
         s.append("\n### Memory per idle bridged WebSocket session\n\n`").append(meta("cmd_idle_ws"))
@@ -284,6 +288,26 @@ public final class SideBySideReport
         Double v = metric.apply(target);
         Double b = metric.apply(base);
         return v == null || b == null || b == 0 ? "-" : fmt(v / b, "%.2fx");
+    }
+
+    /**
+     * Each round's figure over nginx's in the same round: the machine's speed moves between rounds by
+     * more than between targets of one round, so these ratios spread less than the medians'.
+     */
+    private String vsNginxByRound(String scenario, String target)
+    {
+        String[] mine = values.getOrDefault(scenario + "/" + target + "/rounds", "").split(", ");
+        String[] nginx = values.getOrDefault(scenario + "/nginx/rounds", "").split(", ");
+        if (target.equals("nginx") || mine.length != nginx.length)
+            return "-";
+        StringJoiner ratios = new StringJoiner(", ");
+        for (int i = 0; i < mine.length; i++)
+        {
+            Double v = parse(mine[i]);
+            Double b = parse(nginx[i]);
+            ratios.add(v == null || b == null || b == 0 ? "-" : fmt(v / b, "%.2f"));
+        }
+        return ratios.toString();
     }
 
     private String added(String scenario, String target, String metric)
