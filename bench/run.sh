@@ -57,6 +57,11 @@ fi
 : "${BENCH_WS_CONNECTIONS:=50}"       # WebSocket ping-pong connections
 : "${BENCH_WS_MESSAGE_BYTES:=128}"
 : "${BENCH_RATE:=}"                   # fixed rate; default: half of the slowest proxy's maximum under wrk
+# wrk2 (github.com/giltene/wrk2, not packaged in Debian) for the fixed rate, if on the PATH or named
+# here; without it, the JVM generator io.sandgate.bench.OpenLoopLoad.
+: "${BENCH_WRK2:=$(command -v wrk2 || true)}"
+WRK2="$BENCH_WRK2"
+[ -z "$WRK2" ] || [ -x "$WRK2" ] || { echo "BENCH_WRK2=$WRK2 is not an executable" >&2; exit 2; }
 : "${SANDGATE_JAVA_OPTS:=-Xms1g -Xmx1g}"
 # Fixed heaps for the backend and the Java load generators too: left to size their own, G1 keeps
 # them small and collects every second or so, and those pauses land in every row's tail.
@@ -369,34 +374,70 @@ if has "$SCENARIOS" http_small_rate; then
   basis="set by BENCH_RATE"
   if [ -z "$rate" ]; then
     # Half of the slowest proxy's maximum under wrk, so that the latencies are compared at one
-    # rate. The generator here is a JVM and costs more per request than wrk: where it shares the
-    # cores with the proxies, a proxy may be more than half loaded at that rate (the report flags
-    # a row that fell behind).
+    # rate. With the JVM generator, which costs more per request than wrk and shares the cores
+    # with the proxies, a proxy may be more than half loaded at that rate (the report flags a row
+    # that fell behind).
     rate=$(awk -F'\t' '$1 == "http_small_max" && $2 != "direct" && $3 == "rps" && (min == "" || $4 < min) {min = $4} END {if (min != "") printf "%.0f", min / 2}' "$RESULTS")
-    basis="half of the slowest proxy's maximum above, under wrk (this generator costs more per request than wrk, and shares the cores)"
+    basis="half of the slowest proxy's maximum above, under wrk"
+    [ -n "$WRK2" ] || basis+=" (this generator costs more per request than wrk, and shares the cores)"
   fi
   [ -n "$rate" ] || { rate=2000; basis="the default, no maximum having been measured"; }
   record meta - rate "$rate"
   record meta - rate_basis "$basis"
-  record meta - cmd_http_small_rate "OpenLoopLoad URL/1k $rate req/s for ${BENCH_SECONDS}s (after ${BENCH_WARMUP_SECONDS}s unrecorded) over $BENCH_CONNECTIONS connections"
   hz=$(getconf CLK_TCK)
-  for t in $(targets); do
-    # The proxy's CPU from the end of the warm-up (the JIT's compiling done) to the end of the run:
-    # what a request costs when requests come one at a time rather than back to back.
-    p=""
-    [ "$t" = direct ] || p=$(pids "$t")
-    java $BENCH_LOAD_JAVA_OPTS -cp "$CP" io.sandgate.bench.OpenLoopLoad "$(http_url "$t" /1k)" "$rate" "$BENCH_SECONDS" "$BENCH_WARMUP_SECONDS" "$BENCH_CONNECTIONS" "$(cookie "$t")" > "$RUN/rate-$t.out" &
+  # One pass of target $1 recording $2 seconds: "p99-ms cpu-seconds RESULT-line". The proxy's CPU
+  # counts from the end of the generator's unrecorded lead (wrk2's calibration, or the JVM
+  # generator's warm-up) to the end: what a request costs when requests come one at a time
+  # rather than back to back.
+  rate_pass() {
+    local p="" ck lead load before after line out="$RUN/rate-$1.out"
+    [ "$1" = direct ] || p=$(pids "$1")
+    ck=$(cookie "$1")
+    if [ -n "$WRK2" ]; then
+      lead=10   # wrk2 calibrates for its first 10 s and records nothing of them
+      "$WRK2" -t2 -c"$BENCH_CONNECTIONS" -d"$(( $2 + lead ))s" -R"$rate" -s "$ROOT/bench/wrk-report.lua" ${ck:+-H "Cookie: $ck"} "$(http_url "$1" /1k)" > "$out" &
+    else
+      lead=$BENCH_WARMUP_SECONDS
+      java $BENCH_LOAD_JAVA_OPTS -cp "$CP" io.sandgate.bench.OpenLoopLoad "$(http_url "$1" /1k)" "$rate" "$2" "$lead" "$BENCH_CONNECTIONS" "$ck" > "$out" &
+    fi
     load=$!
     PIDS+=("$load")   # stopped with the rest if the run is interrupted
-    sleep "$BENCH_WARMUP_SECONDS"
+    sleep "$lead"
     before=$(cpu_ticks "$p")
     wait "$load" || true
     after=$(cpu_ticks "$p")
-    line=$(grep '^RESULT' "$RUN/rate-$t.out")
-    echo "http_small_rate $t: $line"
-    for m in p50_ms p99_ms p999_ms max_ms errors requests; do record http_small_rate "$t" "$m" "$(field "$m" "$line")"; done
+    line=$(grep '^RESULT' "$out")
+    echo "$(field p99_ms "$line") $(awk -v d=$(( after - before )) -v hz="$hz" 'BEGIN {print d / hz}') $line"
+  }
+  if [ -n "$WRK2" ]; then
+    # A C generator leaves the cores to the proxies: rounds, the targets taking turns, after an
+    # unrecorded pass each for the JIT.
+    rate_rounds=$BENCH_ROUNDS
+    record meta - cmd_http_small_rate "wrk2 -t2 -c$BENCH_CONNECTIONS -d$(( BENCH_SECONDS + 10 ))s -R$rate URL/1k (its first 10 s calibration, unrecorded), after ${BENCH_WARMUP_SECONDS}s of warm-up, $rate_rounds rounds"
+    for t in $(targets); do rate_pass "$t" "$(( BENCH_WARMUP_SECONDS > 10 ? BENCH_WARMUP_SECONDS - 10 : 1 ))" > /dev/null; done
+  else
+    # The JVM generator warms itself and the proxy up in each pass: one pass per target.
+    rate_rounds=1
+    record meta - cmd_http_small_rate "OpenLoopLoad URL/1k $rate req/s for ${BENCH_SECONDS}s (after ${BENCH_WARMUP_SECONDS}s unrecorded) over $BENCH_CONNECTIONS connections"
+  fi
+  declare -A rate_lines=()
+  for round in $(seq 1 "$rate_rounds"); do
+    for t in $(targets); do
+      line=$(rate_pass "$t" "$BENCH_SECONDS")
+      echo "http_small_rate $t round $round: $line"
+      rate_lines[$t]+="$line"$'\n'
+    done
+  done
+  # Each target's median round by p99 stands for it, with the errors of every round; every
+  # round's p99 is kept beside it, to be read against the same round's direct row.
+  for t in $(targets); do
+    median=$(sort -n <<< "${rate_lines[$t]%$'\n'}" | sed -n "$(( (rate_rounds + 1) / 2 ))p")
+    read -r _ cpu_s line <<< "$median"
+    for m in p50_ms p99_ms p999_ms; do record http_small_rate "$t" "$m" "$(field "$m" "$line")"; done
+    record http_small_rate "$t" errors "$(grep -o 'errors=[0-9]*' <<< "${rate_lines[$t]}" | awk -F= '{n += $2} END {print n + 0}')"
+    record http_small_rate "$t" rounds "$(awk '{printf "%s%s", (NR > 1 ? ", " : ""), $1}' <<< "${rate_lines[$t]%$'\n'}")"
     if [ "$t" != direct ]; then
-      record http_small_rate "$t" cpu_s "$(awk -v d=$(( after - before )) -v hz="$hz" 'BEGIN {print d / hz}')"
+      record http_small_rate "$t" cpu_s "$cpu_s"
       record http_small_rate "$t" due "$(awk -v r="$rate" -v s="$BENCH_SECONDS" 'BEGIN {printf "%.0f", r * s}')"
     fi
   done

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.StringJoiner;
+import java.util.function.DoubleBinaryOperator;
 import java.util.function.Function;
 
 import io.sandgate.ingress.Route;
@@ -128,24 +129,28 @@ public final class SideBySideReport
             row(s, t, fmt(number("http_small_max", t, "rps"), "%.0f"), ratio("http_small_max", t, "rps", "direct"),
                 ratio("http_small_max", t, "rps", "nginx"), fmt(number("http_small_max", t, "p50_ms"), "%.3f"),
                 fmt(number("http_small_max", t, "p99_ms"), "%.3f"), fmt(number("http_small_max", t, "errors"), "%.0f"),
-                values.getOrDefault("http_small_max/" + t + "/rounds", "-"), vsNginxByRound("http_small_max", t));
+                values.getOrDefault("http_small_max/" + t + "/rounds", "-"), byRound("http_small_max", t, "nginx", (v, b) -> v / b, "%.2f"));
         }
 
         s.append("\n### HTTP 1 KB at a fixed rate: latency added\n\n`").append(meta("cmd_http_small_rate"))
             .append("` (open loop at ").append(meta("rate")).append(" req/s, ").append(meta("rate_basis")).append("; latency counted from each request's due time)\n\n")
-            .append("| target | p50 ms | p99 ms | p99.9 ms | added p50 ms | added p99 ms | added p99.9 ms | p99 vs nginx | proxy CPU us per request | errors |\n|---|---|---|---|---|---|---|---|---|---|\n");
+            .append("| target | p50 ms | p99 ms | p99.9 ms | added p50 ms | added p99 ms | added p99.9 ms | p99 vs nginx | proxy CPU us per request | errors | p99 ms by round | added p99 ms by round |\n")
+            .append("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         List<String> behind = new ArrayList<>();
         for (String t : targets())
         {
             row(s, t, fmt(number("http_small_rate", t, "p50_ms"), "%.3f"), fmt(number("http_small_rate", t, "p99_ms"), "%.3f"),
                 fmt(number("http_small_rate", t, "p999_ms"), "%.3f"), added("http_small_rate", t, "p50_ms"), added("http_small_rate", t, "p99_ms"),
                 added("http_small_rate", t, "p999_ms"), ratio("http_small_rate", t, "p99_ms", "nginx"), fmt(cpuPerDueRequest(t), "%.1f"),
-                fmt(number("http_small_rate", t, "errors"), "%.0f"));
+                fmt(number("http_small_rate", t, "errors"), "%.0f"), values.getOrDefault("http_small_rate/" + t + "/rounds", "-"),
+                byRound("http_small_rate", t, "direct", (v, d) -> v - d, "%+.3f"));
             Double p50 = number("http_small_rate", t, "p50_ms");
             if (!t.equals("direct") && p50 != null && p50 > 5)
                 behind.add(TARGETS.get(t));
         }
         s.append("\nProxy CPU is utime+stime of the proxy's processes from the end of the warm-up to the end of the run, per request due in the recorded seconds.\n");
+        if (meta("cmd_http_small_rate").startsWith("wrk2"))
+            s.append("wrk2 sends each request on a millisecond timer, rounded up, and counts its latency from when it was due: every row's median carries most of a millisecond of that, the direct row's too, so the added columns are the ones to read.\n");
         if (!behind.isEmpty())
         {
             s.append("\n**").append(String.join(", ", behind))
@@ -208,7 +213,7 @@ public final class SideBySideReport
             row(s, t, fmt(number("ws_echo", t, "msgs_per_s"), "%.0f"), ratio("ws_echo", t, "msgs_per_s", "direct"),
                 ratio("ws_echo", t, "msgs_per_s", "nginx"), fmt(number("ws_echo", t, "p50_ms"), "%.3f"), fmt(number("ws_echo", t, "p99_ms"), "%.3f"),
                 fmt(number("ws_echo", t, "p999_ms"), "%.3f"), fmt(number("ws_echo", t, "cpu_us"), "%.1f"), fmt(number("ws_echo", t, "errors"), "%.0f"),
-                values.getOrDefault("ws_echo/" + t + "/rounds", "-"), vsNginxByRound("ws_echo", t));
+                values.getOrDefault("ws_echo/" + t + "/rounds", "-"), byRound("ws_echo", t, "nginx", (v, b) -> v / b, "%.2f"));
         }
 
         s.append("\n### Memory per idle bridged WebSocket session\n\n`").append(meta("cmd_idle_ws"))
@@ -291,23 +296,24 @@ public final class SideBySideReport
     }
 
     /**
-     * Each round's figure over nginx's in the same round: the machine's speed moves between rounds by
-     * more than between targets of one round, so these ratios spread less than the medians'.
+     * Each round's figure against {@code base}'s in the same round: the machine's speed moves
+     * between rounds by more than between targets of one round, so these spread less than the
+     * medians' do.
      */
-    private String vsNginxByRound(String scenario, String target)
+    private String byRound(String scenario, String target, String base, DoubleBinaryOperator against, String format)
     {
         String[] mine = values.getOrDefault(scenario + "/" + target + "/rounds", "").split(", ");
-        String[] nginx = values.getOrDefault(scenario + "/nginx/rounds", "").split(", ");
-        if (target.equals("nginx") || mine.length != nginx.length)
+        String[] theirs = values.getOrDefault(scenario + "/" + base + "/rounds", "").split(", ");
+        if (target.equals(base) || mine.length != theirs.length)
             return "-";
-        StringJoiner ratios = new StringJoiner(", ");
+        StringJoiner figures = new StringJoiner(", ");
         for (int i = 0; i < mine.length; i++)
         {
             Double v = parse(mine[i]);
-            Double b = parse(nginx[i]);
-            ratios.add(v == null || b == null || b == 0 ? "-" : fmt(v / b, "%.2f"));
+            Double b = parse(theirs[i]);
+            figures.add(v == null || b == null || b == 0 ? "-" : fmt(against.applyAsDouble(v, b), format));
         }
-        return ratios.toString();
+        return figures.toString();
     }
 
     private String added(String scenario, String target, String metric)
