@@ -214,6 +214,9 @@ SECRET="bench-only-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 start_sandgate() {
   local name="$1" port="$2" jar="$ROOT/target/sandgate.jar"; shift 2
   [ "$name" != sandgate-baseline ] || jar="$BENCH_BASELINE_JAR"
+  # Every load comes from 127.0.0.1: the per-client connection limit (1024 by default) would refuse
+  # the idle sessions past it. Builds from before the limit refuse the variable, as any unknown one.
+  [ "$name" = sandgate-baseline ] || set -- SANDGATE_SERVER_MAX_CONNECTIONS_PER_CLIENT=$(( BENCH_IDLE_SESSIONS + 1000 )) "$@"
   # SANDGATE_JAVA_OPTS is this script's setting, not the gateway's: the gateway refuses unknown SANDGATE_ variables.
   env -u SANDGATE_JAVA_OPTS SANDGATE_SERVER_HOST=127.0.0.1 SANDGATE_SERVER_PORT="$port" SANDGATE_LOG_ACCESS=false \
       SANDGATE_INGRESS_COOKIE_SECRET="$SECRET" SANDGATE_CONFIG="$RUN/sandgate-empty.yaml" "$@" \
