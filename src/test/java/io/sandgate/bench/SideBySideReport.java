@@ -297,8 +297,8 @@ public final class SideBySideReport
 
     /**
      * Each round's figure against {@code base}'s in the same round: the machine's speed moves
-     * between rounds by more than between targets of one round, so these spread less than the
-     * medians' do.
+     * between rounds, often by more than a change is worth, and a round's two figures saw the
+     * same minutes.
      */
     private String byRound(String scenario, String target, String base, DoubleBinaryOperator against, String format)
     {
