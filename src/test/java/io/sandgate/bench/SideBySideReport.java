@@ -191,8 +191,8 @@ public final class SideBySideReport
         }
 
         s.append("\n### HTTP 1 MB: throughput and proxy CPU\n\n`").append(meta("cmd_http_large"))
-            .append("`; CPU is utime+stime of the proxy's processes (nginx: master and workers) from /proc, before and after\n\n")
-            .append("| target | MB/s | vs direct | vs nginx | proxy CPU, % of one core | proxy CPU s per GB |\n|---|---|---|---|---|---|\n");
+            .append("`; CPU is utime+stime of the proxy's processes (nginx: master and workers) from /proc, before and after; the targets take turns in each round, and each target's row is its median round\n\n")
+            .append("| target | MB/s | vs direct | vs nginx | proxy CPU, % of one core | proxy CPU s per GB | MB/s by round | vs that round's nginx |\n|---|---|---|---|---|---|---|---|\n");
         for (String t : targets())
         {
             Double cpu = number("http_large", t, "cpu_s");
@@ -200,7 +200,8 @@ public final class SideBySideReport
             Double bytes = number("http_large", t, "bytes");
             boolean proxied = !t.equals("direct") && cpu != null && seconds != null && bytes != null && bytes > 0;
             row(s, t, fmt(mbPerSecond(t), "%.0f"), ratioOf(this::mbPerSecond, t, "direct"), ratioOf(this::mbPerSecond, t, "nginx"),
-                proxied ? fmt(100 * cpu / seconds, "%.0f") : "-", proxied ? fmt(cpu / (bytes / 1e9), "%.2f") : "-");
+                proxied ? fmt(100 * cpu / seconds, "%.0f") : "-", proxied ? fmt(cpu / (bytes / 1e9), "%.2f") : "-",
+                values.getOrDefault("http_large/" + t + "/rounds", "-"), byRound("http_large", t, "nginx", (v, b) -> v / b, "%.2f"));
         }
 
         s.append("\n### WebSocket echo through the bridge\n\n`").append(meta("cmd_ws_echo"))
