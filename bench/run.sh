@@ -120,6 +120,13 @@ free_port() {
 record() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >> "$RESULTS"; }
 # field KEY LINE: the value of KEY=... in a RESULT line
 field() { sed -n "s/.*[[:space:]]$1=\([^[:space:]]*\).*/\1/p" <<< " $2"; }
+# Rounds are kept as lines, one per round in order, each led by the figure that ranks it.
+# median_line LINES ROUNDS: the median round's line
+median_line() { sort -n <<< "${1%$'\n'}" | sed -n "$(( ($2 + 1) / 2 ))p"; }
+# by_round LINES FORMAT: each round's leading figure, in round order, joined by ", "
+by_round() { awk -v f="$2" '{printf "%s" f, (NR > 1 ? ", " : ""), $1}' <<< "${1%$'\n'}"; }
+# error_sum LINES: the errors=N of every round, added up
+error_sum() { grep -o 'errors=[0-9]*' <<< "$1" | awk -F= '{n += $2} END {print n + 0}'; }
 wait_for() {
   local url="$1" what="$2"
   for _ in $(seq 1 300); do
@@ -364,11 +371,11 @@ if has "$SCENARIOS" http_small_max; then
   # Each target's median round by req/s stands for it; every round's req/s is kept beside it, and
   # the errors are every round's, so that a round with errors is not hidden behind the median.
   for t in $(targets); do
-    median=$(sort -n <<< "${max_lines[$t]%$'\n'}" | sed -n "$(( (BENCH_ROUNDS + 1) / 2 ))p")
+    median=$(median_line "${max_lines[$t]}" "$BENCH_ROUNDS")
     record http_small_max "$t" rps "${median%% *}"
     for m in p50_ms p99_ms; do record http_small_max "$t" "$m" "$(field "$m" "${median#* }")"; done
-    record http_small_max "$t" errors "$(grep -o 'errors=[0-9]*' <<< "${max_lines[$t]}" | awk -F= '{n += $2} END {print n + 0}')"
-    record http_small_max "$t" rounds "$(awk '{printf "%s%.0f", (NR > 1 ? ", " : ""), $1}' <<< "${max_lines[$t]%$'\n'}")"
+    record http_small_max "$t" errors "$(error_sum "${max_lines[$t]}")"
+    record http_small_max "$t" rounds "$(by_round "${max_lines[$t]}" %.0f)"
   done
 fi
 
@@ -434,11 +441,11 @@ if has "$SCENARIOS" http_small_rate; then
   # Each target's median round by p99 stands for it, with the errors of every round; every
   # round's p99 is kept beside it, to be read against the same round's direct row.
   for t in $(targets); do
-    median=$(sort -n <<< "${rate_lines[$t]%$'\n'}" | sed -n "$(( (rate_rounds + 1) / 2 ))p")
+    median=$(median_line "${rate_lines[$t]}" "$rate_rounds")
     read -r _ cpu_s line <<< "$median"
     for m in p50_ms p99_ms p999_ms; do record http_small_rate "$t" "$m" "$(field "$m" "$line")"; done
-    record http_small_rate "$t" errors "$(grep -o 'errors=[0-9]*' <<< "${rate_lines[$t]}" | awk -F= '{n += $2} END {print n + 0}')"
-    record http_small_rate "$t" rounds "$(awk '{printf "%s%s", (NR > 1 ? ", " : ""), $1}' <<< "${rate_lines[$t]%$'\n'}")"
+    record http_small_rate "$t" errors "$(error_sum "${rate_lines[$t]}")"
+    record http_small_rate "$t" rounds "$(by_round "${rate_lines[$t]}" %s)"
     if [ "$t" != direct ]; then
       record http_small_rate "$t" cpu_s "$cpu_s"
       record http_small_rate "$t" due "$(awk -v r="$rate" -v s="$BENCH_SECONDS" 'BEGIN {printf "%.0f", r * s}')"
@@ -483,11 +490,11 @@ if has "$SCENARIOS" http_small_cpu; then
   # Each target's median round by CPU per request stands for it; every round's figure is kept beside it.
   for t in $(targets); do
     [ "$t" != direct ] || continue
-    median=$(sort -n <<< "${cpu_lines[$t]%$'\n'}" | sed -n "$(( (BENCH_ROUNDS + 1) / 2 ))p")
+    median=$(median_line "${cpu_lines[$t]}" "$BENCH_ROUNDS")
     read -r _ requests cpu_s <<< "$median"
     record http_small_cpu "$t" requests "$requests"
     record http_small_cpu "$t" cpu_s "$cpu_s"
-    record http_small_cpu "$t" rounds "$(awk '{printf "%s%s", (NR > 1 ? ", " : ""), $1}' <<< "${cpu_lines[$t]%$'\n'}")"
+    record http_small_cpu "$t" rounds "$(by_round "${cpu_lines[$t]}" %s)"
   done
 fi
 
@@ -526,11 +533,11 @@ if has "$SCENARIOS" http_small_paired; then
       done
       pin "0-$last" "$(pids "$t") $SG_BASELINE_PID"
       # The median round by ratio stands for the pair; every round's ratio is kept beside it.
-      read -r ratio cpu_us base_us <<< "$(sort -n <<< "${lines%$'\n'}" | sed -n "$(( (BENCH_ROUNDS + 1) / 2 ))p")"
+      read -r ratio cpu_us base_us <<< "$(median_line "$lines" "$BENCH_ROUNDS")"
       record http_small_paired "$t" ratio "$ratio"
       record http_small_paired "$t" cpu_us "$cpu_us"
       record http_small_paired "$t" baseline_cpu_us "$base_us"
-      record http_small_paired "$t" rounds "$(awk '{printf "%s%.2f", (NR > 1 ? ", " : ""), $1}' <<< "${lines%$'\n'}")"
+      record http_small_paired "$t" rounds "$(by_round "$lines" %.2f)"
     done
     pin "0-$last" "$BACKEND_PID"
   fi
@@ -556,11 +563,11 @@ if has "$SCENARIOS" http_large; then
   done
   # Each target's median round by MB/s stands for it; every round's MB/s is kept beside it.
   for t in $(targets); do
-    read -r _ bytes seconds cpu_s <<< "$(sort -n <<< "${large_lines[$t]%$'\n'}" | sed -n "$(( (BENCH_ROUNDS + 1) / 2 ))p")"
+    read -r _ bytes seconds cpu_s <<< "$(median_line "${large_lines[$t]}" "$BENCH_ROUNDS")"
     record http_large "$t" bytes "$bytes"
     record http_large "$t" seconds "$seconds"
     [ "$t" = direct ] || record http_large "$t" cpu_s "$cpu_s"
-    record http_large "$t" rounds "$(awk '{printf "%s%.0f", (NR > 1 ? ", " : ""), $1}' <<< "${large_lines[$t]%$'\n'}")"
+    record http_large "$t" rounds "$(by_round "${large_lines[$t]}" %.0f)"
   done
 fi
 
@@ -589,10 +596,10 @@ if has "$SCENARIOS" ws_echo; then
   done
   # Each target's median round by messages/s stands for it, with the errors of every round.
   for t in $(targets); do
-    median=$(sort -n <<< "${ws_lines[$t]%$'\n'}" | sed -n "$(( (BENCH_ROUNDS + 1) / 2 ))p")
+    median=$(median_line "${ws_lines[$t]}" "$BENCH_ROUNDS")
     for m in msgs_per_s p50_ms p99_ms p999_ms cpu_us; do record ws_echo "$t" "$m" "$(field "$m" "${median#* }")"; done
-    record ws_echo "$t" errors "$(grep -o 'errors=[0-9]*' <<< "${ws_lines[$t]}" | awk -F= '{n += $2} END {print n + 0}')"
-    record ws_echo "$t" rounds "$(awk '{printf "%s%s", (NR > 1 ? ", " : ""), $1}' <<< "${ws_lines[$t]%$'\n'}")"
+    record ws_echo "$t" errors "$(error_sum "${ws_lines[$t]}")"
+    record ws_echo "$t" rounds "$(by_round "${ws_lines[$t]}" %s)"
   done
 fi
 
