@@ -38,7 +38,7 @@ class IngressServletTest
 
     /**
      * An answer is handled on the thread that read it: a client whose listeners may block hands
-     * every answer from its selector to a pool thread, a third of the servlet path's thread
+     * every answer from its selector to a pool thread: three in ten of the servlet path's thread
      * switches per request at a fixed rate (docs/BENCHMARKS.md).
      */
     @Test
