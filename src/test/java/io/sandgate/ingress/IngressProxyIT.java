@@ -4,6 +4,7 @@ import java.io.BufferedReader;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
+import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpRequest;
@@ -17,6 +18,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
 import io.sandgate.core.Secret;
@@ -38,6 +41,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import static io.sandgate.testing.BrowserRequests.get;
 import static io.sandgate.testing.BrowserRequests.sessionCookie;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -320,6 +324,47 @@ class IngressProxyIT
             assertFalse(after.contains("HTTP/1.1"), after);
         }
         assertEquals(0, sandbox37579.requestCount());
+    }
+
+    /**
+     * A browser that asks for a large answer and stops reading holds up no other browser's: the
+     * answer is relayed only as fast as it is taken, so the threads that relay answers (on the
+     * servlets, the client's selectors) are never left waiting to write it. 64 MB is far more than
+     * the sockets and buffers on the way hold, so it is stalled well before the other requests go.
+     */
+    @Test
+    void browserThatStopsReadingALargeAnswer_holdsUpNoOtherBrowsersAnswers() throws Exception
+    {
+        try (Socket stalled = new Socket())
+        {
+            stalled.setReceiveBufferSize(4096);
+            stalled.connect(new InetSocketAddress("127.0.0.1", gateway.port()));
+            stalled.getOutputStream().write(("GET /vnc/37579/big?bytes=" + (64 << 20) + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                .getBytes(StandardCharsets.ISO_8859_1));
+            await().atMost(Duration.ofSeconds(10)).until(() -> sandbox37579.requests().stream().anyMatch(r -> r.pathAndQuery().startsWith("/big")));
+
+            // Many at once, so that the gateway opens sandbox connections on each of its selectors.
+            for (int round = 0; round < 3; round++)
+            {
+                List<CompletableFuture<Integer>> others = new ArrayList<>();
+                for (int i = 0; i < 16; i++)
+                    others.add(CompletableFuture.supplyAsync(() -> statusOf("/vnc/41000/echo")));
+                for (CompletableFuture<Integer> other : others)
+                    assertEquals(200, other.get(15, TimeUnit.SECONDS));
+            }
+        }
+    }
+
+    private static int statusOf(String path)
+    {
+        try
+        {
+            return get(gateway.uri(), path).statusCode();
+        }
+        catch (Exception x)
+        {
+            throw new CompletionException(x);
+        }
     }
 
     @Test
