@@ -106,8 +106,9 @@ public class IngressServlet extends StreamingProxyServlet
         clientConnector.setConnectTimeout(ingress.config().connectTimeout());
         // Answers are handled on the selectors (below): one per core, or under saturation a single
         // selector thread handling every answer held the servlet path to one core (12 % fewer
-        // requests a second on 2 cores).
-        clientConnector.setSelectors(Runtime.getRuntime().availableProcessors());
+        // requests a second on 2 cores). At most four: each selector holds a thread of the pool
+        // the container shares with the servlets, and answers are a fraction of the path's work.
+        clientConnector.setSelectors(Math.min(4, Runtime.getRuntime().availableProcessors()));
         HttpClient client = super.newHttpClient(clientConnector);
         // Sandbox pods come and go all day; without this every pod IP ever seen keeps a
         // destination (and its pool) in the client forever.
