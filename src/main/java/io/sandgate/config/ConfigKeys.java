@@ -31,7 +31,7 @@ public final class ConfigKeys
     public static final ConfigKey<Integer> SERVER_PORT = ConfigKey.of("server.port", "8080", integer(0, 65535),
         "Embedded runner: HTTP port (0 picks a free one).");
     public static final ConfigKey<Integer> SERVER_MAX_THREADS = ConfigKey.of("server.max-threads", "200", integer(8, 10_000),
-        "Embedded runner: size of the request thread pool. Half of it may wait for Redis at once (`store.redis.timeout`); in a servlet container, set it to the container's pool size.");
+        "Embedded runner: size of the thread pool. The listeners' selectors come from it (the public one's, which also run ingress, one per core up to an eighth of it; the others' up to a thirty-second), and the runner refuses to start when they leave less than half of it to run requests. Half of it may wait for Redis at once (`store.redis.timeout`); in a servlet container, set it to the container's pool size.");
     public static final ConfigKey<Integer> SERVER_MAX_CONCURRENT_REQUESTS_PER_CLIENT = ConfigKey.of("server.max-concurrent-requests-per-client", "256",
         integer(1, 1_000_000), "Requests one client (its trusted address, or an egress agent by its token) may have in progress at once (429 above); established WebSockets and MCP streams do not count.");
     public static final ConfigKey<Integer> SERVER_MAX_CONNECTIONS_PER_CLIENT = ConfigKey.of("server.max-connections-per-client", "1024",

@@ -116,7 +116,11 @@ public final class EmbeddedServer implements AutoCloseable
     /** @param buffers the server's buffer pool; null for Jetty's default */
     private static EmbeddedServer serve(SandgateConfig config, Sandgate sandgate, ByteBufferPool buffers) throws Exception
     {
-        ServerThreads threads = new ServerThreads(config.server().maxThreads());
+        int maxThreads = config.server().maxThreads();
+        int cores = Runtime.getRuntime().availableProcessors();
+        ThreadPlan plan = ThreadPlan.of(cores, maxThreads);
+        ServerThreads threads = new ServerThreads(maxThreads);
+        threads.setReservedThreads(plan.reservedThreads());
         Server server = new Server(threads, null, buffers);
         threads.serve(server);
         HttpConfiguration http = new HttpConfiguration();
@@ -129,10 +133,10 @@ public final class EmbeddedServer implements AutoCloseable
         ClientConnectionLimit limit = new ClientConnectionLimit(config.server().maxConnectionsPerClient(), sandgate.clients(false), sandgate.metrics());
         ClientConnectionLimit internalLimit = limit.counting(sandgate.clients(true));
         // The public listener's selectors also carry the core front-end's connections to sandboxes.
-        IngressConnector connector = listen(server, new IngressConnector(server, selectors(), limit, new HttpConnectionFactory(http)),
+        IngressConnector connector = listen(server, new IngressConnector(server, plan.publicSelectors(), limit, new HttpConnectionFactory(http)),
             config.server(), config.server().port());
-        ServerConnector internal = config.server().internalPort().map(port -> connector(server, http, internalLimit, config.server(), port)).orElse(null);
-        ServerConnector proxy = config.egress().forwardProxyPort().map(port -> connector(server, http, internalLimit, config.server(), port)).orElse(null);
+        ServerConnector internal = config.server().internalPort().map(port -> connector(server, http, internalLimit, config.server(), port, plan)).orElse(null);
+        ServerConnector proxy = config.egress().forwardProxyPort().map(port -> connector(server, http, internalLimit, config.server(), port, plan)).orElse(null);
 
         Handler internalFaces;
         Handler publicFaces;
@@ -166,10 +170,14 @@ public final class EmbeddedServer implements AutoCloseable
         try
         {
             server.start();
+            ThreadPlan.checkLeft(maxThreads, threads.getThreadPoolBudget().getLeasedThreads(), cores);
         }
         catch (Exception x)
         {
             server.stop();
+            ServerThreads.TooFewThreads tooFew = tooFewThreads(x);
+            if (tooFew != null)
+                throw ThreadPlan.tooFewToStart(maxThreads, tooFew.required, cores);
             throw x;
         }
         // A failed start must fail here, not leave a server answering 503 to everything.
@@ -181,19 +189,25 @@ public final class EmbeddedServer implements AutoCloseable
         return new EmbeddedServer(server, sandgate, connector, internal, proxy);
     }
 
-    private static ServerConnector connector(Server server, HttpConfiguration http, ClientConnectionLimit limit, ServerConfig config, int port)
+    private static ServerConnector connector(Server server, HttpConfiguration http, ClientConnectionLimit limit, ServerConfig config, int port, ThreadPlan plan)
     {
-        return listen(server, new ListenerConnector(server, selectors(), limit, new HttpConnectionFactory(http)), config, port);
+        return listen(server, new ListenerConnector(server, plan.listenerSelectors(), limit, new HttpConnectionFactory(http)), config, port);
     }
 
-    /**
-     * One selector per core: with the ingress proxy on selector threads (ServerThreads,
-     * OnThreadPool), a single selector, Jetty's default on 2 cores, makes one core do all the
-     * reading while the other waits.
-     */
-    private static int selectors()
+    /** The pool's refusal to lease, wherever the server's start put it (connectors' failures come collected). */
+    private static ServerThreads.TooFewThreads tooFewThreads(Throwable x)
     {
-        return Runtime.getRuntime().availableProcessors();
+        for (Throwable t = x; t != null; t = t.getCause())
+        {
+            if (t instanceof ServerThreads.TooFewThreads tooFew)
+                return tooFew;
+            for (Throwable suppressed : t.getSuppressed())
+            {
+                if (suppressed instanceof ServerThreads.TooFewThreads tooFew)
+                    return tooFew;
+            }
+        }
+        return null;
     }
 
     private static <C extends ServerConnector> C listen(Server server, C connector, ServerConfig config, int port)

@@ -6,6 +6,7 @@ import org.eclipse.jetty.server.internal.HttpConnection;
 import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.thread.Invocable;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.eclipse.jetty.util.thread.ThreadPoolBudget;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,6 +39,7 @@ final class ServerThreads extends QueuedThreadPool
     {
         super(maxThreads);
         setName("sandgate");
+        setThreadPoolBudget(new Budget());
     }
 
     /** The server whose connections may be resumed in place, when its handlers never block. */
@@ -106,6 +108,40 @@ final class ServerThreads extends QueuedThreadPool
         public Invocable.InvocationType getInvocationType()
         {
             return invocationType;
+        }
+    }
+
+    /**
+     * Jetty's budget, whose failure says how many threads had been asked for when the pool ran out,
+     * so that the runner can say what to set (see {@link ThreadPlan}). The runner checks the whole
+     * budget against a stricter bound once the server has started.
+     */
+    private final class Budget extends ThreadPoolBudget
+    {
+        Budget()
+        {
+            super(ServerThreads.this);
+        }
+
+        @Override
+        public boolean check(int maxThreads)
+        {
+            int leased = getLeasedThreads();
+            if (leased >= maxThreads)
+                throw new TooFewThreads(leased, maxThreads);
+            return true;
+        }
+    }
+
+    /** More threads leased than the pool has: a selector or acceptor would wait for one forever. */
+    static final class TooFewThreads extends IllegalStateException
+    {
+        final int required;
+
+        TooFewThreads(int required, int maxThreads)
+        {
+            super("Insufficient configured threads: required=" + required + " < max=" + maxThreads);
+            this.required = required;
         }
     }
 }

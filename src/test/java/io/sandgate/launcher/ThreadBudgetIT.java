@@ -1,0 +1,150 @@
+package io.sandgate.launcher;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import io.sandgate.config.ConfigException;
+import io.sandgate.testing.GatewayConfig;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The embedded runner's thread pool holds its selectors: the runner starts on a machine with many
+ * cores and every listener, and refuses, clearly and without keeping a port, a pool its selectors
+ * would leave too little of to run requests.
+ */
+class ThreadBudgetIT
+{
+    private static final Pattern LISTENING = Pattern.compile("Sandgate listening on http://127\\.0\\.0\\.1:(\\d+)/");
+
+    /**
+     * A pool of 12: the selectors, acceptors and reserved threads take 7 on 2 cores (more on more),
+     * which left 5 threads for every servlet request; with the internal and proxy listeners, 1.
+     */
+    @Test
+    void aPoolTheSelectorsWouldMostlyTake_isRefusedNamingTheSetting_andFreesThePort() throws Exception
+    {
+        int port = freePort();
+        GatewayConfig config = new GatewayConfig().set("server.port", String.valueOf(port)).set("server.max-threads", "12");
+
+        ConfigException refused = assertThrows(ConfigException.class, () -> EmbeddedServer.start(config.build()).close());
+
+        assertTrue(refused.getMessage().contains("server.max-threads = 12 is too few"), refused.getMessage());
+        assertTrue(refused.getMessage().matches("(?s).*set it to at least \\d+.*"), refused.getMessage());
+        try (ServerSocket again = new ServerSocket(port))
+        {
+            assertEquals(port, again.getLocalPort(), "the refused runner let its port go");
+        }
+    }
+
+    /**
+     * The runner as a JVM that sees 64 cores, with the public, internal and forward-proxy listeners
+     * and the default pool of 200: one selector per core on each used to lease more threads than
+     * that, and the runner did not start ("Insufficient configured threads").
+     */
+    @Test
+    void runnerOnSixtyFourCores_withEveryListener_startsWithTheDefaultPool(@TempDir Path directory) throws Exception
+    {
+        assertRunnerStarts(directory, 64, Map.of());
+    }
+
+    /** And with the pool of 40 that the tests of hung peers give it, on any machine they run on. */
+    @Test
+    void runnerOnSixtyFourCores_withEveryListener_startsWithAPoolOfForty(@TempDir Path directory) throws Exception
+    {
+        assertRunnerStarts(directory, 64, Map.of("SANDGATE_SERVER_MAX_THREADS", "40"));
+    }
+
+    private static void assertRunnerStarts(Path directory, int cores, Map<String, String> settings) throws Exception
+    {
+        Path empty = Files.writeString(directory.resolve("sandgate.yaml"), "{}\n");
+        String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+        ProcessBuilder builder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-XX:ActiveProcessorCount=" + cores, "-Xmx256m", "-cp", classPath, Main.class.getName())
+            .redirectErrorStream(true);
+        Map<String, String> environment = builder.environment();
+        environment.keySet().removeIf(name -> name.startsWith("SANDGATE_"));
+        environment.putAll(Map.of("SANDGATE_CONFIG", empty.toString(), "SANDGATE_SERVER_HOST", "127.0.0.1", "SANDGATE_SERVER_PORT", "0",
+            "SANDGATE_SERVER_INTERNAL_PORT", "0", "SANDGATE_EGRESS_FORWARD_PROXY_PORT", "0"));
+        environment.putAll(settings);
+        Process runner = builder.start();
+        try
+        {
+            List<String> output = new ArrayList<>();
+            CompletableFuture<Integer> port = CompletableFuture.supplyAsync(() -> listeningPort(runner, output));
+            int listening = port.get(60, TimeUnit.SECONDS);
+            assertTrue(listening > 0, () -> "the runner did not start:\n" + String.join("\n", output));
+
+            HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+            HttpResponse<String> health = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + listening + "/healthz"))
+                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, health.statusCode(), health.body());
+        }
+        finally
+        {
+            runner.destroy();
+            if (!runner.waitFor(20, TimeUnit.SECONDS))
+                runner.destroyForcibly().waitFor();
+        }
+    }
+
+    /** The public port the runner says it listens on; -1 if it ends first. Keeps every line for the failure message. */
+    private static int listeningPort(Process runner, List<String> output)
+    {
+        // Not closed here: once the port is known, a thread keeps reading, so that the runner never
+        // blocks on a full pipe; the stream closes with the process.
+        BufferedReader lines = new BufferedReader(new InputStreamReader(runner.getInputStream(), StandardCharsets.UTF_8));
+        try
+        {
+            for (String line = lines.readLine(); line != null; line = lines.readLine())
+            {
+                synchronized (output)
+                {
+                    output.add(line);
+                }
+                Matcher matcher = LISTENING.matcher(line);
+                if (matcher.find())
+                {
+                    Thread drain = new Thread(() -> lines.lines().forEach(rest -> { }), "runner-output");
+                    drain.setDaemon(true);
+                    drain.start();
+                    return Integer.parseInt(matcher.group(1));
+                }
+            }
+            return -1;
+        }
+        catch (IOException x)
+        {
+            return -1;
+        }
+    }
+
+    private static int freePort() throws IOException
+    {
+        try (ServerSocket probe = new ServerSocket(0))
+        {
+            return probe.getLocalPort();
+        }
+    }
+}
