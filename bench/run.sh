@@ -12,6 +12,8 @@
 #            and sandgate-baseline (another build: --baseline JAR or BENCH_BASELINE_JAR=JAR; memory store)
 #            and sandgate-traced (memory store, OpenTelemetry on and every trace sampled, spans sent to
 #            an OTLP sink in the backend process)
+#            and nginx-headers (nginx adding what the gateway adds: X-Forwarded-*, Via, and the
+#            gateway's Content-Security-Policy copied from its answer)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
@@ -151,28 +153,30 @@ PIDS+=($!)
 for _ in $(seq 1 50); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
 
 # --- nginx, as the reference design configures it -----------------------------------------------
-NGINX_PORT=$(free_port)
-mkdir -p "$RUN/nginx/logs" "$RUN/nginx/tmp"
-cat > "$RUN/nginx/nginx.conf" <<CONF
+# nginx_start NAME PORT [LOCATION LINES]: an nginx of its own in $RUN/NAME; sets LAST_PID
+nginx_start() {
+  local name="$1" port="$2" extra="${3:-}" dir="$RUN/$1"
+  mkdir -p "$dir/logs" "$dir/tmp"
+  cat > "$dir/nginx.conf" <<CONF
 worker_processes 2;
 worker_rlimit_nofile $NOFILE;
-pid $RUN/nginx/nginx.pid;
-error_log $RUN/nginx/logs/error.log warn;
+pid $dir/nginx.pid;
+error_log $dir/logs/error.log warn;
 events { worker_connections $(( NOFILE - 100 )); }
 http {
     access_log off;
-    client_body_temp_path $RUN/nginx/tmp/body;
-    proxy_temp_path $RUN/nginx/tmp/proxy;
-    fastcgi_temp_path $RUN/nginx/tmp/fastcgi;
-    uwsgi_temp_path $RUN/nginx/tmp/uwsgi;
-    scgi_temp_path $RUN/nginx/tmp/scgi;
+    client_body_temp_path $dir/tmp/body;
+    proxy_temp_path $dir/tmp/proxy;
+    fastcgi_temp_path $dir/tmp/fastcgi;
+    uwsgi_temp_path $dir/tmp/uwsgi;
+    scgi_temp_path $dir/tmp/scgi;
     map \$http_upgrade \$connection_upgrade { default upgrade; '' ''; }
     upstream sandbox {
         server 127.0.0.1:$BACKEND_PORT;
         keepalive 64;
     }
     server {
-        listen 127.0.0.1:$NGINX_PORT backlog=4096;
+        listen 127.0.0.1:$port backlog=4096;
         location / {
             proxy_pass http://sandbox;
             proxy_http_version 1.1;
@@ -182,14 +186,19 @@ http {
             proxy_set_header Connection \$connection_upgrade;
             proxy_read_timeout 3600s;
             proxy_send_timeout 3600s;
+$extra
         }
     }
 }
 CONF
-nginx -p "$RUN/nginx" -c "$RUN/nginx/nginx.conf" -e "$RUN/nginx/logs/error.log" -g 'daemon off;' > "$RUN/nginx.log" 2>&1 &
-PIDS+=($!)
-NGINX_PID=$!
-wait_for "http://127.0.0.1:$NGINX_PORT/1k" nginx
+  nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/logs/error.log" -g 'daemon off;' > "$RUN/$name.log" 2>&1 &
+  PIDS+=($!)
+  LAST_PID=$!
+  wait_for "http://127.0.0.1:$port/1k" "$name"
+}
+NGINX_PORT=$(free_port)
+nginx_start nginx "$NGINX_PORT"
+NGINX_PID=$LAST_PID
 
 # --- HAProxy, http mode with keep-alive on both sides --------------------------------------------
 HAPROXY_PORT=$(free_port)
@@ -272,11 +281,29 @@ if [[ ",$TARGETS," == *",sandgate-baseline,"* ]]; then
   record meta - baseline "${BENCH_BASELINE_LABEL:-$BENCH_BASELINE_JAR}"
 fi
 
+# nginx doing the header work the gateway does by design: the forwarding fields towards the
+# sandbox, and on every answer the gateway's own confinement policy, copied from its answer, so
+# that the heads both ways are as long as behind the gateway.
+if [[ ",$TARGETS," == *",nginx-headers,"* ]]; then
+  POLICY=$(curl -s -o /dev/null -D - -H "Cookie: $SG_MEMORY_COOKIE" "http://127.0.0.1:$SG_MEMORY_PORT/vnc/1k" \
+    | sed -n 's/^[Cc]ontent-[Ss]ecurity-[Pp]olicy: //p' | tr -d '\r')
+  [ -n "$POLICY" ] && [[ "$POLICY" != *'"'* ]] || { echo "Sandgate sent no policy to copy" >&2; exit 1; }
+  NGINX_HEADERS_PORT=$(free_port)
+  nginx_start nginx-headers "$NGINX_HEADERS_PORT" "            proxy_set_header Via \"1.1 \$hostname\";
+            proxy_set_header X-Forwarded-For \$remote_addr;
+            proxy_set_header X-Forwarded-Proto \$scheme;
+            proxy_set_header X-Forwarded-Host \$http_host;
+            proxy_set_header X-Forwarded-Prefix /vnc;
+            add_header Content-Security-Policy \"$POLICY\" always;"
+  NGINX_HEADERS_PID=$LAST_PID
+fi
+
 # http_url TARGET PATH / ws_url TARGET / cookie TARGET / pids TARGET
 http_url() {
   case "$1" in
     direct) echo "http://127.0.0.1:$BACKEND_PORT$2" ;;
     nginx) echo "http://127.0.0.1:$NGINX_PORT$2" ;;
+    nginx-headers) echo "http://127.0.0.1:$NGINX_HEADERS_PORT$2" ;;
     haproxy) echo "http://127.0.0.1:$HAPROXY_PORT$2" ;;
     sandgate-memory) echo "http://127.0.0.1:$SG_MEMORY_PORT/vnc$2" ;;
     sandgate-redis) echo "http://127.0.0.1:$SG_REDIS_PORT/vnc$2" ;;
@@ -300,6 +327,7 @@ pids() {
   case "$1" in
     direct) echo "" ;;
     nginx) echo "$NGINX_PID $(pgrep -P "$NGINX_PID" | tr '\n' ' ')" ;;
+    nginx-headers) echo "$NGINX_HEADERS_PID $(pgrep -P "$NGINX_HEADERS_PID" | tr '\n' ' ')" ;;
     haproxy) echo "$HAPROXY_PID" ;;
     sandgate-memory) echo "$SG_MEMORY_PID" ;;
     sandgate-redis) echo "$SG_REDIS_PID" ;;

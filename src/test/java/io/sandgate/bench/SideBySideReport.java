@@ -35,6 +35,7 @@ public final class SideBySideReport
     {
         TARGETS.put("direct", "direct (backend)");
         TARGETS.put("nginx", "nginx");
+        TARGETS.put("nginx-headers", "nginx with the gateway's header work (forwarding fields, its policy on answers)");
         TARGETS.put("haproxy", "HAProxy");
         TARGETS.put("sandgate-memory", "Sandgate, memory store");
         TARGETS.put("sandgate-redis", "Sandgate, Redis store");
@@ -45,7 +46,7 @@ public final class SideBySideReport
     }
 
     /** The optional targets, left out of the tables unless the run measured them. */
-    private static final List<String> OPTIONAL = List.of("sandgate-servlet", "sandgate-traced", "sandgate-baseline");
+    private static final List<String> OPTIONAL = List.of("nginx-headers", "sandgate-servlet", "sandgate-traced", "sandgate-baseline");
 
     private final Map<String, String> values = new LinkedHashMap<>();
 
