@@ -93,8 +93,9 @@ public final class WebSocketBridge implements AutoCloseable
         this.browsers = browsers;
         this.schedulers = schedulers;
         // Its own client: the proxy servlet's strips the protocol handler that performs upgrades.
-        // Its threads parse handshake answers; the tunnels' bytes move on its selector.
-        QueuedThreadPool threads = new QueuedThreadPool();
+        // Its threads parse handshake answers; the tunnels' bytes move on its selector. Idle, it
+        // keeps the selector's thread and one more, not Jetty's eight: the others come with handshakes.
+        QueuedThreadPool threads = new QueuedThreadPool(200, 2);
         threads.setName("sandgate-ws");
         threads.setDaemon(true);
         this.client = new HttpClient();

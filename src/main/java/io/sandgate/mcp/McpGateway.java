@@ -41,6 +41,7 @@ import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.http.HttpCookieStore;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -100,6 +101,12 @@ public final class McpGateway implements AutoCloseable
         this.clients = clients;
         this.streamsPerClient = new ClientCounts(config.maxStreamsPerClient());
         this.http = new HttpClient();
+        // Its own pool, named, that keeps the selector's thread and one more when idle (Jetty's
+        // default keeps eight, on every replica, MCP servers configured or not).
+        QueuedThreadPool threads = new QueuedThreadPool(200, 2);
+        threads.setName("sandgate-mcp-client");
+        threads.setDaemon(true);
+        http.setExecutor(threads);
         // Must not store cookies, or sessions of different clients would share them.
         http.setHttpCookieStore(new HttpCookieStore.Empty());
         http.setFollowRedirects(false);

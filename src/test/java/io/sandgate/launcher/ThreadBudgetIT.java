@@ -30,9 +30,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The embedded runner's thread pool holds its selectors: the runner starts on a machine with many
- * cores and every listener, and refuses, clearly and without keeping a port, a pool its selectors
- * would leave too little of to run requests.
+ * The embedded runner's threads: its pool holds its selectors, so the runner starts on a machine
+ * with many cores and every listener, and refuses, clearly and without keeping a port, a pool its
+ * selectors would leave too little of to run requests; idle, its own clients keep few threads.
  */
 class ThreadBudgetIT
 {
@@ -76,7 +76,58 @@ class ThreadBudgetIT
         assertRunnerStarts(directory, 64, Map.of("SANDGATE_SERVER_MAX_THREADS", "40"));
     }
 
+    /**
+     * The clients the gateway starts for itself (the WebSocket tunnels' and the MCP face's) have
+     * pools of their own, which kept Jetty's eight threads each while idle, on every replica, MCP
+     * servers configured or not: a third of an idle runner's threads. They keep their selector's
+     * thread and one more.
+     */
+    @Test
+    void idleRunner_itsOwnClientsKeepTwoThreadsEach(@TempDir Path directory) throws Exception
+    {
+        assertRunnerStarts(directory, Runtime.getRuntime().availableProcessors(), Map.of(), runner ->
+        {
+            List<String> threads = threadNames(runner);
+            assertTrue(count(threads, "sandgate-ws-") <= 2, () -> "the tunnels' client: " + threads);
+            assertTrue(count(threads, "sandgate-mcp-client-") <= 2, () -> "the MCP face's client: " + threads);
+            // Jetty names the pool it makes for a client that has none after the client.
+            assertEquals(0, threads.stream().filter(name -> name.startsWith("HttpClient@") && !name.contains("-scheduler-")).count(),
+                () -> "a client on a pool of Jetty's default: " + threads);
+        });
+    }
+
     private static void assertRunnerStarts(Path directory, int cores, Map<String, String> settings) throws Exception
+    {
+        assertRunnerStarts(directory, cores, settings, runner -> { });
+    }
+
+    /** What to check of a started runner, before it is stopped. */
+    private interface WhileRunning
+    {
+        void check(Process runner) throws Exception;
+    }
+
+    /** The names of a running JVM's threads, from a thread dump ({@code jcmd Thread.print}). */
+    private static List<String> threadNames(Process runner) throws Exception
+    {
+        Process dump = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(), String.valueOf(runner.pid()),
+            "Thread.print").redirectErrorStream(true).start();
+        String text = new String(dump.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(dump.waitFor(30, TimeUnit.SECONDS) && dump.exitValue() == 0, text);
+        List<String> names = new ArrayList<>();
+        Matcher matcher = Pattern.compile("(?m)^\"([^\"]+)\"").matcher(text);
+        while (matcher.find())
+            names.add(matcher.group(1));
+        assertTrue(names.size() > 10, text);
+        return names;
+    }
+
+    private static long count(List<String> names, String prefix)
+    {
+        return names.stream().filter(name -> name.startsWith(prefix)).count();
+    }
+
+    private static void assertRunnerStarts(Path directory, int cores, Map<String, String> settings, WhileRunning whileRunning) throws Exception
     {
         Path empty = Files.writeString(directory.resolve("sandgate.yaml"), "{}\n");
         String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
@@ -100,6 +151,7 @@ class ThreadBudgetIT
             HttpResponse<String> health = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + listening + "/healthz"))
                 .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
             assertEquals(200, health.statusCode(), health.body());
+            whileRunning.check(runner);
         }
         finally
         {
