@@ -287,7 +287,9 @@ fi
 if [[ ",$TARGETS," == *",nginx-headers,"* ]]; then
   POLICY=$(curl -s -o /dev/null -D - -H "Cookie: $SG_MEMORY_COOKIE" "http://127.0.0.1:$SG_MEMORY_PORT/vnc/1k" \
     | sed -n 's/^[Cc]ontent-[Ss]ecurity-[Pp]olicy: //p' | tr -d '\r')
-  [ -n "$POLICY" ] && [[ "$POLICY" != *'"'* ]] || { echo "Sandgate sent no policy to copy" >&2; exit 1; }
+  # Pasted into nginx.conf inside double quotes, where a quote would end it and a $ name a variable.
+  [ -n "$POLICY" ] && [[ "$POLICY" != *[\"\$]* ]] \
+    || { echo "nginx-headers: Sandgate's Content-Security-Policy is missing or holds a quote or a \$: '$POLICY'" >&2; exit 1; }
   NGINX_HEADERS_PORT=$(free_port)
   nginx_start nginx-headers "$NGINX_HEADERS_PORT" "            proxy_set_header Via \"1.1 \$hostname\";
             proxy_set_header X-Forwarded-For \$remote_addr;

@@ -87,7 +87,7 @@ class ThreadBudgetIT
     {
         assertRunnerStarts(directory, Runtime.getRuntime().availableProcessors(), Map.of(), runner ->
         {
-            List<String> threads = threadNames(runner);
+            List<String> threads = threadNames(runner, directory);
             assertTrue(count(threads, "sandgate-ws-") <= 2, () -> "the tunnels' client: " + threads);
             assertTrue(count(threads, "sandgate-mcp-client-") <= 2, () -> "the MCP face's client: " + threads);
             // Jetty names the pool it makes for a client that has none after the client.
@@ -107,13 +107,20 @@ class ThreadBudgetIT
         void check(Process runner) throws Exception;
     }
 
-    /** The names of a running JVM's threads, from a thread dump ({@code jcmd Thread.print}). */
-    private static List<String> threadNames(Process runner) throws Exception
+    /**
+     * The names of a running JVM's threads, from a thread dump ({@code jcmd Thread.print}), written
+     * to a file so that a jcmd that never ends fails the test after 30 s instead of hanging it.
+     */
+    private static List<String> threadNames(Process runner, Path directory) throws Exception
     {
+        Path out = directory.resolve("threads.txt");
         Process dump = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(), String.valueOf(runner.pid()),
-            "Thread.print").redirectErrorStream(true).start();
-        String text = new String(dump.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(dump.waitFor(30, TimeUnit.SECONDS) && dump.exitValue() == 0, text);
+            "Thread.print").redirectErrorStream(true).redirectOutput(out.toFile()).start();
+        boolean ended = dump.waitFor(30, TimeUnit.SECONDS);
+        if (!ended)
+            dump.destroyForcibly();
+        String text = Files.readString(out);
+        assertTrue(ended && dump.exitValue() == 0, () -> "jcmd Thread.print " + (ended ? "failed" : "did not end in 30 s") + ":\n" + text);
         List<String> names = new ArrayList<>();
         Matcher matcher = Pattern.compile("(?m)^\"([^\"]+)\"").matcher(text);
         while (matcher.find())
