@@ -2,6 +2,7 @@ package io.sandgate.web;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * How many of something (requests in progress, open streams) each client holds, up to a limit. A
@@ -10,7 +11,13 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class ClientCounts
 {
     private final int limit;
-    private final Map<String, Integer> counts = new ConcurrentHashMap<>();
+    /**
+     * Each client's count, from 1 up while it holds any. A count that reaches 0 is spent: it leaves
+     * the map and no one takes from it again, so a client that comes back gets a fresh one. Taking
+     * and giving back are then one compare-and-set each, not a lock on the map's bin, which two
+     * selector threads serving one busy client would contend for on every request.
+     */
+    private final Map<String, AtomicInteger> counts = new ConcurrentHashMap<>();
 
     /** @param limit how many one client may hold at once */
     public ClientCounts(int limit)
@@ -28,28 +35,55 @@ public final class ClientCounts
     /** Takes one for the client; false, with nothing taken, when it holds the limit already. */
     public boolean tryAcquire(String client)
     {
-        boolean[] taken = {false};
-        counts.compute(client, (key, held) ->
+        while (true)
         {
-            int count = held == null ? 0 : held;
+            AtomicInteger held = counts.get(client);
+            if (held == null)
+            {
+                if (counts.putIfAbsent(client, new AtomicInteger(1)) == null)
+                    return true;
+                continue;
+            }
+            int count = held.get();
+            if (count == 0)
+            {
+                // Spent by a release that has yet to remove it: help, and start a fresh one.
+                counts.remove(client, held);
+                continue;
+            }
             if (count >= limit)
-                return held;
-            taken[0] = true;
-            return count + 1;
-        });
-        return taken[0];
+                return false;
+            if (held.compareAndSet(count, count + 1))
+                return true;
+        }
     }
 
     /** Gives one back; a client holding none is forgotten. */
     public void release(String client)
     {
-        counts.computeIfPresent(client, (key, held) -> held <= 1 ? null : held - 1);
+        // The count taken from is still the one in the map: it cannot be spent while it counts this one.
+        AtomicInteger held = counts.get(client);
+        if (held == null)
+            return;
+        while (true)
+        {
+            int count = held.get();
+            if (count <= 0)
+                return;
+            if (held.compareAndSet(count, count - 1))
+            {
+                if (count == 1)
+                    counts.remove(client, held);
+                return;
+            }
+        }
     }
 
     /** How many the client holds now. */
     public int count(String client)
     {
-        return counts.getOrDefault(client, 0);
+        AtomicInteger held = counts.get(client);
+        return held == null ? 0 : held.get();
     }
 
     /** How many clients hold at least one. */
