@@ -28,4 +28,18 @@ class RequestHeadTest
         assertTrue(head.release());
         assertTrue(pool.getLeaks().isEmpty(), "released: " + pool.dumpLeaks());
     }
+
+    @Test
+    void latin1IsKeptAsItsByte_andAHeadWithoutFieldsIsStillWhole()
+    {
+        ArrayByteBufferPool pool = new ArrayByteBufferPool();
+
+        RetainableByteBuffer named = RequestHead.of("POST", "/", HttpFields.build().add("X-Name", "caf\u00e9"), pool);
+        RetainableByteBuffer bare = RequestHead.of("GET", "/", HttpFields.EMPTY, pool);
+
+        assertEquals("POST / HTTP/1.1\r\nX-Name: caf\u00e9\r\n\r\n", BufferUtil.toString(named.getByteBuffer(), StandardCharsets.ISO_8859_1));
+        assertEquals("GET / HTTP/1.1\r\n\r\n", BufferUtil.toString(bare.getByteBuffer(), StandardCharsets.ISO_8859_1));
+        named.release();
+        bare.release();
+    }
 }
