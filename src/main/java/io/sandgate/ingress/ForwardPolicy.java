@@ -78,7 +78,7 @@ final class ForwardPolicy
     private final String hostCookieName;
     private final SandboxCookies cookies;
     private final List<String> idless;
-    private final Map<String, HttpField> policies = new ConcurrentHashMap<>();
+    private final Map<PolicyKey, HttpField> policies = new ConcurrentHashMap<>();
 
     ForwardPolicy(Ingress ingress)
     {
@@ -388,7 +388,7 @@ final class ForwardPolicy
      */
     private HttpField confinement(String origin, String sandboxId)
     {
-        String key = sandboxId + ' ' + origin;
+        PolicyKey key = new PolicyKey(sandboxId, origin);
         HttpField policy = policies.get(key);
         if (policy != null)
             return policy;
@@ -399,6 +399,11 @@ final class ForwardPolicy
             policies.clear();
         policies.put(key, policy);
         return policy;
+    }
+
+    /** A pair as a key of its own: joining the two as text took a copy and a hash of both per request. */
+    private record PolicyKey(String sandboxId, String origin)
+    {
     }
 
     static boolean isPrintableAscii(String value)

@@ -189,9 +189,14 @@ public final class AccessLogFilter extends HttpFilter implements AccessLog
         counter.increment();
         long nanos = System.nanoTime() - startNanos;
         if (timed && status != HttpStatus.SWITCHING_PROTOCOLS_101)
-            timers.computeIfAbsent(face, key -> Timer.builder("sandgate.request.duration").tag("face", face)
-                .description("Time from a request's arrival to its last byte, by face; event streams and upgrades not included").register(registry))
-                .record(nanos, TimeUnit.NANOSECONDS);
+        {
+            // Looked up first: the registering lambda captures the face, so passing it would allocate one per request.
+            Timer timer = timers.get(face);
+            if (timer == null)
+                timer = timers.computeIfAbsent(face, key -> Timer.builder("sandgate.request.duration").tag("face", key)
+                    .description("Time from a request's arrival to its last byte, by face; event streams and upgrades not included").register(registry));
+            timer.record(nanos, TimeUnit.NANOSECONDS);
+        }
         if (!writesLines())
             return;
         long micros = nanos / 1000;
