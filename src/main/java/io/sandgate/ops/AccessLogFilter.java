@@ -190,7 +190,7 @@ public final class AccessLogFilter extends HttpFilter implements AccessLog
         long nanos = System.nanoTime() - startNanos;
         if (timed && status != HttpStatus.SWITCHING_PROTOCOLS_101)
         {
-            // Looked up first: the registering lambda captures the face, so passing it would allocate one per request.
+            // Looked up first: the registering lambda captures this filter, so passing it would allocate one per request.
             Timer timer = timers.get(face);
             if (timer == null)
                 timer = timers.computeIfAbsent(face, key -> Timer.builder("sandgate.request.duration").tag("face", key)
