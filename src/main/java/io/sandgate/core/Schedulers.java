@@ -20,7 +20,9 @@ import org.slf4j.LoggerFactory;
  * The gateway's background threads, made once by the composition root and handed to every
  * component: a small timer for delayed and periodic ticks, and a worker pool for work that may
  * block (health probes, Vault calls, event deliveries, stream pumps). Components start no threads
- * of their own, so one {@link #close()} ends them all and a thread dump names each by its pool.
+ * of their own, so one {@link #close()} ends them all and a thread dump names each by its pool; the
+ * one exception is the pools of the HTTP clients some components run ({@code web.ClientThreads}),
+ * which their clients start and stop.
  *
  * <p>Timer tasks must be short and must never block: a blocking periodic job goes through
  * {@link #every}, which runs it on a worker.</p>

@@ -25,6 +25,7 @@ import io.sandgate.config.IngressConfig;
 import io.sandgate.core.Schedulers;
 import io.sandgate.net.Origins;
 import io.sandgate.web.ClientInfo;
+import io.sandgate.web.ClientThreads;
 import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
 import io.sandgate.web.RequestAttribute;
@@ -42,7 +43,6 @@ import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.io.ArrayByteBufferPool;
 import org.eclipse.jetty.io.ByteBufferPool;
-import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
  * Joins a browser's WebSocket to its sandbox's as a byte tunnel ({@link Tunnel}). The sandbox leg is
@@ -93,13 +93,9 @@ public final class WebSocketBridge implements AutoCloseable
         this.browsers = browsers;
         this.schedulers = schedulers;
         // Its own client: the proxy servlet's strips the protocol handler that performs upgrades.
-        // Its threads parse handshake answers; the tunnels' bytes move on its selector. Idle, it
-        // keeps the selector's thread and one more, not Jetty's eight: the others come with handshakes.
-        QueuedThreadPool threads = new QueuedThreadPool(200, 2);
-        threads.setName("sandgate-ws");
-        threads.setDaemon(true);
+        // Its threads parse handshake answers; the tunnels' bytes move on its selector.
         this.client = new HttpClient();
-        client.setExecutor(threads);
+        client.setExecutor(ClientThreads.of("sandgate-ws"));
         client.setByteBufferPool(new ArrayByteBufferPool());
         client.setDestinationIdleTimeout(ingress.config().destinationIdleTimeout().toMillis());
         client.setConnectTimeout(ingress.config().connectTimeout().toMillis());

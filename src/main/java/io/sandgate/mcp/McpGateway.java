@@ -33,6 +33,7 @@ import io.sandgate.tracing.Tracing;
 import io.sandgate.web.ClientCounts;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.ClientLimitFilter;
+import io.sandgate.web.ClientThreads;
 import io.sandgate.web.GatewayException;
 import io.sandgate.web.RequestBodies;
 import io.sandgate.web.ServerSpan;
@@ -41,7 +42,6 @@ import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.http.HttpCookieStore;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
-import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -101,12 +101,8 @@ public final class McpGateway implements AutoCloseable
         this.clients = clients;
         this.streamsPerClient = new ClientCounts(config.maxStreamsPerClient());
         this.http = new HttpClient();
-        // Its own pool, named, that keeps the selector's thread and one more when idle (Jetty's
-        // default keeps eight, on every replica, MCP servers configured or not).
-        QueuedThreadPool threads = new QueuedThreadPool(200, 2);
-        threads.setName("sandgate-mcp-client");
-        threads.setDaemon(true);
-        http.setExecutor(threads);
+        // Jetty's default pool would keep eight threads on every replica, MCP servers configured or not.
+        http.setExecutor(ClientThreads.of("sandgate-mcp-client"));
         // Must not store cookies, or sessions of different clients would share them.
         http.setHttpCookieStore(new HttpCookieStore.Empty());
         http.setFollowRedirects(false);
