@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.sandgate.config.EgressConfig;
 import io.sandgate.core.Schedulers;
+import io.sandgate.web.ClientThreads;
 import io.sandgate.web.StreamingProxyServlet;
 import org.eclipse.jetty.client.AbstractConnectionPool;
 import org.eclipse.jetty.client.Destination;
@@ -97,7 +98,7 @@ final class NodeClients implements AutoCloseable
         try
         {
             for (NodeState node : nodes)
-                made.put(node, new Clients(start(node, false, started), start(node, false, started), start(node, true, started)));
+                made.put(node, new Clients(start(node, "traffic", false, started), start(node, "probe", false, started), start(node, "one-shot", true, started)));
         }
         catch (Exception x)
         {
@@ -178,8 +179,11 @@ final class NodeClients implements AutoCloseable
         schedulers.timer().schedule(() -> clients.remove(node, draining), Math.max(0, left), TimeUnit.NANOSECONDS);
     }
 
-    /** @param started where the client goes before it starts, so that it is stopped if this or a later one fails */
-    private HttpClient start(NodeState state, boolean singleUse, List<HttpClient> started) throws Exception
+    /**
+     * @param role what the client is for, in its threads' names
+     * @param started where the client goes before it starts, so that it is stopped if this or a later one fails
+     */
+    private HttpClient start(NodeState state, String role, boolean singleUse, List<HttpClient> started) throws Exception
     {
         EgressConfig.Node node = state.node();
         // Targets are pinned to the address the SSRF guard checked; TLS still verifies the name.
@@ -206,6 +210,9 @@ final class NodeClients implements AutoCloseable
             });
         }
         HttpClient client = new PinnedHttpClient(transport);
+        // A pool of the client's own, so that a node's traffic cannot starve its probes or another
+        // node's exchanges of threads; with Jetty's default, four nodes kept 108 idle threads.
+        client.setExecutor(ClientThreads.of("sandgate-egress-" + state.node().id() + "-" + role));
         client.getProxyConfiguration().addProxy(new PinnedHttpProxy(node.host(), node.port()));
         // A gateway relays: no redirects followed, no cookies kept across agents, content untouched.
         client.setFollowRedirects(false);

@@ -96,9 +96,48 @@ class ThreadBudgetIT
         });
     }
 
+    /**
+     * Each egress node has three clients (traffic, probes, one-shot requests), and each client was on
+     * a pool of Jetty's default that kept eight threads while idle: four nodes, 108 threads doing
+     * nothing. Each keeps its selector's thread and one more.
+     */
+    @Test
+    void idleRunnerWithEgressNodes_eachNodeClientKeepsTwoThreads(@TempDir Path directory) throws Exception
+    {
+        String pools = """
+            egress:
+              routes:
+                - match: {domains: ["*"]}
+                  upstream: near
+              pools:
+                near:
+                  nodes:
+                    - {id: n1, address: 127.0.0.1:9, weight: 100}
+                    - {id: n2, address: 127.0.0.1:10, weight: 100}
+                    - {id: n3, address: 127.0.0.1:11, weight: 100}
+                far:
+                  nodes:
+                    - {id: f1, address: 127.0.0.1:12, weight: 100}
+            """;
+        assertRunnerStarts(directory, Runtime.getRuntime().availableProcessors(), Map.of(), pools, runner ->
+        {
+            List<String> threads = threadNames(runner, directory);
+            long egress = count(threads, "sandgate-egress-");
+            assertTrue(egress >= 12, () -> "a selector for each of the 12 clients: " + threads);
+            assertTrue(egress <= 2 * 12, () -> "two threads for each of the 12 clients: " + threads);
+            assertEquals(0, threads.stream().filter(name -> name.startsWith("PinnedHttpClient@") && !name.contains("-scheduler-")).count(),
+                () -> "a node's client on a pool of Jetty's default: " + threads);
+        });
+    }
+
     private static void assertRunnerStarts(Path directory, int cores, Map<String, String> settings) throws Exception
     {
-        assertRunnerStarts(directory, cores, settings, runner -> { });
+        assertRunnerStarts(directory, cores, settings, "{}\n", runner -> { });
+    }
+
+    private static void assertRunnerStarts(Path directory, int cores, Map<String, String> settings, WhileRunning whileRunning) throws Exception
+    {
+        assertRunnerStarts(directory, cores, settings, "{}\n", whileRunning);
     }
 
     /** What to check of a started runner, before it is stopped. */
@@ -134,16 +173,16 @@ class ThreadBudgetIT
         return names.stream().filter(name -> name.startsWith(prefix)).count();
     }
 
-    private static void assertRunnerStarts(Path directory, int cores, Map<String, String> settings, WhileRunning whileRunning) throws Exception
+    private static void assertRunnerStarts(Path directory, int cores, Map<String, String> settings, String yaml, WhileRunning whileRunning) throws Exception
     {
-        Path empty = Files.writeString(directory.resolve("sandgate.yaml"), "{}\n");
+        Path file = Files.writeString(directory.resolve("sandgate.yaml"), yaml);
         String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
         ProcessBuilder builder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
             "-XX:ActiveProcessorCount=" + cores, "-Xmx256m", "-cp", classPath, Main.class.getName())
             .redirectErrorStream(true);
         Map<String, String> environment = builder.environment();
         environment.keySet().removeIf(name -> name.startsWith("SANDGATE_"));
-        environment.putAll(Map.of("SANDGATE_CONFIG", empty.toString(), "SANDGATE_SERVER_HOST", "127.0.0.1", "SANDGATE_SERVER_PORT", "0",
+        environment.putAll(Map.of("SANDGATE_CONFIG", file.toString(), "SANDGATE_SERVER_HOST", "127.0.0.1", "SANDGATE_SERVER_PORT", "0",
             "SANDGATE_SERVER_INTERNAL_PORT", "0", "SANDGATE_EGRESS_FORWARD_PROXY_PORT", "0"));
         environment.putAll(settings);
         Process runner = builder.start();
