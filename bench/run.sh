@@ -68,9 +68,19 @@ WRK2="$BENCH_WRK2"
 # Fixed heaps for the backend and the Java load generators too: left to size their own, G1 keeps
 # them small and collects every second or so, and those pauses land in every row's tail.
 : "${BENCH_BACKEND_JAVA_OPTS:=-Xms2g -Xmx2g}"
+: "${BENCH_BACKEND:=java}"            # java, or nginx for the HTTP scenarios alone (see "the backend" below)
 : "${BENCH_LOAD_JAVA_OPTS:=-Xms1g -Xmx1g}"
 : "${BENCH_BASELINE_JAR:=}"           # the jar of the sandgate-baseline target
 : "${BENCH_BASELINE_LABEL:=}"         # what the report calls it (a commit); the jar's path by default
+case "$BENCH_BACKEND" in
+  java) ;;
+  nginx)
+    # nginx serves files: no WebSocket echo, no OTLP sink for the traced target
+    for s in ws_echo idle_ws sandgate-traced; do
+      if [[ ",$SCENARIOS,$TARGETS," == *",$s,"* ]]; then echo "BENCH_BACKEND=nginx cannot serve $s; run it with the JVM backend" >&2; exit 2; fi
+    done ;;
+  *) echo "BENCH_BACKEND=$BENCH_BACKEND: java or nginx" >&2; exit 2 ;;
+esac
 
 need_apt=()
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need_apt+=(nginx)
@@ -139,12 +149,56 @@ wait_for() {
   exit 1
 }
 
+# nginx_head DIR: the lines an nginx.conf of its own in DIR starts with, before its http block
+nginx_head() {
+  cat <<CONF
+worker_processes 2;
+worker_rlimit_nofile $NOFILE;
+pid $1/nginx.pid;
+error_log $1/logs/error.log warn;
+events { worker_connections $(( NOFILE - 100 )); }
+CONF
+}
+
 # --- the backend -----------------------------------------------------------------------------
+# BENCH_BACKEND=nginx answers /1k and /1m from files with an nginx of its own instead of the JVM
+# backend, for the HTTP scenarios only: the JVM backend's own tail (a p99 of 16-18 ms at the fixed
+# rate on 2 cores) is larger than the target it is the floor of.
 BACKEND_PORT=$(free_port)
-java $BENCH_BACKEND_JAVA_OPTS -cp "$CP" io.sandgate.bench.BenchBackend "$BACKEND_PORT" > "$RUN/backend.log" 2>&1 &
-PIDS+=($!)
-BACKEND_PID=$!
+case "$BENCH_BACKEND" in
+  java)
+    java $BENCH_BACKEND_JAVA_OPTS -cp "$CP" io.sandgate.bench.BenchBackend "$BACKEND_PORT" > "$RUN/backend.log" 2>&1 &
+    PIDS+=($!)
+    BACKEND_PID=$!
+    ;;
+  nginx)
+    dir="$RUN/backend"
+    mkdir -p "$dir/logs" "$dir/tmp" "$dir/www"
+    head -c 1024 /dev/zero | tr '\0' 'x' > "$dir/www/1k"
+    head -c 1048576 /dev/zero | tr '\0' 'x' > "$dir/www/1m"
+    cat > "$dir/nginx.conf" <<CONF
+$(nginx_head "$dir")
+http {
+    access_log off;
+    client_body_temp_path $dir/tmp/body;
+    keepalive_requests 1000000;
+    server_tokens off;
+    etag off;
+    server {
+        listen 127.0.0.1:$BACKEND_PORT backlog=4096;
+        root $dir/www;
+        default_type application/octet-stream;
+    }
+}
+CONF
+    nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/logs/error.log" -g 'daemon off;' > "$RUN/backend.log" 2>&1 &
+    PIDS+=($!)
+    BACKEND_PID=$!
+    ;;
+esac
 wait_for "http://127.0.0.1:$BACKEND_PORT/1k" backend
+# The backend's processes, an nginx's workers with it
+backend_pids() { echo "$BACKEND_PID $(pgrep -P "$BACKEND_PID" | tr '\n' ' ')"; }
 
 # --- Redis -----------------------------------------------------------------------------------
 REDIS_PORT=$(free_port)
@@ -158,11 +212,7 @@ nginx_start() {
   local name="$1" port="$2" extra="${3:-}" dir="$RUN/$1"
   mkdir -p "$dir/logs" "$dir/tmp"
   cat > "$dir/nginx.conf" <<CONF
-worker_processes 2;
-worker_rlimit_nofile $NOFILE;
-pid $dir/nginx.pid;
-error_log $dir/logs/error.log warn;
-events { worker_connections $(( NOFILE - 100 )); }
+$(nginx_head "$dir")
 http {
     access_log off;
     client_body_temp_path $dir/tmp/body;
@@ -338,10 +388,12 @@ pids() {
     sandgate-traced) echo "$SG_TRACED_PID" ;;
   esac
 }
+# cpu_ticks PIDS [user]: utime+stime of the processes, or with "user" utime alone (the rest being
+# the kernel's work on their behalf)
 cpu_ticks() {
   local total=0 pid
   for pid in $1; do
-    total=$(( total + $(sed 's/^.*) //' "/proc/$pid/stat" | awk '{print $12 + $13}') ))
+    total=$(( total + $(sed 's/^.*) //' "/proc/$pid/stat" | awk -v user="${2:-}" '{print user ? $12 : $12 + $13}') ))
   done
   echo "$total"
 }
@@ -378,6 +430,7 @@ record meta - haproxy "$(haproxy -v | head -1 | awk '{print $3}')"
 record meta - wrk "$(wrk -v 2>&1 | head -1 | awk '{print $2}')"
 record meta - redis "$(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/')"
 record meta - sandgate_java_opts "$SANDGATE_JAVA_OPTS"
+record meta - backend "$([ "$BENCH_BACKEND" = nginx ] && echo "an nginx serving /1k and /1m from files" || echo "the JVM backend (io.sandgate.bench.BenchBackend)")"
 record meta - cmd_http_small_max "wrk -t2 -c$BENCH_CONNECTIONS -d${BENCH_SECONDS}s -s bench/wrk-report.lua URL/1k, after ${BENCH_WARMUP_SECONDS}s of warm-up, $BENCH_ROUNDS rounds"
 record meta - cmd_http_large "wrk -t2 -c$BENCH_LARGE_CONNECTIONS -d${BENCH_SECONDS}s -s bench/wrk-report.lua URL/1m, after ${BENCH_WARMUP_SECONDS}s of warm-up, $BENCH_ROUNDS rounds"
 record meta - cmd_ws_echo "WebSocketLoad echo URL/ws $BENCH_WS_CONNECTIONS connections ${BENCH_SECONDS}s ${BENCH_WS_MESSAGE_BYTES}-byte messages, after ${BENCH_WARMUP_SECONDS}s of warm-up, $BENCH_ROUNDS rounds"
@@ -491,19 +544,20 @@ if has "$SCENARIOS" http_small_cpu; then
   hz=$(getconf CLK_TCK)
   last=$(( $(nproc) - 1 ))
   record meta - cmd_http_small_cpu "taskset -c $last wrk -t1 -c$BENCH_CONNECTIONS -d${BENCH_SECONDS}s URL/1k, proxy pinned to core 0 (taskset -a -p -c 0), backend to core $last, after ${BENCH_WARMUP_SECONDS}s of warm-up, $BENCH_ROUNDS rounds"
-  # One measured pass of target $1: "CPU-us-per-request requests cpu-seconds".
+  # One measured pass of target $1: "CPU-us-per-request requests cpu-seconds user-seconds".
   pinned_pass() {
-    local p ck before after line
+    local p ck before after user_before user_after line
     p=$(pids "$1")
     pin 0 "$p"
     ck=$(cookie "$1")
-    before=$(cpu_ticks "$p")
+    before=$(cpu_ticks "$p"); user_before=$(cpu_ticks "$p" user)
     line=$(taskset -c "$last" wrk -t1 -c"$BENCH_CONNECTIONS" -d"${2}s" -s "$ROOT/bench/wrk-report.lua" ${ck:+-H "Cookie: $ck"} "$(http_url "$1" /1k)" | grep '^RESULT')
-    after=$(cpu_ticks "$p")
+    after=$(cpu_ticks "$p"); user_after=$(cpu_ticks "$p" user)
     pin "0-$last" "$p"
-    awk -v r="$(field requests "$line")" -v d=$(( after - before )) -v hz="$hz" 'BEGIN {printf "%.1f %d %s\n", r ? d / hz / r * 1e6 : 0, r, d / hz}'
+    awk -v r="$(field requests "$line")" -v d=$(( after - before )) -v u=$(( user_after - user_before )) -v hz="$hz" \
+      'BEGIN {printf "%.1f %d %s %s\n", r ? d / hz / r * 1e6 : 0, r, d / hz, u / hz}'
   }
-  pin "$last" "$BACKEND_PID"
+  pin "$last" "$(backend_pids)"
   declare -A cpu_lines=()
   for t in $(targets); do
     [ "$t" = direct ] || pinned_pass "$t" "$BENCH_WARMUP_SECONDS" > /dev/null
@@ -516,14 +570,15 @@ if has "$SCENARIOS" http_small_cpu; then
       cpu_lines[$t]+="$line"$'\n'
     done
   done
-  pin "0-$last" "$BACKEND_PID"
+  pin "0-$last" "$(backend_pids)"
   # Each target's median round by CPU per request stands for it; every round's figure is kept beside it.
   for t in $(targets); do
     [ "$t" != direct ] || continue
     median=$(median_line "${cpu_lines[$t]}" "$BENCH_ROUNDS")
-    read -r _ requests cpu_s <<< "$median"
+    read -r _ requests cpu_s user_s <<< "$median"
     record http_small_cpu "$t" requests "$requests"
     record http_small_cpu "$t" cpu_s "$cpu_s"
+    record http_small_cpu "$t" user_s "$user_s"
     record http_small_cpu "$t" rounds "$(by_round "${cpu_lines[$t]}" %s)"
   done
 fi
@@ -550,7 +605,7 @@ if has "$SCENARIOS" http_small_paired; then
       awk -v r1="$(field requests "$l1")" -v d1=$(( $(cpu_ticks "$p1") - b1 )) -v r2="$(field requests "$l2")" -v d2=$(( $(cpu_ticks "$p2") - b2 )) -v hz="$hz" \
         'BEGIN {printf "%.1f %.1f\n", r1 ? d1 / hz / r1 * 1e6 : 0, r2 ? d2 / hz / r2 * 1e6 : 0}'
     }
-    pin "$last" "$BACKEND_PID"
+    pin "$last" "$(backend_pids)"
     for t in $(targets); do
       case "$t" in sandgate-baseline) continue ;; sandgate-*) ;; *) continue ;; esac
       pin 0 "$(pids "$t") $SG_BASELINE_PID"
@@ -569,7 +624,7 @@ if has "$SCENARIOS" http_small_paired; then
       record http_small_paired "$t" baseline_cpu_us "$base_us"
       record http_small_paired "$t" rounds "$(by_round "$lines" %.2f)"
     done
-    pin "0-$last" "$BACKEND_PID"
+    pin "0-$last" "$(backend_pids)"
   fi
 fi
 
