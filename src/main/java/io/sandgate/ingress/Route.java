@@ -39,7 +39,7 @@ public final class Route
         Objects.requireNonNull(host, "host");
         Objects.requireNonNull(generation, "generation");
         Objects.requireNonNull(revokedBefore, "revokedBefore");
-        if (!host.matches("[A-Za-z0-9.:-]+") || host.length() > 253)
+        if (!isHostText(host))
             throw new IllegalArgumentException("host: " + host + " (expected: an IP address or host name)");
         if (port < 1 || port > 65535)
             throw new IllegalArgumentException("port: " + port + " (expected: 1 to 65535)");
@@ -48,6 +48,24 @@ public final class Route
         this.generation = generation;
         this.revokedBefore = revokedBefore;
         this.authority = (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port;
+    }
+
+    /**
+     * {@code [A-Za-z0-9.:-]{1,253}}, checked without a regex: every route read from the store is
+     * built here, each cached one again at every re-read, and {@code String.matches} compiles its
+     * pattern on each call.
+     */
+    private static boolean isHostText(String host)
+    {
+        if (host.isEmpty() || host.length() > 253)
+            return false;
+        for (int i = 0; i < host.length(); i++)
+        {
+            char c = host.charAt(i);
+            if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == ':' || c == '-'))
+                return false;
+        }
+        return true;
     }
 
     public Route(String host, int port, Optional<String> generation)
