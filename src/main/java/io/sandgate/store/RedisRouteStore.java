@@ -522,7 +522,12 @@ final class RedisRouteStore implements RouteStore
         }
     }
 
-    /** Re-reads every cached id with HMGET, in batches; drops ids whose route is gone. */
+    /**
+     * Re-reads every cached id with HMGET, in batches; drops ids whose route is gone. An unchanged
+     * route keeps its cached instance: replacing it with the equal one just parsed would make every
+     * cached route new garbage in the old generation and a survivor for the next young collection to
+     * copy, at each revalidation and after every route write anywhere in the hash.
+     */
     private void refresh()
     {
         List<String> ids = new ArrayList<>(cache.keySet());
@@ -535,7 +540,7 @@ final class RedisRouteStore implements RouteStore
                 Route route = parse(id, values.get(id));
                 if (route == null)
                     cache.remove(id);
-                else
+                else if (!route.equals(cache.get(id)))
                     cache.put(id, route);
             }
         }

@@ -1,0 +1,72 @@
+package io.sandgate.store;
+
+import java.time.Duration;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sandgate.core.Schedulers;
+import io.sandgate.ingress.Route;
+import io.sandgate.ingress.RouteStore;
+import io.sandgate.testing.GatewayConfig;
+import io.sandgate.testing.RawRedis;
+import io.sandgate.testing.RedisServerProcess;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The re-read of cached routes, against a real {@code redis-server}: a write to any field of the
+ * hash re-reads every cached id, and so does each revalidation. Routes that did not change keep their
+ * cached instance, so a re-read leaves the heap as it was, whatever the number of cached routes.
+ */
+class RedisRouteRefreshIT
+{
+    private static final String KEY = "vnc_sandboxes";
+
+    private RedisServerProcess redis;
+    private RawRedis raw;
+    private Schedulers schedulers;
+    private Store store;
+
+    @BeforeEach
+    void start() throws Exception
+    {
+        redis = RedisServerProcess.start();
+        raw = RawRedis.connect(redis.port());
+        schedulers = Schedulers.create();
+        GatewayConfig config = new GatewayConfig().set("store.type", "redis").set("store.redis.address", redis.address());
+        store = Store.create(config.build(), new SimpleMeterRegistry(), schedulers);
+        await().atMost(Duration.ofSeconds(10)).until(() -> store.health().detail().contains("keyspace notifications"));
+    }
+
+    @AfterEach
+    void stop() throws Exception
+    {
+        for (AutoCloseable fixture : new AutoCloseable[] {store, schedulers, raw, redis})
+        {
+            if (fixture != null)
+                fixture.close();
+        }
+    }
+
+    @Test
+    void aWriteToAnotherField_rereadsCachedRoutes_butKeepsTheUnchangedOnes()
+    {
+        raw.hset(KEY, "kept", "127.0.0.1:7001");
+        raw.hset(KEY, "moved", "127.0.0.1:7002");
+        RouteStore routes = store.routes();
+        Route kept = routes.find("kept").orElseThrow();
+        routes.find("moved").orElseThrow();
+        long hmgets = raw.calls("hmget");
+
+        raw.hset(KEY, "moved", "127.0.0.1:7003");
+
+        await().atMost(Duration.ofSeconds(5)).until(() -> routes.cached("moved").orElseThrow().equals(Route.parse("127.0.0.1:7003")));
+        // The change reached the cache through a re-read of every cached id, this one included.
+        assertTrue(raw.calls("hmget") > hmgets, "the write was followed by a re-read");
+        assertSame(kept, routes.cached("kept").orElseThrow(), "an unchanged route keeps its cached instance");
+    }
+}
