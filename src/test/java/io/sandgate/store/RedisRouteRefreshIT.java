@@ -1,6 +1,7 @@
 package io.sandgate.store;
 
 import java.time.Duration;
+import java.util.Optional;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sandgate.core.Schedulers;
@@ -14,6 +15,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -68,5 +70,21 @@ class RedisRouteRefreshIT
         // The change reached the cache through a re-read of every cached id, this one included.
         assertTrue(raw.calls("hmget") > hmgets, "the write was followed by a re-read");
         assertSame(kept, routes.cached("kept").orElseThrow(), "an unchanged route keeps its cached instance");
+    }
+
+    /** The shortcut must not hide a change that keeps the target: a revocation stamp, or a new pod's generation. */
+    @Test
+    void aRouteWhoseTargetStaysButStampOrGenerationChanges_isReplaced()
+    {
+        raw.hset(KEY, "stamped", "{\"target\":\"127.0.0.1:7001\",\"generation\":\"pod-a\"}");
+        RouteStore routes = store.routes();
+        Route before = routes.find("stamped").orElseThrow();
+
+        raw.hset(KEY, "stamped", "{\"target\":\"127.0.0.1:7001\",\"generation\":\"pod-a\",\"revokedBefore\":\"2026-01-01T00:00:00Z\"}");
+        await().atMost(Duration.ofSeconds(5)).until(() -> routes.cached("stamped").orElseThrow().revokedBefore().isPresent());
+
+        raw.hset(KEY, "stamped", "{\"target\":\"127.0.0.1:7001\",\"generation\":\"pod-b\",\"revokedBefore\":\"2026-01-01T00:00:00Z\"}");
+        await().atMost(Duration.ofSeconds(5)).until(() -> routes.cached("stamped").orElseThrow().generation().equals(Optional.of("pod-b")));
+        assertEquals(before.authority(), routes.cached("stamped").orElseThrow().authority());
     }
 }
