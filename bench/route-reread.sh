@@ -2,8 +2,8 @@
 # Route re-reads under churn. A replica on the Redis store caches ROUTES routes; then another client
 # writes other fields of the hash, WRITES_PER_SECOND of them for CHURN_SECONDS, and each write makes
 # the replica re-read every cached id. Meanwhile a fixed-rate load (wrk2) asks for one cached route.
-# Reported per run: the collector's pauses, the replica's CPU, the HMGETs it sent, and the load's
-# latency. With --baseline, the two builds take turns, a fresh Redis and replica for each run.
+# Reported per run: the collector's pauses, the HMGETs the replica sent and Redis's time per call,
+# the CPU of the replica and of Redis, and the load's latency. With --baseline, the two builds take turns, a fresh Redis and replica for each run.
 #
 #   bench/route-reread.sh [--no-build] [--baseline JAR] [--rounds N]
 #
@@ -72,7 +72,7 @@ nginx -p "$RUN/backend" -c "$RUN/backend/nginx.conf" -e "$RUN/backend/logs/error
 BACKEND_PID=$!
 wait_for "http://127.0.0.1:$BACKEND_PORT/1k"
 
-# one_run LABEL JAR: prints one table row
+# one_run LABEL JAR ROUND: prints one table row
 one_run() {
   local label="$1" jar="$2" dir="$RUN/$1-$3" redis_port gateway_port
   mkdir -p "$dir"

@@ -22,7 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The re-read of cached routes, against a real {@code redis-server}: a write to any field of the
  * hash re-reads every cached id, and so does each revalidation. Routes that did not change keep their
- * cached instance, so a re-read leaves the heap as it was, whatever the number of cached routes.
+ * cached instance, so a re-read leaves nothing new in the cache for the collector to copy or promote.
  */
 class RedisRouteRefreshIT
 {
