@@ -2,8 +2,9 @@
 # Route re-reads under churn. A replica on the Redis store caches ROUTES routes; then another client
 # writes other fields of the hash, WRITES_PER_SECOND of them for CHURN_SECONDS, and each write makes
 # the replica re-read every cached id. Meanwhile a fixed-rate load (wrk2) asks for one cached route.
-# Reported per run: the collector's pauses, the HMGETs the replica sent and Redis's time per call,
-# the CPU of the replica and of Redis, and the load's latency. With --baseline, the two builds take turns, a fresh Redis and replica for each run.
+# Reported per run: the writes made, the collector's pauses, the HMGETs the replica sent and
+# Redis's time per call, the CPU of the replica and of Redis, and the load's latency. With
+# --baseline, the two builds take turns, a fresh Redis and replica for each run.
 #
 #   bench/route-reread.sh [--no-build] [--baseline JAR] [--rounds N]
 #
@@ -26,9 +27,11 @@ while [ $# -gt 0 ]; do
 done
 : "${ROUTES:=100000}" "${WRITES_PER_SECOND:=10}" "${CHURN_SECONDS:=60}" "${RATE:=5000}" "${WARMUP_SECONDS:=15}"
 : "${SANDGATE_JAVA_OPTS:=-Xms1g -Xmx1g}"
-for n in ROUTES WRITES_PER_SECOND CHURN_SECONDS RATE WARMUP_SECONDS ROUNDS; do
-  [[ "${!n}" =~ ^[0-9]+$ ]] || { echo "$n=${!n}: a whole number" >&2; exit 2; }
+for n in ROUTES CHURN_SECONDS RATE WARMUP_SECONDS ROUNDS; do
+  [[ "${!n}" =~ ^[1-9][0-9]*$ ]] || { echo "$n=${!n}: a whole number above 0" >&2; exit 2; }
 done
+[[ "$WRITES_PER_SECOND" =~ ^[0-9]+$ ]] || { echo "WRITES_PER_SECOND=$WRITES_PER_SECOND: a whole number" >&2; exit 2; }
+INTERVAL=$(awk -v w="$WRITES_PER_SECOND" 'BEGIN { if (w > 0) printf "%.4f", 1 / w }')   # seconds between writes
 : "${BENCH_WRK2:=$(command -v wrk2 || true)}"
 export PATH="$PATH:/usr/sbin"
 for tool in redis-server redis-cli nginx wrk jcmd; do
@@ -107,22 +110,25 @@ one_run() {
   local from churn cpu0 cpu1 redis0 redis1
   from=$(( $(wc -l < "$dir/gc.log") + 1 ))
   redis-cli -p "$redis_port" config resetstat > /dev/null
+  # One redis-cli runs each line as it arrives, so the writer's rate is not capped by a process per write.
   ( for i in $(seq 1 $(( CHURN_SECONDS * WRITES_PER_SECOND ))); do
-      redis-cli -p "$redis_port" hset vnc_sandboxes "churn-$(( i % 50 ))" "127.0.0.1:$(( 20000 + i % 2 ))" > /dev/null
-      sleep "$(awk -v w="$WRITES_PER_SECOND" 'BEGIN { printf "%.3f", 1 / w }')"; done ) &
+      echo "HSET vnc_sandboxes churn-$(( i % 50 )) 127.0.0.1:$(( 20000 + i % 2 ))"; sleep "$INTERVAL"; done \
+    | redis-cli -p "$redis_port" > /dev/null ) &
   churn=$!
   cpu0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat") redis0=$(awk '{ print $14 + $15 }' "/proc/$redis_pid/stat")
   "$BENCH_WRK2" -t2 -c50 -d"${CHURN_SECONDS}s" -R"$RATE" --latency "$url/vnc/1000000/1k" > "$dir/load.txt"
   cpu1=$(awk '{ print $14 + $15 }' "/proc/$pid/stat") redis1=$(awk '{ print $14 + $15 }' "/proc/$redis_pid/stat")
   wait "$churn"
-  local hmgets pauses latency errors
-  # calls, and Redis's own time per call, of the re-reads' HMGETs
-  hmgets=$(redis-cli -p "$redis_port" info commandstats | awk -F'[:,=]' '/^cmdstat_hmget:/ { printf "%d | %.0f", $3, $7 }')
+  local stats writes hmgets pauses latency errors
+  stats=$(redis-cli -p "$redis_port" info commandstats)
+  # the writes made (the writer's HSETs), and the re-reads' HMGETs with Redis's own time per call
+  writes=$(awk -F'[:,=]' '/^cmdstat_hset:/ { print $3 }' <<< "$stats")
+  hmgets=$(awk -F'[:,=]' '/^cmdstat_hmget:/ { printf "%d | %.0f", $3, $7 }' <<< "$stats")
   pauses=$(tail -n +"$from" "$dir/gc.log" | awk '/Pause (Young|Full|Remark|Cleanup)/ { sub(/ms$/, "", $NF); n++; s += $NF; if ($NF + 0 > m + 0) m = $NF + 0 }
     END { printf "%d | %.0f | %.1f", n, s, m }')
   latency=$(awk '$1 ~ /^(50\.000|99\.000|99\.900|100\.000)%$/ { printf "%s | ", $2 }' "$dir/load.txt")
   errors=$(awk '/Non-2xx|Socket errors/ { print }' "$dir/load.txt" | tr '\n' ' ')
-  printf '| %s | %s | %s | %s | %s | %s | %s%s |\n' "$label" "$3" "$pauses" "${hmgets:-0 | -}" \
+  printf '| %s | %s | %s | %s | %s | %s | %s | %s%s |\n' "$label" "$3" "${writes:-0}" "$pauses" "${hmgets:-0 | -}" \
     "$(seconds $(( cpu1 - cpu0 )))" "$(seconds $(( redis1 - redis0 )))" "$latency" "${errors:-none}"
   cleanup
 }
@@ -131,8 +137,8 @@ echo "{}" > "$RUN/empty.yaml"
 {
   echo "\`bench/route-reread.sh\` ($(date -u +%Y-%m-%dT%H:%MZ)): $ROUTES cached routes, $WRITES_PER_SECOND writes a second to other fields for ${CHURN_SECONDS} s, wrk2 at $RATE req/s on one cached route meanwhile; JVM options \`$SANDGATE_JAVA_OPTS\`"
   echo
-  echo "| build | round | collector pauses | paused ms | longest pause ms | HMGETs | Redis us per HMGET | replica CPU s | Redis CPU s | p50 | p99 | p99.9 | max | load errors |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| build | round | writes | collector pauses | paused ms | longest pause ms | HMGETs | Redis us per HMGET | replica CPU s | Redis CPU s | p50 | p99 | p99.9 | max | load errors |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 } | tee "$RUN/report.md"
 for round in $(seq 1 "$ROUNDS"); do
   one_run this "$ROOT/target/sandgate.jar" "$round" | tee -a "$RUN/report.md"
