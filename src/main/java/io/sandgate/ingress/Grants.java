@@ -86,8 +86,8 @@ public final class Grants
     Grant verify(String token)
     {
         String[] fields = token.split("\\.", -1);
-        if (fields.length != FIELDS || !isDigits(fields[1], 15) || !isDigits(fields[2], 12)
-            || !fields[4].matches("[A-Za-z0-9_-]{22}") || !(fields[5].isEmpty() || isDigits(fields[5], 10)))
+        if (fields.length != FIELDS || !Signer.isDigits(fields[1], 15) || !Signer.isDigits(fields[2], 12)
+            || !Signer.isBase64Url(fields[4], 22, 22) || !(fields[5].isEmpty() || Signer.isDigits(fields[5], 10)))
             return null;
         String id = Signer.decode(fields[0]);
         String subject = Signer.decode(fields[3]);
@@ -98,10 +98,5 @@ public final class Grants
             return null;
         Optional<Duration> limit = fields[5].isEmpty() ? Optional.empty() : Optional.of(Duration.ofSeconds(Long.parseLong(fields[5])));
         return new Grant(id, subject, Instant.ofEpochMilli(Long.parseLong(fields[1])), expires, fields[4], limit);
-    }
-
-    private static boolean isDigits(String text, int maxLength)
-    {
-        return !text.isEmpty() && text.length() <= maxLength && text.chars().allMatch(c -> c >= '0' && c <= '9');
     }
 }

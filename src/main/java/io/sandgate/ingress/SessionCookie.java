@@ -277,11 +277,11 @@ final class SessionCookie
         if (fields.length != 3 && fields.length != 5)
             return null;
         String id = Signer.decode(fields[0]);
-        if (!ids.isId(id) || !isDigits(fields[1], 12))
+        if (!ids.isId(id) || !Signer.isDigits(fields[1], 12))
             return null;
         if (fields.length == 3 && !grantedOnly && signer.verify(fields[2], PURPOSE, id, fields[1]))
             return new Entry(id, Long.parseLong(fields[1]));
-        if (fields.length != 5 || !isDigits(fields[2], 15) || !fields[3].matches("[A-Za-z0-9_-]{0,22}"))
+        if (fields.length != 5 || !Signer.isDigits(fields[2], 15) || !Signer.isBase64Url(fields[3], 0, 22))
             return null;
         if (!signer.verify(fields[4], GRANTED_PURPOSE, id, fields[1], fields[2], fields[3]))
             return null;
@@ -315,18 +315,6 @@ final class SessionCookie
         {
             throw new IllegalStateException("SHA-256 unavailable", x);
         }
-    }
-
-    private static boolean isDigits(String text, int maxLength)
-    {
-        if (text.isEmpty() || text.length() > maxLength)
-            return false;
-        for (int i = 0; i < text.length(); i++)
-        {
-            if (text.charAt(i) < '0' || text.charAt(i) > '9')
-                return false;
-        }
-        return true;
     }
 
     private static boolean contains(List<Entry> entries, String id)

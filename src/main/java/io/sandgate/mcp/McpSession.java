@@ -33,7 +33,16 @@ public record McpSession(String id, String server, Optional<String> upstreamSess
     /** Whether an id has the form the gateway gives session ids (32 hex digits); anything else names no session. */
     public static boolean isWellFormedId(String id)
     {
-        return id != null && id.matches("[0-9a-f]{32}");
+        // A loop, not String.matches: every MCP request naming a session asks, and matches compiles its pattern each call.
+        if (id == null || id.length() != 32)
+            return false;
+        for (int i = 0; i < 32; i++)
+        {
+            char c = id.charAt(i);
+            if (!(c >= '0' && c <= '9' || c >= 'a' && c <= 'f'))
+                return false;
+        }
+        return true;
     }
 
     public static McpSession create(String id, String server, String owner)

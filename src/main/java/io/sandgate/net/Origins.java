@@ -4,6 +4,7 @@ import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.List;
 import java.util.Locale;
+import java.util.regex.Pattern;
 
 /**
  * Browser origins ({@code scheme://host[:port]}, RFC 6454) and the one rule every face applies to
@@ -13,6 +14,9 @@ import java.util.Locale;
  */
 public final class Origins
 {
+    /** 127.0.0.0/8 written as four decimal numbers, as a canonical origin has it. */
+    private static final Pattern LOOPBACK_V4 = Pattern.compile("127\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}");
+
     private final List<String> allowed;
     private final boolean any;
 
@@ -89,6 +93,6 @@ public final class Origins
         int colon = host.startsWith("[") ? host.indexOf("]:") + 1 : host.lastIndexOf(':');
         if (colon > 0)
             host = host.substring(0, colon);
-        return host.equals("localhost") || host.equals("[::1]") || host.matches("127\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}");
+        return host.equals("localhost") || host.equals("[::1]") || LOOPBACK_V4.matcher(host).matches();
     }
 }

@@ -15,6 +15,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
+import java.util.regex.Pattern;
 
 import io.sandgate.core.Schedulers;
 import io.sandgate.core.StoreUnavailableException;
@@ -70,6 +71,8 @@ final class RedisSessionBus implements SessionBus
     private static final int RETRY_LOOKBACK = 200;
     private static final String ENDED = "end";
     private static final int BATCH = 256;
+    /** The shape of a stream entry's id, as {@link #validId} checks a client's Last-Event-ID. */
+    private static final Pattern STREAM_ID = Pattern.compile("\\d{1,19}-\\d{1,19}");
     /**
      * Messages up to this size travel in the wake-up too. Larger ones are announced by id only and
      * read from the stream: Redis cuts a subscriber off whose pub/sub output falls behind by 8 MiB
@@ -714,7 +717,7 @@ final class RedisSessionBus implements SessionBus
      */
     private static String validId(String id)
     {
-        if (id == null || !id.matches("\\d{1,19}-\\d{1,19}"))
+        if (id == null || !STREAM_ID.matcher(id).matches())
             return null;
         int dash = id.indexOf('-');
         try
