@@ -137,6 +137,11 @@ field() { sed -n "s/.*[[:space:]]$1=\([^[:space:]]*\).*/\1/p" <<< " $2"; }
 median_line() { sort -n <<< "${1%$'\n'}" | sed -n "$(( ($2 + 1) / 2 ))p"; }
 # by_round LINES FORMAT: each round's leading figure, in round order, joined by ", "
 by_round() { awk -v f="$2" '{printf "%s" f, (NR > 1 ? ", " : ""), $1}' <<< "${1%$'\n'}"; }
+# The hypervisor's steal, in ticks of all cores together: time this guest's cores were ready to
+# run but given to other guests. A pass with much of it measures the neighbours as well as the proxy.
+steal_ticks() { awk '$1 == "cpu" {print $9}' /proc/stat; }
+# steal_pct TICKS SECONDS: that steal as a percentage of all the cores' time over SECONDS
+steal_pct() { awk -v t="$1" -v s="$2" -v hz="$(getconf CLK_TCK)" -v n="$(nproc)" 'BEGIN {printf "%.1f", 100 * t / (hz * n * s)}'; }
 # error_sum LINES: the errors=N of every round, added up
 error_sum() { grep -o 'errors=[0-9]*' <<< "$1" | awk -F= '{n += $2} END {print n + 0}'; }
 wait_for() {
@@ -442,13 +447,16 @@ if has "$SCENARIOS" http_small_max; then
   for t in $(targets); do
     run_wrk "$t" "$BENCH_CONNECTIONS" "$BENCH_WARMUP_SECONDS" /1k > /dev/null
   done
-  declare -A max_lines=()
+  declare -A max_lines=() max_steal=()
   for round in $(seq 1 "$BENCH_ROUNDS"); do
     for t in $(targets); do
+      stolen=$(steal_ticks)
       line=$(run_wrk "$t" "$BENCH_CONNECTIONS" "$BENCH_SECONDS" /1k)
-      echo "http_small_max $t round $round: $line"
+      stolen=$(steal_pct $(( $(steal_ticks) - stolen )) "$BENCH_SECONDS")
+      echo "http_small_max $t round $round: steal ${stolen}% $line"
       rps=$(awk -v r="$(field requests "$line")" -v us="$(field duration_us "$line")" 'BEGIN {printf "%.1f", r / (us / 1e6)}')
       max_lines[$t]+="$rps $line"$'\n'
+      max_steal[$t]+="${max_steal[$t]:+, }$stolen"
     done
   done
   # Each target's median round by req/s stands for it; every round's req/s is kept beside it, and
@@ -459,6 +467,7 @@ if has "$SCENARIOS" http_small_max; then
     for m in p50_ms p99_ms; do record http_small_max "$t" "$m" "$(field "$m" "${median#* }")"; done
     record http_small_max "$t" errors "$(error_sum "${max_lines[$t]}")"
     record http_small_max "$t" rounds "$(by_round "${max_lines[$t]}" %.0f)"
+    record http_small_max "$t" steal "${max_steal[$t]}"
   done
 fi
 
@@ -483,7 +492,7 @@ if has "$SCENARIOS" http_small_rate; then
   # generator's warm-up) to the end: what a request costs when requests come one at a time
   # rather than back to back.
   rate_pass() {
-    local p="" ck lead load before after line out="$RUN/rate-$1.out"
+    local p="" ck lead load before after stolen line out="$RUN/rate-$1.out"
     [ "$1" = direct ] || p=$(pids "$1")
     ck=$(cookie "$1")
     if [ -n "$WRK2" ]; then
@@ -497,9 +506,11 @@ if has "$SCENARIOS" http_small_rate; then
     PIDS+=("$load")   # stopped with the rest if the run is interrupted
     sleep "$lead"
     before=$(cpu_ticks "$p")
+    stolen=$(steal_ticks)
     wait "$load" || true
     after=$(cpu_ticks "$p")
-    line=$(grep '^RESULT' "$out")
+    stolen=$(steal_pct $(( $(steal_ticks) - stolen )) "$2")
+    line="$(grep '^RESULT' "$out") steal_pct=$stolen"
     echo "$(field p99_ms "$line") $(awk -v d=$(( after - before )) -v hz="$hz" 'BEGIN {print d / hz}') $line"
   }
   if [ -n "$WRK2" ]; then
@@ -513,12 +524,13 @@ if has "$SCENARIOS" http_small_rate; then
     rate_rounds=1
     record meta - cmd_http_small_rate "OpenLoopLoad URL/1k $rate req/s for ${BENCH_SECONDS}s (after ${BENCH_WARMUP_SECONDS}s unrecorded) over $BENCH_CONNECTIONS connections"
   fi
-  declare -A rate_lines=()
+  declare -A rate_lines=() rate_steal=()
   for round in $(seq 1 "$rate_rounds"); do
     for t in $(targets); do
       line=$(rate_pass "$t" "$BENCH_SECONDS")
       echo "http_small_rate $t round $round: $line"
       rate_lines[$t]+="$line"$'\n'
+      rate_steal[$t]+="${rate_steal[$t]:+, }$(field steal_pct "$line")"
     done
   done
   # Each target's median round by p99 stands for it, with the errors of every round; every
@@ -529,6 +541,7 @@ if has "$SCENARIOS" http_small_rate; then
     for m in p50_ms p99_ms p999_ms; do record http_small_rate "$t" "$m" "$(field "$m" "$line")"; done
     record http_small_rate "$t" errors "$(error_sum "${rate_lines[$t]}")"
     record http_small_rate "$t" rounds "$(by_round "${rate_lines[$t]}" %s)"
+    record http_small_rate "$t" steal "${rate_steal[$t]}"
     if [ "$t" != direct ]; then
       record http_small_rate "$t" cpu_s "$cpu_s"
       record http_small_rate "$t" due "$(awk -v r="$rate" -v s="$BENCH_SECONDS" 'BEGIN {printf "%.0f", r * s}')"

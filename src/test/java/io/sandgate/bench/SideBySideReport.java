@@ -124,19 +124,21 @@ public final class SideBySideReport
 
         s.append("### HTTP 1 KB, keep-alive, maximum throughput\n\n`").append(meta("cmd_http_small_max"))
             .append("` (closed loop; latency as wrk sees it; the targets take turns in each round, and each target's row is its median round, with the errors of every round)\n\n")
-            .append("| target | req/s | vs direct | vs nginx | p50 ms | p99 ms | errors | req/s by round | vs that round's nginx |\n|---|---|---|---|---|---|---|---|---|\n");
+            .append("| target | req/s | vs direct | vs nginx | p50 ms | p99 ms | errors | req/s by round | vs that round's nginx | steal % by round |\n|---|---|---|---|---|---|---|---|---|---|\n");
         for (String t : targets())
         {
             row(s, t, fmt(number("http_small_max", t, "rps"), "%.0f"), ratio("http_small_max", t, "rps", "direct"),
                 ratio("http_small_max", t, "rps", "nginx"), fmt(number("http_small_max", t, "p50_ms"), "%.3f"),
                 fmt(number("http_small_max", t, "p99_ms"), "%.3f"), fmt(number("http_small_max", t, "errors"), "%.0f"),
-                values.getOrDefault("http_small_max/" + t + "/rounds", "-"), byRound("http_small_max", t, "nginx", (v, b) -> v / b, "%.2f"));
+                values.getOrDefault("http_small_max/" + t + "/rounds", "-"), byRound("http_small_max", t, "nginx", (v, b) -> v / b, "%.2f"),
+                values.getOrDefault("http_small_max/" + t + "/steal", "-"));
         }
+        stealNote(s, "http_small_max");
 
         s.append("\n### HTTP 1 KB at a fixed rate: latency added\n\n`").append(meta("cmd_http_small_rate"))
             .append("` (open loop at ").append(meta("rate")).append(" req/s, ").append(meta("rate_basis")).append("; latency counted from each request's due time)\n\n")
-            .append("| target | p50 ms | p99 ms | p99.9 ms | added p50 ms | added p99 ms | added p99.9 ms | p99 vs nginx | proxy CPU us per request | errors | p99 ms by round | added p99 ms by round |\n")
-            .append("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+            .append("| target | p50 ms | p99 ms | p99.9 ms | added p50 ms | added p99 ms | added p99.9 ms | p99 vs nginx | proxy CPU us per request | errors | p99 ms by round | added p99 ms by round | steal % by round |\n")
+            .append("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         List<String> behind = new ArrayList<>();
         for (String t : targets())
         {
@@ -144,11 +146,12 @@ public final class SideBySideReport
                 fmt(number("http_small_rate", t, "p999_ms"), "%.3f"), added("http_small_rate", t, "p50_ms"), added("http_small_rate", t, "p99_ms"),
                 added("http_small_rate", t, "p999_ms"), ratio("http_small_rate", t, "p99_ms", "nginx"), fmt(cpuPerDueRequest(t), "%.1f"),
                 fmt(number("http_small_rate", t, "errors"), "%.0f"), values.getOrDefault("http_small_rate/" + t + "/rounds", "-"),
-                byRound("http_small_rate", t, "direct", (v, d) -> v - d, "%+.3f"));
+                byRound("http_small_rate", t, "direct", (v, d) -> v - d, "%+.3f"), values.getOrDefault("http_small_rate/" + t + "/steal", "-"));
             Double p50 = number("http_small_rate", t, "p50_ms");
             if (!t.equals("direct") && p50 != null && p50 > 5)
                 behind.add(TARGETS.get(t));
         }
+        stealNote(s, "http_small_rate");
         s.append("\nProxy CPU is utime+stime of the proxy's processes from the end of the warm-up to the end of the run, per request due in the recorded seconds.\n");
         if (meta("cmd_http_small_rate").startsWith("wrk2"))
             s.append("wrk2 sends each request on a millisecond timer, rounded up, and counts its latency from when it was due: every row's median carries most of a millisecond of that, the direct row's too, so the added columns are the ones to read.\n");
@@ -328,6 +331,38 @@ public final class SideBySideReport
             figures.add(v == null || b == null || b == 0 ? "-" : fmt(against.applyAsDouble(v, b), format));
         }
         return figures.toString();
+    }
+
+    /** Steal above this share of the cores in a pass makes its round a measure of the neighbours too. */
+    private static final double STEAL_NOTED_PERCENT = 5;
+
+    /**
+     * Names the passes that ran while the hypervisor gave much of the cores to other guests. The
+     * gateway needs more CPU per request than nginx, so it reaches its limit first as the cores
+     * shrink, and its tail in such a round is the machine's as much as its own.
+     */
+    private void stealNote(StringBuilder s, String scenario)
+    {
+        List<String> noted = new ArrayList<>();
+        for (String t : targets())
+        {
+            int round = 0;
+            for (String figure : values.getOrDefault(scenario + "/" + t + "/steal", "").split(", "))
+            {
+                round++;
+                Double percent = parse(figure);
+                if (percent != null && percent > STEAL_NOTED_PERCENT)
+                {
+                    noted.add(TARGETS.get(t) + " in round " + round + " (" + figure + " %)");
+                }
+            }
+        }
+        if (!noted.isEmpty())
+        {
+            s.append("\n**The hypervisor took more than ").append(fmt(STEAL_NOTED_PERCENT, "%.0f")).append(" % of the cores (steal, from /proc/stat) during: ")
+                .append(String.join("; ", noted)).append(". Those passes measure the machine's other guests as well as the proxy; ")
+                .append("compare rounds of like steal, or run again when the machine is quieter.**\n");
+        }
     }
 
     private String added(String scenario, String target, String metric)
