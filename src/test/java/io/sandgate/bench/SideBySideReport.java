@@ -47,6 +47,8 @@ public final class SideBySideReport
 
     /** The optional targets, left out of the tables unless the run measured them. */
     private static final List<String> OPTIONAL = List.of("nginx-headers", "sandgate-servlet", "sandgate-traced", "sandgate-baseline");
+    /** Steal above this share of the cores in a pass makes its round a measure of the neighbours too. */
+    private static final double STEAL_NOTED_PERCENT = 5;
 
     private final Map<String, String> values = new LinkedHashMap<>();
 
@@ -333,9 +335,6 @@ public final class SideBySideReport
         return figures.toString();
     }
 
-    /** Steal above this share of the cores in a pass makes its round a measure of the neighbours too. */
-    private static final double STEAL_NOTED_PERCENT = 5;
-
     /**
      * Names the passes that ran while the hypervisor gave much of the cores to other guests. The
      * gateway needs more CPU per request than nginx, so it reaches its limit first as the cores
@@ -352,9 +351,7 @@ public final class SideBySideReport
                 round++;
                 Double percent = parse(figure);
                 if (percent != null && percent > STEAL_NOTED_PERCENT)
-                {
                     noted.add(TARGETS.get(t) + " in round " + round + " (" + figure + " %)");
-                }
             }
         }
         if (!noted.isEmpty())
