@@ -282,6 +282,9 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
         private boolean retried;
         /** Forgets this exchange's stream, if its answer is one. */
         private Runnable forgetStream;
+        /** When the request was handed to the sandbox's connections, and then how long its answer's head took; timed only for an access line. */
+        private long sent;
+        private long upstream = -1;
 
         Exchange(Request request, Response response, Callback callback, View client)
         {
@@ -332,6 +335,9 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
             try
             {
                 body = IngressHandler.body(request);
+                // Timed from here, a new connection's opening included, as on the servlet path.
+                if (log.writesLines())
+                    sent = System.nanoTime();
                 links.send(route, this, false);
             }
             catch (RuntimeException x)
@@ -368,6 +374,8 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
         @Override
         public void headers(int status, HttpFields fromSandbox)
         {
+            if (sent != 0)
+                upstream = System.nanoTime() - sent;
             response.setStatus(status);
             HttpFields.Mutable toBrowser = response.getHeaders();
             // Jetty's Date (and Server) can be replaced but not removed: the sandbox's first of such a
@@ -478,7 +486,7 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
                 release.run();
             if (forgetStream != null)
                 forgetStream.run();
-            AccessNote logged = note == null ? new AccessNote(AccessNote.Face.OPS, null, null) : note;
+            AccessNote logged = note == null ? new AccessNote(AccessNote.Face.OPS, null, null) : upstream < 0 ? note : note.upstream(upstream);
             if (span != null)
             {
                 span.setAttribute(TraceAttributes.FACE, logged.face().label());

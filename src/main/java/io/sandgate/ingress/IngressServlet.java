@@ -8,6 +8,7 @@ import java.util.concurrent.TimeoutException;
 
 import io.opentelemetry.api.trace.Span;
 import io.sandgate.ingress.IngressDecision.Forward;
+import io.sandgate.web.AccessNote;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.Errors;
 import io.sandgate.web.RequestAttribute;
@@ -48,6 +49,8 @@ public class IngressServlet extends StreamingProxyServlet
     private static final RequestAttribute<Boolean> WHOLE_BODY = RequestAttribute.of("ingress.whole-body", Boolean.class);
     /** Forgets the exchange's answer among the streams a revocation ends ({@link OpenStreams}), when it is one. */
     private static final RequestAttribute<Runnable> STREAM = RequestAttribute.of("ingress.stream", Runnable.class);
+    /** When the request went to the sandbox, by {@link System#nanoTime()}: the access line gives how long its answer's head took. */
+    private static final RequestAttribute<Long> SENT = RequestAttribute.of("ingress.sent", Long.class);
 
     private final Ingress ingress;
     private final WebSocketBridge webSockets;
@@ -136,6 +139,7 @@ public class IngressServlet extends StreamingProxyServlet
     protected void sendProxyRequest(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Request proxyRequest)
     {
         Response.CompleteListener answer = newProxyResponseListener(clientRequest, proxyResponse);
+        SENT.set(clientRequest, System.nanoTime());
         HttpMethod method = HttpMethod.fromString(proxyRequest.getMethod());
         if (method != null && method.isIdempotent() && proxyRequest.getBody() == null && answer instanceof Response.Listener listener)
             proxyRequest.send(new SendAgainOnce(proxyRequest, listener));
@@ -187,6 +191,9 @@ public class IngressServlet extends StreamingProxyServlet
     @Override
     protected void onServerResponseHeaders(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Response serverResponse)
     {
+        Long sent = SENT.get(clientRequest);
+        if (sent != null)
+            AccessNote.ATTRIBUTE.set(clientRequest, AccessNote.of(clientRequest).upstream(System.nanoTime() - sent));
         Forward forward = SessionFilter.FORWARD.get(clientRequest);
         Route route = ROUTE.get(clientRequest);
         boolean whole = fitsBuffer(clientRequest, proxyResponse, serverResponse);

@@ -32,6 +32,7 @@ import org.eclipse.jetty.http.HttpStatus;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
+import org.slf4j.spi.LoggingEventBuilder;
 
 /**
  * Counts every request by face and status, times it by face, and writes one access-log line per request to the
@@ -204,11 +205,16 @@ public final class AccessLogFilter extends HttpFilter implements AccessLog
         String logged = query == null || query.isEmpty() ? printable(path) : printable(path) + withoutControls("?" + redactor.get().query(query));
         String subject = note.subject() == null ? "-" : note.subject();
         String via = note.via() == null ? "-" : note.via();
+        long upstreamMicros = note.upstreamNanos() < 0 ? -1 : note.upstreamNanos() / 1000;
+        String upstream = upstreamMicros < 0 ? "-" : upstreamMicros + "us";
         // The same fields twice: in the message for the text format, as key-value pairs for the
         // JSON one (the text pattern does not print them, so its lines stay as they were).
-        ACCESS.atInfo().addKeyValue("client", remoteAddr).addKeyValue("method", method).addKeyValue("path", logged).addKeyValue("status", status)
-            .addKeyValue("durationMicros", micros).addKeyValue("face", face).addKeyValue("sandbox", subject).addKeyValue("via", via)
-            .log("{} {} {} {} {}us face={} sandbox={} via={}", remoteAddr, method, logged, status, micros, face, subject, via);
+        LoggingEventBuilder line = ACCESS.atInfo().addKeyValue("client", remoteAddr).addKeyValue("method", method).addKeyValue("path", logged)
+            .addKeyValue("status", status).addKeyValue("durationMicros", micros).addKeyValue("face", face).addKeyValue("sandbox", subject)
+            .addKeyValue("via", via);
+        if (upstreamMicros >= 0)
+            line = line.addKeyValue("upstreamMicros", upstreamMicros);
+        line.log("{} {} {} {} {}us face={} sandbox={} via={} upstream={}", remoteAddr, method, logged, status, micros, face, subject, via, upstream);
     }
 
     /** The path redacted, and kept from forging log lines. */

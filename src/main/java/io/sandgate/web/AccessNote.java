@@ -9,9 +9,22 @@ import java.util.Locale;
  * @param face which face served the request
  * @param subject what the request was about (a sandbox id, an MCP server, an egress route), or null
  * @param via how the face found the subject (an ingress route source), or null
+ * @param upstreamNanos from the request sent on to its answer's head having come back, or -1 when
+ *        unknown: what the upstream (a sandbox) took, apart from the gateway's own time
  */
-public record AccessNote(Face face, String subject, String via)
+public record AccessNote(Face face, String subject, String via, long upstreamNanos)
 {
+    public AccessNote(Face face, String subject, String via)
+    {
+        this(face, subject, via, -1);
+    }
+
+    /** This note with the upstream's time. */
+    public AccessNote upstream(long nanos)
+    {
+        return new AccessNote(face, subject, via, nanos);
+    }
+
     /** The note of the request, set by the face that serves it. */
     public static final RequestAttribute<AccessNote> ATTRIBUTE = RequestAttribute.of("access-note", AccessNote.class);
 

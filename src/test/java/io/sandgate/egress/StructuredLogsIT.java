@@ -112,6 +112,8 @@ class StructuredLogsIT
         assertEquals("4242", fields.get("sandbox").asText());
         assertEquals("path", fields.get("via").asText());
         assertTrue(fields.has("client") && fields.has("durationMicros"), fields.toString());
+        assertTrue(fields.has("upstreamMicros"), "the sandbox's time: " + fields);
+        assertTrue(fields.get("upstreamMicros").asLong() <= fields.get("durationMicros").asLong(), "the sandbox's part of the exchange: " + fields);
         assertTrue(json.stream().anyMatch(line -> line.path("mdc").path("face").asText().equals("egress")), json.toString());
 
         List<JsonNode> events = auditEvents();

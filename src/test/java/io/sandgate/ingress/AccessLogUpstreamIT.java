@@ -1,0 +1,83 @@
+package io.sandgate.ingress;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import io.sandgate.testing.EachIngressFrontEnd;
+import io.sandgate.testing.GatewayExtension;
+import io.sandgate.testing.LogCapture;
+import io.sandgate.testing.SandboxBackend;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import static io.sandgate.testing.BrowserRequests.get;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The access line says how long the sandbox took to answer, apart from the whole exchange, so that
+ * an operator can tell a slow sandbox from a slow gateway; on both front-ends.
+ */
+@EachIngressFrontEnd
+class AccessLogUpstreamIT
+{
+    /** The duration, then the upstream's time, as the text line writes them. */
+    private static final Pattern TIMES = Pattern.compile(" (\\d+)us face=ingress sandbox=\\S+ via=\\S+ upstream=(\\d+us|-)$");
+
+    private static SandboxBackend sandbox;
+
+    @RegisterExtension
+    static final GatewayExtension gateway = new GatewayExtension(config -> config
+        .set("ingress.static-routes", Map.of("37579", sandbox.hostPort(), "500", "127.0.0.1:1")));
+
+    @BeforeAll
+    static void start()
+    {
+        sandbox = SandboxBackend.start("upstream-time");
+    }
+
+    @AfterAll
+    static void stop()
+    {
+        sandbox.close();
+    }
+
+    @Test
+    void aSlowSandboxsTime_isLogged_withinTheExchangesOwn() throws Exception
+    {
+        try (LogCapture accessLog = LogCapture.accessLog())
+        {
+            assertEquals(200, get(gateway.uri(), "/vnc/37579/slow?ms=300").statusCode());
+            long[] times = times(accessLog, " /vnc/37579/slow?ms=300 200 ");
+            assertTrue(times[1] >= 300_000, "the sandbox waited 300 ms before its head: " + times[1] + "us");
+            assertTrue(times[1] <= times[0], "the sandbox's part of the exchange is no longer than the exchange: " + times[1] + " > " + times[0]);
+        }
+    }
+
+    @Test
+    void anExchangeNoSandboxAnswered_logsNoUpstreamTime() throws Exception
+    {
+        try (LogCapture accessLog = LogCapture.accessLog())
+        {
+            // A route to a port nothing listens on: the gateway answers 502 itself.
+            assertEquals(502, get(gateway.uri(), "/vnc/500/").statusCode());
+            assertEquals(-1, times(accessLog, " /vnc/500/ 502 ")[1]);
+        }
+    }
+
+    /** The duration and the upstream's time in microseconds (-1 for none) of the line containing {@code part}. */
+    private static long[] times(LogCapture accessLog, String part)
+    {
+        String line = await().atMost(Duration.ofSeconds(5))
+            .until(() -> accessLog.lines().stream().filter(l -> l.contains(part)).findFirst().orElse(null), l -> l != null);
+        Matcher m = TIMES.matcher(line);
+        assertTrue(m.find(), line);
+        String upstream = m.group(2);
+        return new long[] {Long.parseLong(m.group(1)), upstream.equals("-") ? -1 : Long.parseLong(upstream.substring(0, upstream.length() - 2))};
+    }
+}
