@@ -557,18 +557,18 @@ if has "$SCENARIOS" http_small_cpu; then
   hz=$(getconf CLK_TCK)
   last=$(( $(nproc) - 1 ))
   record meta - cmd_http_small_cpu "taskset -c $last wrk -t1 -c$BENCH_CONNECTIONS -d${BENCH_SECONDS}s URL/1k, proxy pinned to core 0 (taskset -a -p -c 0), backend to core $last, after ${BENCH_WARMUP_SECONDS}s of warm-up, $BENCH_ROUNDS rounds"
-  # One measured pass of target $1: "CPU-us-per-request requests cpu-seconds user-seconds".
+  # One measured pass of target $1: "CPU-us-per-request requests cpu-seconds user-seconds steal-%".
   pinned_pass() {
-    local p ck before after user_before user_after line
+    local p ck before after user_before user_after stolen line
     p=$(pids "$1")
     pin 0 "$p"
     ck=$(cookie "$1")
-    before=$(cpu_ticks "$p"); user_before=$(cpu_ticks "$p" user)
+    before=$(cpu_ticks "$p"); user_before=$(cpu_ticks "$p" user); stolen=$(steal_ticks)
     line=$(taskset -c "$last" wrk -t1 -c"$BENCH_CONNECTIONS" -d"${2}s" -s "$ROOT/bench/wrk-report.lua" ${ck:+-H "Cookie: $ck"} "$(http_url "$1" /1k)" | grep '^RESULT')
-    after=$(cpu_ticks "$p"); user_after=$(cpu_ticks "$p" user)
+    after=$(cpu_ticks "$p"); user_after=$(cpu_ticks "$p" user); stolen=$(steal_pct $(( $(steal_ticks) - stolen )) "$2")
     pin "0-$last" "$p"
-    awk -v r="$(field requests "$line")" -v d=$(( after - before )) -v u=$(( user_after - user_before )) -v hz="$hz" \
-      'BEGIN {printf "%.1f %d %s %s\n", r ? d / hz / r * 1e6 : 0, r, d / hz, u / hz}'
+    awk -v r="$(field requests "$line")" -v d=$(( after - before )) -v u=$(( user_after - user_before )) -v hz="$hz" -v st="$stolen" \
+      'BEGIN {printf "%.1f %d %s %s %s\n", r ? d / hz / r * 1e6 : 0, r, d / hz, u / hz, st}'
   }
   pin "$last" "$(backend_pids)"
   declare -A cpu_lines=()
@@ -588,11 +588,12 @@ if has "$SCENARIOS" http_small_cpu; then
   for t in $(targets); do
     [ "$t" != direct ] || continue
     median=$(median_line "${cpu_lines[$t]}" "$BENCH_ROUNDS")
-    read -r _ requests cpu_s user_s <<< "$median"
+    read -r _ requests cpu_s user_s _ <<< "$median"
     record http_small_cpu "$t" requests "$requests"
     record http_small_cpu "$t" cpu_s "$cpu_s"
     record http_small_cpu "$t" user_s "$user_s"
     record http_small_cpu "$t" rounds "$(by_round "${cpu_lines[$t]}" %s)"
+    record http_small_cpu "$t" steal "$(awk '{printf "%s%s", (NR > 1 ? ", " : ""), $5}' <<< "${cpu_lines[$t]%$'\n'}")"
   done
 fi
 

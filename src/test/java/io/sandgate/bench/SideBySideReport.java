@@ -173,7 +173,7 @@ public final class SideBySideReport
 
         s.append("\n### HTTP 1 KB: proxy CPU per request\n\n`").append(meta("cmd_http_small_cpu"))
             .append("`; CPU is utime+stime of the proxy's processes from /proc over the measured run, split into user (utime: the proxy's own code) and kernel (stime: its socket calls); the targets take turns in each round, and each target's row is its median round by CPU per request\n\n")
-            .append("| target | requests | proxy CPU s | CPU s per 100k requests | CPU us per request | of which user + kernel | vs nginx | CPU us per request by round |\n|---|---|---|---|---|---|---|---|\n");
+            .append("| target | requests | proxy CPU s | CPU s per 100k requests | CPU us per request | of which user + kernel | vs nginx | CPU us per request by round | steal % by round |\n|---|---|---|---|---|---|---|---|---|\n");
         for (String t : targets())
         {
             if (t.equals("direct"))
@@ -181,8 +181,9 @@ public final class SideBySideReport
             row(s, t, fmt(number("http_small_cpu", t, "requests"), "%.0f"), fmt(number("http_small_cpu", t, "cpu_s"), "%.2f"),
                 fmt(cpuPerRequest(t, 1e5), "%.2f"), fmt(cpuPerRequest(t, 1e6), "%.1f"), userAndKernel(t),
                 ratioOf(target -> cpuPerRequest(target, 1), t, "nginx"),
-                values.getOrDefault("http_small_cpu/" + t + "/rounds", "-"));
+                values.getOrDefault("http_small_cpu/" + t + "/rounds", "-"), values.getOrDefault("http_small_cpu/" + t + "/steal", "-"));
         }
+        stealNote(s, "http_small_cpu");
 
         List<String> paired = targets().stream().filter(t -> number("http_small_paired", t, "ratio") != null).toList();
         if (!paired.isEmpty())
