@@ -7,6 +7,8 @@ import java.time.Instant;
 import java.util.Base64;
 import java.util.Optional;
 
+import io.sandgate.core.Ascii;
+
 /**
  * Grant tokens for {@code ingress.access: signed}: whoever hands out sandbox links (a control plane,
  * the admin API) signs {@code id, issued, expiry, subject, nonce, session limit} with the shared
@@ -86,8 +88,8 @@ public final class Grants
     Grant verify(String token)
     {
         String[] fields = token.split("\\.", -1);
-        if (fields.length != FIELDS || !Signer.isDigits(fields[1], 15) || !Signer.isDigits(fields[2], 12)
-            || !Signer.isBase64Url(fields[4], 22, 22) || !(fields[5].isEmpty() || Signer.isDigits(fields[5], 10)))
+        if (fields.length != FIELDS || !Ascii.DIGITS.matches(fields[1], 1, 15) || !Ascii.DIGITS.matches(fields[2], 1, 12)
+            || !Ascii.BASE64URL.matches(fields[4], 22, 22) || !Ascii.DIGITS.matches(fields[5], 0, 10))
             return null;
         String id = Signer.decode(fields[0]);
         String subject = Signer.decode(fields[3]);

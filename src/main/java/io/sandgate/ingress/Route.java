@@ -9,6 +9,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
+import io.sandgate.core.Ascii;
+
 /**
  * Where a sandbox is reached: a host and a port, and optionally the generation of the pod that wrote
  * it (so a stale writer cannot remove a newer pod's route) and the instant before which access to
@@ -21,6 +23,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 public final class Route
 {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** What a stored route may name as its host: an IP address or a DNS name, nothing that changes the URI around it. */
+    private static final Ascii HOST = Ascii.alphanumericAnd(".:-");
 
     private final String host;
     private final int port;
@@ -39,7 +43,7 @@ public final class Route
         Objects.requireNonNull(host, "host");
         Objects.requireNonNull(generation, "generation");
         Objects.requireNonNull(revokedBefore, "revokedBefore");
-        if (!isHostText(host))
+        if (!HOST.matches(host, 1, 253))
             throw new IllegalArgumentException("host: " + host + " (expected: an IP address or host name)");
         if (port < 1 || port > 65535)
             throw new IllegalArgumentException("port: " + port + " (expected: 1 to 65535)");
@@ -48,24 +52,6 @@ public final class Route
         this.generation = generation;
         this.revokedBefore = revokedBefore;
         this.authority = (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port;
-    }
-
-    /**
-     * {@code [A-Za-z0-9.:-]{1,253}}, checked without a regex: every route read from the store is
-     * built here, each cached one again at every re-read, and {@code String.matches} compiles its
-     * pattern on each call.
-     */
-    private static boolean isHostText(String host)
-    {
-        if (host.isEmpty() || host.length() > 253)
-            return false;
-        for (int i = 0; i < host.length(); i++)
-        {
-            char c = host.charAt(i);
-            if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == ':' || c == '-'))
-                return false;
-        }
-        return true;
     }
 
     public Route(String host, int port, Optional<String> generation)

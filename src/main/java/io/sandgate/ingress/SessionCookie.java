@@ -12,6 +12,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
+import io.sandgate.core.Ascii;
+
 /**
  * The session cookie's value: the sandboxes this browser has opened, most recent first, joined by
  * {@code ~}. Several entries let two tabs on two sandboxes share one browser; the first entry is the
@@ -277,11 +279,11 @@ final class SessionCookie
         if (fields.length != 3 && fields.length != 5)
             return null;
         String id = Signer.decode(fields[0]);
-        if (!ids.isId(id) || !Signer.isDigits(fields[1], 12))
+        if (!ids.isId(id) || !Ascii.DIGITS.matches(fields[1], 1, 12))
             return null;
         if (fields.length == 3 && !grantedOnly && signer.verify(fields[2], PURPOSE, id, fields[1]))
             return new Entry(id, Long.parseLong(fields[1]));
-        if (fields.length != 5 || !Signer.isDigits(fields[2], 15) || !Signer.isBase64Url(fields[3], 0, 22))
+        if (fields.length != 5 || !Ascii.DIGITS.matches(fields[2], 1, 15) || !Ascii.BASE64URL.matches(fields[3], 0, 22))
             return null;
         if (!signer.verify(fields[4], GRANTED_PURPOSE, id, fields[1], fields[2], fields[3]))
             return null;

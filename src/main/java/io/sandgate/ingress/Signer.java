@@ -71,33 +71,6 @@ final class Signer
         return B64.encodeToString(text.getBytes(StandardCharsets.UTF_8));
     }
 
-    /** Whether a token's field is 1 to {@code maxLength} ASCII digits. */
-    static boolean isDigits(String text, int maxLength)
-    {
-        if (text.isEmpty() || text.length() > maxLength)
-            return false;
-        for (int i = 0; i < text.length(); i++)
-        {
-            if (text.charAt(i) < '0' || text.charAt(i) > '9')
-                return false;
-        }
-        return true;
-    }
-
-    /** Whether a token's field is {@code minLength} to {@code maxLength} characters of the base64url alphabet, unpadded. */
-    static boolean isBase64Url(String text, int minLength, int maxLength)
-    {
-        if (text.length() < minLength || text.length() > maxLength)
-            return false;
-        for (int i = 0; i < text.length(); i++)
-        {
-            char c = text.charAt(i);
-            if (!(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_'))
-                return false;
-        }
-        return true;
-    }
-
     /** @return the decoded text, or null when it is not base64url */
     static String decode(String text)
     {

@@ -3,6 +3,8 @@ package io.sandgate.mcp;
 import java.util.Objects;
 import java.util.Optional;
 
+import io.sandgate.core.Ascii;
+
 /**
  * What every replica must know of an MCP session to serve any of its requests.
  *
@@ -33,16 +35,7 @@ public record McpSession(String id, String server, Optional<String> upstreamSess
     /** Whether an id has the form the gateway gives session ids (32 hex digits); anything else names no session. */
     public static boolean isWellFormedId(String id)
     {
-        // A loop, not String.matches: every MCP request naming a session asks, and matches compiles its pattern each call.
-        if (id == null || id.length() != 32)
-            return false;
-        for (int i = 0; i < 32; i++)
-        {
-            char c = id.charAt(i);
-            if (!(c >= '0' && c <= '9' || c >= 'a' && c <= 'f'))
-                return false;
-        }
-        return true;
+        return id != null && Ascii.LOWER_HEX.matches(id, 32, 32);
     }
 
     public static McpSession create(String id, String server, String owner)
