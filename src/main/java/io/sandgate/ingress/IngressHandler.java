@@ -282,7 +282,7 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
         private boolean retried;
         /** Forgets this exchange's stream, if its answer is one. */
         private Runnable forgetStream;
-        /** When the request was handed to the sandbox's connections, and then how long its answer's head took; timed only for an access line. */
+        /** When the request was handed to the sandbox's connections, and then how long its answer's head took. */
         private long sent;
         private long upstream = -1;
 
@@ -335,9 +335,9 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
             try
             {
                 body = IngressHandler.body(request);
-                // Timed from here, a new connection's opening included, as on the servlet path.
-                if (log.writesLines())
-                    sent = System.nanoTime();
+                // Timed from here, a new connection's opening included, as on the servlet path; for
+                // the access line and the sandboxes' histogram alike.
+                sent = System.nanoTime();
                 links.send(route, this, false);
             }
             catch (RuntimeException x)

@@ -1,11 +1,14 @@
 package io.sandgate.ops;
 
 import java.io.IOException;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import java.util.stream.LongStream;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -35,10 +38,11 @@ import org.slf4j.MDC;
 import org.slf4j.spi.LoggingEventBuilder;
 
 /**
- * Counts every request by face and status, times it by face, and writes one access-log line per request to the
- * {@code sandgate.access} logger. The line has the path but never the query (it may carry a grant
- * token), and never a cookie or Authorization header; anything in the path that looks like a
- * secret (a Slack webhook, a key pasted into a URL) is written as {@code [REDACTED]}.
+ * Counts every request by face and status, times it by face (and an ingress exchange's sandbox leg
+ * apart), and writes one access-log line per request to the {@code sandgate.access} logger. The
+ * line has the path but never the query (it may carry a grant token), and never a cookie or
+ * Authorization header; anything in the path that looks like a secret (a Slack webhook, a key
+ * pasted into a URL) is written as {@code [REDACTED]}.
  * <p>
  * It wraps every request, so it also frames the request's {@link LogContext}: the trace id of a
  * {@code traceparent} header going in, every field cleared coming out. With tracing on it starts
@@ -47,6 +51,13 @@ import org.slf4j.spi.LoggingEventBuilder;
 public final class AccessLogFilter extends HttpFilter implements AccessLog
 {
     private static final Logger ACCESS = LoggerFactory.getLogger("sandgate.access");
+    /**
+     * Histogram buckets of the request and sandbox times in microseconds, so that an operator can
+     * read a p99 from {@code /metrics}: from a tenth of a millisecond, where a proxy's own share of a
+     * loopback or LAN exchange lies, to ten seconds.
+     */
+    private static final Duration[] BUCKETS = LongStream.of(100, 250, 500, 1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000,
+        500_000, 1_000_000, 2_500_000, 5_000_000, 10_000_000).mapToObj(micros -> Duration.of(micros, ChronoUnit.MICROS)).toArray(Duration[]::new);
 
     private final MeterRegistry registry;
     private final boolean log;
@@ -60,6 +71,8 @@ public final class AccessLogFilter extends HttpFilter implements AccessLog
     private final Map<String, AtomicReferenceArray<Counter>> counters = new ConcurrentHashMap<>();
     /** Request time by face only: a series per status as well would multiply them for little. */
     private final Map<String, Timer> timers = new ConcurrentHashMap<>();
+    /** The sandboxes' own time on the ingress face, from a request handed to them to their answer's head. */
+    private final Timer sandboxTime;
 
     /**
      * @param redactor the redaction in force (it learns the gateway's real keys once the egress
@@ -72,6 +85,10 @@ public final class AccessLogFilter extends HttpFilter implements AccessLog
         this.log = log;
         this.redactor = redactor;
         this.tracer = tracing.tracer();
+        // Registered now, so that its series exist (at zero) before the first exchange: dashboards and alerts can name it.
+        this.sandboxTime = Timer.builder("sandgate.ingress.sandbox.duration").serviceLevelObjectives(BUCKETS)
+            .description("Time from an ingress request handed to the sandbox's connection (a new connection's opening included) to the sandbox's answer's head")
+            .register(registry);
     }
 
     @Override
@@ -191,10 +208,13 @@ public final class AccessLogFilter extends HttpFilter implements AccessLog
         long nanos = System.nanoTime() - startNanos;
         if (timed && status != HttpStatus.SWITCHING_PROTOCOLS_101)
         {
+            // The sandbox's part first: whoever sees the exchange counted sees its part too.
+            if (note.upstreamNanos() >= 0)
+                sandboxTime.record(note.upstreamNanos(), TimeUnit.NANOSECONDS);
             // Looked up first: the registering lambda captures this filter, so passing it would allocate one per request.
             Timer timer = timers.get(face);
             if (timer == null)
-                timer = timers.computeIfAbsent(face, key -> Timer.builder("sandgate.request.duration").tag("face", key)
+                timer = timers.computeIfAbsent(face, key -> Timer.builder("sandgate.request.duration").tag("face", key).serviceLevelObjectives(BUCKETS)
                     .description("Time from a request's arrival to its last byte, by face; event streams and upgrades not included").register(registry));
             timer.record(nanos, TimeUnit.NANOSECONDS);
         }

@@ -1,11 +1,13 @@
 package io.sandgate.ingress;
 
+import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import io.sandgate.testing.EachIngressFrontEnd;
+import io.sandgate.testing.Gateway;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.LogCapture;
 import io.sandgate.testing.SandboxBackend;
@@ -21,13 +23,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The access line says how long the sandbox took to answer, apart from the whole exchange, so that
- * an operator can tell a slow sandbox from a slow gateway; on both front-ends.
+ * an operator can tell a slow sandbox from a slow gateway; so do the histograms of {@code /metrics},
+ * for percentiles over many exchanges. On both front-ends.
  */
 @EachIngressFrontEnd
 class AccessLogUpstreamIT
 {
     /** The duration, then the upstream's time, as the text line writes them. */
     private static final Pattern TIMES = Pattern.compile(" (\\d+)us face=ingress sandbox=\\S+ via=\\S+ upstream=(\\d+us|-)$");
+    /** The histograms of the sandboxes' time and of whole exchanges, as Prometheus names them. */
+    private static final String SANDBOX = "sandgate_ingress_sandbox_duration_seconds";
+    private static final String EXCHANGE = "sandgate_request_duration_seconds";
 
     private static SandboxBackend sandbox;
 
@@ -68,6 +74,58 @@ class AccessLogUpstreamIT
             assertEquals(502, get(gateway.uri(), "/vnc/500/").statusCode());
             assertEquals(-1, times(accessLog, " /vnc/500/ 502 ")[1]);
         }
+    }
+
+    @Test
+    void aSlowSandboxsTime_landsInItsBucket_andTheExchangesToo() throws Exception
+    {
+        assertSlowSandboxIsInTheHistograms(gateway);
+    }
+
+    @Test
+    void withoutAccessLines_theSandboxesTimeIsStillMeasured() throws Exception
+    {
+        // The histograms are for the gateways that write no line: they must not hang on the log.
+        assertSlowSandboxIsInTheHistograms(gateway.startAnother(config -> config.set("log.access", false)));
+    }
+
+    @Test
+    void anExchangeNoSandboxAnswered_isNotInTheSandboxesHistogram() throws Exception
+    {
+        String before = metrics(gateway);
+        assertEquals(502, get(gateway.uri(), "/vnc/500/").statusCode());
+        await().atMost(Duration.ofSeconds(5)).until(() -> count(metrics(gateway), EXCHANGE + "_count{face=\"ingress\"}")
+            > count(before, EXCHANGE + "_count{face=\"ingress\"}"));
+        assertEquals(count(before, SANDBOX + "_count"), count(metrics(gateway), SANDBOX + "_count"));
+    }
+
+    /** An exchange with a sandbox that holds its head for 300 ms is over the 250 ms buckets and in the 500 ms one. */
+    private static void assertSlowSandboxIsInTheHistograms(Gateway gateway) throws Exception
+    {
+        String before = metrics(gateway);
+        assertEquals(200, get(gateway.uri(), "/vnc/37579/slow?ms=300").statusCode());
+        // The meters are recorded once the exchange has ended, which may be just after the browser has its answer.
+        await().atMost(Duration.ofSeconds(5)).until(() -> count(metrics(gateway), EXCHANGE + "_count{face=\"ingress\"}")
+            > count(before, EXCHANGE + "_count{face=\"ingress\"}"));
+        String after = metrics(gateway);
+        assertEquals(count(before, SANDBOX + "_bucket{le=\"0.25\"}"), count(after, SANDBOX + "_bucket{le=\"0.25\"}"), "300 ms is over 250 ms");
+        assertEquals(count(before, SANDBOX + "_bucket{le=\"0.5\"}") + 1, count(after, SANDBOX + "_bucket{le=\"0.5\"}"));
+        assertEquals(count(before, EXCHANGE + "_bucket{face=\"ingress\",le=\"0.25\"}"), count(after, EXCHANGE + "_bucket{face=\"ingress\",le=\"0.25\"}"),
+            "the whole exchange took the sandbox's 300 ms at least");
+    }
+
+    private static String metrics(Gateway gateway) throws Exception
+    {
+        HttpResponse<String> response = get(gateway.uri(), "/metrics");
+        assertEquals(200, response.statusCode());
+        return response.body();
+    }
+
+    /** The value of the series {@code series} (name and labels as written), 0 when it is not there yet. */
+    private static long count(String metrics, String series)
+    {
+        return metrics.lines().filter(l -> l.startsWith(series + " ")).mapToLong(l -> (long)Double.parseDouble(l.substring(series.length() + 1)))
+            .findFirst().orElse(0);
     }
 
     /** The duration and the upstream's time in microseconds (-1 for none) of the line containing {@code part}. */
