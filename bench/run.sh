@@ -648,14 +648,15 @@ if has "$SCENARIOS" http_large; then
     run_wrk "$t" "$BENCH_LARGE_CONNECTIONS" "$BENCH_WARMUP_SECONDS" /1m > /dev/null
   done
   # In rounds, the targets taking turns, as the 1 KB maximum; each line "MB/s bytes seconds cpu-seconds".
-  declare -A large_lines=()
+  declare -A large_lines=() large_steal=()
   for round in $(seq 1 "$BENCH_ROUNDS"); do
     for t in $(targets); do
       p=$(pids "$t")
-      before=$(cpu_ticks "$p")
+      before=$(cpu_ticks "$p"); stolen=$(steal_ticks)
       line=$(run_wrk "$t" "$BENCH_LARGE_CONNECTIONS" "$BENCH_SECONDS" /1m)
-      after=$(cpu_ticks "$p")
-      echo "http_large $t round $round: $line"
+      after=$(cpu_ticks "$p"); stolen=$(steal_pct $(( $(steal_ticks) - stolen )) "$BENCH_SECONDS")
+      echo "http_large $t round $round: steal ${stolen}% $line"
+      large_steal[$t]+="${large_steal[$t]:+, }$stolen"
       large_lines[$t]+="$(awk -v b="$(field bytes "$line")" -v us="$(field duration_us "$line")" -v d=$(( after - before )) -v hz="$hz" \
         'BEGIN {printf "%.1f %s %s %s\n", us ? b / 1e6 / (us / 1e6) : 0, b, us / 1e6, d / hz}')"$'\n'
     done
@@ -667,6 +668,7 @@ if has "$SCENARIOS" http_large; then
     record http_large "$t" seconds "$seconds"
     [ "$t" = direct ] || record http_large "$t" cpu_s "$cpu_s"
     record http_large "$t" rounds "$(by_round "${large_lines[$t]}" %.0f)"
+    record http_large "$t" steal "${large_steal[$t]}"
   done
 fi
 
@@ -678,15 +680,16 @@ if has "$SCENARIOS" ws_echo; then
     java $BENCH_LOAD_JAVA_OPTS -cp "$CP" io.sandgate.bench.WebSocketLoad echo "$(ws_url "$t")" "$BENCH_WS_CONNECTIONS" "$BENCH_WARMUP_SECONDS" "$BENCH_WS_MESSAGE_BYTES" "$(cookie "$t")" > /dev/null
   done
   hz=$(getconf CLK_TCK)
-  declare -A ws_lines=()
+  declare -A ws_lines=() ws_steal=()
   for round in $(seq 1 "$BENCH_ROUNDS"); do
     for t in $(targets); do
       p=""
       [ "$t" = direct ] || p=$(pids "$t")
-      before=$(cpu_ticks "$p")
+      before=$(cpu_ticks "$p"); stolen=$(steal_ticks)
       line=$(java $BENCH_LOAD_JAVA_OPTS -cp "$CP" io.sandgate.bench.WebSocketLoad echo "$(ws_url "$t")" "$BENCH_WS_CONNECTIONS" "$BENCH_SECONDS" "$BENCH_WS_MESSAGE_BYTES" "$(cookie "$t")" | grep '^RESULT')
-      after=$(cpu_ticks "$p")
-      echo "ws_echo $t round $round: $line"
+      after=$(cpu_ticks "$p"); stolen=$(steal_pct $(( $(steal_ticks) - stolen )) "$BENCH_SECONDS")
+      echo "ws_echo $t round $round: steal ${stolen}% $line"
+      ws_steal[$t]+="${ws_steal[$t]:+, }$stolen"
       # The proxy's CPU per echoed message (both directions), on cores shared with the client and the backend.
       cpu_us=-
       [ -z "$p" ] || cpu_us=$(awk -v m="$(field messages "$line")" -v d=$(( after - before )) -v hz="$hz" 'BEGIN {printf "%.1f", m ? d / hz / m * 1e6 : 0}')
@@ -699,6 +702,7 @@ if has "$SCENARIOS" ws_echo; then
     for m in msgs_per_s p50_ms p99_ms p999_ms cpu_us; do record ws_echo "$t" "$m" "$(field "$m" "${median#* }")"; done
     record ws_echo "$t" errors "$(error_sum "${ws_lines[$t]}")"
     record ws_echo "$t" rounds "$(by_round "${ws_lines[$t]}" %s)"
+    record ws_echo "$t" steal "${ws_steal[$t]}"
   done
 fi
 

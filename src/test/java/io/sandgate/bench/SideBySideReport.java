@@ -200,7 +200,7 @@ public final class SideBySideReport
 
         s.append("\n### HTTP 1 MB: throughput and proxy CPU\n\n`").append(meta("cmd_http_large"))
             .append("`; CPU is utime+stime of the proxy's processes (nginx: master and workers) from /proc, before and after; the targets take turns in each round, and each target's row is its median round\n\n")
-            .append("| target | MB/s | vs direct | vs nginx | proxy CPU, % of one core | proxy CPU s per GB | MB/s by round | vs that round's nginx |\n|---|---|---|---|---|---|---|---|\n");
+            .append("| target | MB/s | vs direct | vs nginx | proxy CPU, % of one core | proxy CPU s per GB | MB/s by round | vs that round's nginx | steal % by round |\n|---|---|---|---|---|---|---|---|---|\n");
         for (String t : targets())
         {
             Double cpu = number("http_large", t, "cpu_s");
@@ -209,21 +209,25 @@ public final class SideBySideReport
             boolean proxied = !t.equals("direct") && cpu != null && seconds != null && bytes != null && bytes > 0;
             row(s, t, fmt(mbPerSecond(t), "%.0f"), ratioOf(this::mbPerSecond, t, "direct"), ratioOf(this::mbPerSecond, t, "nginx"),
                 proxied ? fmt(100 * cpu / seconds, "%.0f") : "-", proxied ? fmt(cpu / (bytes / 1e9), "%.2f") : "-",
-                values.getOrDefault("http_large/" + t + "/rounds", "-"), byRound("http_large", t, "nginx", (v, b) -> v / b, "%.2f"));
+                values.getOrDefault("http_large/" + t + "/rounds", "-"), byRound("http_large", t, "nginx", (v, b) -> v / b, "%.2f"),
+                values.getOrDefault("http_large/" + t + "/steal", "-"));
         }
+        stealNote(s, "http_large");
 
         s.append("\n### WebSocket echo through the bridge\n\n`").append(meta("cmd_ws_echo"))
             .append("` (each connection sends a text message and waits for its echo before the next; the targets take turns in each round, and each target's row is its median round, with the errors of every round; ")
             .append("CPU is utime+stime of the proxy's processes over that round, on cores shared with the client and the backend)\n\n")
-            .append("| target | messages/s | vs direct | vs nginx | RTT p50 ms | RTT p99 ms | RTT p99.9 ms | proxy CPU us per message | errors | messages/s by round | vs that round's nginx |\n")
-            .append("|---|---|---|---|---|---|---|---|---|---|---|\n");
+            .append("| target | messages/s | vs direct | vs nginx | RTT p50 ms | RTT p99 ms | RTT p99.9 ms | proxy CPU us per message | errors | messages/s by round | vs that round's nginx | steal % by round |\n")
+            .append("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (String t : targets())
         {
             row(s, t, fmt(number("ws_echo", t, "msgs_per_s"), "%.0f"), ratio("ws_echo", t, "msgs_per_s", "direct"),
                 ratio("ws_echo", t, "msgs_per_s", "nginx"), fmt(number("ws_echo", t, "p50_ms"), "%.3f"), fmt(number("ws_echo", t, "p99_ms"), "%.3f"),
                 fmt(number("ws_echo", t, "p999_ms"), "%.3f"), fmt(number("ws_echo", t, "cpu_us"), "%.1f"), fmt(number("ws_echo", t, "errors"), "%.0f"),
-                values.getOrDefault("ws_echo/" + t + "/rounds", "-"), byRound("ws_echo", t, "nginx", (v, b) -> v / b, "%.2f"));
+                values.getOrDefault("ws_echo/" + t + "/rounds", "-"), byRound("ws_echo", t, "nginx", (v, b) -> v / b, "%.2f"),
+                values.getOrDefault("ws_echo/" + t + "/steal", "-"));
         }
+        stealNote(s, "ws_echo");
 
         s.append("\n### Memory per idle bridged WebSocket session\n\n`").append(meta("cmd_idle_ws"))
             .append("`; heap used after a full GC (`jcmd GC.run`, then `GC.heap_info`) and VmRSS (all of the proxy's processes), with the sessions open minus before, divided by the sessions open\n\n")
