@@ -2,6 +2,7 @@ package io.sandgate.ingress;
 
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -97,6 +98,20 @@ class AccessLogUpstreamIT
         await().atMost(Duration.ofSeconds(5)).until(() -> count(metrics(gateway), EXCHANGE + "_count{face=\"ingress\"}")
             > count(before, EXCHANGE + "_count{face=\"ingress\"}"));
         assertEquals(count(before, SANDBOX + "_count"), count(metrics(gateway), SANDBOX + "_count"));
+    }
+
+    @Test
+    void whatASandboxAnswers_addsNoSeries() throws Exception
+    {
+        // A sandbox chooses its status, its fields and how long it takes; none of it may name a
+        // series, or a hostile one could grow the scrape without bound.
+        long before = count(metrics(gateway), SANDBOX + "_count");
+        assertEquals(200, get(gateway.uri(), "/vnc/37579/slow?ms=1").statusCode());
+        assertEquals(418, get(gateway.uri(), "/vnc/37579/status/418").statusCode());
+        await().atMost(Duration.ofSeconds(5)).until(() -> count(metrics(gateway), SANDBOX + "_count") == before + 2);
+        List<String> series = metrics(gateway).lines().filter(l -> l.startsWith(SANDBOX)).map(l -> l.substring(0, l.lastIndexOf(' '))).toList();
+        assertEquals(List.of(SANDBOX + "_count", SANDBOX + "_sum", SANDBOX + "_max"), series.stream().filter(l -> !l.contains("_bucket{")).toList());
+        assertTrue(series.stream().filter(l -> l.contains("_bucket{")).allMatch(l -> l.matches(Pattern.quote(SANDBOX) + "_bucket\\{le=\"[^\"]+\"}")), series.toString());
     }
 
     /** An exchange with a sandbox that holds its head for 300 ms is over the 250 ms buckets and in the 500 ms one. */
