@@ -212,7 +212,7 @@ final class NodeClients implements AutoCloseable
         HttpClient client = new PinnedHttpClient(transport);
         // A pool of the client's own, so that a node's traffic cannot starve its probes or another
         // node's exchanges of threads; with Jetty's default, four nodes kept 108 idle threads.
-        client.setExecutor(ClientThreads.of("sandgate-egress-" + node.id() + "-" + role));
+        ClientThreads.install(client, "sandgate-egress-" + node.id() + "-" + role);
         client.getProxyConfiguration().addProxy(new PinnedHttpProxy(node.host(), node.port()));
         // A gateway relays: no redirects followed, no cookies kept across agents, content untouched.
         client.setFollowRedirects(false);

@@ -95,7 +95,7 @@ public final class WebSocketBridge implements AutoCloseable
         // Its own client: the proxy servlet's strips the protocol handler that performs upgrades.
         // Its threads parse handshake answers; the tunnels' bytes move on its selector.
         this.client = new HttpClient();
-        client.setExecutor(ClientThreads.of("sandgate-ws"));
+        ClientThreads.install(client, "sandgate-ws");
         client.setByteBufferPool(new ArrayByteBufferPool());
         client.setDestinationIdleTimeout(ingress.config().destinationIdleTimeout().toMillis());
         client.setConnectTimeout(ingress.config().connectTimeout().toMillis());

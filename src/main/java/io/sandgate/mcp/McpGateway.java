@@ -102,7 +102,7 @@ public final class McpGateway implements AutoCloseable
         this.streamsPerClient = new ClientCounts(config.maxStreamsPerClient());
         this.http = new HttpClient();
         // Jetty's default pool would keep eight threads on every replica, MCP servers configured or not.
-        http.setExecutor(ClientThreads.of("sandgate-mcp-client"));
+        ClientThreads.install(http, "sandgate-mcp-client");
         // Must not store cookies, or sessions of different clients would share them.
         http.setHttpCookieStore(new HttpCookieStore.Empty());
         http.setFollowRedirects(false);
