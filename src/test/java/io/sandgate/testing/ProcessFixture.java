@@ -18,6 +18,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntConsumer;
+import java.util.function.IntFunction;
 
 import org.awaitility.core.ConditionTimeoutException;
 import org.awaitility.core.TerminalFailureException;
@@ -89,21 +90,39 @@ public abstract class ProcessFixture implements AutoCloseable
     /** Calls {@code launch} with fresh free ports until one works; closes this fixture if none does. */
     protected final int onAFreePort(IntConsumer launch)
     {
-        IllegalStateException lastFailure = null;
-        for (int attempt = 1; attempt <= START_ATTEMPTS; attempt++)
+        try
         {
-            int port = LocalResources.freeLoopbackPort();
-            try
+            return onFreshPorts(port ->
             {
                 launch.accept(port);
                 return port;
+            });
+        }
+        catch (IllegalStateException e)
+        {
+            throw closeAfter(e);
+        }
+    }
+
+    /**
+     * Calls {@code launch} with fresh free ports until one returns, and returns what it returned;
+     * throws the last attempt's failure if none does.
+     */
+    protected static <T> T onFreshPorts(IntFunction<T> launch)
+    {
+        IllegalStateException lastFailure = null;
+        for (int attempt = 1; attempt <= START_ATTEMPTS; attempt++)
+        {
+            try
+            {
+                return launch.apply(LocalResources.freeLoopbackPort());
             }
             catch (IllegalStateException e)
             {
                 lastFailure = e;
             }
         }
-        throw closeAfter(lastFailure);
+        throw lastFailure;
     }
 
     /** Starts {@code command} in the directory, appending its output to the two files (which may be one). */

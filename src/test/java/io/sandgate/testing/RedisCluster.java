@@ -50,10 +50,23 @@ public final class RedisCluster extends RedisProcesses
             "--cluster-enabled", "yes",
             "--cluster-config-file", node.home.resolve("nodes.conf").toString(),
             // A port of its own for the bus rather than port + 10000, which may be taken or past 65535.
-            "--cluster-port", Integer.toString(LocalResources.freeLoopbackPort()),
+            "--cluster-port", Integer.toString(busPort(node.port)),
             "--cluster-node-timeout", Long.toString(NODE_TIMEOUT.toMillis()),
             // The slots of a dead master wait for its replica; the other masters' slots keep serving.
             "--cluster-require-full-coverage", "no");
+    }
+
+    /**
+     * A free port for a node's bus, not its client port: that one is not bound yet either, and the
+     * kernel may hand a just-probed port out again.
+     */
+    private static int busPort(int clientPort)
+    {
+        int bus;
+        do
+            bus = LocalResources.freeLoopbackPort();
+        while (bus == clientPort);
+        return bus;
     }
 
     private boolean formed(int port)

@@ -6,6 +6,7 @@ import java.net.ConnectException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
@@ -104,6 +105,30 @@ class RedisFixturesTest
             assertEquals(redis.logFile().toString(), raw.configGet("logfile"));
             assertNull(raw.configGet("no-such-parameter"));
         }
+    }
+
+    @Test
+    void aServerThatLostItsPort_isStartedAgainOnAFreshOne_andTheLastFailureIsToldWhenNoneWorks()
+    {
+        List<Integer> tried = new ArrayList<>();
+        int started = ProcessFixture.onFreshPorts(port ->
+        {
+            tried.add(port);
+            if (tried.size() == 1)
+                throw new IllegalStateException("port " + port + " was taken");
+            return port;
+        });
+        assertEquals(2, tried.size());
+        assertEquals(tried.get(1), started);
+
+        tried.clear();
+        IllegalStateException failure = assertThrows(IllegalStateException.class, () -> ProcessFixture.onFreshPorts(port ->
+        {
+            tried.add(port);
+            throw new IllegalStateException("port " + port + " was taken");
+        }));
+        assertEquals("port " + tried.get(tried.size() - 1) + " was taken", failure.getMessage());
+        assertTrue(tried.size() > 1, "more than one attempt before giving up");
     }
 
     @Test

@@ -2,7 +2,6 @@ package io.sandgate.testing;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -10,6 +9,8 @@ import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.IntPredicate;
+
+import org.eclipse.jetty.toolchain.test.FS;
 
 import static org.awaitility.Awaitility.await;
 
@@ -67,24 +68,31 @@ abstract class RedisProcesses extends ProcessFixture implements ReplicatedRedis
 
     /**
      * Starts a server named {@code name} on a free port with the command {@code command} makes for
-     * it, and returns once it answers PING.
+     * it, and returns once it answers PING; a server that lost its port to another process is
+     * started again on a fresh one.
      */
     protected final Node startNode(String name, Function<Node, List<String>> command)
     {
-        Node node = new Node(name, LocalResources.freeLoopbackPort(), directory.resolve(name));
-        try
+        return onFreshPorts(port ->
         {
-            Files.createDirectories(node.home);
-        }
-        catch (IOException e)
-        {
-            throw new UncheckedIOException(e);
-        }
-        Path console = node.home.resolve("console.log");
-        node.process = launch(command.apply(node), console, console);
-        nodes.add(node);
-        awaitReady(node.process, name + " on port " + node.port, "answer PING", () -> RedisServerProcess.answersPong(node.port));
-        return node;
+            Node node = new Node(name, port, directory.resolve(name));
+            // A failed attempt's files (a cluster node's table names its port) must not be read by the next.
+            FS.ensureEmpty(node.home);
+            Path console = node.home.resolve("console.log");
+            node.process = launch(command.apply(node), console, console);
+            // Listed before it is ready, so that a failure's diagnostics include its log.
+            nodes.add(node);
+            try
+            {
+                awaitReady(node.process, name + " on port " + node.port, "answer PING", () -> RedisServerProcess.answersPong(node.port));
+            }
+            catch (IllegalStateException e)
+            {
+                nodes.remove(node);
+                throw e;
+            }
+            return node;
+        });
     }
 
     /**
