@@ -6,7 +6,7 @@
 #
 #   bench/run.sh                 full run (about 15 minutes), updates docs/BENCHMARKS.md
 #   bench/run.sh --quick         smoke run (seconds per scenario), report in the run directory only
-#   options: --out FILE  --scenarios http_small_max,http_small_rate,http_small_cpu,http_small_paired,http_large,ws_echo,idle_ws,jmh,mcp,egress
+#   options: --out FILE  --scenarios http_small_max,http_small_rate,http_small_cpu,http_small_paired,http_large,ws_echo,ws_echo_paired,idle_ws,jmh,mcp,egress
 #            --targets direct,nginx,haproxy,sandgate-memory,sandgate-redis  --no-build
 #            optional targets: sandgate-servlet (ingress on the servlets, as in the WAR; memory store)
 #            and sandgate-baseline (another build: --baseline JAR or BENCH_BASELINE_JAR=JAR; memory store)
@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
 
-ALL_SCENARIOS="http_small_max,http_small_rate,http_small_cpu,http_small_paired,http_large,ws_echo,idle_ws,jmh,mcp,egress"
+ALL_SCENARIOS="http_small_max,http_small_rate,http_small_cpu,http_small_paired,http_large,ws_echo,ws_echo_paired,idle_ws,jmh,mcp,egress"
 ALL_TARGETS="direct,nginx,haproxy,sandgate-memory,sandgate-redis"
 QUICK=0
 BUILD=1
@@ -76,7 +76,7 @@ case "$BENCH_BACKEND" in
   java) ;;
   nginx)
     # nginx serves files: no WebSocket echo, no OTLP sink for the traced target
-    for s in ws_echo idle_ws sandgate-traced; do
+    for s in ws_echo ws_echo_paired idle_ws sandgate-traced; do
       if [[ ",$SCENARIOS,$TARGETS," == *",$s,"* ]]; then echo "BENCH_BACKEND=nginx cannot serve $s; run it with the JVM backend" >&2; exit 2; fi
     done ;;
   *) echo "BENCH_BACKEND=$BENCH_BACKEND: java or nginx" >&2; exit 2 ;;
@@ -597,50 +597,65 @@ if has "$SCENARIOS" http_small_cpu; then
   done
 fi
 
-if has "$SCENARIOS" http_small_paired; then
-  # Each build of this run beside the baseline build, at the same time: both pinned to core 0, each
-  # loaded by its own wrk from the last core. Two builds measured in turns see different minutes of
-  # a machine whose speed moves by more than a change is worth; measured at once, they share them.
+# Each build of this run beside the baseline build, at the same time: both pinned to core 0, each
+# loaded by its own client from the last core. Two builds measured in turns see different minutes of
+# a machine whose speed moves by more than a change is worth; measured at once, they share them.
+# http_small_paired loads each with wrk on /1k, ws_echo_paired with the WebSocket echo (half the
+# connections each, so that the two add up to the side-by-side echo's).
+hz=$(getconf CLK_TCK)
+last=$(( $(nproc) - 1 ))
+# Scenario $1's load on target $2 for $3 seconds, from the last core: its RESULT line.
+paired_load() {
+  case "$1" in
+    http_small_paired) taskset -c "$last" wrk -t1 -c"$BENCH_CONNECTIONS" -d"${3}s" -s "$ROOT/bench/wrk-report.lua" \
+      -H "Cookie: $(cookie "$2")" "$(http_url "$2" /1k)" | grep '^RESULT' ;;
+    ws_echo_paired) taskset -c "$last" java $BENCH_LOAD_JAVA_OPTS -cp "$CP" io.sandgate.bench.WebSocketLoad echo "$(ws_url "$2")" \
+      $(( (BENCH_WS_CONNECTIONS + 1) / 2 )) "$3" "$BENCH_WS_MESSAGE_BYTES" "$(cookie "$2")" | grep '^RESULT' ;;
+  esac
+}
+# One measured pass of scenario $1 on targets $2 and $3 at once, $4 seconds: "CPU-us-per-unit-1 CPU-us-per-unit-2",
+# a unit being a request or an echoed message.
+paired_pass() {
+  local p1 p2 b1 b2 l1 l2 unit out1="$RUN/paired-1.out"
+  [ "$1" = ws_echo_paired ] && unit=messages || unit=requests
+  p1=$(pids "$2"); p2=$(pids "$3")
+  b1=$(cpu_ticks "$p1"); b2=$(cpu_ticks "$p2")
+  paired_load "$1" "$2" "$4" > "$out1" &
+  l2=$(paired_load "$1" "$3" "$4")
+  wait $!
+  l1=$(cat "$out1")
+  awk -v r1="$(field "$unit" "$l1")" -v d1=$(( $(cpu_ticks "$p1") - b1 )) -v r2="$(field "$unit" "$l2")" -v d2=$(( $(cpu_ticks "$p2") - b2 )) -v hz="$hz" \
+    'BEGIN {printf "%.1f %.1f\n", r1 ? d1 / hz / r1 * 1e6 : 0, r2 ? d2 / hz / r2 * 1e6 : 0}'
+}
+record meta - cmd_http_small_paired "taskset -c $last wrk -t1 -c$BENCH_CONNECTIONS -d${BENCH_SECONDS}s URL/1k against each of two gateways at once, both pinned to core 0, backend to core $last, after ${BENCH_WARMUP_SECONDS}s of warm-up, $BENCH_ROUNDS rounds"
+record meta - cmd_ws_echo_paired "taskset -c $last WebSocketLoad echo URL/ws $(( (BENCH_WS_CONNECTIONS + 1) / 2 )) connections ${BENCH_SECONDS}s ${BENCH_WS_MESSAGE_BYTES}-byte messages against each of two gateways at once, both pinned to core 0, backend to core $last, after ${BENCH_WARMUP_SECONDS}s of warm-up, $BENCH_ROUNDS rounds"
+for scenario in http_small_paired ws_echo_paired; do
+  has "$SCENARIOS" "$scenario" || continue
   if ! has "$TARGETS" sandgate-baseline; then
-    echo "http_small_paired needs the sandgate-baseline target (--baseline JAR); skipped" >&2
-  else
-    hz=$(getconf CLK_TCK)
-    last=$(( $(nproc) - 1 ))
-    record meta - cmd_http_small_paired "taskset -c $last wrk -t1 -c$BENCH_CONNECTIONS -d${BENCH_SECONDS}s URL/1k against each of two gateways at once, both pinned to core 0, backend to core $last, after ${BENCH_WARMUP_SECONDS}s of warm-up, $BENCH_ROUNDS rounds"
-    # One measured pass of targets $1 and $2 at once, $3 seconds: "CPU-us-per-request-1 CPU-us-per-request-2".
-    paired_pass() {
-      local p1 p2 b1 b2 l1 l2 out1="$RUN/paired-1.out"
-      p1=$(pids "$1"); p2=$(pids "$2")
-      b1=$(cpu_ticks "$p1"); b2=$(cpu_ticks "$p2")
-      taskset -c "$last" wrk -t1 -c"$BENCH_CONNECTIONS" -d"${3}s" -s "$ROOT/bench/wrk-report.lua" -H "Cookie: $(cookie "$1")" "$(http_url "$1" /1k)" > "$out1" &
-      l2=$(taskset -c "$last" wrk -t1 -c"$BENCH_CONNECTIONS" -d"${3}s" -s "$ROOT/bench/wrk-report.lua" -H "Cookie: $(cookie "$2")" "$(http_url "$2" /1k)" | grep '^RESULT')
-      wait $!
-      l1=$(grep '^RESULT' "$out1")
-      awk -v r1="$(field requests "$l1")" -v d1=$(( $(cpu_ticks "$p1") - b1 )) -v r2="$(field requests "$l2")" -v d2=$(( $(cpu_ticks "$p2") - b2 )) -v hz="$hz" \
-        'BEGIN {printf "%.1f %.1f\n", r1 ? d1 / hz / r1 * 1e6 : 0, r2 ? d2 / hz / r2 * 1e6 : 0}'
-    }
-    pin "$last" "$(backend_pids)"
-    for t in $(targets); do
-      case "$t" in sandgate-baseline) continue ;; sandgate-*) ;; *) continue ;; esac
-      pin 0 "$(pids "$t") $SG_BASELINE_PID"
-      paired_pass "$t" sandgate-baseline "$BENCH_WARMUP_SECONDS" > /dev/null
-      lines=""
-      for round in $(seq 1 "$BENCH_ROUNDS"); do
-        line=$(paired_pass "$t" sandgate-baseline "$BENCH_SECONDS")
-        echo "http_small_paired $t round $round (CPU us per request, this build and the baseline): $line"
-        lines+="$(awk '{printf "%.3f %s %s", $2 ? $1 / $2 : 0, $1, $2}' <<< "$line")"$'\n'
-      done
-      pin "0-$last" "$(pids "$t") $SG_BASELINE_PID"
-      # The median round by ratio stands for the pair; every round's ratio is kept beside it.
-      read -r ratio cpu_us base_us <<< "$(median_line "$lines" "$BENCH_ROUNDS")"
-      record http_small_paired "$t" ratio "$ratio"
-      record http_small_paired "$t" cpu_us "$cpu_us"
-      record http_small_paired "$t" baseline_cpu_us "$base_us"
-      record http_small_paired "$t" rounds "$(by_round "$lines" %.2f)"
-    done
-    pin "0-$last" "$(backend_pids)"
+    echo "$scenario needs the sandgate-baseline target (--baseline JAR); skipped" >&2
+    continue
   fi
-fi
+  pin "$last" "$(backend_pids)"
+  for t in $(targets); do
+    case "$t" in sandgate-baseline) continue ;; sandgate-*) ;; *) continue ;; esac
+    pin 0 "$(pids "$t") $SG_BASELINE_PID"
+    paired_pass "$scenario" "$t" sandgate-baseline "$BENCH_WARMUP_SECONDS" > /dev/null
+    lines=""
+    for round in $(seq 1 "$BENCH_ROUNDS"); do
+      line=$(paired_pass "$scenario" "$t" sandgate-baseline "$BENCH_SECONDS")
+      echo "$scenario $t round $round (CPU us per unit, this build and the baseline): $line"
+      lines+="$(awk '{printf "%.3f %s %s", $2 ? $1 / $2 : 0, $1, $2}' <<< "$line")"$'\n'
+    done
+    pin "0-$last" "$(pids "$t") $SG_BASELINE_PID"
+    # The median round by ratio stands for the pair; every round's ratio is kept beside it.
+    read -r ratio cpu_us base_us <<< "$(median_line "$lines" "$BENCH_ROUNDS")"
+    record "$scenario" "$t" ratio "$ratio"
+    record "$scenario" "$t" cpu_us "$cpu_us"
+    record "$scenario" "$t" baseline_cpu_us "$base_us"
+    record "$scenario" "$t" rounds "$(by_round "$lines" %.2f)"
+  done
+  pin "0-$last" "$(backend_pids)"
+done
 
 if has "$SCENARIOS" http_large; then
   hz=$(getconf CLK_TCK)

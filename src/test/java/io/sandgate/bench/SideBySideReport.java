@@ -185,18 +185,7 @@ public final class SideBySideReport
         }
         stealNote(s, "http_small_cpu");
 
-        List<String> paired = targets().stream().filter(t -> number("http_small_paired", t, "ratio") != null).toList();
-        if (!paired.isEmpty())
-        {
-            s.append("\n### HTTP 1 KB: CPU per request beside the baseline build, at the same time\n\n`").append(meta("cmd_http_small_paired"))
-                .append("`; CPU is utime+stime of each gateway from /proc over the same seconds; each row is its median round by ratio\n\n")
-                .append("| target | CPU us per request | baseline build's, same seconds | vs baseline | vs baseline by round |\n|---|---|---|---|---|\n");
-            for (String t : paired)
-            {
-                row(s, t, fmt(number("http_small_paired", t, "cpu_us"), "%.1f"), fmt(number("http_small_paired", t, "baseline_cpu_us"), "%.1f"),
-                    fmt(number("http_small_paired", t, "ratio"), "%.3fx"), values.getOrDefault("http_small_paired/" + t + "/rounds", "-"));
-            }
-        }
+        paired(s, "http_small_paired", "HTTP 1 KB: CPU per request beside the baseline build, at the same time", "request");
 
         s.append("\n### HTTP 1 MB: throughput and proxy CPU\n\n`").append(meta("cmd_http_large"))
             .append("`; CPU is utime+stime of the proxy's processes (nginx: master and workers) from /proc, before and after; the targets take turns in each round, and each target's row is its median round\n\n")
@@ -228,6 +217,7 @@ public final class SideBySideReport
                 values.getOrDefault("ws_echo/" + t + "/steal", "-"));
         }
         stealNote(s, "ws_echo");
+        paired(s, "ws_echo_paired", "WebSocket echo: CPU per message beside the baseline build, at the same time", "message");
 
         s.append("\n### Memory per idle bridged WebSocket session\n\n`").append(meta("cmd_idle_ws"))
             .append("`; heap used after a full GC (`jcmd GC.run`, then `GC.heap_info`) and VmRSS (all of the proxy's processes), with the sessions open minus before, divided by the sessions open\n\n")
@@ -338,6 +328,26 @@ public final class SideBySideReport
             figures.add(v == null || b == null || b == 0 ? "-" : fmt(against.applyAsDouble(v, b), format));
         }
         return figures.toString();
+    }
+
+    /**
+     * The section of a paired scenario ({@code http_small_paired}, {@code ws_echo_paired}): each
+     * build's CPU per {@code unit} beside the baseline build's over the same seconds; none when the
+     * run had no baseline.
+     */
+    private void paired(StringBuilder s, String scenario, String title, String unit)
+    {
+        List<String> paired = targets().stream().filter(t -> number(scenario, t, "ratio") != null).toList();
+        if (paired.isEmpty())
+            return;
+        s.append("\n### ").append(title).append("\n\n`").append(meta("cmd_" + scenario))
+            .append("`; CPU is utime+stime of each gateway from /proc over the same seconds; each row is its median round by ratio\n\n")
+            .append("| target | CPU us per ").append(unit).append(" | baseline build's, same seconds | vs baseline | vs baseline by round |\n|---|---|---|---|---|\n");
+        for (String t : paired)
+        {
+            row(s, t, fmt(number(scenario, t, "cpu_us"), "%.1f"), fmt(number(scenario, t, "baseline_cpu_us"), "%.1f"),
+                fmt(number(scenario, t, "ratio"), "%.3fx"), values.getOrDefault(scenario + "/" + t + "/rounds", "-"));
+        }
     }
 
     /**
