@@ -107,6 +107,11 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
     static final int MAX_ANSWER_HEAD = 8 * 1024;
 
     private final HttpParser parser = new HttpParser(this, MAX_ANSWER_HEAD);
+    /** Reads the plain answers' heads; the parser reads the rest, and the bodies of those. */
+    private final AnswerHead plainHead = new AnswerHead();
+    /** What is left of the body of an answer whose head {@link #plainHead} read; -1 while the parser reads the answer. */
+    private long bodyLeft = -1;
+    private boolean headRequest;
     private final AtomicReference<Exchange> current = new AtomicReference<>();
     private final AtomicInteger write = new AtomicInteger();
     /** Counts the two ends of an exchange, the request sent and the answer read, in either order: the second frees the link. */
@@ -186,7 +191,9 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
         bodyStarted = false;
         ends.set(0);
         parser.reset();
-        parser.setHeadResponse("HEAD".equals(next.request().getMethod()));
+        headRequest = "HEAD".equals(next.request().getMethod());
+        parser.setHeadResponse(headRequest);
+        bodyLeft = -1;
         BodyPump bodyPump = body == Body.NONE ? null : new BodyPump(next, body == Body.CHUNKED);
         pump = bodyPump;
         current.set(next);
@@ -316,7 +323,13 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
         ByteBuffer bytes = buffer.getByteBuffer();
         while (true)
         {
-            boolean stop = parser.parseNext(bytes);
+            boolean stop;
+            if (bodyLeft >= 0)
+                stop = relayBody(bytes);
+            else if (!headRequest && parser.isStart() && bytes.hasRemaining() && plainHead.read(bytes, fromSandbox))
+                stop = plainHeadRead();
+            else
+                stop = parser.parseNext(bytes);
             if (wrote)
             {
                 wrote = false;
@@ -383,7 +396,40 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
     public boolean content(ByteBuffer content)
     {
         long length = parser.getContentLength();
-        lastWritten = length >= 0 && parser.getContentRead() == length;
+        return relay(content, length >= 0 && parser.getContentRead() == length);
+    }
+
+    /** As the parser's {@link #startResponse} and {@link #headerComplete} for an answer {@link #plainHead} read, whose length it knows. */
+    private boolean plainHeadRead()
+    {
+        status = plainHead.status();
+        keepAlive = plainHead.keepAlive();
+        bodyLeft = plainHead.contentLength();
+        exchange.headers(status, fromSandbox);
+        // Parse on: the body follows, or the end of the answer.
+        return true;
+    }
+
+    /** As the parser's {@link #content} and {@link #messageComplete} for an answer whose head {@link #plainHead} read. */
+    private boolean relayBody(ByteBuffer bytes)
+    {
+        if (bodyLeft == 0)
+        {
+            bodyLeft = -1;
+            return messageComplete();
+        }
+        int size = (int)Math.min(bytes.remaining(), bodyLeft);
+        if (size == 0)
+            return false;
+        ByteBuffer piece = bytes.slice(bytes.position(), size);
+        bytes.position(bytes.position() + size);
+        bodyLeft -= size;
+        return relay(piece, bodyLeft == 0);
+    }
+
+    private boolean relay(ByteBuffer content, boolean last)
+    {
+        lastWritten = last;
         // Once the browser has the whole answer it may close at once: that is no departure.
         if (lastWritten)
             forgetBrowser();

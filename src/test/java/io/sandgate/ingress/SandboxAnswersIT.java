@@ -1,12 +1,18 @@
 package io.sandgate.ingress;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InterruptedIOException;
 import java.net.Socket;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
+import io.sandgate.testing.BrowserRequests;
 import io.sandgate.testing.EachIngressFrontEnd;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.RawHttp;
@@ -83,6 +89,53 @@ class SandboxAnswersIT
         assertEquals("until the end", get(gateway.uri(), "/vnc/7/a").body());
         sandbox.script((request, out) -> ScriptedSandbox.ok(out, "next"));
         assertEquals("next", get(gateway.uri(), "/vnc/7/b").body());
+    }
+
+    /**
+     * The head of a plain answer is read without Jetty's parser ({@link AnswerHead}) and its body
+     * framed by its length: the body must still reach the browser as it comes, not once it is whole,
+     * its end must free the connection for the next request, and an empty body must end at once. (The
+     * body is over 8 KB: the WAR's front-end takes a smaller one whole before it answers.)
+     */
+    @Test
+    void plainAnswersBody_reachesTheBrowserAsItComes_andTheConnectionCarriesTheNextAnswer() throws Exception
+    {
+        CountDownLatch firstPieceRead = new CountDownLatch(1);
+        String rest = " piece" + ".".repeat(9_000);
+        sandbox.script((request, out) ->
+        {
+            ScriptedSandbox.raw(out, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " + (5 + rest.length()) + "\r\n\r\nfirst");
+            try
+            {
+                if (!firstPieceRead.await(10, TimeUnit.SECONDS))
+                    throw new IOException("the first piece never reached the browser");
+            }
+            catch (InterruptedException x)
+            {
+                throw new InterruptedIOException();
+            }
+            return ScriptedSandbox.raw(out, rest);
+        });
+
+        HttpResponse<InputStream> streamed = BrowserRequests.CLIENT.send(HttpRequest.newBuilder(gateway.uri().resolve("/vnc/7/stream")).build(),
+            HttpResponse.BodyHandlers.ofInputStream());
+        try (InputStream body = streamed.body())
+        {
+            assertEquals("first", new String(body.readNBytes(5), StandardCharsets.US_ASCII));
+            firstPieceRead.countDown();
+            assertEquals(rest, new String(body.readAllBytes(), StandardCharsets.US_ASCII));
+        }
+        sandbox.script((request, out) -> ScriptedSandbox.raw(out, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"));
+        HttpResponse<String> empty = get(gateway.uri(), "/vnc/7/empty");
+        sandbox.script((request, out) -> ScriptedSandbox.ok(out, "next"));
+        HttpResponse<String> next = get(gateway.uri(), "/vnc/7/next");
+
+        assertEquals(200, empty.statusCode());
+        assertEquals("", empty.body());
+        assertEquals("next", next.body());
+        List<ScriptedSandbox.Received> received = sandbox.received();
+        List<Integer> connections = received.subList(received.size() - 3, received.size()).stream().map(ScriptedSandbox.Received::connection).toList();
+        assertEquals(1, connections.stream().distinct().count(), "one connection carried the three answers: " + connections);
     }
 
     @Test
