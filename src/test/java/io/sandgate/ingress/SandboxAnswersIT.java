@@ -164,6 +164,28 @@ class SandboxAnswersIT
         assertEquals("second", get(gateway.uri(), "/vnc/7/b").body());
     }
 
+    /**
+     * Heads a hostile sandbox frames two ways at once, or splits with a bare CR, to pass a second
+     * answer to the next request on the connection: none is of the plain kind the link reads itself,
+     * so Jetty's parser judges each, refuses it, and the connection is not used again.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nfirst\r\n0\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 40\r\n\r\nfirst",
+        "HTTP/1.1 200 OK\r\nX-Split: a\rContent-Length: 40\r\nContent-Length: 5\r\n\r\nfirst"})
+    void answerFramedTwoWays_is502_andWhatFollowsItNeverBecomesTheNextAnswer(String head) throws Exception
+    {
+        sandbox.script((request, out) -> ScriptedSandbox.raw(out, head + "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\npoison"));
+
+        HttpResponse<String> response = get(gateway.uri(), "/vnc/7/a");
+
+        assertEquals(502, response.statusCode(), response.body());
+        assertTrue(response.headers().firstValue("X-Split").isEmpty());
+        sandbox.script((request, out) -> ScriptedSandbox.ok(out, "second"));
+        assertEquals("second", get(gateway.uri(), "/vnc/7/b").body());
+    }
+
     @Test
     void hugeHeaderFromTheSandbox_is502_andNothingOfItReachesTheBrowser() throws Exception
     {
