@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -312,7 +313,9 @@ public final class SideBySideReport
     /**
      * Each round's figure against {@code base}'s in the same round: the machine's speed moves
      * between rounds, often by more than a change is worth, and a round's two figures saw the
-     * same minutes.
+     * same minutes. With three rounds or more their median follows, the figure to judge a target
+     * by: the "vs" column divides each target's median round by the base's, figures of different
+     * minutes, and once read 0.90x where the rounds' median was 0.80.
      */
     private String byRound(String scenario, String target, String base, DoubleBinaryOperator against, String format)
     {
@@ -321,13 +324,26 @@ public final class SideBySideReport
         if (target.equals(base) || mine.length != theirs.length)
             return "-";
         StringJoiner figures = new StringJoiner(", ");
+        List<Double> each = new ArrayList<>();
         for (int i = 0; i < mine.length; i++)
         {
             Double v = parse(mine[i]);
             Double b = parse(theirs[i]);
-            figures.add(v == null || b == null || b == 0 ? "-" : fmt(against.applyAsDouble(v, b), format));
+            if (v == null || b == null || b == 0)
+            {
+                figures.add("-");
+                continue;
+            }
+            double figure = against.applyAsDouble(v, b);
+            each.add(figure);
+            figures.add(fmt(figure, format));
         }
-        return figures.toString();
+        if (each.size() < 3 || each.size() < mine.length)
+            return figures.toString();
+        Collections.sort(each);
+        int middle = each.size() / 2;
+        double median = each.size() % 2 == 1 ? each.get(middle) : (each.get(middle - 1) + each.get(middle)) / 2;
+        return figures + " (median " + fmt(median, format) + ")";
     }
 
     /**
