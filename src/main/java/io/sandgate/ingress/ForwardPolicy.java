@@ -133,7 +133,18 @@ final class ForwardPolicy
      */
     static List<String> connectionNames(HttpFields fields)
     {
-        if (!fields.contains(HttpHeader.CONNECTION))
+        int count = 0;
+        String only = null;
+        for (HttpField field : fields)
+        {
+            if (field.getHeader() == HttpHeader.CONNECTION)
+            {
+                count++;
+                only = field.getValue();
+            }
+        }
+        // The usual case, a browser's or a server's one keep-alive, without the list parser's copies.
+        if (count == 0 || count == 1 && (only.equalsIgnoreCase("keep-alive") || only.equalsIgnoreCase("close")))
             return List.of();
         List<String> names = new ArrayList<>(fields.getCSV(HttpHeader.CONNECTION, false));
         names.removeIf(name -> name.equalsIgnoreCase("close") || name.equalsIgnoreCase("keep-alive")

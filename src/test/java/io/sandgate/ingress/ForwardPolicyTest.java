@@ -89,6 +89,18 @@ class ForwardPolicyTest
     }
 
     @Test
+    void connectionNames_areTheTokensOfEveryConnectionField_butCloseKeepAliveAndTheLength()
+    {
+        assertEquals(List.of(), ForwardPolicy.connectionNames(client("Accept", "text/html")));
+        assertEquals(List.of(), ForwardPolicy.connectionNames(client("Connection", "Keep-Alive")));
+        assertEquals(List.of(), ForwardPolicy.connectionNames(client("Connection", "close")));
+        assertEquals(List.of("X-Trace"), ForwardPolicy.connectionNames(client("Connection", "keep-alive", "Connection", "X-Trace")),
+            "a second Connection field is read even when the first names nothing");
+        assertEquals(List.of("X-Trace"), ForwardPolicy.connectionNames(client("Connection", "X-Trace", "Connection", "close")));
+        assertEquals(List.of("X-A", "X-B"), ForwardPolicy.connectionNames(client("Connection", "keep-alive, X-A,X-B, Content-Length")));
+    }
+
+    @Test
     void cookies_goOnAsOneHeader_withoutTheSessionCookieUnderEitherName()
     {
         HttpFields fromClient = client("Cookie", "theme=dark; vnc_session_id=abc", "Cookie", "__Host-vnc_session_id=def", "Cookie", "lang=en");
