@@ -8,6 +8,7 @@ import io.sandgate.core.Ascii;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.PreEncodedHttpField;
 
 /**
  * Reads the plain kind of answer head, the kind nearly every sandbox sends, without Jetty's
@@ -31,6 +32,13 @@ import org.eclipse.jetty.http.HttpHeader;
  * parser reads to the same status, fields and length: {@code AnswerHeadTest} runs both on the same
  * heads and on 100 000 random changes of them, so that no answer can be framed one way here
  * and another way there.</p>
+ *
+ * <p>A link carries one sandbox's answers, and they mostly repeat, line for line, all but the
+ * {@code Date}: each line's field is kept, and a line of the same bytes at the same place in the next
+ * head gives the same field again, with no string or field built for it. A field seen twice is
+ * pre-encoded, so that Jetty copies its bytes into the browser's head instead of checking each
+ * character as it writes it. Only what is built is remembered: the line is read, checked and
+ * judged as any other, and its field, being the same bytes, is what it would have been.</p>
  *
  * <p>Not thread-safe: one per link, used by whoever runs its parse.</p>
  */
@@ -68,9 +76,17 @@ final class AnswerHead
         }
     }
 
+    /** The lines remembered of the last head: its first ones, enough for a server's usual head. */
+    private static final int REMEMBERED_LINES = 16;
+    /** A longer line is not kept: a cookie or a token that changes with every answer. */
+    private static final int REMEMBERED_LINE_BYTES = 256;
+
     private int status;
     private boolean keepAlive;
     private long contentLength;
+    /** The last head's fields by line, and each line's bytes from its name to its value's end; null where none is kept. */
+    private final HttpField[] lastFields = new HttpField[REMEMBERED_LINES];
+    private final byte[][] lastLines = new byte[REMEMBERED_LINES][];
 
     /**
      * Reads the head at the buffer's position.
@@ -181,41 +197,84 @@ final class AnswerHead
             at = lineEnd(head, at, available);
             if (at < 0)
                 return -1;
-            // Every field's value is a string of its own anyway: Jetty's are too, and the policy reads them.
-            String text = new String(head, value, valueEnd - value, StandardCharsets.US_ASCII);
-            HttpHeader header = known(head, name, nameLength, hash);
-            if (header == null)
+            int line = fields.size();
+            HttpField field = remembered(line, head, name, valueEnd);
+            HttpHeader header = field == null ? known(head, name, nameLength, hash) : field.getHeader();
+            if (header == HttpHeader.CONTENT_LENGTH)
             {
-                fields.add(new HttpField((HttpHeader)null, new String(head, name, nameLength, StandardCharsets.US_ASCII), text));
-                continue;
-            }
-            switch (header)
-            {
-                case CONTENT_LENGTH ->
-                {
-                    if (length >= 0)
-                        return -1;
-                    length = digits(head, value, valueEnd);
-                    if (length < 0)
-                        return -1;
-                    // The length as a number: the server looks at it three times as it writes the response.
-                    fields.add(new HttpField.LongValueHttpField(header, header.asString(), text, length));
-                }
-                case TRANSFER_ENCODING, HOST ->
-                {
+                if (length >= 0)
                     return -1;
-                }
-                case CONNECTION ->
-                {
-                    HttpField field = new HttpField(header, header.asString(), text);
-                    close |= field.contains("close");
-                    fields.add(field);
-                }
-                // The name as Jetty spells it, as its parser gives it.
-                default -> fields.add(new HttpField(header, header.asString(), text));
+                length = field == null ? digits(head, value, valueEnd) : field.getLongValue();
+                if (length < 0)
+                    return -1;
             }
+            else if (header == HttpHeader.TRANSFER_ENCODING || header == HttpHeader.HOST)
+            {
+                return -1;
+            }
+            if (field == null)
+            {
+                field = field(header, head, name, nameLength, value, valueEnd, length);
+                remember(line, head, name, valueEnd, field);
+            }
+            if (header == HttpHeader.CONNECTION)
+                close |= field.contains("close");
+            fields.add(field);
         }
         return -1;
+    }
+
+    /** A new line's field. */
+    private static HttpField field(HttpHeader header, byte[] head, int name, int nameLength, int value, int valueEnd, long length)
+    {
+        // Every field's value is a string of its own anyway: Jetty's are too, and the policy reads them.
+        String text = new String(head, value, valueEnd - value, StandardCharsets.US_ASCII);
+        if (header == null)
+            return new HttpField((HttpHeader)null, new String(head, name, nameLength, StandardCharsets.US_ASCII), text);
+        // The length as a number: the server looks at it three times as it writes the response.
+        if (header == HttpHeader.CONTENT_LENGTH)
+            return new HttpField.LongValueHttpField(header, header.asString(), text, length);
+        // The name as Jetty spells it, as its parser gives it.
+        return new HttpField(header, header.asString(), text);
+    }
+
+    /**
+     * The field of the last head's line at this place, if that line had these bytes; pre-encoded
+     * the second time it is given. Not the length, which stays a number that Jetty reads and writes
+     * itself, nor the {@code Date}: it replaces the server's own, and Jetty encodes a pre-encoded
+     * field that replaces one of its own once more, for every answer.
+     */
+    private HttpField remembered(int line, byte[] head, int from, int to)
+    {
+        if (line >= REMEMBERED_LINES)
+            return null;
+        byte[] last = lastLines[line];
+        if (last == null || !Arrays.equals(head, from, to, last, 0, last.length))
+            return null;
+        HttpField field = lastFields[line];
+        HttpHeader header = field.getHeader();
+        if (!(field instanceof PreEncodedHttpField) && header != HttpHeader.CONTENT_LENGTH && header != HttpHeader.DATE)
+        {
+            // The bytes were checked to be visible ASCII, spaces and tabs: safe to copy unchecked.
+            field = field.getHeader() == null ? new PreEncodedHttpField(field.getName(), field.getValue())
+                : new PreEncodedHttpField(field.getHeader(), field.getName(), field.getValue());
+            lastFields[line] = field;
+        }
+        return field;
+    }
+
+    private void remember(int line, byte[] head, int from, int to, HttpField field)
+    {
+        if (line >= REMEMBERED_LINES)
+            return;
+        if (to - from > REMEMBERED_LINE_BYTES)
+        {
+            lastLines[line] = null;
+            lastFields[line] = null;
+            return;
+        }
+        lastLines[line] = Arrays.copyOfRange(head, from, to);
+        lastFields[line] = field;
     }
 
     /** A reason phrase's byte: visible ASCII or a space (Jetty refuses a tab there). */

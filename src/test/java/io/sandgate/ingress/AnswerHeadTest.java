@@ -12,6 +12,8 @@ import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpParser;
 import org.eclipse.jetty.http.HttpVersion;
+import org.eclipse.jetty.http.PreEncodedHttpField;
+import org.eclipse.jetty.util.BufferUtil;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -19,7 +21,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -55,6 +59,73 @@ class AnswerHeadTest
         assertEquals(HttpHeader.CONTENT_LENGTH, fields.getField("content-length").getHeader());
         assertEquals(1024, fields.getField(HttpHeader.CONTENT_LENGTH).getLongValue());
         assertSameAsJetty(STATIC_FILE + "x".repeat(1024));
+    }
+
+    @Test
+    void aHeadSeenAgain_givesTheSameFields_preEncoded_butForALineThatChanged()
+    {
+        AnswerHead head = new AnswerHead();
+        List<HttpField> first = read(head, STATIC_FILE);
+        List<HttpField> second = read(head, STATIC_FILE);
+        List<HttpField> third = read(head, STATIC_FILE);
+
+        for (int i = 0; i < first.size(); i++)
+        {
+            HttpField field = second.get(i);
+            assertEquals(first.get(i), field);
+            if (field.getHeader() == HttpHeader.CONTENT_LENGTH || field.getHeader() == HttpHeader.DATE)
+            {
+                assertSame(first.get(i), field, "the length stays a number; the date replaces the server's, which Jetty would encode again");
+                assertFalse(field instanceof PreEncodedHttpField);
+                continue;
+            }
+            assertTrue(field instanceof PreEncodedHttpField, field::toString);
+            assertSame(field, third.get(i), "built once, then given again");
+            assertEquals(field.getName() + ": " + field.getValue() + "\r\n", encoded(field));
+        }
+
+        String changed = STATIC_FILE.replace("23:43:53", "23:43:54").replace("Content-Length: 1024", "Content-Length: 1025");
+        List<HttpField> fourth = read(head, changed);
+
+        assertEquals(1025, head.contentLength(), "a changed line is read anew");
+        assertEquals("Thu, 03 Dec 2026 23:43:54 GMT", fourth.get(1).getValue());
+        assertNotSame(third.get(1), fourth.get(1));
+        assertEquals(1025, fourth.get(3).getLongValue());
+        assertSame(third.get(0), fourth.get(0), "the lines that did not change are given again");
+        assertSame(third.get(4), fourth.get(4));
+        assertSameAsJetty(changed, head);
+    }
+
+    @Test
+    void aLineAtAnotherPlace_orTooLongToKeep_isBuiltAnew()
+    {
+        AnswerHead head = new AnswerHead();
+        String token = "X-Token: " + "t".repeat(300) + "\r\n";
+        String withToken = "HTTP/1.1 200 OK\r\n" + token + "Content-Length: 2\r\n\r\n";
+        List<HttpField> first = read(head, withToken);
+        List<HttpField> moved = read(head, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n" + token + "\r\n");
+        List<HttpField> again = read(head, withToken);
+
+        assertNotSame(first.get(1), moved.get(0));
+        assertFalse(again.get(0) instanceof PreEncodedHttpField, "a long line is not kept");
+        assertNotSame(first.get(0), again.get(0));
+        assertEquals(first, again);
+    }
+
+    private static List<HttpField> read(AnswerHead head, String text)
+    {
+        HttpFields.Mutable fields = HttpFields.build();
+        assertTrue(head.read(direct(text), fields), text);
+        return fields.stream().toList();
+    }
+
+    private static String encoded(HttpField field)
+    {
+        ByteBuffer buffer = BufferUtil.allocate(512);
+        int at = BufferUtil.flipToFill(buffer);
+        ((PreEncodedHttpField)field).putTo(buffer, HttpVersion.HTTP_1_1);
+        BufferUtil.flipToFlush(buffer, at);
+        return BufferUtil.toString(buffer, StandardCharsets.US_ASCII);
     }
 
     @ParameterizedTest
@@ -154,6 +225,11 @@ class AnswerHeadTest
         String[] bases = {STATIC_FILE, PYTHON, ODD_BUT_PLAIN, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n",
             "HTTP/1.1 500 Internal Server Error\r\nCache-Control: no-cache\r\nContent-Type: text/html;charset=utf-8\r\n"
                 + "X-Powered-By: Express\r\nContent-Length: 12\r\nETag: W/\"c-abc\"\r\nVary: Accept-Encoding\r\n\r\n"};
+        // One reader per base, as one link reads one sandbox's answers: each change is read after
+        // others of the same head, so that a line it changed would show if the last field came back.
+        AnswerHead[] links = new AnswerHead[bases.length];
+        for (int i = 0; i < links.length; i++)
+            links[i] = new AnswerHead();
         int read = 0;
         int tries = 100_000;
         for (int i = 0; i < tries; i++)
@@ -167,6 +243,11 @@ class AnswerHeadTest
             {
                 read++;
                 assertSameAsJetty(text);
+                assertSameAsJetty(text, links[i % bases.length]);
+            }
+            else
+            {
+                assertFalse(links[i % bases.length].read(direct(text), HttpFields.build()), text);
             }
         }
         // Enough of them read to mean something; the rest went to Jetty's parser.
@@ -206,7 +287,12 @@ class AnswerHeadTest
     /** What this class reads of {@code text} is what Jetty's parser reads of it, as the link would use it. */
     private static void assertSameAsJetty(String text)
     {
-        AnswerHead head = new AnswerHead();
+        assertSameAsJetty(text, new AnswerHead());
+    }
+
+    /** As above, read by a reader that may have read other heads before. */
+    private static void assertSameAsJetty(String text, AnswerHead head)
+    {
         HttpFields.Mutable fields = HttpFields.build();
         ByteBuffer ours = direct(text);
         assertTrue(head.read(ours, fields));
