@@ -256,8 +256,8 @@ final class AnswerHead
         if (!(field instanceof PreEncodedHttpField) && header != HttpHeader.CONTENT_LENGTH && header != HttpHeader.DATE)
         {
             // The bytes were checked to be visible ASCII, spaces and tabs: safe to copy unchecked.
-            field = field.getHeader() == null ? new PreEncodedHttpField(field.getName(), field.getValue())
-                : new PreEncodedHttpField(field.getHeader(), field.getName(), field.getValue());
+            field = header == null ? new PreEncodedHttpField(field.getName(), field.getValue())
+                : new PreEncodedHttpField(header, field.getName(), field.getValue());
             lastFields[line] = field;
         }
         return field;

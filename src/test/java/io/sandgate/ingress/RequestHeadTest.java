@@ -44,20 +44,20 @@ class RequestHeadTest
     }
 
     @Test
-    void aHeadLongerThanTheThreadsScratch_isWhole_andTheNextShortOneHasNothingOfIt()
+    void aHeadLongerThanTheThreadsScratch_isWhole_andTheNextOnesHaveNothingOfIt()
     {
         ArrayByteBufferPool pool = new ArrayByteBufferPool();
         String cookie = "c=" + "x".repeat(5000);
 
         RetainableByteBuffer longHead = RequestHead.of("GET", "/a", HttpFields.build().add(HttpHeader.COOKIE, cookie), pool);
-        RetainableByteBuffer shortAfterShort = RequestHead.of("GET", "/" + "b".repeat(1500), HttpFields.EMPTY, pool);
+        RetainableByteBuffer nearlyFull = RequestHead.of("GET", "/" + "b".repeat(1500), HttpFields.EMPTY, pool);
         RetainableByteBuffer shortHead = RequestHead.of("GET", "/c", HttpFields.EMPTY, pool);
 
         assertEquals("GET /a HTTP/1.1\r\nCookie: " + cookie + "\r\n\r\n", BufferUtil.toString(longHead.getByteBuffer(), StandardCharsets.ISO_8859_1));
-        assertEquals("GET /" + "b".repeat(1500) + " HTTP/1.1\r\n\r\n", BufferUtil.toString(shortAfterShort.getByteBuffer(), StandardCharsets.ISO_8859_1));
+        assertEquals("GET /" + "b".repeat(1500) + " HTTP/1.1\r\n\r\n", BufferUtil.toString(nearlyFull.getByteBuffer(), StandardCharsets.ISO_8859_1));
         assertEquals("GET /c HTTP/1.1\r\n\r\n", BufferUtil.toString(shortHead.getByteBuffer(), StandardCharsets.ISO_8859_1));
         longHead.release();
-        shortAfterShort.release();
+        nearlyFull.release();
         shortHead.release();
     }
 }
