@@ -6,7 +6,7 @@
 #
 #   bench/run.sh                 full run (about 15 minutes), updates docs/BENCHMARKS.md
 #   bench/run.sh --quick         smoke run (seconds per scenario), report in the run directory only
-#   options: --out FILE  --scenarios http_small_max,http_small_rate,http_small_cpu,http_small_paired,http_large,ws_echo,ws_echo_paired,idle_ws,jmh,mcp,egress
+#   options: --out FILE  --scenarios http_small_max,http_small_browser,http_small_rate,http_small_cpu,http_small_paired,http_large,ws_echo,ws_echo_paired,idle_ws,jmh,mcp,egress
 #            --targets direct,nginx,haproxy,sandgate-memory,sandgate-redis  --no-build
 #            optional targets: sandgate-servlet (ingress on the servlets, as in the WAR; memory store)
 #            and sandgate-baseline (another build: --baseline JAR or BENCH_BASELINE_JAR=JAR; memory store)
@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
 
-ALL_SCENARIOS="http_small_max,http_small_rate,http_small_cpu,http_small_paired,http_large,ws_echo,ws_echo_paired,idle_ws,jmh,mcp,egress"
+ALL_SCENARIOS="http_small_max,http_small_browser,http_small_rate,http_small_cpu,http_small_paired,http_large,ws_echo,ws_echo_paired,idle_ws,jmh,mcp,egress"
 ALL_TARGETS="direct,nginx,haproxy,sandgate-memory,sandgate-redis"
 QUICK=0
 BUILD=1
@@ -414,10 +414,22 @@ heap_used_kb() {
   jcmd "$1" GC.run >/dev/null
   jcmd "$1" GC.heap_info | sed -n 's/.*used \([0-9]*\)K.*/\1/p' | head -1
 }
-run_wrk() {  # run_wrk TARGET CONNECTIONS SECONDS PATH -> RESULT line
+run_wrk() {  # run_wrk TARGET CONNECTIONS SECONDS PATH [WRK ARGS] -> RESULT line
   local target="$1" c="$2" d="$3" path="$4" ck
+  shift 4
   ck=$(cookie "$target")
-  wrk -t2 -c"$c" -d"${d}s" -s "$ROOT/bench/wrk-report.lua" ${ck:+-H "Cookie: $ck"} "$(http_url "$target" "$path")" | grep '^RESULT'
+  wrk -t2 -c"$c" -d"${d}s" -s "$ROOT/bench/wrk-report.lua" ${ck:+-H "Cookie: $ck"} "$@" "$(http_url "$target" "$path")" | grep '^RESULT'
+}
+# What Chromium 131 sends for a script of a page it shows, with the Referer naming that page under
+# the target (for Sandgate, the sandbox's own path: the Referer is then how the sandbox is found,
+# ahead of the cookie). wrk's own request has two lines, Host and the cookie; a browser's has
+# fourteen, some 600 bytes, and every proxy pays for each byte of them twice, reading and writing.
+browser_headers() {  # browser_headers TARGET -> sets BROWSER, wrk's -H arguments
+  BROWSER=(-H "Connection: keep-alive" -H 'sec-ch-ua: "Chromium";v="131", "Not_A Brand";v="24"' -H "sec-ch-ua-mobile: ?0"
+    -H "User-Agent: Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
+    -H 'sec-ch-ua-platform: "Linux"' -H "Accept: */*" -H "Sec-Fetch-Site: same-origin" -H "Sec-Fetch-Mode: no-cors"
+    -H "Sec-Fetch-Dest: script" -H "Referer: $(http_url "$1" "/$SANDBOX_ID/vnc.html")"
+    -H "Accept-Encoding: gzip, deflate, br, zstd" -H "Accept-Language: en-US,en;q=0.9")
 }
 has() { [[ ",$1," == *",$2,"* ]]; }
 targets() { tr ',' ' ' <<< "$TARGETS"; }
@@ -437,23 +449,30 @@ record meta - redis "$(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/')"
 record meta - sandgate_java_opts "$SANDGATE_JAVA_OPTS"
 record meta - backend "$([ "$BENCH_BACKEND" = nginx ] && echo "an nginx serving /1k and /1m from files" || echo "the JVM backend (io.sandgate.bench.BenchBackend)")"
 record meta - cmd_http_small_max "wrk -t2 -c$BENCH_CONNECTIONS -d${BENCH_SECONDS}s -s bench/wrk-report.lua URL/1k, after ${BENCH_WARMUP_SECONDS}s of warm-up, $BENCH_ROUNDS rounds"
+record meta - cmd_http_small_browser "wrk -t2 -c$BENCH_CONNECTIONS -d${BENCH_SECONDS}s -s bench/wrk-report.lua -H ... URL/1k with the twelve more header lines of a browser's request for a script (bench/run.sh, browser_headers), after ${BENCH_WARMUP_SECONDS}s of warm-up, $BENCH_ROUNDS rounds"
 record meta - cmd_http_large "wrk -t2 -c$BENCH_LARGE_CONNECTIONS -d${BENCH_SECONDS}s -s bench/wrk-report.lua URL/1m, after ${BENCH_WARMUP_SECONDS}s of warm-up, $BENCH_ROUNDS rounds"
 record meta - cmd_ws_echo "WebSocketLoad echo URL/ws $BENCH_WS_CONNECTIONS connections ${BENCH_SECONDS}s ${BENCH_WS_MESSAGE_BYTES}-byte messages, after ${BENCH_WARMUP_SECONDS}s of warm-up, $BENCH_ROUNDS rounds"
 record meta - cmd_idle_ws "WebSocketLoad idle URL/ws $BENCH_IDLE_SESSIONS sessions"
 record meta - cmd_jmh "org.openjdk.jmh.Main RouteLookupBenchmark $BENCH_JMH_ARGS -p store=memory,redis"
 
 # --- scenarios ------------------------------------------------------------------------------------
-if has "$SCENARIOS" http_small_max; then
+# max_scenario NAME: the 1 KB maximum, the targets taking turns in each round; http_small_browser
+# sends a browser's header lines besides the cookie.
+max_scenario() {
+  local scenario="$1" t round stolen line rps median
+  wrk_args() { BROWSER=(); [ "$scenario" = http_small_max ] || browser_headers "$1"; }
   for t in $(targets); do
-    run_wrk "$t" "$BENCH_CONNECTIONS" "$BENCH_WARMUP_SECONDS" /1k > /dev/null
+    wrk_args "$t"
+    run_wrk "$t" "$BENCH_CONNECTIONS" "$BENCH_WARMUP_SECONDS" /1k "${BROWSER[@]}" > /dev/null
   done
   declare -A max_lines=() max_steal=()
   for round in $(seq 1 "$BENCH_ROUNDS"); do
     for t in $(targets); do
+      wrk_args "$t"
       stolen=$(steal_ticks)
-      line=$(run_wrk "$t" "$BENCH_CONNECTIONS" "$BENCH_SECONDS" /1k)
+      line=$(run_wrk "$t" "$BENCH_CONNECTIONS" "$BENCH_SECONDS" /1k "${BROWSER[@]}")
       stolen=$(steal_pct $(( $(steal_ticks) - stolen )) "$BENCH_SECONDS")
-      echo "http_small_max $t round $round: steal ${stolen}% $line"
+      echo "$scenario $t round $round: steal ${stolen}% $line"
       rps=$(awk -v r="$(field requests "$line")" -v us="$(field duration_us "$line")" 'BEGIN {printf "%.1f", r / (us / 1e6)}')
       max_lines[$t]+="$rps $line"$'\n'
       max_steal[$t]+="${max_steal[$t]:+, }$stolen"
@@ -463,13 +482,16 @@ if has "$SCENARIOS" http_small_max; then
   # the errors are every round's, so that a round with errors is not hidden behind the median.
   for t in $(targets); do
     median=$(median_line "${max_lines[$t]}" "$BENCH_ROUNDS")
-    record http_small_max "$t" rps "${median%% *}"
-    for m in p50_ms p99_ms; do record http_small_max "$t" "$m" "$(field "$m" "${median#* }")"; done
-    record http_small_max "$t" errors "$(error_sum "${max_lines[$t]}")"
-    record http_small_max "$t" rounds "$(by_round "${max_lines[$t]}" %.0f)"
-    record http_small_max "$t" steal "${max_steal[$t]}"
+    record "$scenario" "$t" rps "${median%% *}"
+    for m in p50_ms p99_ms; do record "$scenario" "$t" "$m" "$(field "$m" "${median#* }")"; done
+    record "$scenario" "$t" errors "$(error_sum "${max_lines[$t]}")"
+    record "$scenario" "$t" rounds "$(by_round "${max_lines[$t]}" %.0f)"
+    record "$scenario" "$t" steal "${max_steal[$t]}"
   done
-fi
+}
+for scenario in http_small_max http_small_browser; do
+  if has "$SCENARIOS" "$scenario"; then max_scenario "$scenario"; fi
+done
 
 if has "$SCENARIOS" http_small_rate; then
   rate="$BENCH_RATE"

@@ -7,6 +7,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The side-by-side report, rendered from a run's recorded values as {@code bench/run.sh} renders it. */
@@ -51,6 +52,25 @@ class SideBySideReportTest
             "ws_echo\tsandgate-memory\trounds\t90, 95, 80");
         assertTrue(section.contains("| 0.90, 0.90 |"), section);
         assertTrue(section.contains("| 0.90, -, 0.80 |"), section);
+    }
+
+    /** A browser's headers get a table of their own, only in a run that measured them. */
+    @Test
+    void browserHeaders_haveTheirOwnTable_onlyWhenMeasured() throws Exception
+    {
+        String title = "HTTP 1 KB with a browser's request headers";
+        String without = render(
+            "http_small_max\tnginx\trounds\t100, 100, 100",
+            "http_small_max\tsandgate-memory\trounds\t80, 80, 80");
+        assertFalse(without.contains(title), without);
+        String with = render(
+            "http_small_max\tnginx\trounds\t100, 100, 100",
+            "http_small_max\tsandgate-memory\trounds\t80, 80, 80",
+            "http_small_browser\tnginx\trounds\t100, 100, 100",
+            "http_small_browser\tsandgate-memory\trounds\t70, 75, 72");
+        String browser = with.substring(with.indexOf(title));
+        assertTrue(browser.contains("| 0.70, 0.75, 0.72 (median 0.72) |"), with);
+        assertTrue(with.substring(0, with.indexOf(title)).contains("| 0.80, 0.80, 0.80 (median 0.80) |"), with);
     }
 
     private String render(String... values) throws Exception
