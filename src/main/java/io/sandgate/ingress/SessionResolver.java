@@ -1,9 +1,5 @@
 package io.sandgate.ingress;
 
-import java.net.URI;
-import java.net.URISyntaxException;
-import java.util.Locale;
-
 import io.sandgate.config.CookieConfig;
 import io.sandgate.config.IngressConfig;
 import io.sandgate.ingress.IngressDecision.Forward;
@@ -165,22 +161,11 @@ public final class SessionResolver
         String referer = request.referer();
         if (referer == null || request.origin() == null)
             return null;
-        URI uri;
-        try
-        {
-            uri = new URI(referer);
-        }
-        catch (URISyntaxException x)
-        {
-            return null;
-        }
-        if (uri.getScheme() == null || uri.getRawAuthority() == null || uri.getRawPath() == null)
-            return null;
-        String origin = uri.getScheme().toLowerCase(Locale.ROOT) + "://" + uri.getRawAuthority().toLowerCase(Locale.ROOT);
-        if (!origin.equals(request.origin().toLowerCase(Locale.ROOT)))
+        String rawPath = RefererPath.of(referer, request.origin());
+        if (rawPath == null)
             return null;
         // As for the request's own path: the id is read after dot segments are gone.
-        String path = URIUtil.normalizePath(uri.getRawPath());
+        String path = URIUtil.normalizePath(rawPath);
         if (path == null || !path.startsWith(prefix))
             return null;
         String rest = path.substring(prefix.length());
