@@ -4,7 +4,7 @@
 # configurations generated into bench/results/<run>/, runs the scenarios, and writes the section
 # "Side by side: direct, nginx, HAProxy, Sandgate" of docs/BENCHMARKS.md. See bench/README.md.
 #
-#   bench/run.sh                 full run (about 15 minutes), updates docs/BENCHMARKS.md
+#   bench/run.sh                 full run (about 30 minutes), updates docs/BENCHMARKS.md
 #   bench/run.sh --quick         smoke run (seconds per scenario), report in the run directory only
 #   options: --out FILE  --scenarios http_small_max,http_small_browser,http_small_rate,http_small_cpu,http_small_paired,http_large,ws_echo,ws_echo_paired,idle_ws,jmh,mcp,egress
 #            --targets direct,nginx,haproxy,sandgate-memory,sandgate-redis  --no-build
