@@ -420,15 +420,19 @@ run_wrk() {  # run_wrk TARGET CONNECTIONS SECONDS PATH [WRK ARGS] -> RESULT line
   ck=$(cookie "$target")
   wrk -t2 -c"$c" -d"${d}s" -s "$ROOT/bench/wrk-report.lua" ${ck:+-H "Cookie: $ck"} "$@" "$(http_url "$target" "$path")" | grep '^RESULT'
 }
-# What Chromium 131 sends for a script of a page it shows, with the Referer naming that page under
-# the target (for Sandgate, the sandbox's own path: the Referer is then how the sandbox is found,
-# ahead of the cookie). wrk's own request has two lines, Host and the cookie; a browser's has
-# fourteen, some 600 bytes, and every proxy pays for each byte of them twice, reading and writing.
-browser_headers() {  # browser_headers TARGET -> sets BROWSER, wrk's -H arguments
-  BROWSER=(-H "Connection: keep-alive" -H 'sec-ch-ua: "Chromium";v="131", "Not_A Brand";v="24"' -H "sec-ch-ua-mobile: ?0"
+# extra_headers SCENARIO TARGET -> sets EXTRA, wrk's -H arguments beyond the cookie: none for
+# http_small_max; for http_small_browser, what Chromium 131 sends for a script of a page it shows,
+# with the Referer naming that page under the target (for Sandgate, the sandbox's own path: the
+# Referer is then how the sandbox is found, ahead of the cookie). wrk's own request has two lines,
+# Host and the cookie; a browser's has fourteen, some 600 bytes, and every proxy pays for each byte
+# of them twice, reading and writing.
+extra_headers() {
+  EXTRA=()
+  [ "$1" = http_small_browser ] || return 0
+  EXTRA=(-H "Connection: keep-alive" -H 'sec-ch-ua: "Chromium";v="131", "Not_A Brand";v="24"' -H "sec-ch-ua-mobile: ?0"
     -H "User-Agent: Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
     -H 'sec-ch-ua-platform: "Linux"' -H "Accept: */*" -H "Sec-Fetch-Site: same-origin" -H "Sec-Fetch-Mode: no-cors"
-    -H "Sec-Fetch-Dest: script" -H "Referer: $(http_url "$1" "/$SANDBOX_ID/vnc.html")"
+    -H "Sec-Fetch-Dest: script" -H "Referer: $(http_url "$2" "/$SANDBOX_ID/vnc.html")"
     -H "Accept-Encoding: gzip, deflate, br, zstd" -H "Accept-Language: en-US,en;q=0.9")
 }
 has() { [[ ",$1," == *",$2,"* ]]; }
@@ -449,7 +453,7 @@ record meta - redis "$(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/')"
 record meta - sandgate_java_opts "$SANDGATE_JAVA_OPTS"
 record meta - backend "$([ "$BENCH_BACKEND" = nginx ] && echo "an nginx serving /1k and /1m from files" || echo "the JVM backend (io.sandgate.bench.BenchBackend)")"
 record meta - cmd_http_small_max "wrk -t2 -c$BENCH_CONNECTIONS -d${BENCH_SECONDS}s -s bench/wrk-report.lua URL/1k, after ${BENCH_WARMUP_SECONDS}s of warm-up, $BENCH_ROUNDS rounds"
-record meta - cmd_http_small_browser "wrk -t2 -c$BENCH_CONNECTIONS -d${BENCH_SECONDS}s -s bench/wrk-report.lua -H ... URL/1k with the twelve more header lines of a browser's request for a script (bench/run.sh, browser_headers), after ${BENCH_WARMUP_SECONDS}s of warm-up, $BENCH_ROUNDS rounds"
+record meta - cmd_http_small_browser "wrk -t2 -c$BENCH_CONNECTIONS -d${BENCH_SECONDS}s -s bench/wrk-report.lua -H ... URL/1k with the twelve more header lines of a browser's request for a script (bench/run.sh, extra_headers), after ${BENCH_WARMUP_SECONDS}s of warm-up, $BENCH_ROUNDS rounds"
 record meta - cmd_http_large "wrk -t2 -c$BENCH_LARGE_CONNECTIONS -d${BENCH_SECONDS}s -s bench/wrk-report.lua URL/1m, after ${BENCH_WARMUP_SECONDS}s of warm-up, $BENCH_ROUNDS rounds"
 record meta - cmd_ws_echo "WebSocketLoad echo URL/ws $BENCH_WS_CONNECTIONS connections ${BENCH_SECONDS}s ${BENCH_WS_MESSAGE_BYTES}-byte messages, after ${BENCH_WARMUP_SECONDS}s of warm-up, $BENCH_ROUNDS rounds"
 record meta - cmd_idle_ws "WebSocketLoad idle URL/ws $BENCH_IDLE_SESSIONS sessions"
@@ -460,17 +464,16 @@ record meta - cmd_jmh "org.openjdk.jmh.Main RouteLookupBenchmark $BENCH_JMH_ARGS
 # sends a browser's header lines besides the cookie.
 max_scenario() {
   local scenario="$1" t round stolen line rps median
-  wrk_args() { BROWSER=(); [ "$scenario" = http_small_max ] || browser_headers "$1"; }
   for t in $(targets); do
-    wrk_args "$t"
-    run_wrk "$t" "$BENCH_CONNECTIONS" "$BENCH_WARMUP_SECONDS" /1k "${BROWSER[@]}" > /dev/null
+    extra_headers "$scenario" "$t"
+    run_wrk "$t" "$BENCH_CONNECTIONS" "$BENCH_WARMUP_SECONDS" /1k "${EXTRA[@]}" > /dev/null
   done
   declare -A max_lines=() max_steal=()
   for round in $(seq 1 "$BENCH_ROUNDS"); do
     for t in $(targets); do
-      wrk_args "$t"
+      extra_headers "$scenario" "$t"
       stolen=$(steal_ticks)
-      line=$(run_wrk "$t" "$BENCH_CONNECTIONS" "$BENCH_SECONDS" /1k "${BROWSER[@]}")
+      line=$(run_wrk "$t" "$BENCH_CONNECTIONS" "$BENCH_SECONDS" /1k "${EXTRA[@]}")
       stolen=$(steal_pct $(( $(steal_ticks) - stolen )) "$BENCH_SECONDS")
       echo "$scenario $t round $round: steal ${stolen}% $line"
       rps=$(awk -v r="$(field requests "$line")" -v us="$(field duration_us "$line")" 'BEGIN {printf "%.1f", r / (us / 1e6)}')
