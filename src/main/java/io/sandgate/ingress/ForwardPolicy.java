@@ -21,6 +21,8 @@ import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.PreEncodedHttpField;
+import org.eclipse.jetty.io.ByteBufferPool;
+import org.eclipse.jetty.io.RetainableByteBuffer;
 
 /**
  * What a forward to a sandbox changes on its way, in one place for both front-ends: the proxy
@@ -99,6 +101,12 @@ final class ForwardPolicy
      */
     void copyRequestHeaders(HttpFields fromClient, HttpFields.Mutable toSandbox, boolean trusted)
     {
+        forwardRequestHeaders(fromClient, trusted, toSandbox::add);
+    }
+
+    /** What {@link #copyRequestHeaders} copies, each field handed to {@code to} in turn, the Cookie last. */
+    private void forwardRequestHeaders(HttpFields fromClient, boolean trusted, Consumer<HttpField> to)
+    {
         List<String> connection = connectionNames(fromClient);
         StringBuilder kept = null;
         for (HttpField field : fromClient)
@@ -118,10 +126,10 @@ final class ForwardPolicy
             // Whatever Connection names is for this hop only (RFC 9110 section 7.6.1).
             if (!connection.isEmpty() && isOneOf(field, connection))
                 continue;
-            toSandbox.add(field);
+            to.accept(field);
         }
         if (kept != null)
-            toSandbox.add(HttpHeader.COOKIE, kept.toString());
+            to.accept(new HttpField(HttpHeader.COOKIE, kept.toString()));
     }
 
     /**
@@ -230,14 +238,81 @@ final class ForwardPolicy
     void addForwardingHeaders(HttpFields.Mutable toSandbox, Forward forward, String remoteAddr, String scheme, String host)
     {
         String chain = toSandbox.get(HttpHeader.X_FORWARDED_FOR);
-        toSandbox.put(HttpHeader.X_FORWARDED_FOR, chain == null ? remoteAddr : chain + ", " + remoteAddr);
-        toSandbox.put(HttpHeader.X_FORWARDED_PROTO, scheme);
-        toSandbox.put(HttpHeader.X_FORWARDED_HOST, host);
+        toSandbox.remove(HttpHeader.X_FORWARDED_FOR);
+        toSandbox.remove(HttpHeader.X_FORWARDED_PROTO);
+        toSandbox.remove(HttpHeader.X_FORWARDED_HOST);
+        toSandbox.remove(ClientInfo.X_FORWARDED_PREFIX);
+        forwardingHeaders(chain, forward, remoteAddr, scheme, host, toSandbox::add);
+    }
+
+    /** The fields {@link #addForwardingHeaders} sets, given the chain a trusted proxy sent (or null), each handed to {@code to}. */
+    private void forwardingHeaders(String chain, Forward forward, String remoteAddr, String scheme, String host, Consumer<HttpField> to)
+    {
+        to.accept(new HttpField(HttpHeader.X_FORWARDED_FOR, chain == null ? remoteAddr : chain + ", " + remoteAddr));
+        if (scheme != null)
+            to.accept(new HttpField(HttpHeader.X_FORWARDED_PROTO, scheme));
+        if (host != null)
+            to.accept(new HttpField(HttpHeader.X_FORWARDED_HOST, host));
         String mount = mount(forward);
-        if (mount.isEmpty())
-            toSandbox.remove(ClientInfo.X_FORWARDED_PREFIX);
-        else
-            toSandbox.put(ClientInfo.X_FORWARDED_PREFIX, mount);
+        if (!mount.isEmpty())
+            to.accept(new HttpField(ClientInfo.X_FORWARDED_PREFIX, mount));
+    }
+
+    /** Whether the gateway sets a field of this name itself ({@link #forwardingHeaders}), in place of a trusted proxy's. */
+    private static boolean isForwardingSet(HttpField field)
+    {
+        HttpHeader header = field.getHeader();
+        return header == HttpHeader.X_FORWARDED_FOR || header == HttpHeader.X_FORWARDED_PROTO || header == HttpHeader.X_FORWARDED_HOST
+            || header == null && field.is(ClientInfo.X_FORWARDED_PREFIX);
+    }
+
+    /**
+     * The request head the core front-end sends a sandbox, written in one pass over the client's
+     * fields: those {@link #copyRequestHeaders} lets through, less {@code Expect} (the server
+     * answers a 100-continue itself, once the body is read to go on) and those the gateway sets
+     * itself, then the gateway's own: {@code Via}, the {@code X-Forwarded-*} fields, {@code Host},
+     * the framing the link sends the body with, whatever the client's head said of it, and the
+     * trace context. The same fields as the copy followed by {@link #addForwardingHeaders} and the
+     * other puts, which the servlet path makes on Jetty's client request; here no field list is
+     * built and walked again for each put, a cost that grows with a browser's dozen header lines.
+     *
+     * @param hop this hop's Via entry, appended to the client's Via
+     * @param authority the sandbox's address, its {@code Host}
+     * @param length the body's length, sent when the link sends the body as it is
+     * @param span the gateway's span for the request, or null when not traced
+     */
+    RetainableByteBuffer requestHead(String method, HttpFields fromClient, boolean trusted, String hop, Forward forward, String remoteAddr,
+                                     String scheme, String host, String authority, SandboxLink.Body body, long length, Span span, ByteBufferPool pool)
+    {
+        List<HttpField> trace = span == null ? List.of() : traceHeaders(span);
+        RequestHead head = RequestHead.start(method, forward.upstreamPath());
+        // The first X-Forwarded-For a trusted proxy sent, the chain the gateway's own extends; set as the fields go by.
+        String[] chain = {null};
+        forwardRequestHeaders(fromClient, trusted, field ->
+        {
+            HttpHeader header = field.getHeader();
+            if (header == HttpHeader.EXPECT || header == HttpHeader.VIA || header == HttpHeader.CONTENT_LENGTH && body == SandboxLink.Body.AS_IS)
+                return;
+            if (isForwardingSet(field))
+            {
+                if (header == HttpHeader.X_FORWARDED_FOR && chain[0] == null)
+                    chain[0] = field.getValue();
+                return;
+            }
+            if (span != null && isTraceSet(field, trace))
+                return;
+            head.field(field);
+        });
+        String via = fromClient.get(HttpHeader.VIA);
+        head.field(HttpHeader.VIA.asString(), (via == null || via.isBlank() ? "" : via + ", ") + hop);
+        forwardingHeaders(chain[0], forward, remoteAddr, scheme, host, head::field);
+        head.field(HttpHeader.HOST.asString(), authority);
+        if (body == SandboxLink.Body.CHUNKED)
+            head.field(HttpHeader.TRANSFER_ENCODING.asString(), "chunked");
+        else if (body == SandboxLink.Body.AS_IS)
+            head.field(HttpHeader.CONTENT_LENGTH.asString(), Long.toString(length));
+        trace.forEach(head::field);
+        return head.finish(pool);
     }
 
     /**
@@ -249,6 +324,27 @@ final class ForwardPolicy
     {
         toSandbox.remove(TraceHeaders.TRACESTATE);
         TraceHeaders.inject(span, toSandbox::put);
+    }
+
+    /** What {@link #addTraceHeaders} puts, as fields. */
+    private static List<HttpField> traceHeaders(Span span)
+    {
+        List<HttpField> fields = new ArrayList<>(2);
+        TraceHeaders.inject(span, (name, value) -> fields.add(new HttpField(name, value)));
+        return fields;
+    }
+
+    /** Whether {@link #addTraceHeaders} would remove or replace a client's field. */
+    private static boolean isTraceSet(HttpField field, List<HttpField> trace)
+    {
+        if (field.is(TraceHeaders.TRACESTATE))
+            return true;
+        for (HttpField set : trace)
+        {
+            if (field.is(set.getName()))
+                return true;
+        }
+        return false;
     }
 
     /**

@@ -205,31 +205,13 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
         return client.origin;
     }
 
-    /**
-     * The request head the sandbox gets: the request line and the client's header fields as
-     * {@link ForwardPolicy} lets them through, then Via, the {@code X-Forwarded-*} headers and the
-     * trace context, as the servlet path sends them.
-     */
+    /** The request head the sandbox gets, as {@link ForwardPolicy#requestHead} writes it. */
     private RetainableByteBuffer head(Exchange exchange, SandboxLink.Body body, ByteBufferPool pool)
     {
         Request request = exchange.request;
-        HttpFields fromClient = request.getHeaders();
-        HttpFields.Mutable toSandbox = HttpFields.build(fromClient.size() + 8);
-        policy.copyRequestHeaders(fromClient, toSandbox, clients.isTrusted(exchange.client.remoteAddr()));
-        // The server answers a browser's 100-continue itself, once the body is read to go on.
-        toSandbox.remove(HttpHeader.EXPECT);
-        String via = fromClient.get(HttpHeader.VIA);
-        toSandbox.put(HttpHeader.VIA, (via == null || via.isBlank() ? "" : via + ", ") + viaOf(request));
-        policy.addForwardingHeaders(toSandbox, exchange.forward, exchange.client.remoteAddr(), clients.scheme(exchange.client), clients.host(exchange.client));
-        toSandbox.put(HttpHeader.HOST, exchange.route.authority());
-        // The framing is the one the link sends the body with, whatever the browser's head said of it.
-        if (body == SandboxLink.Body.CHUNKED)
-            toSandbox.put(HttpHeader.TRANSFER_ENCODING, "chunked");
-        else if (body == SandboxLink.Body.AS_IS)
-            toSandbox.put(new HttpField.LongValueHttpField(HttpHeader.CONTENT_LENGTH, request.getLength()));
-        if (exchange.span != null)
-            ForwardPolicy.addTraceHeaders(toSandbox, exchange.span);
-        return RequestHead.of(request.getMethod(), exchange.forward.upstreamPath(), toSandbox, pool);
+        View client = exchange.client;
+        return policy.requestHead(request.getMethod(), request.getHeaders(), clients.isTrusted(client.remoteAddr()), viaOf(request), exchange.forward,
+            client.remoteAddr(), clients.scheme(client), clients.host(client), exchange.route.authority(), body, request.getLength(), exchange.span, pool);
     }
 
     /** What a Via entry says of the client's hop: {@code 1.1 host} for HTTP/1.1, as Jetty's proxies write it. */

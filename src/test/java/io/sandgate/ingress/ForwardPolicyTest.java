@@ -1,12 +1,20 @@
 package io.sandgate.ingress;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanContext;
+import io.opentelemetry.api.trace.TraceFlags;
+import io.opentelemetry.api.trace.TraceState;
 import io.sandgate.config.ConfigLoader;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.core.Schedulers;
@@ -19,6 +27,9 @@ import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.PreEncodedHttpField;
+import org.eclipse.jetty.io.ArrayByteBufferPool;
+import org.eclipse.jetty.io.RetainableByteBuffer;
+import org.eclipse.jetty.util.BufferUtil;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -134,6 +145,77 @@ class ForwardPolicyTest
         assertEquals("/vnc/42", untrusted.get(ClientInfo.X_FORWARDED_PREFIX));
         assertEquals("203.0.113.9, 10.0.0.2", behindProxy.get(HttpHeader.X_FORWARDED_FOR));
         assertEquals("/vnc", behindProxy.get(ClientInfo.X_FORWARDED_PREFIX), "resolved without the id: mounted at the bare prefix");
+    }
+
+    @Test
+    void theCoreFrontEndsHead_isTheCopyAndThePutsInOnePass_forAnyHeadersAClientSends()
+    {
+        ForwardPolicy policy = policy();
+        ArrayByteBufferPool.Tracking pool = new ArrayByteBufferPool.Tracking();
+        Random random = new Random(16);
+        String[] names = {"Accept", "Cookie", "Connection", "X-A", "Via", "via", "Expect", "Content-Length", "Transfer-Encoding", "Host",
+            "X-Forwarded-For", "x-forwarded-for", "X-Forwarded-Proto", "X-Forwarded-Host", "X-Forwarded-Prefix", "x-forwarded-prefix",
+            "X-Forwarded-Port", "Forwarded", "X-Real-IP", "traceparent", "Tracestate", "X-Sandbox-Id", "Referer", "Keep-Alive", "TE", "Upgrade"};
+        String[] values = {"1", "a, b", "keep-alive", "close", "X-A", "Via, X-Forwarded-Prefix", "theme=dark; vnc_session_id=abc", "vnc_session_id=x",
+            "100-continue", "203.0.113.9", "/evil", "", " padded "};
+        Span[] spans = {null, Span.getInvalid(),
+            Span.wrap(SpanContext.create("0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331", TraceFlags.getSampled(), TraceState.getDefault())),
+            Span.wrap(SpanContext.create("0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331", TraceFlags.getDefault(),
+                TraceState.builder().put("vendor", "x").build()))};
+        for (int run = 0; run < 20_000; run++)
+        {
+            HttpFields.Mutable fromClient = HttpFields.build();
+            for (int i = random.nextInt(14); i > 0; i--)
+                fromClient.add(names[random.nextInt(names.length)], values[random.nextInt(values.length)]);
+            boolean trusted = random.nextBoolean();
+            Forward forward = random.nextBoolean() ? BY_PATH : BY_COOKIE;
+            SandboxLink.Body body = SandboxLink.Body.values()[random.nextInt(3)];
+            Span span = spans[random.nextInt(spans.length)];
+            String scheme = random.nextInt(8) == 0 ? null : "https";
+
+            RetainableByteBuffer head = policy.requestHead("POST", fromClient, trusted, "1.1 gw", forward, "192.0.2.1", scheme, "gw.example",
+                "10.0.0.7:6080", body, 12, span, pool);
+            String written = BufferUtil.toString(head.getByteBuffer(), StandardCharsets.ISO_8859_1);
+            head.release();
+
+            // The copy and the puts the core front-end made before, and the servlet path still makes.
+            HttpFields.Mutable toSandbox = HttpFields.build();
+            policy.copyRequestHeaders(fromClient, toSandbox, trusted);
+            toSandbox.remove(HttpHeader.EXPECT);
+            String via = fromClient.get(HttpHeader.VIA);
+            toSandbox.put(HttpHeader.VIA, (via == null || via.isBlank() ? "" : via + ", ") + "1.1 gw");
+            String chain = toSandbox.get(HttpHeader.X_FORWARDED_FOR);
+            toSandbox.put(HttpHeader.X_FORWARDED_FOR, chain == null ? "192.0.2.1" : chain + ", 192.0.2.1");
+            toSandbox.put(HttpHeader.X_FORWARDED_PROTO, scheme);
+            toSandbox.put(HttpHeader.X_FORWARDED_HOST, "gw.example");
+            toSandbox.put(ClientInfo.X_FORWARDED_PREFIX, policy.mount(forward));
+            toSandbox.put(HttpHeader.HOST, "10.0.0.7:6080");
+            if (body == SandboxLink.Body.CHUNKED)
+                toSandbox.put(HttpHeader.TRANSFER_ENCODING, "chunked");
+            else if (body == SandboxLink.Body.AS_IS)
+                toSandbox.put(HttpHeader.CONTENT_LENGTH, "12");
+            if (span != null)
+                ForwardPolicy.addTraceHeaders(toSandbox, span);
+
+            assertTrue(written.startsWith("POST " + forward.upstreamPath() + " HTTP/1.1\r\n") && written.endsWith("\r\n\r\n"), written);
+            assertEquals(byName(toSandbox.stream().map(field -> field.getName() + ": " + field.getValue()).toList()),
+                byName(List.of(written.substring(written.indexOf("\r\n") + 2, written.length() - 4).split("\r\n", -1))), fromClient + " trusted " + trusted);
+        }
+        assertTrue(pool.getLeaks().isEmpty(), pool.dumpLeaks());
+    }
+
+    /** Header lines by name, case aside; the order of lines of one name is kept, as it is what a list of values means. */
+    private static Map<String, List<String>> byName(List<String> lines)
+    {
+        Map<String, List<String>> byName = new TreeMap<>();
+        for (String line : lines)
+        {
+            if (line.isEmpty())
+                continue;
+            int colon = line.indexOf(": ");
+            byName.computeIfAbsent(line.substring(0, colon).toLowerCase(Locale.ROOT), name -> new ArrayList<>()).add(line.substring(colon + 2));
+        }
+        return byName;
     }
 
     @Test
