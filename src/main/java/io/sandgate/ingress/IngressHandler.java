@@ -68,6 +68,8 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
     private static final String VIA_HTTP_1_1 = "1.1 " + VIA_HOST;
 
     private final Ingress ingress;
+    /** The request header that names a sandbox ({@code ingress.header}). */
+    private final String sandboxHeaderName;
     private final ForwardPolicy policy;
     private final ClientInfo clients;
     private final ClientLimitFilter limit;
@@ -87,6 +89,7 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
     public IngressHandler(Ingress ingress, ClientLimitFilter limit, AccessLog log, Tracing tracing, IngressConnector connector, MeterRegistry registry)
     {
         this.ingress = ingress;
+        this.sandboxHeaderName = ingress.config().header();
         this.policy = ingress.policy();
         this.clients = ingress.clients();
         this.limit = limit;
@@ -187,15 +190,21 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
     private IngressRequest ingressRequest(Request request, HttpURI uri, String decodedPath, View client)
     {
         String path = CanonicalPath.of(uri.getPath(), decodedPath);
-        HttpFields headers = request.getHeaders();
+        // One pass for what the resolver reads; of a field sent twice, the first counts, as HttpFields.get takes it.
         List<String> sessionCookies = new ArrayList<>(1);
-        for (HttpField field : headers)
+        String referer = null;
+        String sandboxHeader = null;
+        for (HttpField field : request.getHeaders())
         {
-            if (field.getHeader() == HttpHeader.COOKIE)
+            HttpHeader header = field.getHeader();
+            if (header == HttpHeader.COOKIE)
                 policy.addSessionCookies(field.getValue(), sessionCookies);
+            else if (header == HttpHeader.REFERER && referer == null)
+                referer = field.getValue();
+            if (sandboxHeader == null && field.is(sandboxHeaderName))
+                sandboxHeader = field.getValue();
         }
-        return new IngressRequest(request.getMethod(), path, uri.getQuery(), origin(client), headers.get(HttpHeader.REFERER),
-            sessionCookies, headers.get(ingress.config().header()));
+        return new IngressRequest(request.getMethod(), path, uri.getQuery(), origin(client), referer, sessionCookies, sandboxHeader);
     }
 
     private String origin(View client)

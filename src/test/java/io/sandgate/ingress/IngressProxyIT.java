@@ -165,6 +165,19 @@ class IngressProxyIT
     }
 
     @Test
+    void aSecondRefererOrSandboxHeader_doesNotOutvoteTheFirst() throws Exception
+    {
+        String origin = "http://127.0.0.1:" + gateway.port();
+        HttpResponse<String> referers = get(gateway.uri(), "/vnc/app/ui.js", "Referer", origin + "/vnc/41000/vnc.html",
+            "Referer", origin + "/vnc/37579/vnc.html");
+        HttpResponse<String> headers = get(gateway.uri(), "/vnc/echo", "X-Sandbox-Id", "41000", "X-Sandbox-Id", "37579");
+
+        assertEquals("backend=s41000 path=/app/ui.js", referers.body());
+        assertTrue(headers.body().startsWith("backend=s41000"), headers.body());
+        assertEquals(0, sandbox37579.requestCount());
+    }
+
+    @Test
     void header_isTheLastResort_andIsNotForwarded() throws Exception
     {
         HttpResponse<String> response = get(gateway.uri(), "/vnc/echo", "X-Sandbox-Id", "41000");
