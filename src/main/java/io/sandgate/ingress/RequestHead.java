@@ -52,7 +52,8 @@ final class RequestHead
     {
         HttpHeader header = field.getHeader();
         String name = field.getName();
-        // A known name as Jetty spells it has its bytes ready, with the colon and space.
+        // A known name as Jetty spells it (its own string, hence the identity) has its bytes ready, with
+        // the colon and space; a name that kept the client's spelling is written as it was spelt.
         if (header == null || name != header.asString())
         {
             field(name, field.getValue());
