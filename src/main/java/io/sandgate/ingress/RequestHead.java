@@ -26,6 +26,7 @@ final class RequestHead
     /** Most heads fit. */
     private static final int SCRATCH_BYTES = 2048;
     private static final ThreadLocal<byte[]> SCRATCH = ThreadLocal.withInitial(() -> new byte[SCRATCH_BYTES]);
+    private static final String VERSION = " HTTP/1.1";
 
     private byte[] bytes;
     private int at;
@@ -39,11 +40,11 @@ final class RequestHead
     static RequestHead start(String method, String target)
     {
         RequestHead head = new RequestHead(SCRATCH.get());
-        head.room(method.length() + target.length() + 11);
+        head.room(method.length() + 1 + target.length() + VERSION.length() + 2);
         head.put(method);
         head.bytes[head.at++] = ' ';
         head.put(target);
-        head.put(" HTTP/1.1");
+        head.put(VERSION);
         head.crlf();
         return head;
     }

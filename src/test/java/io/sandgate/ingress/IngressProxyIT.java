@@ -164,6 +164,20 @@ class IngressProxyIT
         assertEquals(1, sandbox41000.requestCount());
     }
 
+    /** The sandbox's request line is laid out in a 2 KB array per thread: a browser's path of any length around it goes through whole. */
+    @Test
+    void pathsOfEveryLengthAroundTheRequestHeadsArray_reachTheSandboxWhole() throws Exception
+    {
+        for (int length = 2020; length < 2050; length++)
+        {
+            String path = "/p" + "a".repeat(length - 2);
+            HttpResponse<String> response = get(gateway.uri(), "/vnc/37579" + path);
+
+            assertEquals(200, response.statusCode(), "a path of " + length + " characters");
+            assertTrue(response.body().contains("path=" + path), response.body());
+        }
+    }
+
     @Test
     void aSecondRefererOrSandboxHeader_doesNotOutvoteTheFirst() throws Exception
     {

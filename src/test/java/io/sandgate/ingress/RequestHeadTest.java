@@ -71,4 +71,23 @@ class RequestHeadTest
         nearlyFull.release();
         shortHead.release();
     }
+
+    /** A request line of any length around the thread's array, each field's edge and the blank line's included, is whole. */
+    @Test
+    void everyLengthAroundTheThreadsArray_isWhole()
+    {
+        ArrayByteBufferPool pool = new ArrayByteBufferPool();
+        for (int length = 2000; length < 2100; length++)
+        {
+            String target = "/" + "t".repeat(length);
+            RetainableByteBuffer lineOnly = head("GET", target, HttpFields.EMPTY, pool);
+            RetainableByteBuffer withField = head("GET", "/" + "t".repeat(length - 40), HttpFields.build().add(HttpHeader.HOST, "10.0.0.7:6080"), pool);
+
+            assertEquals("GET " + target + " HTTP/1.1\r\n\r\n", BufferUtil.toString(lineOnly.getByteBuffer(), StandardCharsets.ISO_8859_1));
+            assertEquals("GET /" + "t".repeat(length - 40) + " HTTP/1.1\r\nHost: 10.0.0.7:6080\r\n\r\n",
+                BufferUtil.toString(withField.getByteBuffer(), StandardCharsets.ISO_8859_1));
+            lineOnly.release();
+            withField.release();
+        }
+    }
 }
