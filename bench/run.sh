@@ -14,6 +14,8 @@
 #            an OTLP sink in the backend process)
 #            and nginx-headers (nginx adding what the gateway adds: X-Forwarded-*, Via, and the
 #            gateway's Content-Security-Policy copied from its answer)
+#            and jvm-relay (io.sandgate.bench.BareRelay: a plain NIO relay that does no HTTP work, the
+#            floor for a proxy on the JVM; the 1 KB scenarios only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
@@ -81,6 +83,13 @@ case "$BENCH_BACKEND" in
     done ;;
   *) echo "BENCH_BACKEND=$BENCH_BACKEND: java or nginx" >&2; exit 2 ;;
 esac
+# The bare relay frames a GET and an answer with a length, nothing else: no upgrades, and a large
+# answer would be relayed by spinning on a full socket, which says nothing of a proxy's cost.
+if [[ ",$TARGETS," == *",jvm-relay,"* ]]; then
+  for s in http_large ws_echo ws_echo_paired idle_ws; do
+    if [[ ",$SCENARIOS," == *",$s,"* ]]; then echo "the jvm-relay target serves the 1 KB scenarios only, not $s" >&2; exit 2; fi
+  done
+fi
 
 need_apt=()
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need_apt+=(nginx)
@@ -355,6 +364,14 @@ if [[ ",$TARGETS," == *",nginx-headers,"* ]]; then
   NGINX_HEADERS_PID=$LAST_PID
 fi
 
+if [[ ",$TARGETS," == *",jvm-relay,"* ]]; then
+  JVM_RELAY_PORT=$(free_port)
+  java $SANDGATE_JAVA_OPTS -cp "$CP" io.sandgate.bench.BareRelay "$JVM_RELAY_PORT" 127.0.0.1 "$BACKEND_PORT" > "$RUN/jvm-relay.log" 2>&1 &
+  PIDS+=($!)
+  JVM_RELAY_PID=$!
+  wait_for "http://127.0.0.1:$JVM_RELAY_PORT/1k" jvm-relay
+fi
+
 # http_url TARGET PATH / ws_url TARGET / cookie TARGET / pids TARGET
 http_url() {
   case "$1" in
@@ -362,6 +379,7 @@ http_url() {
     nginx) echo "http://127.0.0.1:$NGINX_PORT$2" ;;
     nginx-headers) echo "http://127.0.0.1:$NGINX_HEADERS_PORT$2" ;;
     haproxy) echo "http://127.0.0.1:$HAPROXY_PORT$2" ;;
+    jvm-relay) echo "http://127.0.0.1:$JVM_RELAY_PORT$2" ;;
     sandgate-memory) echo "http://127.0.0.1:$SG_MEMORY_PORT/vnc$2" ;;
     sandgate-redis) echo "http://127.0.0.1:$SG_REDIS_PORT/vnc$2" ;;
     sandgate-servlet) echo "http://127.0.0.1:$SG_SERVLET_PORT/vnc$2" ;;
@@ -386,6 +404,7 @@ pids() {
     nginx) echo "$NGINX_PID $(pgrep -P "$NGINX_PID" | tr '\n' ' ')" ;;
     nginx-headers) echo "$NGINX_HEADERS_PID $(pgrep -P "$NGINX_HEADERS_PID" | tr '\n' ' ')" ;;
     haproxy) echo "$HAPROXY_PID" ;;
+    jvm-relay) echo "$JVM_RELAY_PID" ;;
     sandgate-memory) echo "$SG_MEMORY_PID" ;;
     sandgate-redis) echo "$SG_REDIS_PID" ;;
     sandgate-servlet) echo "$SG_SERVLET_PID" ;;

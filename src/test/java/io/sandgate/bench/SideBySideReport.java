@@ -38,6 +38,7 @@ public final class SideBySideReport
         TARGETS.put("nginx", "nginx");
         TARGETS.put("nginx-headers", "nginx with the gateway's header work (forwarding fields, its policy on answers)");
         TARGETS.put("haproxy", "HAProxy");
+        TARGETS.put("jvm-relay", "a bare JVM relay (plain NIO, no HTTP work: the floor for a proxy on the JVM)");
         TARGETS.put("sandgate-memory", "Sandgate, memory store");
         TARGETS.put("sandgate-redis", "Sandgate, Redis store");
         // Optional targets: rows only when measured.
@@ -47,7 +48,7 @@ public final class SideBySideReport
     }
 
     /** The optional targets, left out of the tables unless the run measured them. */
-    private static final List<String> OPTIONAL = List.of("nginx-headers", "sandgate-servlet", "sandgate-traced", "sandgate-baseline");
+    private static final List<String> OPTIONAL = List.of("nginx-headers", "jvm-relay", "sandgate-servlet", "sandgate-traced", "sandgate-baseline");
     /** Steal above this share of the cores in a pass makes its round a measure of the neighbours too. */
     private static final double STEAL_NOTED_PERCENT = 5;
 
