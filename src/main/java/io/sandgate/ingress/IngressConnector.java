@@ -9,6 +9,7 @@ import java.nio.channels.SocketChannel;
 import java.util.concurrent.Executor;
 import java.util.function.Function;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.web.ClientConnectionLimit;
 import io.sandgate.web.KeptReadEndPoint;
 import io.sandgate.web.ListenerConnector;
@@ -18,6 +19,7 @@ import org.eclipse.jetty.io.ManagedSelector;
 import org.eclipse.jetty.io.SelectorManager;
 import org.eclipse.jetty.io.SocketChannelEndPoint;
 import org.eclipse.jetty.server.ConnectionFactory;
+import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.util.IO;
@@ -67,6 +69,16 @@ public final class IngressConnector extends ListenerConnector
         LaneEndPoint endPoint = new LaneEndPoint(channel, selector, key, getScheduler(), manager.lane(selector));
         endPoint.setIdleTimeout(getIdleTimeout());
         return endPoint;
+    }
+
+    /**
+     * Serves browsers' connections with {@link BrowserConnection}s, which give {@code ingress} the
+     * plain ingress requests and {@code http}'s connections the rest, counting those in
+     * {@code registry}; before the connector starts.
+     */
+    public void serveBrowsers(IngressHandler ingress, HttpConnectionFactory http, MeterRegistry registry)
+    {
+        addFirstConnectionFactory(new BrowserConnection.Factory(ingress, http, registry));
     }
 
     /** How many selectors, and so lanes, there are. */

@@ -133,7 +133,8 @@ public final class EmbeddedServer implements AutoCloseable
         ClientConnectionLimit limit = new ClientConnectionLimit(config.server().maxConnectionsPerClient(), sandgate.clients(false), sandgate.metrics());
         ClientConnectionLimit internalLimit = limit.counting(sandgate.clients(true));
         // The public listener's selectors also carry the core front-end's connections to sandboxes.
-        IngressConnector connector = listen(server, new IngressConnector(server, plan.publicSelectors(), limit, new HttpConnectionFactory(http)),
+        HttpConnectionFactory publicHttp = new HttpConnectionFactory(http);
+        IngressConnector connector = listen(server, new IngressConnector(server, plan.publicSelectors(), limit, publicHttp),
             config.server(), config.server().port());
         ServerConnector internal = config.server().internalPort().map(port -> connector(server, http, internalLimit, config.server(), port, plan)).orElse(null);
         ServerConnector proxy = config.egress().forwardProxyPort().map(port -> connector(server, http, internalLimit, config.server(), port, plan)).orElse(null);
@@ -163,6 +164,8 @@ public final class EmbeddedServer implements AutoCloseable
             IngressHandler ingress = new IngressHandler(sandgate.ingress(), sandgate.clientLimit(), sandgate.accessLog(), sandgate.tracing(), connector,
                 sandgate.metrics());
             root = new Handler.Sequence(ingress, new OnThreadPool(root));
+            // Browsers' plainest requests on a connection of the gateway's own, the rest on Jetty's.
+            connector.serveBrowsers(ingress, publicHttp, sandgate.metrics());
         }
         server.setHandler(new GracefulHandler(root));
         server.setStopTimeout(config.server().stopTimeout().toMillis());
