@@ -61,9 +61,8 @@ import org.eclipse.jetty.util.thread.Invocable;
  * which is nearly every request a page and its assets make. It parses the head with Jetty's
  * {@link HttpParser} under the server's compliance, hands {@link IngressHandler} a request and a
  * response of its own, and writes the answer with Jetty's {@link HttpGenerator}; what it leaves out
- * is the channel's state machine, its wrappers and listeners, which on a 1 KB exchange were a fifth
- * of the user time the gateway spent above the relaying of bytes (docs/BENCHMARKS.md, "The browser's
- * connection of the gateway's own").
+ * is the channel's state machine, its wrappers and listeners: a seventh of the gateway's user time
+ * on a 1 KB exchange (docs/BENCHMARKS.md, "The browser's connection of the gateway's own").
  *
  * <p>Anything else goes to Jetty, not through code of this class: a request that is not one of
  * those, that the parser finds bad or that reports a compliance violation, a head longer than the
