@@ -52,7 +52,6 @@ import org.eclipse.jetty.util.BufferUtil;
 import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.HostPort;
 import org.eclipse.jetty.util.IteratingCallback;
-import org.eclipse.jetty.util.URIUtil;
 import org.eclipse.jetty.util.thread.Invocable;
 
 /**
@@ -107,7 +106,7 @@ final class BrowserConnection extends AbstractMetaDataConnection implements Conn
     private int hosts;
     private boolean close;
     /** Why this request is left to Jetty; null while nothing says so. */
-    private Handover jettys;
+    private Handover leftToJetty;
     /** Where the request being parsed starts in the buffer; -1 between requests. */
     private int start = -1;
 
@@ -212,11 +211,11 @@ final class BrowserConnection extends AbstractMetaDataConnection implements Conn
             {
                 leave(Handover.MALFORMED);
             }
-            if (jettys == null && !parser.isComplete() && !parser.inHeaderState())
+            if (leftToJetty == null && !parser.isComplete() && !parser.inHeaderState())
                 leave(Handover.BODY);
-            if (jettys != null)
+            if (leftToJetty != null)
             {
-                handOver(jettys, bytes.limit(end));
+                handOver(leftToJetty, bytes.limit(end));
                 return;
             }
             // A head not yet whole is parsed on as more bytes come, its first bytes kept.
@@ -331,7 +330,7 @@ final class BrowserConnection extends AbstractMetaDataConnection implements Conn
         host = null;
         hosts = 0;
         close = false;
-        jettys = null;
+        leftToJetty = null;
     }
 
     /**
@@ -414,7 +413,7 @@ final class BrowserConnection extends AbstractMetaDataConnection implements Conn
             if (uri.hasViolations() || uri.getPath() == null || uri.getDecodedPath() == null || authority.getHost().isBlank())
                 return null;
             int port = authority.getPort();
-            return uri.scheme(HttpScheme.HTTP).authority(authority.getHost(), port == URIUtil.getDefaultPortForScheme("http") ? -1 : port).asImmutable();
+            return uri.scheme(HttpScheme.HTTP).authority(authority.getHost(), port == HttpScheme.HTTP.getDefaultPort() ? -1 : port).asImmutable();
         }
         catch (IllegalArgumentException x)
         {
@@ -542,8 +541,8 @@ final class BrowserConnection extends AbstractMetaDataConnection implements Conn
     /** The first reason found is the one counted. */
     private void leave(Handover reason)
     {
-        if (jettys == null)
-            jettys = reason;
+        if (leftToJetty == null)
+            leftToJetty = reason;
     }
 
     // ConnectionMetaData
@@ -639,13 +638,13 @@ final class BrowserConnection extends AbstractMetaDataConnection implements Conn
         }
     }
 
-    private final class BrowserRequest implements Request
+    /** Its attributes are a lazy map of its own: nothing on this path sets any. */
+    private final class BrowserRequest extends Attributes.Lazy implements Request
     {
         private final String method;
         private final HttpURI uri;
         private final long begin;
         private final long headers;
-        private Attributes.Lazy attributes;
 
         BrowserRequest(String method, HttpURI uri, long begin, long headers)
         {
@@ -773,32 +772,6 @@ final class BrowserConnection extends AbstractMetaDataConnection implements Conn
         public Session getSession(boolean create)
         {
             return null;
-        }
-
-        @Override
-        public Object removeAttribute(String name)
-        {
-            return attributes == null ? null : attributes.removeAttribute(name);
-        }
-
-        @Override
-        public Object setAttribute(String name, Object attribute)
-        {
-            if (attributes == null)
-                attributes = new Attributes.Lazy();
-            return attributes.setAttribute(name, attribute);
-        }
-
-        @Override
-        public Object getAttribute(String name)
-        {
-            return attributes == null ? null : attributes.getAttribute(name);
-        }
-
-        @Override
-        public Set<String> getAttributeNameSet()
-        {
-            return attributes == null ? Set.of() : attributes.getAttributeNameSet();
         }
 
         @Override

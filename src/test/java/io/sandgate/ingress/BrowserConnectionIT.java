@@ -99,6 +99,7 @@ class BrowserConnectionIT
     @Test
     void head_thenGet_onOneConnection() throws Exception
     {
+        double before = handovers();
         String answers = exchange("HEAD /vnc/37579/echo?n=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
             + "GET /vnc/37579/echo?n=2 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
 
@@ -107,11 +108,13 @@ class BrowserConnectionIT
         assertTrue(answers.contains("path=/echo?n=2"), answers);
         int second = answers.indexOf("HTTP/1.1 200", 1);
         assertTrue(answers.substring(0, second).toLowerCase().contains("content-length: "), answers);
+        assertEquals(before, handovers(), "both served on the gateway's connection");
     }
 
     @Test
     void connectionClose_isAnsweredAndTheConnectionClosed() throws Exception
     {
+        double before = handovers();
         try (Socket socket = socket())
         {
             socket.getOutputStream().write("GET /vnc/37579/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
@@ -120,6 +123,7 @@ class BrowserConnectionIT
             assertEquals("close", answer.header("connection"));
             assertEquals(-1, socket.getInputStream().read(), "the gateway closes the connection after the answer");
         }
+        assertEquals(before, handovers(), "served on the gateway's connection");
     }
 
     /**
