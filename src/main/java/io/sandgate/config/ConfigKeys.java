@@ -18,7 +18,7 @@ import static io.sandgate.config.ValueParser.regex;
 import static io.sandgate.config.ValueParser.string;
 
 /**
- * Every setting Sandgate knows, in the order of the reference table in the README. A key that is
+ * Every setting Sandgate knows, in the order of the reference table in docs/configuration.md. A key that is
  * not listed here stops start-up.
  */
 public final class ConfigKeys
@@ -337,7 +337,7 @@ public final class ConfigKeys
         return null;
     }
 
-    /** The README's configuration table, generated so that it cannot drift from the code. */
+    /** The configuration reference table (docs/configuration.md), generated so that it cannot drift from the code. */
     public static String referenceTable()
     {
         StringBuilder table = new StringBuilder("| key | default | meaning |\n|---|---|---|\n");

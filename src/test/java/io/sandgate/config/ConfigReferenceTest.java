@@ -11,38 +11,38 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The README's configuration table is generated from {@link ConfigKeys}; this test fails as soon as
- * a key is added, renamed or re-described without the README following.
+ * The configuration reference (docs/configuration.md) is generated from {@link ConfigKeys}; this
+ * test fails as soon as a key is added, renamed or re-described without the reference following.
  */
 class ConfigReferenceTest
 {
     private static final String START = "<!-- config-table:start -->";
     private static final String END = "<!-- config-table:end -->";
     /** Maven runs tests with the project directory as working directory. */
-    private static final Path README = Path.of("README.md");
+    private static final Path REFERENCE = Path.of("docs", "configuration.md");
 
     @Test
     void readmeTableMatchesTheKeys() throws IOException
     {
         String expected = ConfigKeys.referenceTable().trim();
         String howToFix = "Paste the output of ConfigKeys.referenceTable() (it prints the whole table) between the lines "
-            + START + " and " + END + " in README.md, e.g. with\n"
+            + START + " and " + END + " in docs/configuration.md, e.g. with\n"
             + "  jshell --class-path target/classes <<< 'System.out.print(io.sandgate.config.ConfigKeys.referenceTable())'\n"
             + "The current table is:\n" + expected + "\n";
 
-        assertTrue(Files.isRegularFile(README), "README.md not found in " + Path.of("").toAbsolutePath() + ". " + howToFix);
-        String readme = Files.readString(README, StandardCharsets.UTF_8).replace("\r\n", "\n");
+        assertTrue(Files.isRegularFile(REFERENCE), "docs/configuration.md not found in " + Path.of("").toAbsolutePath() + ". " + howToFix);
+        String readme = Files.readString(REFERENCE, StandardCharsets.UTF_8).replace("\r\n", "\n");
 
         int start = readme.indexOf(START);
         int end = readme.indexOf(END);
-        assertTrue(start >= 0, "README.md has no line " + START + ". " + howToFix);
-        assertTrue(end >= 0, "README.md has no line " + END + ". " + howToFix);
-        assertTrue(start < end, START + " must come before " + END + " in README.md. " + howToFix);
-        assertEquals(start, readme.lastIndexOf(START), START + " must appear only once in README.md");
-        assertEquals(end, readme.lastIndexOf(END), END + " must appear only once in README.md");
+        assertTrue(start >= 0, "docs/configuration.md has no line " + START + ". " + howToFix);
+        assertTrue(end >= 0, "docs/configuration.md has no line " + END + ". " + howToFix);
+        assertTrue(start < end, START + " must come before " + END + " in docs/configuration.md. " + howToFix);
+        assertEquals(start, readme.lastIndexOf(START), START + " must appear only once in docs/configuration.md");
+        assertEquals(end, readme.lastIndexOf(END), END + " must appear only once in docs/configuration.md");
 
         String actual = readme.substring(start + START.length(), end).trim();
-        assertEquals(expected, actual, "README.md's configuration table is out of date. " + howToFix);
+        assertEquals(expected, actual, "docs/configuration.md's table is out of date. " + howToFix);
     }
 
     @Test

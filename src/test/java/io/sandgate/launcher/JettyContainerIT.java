@@ -19,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The packaged WAR in a real Jetty 12 distribution (jetty-home from Maven Central) with the
  * modules an operator would enable (http, ee10-deploy), configured by init parameters in the
  * context XML, which also shows Jetty's own classes to the webapp so that WebSocket tunnels can take
- * over the browser's connection (see README, Deploying the WAR).
+ * over the browser's connection (see docs/operations.md, Deploying the WAR).
  */
 public class JettyContainerIT extends WarDeployment
 {
