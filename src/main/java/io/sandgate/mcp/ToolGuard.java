@@ -28,34 +28,46 @@ final class ToolGuard
     }
 
     /**
-     * The answer to a call of a tool the policy hides, as the server would give it for a tool it
-     * does not have: a JSON-RPC error response with the code of an unknown tool. Null when the
-     * request calls no hidden tool. The tool is the body's: on a 2026-07-28 request it was checked
-     * to be what {@code Mcp-Name} says. (Not an HTTP 403: clients take that for an authorization
-     * failure and may start logging in again.)
+     * The answer to a call the gateway refuses, as the server would give it: a JSON-RPC error
+     * response with the code of invalid params. Null when the request calls no such tool. Refused are
+     * a call of a tool the policy hides, answered as one of a tool the server does not have, and a
+     * call that names its tool with anything but a string, with or without a policy: servers read
+     * such a name in ways of their own ({@code ["add"]} as {@code add}, by a JavaScript property
+     * lookup), so the policy could not judge the call the server reads. The tool is the body's: on a
+     * 2026-07-28 request it was checked to be what {@code Mcp-Name} says. (Not an HTTP 403: clients
+     * take that for an authorization failure and may start logging in again.)
      *
-     * @throws RpcException 400 for a batch that calls one, refused whole
+     * @throws RpcException 400 for a batch that holds such a call, refused whole
      */
     static String refusal(McpConfig.Server server, JsonRpc rpc)
     {
-        if (server.tools().allowsAll())
-            return null;
         for (JsonNode message : rpc.messages())
         {
             if (!"tools/call".equals(message.path("method").asText()))
                 continue;
-            String tool = message.path("params").path("name").asText("");
-            if (server.tools().allows(tool))
+            JsonNode name = message.path("params").path("name");
+            String text = refused(server, name);
+            if (text == null)
                 continue;
-            String text = "Unknown tool: " + tool + " is not available on MCP server " + server.name();
             if (!rpc.isSingle())
-                throw new RpcException(HttpStatus.BAD_REQUEST_400, JsonRpcErrors.INVALID_REQUEST, "a batch calls a tool that is not available: " + text, null);
+                throw new RpcException(HttpStatus.BAD_REQUEST_400, name.isTextual() ? JsonRpcErrors.INVALID_REQUEST : JsonRpcErrors.INVALID_PARAMS,
+                    "a batch holds a call that is refused: " + text, null);
             ObjectNode error = JSON.createObjectNode().put("jsonrpc", "2.0");
             error.set("id", message.path("id"));
             error.putObject("error").put("code", JsonRpcErrors.INVALID_PARAMS).put("message", text);
             return error.toString();
         }
         return null;
+    }
+
+    /** Why a call naming this tool is refused, or null when it is not. */
+    private static String refused(McpConfig.Server server, JsonNode name)
+    {
+        if (!name.isTextual())
+            return "Invalid params: tools/call names its tool with a string (params.name)";
+        if (server.tools().allows(name.asText()))
+            return null;
+        return "Unknown tool: " + name.asText() + " is not available on MCP server " + server.name();
     }
 
     /** Whether an answer to this request must be read and cut rather than streamed as it comes. */

@@ -1,14 +1,20 @@
 package io.sandgate.mcp;
 
+import java.net.URI;
 import java.util.List;
 
+import io.sandgate.config.McpConfig;
 import io.sandgate.config.McpConfig.ToolPolicy;
+import io.sandgate.web.GatewayException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class ToolGuardTest
 {
@@ -53,5 +59,46 @@ class ToolGuardTest
         String events = "id: 7\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"exec\"},{\"name\":\"search\"}]}}\n\n: keepalive\n";
         assertEquals("id: 7\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"search\"}]}}\n\n: keepalive\n",
             ToolGuard.cutEvents(POLICY, events));
+    }
+
+    private static String call(String name)
+    {
+        return "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":" + name + "}}";
+    }
+
+    @Test
+    void refusal_ofAToolNamedByAnythingButAString_withOrWithoutAPolicy()
+    {
+        McpConfig.Server denyOnly = new McpConfig.Server("s", URI.create("http://127.0.0.1:1/mcp"), McpConfig.Transport.STREAMABLE,
+            new ToolPolicy(List.of(), List.of("secret*")));
+        McpConfig.Server open = new McpConfig.Server("s", URI.create("http://127.0.0.1:1/mcp"), McpConfig.Transport.STREAMABLE);
+        for (McpConfig.Server server : List.of(denyOnly, open))
+        {
+            for (String name : List.of("[\"secret_tool\"]", "1", "null", "{}"))
+            {
+                String refusal = ToolGuard.refusal(server, JsonRpc.parse(call(name)));
+                assertTrue(refusal != null && refusal.contains("\"code\":-32602") && refusal.contains("\"id\":4"), name + " -> " + refusal);
+            }
+            assertTrue(ToolGuard.refusal(server, JsonRpc.parse("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":[\"secret_tool\"]}")) != null);
+            assertNull(ToolGuard.refusal(server, JsonRpc.parse(call("\"read\""))));
+            RpcException batch = assertThrows(RpcException.class, () -> ToolGuard.refusal(server, JsonRpc.parse("[" + call("\"read\"") + "," + call("[\"x\"]") + "]")));
+            assertEquals(JsonRpcErrors.INVALID_PARAMS, batch.rpcCode());
+        }
+        assertTrue(ToolGuard.refusal(denyOnly, JsonRpc.parse(call("\"secret_tool\""))).contains("not available"));
+    }
+
+    @Test
+    void parse_refusesWhatAServerCouldReadOtherwise()
+    {
+        String allowed = call("\"read\"");
+        String hidden = call("\"secret_tool\"");
+        for (String body : List.of(allowed + hidden, allowed + " " + hidden, "[" + allowed + "]" + hidden, allowed + "[]", allowed + " x"))
+            assertEquals(JsonRpcErrors.PARSE_ERROR, JsonRpcErrors.code(assertThrows(GatewayException.class, () -> JsonRpc.parse(body))), body);
+        assertTrue(assertThrows(GatewayException.class, () -> JsonRpc.parse(allowed + hidden)).getMessage().contains("more follows the first value"));
+        assertEquals(JsonRpcErrors.PARSE_ERROR, JsonRpcErrors.code(assertThrows(GatewayException.class,
+            () -> JsonRpc.parse("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"read\",\"name\":\"secret_tool\"}}"))));
+        assertEquals(JsonRpcErrors.INVALID_REQUEST, JsonRpcErrors.code(assertThrows(GatewayException.class,
+            () -> JsonRpc.parse("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":[\"tools/call\"],\"result\":{},\"params\":{\"name\":\"secret_tool\"}}"))));
+        assertEquals(1, JsonRpc.parse(allowed + " \n\t").messages().size(), "white space after the value is no value");
     }
 }
