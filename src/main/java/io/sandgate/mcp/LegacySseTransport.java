@@ -44,7 +44,21 @@ final class LegacySseTransport
 
     void openStream(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server) throws IOException
     {
-        mcp.checkStreamLimit(request);
+        // Before the session is made or the server's stream opened.
+        ClientStreams.Place place = mcp.reserveStream(request);
+        try
+        {
+            openStream(request, response, server, place);
+        }
+        catch (IOException | RuntimeException x)
+        {
+            place.cancel();
+            throw x;
+        }
+    }
+
+    private void openStream(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, ClientStreams.Place place) throws IOException
+    {
         String resume = McpServlet.sessionId(request);
         String header = request.getHeader(McpHeaders.LAST_EVENT_ID);
         McpSession session;
@@ -62,7 +76,7 @@ final class LegacySseTransport
             lastEventId = header;
         }
         ClientStream stream = ClientStream.start(request, response);
-        mcp.opened(request, stream);
+        place.open(stream);
         String sessionId = session.id();
         String endpoint = request.getContextPath() + "/mcp/" + server.name() + "/message?sessionId=" + sessionId;
         if (server.transport() == McpConfig.Transport.SSE && resume == null)
