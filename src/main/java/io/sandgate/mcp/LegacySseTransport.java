@@ -110,12 +110,12 @@ final class LegacySseTransport
 
         // Only a Streamable HTTP session-era upstream has a GET stream to hold.
         AtomicBoolean upstreamGetOpened = new AtomicBoolean(server.transport() != McpConfig.Transport.STREAMABLE);
-        SessionBus.Subscription subscription = mcp.subscribe(sessionId, lastEventId, new ClientStream.Delivery(stream)
+        SessionBus.Subscription subscription = mcp.subscribe(sessionId, lastEventId, new ClientStream.Delivery(stream, server.tools())
         {
             @Override
             void deliver(String eventId, String message) throws IOException
             {
-                stream.event(eventId, "message", ToolGuard.cut(server.tools(), message));
+                stream.event(eventId, "message", message);
                 // Once initialize has given the upstream session, messages the server starts
                 // arrive on its GET stream, which this replica holds for as long as it holds the client.
                 if (!upstreamGetOpened.get())

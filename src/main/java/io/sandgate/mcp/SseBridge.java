@@ -66,7 +66,7 @@ final class SseBridge
         try
         {
             if (session != null)
-                relay(async, session, rpc, body, place);
+                relay(async, server, session, rpc, body, place);
             else
                 initialize(request, async, server, rpc, body, place);
         }
@@ -86,7 +86,7 @@ final class SseBridge
                 if (failure != null)
                     throw failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
                 ((HttpServletResponse)async.getResponse()).setHeader(McpHeaders.SESSION_ID, ready.id());
-                relay(async, ready, rpc, body, place);
+                relay(async, server, ready, rpc, body, place);
             }
             catch (Throwable x)
             {
@@ -123,7 +123,8 @@ final class SseBridge
      *
      * @param place the answer's place among its client's streams; null for a message that is no request
      */
-    private void relay(AsyncContext async, McpSession session, JsonRpc rpc, String body, ClientStreams.Place place) throws IOException
+    private void relay(AsyncContext async, McpConfig.Server server, McpSession session, JsonRpc rpc, String body, ClientStreams.Place place)
+        throws IOException
     {
         URI url = URI.create(session.upstreamMessageUrl().orElseThrow(() -> GatewayException.unavailable("session not ready")));
         if (place == null)
@@ -145,7 +146,7 @@ final class SseBridge
             return;
         }
         JsonNode call = rpc.messages().get(0);
-        ClientStream stream = answer(async, session, call, mcp.bus().lastEventId(session.id()), place);
+        ClientStream stream = answer(async, server, session, call, mcp.bus().lastEventId(session.id()), place);
         send(url, body).whenComplete((status, failure) ->
         {
             GatewayException error = failure != null ? Errors.map(failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure, Errors.Peer.MCP_SERVER)
@@ -182,14 +183,15 @@ final class SseBridge
         return new GatewayException(HttpStatus.BAD_GATEWAY_502, "upstream_failed", "the MCP server answered " + status);
     }
 
-    private ClientStream answer(AsyncContext async, McpSession session, JsonNode call, String after, ClientStreams.Place place) throws IOException
+    private ClientStream answer(AsyncContext async, McpConfig.Server server, McpSession session, JsonNode call, String after, ClientStreams.Place place)
+        throws IOException
     {
         JsonNode id = call.path("id");
         boolean initialize = "initialize".equals(call.path("method").asText());
         JsonNode token = call.path("params").path("_meta").path("progressToken");
         ClientStream stream = ClientStream.start(async);
         place.open(stream);
-        SessionBus.Subscription subscription = mcp.bus().subscribe(session.id(), after, new ClientStream.Delivery(stream)
+        SessionBus.Subscription subscription = mcp.subscribe(session.id(), after, new ClientStream.Delivery(stream, server.tools())
         {
             @Override
             void deliver(String eventId, String text) throws IOException

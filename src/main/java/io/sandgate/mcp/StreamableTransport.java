@@ -280,12 +280,12 @@ final class StreamableTransport
         ClientStream stream = ClientStream.start(async);
         place.open(stream);
         upstreams.holdGet(server, session, stream, upstream);
-        SessionBus.Subscription subscription = mcp.subscribe(session.id(), lastEventId, new ClientStream.Delivery(stream)
+        SessionBus.Subscription subscription = mcp.subscribe(session.id(), lastEventId, new ClientStream.Delivery(stream, server.tools())
         {
             @Override
             void deliver(String eventId, String message) throws IOException
             {
-                stream.event(eventId, null, ToolGuard.cut(server.tools(), message));
+                stream.event(eventId, null, message);
             }
         });
         stream.onClose(subscription::close);

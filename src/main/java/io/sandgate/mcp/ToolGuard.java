@@ -1,8 +1,10 @@
 package io.sandgate.mcp;
 
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.regex.Pattern;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -22,6 +24,8 @@ import org.eclipse.jetty.http.HttpStatus;
 final class ToolGuard
 {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** Splits an event stream after each line end, keeping it: an empty line (its line end alone) ends an event. */
+    private static final Pattern LINE_END = Pattern.compile("(?<=\r\n)|(?<=\r)(?!\n)|(?<=\n)");
 
     private ToolGuard()
     {
@@ -107,24 +111,70 @@ final class ToolGuard
         });
     }
 
-    /** The {@code data:} lines of an event stream, each cut. */
+    /**
+     * An event stream with the data of each event cut, the data as a client reads it: the
+     * {@code data:} lines of one event joined, whatever ends its lines (LF, CRLF or CR), as
+     * {@link SseParser} reads the session's messages. An event that loses a tool has its data on
+     * one line; every other line, and every event left whole, passes as it came.
+     */
     static String cutEvents(McpConfig.ToolPolicy policy, String events)
     {
         StringBuilder result = new StringBuilder(events.length());
-        for (String line : events.split("(?<=\n)"))
+        List<String> event = new ArrayList<>();
+        for (String line : LINE_END.split(events))
         {
-            if (line.startsWith("data:"))
+            if (line.equals("\n") || line.equals("\r\n") || line.equals("\r"))
             {
-                boolean newline = line.endsWith("\n");
-                String data = line.substring("data:".length(), line.length() - (newline ? 1 : 0)).strip();
-                result.append("data: ").append(cut(policy, data)).append(newline ? "\n" : "");
+                cutEvent(policy, event, result);
+                result.append(line);
             }
             else
             {
-                result.append(line);
+                event.add(line);
             }
         }
+        cutEvent(policy, event, result);
         return result.toString();
+    }
+
+    /** Appends the lines of one event, its data cut, and forgets them. */
+    private static void cutEvent(McpConfig.ToolPolicy policy, List<String> lines, StringBuilder result)
+    {
+        StringBuilder data = null;
+        for (String line : lines)
+        {
+            String value = dataValue(line);
+            if (value != null)
+                data = data == null ? new StringBuilder(value) : data.append('\n').append(value);
+        }
+        String whole = data == null ? null : data.toString();
+        String cut = whole == null ? null : cut(policy, whole);
+        // cut() gives back the very string it was given when it cuts nothing.
+        boolean unchanged = cut == whole;
+        boolean written = false;
+        for (String line : lines)
+        {
+            if (unchanged || dataValue(line) == null)
+                result.append(line);
+            else if (!written)
+            {
+                written = true;
+                result.append("data: ").append(cut).append('\n');
+            }
+        }
+        lines.clear();
+    }
+
+    /** The value of a {@code data} field line (with its line end), or null for any other line. */
+    private static String dataValue(String line)
+    {
+        String content = line.replaceFirst("(\r\n|\r|\n)\\z", "");
+        if (content.equals("data"))
+            return "";
+        if (!content.startsWith("data:"))
+            return null;
+        String value = content.substring("data:".length());
+        return value.startsWith(" ") ? value.substring(1) : value;
     }
 
     /**
@@ -133,7 +183,8 @@ final class ToolGuard
      */
     static String cut(McpConfig.ToolPolicy policy, String message)
     {
-        if (policy.allowsAll() || !message.contains("\"tools\""))
+        // A JSON escape in the key would hide it from the shortcut, not from a client's parser.
+        if (policy.allowsAll() || !message.contains("\"tools\"") && !message.contains("\\u"))
             return message;
         JsonNode root;
         try
@@ -151,7 +202,8 @@ final class ToolGuard
             {
                 for (Iterator<JsonNode> i = tools.elements(); i.hasNext(); )
                 {
-                    if (!policy.allows(i.next().path("name").asText("")))
+                    JsonNode name = i.next().path("name");
+                    if (!name.isTextual() || !policy.allows(name.asText()))
                     {
                         i.remove();
                         cut = true;

@@ -61,6 +61,25 @@ class ToolGuardTest
             ToolGuard.cutEvents(POLICY, events));
     }
 
+    /** As a client reads events: the data lines of one event joined, whatever ends the lines. */
+    @Test
+    void cutEvents_cutsTheDataOfEachEvent_asAClientJoinsIt()
+    {
+        String split = "id: 7\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"exec\"},\r\ndata: {\"name\":\"search\"}]}}\r\n\r\n";
+        assertEquals("id: 7\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"search\"}]}}\n\r\n", ToolGuard.cutEvents(POLICY, split));
+        String crOnly = "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"exec\"}]}}\r\r";
+        assertEquals("data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[]}}\n\r", ToolGuard.cutEvents(POLICY, crOnly));
+        String whole = "retry: 1000\nid: 1\ndata:\n\n";
+        assertEquals(whole, ToolGuard.cutEvents(POLICY, whole), "events without tools pass as they came");
+    }
+
+    @Test
+    void cut_readsEscapedKeys_andDropsToolsWithoutAStringName()
+    {
+        String escaped = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"\\u0074ools\":[{\"name\":\"exec\"},{\"name\":[\"exec\"]},{\"name\":\"search\"}]}}";
+        assertEquals("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"search\"}]}}", ToolGuard.cut(POLICY, escaped));
+    }
+
     private static String call(String name)
     {
         return "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":" + name + "}}";
