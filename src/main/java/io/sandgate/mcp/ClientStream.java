@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.Queue;
 
+import io.sandgate.config.McpConfig;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
@@ -255,18 +256,23 @@ final class ClientStream extends Lifetime
 
     /**
      * A session's events delivered to a client stream: taken while the stream has room, the
-     * stream closed when the session ends.
+     * stream closed when the session ends. Every message of a session's log reaches its client
+     * through here, on every transport and bridge, so the server's tool policy is applied here,
+     * once: its hidden tools are cut from {@code tools/list} results before {@link #deliver} sees them.
      */
     abstract static class Delivery implements SessionBus.Listener
     {
         final ClientStream stream;
+        private final McpConfig.ToolPolicy tools;
 
-        Delivery(ClientStream stream)
+        /** @param tools the policy of the server whose session this is */
+        Delivery(ClientStream stream, McpConfig.ToolPolicy tools)
         {
             this.stream = stream;
+            this.tools = tools;
         }
 
-        /** Writes the event to {@link #stream}, or skips it. */
+        /** Writes the event to {@link #stream}, or skips it; {@code message} is what the client may see of it. */
         abstract void deliver(String eventId, String message) throws IOException;
 
         @Override
@@ -274,7 +280,7 @@ final class ClientStream extends Lifetime
         {
             try
             {
-                deliver(eventId, message);
+                deliver(eventId, ToolGuard.cut(tools, message));
             }
             catch (IOException x)
             {

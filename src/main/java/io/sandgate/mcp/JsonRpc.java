@@ -5,6 +5,7 @@ import java.util.List;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
@@ -20,10 +21,14 @@ final class JsonRpc
 {
     private static final ObjectMapper JSON = new ObjectMapper();
     /**
-     * For clients' bodies: a key twice in one object is refused, since parsers differ on which one
-     * counts, and the gateway must read the tool a call names as the server will.
+     * For clients' bodies, which the gateway must read as the server will (the tool a call names
+     * above all): parsers differ on which of a key twice in one object counts, and on what follows
+     * the first value (ignored, read as the next message, or the last value wins), so both are refused.
      */
-    private static final ObjectMapper STRICT = JsonMapper.builder().enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
+    private static final ObjectMapper STRICT = JsonMapper.builder()
+        .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+        .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+        .build();
 
     private final List<JsonNode> messages;
     private final boolean batch;
@@ -44,8 +49,7 @@ final class JsonRpc
         }
         catch (JsonProcessingException x)
         {
-            throw new GatewayException(HttpStatus.BAD_REQUEST_400, JsonRpcErrors.NOT_JSON,
-                x.getMessage() != null && x.getMessage().startsWith("Duplicate field") ? "body is not JSON: a key appears twice in one object" : "body is not JSON");
+            throw new GatewayException(HttpStatus.BAD_REQUEST_400, JsonRpcErrors.NOT_JSON, "body is not JSON" + why(x));
         }
         List<JsonNode> messages = new ArrayList<>();
         if (root != null && root.isArray())
@@ -56,12 +60,27 @@ final class JsonRpc
             throw notAMessage("body is not a JSON-RPC message");
         for (JsonNode message : messages)
         {
+            // A method that is not a string makes no request, nor a response that a server could
+            // still read as one: the gateway would see no method where a lenient server sees one.
             boolean valid = message.isObject() && "2.0".equals(message.path("jsonrpc").asText(null))
-                && (message.path("method").isTextual() || message.has("result") || message.has("error"));
+                && (message.has("method") ? message.get("method").isTextual() : message.has("result") || message.has("error"));
             if (!valid)
                 throw notAMessage("body is not a JSON-RPC 2.0 message");
         }
         return new JsonRpc(messages, root.isArray());
+    }
+
+    /** What is wrong with a body that is not one JSON value, where saying it helps; never the body itself. */
+    private static String why(JsonProcessingException x)
+    {
+        String message = x.getOriginalMessage();
+        if (message == null)
+            return "";
+        if (message.startsWith("Duplicate field"))
+            return ": a key appears twice in one object";
+        if (message.startsWith("Trailing token"))
+            return ": more follows the first value (send a batch as one JSON array)";
+        return "";
     }
 
     private static GatewayException notAMessage(String message)

@@ -44,7 +44,21 @@ final class LegacySseTransport
 
     void openStream(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server) throws IOException
     {
-        mcp.checkStreamLimit(request);
+        // Before the session is made or the server's stream opened.
+        ClientStreams.Place place = mcp.reserveStream(request);
+        try
+        {
+            openStream(request, response, server, place);
+        }
+        catch (IOException | RuntimeException x)
+        {
+            place.cancel();
+            throw x;
+        }
+    }
+
+    private void openStream(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, ClientStreams.Place place) throws IOException
+    {
         String resume = McpServlet.sessionId(request);
         String header = request.getHeader(McpHeaders.LAST_EVENT_ID);
         McpSession session;
@@ -62,7 +76,7 @@ final class LegacySseTransport
             lastEventId = header;
         }
         ClientStream stream = ClientStream.start(request, response);
-        mcp.opened(request, stream);
+        place.open(stream);
         String sessionId = session.id();
         String endpoint = request.getContextPath() + "/mcp/" + server.name() + "/message?sessionId=" + sessionId;
         if (server.transport() == McpConfig.Transport.SSE && resume == null)
@@ -96,12 +110,12 @@ final class LegacySseTransport
 
         // Only a Streamable HTTP session-era upstream has a GET stream to hold.
         AtomicBoolean upstreamGetOpened = new AtomicBoolean(server.transport() != McpConfig.Transport.STREAMABLE);
-        SessionBus.Subscription subscription = mcp.subscribe(sessionId, lastEventId, new ClientStream.Delivery(stream)
+        SessionBus.Subscription subscription = mcp.subscribe(sessionId, lastEventId, new ClientStream.Delivery(stream, server.tools())
         {
             @Override
             void deliver(String eventId, String message) throws IOException
             {
-                stream.event(eventId, "message", ToolGuard.cut(server.tools(), message));
+                stream.event(eventId, "message", message);
                 // Once initialize has given the upstream session, messages the server starts
                 // arrive on its GET stream, which this replica holds for as long as it holds the client.
                 if (!upstreamGetOpened.get())

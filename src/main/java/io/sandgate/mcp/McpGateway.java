@@ -7,15 +7,10 @@ import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.HexFormat;
-import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -30,9 +25,7 @@ import io.sandgate.net.Origins;
 import io.sandgate.tracing.TraceAttributes;
 import io.sandgate.tracing.TraceHeaders;
 import io.sandgate.tracing.Tracing;
-import io.sandgate.web.ClientCounts;
 import io.sandgate.web.ClientInfo;
-import io.sandgate.web.ClientLimitFilter;
 import io.sandgate.web.ClientThreads;
 import io.sandgate.web.GatewayException;
 import io.sandgate.web.RequestBodies;
@@ -66,14 +59,10 @@ public final class McpGateway implements AutoCloseable
     private final Origins origins;
     private final HttpClient http;
     private final Upstream upstream;
-    private final Schedulers schedulers;
     /** Where upstream streams are read and relayed when their bytes arrive: a relay may wait on the store. */
     private final Executor pumps;
     private final ScheduledExecutorService timer;
-    private final Set<ClientStream> streams = ConcurrentHashMap.newKeySet();
-    /** Open streams per client, by the address the gateway trusts (X-Forwarded-For only from trusted proxies). */
-    private final ClientCounts streamsPerClient;
-    private final Counter streamsRefused;
+    private final ClientStreams streams;
     private final Counter sessionsRefused;
     private final Counter foreign;
     private final Counter relayed;
@@ -93,13 +82,12 @@ public final class McpGateway implements AutoCloseable
     {
         this.tracer = tracing.tracer();
         this.origins = origins.and(config.allowedOrigins());
-        this.schedulers = schedulers;
         this.pumps = schedulers.workers();
         this.timer = schedulers.timer();
         this.config = config;
         this.bus = bus;
         this.clients = clients;
-        this.streamsPerClient = new ClientCounts(config.maxStreamsPerClient());
+        this.streams = new ClientStreams(config, clients, registry, schedulers);
         this.http = new HttpClient();
         // Jetty's default pool would keep eight threads on every replica, MCP servers configured or not.
         ClientThreads.install(http, "sandgate-mcp-client");
@@ -112,8 +100,6 @@ public final class McpGateway implements AutoCloseable
         http.setMaxConnectionsPerDestination(MAX_UPSTREAM_CONNECTIONS);
         http.start();
         this.upstream = new Upstream(http, schedulers.timer());
-        registry.gaugeCollectionSize("sandgate.mcp.streams", List.of(), streams);
-        this.streamsRefused = Counter.builder("sandgate.mcp.streams.refused").description("Client streams refused: their client held too many").register(registry);
         this.sessionsRefused = Counter.builder("sandgate.mcp.sessions.refused").description("Sessions refused: their client held too many").register(registry);
         this.foreign = Counter.builder("sandgate.mcp.sessions.foreign").description("Requests naming a session with another client's credential, refused").register(registry);
         this.relayed = Counter.builder("sandgate.mcp.messages.relayed").description("Upstream messages stored for delivery").register(registry);
@@ -420,42 +406,14 @@ public final class McpGateway implements AutoCloseable
     }
 
     /**
-     * Registers a client stream for keepalives and the per-client limit. From here on the stream
-     * counts against its client's streams, no longer against its requests in progress.
+     * Takes a place among the request's client's streams for the stream it is about to open, before
+     * anything of the request is relayed.
+     *
+     * @throws GatewayException 429 when its client holds {@code mcp.max-streams-per-client} already
      */
-    void opened(HttpServletRequest request, ClientStream stream)
+    ClientStreams.Place reserveStream(HttpServletRequest request)
     {
-        String client = clients.limitKey(clients.clientAddress(request));
-        if (!streamsPerClient.tryAcquire(client))
-        {
-            streamsRefused.increment();
-            stream.close();
-            return;
-        }
-        ClientLimitFilter.streamOpened(request);
-        streams.add(stream);
-        // Each stream has a schedule of its own, the first run at a random point of the interval,
-        // so that streams opened together do not all wake at once and need a worker each.
-        long interval = config.keepalive().toNanos();
-        Duration first = Duration.ofNanos(1 + ThreadLocalRandom.current().nextLong(interval));
-        ScheduledFuture<?> keepalives = schedulers.every(first, config.keepalive(), "MCP keepalive", stream::keepalive);
-        stream.onClose(() ->
-        {
-            keepalives.cancel(false);
-            streams.remove(stream);
-            streamsPerClient.release(client);
-        });
-    }
-
-    /** Refuses a new stream before it starts when the client already holds too many. */
-    void checkStreamLimit(HttpServletRequest request)
-    {
-        if (streamsPerClient.count(clients.limitKey(clients.clientAddress(request))) >= config.maxStreamsPerClient())
-        {
-            streamsRefused.increment();
-            throw new GatewayException(HttpStatus.TOO_MANY_REQUESTS_429, "too_many_sessions",
-                "too many open MCP streams from this client (at most " + config.maxStreamsPerClient() + ", mcp.max-streams-per-client)");
-        }
+        return streams.reserve(request);
     }
 
     void resumed()
@@ -478,13 +436,13 @@ public final class McpGateway implements AutoCloseable
     /** Closes every client stream this replica holds; their sessions live on in the store. */
     public void endStreams()
     {
-        streams.forEach(ClientStream::close);
+        streams.closeAll();
     }
 
     @Override
     public void close() throws Exception
     {
-        streams.forEach(ClientStream::close);
+        streams.closeAll();
         // Stopping the client ends the pumps' blocked reads.
         http.stop();
     }

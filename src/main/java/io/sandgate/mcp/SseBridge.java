@@ -47,8 +47,63 @@ final class SseBridge
         this.upstreams = upstreams;
     }
 
+    /**
+     * A session-era POST: {@code initialize} opens the server's stream and a session first; any
+     * other message goes in the session given. The place of the request's answer among its
+     * client's streams is taken before the server hears of the request, or of the session. Completes
+     * the exchange.
+     *
+     * @param session null for none: then the message must be an initialize
+     */
+    void post(HttpServletRequest request, McpConfig.Server server, McpSession session, JsonRpc rpc, String body) throws IOException
+    {
+        if (!rpc.isSingle())
+            throw GatewayException.badRequest("a batch cannot be relayed to an HTTP+SSE server: send its messages one at a time");
+        if (session == null && !rpc.isInitialize())
+            throw GatewayException.badRequest("no session: initialize first");
+        AsyncContext async = request.getAsyncContext();
+        ClientStreams.Place place = rpc.hasRequests() ? mcp.reserveStream(request) : null;
+        try
+        {
+            if (session != null)
+                relay(async, server, session, rpc, body, place);
+            else
+                initialize(request, async, server, rpc, body, place);
+        }
+        catch (IOException | RuntimeException x)
+        {
+            cancel(place);
+            throw x;
+        }
+    }
+
+    private void initialize(HttpServletRequest request, AsyncContext async, McpConfig.Server server, JsonRpc rpc, String body, ClientStreams.Place place)
+    {
+        open(server, mcp.newSession(server, request)).whenComplete((ready, failure) ->
+        {
+            try
+            {
+                if (failure != null)
+                    throw failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+                ((HttpServletResponse)async.getResponse()).setHeader(McpHeaders.SESSION_ID, ready.id());
+                relay(async, server, ready, rpc, body, place);
+            }
+            catch (Throwable x)
+            {
+                cancel(place);
+                McpServlet.end(async, x);
+            }
+        });
+    }
+
+    private static void cancel(ClientStreams.Place place)
+    {
+        if (place != null)
+            place.cancel();
+    }
+
     /** Opens the server's SSE stream for a new session; completes with the session once the server announced its message URL. */
-    CompletableFuture<McpSession> open(McpConfig.Server server, McpSession session)
+    private CompletableFuture<McpSession> open(McpConfig.Server server, McpSession session)
     {
         SessionLifetime lifetime = new SessionLifetime(session.id());
         return upstreams.openLegacy(server, session.id(), lifetime).thenApply(url ->
@@ -62,16 +117,17 @@ final class SseBridge
 
     /**
      * Hands a message to the server and, for a request, answers with an event stream of what the
-     * server sends for it, ending with its response. Completes the exchange. The stream starts
-     * before the server accepts the request: a 2024-11-05 server may accept it only once the call
-     * is done, after asking the client something on the very stream the client is waiting for.
+     * server sends for it, ending with its response. The stream starts before the server accepts
+     * the request: a 2024-11-05 server may accept it only once the call is done, after asking the
+     * client something on the very stream the client is waiting for.
+     *
+     * @param place the answer's place among its client's streams; null for a message that is no request
      */
-    void post(HttpServletRequest request, AsyncContext async, McpSession session, JsonRpc rpc, String body) throws IOException
+    private void relay(AsyncContext async, McpConfig.Server server, McpSession session, JsonRpc rpc, String body, ClientStreams.Place place)
+        throws IOException
     {
-        if (!rpc.isSingle())
-            throw GatewayException.badRequest("a batch cannot be relayed to an HTTP+SSE server: send its messages one at a time");
         URI url = URI.create(session.upstreamMessageUrl().orElseThrow(() -> GatewayException.unavailable("session not ready")));
-        if (!rpc.hasRequests())
+        if (place == null)
         {
             send(url, body).whenComplete((status, failure) ->
             {
@@ -90,7 +146,7 @@ final class SseBridge
             return;
         }
         JsonNode call = rpc.messages().get(0);
-        ClientStream stream = answer(request, async, session, call, mcp.bus().lastEventId(session.id()));
+        ClientStream stream = answer(async, server, session, call, mcp.bus().lastEventId(session.id()), place);
         send(url, body).whenComplete((status, failure) ->
         {
             GatewayException error = failure != null ? Errors.map(failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure, Errors.Peer.MCP_SERVER)
@@ -127,14 +183,15 @@ final class SseBridge
         return new GatewayException(HttpStatus.BAD_GATEWAY_502, "upstream_failed", "the MCP server answered " + status);
     }
 
-    private ClientStream answer(HttpServletRequest request, AsyncContext async, McpSession session, JsonNode call, String after) throws IOException
+    private ClientStream answer(AsyncContext async, McpConfig.Server server, McpSession session, JsonNode call, String after, ClientStreams.Place place)
+        throws IOException
     {
         JsonNode id = call.path("id");
         boolean initialize = "initialize".equals(call.path("method").asText());
         JsonNode token = call.path("params").path("_meta").path("progressToken");
         ClientStream stream = ClientStream.start(async);
-        mcp.opened(request, stream);
-        SessionBus.Subscription subscription = mcp.bus().subscribe(session.id(), after, new ClientStream.Delivery(stream)
+        place.open(stream);
+        SessionBus.Subscription subscription = mcp.subscribe(session.id(), after, new ClientStream.Delivery(stream, server.tools())
         {
             @Override
             void deliver(String eventId, String text) throws IOException

@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.CompletionException;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sandgate.config.McpConfig;
@@ -81,7 +80,7 @@ final class StreamableTransport
         }
         if (server.transport() == McpConfig.Transport.SSE)
         {
-            toSse(request, response, server, session, rpc, body);
+            sseBridge.post(request, server, session, rpc, body);
             return;
         }
         // Counted against the client's sessions before the upstream makes one.
@@ -177,34 +176,6 @@ final class StreamableTransport
         });
     }
 
-    /** A session-era POST to a 2024-11-05 HTTP+SSE upstream: initialize opens the upstream's stream first. */
-    private void toSse(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, McpSession session, JsonRpc rpc, String body)
-        throws IOException
-    {
-        AsyncContext async = request.getAsyncContext();
-        if (session != null)
-        {
-            sseBridge.post(request, async, session, rpc, body);
-            return;
-        }
-        if (!rpc.isInitialize())
-            throw GatewayException.badRequest("no session: initialize first");
-        sseBridge.open(server, mcp.newSession(server, request)).whenComplete((ready, failure) ->
-        {
-            try
-            {
-                if (failure != null)
-                    throw failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
-                response.setHeader(McpHeaders.SESSION_ID, ready.id());
-                sseBridge.post(request, async, ready, rpc, body);
-            }
-            catch (Throwable x)
-            {
-                McpServlet.end(async, x);
-            }
-        });
-    }
-
     private void release(McpSession reserved)
     {
         if (reserved != null)
@@ -246,7 +217,21 @@ final class StreamableTransport
         if (server.transport() != McpConfig.Transport.STREAMABLE)
             throw new GatewayException(HttpStatus.METHOD_NOT_ALLOWED_405, "method_not_allowed",
                 "no session stream through this server (" + server.transport().name().toLowerCase(Locale.ROOT) + "): messages come with the answers to POSTs");
-        mcp.checkStreamLimit(request);
+        // Before the server's GET stream is opened.
+        ClientStreams.Place place = mcp.reserveStream(request);
+        try
+        {
+            get(request, server, session, place);
+        }
+        catch (RuntimeException x)
+        {
+            place.cancel();
+            throw x;
+        }
+    }
+
+    private void get(HttpServletRequest request, McpConfig.Server server, McpSession session, ClientStreams.Place place)
+    {
         String lastEventId = request.getHeader(McpHeaders.LAST_EVENT_ID);
         // An id of the upstream's: the client resumes a POST answer the upstream cut short (SSE
         // polling), which only the upstream can replay, on the GET stream it opens with that id.
@@ -263,11 +248,13 @@ final class StreamableTransport
         {
             if (failure != null)
             {
+                place.cancel();
                 McpServlet.end(async, failure);
                 return;
             }
             if (upstream.status() != HttpStatus.OK_200 || !upstream.isEventStream())
             {
+                place.cancel();
                 upstream.response().abort(new IllegalStateException("no event stream"));
                 McpServlet.end(async, upstream.status() == HttpStatus.METHOD_NOT_ALLOWED_405
                     ? new GatewayException(HttpStatus.METHOD_NOT_ALLOWED_405, "method_not_allowed", "the MCP server offers no GET stream")
@@ -276,28 +263,29 @@ final class StreamableTransport
             }
             try
             {
-                relay(request, async, server, session, after, upstream);
+                relay(async, server, session, after, upstream, place);
             }
             catch (IOException | RuntimeException x)
             {
+                place.cancel();
                 upstream.response().abort(x);
                 McpServlet.end(async, x);
             }
         });
     }
 
-    private void relay(HttpServletRequest request, AsyncContext async, McpConfig.Server server, McpSession session, String lastEventId,
-                       Upstream.Exchange upstream) throws IOException
+    private void relay(AsyncContext async, McpConfig.Server server, McpSession session, String lastEventId, Upstream.Exchange upstream,
+                       ClientStreams.Place place) throws IOException
     {
         ClientStream stream = ClientStream.start(async);
-        mcp.opened(request, stream);
+        place.open(stream);
         upstreams.holdGet(server, session, stream, upstream);
-        SessionBus.Subscription subscription = mcp.subscribe(session.id(), lastEventId, new ClientStream.Delivery(stream)
+        SessionBus.Subscription subscription = mcp.subscribe(session.id(), lastEventId, new ClientStream.Delivery(stream, server.tools())
         {
             @Override
             void deliver(String eventId, String message) throws IOException
             {
-                stream.event(eventId, null, ToolGuard.cut(server.tools(), message));
+                stream.event(eventId, null, message);
             }
         });
         stream.onClose(subscription::close);

@@ -1,8 +1,10 @@
 package io.sandgate.mcp;
 
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.regex.Pattern;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -22,40 +24,54 @@ import org.eclipse.jetty.http.HttpStatus;
 final class ToolGuard
 {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** Splits an event stream after each line end, keeping it: an empty line (its line end alone) ends an event. */
+    private static final Pattern LINE_END = Pattern.compile("(?<=\r\n)|(?<=\r)(?!\n)|(?<=\n)");
 
     private ToolGuard()
     {
     }
 
     /**
-     * The answer to a call of a tool the policy hides, as the server would give it for a tool it
-     * does not have: a JSON-RPC error response with the code of an unknown tool. Null when the
-     * request calls no hidden tool. The tool is the body's: on a 2026-07-28 request it was checked
-     * to be what {@code Mcp-Name} says. (Not an HTTP 403: clients take that for an authorization
-     * failure and may start logging in again.)
+     * The answer to a call the gateway refuses, as the server would give it: a JSON-RPC error
+     * response with the code of invalid params. Null when the request calls no such tool. Refused are
+     * a call of a tool the policy hides, answered as one of a tool the server does not have, and a
+     * call that names its tool with anything but a string, with or without a policy: servers read
+     * such a name in ways of their own ({@code ["add"]} as {@code add}, by a JavaScript property
+     * lookup), so the policy could not judge the call the server reads. The tool is the body's: on a
+     * 2026-07-28 request it was checked to be what {@code Mcp-Name} says. (Not an HTTP 403: clients
+     * take that for an authorization failure and may start logging in again.)
      *
-     * @throws RpcException 400 for a batch that calls one, refused whole
+     * @throws RpcException 400 for a batch that holds such a call, refused whole
      */
     static String refusal(McpConfig.Server server, JsonRpc rpc)
     {
-        if (server.tools().allowsAll())
-            return null;
         for (JsonNode message : rpc.messages())
         {
             if (!"tools/call".equals(message.path("method").asText()))
                 continue;
-            String tool = message.path("params").path("name").asText("");
-            if (server.tools().allows(tool))
+            JsonNode name = message.path("params").path("name");
+            String text = refused(server, name);
+            if (text == null)
                 continue;
-            String text = "Unknown tool: " + tool + " is not available on MCP server " + server.name();
             if (!rpc.isSingle())
-                throw new RpcException(HttpStatus.BAD_REQUEST_400, JsonRpcErrors.INVALID_REQUEST, "a batch calls a tool that is not available: " + text, null);
+                throw new RpcException(HttpStatus.BAD_REQUEST_400, name.isTextual() ? JsonRpcErrors.INVALID_REQUEST : JsonRpcErrors.INVALID_PARAMS,
+                    "a batch holds a call that is refused: " + text, null);
             ObjectNode error = JSON.createObjectNode().put("jsonrpc", "2.0");
             error.set("id", message.path("id"));
             error.putObject("error").put("code", JsonRpcErrors.INVALID_PARAMS).put("message", text);
             return error.toString();
         }
         return null;
+    }
+
+    /** Why a call naming this tool is refused, or null when it is not. */
+    private static String refused(McpConfig.Server server, JsonNode name)
+    {
+        if (!name.isTextual())
+            return "Invalid params: tools/call names its tool with a string (params.name)";
+        if (server.tools().allows(name.asText()))
+            return null;
+        return "Unknown tool: " + name.asText() + " is not available on MCP server " + server.name();
     }
 
     /** Whether an answer to this request must be read and cut rather than streamed as it comes. */
@@ -95,24 +111,70 @@ final class ToolGuard
         });
     }
 
-    /** The {@code data:} lines of an event stream, each cut. */
+    /**
+     * An event stream with the data of each event cut, the data as a client reads it: the
+     * {@code data:} lines of one event joined, whatever ends its lines (LF, CRLF or CR), as
+     * {@link SseParser} reads the session's messages. An event that loses a tool has its data on
+     * one line; every other line, and every event left whole, passes as it came.
+     */
     static String cutEvents(McpConfig.ToolPolicy policy, String events)
     {
         StringBuilder result = new StringBuilder(events.length());
-        for (String line : events.split("(?<=\n)"))
+        List<String> event = new ArrayList<>();
+        for (String line : LINE_END.split(events))
         {
-            if (line.startsWith("data:"))
+            if (line.equals("\n") || line.equals("\r\n") || line.equals("\r"))
             {
-                boolean newline = line.endsWith("\n");
-                String data = line.substring("data:".length(), line.length() - (newline ? 1 : 0)).strip();
-                result.append("data: ").append(cut(policy, data)).append(newline ? "\n" : "");
+                cutEvent(policy, event, result);
+                result.append(line);
             }
             else
             {
-                result.append(line);
+                event.add(line);
             }
         }
+        cutEvent(policy, event, result);
         return result.toString();
+    }
+
+    /** Appends the lines of one event, its data cut, and forgets them. */
+    private static void cutEvent(McpConfig.ToolPolicy policy, List<String> lines, StringBuilder result)
+    {
+        StringBuilder data = null;
+        for (String line : lines)
+        {
+            String value = dataValue(line);
+            if (value != null)
+                data = data == null ? new StringBuilder(value) : data.append('\n').append(value);
+        }
+        String whole = data == null ? null : data.toString();
+        String cut = whole == null ? null : cut(policy, whole);
+        // cut() gives back the very string it was given when it cuts nothing.
+        boolean unchanged = cut == whole;
+        boolean written = false;
+        for (String line : lines)
+        {
+            if (unchanged || dataValue(line) == null)
+                result.append(line);
+            else if (!written)
+            {
+                written = true;
+                result.append("data: ").append(cut).append('\n');
+            }
+        }
+        lines.clear();
+    }
+
+    /** The value of a {@code data} field line (with its line end), or null for any other line. */
+    private static String dataValue(String line)
+    {
+        String content = line.replaceFirst("(\r\n|\r|\n)\\z", "");
+        if (content.equals("data"))
+            return "";
+        if (!content.startsWith("data:"))
+            return null;
+        String value = content.substring("data:".length());
+        return value.startsWith(" ") ? value.substring(1) : value;
     }
 
     /**
@@ -121,7 +183,8 @@ final class ToolGuard
      */
     static String cut(McpConfig.ToolPolicy policy, String message)
     {
-        if (policy.allowsAll() || !message.contains("\"tools\""))
+        // A JSON escape in the key would hide it from the shortcut, not from a client's parser.
+        if (policy.allowsAll() || !message.contains("\"tools\"") && !message.contains("\\u"))
             return message;
         JsonNode root;
         try
@@ -139,7 +202,8 @@ final class ToolGuard
             {
                 for (Iterator<JsonNode> i = tools.elements(); i.hasNext(); )
                 {
-                    if (!policy.allows(i.next().path("name").asText("")))
+                    JsonNode name = i.next().path("name");
+                    if (!name.isTextual() || !policy.allows(name.asText()))
                     {
                         i.remove();
                         cut = true;

@@ -94,6 +94,29 @@ class McpBridgeIT
         assertTrue(sseOnly.requestsTo(McpUpstream.SSE_PATH).size() > 0, "the server was reached on its SSE transport");
     }
 
+    /**
+     * The bridge rewrites each call for the server: the policy must have judged the very call it
+     * rewrites. A body with more than one value, or a tool named by anything but a string, never
+     * gets that far under the deny-only policy of this server.
+     */
+    @Test
+    void bridgedCall_thatTheServerCouldReadOtherwise_isRefusedBeforeIt() throws Exception
+    {
+        RawStreamableClient client = new RawStreamableClient(gateway, "modern");
+        String session = client.openSession();
+        int seenBefore = upstream.observed().size();
+        String allowed = "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"test_simple_text\"}}";
+        String hidden = "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"test_error_handling\"}}";
+
+        HttpResponse<String> trailing = client.post(session, allowed + hidden, "MCP-Protocol-Version", "2025-11-25");
+        assertEquals(400, trailing.statusCode(), trailing.body());
+        assertTrue(trailing.body().contains("-32700"), trailing.body());
+        HttpResponse<String> notAString = client.post(session, hidden.replace("\"test_error_handling\"", "[\"test_error_handling\"]"), "MCP-Protocol-Version", "2025-11-25");
+        assertEquals(200, notAString.statusCode(), notAString.body());
+        assertTrue(notAString.body().contains("-32602") && notAString.body().contains("\"id\":4"), notAString.body());
+        assertEquals(seenBefore, upstream.observed().size(), "nothing reached the server");
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"streamable", "sse"})
     void sessionEraClient_worksAgainstAStatelessOnlyServer(String transport) throws Exception

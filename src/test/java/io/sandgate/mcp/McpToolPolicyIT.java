@@ -19,7 +19,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * {@code mcp.servers[].tools} through the gateway, with the MCP Java SDK's client and server on
- * both transports: a hidden tool is not listed and its call never reaches the server.
+ * both transports, and a Streamable HTTP client in front of an HTTP+SSE server ({@code bridged}): a
+ * hidden tool is not listed and its call never reaches the server.
  */
 class McpToolPolicyIT
 {
@@ -31,7 +32,8 @@ class McpToolPolicyIT
         .set("log.access", "false")
         .set("mcp.servers", List.of(
             Map.of("name", "streamable", "url", upstream.streamableUrl(), "transport", "streamable", "tools", POLICY),
-            Map.of("name", "sse", "url", upstream.sseUrl(), "transport", "sse", "tools", POLICY))));
+            Map.of("name", "sse", "url", upstream.sseUrl(), "transport", "sse", "tools", POLICY),
+            Map.of("name", "bridged", "url", upstream.sseUrl(), "transport", "sse", "tools", POLICY))));
 
     @AfterAll
     static void stop()
@@ -48,7 +50,7 @@ class McpToolPolicyIT
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"streamable", "sse"})
+    @ValueSource(strings = {"streamable", "sse", "bridged"})
     void hiddenTools_areNotListed_norCallable(String transport)
     {
         try (McpSyncClient client = client(transport))
