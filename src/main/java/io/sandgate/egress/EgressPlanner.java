@@ -99,8 +99,10 @@ public final class EgressPlanner
         Optional<Credentials.Injection> injection = injection(route, scheme, host, headers);
         if (route.scan() != EgressConfig.ScanMode.OFF)
             LeakGuard.refuseEncodedBody(headers.values(HttpHeader.CONTENT_ENCODING.asString()));
-        // The authority comes back as it was: a secret in it is refused, never redacted.
-        String line = leaks.checkRequestLine(route, path + (query == null ? "" : "?" + query));
+        // The authority comes back as it was: a secret in it is refused, never redacted. The agent's
+        // own value of a query credential's parameter is dropped, as its token header is: not read.
+        String agentQuery = injection.isPresent() ? injection.get().withoutOwnParameter(query) : query;
+        String line = leaks.checkRequestLine(route, path + (agentQuery == null ? "" : "?" + agentQuery));
         leaks.checkHeaders(route, headers, name -> EgressServlet.forwards(name, injection));
         refuseDeclaredBodyOverLimit(route, headers);
         int mark = line.indexOf('?');
@@ -148,6 +150,9 @@ public final class EgressPlanner
         // the gateway, so an internal token among them reaches no target.
         if (route.credential().isPresent())
             throw GatewayException.forbidden("routes with a credential need base-URL mode: /egress/" + host + "/...");
+        // The name itself goes out, to the name servers that resolve it and as the tunnel's SNI: a
+        // secret in it is refused as in a base-URL request's authority.
+        leaks.checkAuthority(route, host + ":" + port);
         // A tunnel injects nothing, but the agent may name itself with its token on the CONNECT.
         Optional<EgressPlan.Sticky> sticky = sticky(route, headers, () -> credentials.agentOf(headers));
         return pin("https", host, port).thenApply(target -> plan(EgressPlan.Entry.CONNECT, route, target, "", Optional.empty(), sticky));

@@ -291,6 +291,26 @@ class EgressPlannerTest
         assertEquals("alpha", injection.agent());
     }
 
+    /** The token goes only in the header the key replaces: anywhere else it is a held secret, refused whatever the route's mode. */
+    @Test
+    void plan_internalTokenAnywhereButTheHeaderTheKeyReplaces_isRefused_beforeResolving()
+    {
+        String bearer = "Bearer " + TOKEN;
+        List<Runnable> elsewhere = List.of(
+            () -> baseUrl("llm.example.com/v1/chat", "t=" + TOKEN, "Authorization", bearer),
+            () -> baseUrl("llm.example.com/v1/" + TOKEN.replace("_", "%5F"), null, "Authorization", bearer),
+            () -> baseUrl("llm.example.com/v1/chat", null, "Authorization", bearer, "Cookie", "s=" + TOKEN.replace("_", "%5f")),
+            () -> baseUrl("api.example.com/x", null, EgressPlanner.TASK_TYPE, "web", "X-Auth-Token", TOKEN),
+            () -> baseUrl("api.example.com/x", "t=" + TOKEN, EgressPlanner.TASK_TYPE, "redact"));
+        for (Runnable call : elsewhere)
+        {
+            GatewayException refused = refused(call);
+            assertEquals(422, refused.status(), refused.getMessage());
+            assertTrue(refused.getMessage().contains("sandgate-agent-token") && !refused.getMessage().contains(TOKEN), refused.getMessage());
+        }
+        assertEquals(List.of(), resolved);
+    }
+
     @Test
     void plan_credentialRoute_isRefusedOverConnectAndPlainHttp()
     {
