@@ -245,7 +245,7 @@ public final class Sandgate implements AutoCloseable
             schedulers);
         built.push(credentials);
         LeakGuard leaks = new LeakGuard(credentials, metrics);
-        credentials.onHeldKeysChange(() -> redactor = forLogs(leaks.redactor()));
+        credentials.onHeldSecretsChange(() -> redactor = forLogs(leaks.redactor()));
         redactor = forLogs(leaks.redactor());
         try
         {

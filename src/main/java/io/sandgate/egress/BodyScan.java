@@ -14,8 +14,10 @@ import io.sandgate.web.GatewayException;
  * sent on comes out, and on a blocking route a hit stops the exchange. What a route's scanning
  * asks of the headers is said here too, so that the servlet only applies it.
  *
- * <p>A body goes through one or two stages in turn: the route's rules, as its scan mode says, and
- * on a response of a route that injects a credential, the injection's own keys, always redacted.</p>
+ * <p>A body goes through one to three stages in turn. A request: the route's rules, as its scan
+ * mode says, then the secrets the gateway holds (real keys, agents' tokens), read as sent and
+ * percent-decoded on every route, whose hits refuse the exchange. A response: the route's rules,
+ * and on a route that injects a credential, the injection's own keys, always redacted.</p>
  */
 final class BodyScan
 {
@@ -49,11 +51,21 @@ final class BodyScan
         this.stages = List.copyOf(stages);
     }
 
-    /** The scan of a request body, or null on a route that does not scan. */
+    /**
+     * The scan of a request body, or null when nothing reads it (a route that does not scan, on a
+     * gateway that holds no secret). The route's rules come first, so that a redacting route
+     * redacts a held key as sent before the held secrets' stage, which cannot redact, sees it.
+     */
     static BodyScan request(LeakGuard leaks, EgressConfig.Route route)
     {
-        LeakScanner.Stream stream = leaks.open(route.scan());
-        return stream == null ? null : new BodyScan(leaks, route, "request", List.of(new Stage(stream, route.scan())));
+        List<Stage> stages = new ArrayList<>(2);
+        LeakScanner.Stream rules = leaks.open(route.scan());
+        if (rules != null)
+            stages.add(new Stage(rules, route.scan()));
+        LeakScanner.Stream held = leaks.openHeld();
+        if (held != null)
+            stages.add(new Stage(held, EgressConfig.ScanMode.BLOCK));
+        return stages.isEmpty() ? null : new BodyScan(leaks, route, "request", stages);
     }
 
     /**
@@ -108,7 +120,7 @@ final class BodyScan
         for (Stage stage : stages)
         {
             LeakScanner.Chunk out = stage.stream().feed(data);
-            GatewayException blocked = leaks.onHits(out.hits(), route, stage.mode(), direction, "body");
+            GatewayException blocked = onHits(stage, out.hits());
             if (blocked != null)
                 return new Step(out.output(), blocked);
             data = out.output();
@@ -130,12 +142,22 @@ final class BodyScan
             List<LeakHit> hits = new ArrayList<>(fed.hits());
             hits.addAll(last.hits());
             ByteBuffer released = concat(fed.output(), last.output());
-            GatewayException blocked = leaks.onHits(hits, route, stage.mode(), direction, "body");
+            GatewayException blocked = onHits(stage, hits);
             if (blocked != null)
                 return new Step(released, blocked);
             data = released;
         }
         return new Step(data, null);
+    }
+
+    /**
+     * A request's hits as {@link LeakGuard} judges any request's: a held secret never leaves,
+     * whatever the stage's mode. A response's as its stage's mode says: one that only reports has
+     * passed its bytes on already.
+     */
+    private GatewayException onHits(Stage stage, List<LeakHit> hits)
+    {
+        return direction.equals("request") ? leaks.onRequestBodyHits(hits, route, stage.mode()) : leaks.onHits(hits, route, stage.mode(), direction, "body");
     }
 
     private static ByteBuffer concat(ByteBuffer first, ByteBuffer second)

@@ -10,6 +10,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
@@ -66,18 +67,28 @@ public final class Credentials implements AutoCloseable
         {
             if (query.isEmpty())
                 return agentQuery;
+            String kept = withoutOwnParameter(agentQuery);
+            return (kept == null ? "" : kept + "&") + URLEncoder.encode(query.get(), StandardCharsets.UTF_8) + '='
+                + URLEncoder.encode(value, StandardCharsets.UTF_8);
+        }
+
+        /**
+         * The agent's query without its own value of the parameter the key goes in (where SDKs put
+         * the agent's token, as they would the key), or null when nothing is left; unchanged for a
+         * header credential. That value never reaches the target, so it is not read for secrets.
+         */
+        public String withoutOwnParameter(String agentQuery)
+        {
+            if (query.isEmpty() || agentQuery == null)
+                return agentQuery;
             StringBuilder result = new StringBuilder();
-            if (agentQuery != null)
+            for (String pair : agentQuery.split("&"))
             {
-                for (String pair : agentQuery.split("&"))
-                {
-                    String key = pair.contains("=") ? pair.substring(0, pair.indexOf('=')) : pair;
-                    if (!pair.isEmpty() && !decode(key).equals(query.get()))
-                        result.append(pair).append('&');
-                }
+                String key = pair.contains("=") ? pair.substring(0, pair.indexOf('=')) : pair;
+                if (!pair.isEmpty() && !decode(key).equals(query.get()))
+                    result.append(result.isEmpty() ? "" : "&").append(pair);
             }
-            return result.append(URLEncoder.encode(query.get(), StandardCharsets.UTF_8)).append('=')
-                .append(URLEncoder.encode(value, StandardCharsets.UTF_8)).toString();
+            return result.isEmpty() ? null : result.toString();
         }
 
         private static String decode(String text)
@@ -122,6 +133,7 @@ public final class Credentials implements AutoCloseable
     /** SHA-256 of a valid token -> its agent and until when the token is valid; replaced whole. */
     private volatile Map<String, Holder> tokens = Map.of();
     private volatile Set<String> held = Set.of();
+    private volatile Set<String> agentTokens = Set.of();
     private final List<Runnable> onHeldChange = new CopyOnWriteArrayList<>();
 
     /**
@@ -174,13 +186,21 @@ public final class Credentials implements AutoCloseable
     private synchronized void rebuild()
     {
         Map<String, Holder> index = new HashMap<>();
+        Set<String> values = new HashSet<>();
         for (CredentialsConfig.Agent agent : config.agents())
-            ring.valid(agent.tokenSecret()).forEach(token -> index.put(digest(token.value().reveal()), new Holder(agent, token.until())));
+        {
+            ring.valid(agent.tokenSecret()).forEach(token ->
+            {
+                index.put(digest(token.value().reveal()), new Holder(agent, token.until()));
+                values.add(token.value().reveal());
+            });
+        }
         tokens = Map.copyOf(index);
         Set<String> keys = ring.held(config.credentials().values().stream().map(CredentialsConfig.Credential::secret).toList());
-        if (!keys.equals(held))
+        if (!keys.equals(held) || !values.equals(agentTokens))
         {
             held = Set.copyOf(keys);
+            agentTokens = Set.copyOf(values);
             onHeldChange.forEach(Runnable::run);
         }
     }
@@ -191,8 +211,21 @@ public final class Credentials implements AutoCloseable
         return held;
     }
 
-    /** Called, in the order added, after the set of held keys changed (rotation), so that scanner and redaction follow. */
-    public void onHeldKeysChange(Runnable listener)
+    /**
+     * The agents' internal tokens valid now (current and overlapping, of revoked and expired agents
+     * too): secrets the gateway holds as it holds the real keys, which the leak scanner must catch
+     * anywhere in a request but the header a credential replaces.
+     */
+    public Set<String> agentTokens()
+    {
+        return agentTokens;
+    }
+
+    /**
+     * Called, in the order added, after the held keys or the agents' tokens changed (rotation, a
+     * reload), so that scanner and redaction follow.
+     */
+    public void onHeldSecretsChange(Runnable listener)
     {
         onHeldChange.add(listener);
     }
@@ -241,7 +274,8 @@ public final class Credentials implements AutoCloseable
      * host it was never meant for. Every value of every API-key header is looked at, since all of
      * them are forwarded, and in each every word and a Basic credential's two halves: a token under
      * another scheme ({@code Token x}, {@code Bearer<TAB>x}) or as a password is as forwarded as
-     * under {@code Bearer}. Other values (an agent's own key for some public API) pass.
+     * under {@code Bearer}. Other values (an agent's own key for some public API) pass; a token
+     * anywhere else in the request is the leak scanner's to find ({@link #agentTokens()}).
      */
     public void refuseInternalToken(RequestHeaders headers, String host)
     {

@@ -1,5 +1,7 @@
 package io.sandgate.egress;
 
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Optional;
@@ -27,7 +29,7 @@ import org.eclipse.jetty.http.HttpStatus;
  * the call is refused; nothing has been sent to any node either way.
  *
  * <p>The checks run in one order for every entry: route, credential, request line and headers,
- * declared body size, SSRF guard.
+ * declared body size, the URL's form, SSRF guard.
  * The guard comes last so that a call refused for another reason never resolves its target. It
  * resolves a name on the {@link DnsLookups}' threads, never on the caller's, so a plan is a future:
  * a refusal decided before the lookup is thrown at once, one decided by or after it fails the future.
@@ -97,8 +99,10 @@ public final class EgressPlanner
         Optional<Credentials.Injection> injection = injection(route, scheme, host, headers);
         if (route.scan() != EgressConfig.ScanMode.OFF)
             LeakGuard.refuseEncodedBody(headers.values(HttpHeader.CONTENT_ENCODING.asString()));
-        // The authority comes back as it was: a secret in it is refused, never redacted.
-        String line = leaks.checkRequestLine(route, path + (query == null ? "" : "?" + query));
+        // The authority comes back as it was: a secret in it is refused, never redacted. The agent's
+        // own value of a query credential's parameter is dropped, as its token header is: not read.
+        String agentQuery = injection.isPresent() ? injection.get().withoutOwnParameter(query) : query;
+        String line = leaks.checkRequestLine(route, path + (agentQuery == null ? "" : "?" + agentQuery));
         leaks.checkHeaders(route, headers, name -> EgressServlet.forwards(name, injection));
         refuseDeclaredBodyOverLimit(route, headers);
         int mark = line.indexOf('?');
@@ -106,8 +110,30 @@ public final class EgressPlanner
         String checkedQuery = mark < 0 ? null : line.substring(mark + 1);
         String sentQuery = injection.isPresent() ? injection.get().intoQuery(checkedQuery) : checkedQuery;
         String pathAndQuery = (slash < 0 ? "/" : checkedPath.substring(slash)) + (sentQuery == null ? "" : "?" + sentQuery);
+        requireUri(pathAndQuery);
         Optional<EgressPlan.Sticky> sticky = sticky(route, headers, () -> injection.map(Credentials.Injection::agent));
         return pin(scheme, host, port).thenApply(target -> plan(entry, route, target, pathAndQuery, injection, sticky));
+    }
+
+    /**
+     * What is asked of the target goes in a URI ({@link PinnedTarget#uri}). Jetty lets through a
+     * query that is none, with a {@code %} not followed by two hex digits or a character RFC 3986
+     * has percent-encoded ({@code |}, {@code "}, <code>{</code>), and building the URI would then
+     * fail in the proxy's steps, whose error page named the pinned address. Such a request is the
+     * agent's to fix: refused here, after the secret checks (an attempt to send a key is counted
+     * whatever else is wrong with it) and before the target is resolved, in words that quote nothing of it.
+     */
+    private static void requireUri(String pathAndQuery)
+    {
+        try
+        {
+            // Parsed as PinnedTarget#uri will: after an authority, which plays no part in how the rest reads.
+            new URI("http://h" + pathAndQuery);
+        }
+        catch (URISyntaxException x)
+        {
+            throw GatewayException.badRequest("malformed path or query (expected: RFC 3986, each % followed by two hex digits; percent-encode other characters)");
+        }
     }
 
     /**
@@ -124,6 +150,9 @@ public final class EgressPlanner
         // the gateway, so an internal token among them reaches no target.
         if (route.credential().isPresent())
             throw GatewayException.forbidden("routes with a credential need base-URL mode: /egress/" + host + "/...");
+        // The name itself goes out, to the name servers that resolve it and as the tunnel's SNI: a
+        // secret in it is refused as in a base-URL request's authority.
+        leaks.checkAuthority(route, host + ":" + port);
         // A tunnel injects nothing, but the agent may name itself with its token on the CONNECT.
         Optional<EgressPlan.Sticky> sticky = sticky(route, headers, () -> credentials.agentOf(headers));
         return pin("https", host, port).thenApply(target -> plan(EgressPlan.Entry.CONNECT, route, target, "", Optional.empty(), sticky));

@@ -360,7 +360,7 @@ public final class EgressServlet extends StreamingProxyServlet
 
     /**
      * Request bodies are counted against the route's {@code max_body_size} (a declared length was
-     * judged by the planner already) and, on scanning routes, read through the leak scanner.
+     * judged by the planner already) and read through the leak scanner ({@link BodyScan#request}).
      */
     @Override
     protected ReadListener newReadListener(HttpServletRequest request, HttpServletResponse response, Request proxyRequest, AsyncRequestContent content)

@@ -5,8 +5,10 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 
@@ -24,6 +26,8 @@ public final class LeakScanner
 {
     /** Rule id of hits on a credential the gateway itself holds. */
     public static final String CREDENTIAL_RULE = "sandgate-credential";
+    /** Rule id of hits on an agent's internal token, which the gateway holds as well. */
+    public static final String AGENT_TOKEN_RULE = "sandgate-agent-token";
 
     /**
      * Held credentials shorter than this are not looked for: they would match ordinary text and
@@ -36,6 +40,8 @@ public final class LeakScanner
 
     private final List<LeakRule> rules;
     private final List<byte[]> literals;
+    /** Per literal: the rule id its hits are reported as. */
+    private final List<String> literalRules;
     private final KeywordAutomaton automaton;
     /** Per keyword id: the targets it starts; a target below rules.size() is a rule, else a literal. */
     private final int[][] targetsByKeyword;
@@ -49,10 +55,11 @@ public final class LeakScanner
     private final int[] shortestKeyword;
     private final int longestMatch;
 
-    private LeakScanner(List<LeakRule> rules, List<byte[]> literals)
+    private LeakScanner(List<LeakRule> rules, List<byte[]> literals, List<String> literalRules)
     {
         this.rules = List.copyOf(rules);
         this.literals = List.copyOf(literals);
+        this.literalRules = List.copyOf(literalRules);
         List<byte[]> keywords = new ArrayList<>();
         List<List<Integer>> targets = new ArrayList<>();
         int target = 0;
@@ -116,27 +123,50 @@ public final class LeakScanner
         Set<String> ids = new LinkedHashSet<>();
         for (LeakRule rule : rules)
         {
-            if (rule.id().equals(CREDENTIAL_RULE) || !ids.add(rule.id()))
-                throw new IllegalArgumentException("rule id: " + rule.id() + " (expected: unique, not " + CREDENTIAL_RULE + ")");
+            if (rule.id().equals(CREDENTIAL_RULE) || rule.id().equals(AGENT_TOKEN_RULE) || !ids.add(rule.id()))
+                throw new IllegalArgumentException("rule id: " + rule.id() + " (expected: unique, not " + CREDENTIAL_RULE + " or " + AGENT_TOKEN_RULE + ")");
         }
-        return new LeakScanner(rules, List.of());
+        return new LeakScanner(rules, List.of(), List.of());
     }
 
     /**
-     * The same rules, looking for exactly these held credentials instead of the previous ones
-     * (reported as {@link #CREDENTIAL_RULE}). Values are matched as their UTF-8 bytes, case
-     * sensitively; blank values and values shorter than {@link #MIN_LITERAL_LENGTH} are skipped.
+     * The same rules, looking for exactly these held credentials instead of the previous literals
+     * (reported as {@link #CREDENTIAL_RULE}).
+     *
+     * @see #withLiterals(Map)
      */
     public LeakScanner withLiterals(Collection<String> values)
     {
+        return withLiterals(Map.of(CREDENTIAL_RULE, values));
+    }
+
+    /**
+     * The same rules, looking for exactly these held secrets instead of the previous literals, each
+     * reported as the rule id it is listed under ({@link #CREDENTIAL_RULE}, {@link #AGENT_TOKEN_RULE}).
+     * Values are matched as their UTF-8 bytes, case sensitively; blank values and values shorter
+     * than {@link #MIN_LITERAL_LENGTH} are skipped; a value listed under two ids is reported as the
+     * first, in the map's order.
+     */
+    public LeakScanner withLiterals(Map<String, ? extends Collection<String>> valuesByRule)
+    {
         List<byte[]> bytes = new ArrayList<>();
+        List<String> ruleIds = new ArrayList<>();
         Set<String> seen = new LinkedHashSet<>();
-        for (String value : values)
+        for (Map.Entry<String, ? extends Collection<String>> entry : new LinkedHashMap<>(valuesByRule).entrySet())
         {
-            if (value != null && value.strip().length() >= MIN_LITERAL_LENGTH && seen.add(value))
-                bytes.add(value.getBytes(StandardCharsets.UTF_8));
+            String ruleId = entry.getKey();
+            if (ruleId == null || ruleId.isBlank() || rules.stream().anyMatch(rule -> rule.id().equals(ruleId)))
+                throw new IllegalArgumentException("literal rule id: " + ruleId + " (expected: none of the rules' ids)");
+            for (String value : entry.getValue())
+            {
+                if (value != null && value.strip().length() >= MIN_LITERAL_LENGTH && seen.add(value))
+                {
+                    bytes.add(value.getBytes(StandardCharsets.UTF_8));
+                    ruleIds.add(ruleId);
+                }
+            }
         }
-        return new LeakScanner(rules, bytes);
+        return new LeakScanner(rules, bytes, ruleIds);
     }
 
     public List<LeakRule> rules()
@@ -144,7 +174,7 @@ public final class LeakScanner
         return rules;
     }
 
-    /** How many held credentials are looked for. */
+    /** How many held secrets (credentials and tokens) are looked for. */
     public int literalCount()
     {
         return literals.size();
@@ -188,6 +218,18 @@ public final class LeakScanner
         return new StreamingScan(this, Objects.requireNonNull(mode, "mode"));
     }
 
+    /**
+     * A stream that reads a body both as sent and percent-decoded ({@link PercentDecoded}), as a
+     * target decoding a form or a cookie would read it, and passes on the bytes as sent. It holds
+     * back what a {@link Mode#REDACT} stream holds back, but cannot cut a match spelt in escapes out
+     * of the bytes as sent: from its first hit on it releases nothing, and the caller refuses the
+     * exchange.
+     */
+    public Stream decodedStream()
+    {
+        return new PercentDecodedStream(stream(Mode.REDACT), stream(Mode.REDACT));
+    }
+
     // What a stream reads of the compiled rules. A target below rules().size() is a rule, else a
     // held credential; the arrays are shared, never written after construction.
 
@@ -207,10 +249,16 @@ public final class LeakScanner
         return keywordLength[id];
     }
 
-    /** The bytes of the held credential that {@code target} stands for. */
+    /** The bytes of the held secret that {@code target} stands for. */
     byte[] literal(int target)
     {
         return literals.get(target - rules.size());
+    }
+
+    /** The rule id the held secret that {@code target} stands for is reported as. */
+    String literalRule(int target)
+    {
+        return literalRules.get(target - rules.size());
     }
 
     byte[] closingKeyword(int rule)
@@ -265,7 +313,7 @@ public final class LeakScanner
      * {@link #maxMatchLength()} plus the chunk being fed, however long the body is. In REDACT
      * mode the output lags the input only by bytes that could still start a secret.
      */
-    public abstract static sealed class Stream permits StreamingScan
+    public abstract static sealed class Stream permits StreamingScan, PercentDecodedStream
     {
         Stream()
         {

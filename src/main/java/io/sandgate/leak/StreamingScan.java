@@ -192,7 +192,7 @@ final class StreamingScan extends LeakScanner.Stream
         int at = (int)(c.start() - base);
         int target = c.target();
         if (target >= rules.size())
-            return decideLiteral(c, scanner.literal(target), atEnd, hits);
+            return decideLiteral(c, target, atEnd, hits);
         // As a whole-body regex scan would: no new match inside this rule's last one.
         if (c.start() < lastHitEnd[target])
             return true;
@@ -345,8 +345,9 @@ final class StreamingScan extends LeakScanner.Stream
         return -1;
     }
 
-    private boolean decideLiteral(Candidate c, byte[] literal, boolean atEnd, List<LeakHit> hits)
+    private boolean decideLiteral(Candidate c, int target, boolean atEnd, List<LeakHit> hits)
     {
+        byte[] literal = scanner.literal(target);
         int at = (int)(c.start() - base);
         int available = Math.min(literal.length, view.length - at);
         compared += available;
@@ -355,7 +356,7 @@ final class StreamingScan extends LeakScanner.Stream
             return true;
         if (available < literal.length)
             return atEnd;
-        report(new LeakHit(LeakScanner.CREDENTIAL_RULE, c.start(), c.start() + literal.length), -1, hits);
+        report(new LeakHit(scanner.literalRule(target), c.start(), c.start() + literal.length), -1, hits);
         return true;
     }
 

@@ -252,6 +252,20 @@ class EgressPlannerTest
             assertEquals(400, refused(() -> baseUrl(path, null)).status(), path);
     }
 
+    /** A query no URI holds failed later, in the proxy's steps, with a 500 naming the pinned address. */
+    @Test
+    void plan_queryThatIsNoUris_isBadRequest_beforeResolving()
+    {
+        for (String query : List.of("x=%zz", "x=%", "x=%4", "x=a|b", "x={y}", "x=a\"b"))
+        {
+            GatewayException refused = refused(() -> baseUrl("api.example.com/x", query));
+            assertEquals(400, refused.status(), query);
+            assertFalse(refused.getMessage().contains(query), "the message quotes nothing of the request: " + refused.getMessage());
+            assertEquals(400, refused(() -> forwardProxy("api.example.com/x", query, headers())).status(), query);
+        }
+        assertEquals(List.of(), resolved);
+    }
+
     @Test
     void plan_ipv6LiteralWithEncodedBrackets_isParsed()
     {
@@ -275,6 +289,26 @@ class EgressPlannerTest
         assertEquals(Optional.of("Authorization"), injection.header());
         assertEquals("Bearer " + REAL_KEY, injection.value());
         assertEquals("alpha", injection.agent());
+    }
+
+    /** The token goes only in the header the key replaces: anywhere else it is a held secret, refused whatever the route's mode. */
+    @Test
+    void plan_internalTokenAnywhereButTheHeaderTheKeyReplaces_isRefused_beforeResolving()
+    {
+        String bearer = "Bearer " + TOKEN;
+        List<Runnable> elsewhere = List.of(
+            () -> baseUrl("llm.example.com/v1/chat", "t=" + TOKEN, "Authorization", bearer),
+            () -> baseUrl("llm.example.com/v1/" + TOKEN.replace("_", "%5F"), null, "Authorization", bearer),
+            () -> baseUrl("llm.example.com/v1/chat", null, "Authorization", bearer, "Cookie", "s=" + TOKEN.replace("_", "%5f")),
+            () -> baseUrl("api.example.com/x", null, EgressPlanner.TASK_TYPE, "web", "X-Auth-Token", TOKEN),
+            () -> baseUrl("api.example.com/x", "t=" + TOKEN, EgressPlanner.TASK_TYPE, "redact"));
+        for (Runnable call : elsewhere)
+        {
+            GatewayException refused = refused(call);
+            assertEquals(422, refused.status(), refused.getMessage());
+            assertTrue(refused.getMessage().contains("sandgate-agent-token") && !refused.getMessage().contains(TOKEN), refused.getMessage());
+        }
+        assertEquals(List.of(), resolved);
     }
 
     @Test
@@ -367,7 +401,7 @@ class EgressPlannerTest
         // Lower-case escapes, and malformed ones around the secret, which stay as they are.
         String mixed = "%zz" + REAL_KEY.substring(0, 3) + percentEncoded(REAL_KEY.substring(3, 9)).toLowerCase(java.util.Locale.ROOT) + REAL_KEY.substring(9) + "%4";
         assertEquals(422, refused(() -> baseUrl("api.example.com/x", "k=" + mixed, EgressPlanner.TASK_TYPE, "web")).status());
-        assertEquals("/x?a=%zz&b=%4&c=%41%42", baseUrl("api.example.com/x", "a=%zz&b=%4&c=%41%42").pathAndQuery(), "an innocent URL passes unchanged");
+        assertEquals("/x?a=%25zz&c=%41%42", baseUrl("api.example.com/x", "a=%25zz&c=%41%42").pathAndQuery(), "an innocent URL passes unchanged");
     }
 
     /**

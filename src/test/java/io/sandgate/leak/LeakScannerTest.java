@@ -4,7 +4,9 @@ import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -320,6 +322,25 @@ class LeakScannerTest
         assertArrayEquals(utf8("a [REDACTED] b"), scanner.redact(body));
     }
 
+    @Test
+    void heldSecretsAreReportedUnderTheRuleTheyAreListedUnder()
+    {
+        String key = "gw-" + chars(ALNUM, 40, 93);
+        String token = "sgt_" + chars(ALNUM, 30, 94);
+        Map<String, List<String>> held = new LinkedHashMap<>();
+        held.put(LeakScanner.CREDENTIAL_RULE, List.of(key));
+        held.put(LeakScanner.AGENT_TOKEN_RULE, List.of(token, key));
+        LeakScanner scanner = SCANNER.withLiterals(held);
+        byte[] body = utf8("a " + token + " b " + key + " c");
+
+        assertEquals(2, scanner.literalCount(), "a value listed twice is looked for once, under its first rule");
+        assertEquals(List.of(new LeakHit(LeakScanner.AGENT_TOKEN_RULE, 2, 2 + token.length()),
+            new LeakHit(LeakScanner.CREDENTIAL_RULE, 5 + token.length(), 5 + token.length() + key.length())), scanner.scan(body));
+        assertArrayEquals(utf8("a [REDACTED] b [REDACTED] c"), scanner.redact(body));
+        assertThrows(IllegalArgumentException.class, () -> SCANNER.withLiterals(Map.of("openai-api-key", List.of(key))),
+            "a literal's rule id is none of the rules'");
+    }
+
     // ---------------------------------------------------------------- memory
 
     @Test
@@ -355,9 +376,11 @@ class LeakScannerTest
     {
         LeakRule rule = LeakRules.defaults().get(0);
         LeakRule reserved = LeakRule.of(LeakScanner.CREDENTIAL_RULE, List.of("x"), "x", 1);
+        LeakRule token = LeakRule.of(LeakScanner.AGENT_TOKEN_RULE, List.of("x"), "x", 1);
 
         assertThrows(IllegalArgumentException.class, () -> LeakScanner.of(List.of(rule, rule)));
         assertThrows(IllegalArgumentException.class, () -> LeakScanner.of(List.of(reserved)));
+        assertThrows(IllegalArgumentException.class, () -> LeakScanner.of(List.of(token)));
         assertThrows(IllegalArgumentException.class, () -> LeakRule.of("r", List.of("abcdef"), "abcdef", 3));
     }
 }
