@@ -119,31 +119,37 @@ public final class AccessLogFilter extends HttpFilter implements AccessLog
             ServerSpan.set(request, span);
             LogContext.trace(span);
         }
+        boolean escaped = true;
         try
         {
             chain.doFilter(request, response);
+            escaped = false;
         }
         finally
         {
+            // An exception that leaves the chain becomes the container's error page after this
+            // filter has returned: the response still says 200 here, the client will see a 500.
+            boolean failed = escaped && !response.isCommitted();
             // The line may be written later on another thread: it takes the request's fields along.
             Map<String, String> context = log ? MDC.getCopyOfContextMap() : null;
             LogContext.clear();
             Exchanges.whenDone(request, () ->
             {
+                int status = failed ? HttpStatus.INTERNAL_SERVER_ERROR_500 : response.getStatus();
                 try
                 {
-                    record(request, response, start, context);
+                    record(request, response, status, start, context);
                 }
                 finally
                 {
                     if (span != null)
-                        endSpan(span, request, response.getStatus());
+                        endSpan(span, request, status);
                 }
             });
         }
     }
 
-    private void record(HttpServletRequest request, HttpServletResponse response, long start, Map<String, String> context)
+    private void record(HttpServletRequest request, HttpServletResponse response, int status, long start, Map<String, String> context)
     {
         // The line may be written on another thread than the request's: it gets the request's context.
         Map<String, String> thread = MDC.getCopyOfContextMap();
@@ -152,7 +158,7 @@ public final class AccessLogFilter extends HttpFilter implements AccessLog
         {
             String contentType = response.getContentType();
             boolean stream = contentType != null && contentType.startsWith("text/event-stream");
-            record(request.getRemoteAddr(), request.getMethod(), path(request), request.getQueryString(), response.getStatus(), start, AccessNote.of(request),
+            record(request.getRemoteAddr(), request.getMethod(), path(request), request.getQueryString(), status, start, AccessNote.of(request),
                 !stream);
         }
         finally
