@@ -50,6 +50,7 @@ import io.sandgate.web.AccessLog;
 import io.sandgate.web.ClientIdentity;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.ClientLimitFilter;
+import io.sandgate.web.NoScriptFilter;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.FilterRegistration;
 import jakarta.servlet.ServletContext;
@@ -286,6 +287,11 @@ public final class Sandgate implements AutoCloseable
         FilterRegistration.Dynamic access = context.addFilter("sandgate-access", accessLog);
         access.setAsyncSupported(true);
         access.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC), false, "/*");
+        SessionFilter sessions = listener.ingress && ingress != null ? new SessionFilter(ingress) : null;
+        // Every page but a sandbox's: none of the gateway's may host a script.
+        FilterRegistration.Dynamic noScript = context.addFilter("sandgate-no-script", new NoScriptFilter(sessions == null ? request -> false : sessions::serves));
+        noScript.setAsyncSupported(true);
+        noScript.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), false, "/*");
         installOperations(context, listener);
         if (config.server().role() == ServerConfig.Role.CONTROLPLANE)
         {
@@ -297,8 +303,8 @@ public final class Sandgate implements AutoCloseable
         perClient.setAsyncSupported(true);
         perClient.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), false, "/*");
         boolean sharedThreads = context.getAttribute(JETTY_EXECUTOR) != null;
-        if (listener.ingress && ingress != null)
-            installIngress(context, sharedThreads);
+        if (sessions != null)
+            installIngress(context, sessions, sharedThreads);
         if (listener.internal && mcp != null)
         {
             ServletRegistration.Dynamic mcpServlet = context.addServlet("sandgate-mcp", new McpServlet(mcp));
@@ -319,11 +325,10 @@ public final class Sandgate implements AutoCloseable
         }
     }
 
-    private void installIngress(ServletContext context, boolean sharedThreads)
+    private void installIngress(ServletContext context, SessionFilter sessionFilter, boolean sharedThreads)
     {
         String prefix = config.ingress().prefix();
         // After the access log (registered first), so that its note is there when the line is written.
-        SessionFilter sessionFilter = new SessionFilter(ingress);
         FilterRegistration.Dynamic session = context.addFilter("sandgate-ingress-session", sessionFilter);
         session.setAsyncSupported(true);
         sessionFilter.mapOn(session);
