@@ -194,6 +194,7 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
         List<String> sessionCookies = new ArrayList<>(1);
         String referer = null;
         String sandboxHeader = null;
+        String pageOrigin = null;
         for (HttpField field : request.getHeaders())
         {
             HttpHeader header = field.getHeader();
@@ -201,10 +202,12 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
                 policy.addSessionCookies(field.getValue(), sessionCookies);
             else if (header == HttpHeader.REFERER && referer == null)
                 referer = field.getValue();
+            else if (header == HttpHeader.ORIGIN && pageOrigin == null)
+                pageOrigin = field.getValue();
             if (sandboxHeader == null && field.is(sandboxHeaderName))
                 sandboxHeader = field.getValue();
         }
-        return new IngressRequest(request.getMethod(), path, uri.getQuery(), origin(client), referer, sessionCookies, sandboxHeader);
+        return new IngressRequest(request.getMethod(), path, uri.getQuery(), origin(client), referer, sessionCookies, sandboxHeader, pageOrigin);
     }
 
     private String origin(View client)

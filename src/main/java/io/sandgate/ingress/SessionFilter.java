@@ -129,7 +129,8 @@ public final class SessionFilter extends HttpFilter
         ClientInfo clients = ingress.clients();
         String path = CanonicalPath.of(request.getRequestURI(), routedPath(request));
         return new IngressRequest(request.getMethod(), path, request.getQueryString(), clients.origin(request),
-            request.getHeader(HttpHeader.REFERER.asString()), sessionCookies(request), request.getHeader(ingress.config().header()));
+            request.getHeader(HttpHeader.REFERER.asString()), sessionCookies(request), request.getHeader(ingress.config().header()),
+            request.getHeader(HttpHeader.ORIGIN.asString()));
     }
 
     /** The decoded, normalised path the container mapped the request on (the context path comes encoded). */
