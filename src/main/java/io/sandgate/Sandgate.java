@@ -37,6 +37,7 @@ import io.sandgate.mcp.McpGateway;
 import io.sandgate.mcp.McpServlet;
 import io.sandgate.net.Origins;
 import io.sandgate.net.Resolver;
+import io.sandgate.net.Sites;
 import io.sandgate.ops.AccessLogFilter;
 import io.sandgate.ops.HealthServlet;
 import io.sandgate.ops.LogFormats;
@@ -219,6 +220,10 @@ public final class Sandgate implements AutoCloseable
 
     private void buildIngress(String contextPath)
     {
+        config.ingress().hostPattern().map(pattern -> Sites.sharedSite(pattern, config.server().publicOrigins())).ifPresent(site ->
+            LOG.warn("ingress.host-pattern and server.public-origins are one site, {} (by the last labels of their names): every page of the gateway's "
+                + "origin, every path-mode sandbox's among them, is same-site with each sandbox's host, and the browser sends it the sandboxes' cookies. "
+                + "Serve sandboxes under a registrable domain of their own, such as {id}.sbx.example-sandboxes.com", site));
         ingress = new Ingress(config.ingress(), contextPath, store.routes(), store.redemptions(), clients, metrics, Clock.systemUTC());
         webSockets = new WebSocketBridge(ingress, config.server().publicOrigins(), metrics, schedulers, BrowserUpgrade.forThisContainer());
         built.push(webSockets);

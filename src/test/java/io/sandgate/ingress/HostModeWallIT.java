@@ -1,11 +1,14 @@
 package io.sandgate.ingress;
 
+import java.util.List;
 import java.util.Map;
 
+import io.sandgate.Sandgate;
 import io.sandgate.config.ConfigException;
 import io.sandgate.config.ConfigLoader;
 import io.sandgate.testing.EachIngressFrontEnd;
 import io.sandgate.testing.GatewayExtension;
+import io.sandgate.testing.LogCapture;
 import io.sandgate.testing.RawHttp;
 import io.sandgate.testing.SandboxBackend;
 import io.sandgate.testing.WebSocketBackend;
@@ -160,6 +163,20 @@ class HostModeWallIT
         assertTrue(page.body().contains("backend=one") && page.body().contains("/vnc/1/echo"), "the whole path is the sandbox's: " + page.body());
         assertEquals(101, socket.status(), socket.body());
         assertEquals(200, RawHttp.get(port, "127.0.0.1:" + port, "/healthz").status(), "the gateway's own pages stay");
+    }
+
+    @Test
+    void atStart_aHostPatternOnTheSiteOfAPublicOrigin_isWarnedAbout() throws Exception
+    {
+        try (LogCapture log = new LogCapture(Sandgate.class.getName()))
+        {
+            gateway.startAnother(config -> config.set("ingress.host-pattern", "{id}.sbx.gw.example"));
+            gateway.startAnother(config -> config.set("ingress.host-pattern", "{id}.sbx.example-sandboxes.com"));
+
+            List<String> warned = log.lines().stream().filter(line -> line.contains("one site")).toList();
+            assertEquals(1, warned.size(), log.lines().toString());
+            assertTrue(warned.get(0).contains("gw.example") && warned.get(0).contains("ingress.host-pattern"), warned.get(0));
+        }
     }
 
     @Test
