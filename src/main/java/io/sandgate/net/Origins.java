@@ -9,8 +9,9 @@ import java.util.regex.Pattern;
 /**
  * Browser origins ({@code scheme://host[:port]}, RFC 6454) and the one rule every face applies to
  * a request that carries one: it passes for a loopback origin, a configured origin, or an origin
- * the caller adds (a face's allow-list, a sandbox's own origin in host mode). What the request's
- * {@code Host} header says is never part of it: a DNS-rebinding page controls both.
+ * the caller adds (a face's allow-list). A host-mode sandbox takes the rule without the loopback
+ * pass ({@link #exactly}): its own origin and its own list only. What the request's {@code Host}
+ * header says is never part of it: a DNS-rebinding page controls both.
  */
 public final class Origins
 {
