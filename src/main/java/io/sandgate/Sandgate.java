@@ -37,6 +37,7 @@ import io.sandgate.mcp.McpGateway;
 import io.sandgate.mcp.McpServlet;
 import io.sandgate.net.Origins;
 import io.sandgate.net.Resolver;
+import io.sandgate.net.Sites;
 import io.sandgate.ops.AccessLogFilter;
 import io.sandgate.ops.HealthServlet;
 import io.sandgate.ops.LogFormats;
@@ -50,6 +51,7 @@ import io.sandgate.web.AccessLog;
 import io.sandgate.web.ClientIdentity;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.ClientLimitFilter;
+import io.sandgate.web.NoScriptFilter;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.FilterRegistration;
 import jakarta.servlet.ServletContext;
@@ -218,6 +220,10 @@ public final class Sandgate implements AutoCloseable
 
     private void buildIngress(String contextPath)
     {
+        config.ingress().hostPattern().map(pattern -> Sites.sharedSite(pattern, config.server().publicOrigins())).ifPresent(site ->
+            LOG.warn("ingress.host-pattern and server.public-origins are one site, {} (by the last labels of their names): every page of the gateway's "
+                + "origin, every path-mode sandbox's among them, is same-site with each sandbox's host, and the browser sends it the sandboxes' cookies. "
+                + "Serve sandboxes under a registrable domain of their own, such as {id}.sbx.example-sandboxes.com", site));
         ingress = new Ingress(config.ingress(), contextPath, store.routes(), store.redemptions(), clients, metrics, Clock.systemUTC());
         webSockets = new WebSocketBridge(ingress, config.server().publicOrigins(), metrics, schedulers, BrowserUpgrade.forThisContainer());
         built.push(webSockets);
@@ -286,6 +292,11 @@ public final class Sandgate implements AutoCloseable
         FilterRegistration.Dynamic access = context.addFilter("sandgate-access", accessLog);
         access.setAsyncSupported(true);
         access.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC), false, "/*");
+        SessionFilter sessions = listener.ingress && ingress != null ? new SessionFilter(ingress) : null;
+        // Every page but a sandbox's: none of the gateway's may host a script.
+        FilterRegistration.Dynamic noScript = context.addFilter("sandgate-no-script", new NoScriptFilter(sessions == null ? request -> false : sessions::serves));
+        noScript.setAsyncSupported(true);
+        noScript.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), false, "/*");
         installOperations(context, listener);
         if (config.server().role() == ServerConfig.Role.CONTROLPLANE)
         {
@@ -297,8 +308,8 @@ public final class Sandgate implements AutoCloseable
         perClient.setAsyncSupported(true);
         perClient.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), false, "/*");
         boolean sharedThreads = context.getAttribute(JETTY_EXECUTOR) != null;
-        if (listener.ingress && ingress != null)
-            installIngress(context, sharedThreads);
+        if (sessions != null)
+            installIngress(context, sessions, sharedThreads);
         if (listener.internal && mcp != null)
         {
             ServletRegistration.Dynamic mcpServlet = context.addServlet("sandgate-mcp", new McpServlet(mcp));
@@ -319,11 +330,10 @@ public final class Sandgate implements AutoCloseable
         }
     }
 
-    private void installIngress(ServletContext context, boolean sharedThreads)
+    private void installIngress(ServletContext context, SessionFilter sessionFilter, boolean sharedThreads)
     {
         String prefix = config.ingress().prefix();
         // After the access log (registered first), so that its note is there when the line is written.
-        SessionFilter sessionFilter = new SessionFilter(ingress);
         FilterRegistration.Dynamic session = context.addFilter("sandgate-ingress-session", sessionFilter);
         session.setAsyncSupported(true);
         sessionFilter.mapOn(session);

@@ -25,10 +25,13 @@ import io.sandgate.ingress.Grants;
 import io.sandgate.ingress.Route;
 import io.sandgate.ingress.RoutePage;
 import io.sandgate.ingress.RouteStore;
+import io.sandgate.ingress.SandboxUrls;
 import io.sandgate.mcp.McpSession;
 import io.sandgate.mcp.SessionBus;
+import io.sandgate.net.Origins;
 import io.sandgate.ops.MetricHistory;
 import io.sandgate.web.GatewayException;
+import jakarta.servlet.http.HttpServletRequest;
 
 /**
  * The admin operations, as plain functions over the gateway's components:
@@ -73,18 +76,19 @@ public final class AdminApi
             int offset = call.intParam("offset", 0, Integer.MAX_VALUE);
             int limit = call.intParam("limit", 100, 1000);
             List<Map<String, Object>> items = new ArrayList<>();
-            all.entrySet().stream().skip(offset).limit(limit).forEach(e -> items.add(describe(e.getKey(), e.getValue())));
+            Desktops desktops = Desktops.of(config, call);
+            all.entrySet().stream().skip(offset).limit(limit).forEach(e -> items.add(describe(e.getKey(), e.getValue(), desktops)));
             Map<String, Object> page = new LinkedHashMap<>();
             page.put("total", all.size());
             page.put("offset", offset);
             page.put("items", items);
             return page;
         }));
-        routes.add(new AdminServlet.Route("GET", "/search/routes", call -> search(ingress, routeStore, call)));
+        routes.add(new AdminServlet.Route("GET", "/search/routes", call -> search(config, routeStore, call)));
         routes.add(new AdminServlet.Route("GET", "/routes/{id}", call ->
         {
             String id = sandboxId(ingress, call.id());
-            return describe(id, routeStore.find(id).orElseThrow(() -> GatewayException.notFound("no route for sandbox " + id)));
+            return describe(id, routeStore.find(id).orElseThrow(() -> GatewayException.notFound("no route for sandbox " + id)), Desktops.of(config, call));
         }));
         routes.add(new AdminServlet.Route("PUT", "/routes/{id}", call ->
         {
@@ -106,7 +110,7 @@ public final class AdminApi
             // A new target for the sandbox is no pardon: access revoked before stays revoked.
             route = route.keepingRevocationOf(routeStore.find(id));
             routeStore.put(id, route);
-            return describe(id, route);
+            return describe(id, route, Desktops.of(config, call));
         }));
         routes.add(new AdminServlet.Route("DELETE", "/routes/{id}", call ->
         {
@@ -115,13 +119,13 @@ public final class AdminApi
                 throw GatewayException.notFound("no route for sandbox " + id);
             return null;
         }));
-        routes.add(new AdminServlet.Route("POST", "/grants/{id}", call -> grant(ingress, sandboxId(ingress, call.id()), call.body())));
+        routes.add(new AdminServlet.Route("POST", "/grants/{id}", call -> grant(config, routeStore, sandboxId(ingress, call.id()), call)));
         routes.add(new AdminServlet.Route("POST", "/revoke/{id}", call ->
         {
             String id = sandboxId(ingress, call.id());
             Route stamped = routeStore.revoke(id, Clock.systemUTC().instant().truncatedTo(ChronoUnit.MILLIS))
                 .orElseThrow(() -> GatewayException.notFound("no route for sandbox " + id + ": nothing to revoke"));
-            Map<String, Object> item = describe(id, stamped);
+            Map<String, Object> item = describe(id, stamped, Desktops.of(config, call));
             int closed = closeIngress.applyAsInt(id);
             item.put("webSocketsClosed", closed);
             Audit.accessRevoked(id, closed);
@@ -191,8 +195,9 @@ public final class AdminApi
      * A page of the routes whose id starts with {@code prefix}: {@code items}, and {@code next} to
      * pass as {@code cursor} for the following page while there is one.
      */
-    private static Map<String, Object> search(IngressConfig ingress, RouteStore routeStore, AdminServlet.Call call)
+    private static Map<String, Object> search(SandgateConfig config, RouteStore routeStore, AdminServlet.Call call)
     {
+        IngressConfig ingress = config.ingress();
         String prefix = call.request().getParameter("prefix");
         prefix = prefix == null ? "" : prefix;
         // A prefix no sandbox id can start with finds nothing, always: the caller mistyped, say so.
@@ -215,7 +220,8 @@ public final class AdminApi
             throw GatewayException.badRequest(x.getMessage());
         }
         List<Map<String, Object>> items = new ArrayList<>();
-        page.routes().forEach((id, route) -> items.add(describe(id, route)));
+        Desktops desktops = Desktops.of(config, call);
+        page.routes().forEach((id, route) -> items.add(describe(id, route, desktops)));
         Map<String, Object> result = new LinkedHashMap<>();
         result.put("prefix", prefix);
         result.put("items", items);
@@ -230,9 +236,15 @@ public final class AdminApi
         return id;
     }
 
-    /** Body {@code {"subject":"alice","ttl":"5m","sessionLimit":"1h"}}, ttl (default 5m) and sessionLimit optional. */
-    private static Map<String, Object> grant(IngressConfig ingress, String id, JsonNode body)
+    /**
+     * Body {@code {"subject":"alice","ttl":"5m","sessionLimit":"1h"}}, ttl (default 5m) and sessionLimit
+     * optional. The answer's {@code url} is the link to hand over: on the sandbox's own host in host
+     * mode ({@link SandboxUrls}); {@code path} is its path, on that host or under the gateway's.
+     */
+    private static Map<String, Object> grant(SandgateConfig config, RouteStore routeStore, String id, AdminServlet.Call call)
     {
+        IngressConfig ingress = config.ingress();
+        JsonNode body = call.body();
         // Without a configured secret each replica signs with a key of its own, and a grant made
         // here would open nothing elsewhere.
         Secret secret = ingress.cookie().secret().orElseThrow(() ->
@@ -244,10 +256,43 @@ public final class AdminApi
         Grants grants = Grants.create(secret, Clock.systemUTC());
         String subject = body.get("subject").asText();
         String token = sessionLimit.isPresent() ? grants.issue(id, subject, ttl, sessionLimit.get()) : grants.issue(id, subject, ttl);
+        String query = "?" + ingress.grantParam() + "=" + token;
+        Desktops desktops = Desktops.of(config, call);
+        // The route's port, which a {port} in the host pattern names; a missing route is no error in path mode.
+        String url = desktops.urls().root(id, routeStore.find(id).map(Route::port).orElse(0), desktops.fallbackOrigin()) + query;
         Map<String, Object> item = new LinkedHashMap<>();
         item.put("token", token);
-        item.put("path", ingress.prefix() + id + "/?" + ingress.grantParam() + "=" + token);
+        item.put("path", desktops.urls().hostMode() ? "/" + query : ingress.prefix() + id + "/" + query);
+        item.put("url", url);
         return item;
+    }
+
+    /**
+     * Where the links of one call lead ({@link SandboxUrls}): a host-mode link takes its scheme and
+     * port from the first public origin, or without one from the admin request's own.
+     */
+    private record Desktops(SandboxUrls urls, String fallbackOrigin)
+    {
+        static Desktops of(SandgateConfig config, AdminServlet.Call call)
+        {
+            HttpServletRequest request = call.request();
+            String own;
+            try
+            {
+                own = Origins.canonical(request.getScheme() + "://" + request.getServerName() + ":" + request.getServerPort(), "origin");
+            }
+            catch (IllegalArgumentException x)
+            {
+                own = "http://localhost";
+            }
+            return new Desktops(new SandboxUrls(config.ingress(), config.server().publicOrigins(), request.getContextPath()), own);
+        }
+
+        /** The sandbox's desktop, as the dashboard opens it. */
+        String of(String id, Route route)
+        {
+            return urls.root(id, route.port(), fallbackOrigin);
+        }
     }
 
     private static Optional<Duration> duration(JsonNode body, String field)
@@ -267,11 +312,12 @@ public final class AdminApi
         }
     }
 
-    private static Map<String, Object> describe(String id, Route route)
+    private static Map<String, Object> describe(String id, Route route, Desktops desktops)
     {
         Map<String, Object> item = new LinkedHashMap<>();
         item.put("id", id);
         item.put("target", route.authority());
+        item.put("desktop", desktops.of(id, route));
         route.generation().ifPresent(g -> item.put("generation", g));
         route.revokedBefore().ifPresent(r -> item.put("revokedBefore", r.toString()));
         return item;

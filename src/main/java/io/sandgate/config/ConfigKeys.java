@@ -50,7 +50,7 @@ public final class ConfigKeys
         oneOf(ServerConfig.IngressFrontEnd.class),
         "Embedded runner: `core` serves ingress HTTP on Jetty's core API, `servlet` on the servlets the WAR uses; WebSocket upgrades go through the servlets either way.");
     public static final ConfigKey<List<String>> SERVER_PUBLIC_ORIGINS = ConfigKey.of("server.public-origins", null, list(),
-        "Origins users reach the gateway under (`https://gw.example`); requests carrying an `Origin` are accepted from these, loopback origins and each face's own allow-list.");
+        "Origins users reach the gateway under (`https://gw.example`); requests carrying an `Origin` are accepted from these, loopback origins and each face's own allow-list, except by host-mode sandboxes (see `ingress.host-mode.allowed-origins`). Host-mode links (grants, the dashboard's) take their scheme and port from the first of these.");
     public static final ConfigKey<Boolean> INGRESS_ENABLED = ConfigKey.of("ingress.enabled", "true", bool(),
         "Serve the ingress face.");
     public static final ConfigKey<Boolean> MCP_ENABLED = ConfigKey.of("mcp.enabled", "true", bool(),
@@ -99,6 +99,10 @@ public final class ConfigKeys
         "Host mode: a Host of this shape (`{id}.sbx.example.com`, or `{port}-{id}.sbx.example.com`) is that sandbox's own origin and gets its whole path; other hosts keep path mode.");
     public static final ConfigKey<List<String>> INGRESS_SANDBOX_PORTS = ConfigKey.of("ingress.sandbox-ports", null, list(),
         "Sandbox ports a `{port}` in `ingress.host-pattern` may name besides the route's own.");
+    public static final ConfigKey<Boolean> INGRESS_PATH_MODE = ConfigKey.of("ingress.path-mode", "true", bool(),
+        "Serve sandboxes under `ingress.prefix` on the gateway's own hosts (`/vnc/{id}/`). `false` needs `ingress.host-pattern`: each sandbox is then served on its own host only, and those paths answer 404; path-mode pages of every sandbox share the gateway's origin.");
+    public static final ConfigKey<List<String>> INGRESS_HOST_MODE_ALLOWED_ORIGINS = ConfigKey.of("ingress.host-mode.allowed-origins", null, list(),
+        "Host mode: origins (`https://app.example`) whose pages may open a sandbox's WebSockets, or send it a request with an unsafe method (POST, PUT, PATCH, DELETE, ...), besides the sandbox's own origin. Nothing else is: not `server.public-origins`, loopback origins or `ingress.websocket.allowed-origins`, under which path-mode pages of every sandbox run; `*` is refused.");
     public static final ConfigKey<String> COOKIE_NAME = ConfigKey.of("ingress.cookie.name", "vnc_session_id", string(),
         "Session cookie name.");
     public static final ConfigKey<Secret> COOKIE_SECRET = ConfigKey.secret("ingress.cookie.secret", "random per start, with a warning",
@@ -137,7 +141,7 @@ public final class ConfigKeys
     public static final ConfigKey<Integer> WS_MAX_MESSAGE_SIZE = ConfigKey.of("ingress.websocket.max-message-size", "16777216", integer(1024, Integer.MAX_VALUE),
         "Largest WebSocket message tunnelled, in bytes as on the wire (compressed when the endpoints negotiated compression); larger ones close the session (1009).");
     public static final ConfigKey<List<String>> WS_ALLOWED_ORIGINS = ConfigKey.of("ingress.websocket.allowed-origins", null, list(),
-        "Origins (`https://app.example`) that may open sandbox WebSockets besides loopback ones, `server.public-origins` and, in host mode, the sandbox's own; `*` allows any.");
+        "Path mode: origins (`https://app.example`) that may open sandbox WebSockets besides loopback ones and `server.public-origins`; `*` allows any. Host mode has its own list, `ingress.host-mode.allowed-origins`.");
 
     public static final ConfigKey<List<Map<?, ?>>> MCP_SERVERS = ConfigKey.of("mcp.servers", null, ValueParser.listOfMaps(),
         "Upstream MCP servers: `[{name, url, transport, tools}]`, served at `/mcp/{name}/`; transport `streamable` (default), `sse` (2024-11-05) "
@@ -304,7 +308,7 @@ public final class ConfigKeys
         REDIS_USERNAME, REDIS_PASSWORD, REDIS_DATABASE, REDIS_TIMEOUT, REDIS_REVALIDATE_INTERVAL, REDIS_POLL_INTERVAL,
         REDIS_NEGATIVE_CACHE_TTL,
         INGRESS_PREFIX, INGRESS_ID_PATTERN, INGRESS_ID_MAX_LENGTH, INGRESS_ROUTES_KEY, INGRESS_STATIC_ROUTES, INGRESS_HEADER,
-        INGRESS_HOST_PATTERN, INGRESS_SANDBOX_PORTS,
+        INGRESS_HOST_PATTERN, INGRESS_SANDBOX_PORTS, INGRESS_PATH_MODE, INGRESS_HOST_MODE_ALLOWED_ORIGINS,
         COOKIE_NAME, COOKIE_SECRET, COOKIE_TTL, COOKIE_SECURE, COOKIE_MAX_SANDBOXES,
         INGRESS_ACCESS, GRANT_PARAM, INGRESS_SESSION_MAX_AGE, TRUSTED_PROXIES,
         INGRESS_IDLE_TIMEOUT, INGRESS_CONNECT_TIMEOUT, INGRESS_DESTINATION_IDLE_TIMEOUT, INGRESS_MAX_CONNECTIONS, ROUTE_CACHE_SIZE, INGRESS_ROUTE_MISSES_PER_CLIENT,

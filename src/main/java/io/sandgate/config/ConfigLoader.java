@@ -345,6 +345,8 @@ public final class ConfigLoader
             .set("webSocket", webSocket)
             .set("hostPattern", optional(ConfigKeys.INGRESS_HOST_PATTERN))
             .set("sandboxPorts", ports(ConfigKeys.INGRESS_SANDBOX_PORTS))
+            .set("pathMode", get(ConfigKeys.INGRESS_PATH_MODE))
+            .set("hostModeAllowedOrigins", list(ConfigKeys.INGRESS_HOST_MODE_ALLOWED_ORIGINS))
             .build();
     }
 

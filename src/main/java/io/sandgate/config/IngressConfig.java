@@ -36,13 +36,18 @@ import io.sandgate.net.Origins;
  * @param hostPattern host mode: the shape of a sandbox's own host, lower case, with {@code {id}} and
  *        optionally {@code {port}} in it ({@code {id}.sbx.example.com}); empty for path mode only
  * @param sandboxPorts ports a {@code {port}} in the host pattern may name besides the route's own
+ * @param pathMode whether sandboxes are served under the prefix on the gateway's own hosts; only
+ *        host mode serves them when false
+ * @param hostModeAllowedOrigins origins whose pages may drive a host-mode sandbox (its WebSockets,
+ *        unsafe methods) besides the sandbox's own, canonical
  */
 public record IngressConfig(String prefix, Pattern idPattern, int idMaxLength, String routesKey,
                             Map<String, String> staticRoutes, String header, CookieConfig cookie, Access access,
                             String grantParam, Duration sessionMaxAge, List<Cidr> trustedProxies, Duration idleTimeout, Duration connectTimeout,
                             Duration destinationIdleTimeout, int maxConnectionsPerSandbox, int routeCacheSize,
                             int routeMissesPerClientPerMinute,
-                            WebSocket webSocket, Optional<String> hostPattern, Set<Integer> sandboxPorts)
+                            WebSocket webSocket, Optional<String> hostPattern, Set<Integer> sandboxPorts, boolean pathMode,
+                            List<String> hostModeAllowedOrigins)
 {
     /** What a host pattern may hold: host name characters and the two placeholders. */
     private static final Pattern HOST_PATTERN = Pattern.compile("(?:[a-z0-9-]|\\{id}|\\{port}|\\.)+");
@@ -101,6 +106,27 @@ public record IngressConfig(String prefix, Pattern idPattern, int idMaxLength, S
         if (!sandboxPorts.isEmpty() && !hostPattern.map(p -> p.contains("{port}")).orElse(false))
             throw new IllegalArgumentException(ConfigKeys.INGRESS_SANDBOX_PORTS.name() + ": " + sandboxPorts
                 + " (expected: none unless " + ConfigKeys.INGRESS_HOST_PATTERN.name() + " has a {port} to name them)");
+        if (!pathMode && hostPattern.isEmpty())
+            throw new IllegalArgumentException(ConfigKeys.INGRESS_PATH_MODE.name() + ": false (expected: true unless "
+                + ConfigKeys.INGRESS_HOST_PATTERN.name() + " is set, or no sandbox could be reached)");
+        hostModeAllowedOrigins = hostModeAllowedOrigins(hostModeAllowedOrigins);
+    }
+
+    /**
+     * Host mode's allow-list, canonical. No wildcard: {@code *} would let every page, the gateway's own
+     * and so every path-mode sandbox's among them, drive every host-mode sandbox.
+     */
+    private static List<String> hostModeAllowedOrigins(List<String> origins)
+    {
+        List<String> canonical = new java.util.ArrayList<>();
+        for (String origin : origins)
+        {
+            if (!origin.matches("https?://[^/\\s*]+"))
+                throw new IllegalArgumentException(ConfigKeys.INGRESS_HOST_MODE_ALLOWED_ORIGINS.name() + ": " + origin
+                    + " (expected: scheme://host[:port]; no wildcard)");
+            canonical.add(Origins.canonical(origin, ConfigKeys.INGRESS_HOST_MODE_ALLOWED_ORIGINS.name()));
+        }
+        return List.copyOf(canonical);
     }
 
     /**

@@ -8,12 +8,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
 import io.opentelemetry.api.trace.Span;
 import io.sandgate.ingress.IngressDecision.Forward;
-import io.sandgate.ingress.IngressDecision.Redirect;
 import io.sandgate.tracing.TraceAttributes;
 import io.sandgate.tracing.TraceHeaders;
 import io.sandgate.web.ClientInfo;
@@ -522,21 +520,6 @@ final class ForwardPolicy
                 return false;
         }
         return true;
-    }
-
-    /**
-     * The headers of a redirect the gateway answers itself: it is no page of a sandbox's, it may
-     * carry a session cookie, and it must not be stored (a 308 is cacheable by default).
-     *
-     * @param add adds one header to the browser's response
-     */
-    static void addRedirect(Redirect redirect, BiConsumer<String, String> add)
-    {
-        add.accept(SandboxPolicy.HEADER, SandboxPolicy.REFUSAL);
-        if (redirect.setCookie() != null)
-            add.accept(HttpHeader.SET_COOKIE.asString(), redirect.setCookie());
-        add.accept(HttpHeader.LOCATION.asString(), redirect.location());
-        add.accept(HttpHeader.CACHE_CONTROL.asString(), "no-store");
     }
 
     /**

@@ -1,6 +1,10 @@
 package io.sandgate.ingress;
 
 import java.util.Locale;
+import java.util.function.BiConsumer;
+
+import io.sandgate.web.NoScript;
+import org.eclipse.jetty.http.HttpHeader;
 
 /** What to do with an ingress request: forward it to a sandbox, or redirect the browser. */
 public sealed interface IngressDecision
@@ -39,6 +43,21 @@ public sealed interface IngressDecision
      */
     record Redirect(int status, String location, String setCookie) implements IngressDecision
     {
+        /**
+         * Its headers, as the gateway answers it itself: no page of a sandbox's, nor one that may host
+         * a script ({@link NoScript}); it may carry a session cookie, and it must not be stored (a 308
+         * is cacheable by default).
+         *
+         * @param add adds one header to the browser's response
+         */
+        void addHeaders(BiConsumer<String, String> add)
+        {
+            NoScript.FIELDS.forEach(field -> add.accept(field.getName(), field.getValue()));
+            if (setCookie != null)
+                add.accept(HttpHeader.SET_COOKIE.asString(), setCookie);
+            add.accept(HttpHeader.LOCATION.asString(), location);
+            add.accept(HttpHeader.CACHE_CONTROL.asString(), "no-store");
+        }
     }
 
     /** The resolution steps, in the order they are tried: the host in host mode, the others in path mode. */

@@ -159,7 +159,7 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
         Runnable release = limit.tryAcquire(address);
         if (release == null)
         {
-            exchange.refuse(limit.tooMany(), false);
+            exchange.refuse(limit.tooMany());
             return true;
         }
         exchange.admitted(release);
@@ -194,6 +194,7 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
         List<String> sessionCookies = new ArrayList<>(1);
         String referer = null;
         String sandboxHeader = null;
+        String pageOrigin = null;
         for (HttpField field : request.getHeaders())
         {
             HttpHeader header = field.getHeader();
@@ -201,10 +202,12 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
                 policy.addSessionCookies(field.getValue(), sessionCookies);
             else if (header == HttpHeader.REFERER && referer == null)
                 referer = field.getValue();
+            else if (header == HttpHeader.ORIGIN && pageOrigin == null)
+                pageOrigin = field.getValue();
             if (sandboxHeader == null && field.is(sandboxHeaderName))
                 sandboxHeader = field.getValue();
         }
-        return new IngressRequest(request.getMethod(), path, uri.getQuery(), origin(client), referer, sessionCookies, sandboxHeader);
+        return new IngressRequest(request.getMethod(), path, uri.getQuery(), origin(client), referer, sessionCookies, sandboxHeader, pageOrigin);
     }
 
     private String origin(View client)
@@ -302,18 +305,18 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
             }
             catch (CompletionException x)
             {
-                refuse(Errors.map(x.getCause()), true);
+                refuse(Errors.map(x.getCause()));
                 return;
             }
             catch (RuntimeException x)
             {
-                refuse(Errors.map(x), true);
+                refuse(Errors.map(x));
                 return;
             }
             if (routed.decision() instanceof Redirect redirect)
             {
                 response.setStatus(redirect.status());
-                ForwardPolicy.addRedirect(redirect, response.getHeaders()::add);
+                redirect.addHeaders(response.getHeaders()::add);
                 response.write(true, BufferUtil.EMPTY_BUFFER, this);
                 return;
             }
@@ -333,7 +336,7 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
             }
             catch (RuntimeException x)
             {
-                refuse(Errors.map(x), true);
+                refuse(Errors.map(x));
             }
         }
 
@@ -411,7 +414,7 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
                 return;
             }
             response.reset();
-            writeError(Errors.map(failure), true, this);
+            writeError(Errors.map(failure), this);
         }
 
         @Override
@@ -434,25 +437,19 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
             failed(new Request.Handler.AbortException("the browser closed its connection before its answer"));
         }
 
-        /**
-         * Answers the gateway's error and ends the exchange.
-         *
-         * @param confine whether the answer is on an ingress path, where it gets the refusal policy
-         *        (a request above the client's limit is refused before it is on any)
-         */
-        void refuse(GatewayException error, boolean confine)
+        /** Answers the gateway's error and ends the exchange. */
+        void refuse(GatewayException error)
         {
-            writeError(error, confine, this);
+            writeError(error, this);
         }
 
-        void writeError(GatewayException error, boolean confine, Callback callback)
+        /** The error as {@link Errors} words it, with its headers: no page the gateway writes may host a script. */
+        void writeError(GatewayException error, Callback callback)
         {
             Errors.Reply reply = Errors.reply(error, request.getHeaders().get(HttpHeader.ACCEPT));
             response.setStatus(error.status());
             HttpFields.Mutable headers = response.getHeaders();
             headers.add(Errors.headers(error));
-            if (confine)
-                headers.put(SandboxPolicy.HEADER, SandboxPolicy.REFUSAL);
             headers.put(HttpHeader.CONTENT_TYPE, reply.contentType());
             response.write(true, ByteBuffer.wrap(reply.body().getBytes(StandardCharsets.UTF_8)), callback);
         }

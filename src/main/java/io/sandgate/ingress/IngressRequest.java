@@ -14,12 +14,20 @@ import java.util.List;
  * @param referer the Referer header, or null
  * @param cookies values of every cookie with the session cookie's name
  * @param headerId the sandbox header, or null
+ * @param pageOrigin the {@code Origin} header: the origin of the page that sent the request, as the
+ *        browser says, or null (browsers leave it out of most navigations and plain GETs)
  */
 public record IngressRequest(String method, String path, String query, String origin, String referer,
-                             List<String> cookies, String headerId)
+                             List<String> cookies, String headerId, String pageOrigin)
 {
     public IngressRequest
     {
         cookies = List.copyOf(cookies);
+    }
+
+    /** A request without an {@code Origin} header. */
+    public IngressRequest(String method, String path, String query, String origin, String referer, List<String> cookies, String headerId)
+    {
+        this(method, path, query, origin, referer, cookies, headerId, null);
     }
 }

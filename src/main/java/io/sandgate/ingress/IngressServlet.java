@@ -89,7 +89,6 @@ public class IngressServlet extends StreamingProxyServlet
         }
         catch (RuntimeException x)
         {
-            SandboxPolicy.refusal(proxyResponse);
             Errors.write(clientRequest, proxyResponse, Errors.map(x));
             return;
         }
@@ -286,7 +285,6 @@ public class IngressServlet extends StreamingProxyServlet
         try
         {
             proxyResponse.reset();
-            SandboxPolicy.refusal(proxyResponse);
             Errors.write(clientRequest, proxyResponse, Errors.map(failure));
         }
         catch (IOException | IllegalStateException x)
@@ -310,7 +308,6 @@ public class IngressServlet extends StreamingProxyServlet
         }
         try
         {
-            SandboxPolicy.refusal(proxyResponse);
             Errors.write(clientRequest, proxyResponse, Errors.ofStatus(status));
         }
         catch (IOException x)

@@ -4,7 +4,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 import io.sandgate.net.Origins;
-import jakarta.servlet.http.HttpServletResponse;
 
 /**
  * The {@code Content-Security-Policy} that keeps a sandbox's pages to their own path in path mode.
@@ -20,28 +19,24 @@ import jakarta.servlet.http.HttpServletResponse;
  * {@code blob:} stay allowed. A page may also connect to the id-less paths noVNC 1.3 needs, which
  * route by the cookie's newest sandbox.</p>
  *
- * <p>What the gateway answers itself on an ingress path (a refusal, a redirect, a failed exchange)
- * gets {@link #REFUSAL}: a document with nothing to load, in an opaque origin of its own, so that a
- * sandbox cannot frame one of them to escape its policy. What path mode cannot prevent (a window a
- * page opens on another sandbox's page is still same-origin) is why host mode exists.</p>
+ * <p>What the gateway answers itself (a refusal, a redirect, a failed exchange, health) gets
+ * {@link io.sandgate.web.NoScript}'s policy instead: a document with nothing to load, in an opaque
+ * origin of its own, so that a sandbox can neither frame one of them nor open one in a window and
+ * run its script there, outside its confinement. What path mode cannot prevent (a window a page
+ * opens on another sandbox's page is still same-origin) is why host mode exists, and why
+ * {@code ingress.path-mode} can be switched off.</p>
  */
 final class SandboxPolicy
 {
     /** Jetty's {@code HttpHeader} does not name it. */
     static final String HEADER = "Content-Security-Policy";
-    /** For what the gateway answers itself: nothing to load, and no access to the gateway's origin. */
+    /** For a sandbox's page whose origin cannot be named in a policy: nothing to load, and no access to the gateway's origin. */
     static final String REFUSAL = "default-src 'none'; sandbox";
 
     private static final String RELAXED = "'unsafe-inline' 'unsafe-eval' 'wasm-unsafe-eval' data: blob:";
 
     private SandboxPolicy()
     {
-    }
-
-    /** Marks a response the gateway writes itself on an ingress path; replaces any other policy. */
-    static void refusal(HttpServletResponse response)
-    {
-        response.setHeader(HEADER, REFUSAL);
     }
 
     /**

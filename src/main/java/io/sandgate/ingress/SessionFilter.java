@@ -72,8 +72,7 @@ public final class SessionFilter extends HttpFilter
             toServlet(request, response, chain, decided);
             return;
         }
-        String pathInfo = request.getPathInfo();
-        if (!ingress.serves(request.getServletPath() + (pathInfo == null ? "" : pathInfo), ClientInfo.view(request)))
+        if (!serves(request))
         {
             chain.doFilter(request, response);
             return;
@@ -87,7 +86,6 @@ public final class SessionFilter extends HttpFilter
         }
         catch (RuntimeException x)
         {
-            SandboxPolicy.refusal(response);
             Errors.write(request, response, Errors.map(x));
             return;
         }
@@ -102,6 +100,13 @@ public final class SessionFilter extends HttpFilter
         AccessNote.ATTRIBUTE.set(request, new AccessNote(AccessNote.Face.INGRESS, forward.sandboxId(), forward.source().label()));
         LogContext.put(LogContext.Field.SANDBOX, forward.sandboxId());
         toServlet(request, response, chain, forward);
+    }
+
+    /** Whether the ingress serves the request ({@link Ingress#serves}), which the container mapped on its path. */
+    public boolean serves(HttpServletRequest request)
+    {
+        String pathInfo = request.getPathInfo();
+        return ingress.serves(request.getServletPath() + (pathInfo == null ? "" : pathInfo), ClientInfo.view(request));
     }
 
     /** On to the ingress servlet: down the chain when the container mapped the request there, by name when not. */
@@ -124,7 +129,8 @@ public final class SessionFilter extends HttpFilter
         ClientInfo clients = ingress.clients();
         String path = CanonicalPath.of(request.getRequestURI(), routedPath(request));
         return new IngressRequest(request.getMethod(), path, request.getQueryString(), clients.origin(request),
-            request.getHeader(HttpHeader.REFERER.asString()), sessionCookies(request), request.getHeader(ingress.config().header()));
+            request.getHeader(HttpHeader.REFERER.asString()), sessionCookies(request), request.getHeader(ingress.config().header()),
+            request.getHeader(HttpHeader.ORIGIN.asString()));
     }
 
     /** The decoded, normalised path the container mapped the request on (the context path comes encoded). */
@@ -150,6 +156,6 @@ public final class SessionFilter extends HttpFilter
     private static void redirect(HttpServletResponse response, Redirect redirect)
     {
         response.setStatus(redirect.status());
-        ForwardPolicy.addRedirect(redirect, response::addHeader);
+        redirect.addHeaders(response::addHeader);
     }
 }

@@ -1,10 +1,12 @@
 package io.sandgate.ingress;
 
+import io.sandgate.config.ConfigKeys;
 import io.sandgate.config.CookieConfig;
 import io.sandgate.config.IngressConfig;
 import io.sandgate.ingress.IngressDecision.Forward;
 import io.sandgate.ingress.IngressDecision.Redirect;
 import io.sandgate.ingress.IngressDecision.Source;
+import io.sandgate.net.Origins;
 import io.sandgate.web.GatewayException;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.util.URIUtil;
@@ -30,6 +32,9 @@ public final class SessionResolver
     private final IngressConfig.Access access;
     private final String grantParam;
     private final String cookieName;
+    private final boolean pathMode;
+    /** {@code ingress.host-mode.allowed-origins}: pages that may drive a host-mode sandbox besides its own. */
+    private final Origins hostModeOrigins;
 
     SessionResolver(IngressConfig config, IdSyntax ids, SessionCookie cookie, GrantRedemption redemption)
     {
@@ -51,6 +56,8 @@ public final class SessionResolver
         this.access = config.access();
         this.grantParam = config.grantParam();
         this.cookieName = config.cookie().name();
+        this.pathMode = config.pathMode();
+        this.hostModeOrigins = Origins.exactly(config.hostModeAllowedOrigins());
     }
 
     /**
@@ -63,6 +70,9 @@ public final class SessionResolver
         SandboxHost host = hosts.match(request.origin());
         if (host != null)
             return fromHost(request, host, secure, secureMode);
+        if (!pathMode)
+            throw GatewayException.notFound("no sandbox is served under " + prefix + " here: each is on a host of its own ("
+                + ConfigKeys.INGRESS_PATH_MODE.name() + " is false)");
         String path = request.path();
         if (!path.startsWith(prefix))
         {
@@ -126,10 +136,14 @@ public final class SessionResolver
 
     /**
      * Host mode: the host is the sandbox, the path is all the sandbox's own (no prefix, no Referer,
-     * no cookie order), and the cookie, host-only, holds that one sandbox.
+     * no cookie order), and the cookie, host-only, holds that one sandbox. A request with an unsafe
+     * method must come from a page that may drive the sandbox ({@link SandboxHost#admits}): the
+     * cookie is SameSite=Lax, which browsers send on such requests from any page of the same site.
      */
     private IngressDecision fromHost(IngressRequest request, SandboxHost host, boolean secure, CookieConfig.SecureMode secureMode)
     {
+        if (SandboxHost.needsOriginCheck(request.method(), request.pageOrigin()) && !host.admits(request.pageOrigin(), hostModeOrigins))
+            throw SandboxHost.refused(request.pageOrigin(), "send " + request.method() + " requests to this sandbox");
         String path = request.path();
         if (!path.startsWith(contextPath + "/"))
             throw GatewayException.notFound("not an ingress path");

@@ -72,7 +72,10 @@ public final class WebSocketBridge implements AutoCloseable
 
     private final Ingress ingress;
     private final IngressConfig.WebSocket config;
+    /** Path mode: who may open a sandbox's WebSocket. */
     private final Origins origins;
+    /** Host mode: who besides the sandbox's own pages may ({@code ingress.host-mode.allowed-origins}). */
+    private final Origins hostModeOrigins;
     private final HttpClient client;
     private final Schedulers schedulers;
     private final BrowserUpgrade browsers;
@@ -90,6 +93,7 @@ public final class WebSocketBridge implements AutoCloseable
         this.ingress = ingress;
         this.config = ingress.config().webSocket();
         this.origins = new Origins(publicOrigins).and(config.allowedOrigins());
+        this.hostModeOrigins = Origins.exactly(ingress.config().hostModeAllowedOrigins());
         this.browsers = browsers;
         this.schedulers = schedulers;
         // Its own client: the proxy servlet's strips the protocol handler that performs upgrades.
@@ -232,16 +236,20 @@ public final class WebSocketBridge implements AutoCloseable
 
     /**
      * A page on another site must not open a sandbox session with the user's cookie (cross-site
-     * WebSocket hijacking). The Origin must be a loopback one, one of {@code server.public-origins}
-     * or {@code ingress.websocket.allowed-origins}, or in host mode the sandbox's own origin, built
-     * from the host pattern. Never whatever the {@code Host} header says: a DNS-rebinding page sends
-     * {@code Host: evil.example} with {@code Origin: http://evil.example}. A request without Origin
-     * is not from a browser, which always sends it on WebSocket upgrades.
+     * WebSocket hijacking). In path mode the Origin must be a loopback one, one of
+     * {@code server.public-origins} or {@code ingress.websocket.allowed-origins}. In host mode only
+     * the sandbox's own origin, built from the host pattern, and {@code ingress.host-mode.allowed-origins}
+     * ({@link SandboxHost#admits}): the gateway's origins are every path-mode sandbox's. Never
+     * whatever the {@code Host} header says: a DNS-rebinding page sends {@code Host: evil.example}
+     * with {@code Origin: http://evil.example}. A request without Origin is not from a browser, which
+     * always sends it on WebSocket upgrades.
      */
     private void checkOrigin(HttpServletRequest request, IngressDecision.Forward forward)
     {
         String origin = request.getHeader(HttpHeader.ORIGIN.asString());
-        if (origin == null || origins.allows(origin, forward.hostMode() ? forward.host().origin() : null))
+        if (origin != null && forward.hostMode() && !forward.host().admits(origin, hostModeOrigins))
+            throw SandboxHost.refused(origin, "open this sandbox's WebSocket");
+        if (origin == null || forward.hostMode() || origins.allows(origin, null))
             return;
         throw GatewayException.forbidden("WebSocket from origin " + origin.replaceAll("[^\\x20-\\x7e]", "?") + " is not allowed; "
             + "if users reach the gateway there, add it to " + ConfigKeys.SERVER_PUBLIC_ORIGINS.name()

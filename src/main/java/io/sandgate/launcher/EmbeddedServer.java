@@ -168,6 +168,7 @@ public final class EmbeddedServer implements AutoCloseable
             connector.serveBrowsers(ingress, publicHttp, sandgate.metrics());
         }
         server.setHandler(new GracefulHandler(root));
+        server.setErrorHandler(ErrorPages.forServer());
         server.setStopTimeout(config.server().stopTimeout().toMillis());
         server.setStopAtShutdown(true);
         try
@@ -227,6 +228,7 @@ public final class EmbeddedServer implements AutoCloseable
     private static ServletContextHandler context(Sandgate sandgate, Sandgate.Listener listener)
     {
         ServletContextHandler context = new ServletContextHandler("/");
+        context.setErrorHandler(ErrorPages.forServlets());
         context.addEventListener(new SandgateListener(sandgate, listener));
         return context;
     }

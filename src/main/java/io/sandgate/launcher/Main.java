@@ -8,6 +8,7 @@ import io.sandgate.config.ConfigLoader;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.config.ValueParser;
 import io.sandgate.ingress.Grants;
+import io.sandgate.ingress.SandboxUrls;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -80,6 +81,16 @@ public final class Main
         }
         Duration ttl = args.length > 3 ? ValueParser.duration().parse(args[3]) : Duration.ofMinutes(5);
         String token = Grants.create(config.ingress().cookie().secret().get(), Clock.systemUTC()).issue(id, args[2], ttl);
-        System.out.println(config.ingress().prefix() + id + "/?" + config.ingress().grantParam() + "=" + token);
+        // In host mode the sandbox's own host, with the first public origin's scheme and port, else this listener's.
+        SandboxUrls urls = new SandboxUrls(config.ingress(), config.server().publicOrigins(), "");
+        try
+        {
+            System.out.println(urls.root(id, 0, "http://localhost:" + config.server().port()) + "?" + config.ingress().grantParam() + "=" + token);
+        }
+        catch (IllegalArgumentException x)
+        {
+            System.err.println("grant: " + x.getMessage());
+            System.exit(2);
+        }
     }
 }

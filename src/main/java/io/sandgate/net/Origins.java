@@ -9,8 +9,9 @@ import java.util.regex.Pattern;
 /**
  * Browser origins ({@code scheme://host[:port]}, RFC 6454) and the one rule every face applies to
  * a request that carries one: it passes for a loopback origin, a configured origin, or an origin
- * the caller adds (a face's allow-list, a sandbox's own origin in host mode). What the request's
- * {@code Host} header says is never part of it: a DNS-rebinding page controls both.
+ * the caller adds (a face's allow-list). A host-mode sandbox takes the rule without the loopback
+ * pass ({@link #exactly}): its own origin and its own list only. What the request's {@code Host}
+ * header says is never part of it: a DNS-rebinding page controls both.
  */
 public final class Origins
 {
@@ -19,14 +20,37 @@ public final class Origins
 
     private final List<String> allowed;
     private final boolean any;
+    /** Whether a loopback origin passes by itself. */
+    private final boolean loopback;
 
     /**
      * @param allowed canonical origins, {@code *} for any
      */
     public Origins(List<String> allowed)
     {
+        this(allowed, true);
+    }
+
+    private Origins(List<String> allowed, boolean loopback)
+    {
         this.any = allowed.contains("*");
         this.allowed = allowed.stream().filter(o -> !o.equals("*")).map(o -> canonical(o, "origin")).toList();
+        this.loopback = loopback;
+    }
+
+    /**
+     * Exactly these origins, and the one a request adds: no loopback origin passes by itself, and
+     * {@code *} is no origin. For a sandbox on a host of its own, whose pages are its own: a loopback
+     * origin is the gateway's own in a deployment on one machine, where the path-mode pages of every
+     * sandbox run.
+     *
+     * @param allowed canonical origins
+     */
+    public static Origins exactly(List<String> allowed)
+    {
+        if (allowed.contains("*"))
+            throw new IllegalArgumentException("origin: * (expected: origins such as https://app.example)");
+        return new Origins(allowed, false);
     }
 
     /** Origins allowed by these and by {@code more}. */
@@ -36,7 +60,7 @@ public final class Origins
         if (any)
             all.add("*");
         all.addAll(more);
-        return new Origins(all);
+        return new Origins(all, loopback);
     }
 
     /** Whether a request with this {@code Origin} may proceed; {@code extra} is an origin allowed for this request only, or null. */
@@ -54,7 +78,7 @@ public final class Origins
             // "null" (sandboxed frames, file: pages) and garbage never pass.
             return false;
         }
-        return isLoopback(canonical) || allowed.contains(canonical) || canonical.equals(extra);
+        return (loopback && isLoopback(canonical)) || allowed.contains(canonical) || canonical.equals(extra);
     }
 
     /**

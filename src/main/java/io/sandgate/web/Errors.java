@@ -26,7 +26,8 @@ import org.eclipse.jetty.http.HttpStatus;
  * ({@code {"status":404,"error":"not_found","message":"..."}}) or a small HTML page for a browser
  * navigating; neither ever includes an exception message from below, which could name an internal
  * address, and anything in a message shaped like a secret is written as {@code [REDACTED]}. A face
- * whose protocol has its own error shape (MCP's JSON-RPC) words the body through {@link Body}.
+ * whose protocol has its own error shape (MCP's JSON-RPC) words the body through {@link Body}. Every
+ * error carries {@link NoScript}'s headers: no page of the gateway's may host a script.
  */
 public final class Errors
 {
@@ -37,7 +38,7 @@ public final class Errors
     private static final String BODY_OF = Errors.class.getName() + ".body:";
     private static final String NO_STORE = "no-store";
     private static final String BEARER_CHALLENGE = "Bearer realm=\"sandgate\"";
-    private static final HttpFields ERROR_HEADERS = HttpFields.build().put(HttpHeader.CACHE_CONTROL, NO_STORE).asImmutable();
+    private static final HttpFields ERROR_HEADERS = HttpFields.build().put(HttpHeader.CACHE_CONTROL, NO_STORE).add(NoScript.FIELDS).asImmutable();
     private static final HttpFields UNAUTHORIZED_HEADERS = HttpFields.build(ERROR_HEADERS).put(HttpHeader.WWW_AUTHENTICATE, BEARER_CHALLENGE).asImmutable();
 
     private Errors()
@@ -151,6 +152,7 @@ public final class Errors
         response.resetBuffer();
         response.setStatus(error.status());
         response.setHeader(HttpHeader.CACHE_CONTROL.asString(), NO_STORE);
+        NoScript.set(response);
         if (error.status() == HttpStatus.UNAUTHORIZED_401)
             response.setHeader(HttpHeader.WWW_AUTHENTICATE.asString(), BEARER_CHALLENGE);
         if (error.retryAfterSeconds() > 0)
@@ -182,7 +184,10 @@ public final class Errors
             .put("status", error.status()).put("error", error.code()).put("message", message).toString());
     }
 
-    /** The headers every error carries besides its body's: never stored, a challenge with a 401, when to retry a refusal over a limit. */
+    /**
+     * The headers every error carries besides its body's: never stored, no script ({@link NoScript}),
+     * a challenge with a 401, when to retry a refusal over a limit.
+     */
     public static HttpFields headers(GatewayException error)
     {
         if (error.retryAfterSeconds() > 0)

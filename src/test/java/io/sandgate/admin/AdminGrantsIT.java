@@ -3,12 +3,14 @@ package io.sandgate.admin;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.util.List;
 import java.util.Map;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sandgate.testing.Gateway;
 import io.sandgate.testing.GatewayExtension;
+import io.sandgate.testing.RawHttp;
 import io.sandgate.testing.RunningGateway;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -85,5 +87,46 @@ class AdminGrantsIT
 
         assertEquals(404, admin(gateway, "POST", "/revoke/9999", null).statusCode());
         assertEquals(405, admin(gateway, "GET", "/revoke/41", null).statusCode());
+    }
+
+    @Test
+    void inPathMode_linksAreUnderThePrefix() throws Exception
+    {
+        JsonNode grant = JSON.readTree(admin(gateway, "POST", "/grants/42", "{\"subject\":\"alice\"}").body());
+        JsonNode route = JSON.readTree(admin(gateway, "GET", "/routes/42", null).body());
+
+        assertEquals(grant.get("path").asText(), grant.get("url").asText(), "relative without a public origin, as before");
+        assertEquals("/vnc/42/", route.get("desktop").asText(), "the dashboard's Open desktop");
+    }
+
+    /**
+     * With host mode on, the links the gateway hands out lead to the sandbox's own host, never into
+     * path mode, whose pages share the gateway's origin with every other sandbox's (issue 52, finding 1).
+     */
+    @Test
+    void inHostMode_grantLinksAndTheDashboardsDesktops_areOnTheSandboxsOwnHost() throws Exception
+    {
+        try (RunningGateway hostMode = RunningGateway.start(config -> config
+            .set("admin.token", TOKEN)
+            .set("ingress.access", "signed")
+            .set("ingress.cookie.secret", "admin-grants-it-secret-0123456789")
+            .set("ingress.host-pattern", "{id}.sbx.example.localhost")
+            .set("server.public-origins", List.of("https://gw.example:8443", "http://other.example"))
+            .set("ingress.static-routes", Map.of("42", "127.0.0.1:2"))))
+        {
+            JsonNode grant = JSON.readTree(admin(hostMode, "POST", "/grants/42", "{\"subject\":\"alice\"}").body());
+            JsonNode route = JSON.readTree(admin(hostMode, "GET", "/routes/42", null).body());
+            JsonNode listed = JSON.readTree(admin(hostMode, "GET", "/routes", null).body()).get("items").get(0);
+
+            String query = "?sandgate_grant=" + grant.get("token").asText();
+            assertEquals("https://42.sbx.example.localhost:8443/" + query, grant.get("url").asText(), "the first public origin's scheme and port");
+            assertEquals("/" + query, grant.get("path").asText(), "the path on the sandbox's host");
+            assertEquals("https://42.sbx.example.localhost:8443/", route.get("desktop").asText());
+            assertEquals(route.get("desktop"), listed.get("desktop"));
+            // The link opens the sandbox on its own host: a host-only cookie.
+            RawHttp.Response followed = RawHttp.get(hostMode.port(), "42.sbx.example.localhost:" + hostMode.port(), grant.get("path").asText());
+            assertEquals(303, followed.status(), followed.body());
+            assertTrue(followed.header("Set-Cookie").contains("Path=/;"), followed.headers().toString());
+        }
     }
 }

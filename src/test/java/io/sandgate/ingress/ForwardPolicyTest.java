@@ -23,6 +23,7 @@ import io.sandgate.ingress.IngressDecision.Redirect;
 import io.sandgate.ingress.IngressDecision.Source;
 import io.sandgate.store.Store;
 import io.sandgate.web.ClientInfo;
+import io.sandgate.web.NoScript;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
@@ -337,13 +338,14 @@ class ForwardPolicyTest
     }
 
     @Test
-    void aRedirectOfTheGateways_carriesNoSandboxPolicy_norIsItStored()
+    void aRedirectOfTheGateways_carriesNoSandboxPolicy_hostsNoScript_norIsItStored()
     {
         Map<String, String> headers = new HashMap<>();
 
-        ForwardPolicy.addRedirect(new Redirect(308, "/vnc/42/", null), headers::put);
+        new Redirect(308, "/vnc/42/", null).addHeaders(headers::put);
 
-        assertEquals(Map.of(SandboxPolicy.HEADER, SandboxPolicy.REFUSAL, "Location", "/vnc/42/", "Cache-Control", "no-store"), headers);
+        assertEquals(Map.of(NoScript.CONTENT_SECURITY_POLICY, NoScript.POLICY, NoScript.X_CONTENT_TYPE_OPTIONS, "nosniff",
+            "Location", "/vnc/42/", "Cache-Control", "no-store"), headers);
     }
 
     @Test

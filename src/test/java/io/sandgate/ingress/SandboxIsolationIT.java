@@ -13,6 +13,7 @@ import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.HeaderSandbox;
 import io.sandgate.testing.RawHttp;
 import io.sandgate.testing.SandboxBackend;
+import io.sandgate.web.NoScript;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -259,6 +260,7 @@ class SandboxIsolationIT
         RawHttp.Response response = RawHttp.get(gateway.port(), "127.0.0.1:" + gateway.port(), path, "Accept", "text/html");
 
         assertTrue(response.status() >= 300, path + " " + response.status());
-        assertEquals(List.of(SandboxPolicy.REFUSAL), response.headers("Content-Security-Policy"), path);
+        assertEquals(List.of(NoScript.POLICY), response.headers("Content-Security-Policy"), path);
+        assertEquals(List.of("nosniff"), response.headers("X-Content-Type-Options"), path);
     }
 }

@@ -17,9 +17,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Who may open a sandbox's WebSocket: pages of loopback origins, of {@code server.public-origins},
- * of {@code ingress.websocket.allowed-origins}, and in host mode the sandbox's own pages. Never a
- * page whose origin merely matches the request's {@code Host}: a DNS-rebinding page controls both
+ * Who may open a sandbox's WebSocket. In path mode: pages of loopback origins, of
+ * {@code server.public-origins} and of {@code ingress.websocket.allowed-origins}. In host mode: the
+ * sandbox's own pages and those of {@code ingress.host-mode.allowed-origins}, and nothing of the
+ * gateway's: the path-mode pages of every sandbox run under the gateway's origins (issue 52, finding
+ * 1: one of them borrowed a gateway page to open another sandbox's desktop). Never a page whose
+ * origin merely matches the request's {@code Host}: a DNS-rebinding page controls both
  * ({@code Host: evil.example}, {@code Origin: http://evil.example}), and before this check it was let
  * in as "same origin".
  */
@@ -28,6 +31,7 @@ class WebSocketOriginIT
 {
     private static final String PUBLIC = "http://gw.example";
     private static final String ALLOWED = "https://app.example";
+    private static final String HOST_MODE_ALLOWED = "https://desk.example";
 
     @AutoClose
     private static WebSocketBackend one;
@@ -38,6 +42,7 @@ class WebSocketOriginIT
     static final GatewayExtension gateway = new GatewayExtension(config -> config
         .set("server.public-origins", PUBLIC)
         .set("ingress.websocket.allowed-origins", ALLOWED)
+        .set("ingress.host-mode.allowed-origins", HOST_MODE_ALLOWED)
         .set("ingress.host-pattern", "{id}.sbx.localhost")
         .set("ingress.static-routes", Map.of("1", one.hostPort(), "2", two.hostPort())));
 
@@ -81,6 +86,7 @@ class WebSocketOriginIT
         "gw.example,       http://evil.example",
         "gw.example,       https://gw.example",         // another scheme is another origin
         "gw.example,       http://1.sbx.localhost:PORT", // a sandbox's origin is only its own host's
+        "gw.example,       https://desk.example",       // the host-mode list is for host mode
         "gw.example,       null",                       // sandboxed frames, file: pages
     })
     void pathMode_anyOtherOrigin_isRefused_namingTheSettings(String host, String origin) throws Exception
@@ -97,8 +103,7 @@ class WebSocketOriginIT
     @CsvSource({
         "1.sbx.localhost:PORT, http://1.sbx.localhost:PORT",   // the sandbox's own page
         "1.SBX.localhost:PORT, http://1.sbx.localhost:PORT",
-        "1.sbx.localhost:PORT, http://127.0.0.1:PORT",
-        "1.sbx.localhost:PORT, http://gw.example",
+        "1.sbx.localhost:PORT, https://desk.example",          // ingress.host-mode.allowed-origins
     })
     void hostMode_theSandboxsOwnOrigin_opensItsWebSocket(String host, String origin) throws Exception
     {
@@ -117,6 +122,7 @@ class WebSocketOriginIT
         "1.sbx.localhost:PORT, http://1.sbx.localhost:1",       // the same host on another port
         "1.sbx.localhost:PORT, https://1.sbx.localhost:PORT",
         "1.sbx.localhost:PORT, http://1.sbx.localhost.evil.example:PORT",
+        "1.sbx.localhost:PORT, null",
     })
     void hostMode_anotherSandboxsPage_cannotOpenIt(String host, String origin) throws Exception
     {
@@ -124,8 +130,29 @@ class WebSocketOriginIT
 
         RawHttp.Response response = upgrade(host, "/websockify", origin);
 
-        assertRefused(response);
+        assertRefusedInHostMode(response);
         assertEquals(before, one.connections.get());
+    }
+
+    /**
+     * Every path-mode sandbox's pages run under the gateway's own origins: a page there, or a window
+     * one opens there, must not open a host-mode sandbox's socket with the user's cookie for it.
+     */
+    @ParameterizedTest(name = "Host {0}, Origin {1}")
+    @CsvSource({
+        "1.sbx.localhost:PORT, http://gw.example",          // server.public-origins
+        "1.sbx.localhost:PORT, http://127.0.0.1:PORT",      // loopback: the gateway on this machine
+        "1.sbx.localhost:PORT, http://localhost:PORT",
+        "1.sbx.localhost:PORT, https://app.example",        // ingress.websocket.allowed-origins: path mode's
+    })
+    void hostMode_theGatewaysOwnOrigins_cannotOpenIt(String host, String origin) throws Exception
+    {
+        int before = one.connections.get();
+
+        RawHttp.Response response = upgrade(host, "/websockify", origin);
+
+        assertRefusedInHostMode(response);
+        assertEquals(before, one.connections.get(), "a refused upgrade never reaches the sandbox");
     }
 
     @Test
@@ -140,6 +167,14 @@ class WebSocketOriginIT
         assertEquals(403, response.status(), response.body());
         assertTrue(response.body().contains("server.public-origins") && response.body().contains("ingress.websocket.allowed-origins"),
             "a refusal says which setting to change: " + response.body());
+    }
+
+    private static void assertRefusedInHostMode(RawHttp.Response response)
+    {
+        assertEquals(403, response.status(), response.body());
+        assertTrue(response.body().contains("ingress.host-mode.allowed-origins") && !response.body().contains("server.public-origins"),
+            "a refusal names the one setting that would let the page in: " + response.body());
+        assertEquals("default-src 'none'; frame-ancestors 'none'; sandbox", response.header("Content-Security-Policy"), response.body());
     }
 
     private static void awaitConnections(WebSocketBackend backend, int expected) throws InterruptedException

@@ -1,6 +1,7 @@
 package io.sandgate.net;
 
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
@@ -44,5 +45,19 @@ class OriginsTest
         assertTrue(one.allows("https://gw.example:443", null));
         assertFalse(one.allows("http://gw.example", null), "another scheme is another origin");
         assertTrue(none.allows("https://app.example", "https://app.example"));
+    }
+
+    @Test
+    void exactly_letsInOnlyItsOriginsAndTheRequests_noLoopbackNorWildcard()
+    {
+        Origins exactly = Origins.exactly(List.of("https://desk.example"));
+
+        assertTrue(exactly.allows("https://desk.example:443", null));
+        assertTrue(exactly.allows("http://7.sbx.localhost:8080", "http://7.sbx.localhost:8080"));
+        assertFalse(exactly.allows("http://localhost:8080", null), "the gateway on this machine is no sandbox's page");
+        assertFalse(exactly.allows("http://127.0.0.1:8080", null));
+        assertFalse(exactly.and(List.of("https://more.example")).allows("http://[::1]:8080", null), "and() keeps it so");
+        assertFalse(exactly.allows("null", "null"));
+        assertThrows(IllegalArgumentException.class, () -> Origins.exactly(List.of("*")));
     }
 }

@@ -58,6 +58,12 @@ public final class RawHttp
         return exchange(port, "GET", host, pathAndQuery, List.of(headers), true);
     }
 
+    /** A request of any method with {@code Connection: close}, its head only: a body, if any, is the caller's to declare as empty. */
+    public static Response send(int port, String method, String host, String pathAndQuery, String... headers) throws IOException
+    {
+        return exchange(port, method, host, pathAndQuery, List.of(headers), true);
+    }
+
     /**
      * A WebSocket handshake; answers with the status line and headers only (a 101 leaves the
      * connection open, so nothing is read past the headers, and the connection is then closed).

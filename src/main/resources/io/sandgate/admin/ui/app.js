@@ -9,7 +9,6 @@
   var COLOURS = ['#2f6fdb', '#e08a1e', '#2a9d6f', '#8e5bd6', '#c2497d', '#4b8ea8', '#7a7f2a', '#5c6470'];
   var EJECTED = '#b3261e';
   var base = location.pathname.replace(/\/ui\/.*$/, '');   // .../admin
-  var root = base.replace(/\/admin$/, '');                    // context path
 
   function token() { return sessionStorage.getItem(KEY); }
 
@@ -80,7 +79,8 @@
     cell(row, r.target + (r.revokedBefore ? ' (access revoked ' + r.revokedBefore + ')' : ''));
     cell(row, r.generation ? 'watcher' : 'admin or Redis');
     var link = document.createElement('a');
-    link.href = root + '/vnc/' + encodeURIComponent(r.id) + '/vnc.html?autoconnect=true';
+    // The gateway says where: the sandbox's own host in host mode, its path under the gateway's otherwise.
+    link.href = r.desktop + 'vnc.html?autoconnect=true';
     link.target = '_blank';
     link.textContent = 'Open desktop';
     cell(row, '').appendChild(link);
