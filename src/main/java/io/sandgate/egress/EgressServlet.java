@@ -21,6 +21,7 @@ import io.sandgate.web.AccessNote;
 import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
 import io.sandgate.web.LogContext;
+import io.sandgate.web.NoScript;
 import io.sandgate.web.RequestAttribute;
 import io.sandgate.web.ServerSpan;
 import io.sandgate.web.StreamingProxyServlet;
@@ -603,7 +604,7 @@ public final class EgressServlet extends StreamingProxyServlet
             exchange.responseScan = null; // held-back bytes of the failed attempt are not part of the next one
             exchange.responseDecoder = null;
             long backoff = egress.policy().backoffMillis(exchange.attempts.count() - 1);
-            proxyResponse.reset();
+            resetAnswer(proxyResponse);
             retryLater(clientRequest, proxyResponse, backoff);
             return;
         }
@@ -614,7 +615,7 @@ public final class EgressServlet extends StreamingProxyServlet
         }
         try
         {
-            proxyResponse.reset();
+            resetAnswer(proxyResponse);
             GatewayException error = egress.policy().answer(failure, verdict, exchange.attempts.tried());
             if (error.status() == HttpStatus.INTERNAL_SERVER_ERROR_500)
                 LOG.warn("Egress exchange to route {} failed unexpectedly", exchange.plan.routeName(), failure);
@@ -656,5 +657,16 @@ public final class EgressServlet extends StreamingProxyServlet
             resend.run();
         else
             egress.later(delayMillis, resend);
+    }
+
+    /**
+     * Clears a failed attempt's answer for the next attempt or the error; the headers every answer
+     * of the gateway carries on the public listener (a target's page is served under the gateway's
+     * origin) are set again, since the reset dropped them with the rest.
+     */
+    private static void resetAnswer(HttpServletResponse proxyResponse)
+    {
+        proxyResponse.reset();
+        NoScript.set(proxyResponse);
     }
 }

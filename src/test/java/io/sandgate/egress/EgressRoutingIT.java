@@ -16,6 +16,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sandgate.testing.ForwardProxy;
 import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.GatewayExtension;
+import io.sandgate.web.NoScript;
 import io.sandgate.testing.RunningGateway;
 import io.sandgate.testing.TargetServer;
 import org.junit.jupiter.api.AfterEach;
@@ -195,6 +196,20 @@ class EgressRoutingIT
             assertEquals(200, response.statusCode(), response.body());
             assertEquals("us1", node(response));
         }
+    }
+
+    @Test
+    void answerAfterARetry_stillForbidsScripts() throws Exception
+    {
+        // On a single listener, a target's page is served under the gateway's origin: it must not
+        // become a host for scripts because the first attempt's headers were reset for the retry.
+        nodes.get("eu1").error5xx(502);
+        nodes.get("eu2").error5xx(502);
+        HttpResponse<String> response = call("GET", https("/echo"));
+        assertEquals(200, response.statusCode(), response.body());
+        assertEquals("us1", node(response));
+        assertEquals(NoScript.POLICY, response.headers().firstValue(NoScript.CONTENT_SECURITY_POLICY).orElse(null));
+        assertEquals("nosniff", response.headers().firstValue(NoScript.X_CONTENT_TYPE_OPTIONS).orElse(null));
     }
 
     @Test
