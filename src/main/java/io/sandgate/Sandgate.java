@@ -224,6 +224,10 @@ public final class Sandgate implements AutoCloseable
             LOG.warn("ingress.host-pattern and server.public-origins are one site, {} (by the last labels of their names): every page of the gateway's "
                 + "origin, every path-mode sandbox's among them, is same-site with each sandbox's host, and the browser sends it the sandboxes' cookies. "
                 + "Serve sandboxes under a registrable domain of their own, such as {id}.sbx.example-sandboxes.com", site));
+        if (config.ingress().pathMode() && config.adminToken().isPresent() && config.server().internalPort().isEmpty())
+            LOG.warn("The admin dashboard is served on the listener where path-mode sandboxes are, in their origin: a sandbox's page can open it in a "
+                + "window and read what is typed there, the admin token included. Set server.internal-port (the admin API moves there), "
+                + "or ingress.path-mode: false with ingress.host-pattern");
         ingress = new Ingress(config.ingress(), contextPath, store.routes(), store.redemptions(), clients, metrics, Clock.systemUTC());
         webSockets = new WebSocketBridge(ingress, config.server().publicOrigins(), metrics, schedulers, BrowserUpgrade.forThisContainer());
         built.push(webSockets);

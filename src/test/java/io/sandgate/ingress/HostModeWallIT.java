@@ -180,6 +180,22 @@ class HostModeWallIT
     }
 
     @Test
+    void atStart_anAdminDashboardInThePathModeSandboxesOrigin_isWarnedAbout() throws Exception
+    {
+        try (LogCapture log = new LogCapture(Sandgate.class.getName()))
+        {
+            gateway.startAnother(config -> config.set("admin.token", "wall-it-admin-token"));
+            gateway.startAnother(config -> config.set("admin.token", "wall-it-admin-token").set("server.internal-port", "0"));
+            gateway.startAnother(config -> config.set("admin.token", "wall-it-admin-token").set("ingress.host-pattern", "{id}.sbx.localhost")
+                .set("ingress.path-mode", "false"));
+
+            List<String> warned = log.lines().stream().filter(line -> line.contains("admin dashboard")).toList();
+            assertEquals(1, warned.size(), log.lines().toString());
+            assertTrue(warned.get(0).contains("server.internal-port") && !warned.get(0).contains("wall-it-admin-token"), warned.get(0));
+        }
+    }
+
+    @Test
     void pathModeOff_needsHostMode_andTheHostModeListTakesNoWildcard()
     {
         ConfigException off = assertThrows(ConfigException.class, () -> ConfigLoader.fromValues(Map.of("ingress.path-mode", "false")));
