@@ -13,6 +13,7 @@ import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.sandgate.web.RequestPhase;
 import org.eclipse.jetty.http.ComplianceViolation;
 import org.eclipse.jetty.http.HostPortHttpField;
 import org.eclipse.jetty.http.HttpException;
@@ -72,7 +73,7 @@ import org.eclipse.jetty.util.thread.Invocable;
  * reports a browser that leaves ({@code KeptReadEndPoint}) to the sandbox's link, as for Jetty's
  * connection.</p>
  */
-final class BrowserConnection extends AbstractMetaDataConnection implements Connection.UpgradeFrom, HttpParser.RequestHandler
+final class BrowserConnection extends AbstractMetaDataConnection implements Connection.UpgradeFrom, HttpParser.RequestHandler, RequestPhase.Parsing
 {
     private final Handler ingress;
     private final HttpConnectionFactory jetty;
@@ -425,6 +426,8 @@ final class BrowserConnection extends AbstractMetaDataConnection implements Conn
         if (exchange != done)
             return;
         exchange = null;
+        // At its start between requests, as Jetty's connection's: the head deadline and the connection limit read it.
+        parser.reset();
         if (failure != null || !generator.isEnd())
         {
             getEndPoint().close(failure);
@@ -437,6 +440,12 @@ final class BrowserConnection extends AbstractMetaDataConnection implements Conn
         }
         if (!turn.compareAndSet(DISPATCHING, DONE_IN_DISPATCH))
             serveOrClose();
+    }
+
+    @Override
+    public HttpParser getParser()
+    {
+        return parser;
     }
 
     @Override
