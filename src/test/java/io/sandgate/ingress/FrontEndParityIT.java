@@ -80,7 +80,18 @@ class FrontEndParityIT
             Arguments.of("HEAD, chunked and no body", "HEAD", "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"),
             Arguments.of("HEAD, 304 with a length", "HEAD", "HTTP/1.1 304 Not Modified\r\nContent-Length: 1234\r\n\r\n"),
             Arguments.of("HEAD, 204 with a length", "HEAD", "HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\n"),
-            Arguments.of("HEAD, head of 8.0 KB", "HEAD", head(8_000)));
+            Arguments.of("HEAD, head of 8.0 KB", "HEAD", head(8_000)),
+            Arguments.of("HEAD, a length, then the body anyway", "HEAD", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"),
+            Arguments.of("HEAD, 304, then bytes", "HEAD", "HTTP/1.1 304 Not Modified\r\n\r\nstray"),
+            Arguments.of("205 with a length", "GET", "HTTP/1.1 205 Reset Content\r\nContent-Length: 3\r\n\r\nabc"),
+            Arguments.of("200 with a length of 0", "GET", "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"),
+            Arguments.of("200 chunked, with trailers", "GET", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nX-T: 1\r\n\r\n"),
+            Arguments.of("304 chunked, then a chunk", "GET", "HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"),
+            Arguments.of("a signed length", "GET", "HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\nok"),
+            Arguments.of("a length twice, the same", "GET", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok"),
+            Arguments.of("a length as a list", "GET", "HTTP/1.1 200 OK\r\nContent-Length: 2, 2\r\n\r\nok"),
+            Arguments.of("status 600", "GET", "HTTP/1.1 600 Odd\r\nContent-Length: 2\r\n\r\nok"),
+            Arguments.of("head of 8.15 KB", "GET", head(8_150)));
     }
 
     @ParameterizedTest(name = "{0}")
