@@ -36,6 +36,10 @@ public final class ConfigKeys
         integer(1, 1_000_000), "Requests one client (its trusted address, or an egress agent by its token) may have in progress at once (429 above); established WebSockets and MCP streams do not count.");
     public static final ConfigKey<Integer> SERVER_MAX_CONNECTIONS_PER_CLIENT = ConfigKey.of("server.max-connections-per-client", "1024",
         integer(1, 1_000_000), "Embedded runner: connections one client address (an IPv6 one by its /64, `server.client-ipv6-prefix`) may hold open at once, all listeners together, idle and upgraded ones included; a connection above it is closed as soon as it is accepted. Trusted proxies (`ingress.trusted-proxies`) are not counted; raise it where many clients reach the gateway from one address (a NAT).");
+    public static final ConfigKey<Integer> SERVER_MAX_CONNECTIONS = new ConfigKey<>("server.max-connections", null, "(from the descriptor limit)",
+        integer(16, 100_000_000), "Embedded runner: connections the listeners hold open at once, all clients together. At the cap, the connections that have waited longest for a request (idle between requests, nothing received yet, or a head not yet whole) are closed to admit new ones, as nginx reuses connections; when none waits, a new connection is closed as it is accepted. Unset, it is half of what the process's file descriptor limit leaves after a tenth (at least 256) for its own files: each connection may hold one to its upstream.", false);
+    public static final ConfigKey<Duration> SERVER_HEAD_TIMEOUT = ConfigKey.of("server.head-timeout", "30s", duration(),
+        "Embedded runner: how long a request's head (request line and header fields) may take to arrive, from its first byte; a connection whose head is not whole by then is closed, however steadily its bytes trickle in. The wait for a request before its first byte is `server.idle-timeout`'s.");
     public static final ConfigKey<Integer> SERVER_CLIENT_IPV6_PREFIX = ConfigKey.of("server.client-ipv6-prefix", "64", integer(16, 128),
         "The per-client limits (`server.max-connections-per-client`, `server.max-concurrent-requests-per-client`, `mcp.max-sessions-per-client`, `mcp.max-streams-per-client`) count an IPv6 client by this many leading bits of its address: a host given a /64 can take a new address from it for every connection. Set 128 where distinct clients share a /64, as the pods of one Kubernetes node do in an IPv6 cluster (one address each from the node's range); with `server.internal-port` set, the internal listener's clients are counted by `server.internal-client-ipv6-prefix` instead.");
     public static final ConfigKey<Integer> SERVER_INTERNAL_CLIENT_IPV6_PREFIX = ConfigKey.of("server.internal-client-ipv6-prefix", "128", integer(16, 128),
@@ -301,7 +305,7 @@ public final class ConfigKeys
 
     public static final List<ConfigKey<?>> ALL = List.of(
         CONFIG,
-        SERVER_HOST, SERVER_PORT, SERVER_MAX_THREADS, SERVER_MAX_CONCURRENT_REQUESTS_PER_CLIENT, SERVER_MAX_CONNECTIONS_PER_CLIENT, SERVER_CLIENT_IPV6_PREFIX, SERVER_INTERNAL_CLIENT_IPV6_PREFIX, SERVER_STOP_TIMEOUT, SERVER_IDLE_TIMEOUT, SERVER_INTERNAL_PORT, SERVER_INGRESS_FRONT_END,
+        SERVER_HOST, SERVER_PORT, SERVER_MAX_THREADS, SERVER_MAX_CONCURRENT_REQUESTS_PER_CLIENT, SERVER_MAX_CONNECTIONS_PER_CLIENT, SERVER_MAX_CONNECTIONS, SERVER_HEAD_TIMEOUT, SERVER_CLIENT_IPV6_PREFIX, SERVER_INTERNAL_CLIENT_IPV6_PREFIX, SERVER_STOP_TIMEOUT, SERVER_IDLE_TIMEOUT, SERVER_INTERNAL_PORT, SERVER_INGRESS_FRONT_END,
         SERVER_PUBLIC_ORIGINS,
         INGRESS_ENABLED, MCP_ENABLED, EGRESS_ENABLED,
         STORE_TYPE, REDIS_ADDRESS, REDIS_CLUSTER_NODES, REDIS_SENTINEL_NODES, REDIS_SENTINEL_MASTER,

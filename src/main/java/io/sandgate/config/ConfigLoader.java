@@ -247,7 +247,8 @@ public final class ConfigLoader
             get(ConfigKeys.SERVER_MAX_THREADS), get(ConfigKeys.SERVER_STOP_TIMEOUT), get(ConfigKeys.SERVER_IDLE_TIMEOUT), get(ConfigKeys.SERVER_ROLE),
             new ServerConfig.Faces(get(ConfigKeys.INGRESS_ENABLED), get(ConfigKeys.MCP_ENABLED), get(ConfigKeys.EGRESS_ENABLED)),
             list(ConfigKeys.SERVER_PUBLIC_ORIGINS), get(ConfigKeys.SERVER_MAX_CONCURRENT_REQUESTS_PER_CLIENT),
-            get(ConfigKeys.SERVER_MAX_CONNECTIONS_PER_CLIENT), get(ConfigKeys.SERVER_CLIENT_IPV6_PREFIX),
+            get(ConfigKeys.SERVER_MAX_CONNECTIONS_PER_CLIENT), optional(ConfigKeys.SERVER_MAX_CONNECTIONS), get(ConfigKeys.SERVER_HEAD_TIMEOUT),
+            get(ConfigKeys.SERVER_CLIENT_IPV6_PREFIX),
             get(ConfigKeys.SERVER_INTERNAL_CLIENT_IPV6_PREFIX), get(ConfigKeys.SERVER_INGRESS_FRONT_END)));
         StoreConfig.Redis redis = attempt(this::redis);
         CookieConfig cookie = attempt(() -> new CookieConfig(get(ConfigKeys.COOKIE_NAME), optional(ConfigKeys.COOKIE_SECRET),

@@ -23,18 +23,23 @@ import io.sandgate.net.Origins;
  * @param publicOrigins origins users reach the gateway under, as {@code scheme://host[:port]}
  * @param maxConcurrentRequestsPerClient requests one client may have in progress at once
  * @param maxConnectionsPerClient connections one client address may hold open at once, on the listeners together
+ * @param maxConnections connections the listeners hold open at once, all clients together; empty to derive it from the descriptor limit
+ * @param headTimeout how long a request head may take to arrive, from its first byte
  * @param clientIpv6Prefix how many leading bits of an IPv6 client's address the per-client limits count it by
  * @param internalClientIpv6Prefix the same, for a client of the internal listener when there is one
  * @param ingressFrontEnd which API the embedded runner serves ingress HTTP on
  */
 public record ServerConfig(String host, int port, Optional<Integer> internalPort, int maxThreads, Duration stopTimeout, Duration idleTimeout,
                            Role role, Faces faces, List<String> publicOrigins, int maxConcurrentRequestsPerClient,
-                           int maxConnectionsPerClient, int clientIpv6Prefix, int internalClientIpv6Prefix, IngressFrontEnd ingressFrontEnd)
+                           int maxConnectionsPerClient, Optional<Integer> maxConnections, Duration headTimeout, int clientIpv6Prefix,
+                           int internalClientIpv6Prefix, IngressFrontEnd ingressFrontEnd)
 {
     public ServerConfig
     {
         StoreConfig.positive(ConfigKeys.SERVER_IDLE_TIMEOUT, idleTimeout);
+        StoreConfig.positive(ConfigKeys.SERVER_HEAD_TIMEOUT, headTimeout);
         Objects.requireNonNull(internalPort, "internalPort");
+        Objects.requireNonNull(maxConnections, "maxConnections");
         Objects.requireNonNull(faces, "faces");
         Objects.requireNonNull(ingressFrontEnd, "ingressFrontEnd");
         if (internalPort.isPresent() && internalPort.get() != 0 && internalPort.get() == port)
@@ -52,7 +57,7 @@ public record ServerConfig(String host, int port, Optional<Integer> internalPort
     public ServerConfig withoutInternalPort()
     {
         return new ServerConfig(host, port, Optional.empty(), maxThreads, stopTimeout, idleTimeout, role, faces, publicOrigins,
-            maxConcurrentRequestsPerClient, maxConnectionsPerClient, clientIpv6Prefix, internalClientIpv6Prefix, ingressFrontEnd);
+            maxConcurrentRequestsPerClient, maxConnectionsPerClient, maxConnections, headTimeout, clientIpv6Prefix, internalClientIpv6Prefix, ingressFrontEnd);
     }
 
     /** What a process serves. */

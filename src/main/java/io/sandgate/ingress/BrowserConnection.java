@@ -3,7 +3,6 @@ package io.sandgate.ingress;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.WritePendingException;
-import java.util.EnumMap;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeoutException;
@@ -13,8 +12,8 @@ import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 
-import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.sandgate.web.RequestPhase;
 import org.eclipse.jetty.http.ComplianceViolation;
 import org.eclipse.jetty.http.HostPortHttpField;
 import org.eclipse.jetty.http.HttpException;
@@ -51,7 +50,6 @@ import org.eclipse.jetty.util.Attributes;
 import org.eclipse.jetty.util.BufferUtil;
 import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.HostPort;
-import org.eclipse.jetty.util.IteratingCallback;
 import org.eclipse.jetty.util.thread.Invocable;
 
 /**
@@ -75,11 +73,11 @@ import org.eclipse.jetty.util.thread.Invocable;
  * reports a browser that leaves ({@code KeptReadEndPoint}) to the sandbox's link, as for Jetty's
  * connection.</p>
  */
-final class BrowserConnection extends AbstractMetaDataConnection implements Connection.UpgradeFrom, HttpParser.RequestHandler
+final class BrowserConnection extends AbstractMetaDataConnection implements Connection.UpgradeFrom, HttpParser.RequestHandler, RequestPhase.Parsing
 {
     private final Handler ingress;
     private final HttpConnectionFactory jetty;
-    private final Handovers handovers;
+    private final Handover.Counts handovers;
     private final ByteBufferPool pool;
     private static final int IDLE = 0;
     private static final int DISPATCHING = 1;
@@ -90,7 +88,7 @@ final class BrowserConnection extends AbstractMetaDataConnection implements Conn
     private final Attributes attributes = new Attributes.Lazy();
     /** The request's header fields as parsed, reused by the next request as Jetty's connection reuses its own. */
     private final HttpFields.Mutable fields = HttpFields.build();
-    private final Sender sender = new Sender();
+    private final BrowserSender sender;
     /**
      * Run by the selector itself: nothing this connection does waits (the handler it calls is
      * non-blocking, and Jetty's connection, once handed a request, runs on its own executor).
@@ -122,13 +120,14 @@ final class BrowserConnection extends AbstractMetaDataConnection implements Conn
     private boolean draining;
     private long requests;
 
-    BrowserConnection(Connector connector, HttpConfiguration config, EndPoint endPoint, Handler ingress, HttpConnectionFactory jetty, Handovers handovers)
+    BrowserConnection(Connector connector, HttpConfiguration config, EndPoint endPoint, Handler ingress, HttpConnectionFactory jetty, Handover.Counts handovers)
     {
         super(connector, config, endPoint);
         this.ingress = ingress;
         this.jetty = jetty;
         this.handovers = handovers;
         this.pool = connector.getByteBufferPool();
+        this.sender = new BrowserSender(generator, pool, config, endPoint);
         parser = new HttpParser(this, config.getRequestHeaderSize(), config.getHttpCompliance());
         parser.setHeaderCacheSize(config.getHeaderCacheSize());
         parser.setHeaderCacheCaseSensitive(config.isHeaderCacheCaseSensitive());
@@ -427,6 +426,8 @@ final class BrowserConnection extends AbstractMetaDataConnection implements Conn
         if (exchange != done)
             return;
         exchange = null;
+        // At its start between requests, as Jetty's connection's: the head deadline and the connection limit read it.
+        parser.reset();
         if (failure != null || !generator.isEnd())
         {
             getEndPoint().close(failure);
@@ -439,6 +440,12 @@ final class BrowserConnection extends AbstractMetaDataConnection implements Conn
         }
         if (!turn.compareAndSet(DISPATCHING, DONE_IN_DISPATCH))
             serveOrClose();
+    }
+
+    @Override
+    public HttpParser getParser()
+    {
+        return parser;
     }
 
     @Override
@@ -628,7 +635,12 @@ final class BrowserConnection extends AbstractMetaDataConnection implements Conn
         @Override
         public void failed(Throwable x)
         {
-            completed(this, x);
+            // As Jetty's channel answers it: a head refused before a byte of it was generated (too
+            // large) gets the server's error page in its place.
+            if (response.reopen())
+                Response.writeError(request, response, Callback.from(() -> completed(this, null), y -> completed(this, y)), x);
+            else
+                completed(this, x);
         }
 
         @Override
@@ -663,7 +675,7 @@ final class BrowserConnection extends AbstractMetaDataConnection implements Conn
         @Override
         public Components getComponents()
         {
-            throw new UnsupportedOperationException();
+            return new ListenerComponents(getConnector(), attributes);
         }
 
         @Override
@@ -791,6 +803,7 @@ final class BrowserConnection extends AbstractMetaDataConnection implements Conn
         private long contentLength;
         private long written;
         private boolean lastWritten;
+        private boolean reopened;
         private Supplier<HttpFields> trailers;
 
         BrowserResponse(BrowserRequest request)
@@ -855,6 +868,24 @@ final class BrowserConnection extends AbstractMetaDataConnection implements Conn
             return lastWritten && !sender.isPending() && generator.isEnd();
         }
 
+        /**
+         * A response whose head was refused before any of it was generated is open again, once,
+         * and empty, for an error page in its place.
+         *
+         * @return whether it was
+         */
+        boolean reopen()
+        {
+            if (committed == null || reopened || generator.isCommitted() || sender.isPending())
+                return false;
+            reopened = true;
+            committed = null;
+            written = 0;
+            lastWritten = false;
+            reset();
+            return true;
+        }
+
         @Override
         public void reset()
         {
@@ -887,25 +918,26 @@ final class BrowserConnection extends AbstractMetaDataConnection implements Conn
                 return;
             }
             int length = content == null ? 0 : content.remaining();
+            long expected = committed == null ? headers.getLongField(HttpHeader.CONTENT_LENGTH) : contentLength;
+            // Checked before anything is committed, as Jetty's response checks it: the handler may
+            // still answer with an error, and the connection does not carry another.
+            String mismatch = WrittenLength.mismatch(written + length, expected, last, head, status);
+            if (mismatch != null)
+            {
+                generator.setPersistent(false);
+                callback.failed(new IOException(mismatch));
+                return;
+            }
             MetaData.Response info = null;
             if (committed == null)
             {
-                contentLength = headers.getLongField(HttpHeader.CONTENT_LENGTH);
-                if (contentLength < 0 && last)
-                    contentLength = length;
+                contentLength = expected < 0 && last ? length : expected;
                 if (getConnector().isShutdown())
                     generator.setPersistent(false);
                 info = new MetaData.Response(status, null, HttpVersion.HTTP_1_1, headers, contentLength, trailers);
                 committed = info;
             }
             written += length;
-            // As Jetty's response checks them: a body that does not match its length cuts the connection.
-            if (!head && contentLength >= 0 && (written > contentLength || last && written < contentLength))
-            {
-                generator.setPersistent(false);
-                callback.failed(new IOException(String.format("written %d %s %d content-length", written, written > contentLength ? ">" : "<", contentLength)));
-                return;
-            }
             lastWritten = last;
             sender.send(info, head, content, last, callback);
         }
@@ -917,209 +949,19 @@ final class BrowserConnection extends AbstractMetaDataConnection implements Conn
         }
     }
 
-    /** Generates and writes the answer, as Jetty's connection does, with its generator. */
-    private final class Sender extends IteratingCallback
-    {
-        private MetaData.Response info;
-        private boolean head;
-        private ByteBuffer content;
-        private boolean last;
-        private Callback callback;
-        private RetainableByteBuffer header;
-        private RetainableByteBuffer chunk;
-        private boolean shutdownOut;
-
-        void send(MetaData.Response info, boolean head, ByteBuffer content, boolean last, Callback callback)
-        {
-            if (!reset())
-            {
-                callback.failed(new WritePendingException());
-                return;
-            }
-            this.info = info;
-            this.head = head;
-            this.content = content;
-            this.last = last;
-            this.callback = callback;
-            iterate();
-        }
-
-        boolean isPending()
-        {
-            return callback != null;
-        }
-
-        @Override
-        protected Action process() throws Exception
-        {
-            if (callback == null)
-                throw new IllegalStateException();
-            while (true)
-            {
-                ByteBuffer headerBytes = header == null ? null : header.getByteBuffer();
-                ByteBuffer chunkBytes = chunk == null ? null : chunk.getByteBuffer();
-                HttpGenerator.Result result = generator.generateResponse(info, head, headerBytes, chunkBytes, content, last);
-                switch (result)
-                {
-                    case NEED_INFO -> throw new IOException("an answer without its head");
-                    case NEED_HEADER -> header = pool.acquire(getHttpConfiguration().getResponseHeaderSize(), getHttpConfiguration().isUseOutputDirectByteBuffers());
-                    case HEADER_OVERFLOW -> throw new HttpException.RuntimeException(500, "Response header too large");
-                    case NEED_CHUNK -> chunk = pool.acquire(HttpGenerator.CHUNK_SIZE, getHttpConfiguration().isUseOutputDirectByteBuffers());
-                    case NEED_CHUNK_TRAILER ->
-                    {
-                        releaseChunk();
-                        chunk = pool.acquire(getHttpConfiguration().getResponseHeaderSize(), getHttpConfiguration().isUseOutputDirectByteBuffers());
-                    }
-                    case FLUSH ->
-                    {
-                        if (head || generator.isNoContent())
-                        {
-                            if (chunk != null)
-                                chunk.clear();
-                            BufferUtil.clear(content);
-                        }
-                        ByteBuffer[] out = gather(headerBytes, chunk == null ? null : chunk.getByteBuffer(), content);
-                        if (out.length == 0)
-                            succeeded();
-                        else
-                            getEndPoint().write(this, out);
-                        return Action.SCHEDULED;
-                    }
-                    case SHUTDOWN_OUT -> shutdownOut = true;
-                    case DONE ->
-                    {
-                        return Action.SUCCEEDED;
-                    }
-                    case CONTINUE ->
-                    {
-                    }
-                    default -> throw new IllegalStateException("generateResponse=" + result);
-                }
-            }
-        }
-
-        private static ByteBuffer[] gather(ByteBuffer header, ByteBuffer chunk, ByteBuffer content)
-        {
-            boolean h = BufferUtil.hasContent(header);
-            boolean c = BufferUtil.hasContent(chunk);
-            boolean b = BufferUtil.hasContent(content);
-            int n = (h ? 1 : 0) + (c ? 1 : 0) + (b ? 1 : 0);
-            ByteBuffer[] out = new ByteBuffer[n];
-            int i = 0;
-            if (h)
-                out[i++] = header;
-            if (c)
-                out[i++] = chunk;
-            if (b)
-                out[i] = content;
-            return out;
-        }
-
-        private Callback release()
-        {
-            Callback done = callback;
-            callback = null;
-            info = null;
-            content = null;
-            if (header != null)
-                header.release();
-            header = null;
-            releaseChunk();
-            return done;
-        }
-
-        private void releaseChunk()
-        {
-            if (chunk != null)
-                chunk.release();
-            chunk = null;
-        }
-
-        @Override
-        protected void onCompleteSuccess()
-        {
-            if (shutdownOut)
-                getEndPoint().shutdownOutput();
-            release().succeeded();
-        }
-
-        @Override
-        protected void onCompleteFailure(Throwable cause)
-        {
-            generator.setPersistent(false);
-            Callback done = release();
-            if (done != null)
-                done.failed(cause);
-        }
-
-        @Override
-        public Invocable.InvocationType getInvocationType()
-        {
-            return Invocable.InvocationType.NON_BLOCKING;
-        }
-    }
-
-    /** Why a connection was given to Jetty's, as the hand-over counter's {@code reason} says it. */
-    enum Handover
-    {
-        /** The ingress handler declined the request: another face's, health, a WebSocket upgrade on another path. */
-        NOT_INGRESS("not-ingress"),
-        /** Neither GET nor HEAD. */
-        METHOD("method"),
-        /** A request with a length or chunks. */
-        BODY("body"),
-        /** An Upgrade (WebSocket, h2c). */
-        UPGRADE("upgrade"),
-        EXPECT("expect"),
-        /** Not HTTP/1.1. */
-        VERSION("version"),
-        /** What the parser refused or reported, an absolute or odd target, a missing or repeated Host. */
-        MALFORMED("malformed"),
-        /** A head that did not fit the read buffer. */
-        LONG_HEAD("long-head"),
-        /** The listener is stopping: Jetty's answer says so. */
-        SHUTDOWN("shutdown");
-
-        private final String label;
-
-        Handover(String label)
-        {
-            this.label = label;
-        }
-    }
-
-    /** Counts hand-overs by reason: how much of the browsers' traffic the fast connection leaves to Jetty. */
-    static final class Handovers
-    {
-        private final EnumMap<Handover, Counter> counters = new EnumMap<>(Handover.class);
-
-        Handovers(MeterRegistry registry)
-        {
-            for (Handover reason : Handover.values())
-                counters.put(reason, Counter.builder("sandgate.ingress.handovers").tag("reason", reason.label)
-                    .description("Browser connections the gateway's own HTTP/1 connection gave to Jetty's, by the request that made it")
-                    .register(registry));
-        }
-
-        void count(Handover reason)
-        {
-            counters.get(reason).increment();
-        }
-    }
-
     /** Serves {@link BrowserConnection}s on the public listener, in front of Jetty's HTTP/1.1 factory, which it hands requests to. */
     static final class Factory extends org.eclipse.jetty.server.AbstractConnectionFactory
     {
         private final Handler ingress;
         private final HttpConnectionFactory jetty;
-        private final Handovers handovers;
+        private final Handover.Counts handovers;
 
         Factory(Handler ingress, HttpConnectionFactory jetty, MeterRegistry registry)
         {
             super("sandgate-http/1.1");
             this.ingress = ingress;
             this.jetty = jetty;
-            this.handovers = new Handovers(registry);
+            this.handovers = new Handover.Counts(registry);
         }
 
         @Override

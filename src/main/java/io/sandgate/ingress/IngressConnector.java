@@ -13,6 +13,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.web.ClientConnectionLimit;
 import io.sandgate.web.KeptReadEndPoint;
 import io.sandgate.web.ListenerConnector;
+import io.sandgate.web.ServerConnectionLimit;
 import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.io.ManagedSelector;
@@ -39,7 +40,8 @@ import org.eclipse.jetty.util.thread.Scheduler;
  *
  * <p>The links' endpoints are not the server's: they count neither as accepted connections, nor
  * against the connector's graceful stop, which only waits for browsers, nor against the
- * sandbox address's connections ({@link ClientConnectionLimit}).</p>
+ * sandbox address's connections ({@link ClientConnectionLimit}), nor against all of the listeners'
+ * ({@link ServerConnectionLimit}).</p>
  */
 public final class IngressConnector extends ListenerConnector
 {
@@ -51,9 +53,9 @@ public final class IngressConnector extends ListenerConnector
     /** Set by the super constructor, through {@link #newSelectorManager}: not final. */
     private Manager manager;
 
-    public IngressConnector(Server server, int selectors, ClientConnectionLimit limit, ConnectionFactory factory)
+    public IngressConnector(Server server, int selectors, ClientConnectionLimit limit, ServerConnectionLimit serverLimit, ConnectionFactory factory)
     {
-        super(server, selectors, limit, factory);
+        super(server, selectors, limit, serverLimit, factory);
     }
 
     @Override

@@ -14,7 +14,9 @@ import io.sandgate.ingress.IngressHandler;
 import io.sandgate.net.Resolver;
 import io.sandgate.tracing.Tracing;
 import io.sandgate.web.ClientConnectionLimit;
+import io.sandgate.web.HeadTimeout;
 import io.sandgate.web.ListenerConnector;
+import io.sandgate.web.ServerConnectionLimit;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.io.ByteBufferPool;
 import org.eclipse.jetty.server.Connector;
@@ -132,12 +134,16 @@ public final class EmbeddedServer implements AutoCloseable
         http.setHeaderCacheSize(0);
         ClientConnectionLimit limit = new ClientConnectionLimit(config.server().maxConnectionsPerClient(), sandgate.clients(false), sandgate.metrics());
         ClientConnectionLimit internalLimit = limit.counting(sandgate.clients(true));
+        ServerConnectionLimit serverLimit = new ServerConnectionLimit(maxConnections(config.server()), sandgate.metrics());
         // The public listener's selectors also carry the core front-end's connections to sandboxes.
         HttpConnectionFactory publicHttp = new HttpConnectionFactory(http);
-        IngressConnector connector = listen(server, new IngressConnector(server, plan.publicSelectors(), limit, publicHttp),
+        IngressConnector connector = listen(server, new IngressConnector(server, plan.publicSelectors(), limit, serverLimit, publicHttp),
             config.server(), config.server().port());
-        ServerConnector internal = config.server().internalPort().map(port -> connector(server, http, internalLimit, config.server(), port, plan)).orElse(null);
-        ServerConnector proxy = config.egress().forwardProxyPort().map(port -> connector(server, http, internalLimit, config.server(), port, plan)).orElse(null);
+        ServerConnector internal = config.server().internalPort().map(port -> connector(server, http, internalLimit, serverLimit, config.server(), port, plan))
+            .orElse(null);
+        ServerConnector proxy = config.egress().forwardProxyPort().map(port -> connector(server, http, internalLimit, serverLimit, config.server(), port, plan))
+            .orElse(null);
+        server.addBean(new HeadTimeout(server, config.server().headTimeout(), sandgate.metrics()));
 
         Handler internalFaces;
         Handler publicFaces;
@@ -193,9 +199,21 @@ public final class EmbeddedServer implements AutoCloseable
         return new EmbeddedServer(server, sandgate, connector, internal, proxy);
     }
 
-    private static ServerConnector connector(Server server, HttpConfiguration http, ClientConnectionLimit limit, ServerConfig config, int port, ThreadPlan plan)
+    private static ServerConnector connector(Server server, HttpConfiguration http, ClientConnectionLimit limit, ServerConnectionLimit serverLimit,
+                                             ServerConfig config, int port, ThreadPlan plan)
     {
-        return listen(server, new ListenerConnector(server, plan.listenerSelectors(), limit, new HttpConnectionFactory(http)), config, port);
+        return listen(server, new ListenerConnector(server, plan.listenerSelectors(), limit, serverLimit, new HttpConnectionFactory(http)), config, port);
+    }
+
+    /** {@code server.max-connections}, or the cap the process's descriptor limit allows, which the log says. */
+    private static int maxConnections(ServerConfig config)
+    {
+        if (config.maxConnections().isPresent())
+            return config.maxConnections().get();
+        int derived = ServerConnectionLimit.forThisProcess();
+        LoggerFactory.getLogger(EmbeddedServer.class).info("server.max-connections: {}, from a limit of {} file descriptors",
+            derived, ServerConnectionLimit.descriptorLimit());
+        return derived;
     }
 
     /** The pool's refusal to lease, wherever the server's start put it (connectors' failures come collected). */

@@ -14,22 +14,26 @@ import org.eclipse.jetty.util.IO;
 
 /**
  * A listener of the embedded runner: each connection it accepts is admitted by a
- * {@link ClientConnectionLimit} before Jetty sees it, so that one refused costs no selector
- * registration, buffer or thread. Its connections stay in the selector's epoll set while they wait
- * for an answer ({@link KeptReadEndPoint}).
+ * {@link ClientConnectionLimit}, then by the {@link ServerConnectionLimit} of all the listeners,
+ * before Jetty sees it, so that one refused costs no selector registration, buffer or thread. Its
+ * connections stay in the selector's epoll set while they wait for an answer
+ * ({@link KeptReadEndPoint}).
  */
 public class ListenerConnector extends ServerConnector
 {
     private final ClientConnectionLimit limit;
+    private final ServerConnectionLimit serverLimit;
 
-    public ListenerConnector(Server server, int selectors, ClientConnectionLimit limit, ConnectionFactory factory)
+    public ListenerConnector(Server server, int selectors, ClientConnectionLimit limit, ServerConnectionLimit serverLimit, ConnectionFactory factory)
     {
         // One acceptor thread, which runs accept(int) below; with none, Jetty would accept on its
         // selectors, through a path that bypasses the admission.
         super(server, 1, selectors, factory);
         this.limit = limit;
+        this.serverLimit = serverLimit;
         // Jetty reports each accepted channel's failure or close to its accept listeners.
         getSelectorManager().addEventListener(limit);
+        getSelectorManager().addEventListener(serverLimit);
     }
 
     /**
@@ -50,6 +54,13 @@ public class ListenerConnector extends ServerConnector
             IO.close(channel);
             return;
         }
+        // After the client's own cap: a connection it refuses makes no other close.
+        if (!serverLimit.admit(channel, getServer()))
+        {
+            IO.close(channel);
+            limit.release(channel);
+            return;
+        }
         try
         {
             channel.configureBlocking(false);
@@ -60,6 +71,7 @@ public class ListenerConnector extends ServerConnector
         {
             IO.close(channel);
             limit.release(channel);
+            serverLimit.release(channel);
             throw x;
         }
     }

@@ -26,6 +26,34 @@ class ConfigBindingTest
         "nodes", List.of(Map.of("id", "n1", "address", "10.0.0.1:3128"), Map.of("id", "n2", "address", "10.0.0.2:3128", "region", "us", "weight", 7))));
 
     @Test
+    void server_connectionCapAndHeadTimeout_apartFromTheOtherLimitsAndTimeouts()
+    {
+        ServerConfig server = ConfigLoader.fromValues(Map.of(
+            "server.max-connections", "5000",
+            "server.max-connections-per-client", "50",
+            "server.head-timeout", "7s",
+            "server.idle-timeout", "9s",
+            "server.stop-timeout", "11s")).server();
+
+        assertEquals(Optional.of(5000), server.maxConnections());
+        assertEquals(50, server.maxConnectionsPerClient());
+        assertEquals(Duration.ofSeconds(7), server.headTimeout());
+        assertEquals(Duration.ofSeconds(9), server.idleTimeout());
+        assertEquals(Duration.ofSeconds(11), server.stopTimeout());
+    }
+
+    @Test
+    void server_connectionCap_derivedUnlessSet_andAHeadTimeoutByDefault()
+    {
+        ServerConfig server = ConfigLoader.fromValues(Map.of()).server();
+
+        assertEquals(Optional.empty(), server.maxConnections());
+        assertEquals(Duration.ofSeconds(30), server.headTimeout());
+        assertTrue(problems(Map.of("server.head-timeout", "0s")).contains("server.head-timeout"));
+        assertTrue(problems(Map.of("server.max-connections", "0")).contains("server.max-connections"));
+    }
+
+    @Test
     void egressHealth_eachDurationAndCount()
     {
         Map<String, Object> values = new HashMap<>();

@@ -2,6 +2,8 @@ package io.sandgate.ingress;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -14,10 +16,14 @@ import org.eclipse.jetty.server.LocalConnector;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.util.BufferUtil;
 import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.Fields;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -45,6 +51,8 @@ class BrowserConnectionTest
             {
                 if (request.getHttpURI().getPath().startsWith("/declined") && request.getConnectionMetaData().getConnection() instanceof BrowserConnection)
                     return false;
+                if (request.getHttpURI().getPath().equals("/answer"))
+                    return answer(request, response, callback);
                 String body = Content.Source.asString(request, StandardCharsets.ISO_8859_1);
                 String answer = request.getConnectionMetaData().getConnection().getClass().getSimpleName() + " " + request.getMethod() + " "
                     + request.getHttpURI().getPathQuery() + " [" + body + "]";
@@ -165,6 +173,113 @@ class BrowserConnectionTest
         assertTrue(!both.contains("HEAD /h ["), "no body for a HEAD: " + both);
         assertTrue(both.contains("BrowserConnection GET /g []"), both);
         assertTrue(both.contains("Connection: close"), both);
+    }
+
+    /**
+     * What a handler may write, through the gateway's connection (a plain GET or HEAD) and through
+     * Jetty's (the same with an empty body): the same status and body on both, and the request
+     * behind it answered on both when the first answer keeps the connection. A 304 carries the
+     * length of the body it does not have (RFC 9110, 8.6); a head larger than the server's first
+     * head buffer is written from a larger one, as Jetty's connection writes it.
+     */
+    @ParameterizedTest(name = "{0} {1}")
+    @CsvSource(delimiter = '|', textBlock = """
+        GET  | status=304&length=1234
+        GET  | status=304&length=0
+        GET  | status=204&length=5
+        GET  | status=204
+        GET  | status=200&length=5&body=hello
+        GET  | status=200&length=5&body=hel
+        GET  | status=200&length=2&body=hello
+        GET  | status=200&header=12000&body=ok
+        GET  | status=200&header=16500&body=ok
+        GET  | status=200&header=40000&body=ok
+        HEAD | status=200&length=1234
+        HEAD | status=304&length=1234
+        HEAD | status=200&header=12000&body=ok
+        """)
+    void whatTheHandlerWrites_reachesTheBrowserAlike_onBothConnections(String method, String query) throws Exception
+    {
+        String fast = exchange(method + " /answer?" + query + " HTTP/1.1\r\nHost: gw\r\n\r\nGET /answer?status=200&body=next HTTP/1.1\r\nHost: gw\r\n\r\n", "HEAD".equals(method));
+        String jetty = exchange(method + " /answer?" + query + " HTTP/1.1\r\nHost: gw\r\nContent-Length: 0\r\n\r\n"
+            + "GET /answer?status=200&body=next HTTP/1.1\r\nHost: gw\r\nContent-Length: 0\r\n\r\n", "HEAD".equals(method));
+
+        assertEquals(answers(jetty, method), answers(fast, method));
+        assertEquals(1, handovers(), "the second exchange was Jetty's");
+    }
+
+    /** Writes the answer the query describes, failing over to a 502 as the ingress handler does when its write fails before anything is committed. */
+    private static boolean answer(Request request, Response response, Callback callback)
+    {
+        Fields query = new Fields();
+        for (String pair : request.getHttpURI().getQuery().split("&"))
+            query.add(pair.substring(0, pair.indexOf('=')), pair.substring(pair.indexOf('=') + 1));
+        response.setStatus(Integer.parseInt(query.getValue("status")));
+        if (query.getValue("length") != null)
+            response.getHeaders().put(HttpHeader.CONTENT_LENGTH, query.getValue("length"));
+        if (query.getValue("header") != null)
+            response.getHeaders().put("X-Big", "a".repeat(Integer.parseInt(query.getValue("header"))));
+        String body = query.getValue("body") == null ? "" : query.getValue("body");
+        response.write(true, ByteBuffer.wrap(body.getBytes(StandardCharsets.ISO_8859_1)), Callback.from(callback::succeeded, x ->
+        {
+            if (response.isCommitted())
+            {
+                callback.failed(x);
+                return;
+            }
+            response.reset();
+            response.setStatus(502);
+            response.write(true, ByteBuffer.wrap("failed".getBytes(StandardCharsets.ISO_8859_1)), callback);
+        }));
+        return true;
+    }
+
+    /** Sends the bytes and reads what comes until the connection closes or goes quiet. */
+    private String exchange(String requests, boolean head) throws Exception
+    {
+        LocalConnector.LocalEndPoint endPoint = connector.connect();
+        endPoint.addInput(requests);
+        StringBuilder all = new StringBuilder();
+        for (int i = 0; i < 2; i++)
+        {
+            ByteBuffer answer = endPoint.waitForResponse(head && i == 0, 2, TimeUnit.SECONDS);
+            if (answer == null)
+                break;
+            all.append(BufferUtil.toString(answer, StandardCharsets.ISO_8859_1));
+        }
+        endPoint.close();
+        return all.toString();
+    }
+
+    /** Each answer's status line and body, the head's other fields (Date among them) left out. */
+    private static List<String> answers(String bytes, String method)
+    {
+        List<String> answers = new ArrayList<>();
+        int at = 0;
+        boolean first = true;
+        while (at < bytes.length())
+        {
+            int end = bytes.indexOf("\r\n\r\n", at);
+            if (end < 0)
+            {
+                answers.add("partial: " + bytes.substring(at));
+                break;
+            }
+            String head = bytes.substring(at, end);
+            String status = head.substring(0, head.indexOf("\r\n") < 0 ? head.length() : head.indexOf("\r\n"));
+            int length = 0;
+            for (String line : head.split("\r\n"))
+            {
+                if (line.toLowerCase(java.util.Locale.ROOT).startsWith("content-length:"))
+                    length = Integer.parseInt(line.substring(15).trim());
+            }
+            boolean bodiless = first && "HEAD".equals(method) || status.contains(" 204 ") || status.contains(" 304 ");
+            int bodyEnd = Math.min(bytes.length(), end + 4 + (bodiless ? 0 : length));
+            answers.add(status + " [" + bytes.substring(end + 4, bodyEnd) + "]");
+            at = bodyEnd;
+            first = false;
+        }
+        return answers;
     }
 
     private double handovers()

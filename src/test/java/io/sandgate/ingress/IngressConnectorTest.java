@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sandgate.web.ClientConnectionLimit;
 import io.sandgate.web.ClientInfo;
+import io.sandgate.web.ServerConnectionLimit;
 import org.eclipse.jetty.io.AbstractConnection;
 import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.io.EndPoint;
@@ -51,7 +52,7 @@ class IngressConnectorTest
     {
         server = new Server();
         limit = new ClientConnectionLimit(1, new ClientInfo(List.of()), new SimpleMeterRegistry());
-        connector = new IngressConnector(server, 2, limit, new HttpConnectionFactory());
+        connector = new IngressConnector(server, 2, limit, new ServerConnectionLimit(1024, new SimpleMeterRegistry()), new HttpConnectionFactory());
         connector.setHost("127.0.0.1");
         connector.setPort(0);
         server.addConnector(connector);

@@ -87,7 +87,7 @@ class KeptReadEndPointTest
         server = new Server();
         ClientConnectionLimit limit = new ClientConnectionLimit(1024, new ClientInfo(List.of()), new SimpleMeterRegistry());
         // One selector: every connection's events pass through the same select loop.
-        ListenerConnector connector = new ListenerConnector(server, 1, limit, new HttpConnectionFactory())
+        ListenerConnector connector = new ListenerConnector(server, 1, limit, new ServerConnectionLimit(1024, new SimpleMeterRegistry()), new HttpConnectionFactory())
         {
             @Override
             protected SocketChannelEndPoint newEndPoint(SocketChannel channel, ManagedSelector selector, SelectionKey key)
