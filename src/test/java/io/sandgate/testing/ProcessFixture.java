@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
@@ -19,10 +20,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntConsumer;
 import java.util.function.IntFunction;
+import java.util.stream.Stream;
 
 import org.awaitility.core.ConditionTimeoutException;
 import org.awaitility.core.TerminalFailureException;
-import org.eclipse.jetty.toolchain.test.FS;
 import org.eclipse.jetty.toolchain.test.MavenPaths;
 
 import static org.awaitility.Awaitility.await;
@@ -61,9 +62,19 @@ public abstract class ProcessFixture implements AutoCloseable
 
     protected ProcessFixture(String name)
     {
+        this(name, MavenPaths.targetTests());
+    }
+
+    /**
+     * @param parent where the scratch directory is made; a program that drops root for a user of
+     *               its own needs one that user can enter, which {@code target/tests} is not when
+     *               the clone sits under a directory only root may enter ({@code /root})
+     */
+    protected ProcessFixture(String name, Path parent)
+    {
         try
         {
-            directory = Files.createTempDirectory(MavenPaths.targetTests(), name + "-");
+            directory = Files.createTempDirectory(parent, name + "-");
         }
         catch (IOException e)
         {
@@ -346,8 +357,27 @@ public abstract class ProcessFixture implements AutoCloseable
         }
         finally
         {
-            FS.ensureDeleted(directory);
+            delete(directory);
             OPEN_DIRECTORIES.remove(directory);
+        }
+    }
+
+    /**
+     * Deletes a scratch directory with what it holds. Jetty's {@code FS} deletes only under
+     * {@code target/tests}, which is not where a directory made for a program that drops root lives.
+     */
+    private static void delete(Path directory)
+    {
+        if (!Files.exists(directory))
+            return;
+        try (Stream<Path> paths = Files.walk(directory))
+        {
+            for (Path path : paths.sorted(Comparator.reverseOrder()).toList())
+                Files.deleteIfExists(path);
+        }
+        catch (IOException e)
+        {
+            throw new UncheckedIOException("cannot delete " + directory, e);
         }
     }
 
@@ -403,7 +433,7 @@ public abstract class ProcessFixture implements AutoCloseable
         {
             try
             {
-                FS.ensureDeleted(directory);
+                delete(directory);
             }
             catch (RuntimeException | AssertionError e)
             {

@@ -7,6 +7,8 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Objects;
 
+import org.eclipse.jetty.toolchain.test.MavenPaths;
+
 /**
  * A real forward-proxy program run as an egress node ({@link Tinyproxy}, {@link Squid}): its name
  * in the pool, the free port its launch was given, and its process. {@link #kill()} and
@@ -26,7 +28,13 @@ public abstract class ProxyProcess extends ProcessFixture implements ProxyNode
 
     protected ProxyProcess(String program, String name)
     {
-        super(program);
+        this(program, name, MavenPaths.targetTests());
+    }
+
+    /** @param parent where the scratch directory is made (see {@link ProcessFixture#ProcessFixture(String, Path)}) */
+    protected ProxyProcess(String program, String name, Path parent)
+    {
+        super(program, parent);
         this.program = program;
         this.name = Objects.requireNonNull(name, "name");
     }

@@ -33,7 +33,9 @@ public final class Squid extends ProxyProcess
 
     private Squid(String name)
     {
-        super("squid", name);
+        // Squid drops root for its proxy user, which must reach its logs: the system's temporary
+        // directory is open to every user wherever the clone sits.
+        super("squid", name, Path.of(System.getProperty("java.io.tmpdir")));
     }
 
     /**
