@@ -261,7 +261,7 @@ final class LegacySseTransport
                 McpServlet.end(async, failure);
                 return;
             }
-            mcp.background(() -> mcp.pump(session.id(), exchange, trace));
+            mcp.pump(session.id(), exchange, trace);
             async.complete();
         });
     }
@@ -279,7 +279,7 @@ final class LegacySseTransport
                 mcp.bus().update(session.withUpstreamSessionId(upstreamSession));
             }
             if (server.transport() == McpConfig.Transport.STREAMABLE && status != HttpStatus.ACCEPTED_202)
-                mcp.background(() -> mcp.pump(session.id(), exchange, trace));
+                mcp.pump(session.id(), exchange, trace);
             else
                 exchange.discard();
             response.setStatus(HttpStatus.ACCEPTED_202);

@@ -7,9 +7,11 @@ import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
@@ -49,6 +51,9 @@ public final class McpGateway implements AutoCloseable
     private static final SecureRandom RANDOM = new SecureRandom();
     /** How long an upstream message waits for the store before it is counted lost. */
     private static final Duration RELAY_PATIENCE = Duration.ofSeconds(60);
+    /** The pause before an upstream message is offered to an unreachable store again; doubled each time. */
+    private static final Duration FIRST_RETRY_PAUSE = Duration.ofMillis(50);
+    private static final Duration MAX_RETRY_PAUSE = Duration.ofSeconds(1);
     private static final String CREDENTIAL = "credential:";
     /** Concurrent exchanges with one upstream MCP server. */
     private static final int MAX_UPSTREAM_CONNECTIONS = 1024;
@@ -243,32 +248,64 @@ public final class McpGateway implements AutoCloseable
 
     /**
      * Stores an upstream message for the session's client. If the store is briefly unreachable
-     * the message waits here (in order, holding up the upstream stream it came from) rather than
-     * being dropped.
+     * the message waits (holding up the upstream stream it came from, so that order is kept)
+     * rather than being dropped: it is tried again on the timer, no thread waiting with it.
+     *
+     * @return completes once the message is stored, or given up (the store unreachable for
+     *         {@link #RELAY_PATIENCE}, or the session ended); relay the next message of the same
+     *         upstream stream only then
      */
-    void relay(String sessionId, String message)
+    CompletableFuture<Void> relay(String sessionId, String message)
     {
-        relay(sessionId, message, null);
+        return relay(sessionId, message, null);
     }
 
     /**
      * As {@link #relay(String, String)}, for a message that answers a client's request: it carries
      * the request's trace context, so that the replica delivering it continues the request's trace.
+     * The first attempt runs on the calling thread, which must be one that may wait on the store.
      *
      * @param traceparent the request's, from {@link #traceparent}; null outside a trace
      */
-    void relay(String sessionId, String message, String traceparent)
+    CompletableFuture<Void> relay(String sessionId, String message, String traceparent)
     {
-        long deadline = System.nanoTime() + RELAY_PATIENCE.toNanos();
-        long backoff = 50;
-        String key = newSessionId();
-        while (true)
+        StoreAttempts attempts = new StoreAttempts(sessionId, message, traceparent);
+        attempts.run();
+        return attempts.done;
+    }
+
+    /**
+     * The attempts to store one upstream message: the first at once, each next one after a pause
+     * twice the last ({@link #FIRST_RETRY_PAUSE} up to {@link #MAX_RETRY_PAUSE}), scheduled on the
+     * timer and run on a worker, until {@link #RELAY_PATIENCE} has passed.
+     */
+    private final class StoreAttempts implements Runnable
+    {
+        private final String sessionId;
+        /** One key for every attempt: one that failed may have landed, and must not land twice. */
+        private final String key = newSessionId();
+        private final String message;
+        private final String traceparent;
+        private final long deadline = System.nanoTime() + RELAY_PATIENCE.toNanos();
+        private final CompletableFuture<Void> done = new CompletableFuture<>();
+        /** Written and read by one attempt at a time, each started through the timer and the workers. */
+        private long pause = FIRST_RETRY_PAUSE.toMillis();
+
+        StoreAttempts(String sessionId, String message, String traceparent)
+        {
+            this.sessionId = sessionId;
+            this.message = message;
+            this.traceparent = traceparent;
+        }
+
+        @Override
+        public void run()
         {
             try
             {
                 bus.append(sessionId, key, message, traceparent);
                 relayed.increment();
-                return;
+                done.complete(null);
             }
             catch (StoreUnavailableException x)
             {
@@ -276,15 +313,44 @@ public final class McpGateway implements AutoCloseable
                 {
                     lost.increment();
                     LOG.error("MCP message for session {} lost: store unreachable for {}", sessionId, RELAY_PATIENCE);
+                    done.complete(null);
                     return;
                 }
-                sleep(backoff);
-                backoff = Math.min(1000, backoff * 2);
+                again();
             }
             catch (IllegalStateException x)
             {
                 // The session ended meanwhile: nobody is left to deliver to.
-                return;
+                done.complete(null);
+            }
+            catch (RuntimeException x)
+            {
+                done.completeExceptionally(x);
+            }
+        }
+
+        private void again()
+        {
+            long wait = pause;
+            pause = Math.min(MAX_RETRY_PAUSE.toMillis(), pause * 2);
+            try
+            {
+                timer.schedule(() ->
+                {
+                    try
+                    {
+                        pumps.execute(this);
+                    }
+                    catch (RejectedExecutionException x)
+                    {
+                        done.completeExceptionally(x);
+                    }
+                }, wait, TimeUnit.MILLISECONDS);
+            }
+            catch (RejectedExecutionException x)
+            {
+                // The gateway is stopping: its upstream streams end with it.
+                done.completeExceptionally(x);
             }
         }
     }
@@ -311,34 +377,39 @@ public final class McpGateway implements AutoCloseable
     }
 
     /**
-     * Relays every message of an upstream answer, JSON or event stream, as it arrives.
+     * Relays every message of an upstream answer, JSON or event stream, as it arrives, in order.
+     * No thread waits for the answer's bytes or for the store.
      *
      * @param traceparent the trace context of the request the upstream answers, or null
      */
     void pump(String sessionId, Upstream.Exchange exchange, String traceparent)
     {
-        try
+        if (exchange.isEventStream())
         {
-            if (exchange.isEventStream())
-            {
-                SseReader reader = new SseReader(exchange.body());
-                SseReader.Event event;
-                while ((event = reader.next()) != null)
-                {
-                    if ("message".equals(event.name()) && !event.data().isBlank())
-                        relay(sessionId, event.data(), traceparent);
-                }
-            }
-            else
-            {
-                for (String message : JsonRpc.split(exchange.readBody()))
-                    relay(sessionId, message, traceparent);
-            }
+            new EventStreamPump(exchange.content(), pumps,
+                event -> "message".equals(event.name()) && !event.data().isBlank() ? relay(sessionId, event.data(), traceparent) : EventStreamPump.HANDED_ON,
+                ended -> upstreamEnded(sessionId, ended)).start();
+            return;
         }
-        catch (IOException x)
-        {
-            LOG.debug("Upstream stream for MCP session {} ended", sessionId, x);
-        }
+        // Relayed on a worker: the first attempt of each relay may wait on the store.
+        exchange.text()
+            .thenComposeAsync(body -> relayAll(sessionId, JsonRpc.split(body), traceparent), pumps)
+            .whenComplete((ignored, failure) -> upstreamEnded(sessionId, failure));
+    }
+
+    /** Relays messages one after another, each once the one before it is stored or given up. */
+    private CompletableFuture<Void> relayAll(String sessionId, List<String> messages, String traceparent)
+    {
+        CompletableFuture<Void> relayed = CompletableFuture.completedFuture(null);
+        for (String message : messages)
+            relayed = relayed.thenCompose(ignored -> relay(sessionId, message, traceparent));
+        return relayed;
+    }
+
+    private static void upstreamEnded(String sessionId, Throwable failure)
+    {
+        if (failure != null)
+            LOG.debug("Upstream stream for MCP session {} ended", sessionId, failure);
     }
 
     /**
@@ -419,18 +490,6 @@ public final class McpGateway implements AutoCloseable
     void resumed()
     {
         replays.increment();
-    }
-
-    private static void sleep(long millis)
-    {
-        try
-        {
-            Thread.sleep(millis);
-        }
-        catch (InterruptedException x)
-        {
-            Thread.currentThread().interrupt();
-        }
     }
 
     /** Closes every client stream this replica holds; their sessions live on in the store. */

@@ -66,7 +66,8 @@ final class UpstreamStreams
                 if ("endpoint".equals(event.name()))
                     endpoint.complete(server.url().resolve(URI.create(event.data().trim())).toString());
                 else if ("message".equals(event.name()) && !event.data().isBlank())
-                    mcp.relay(sessionId, event.data());
+                    return mcp.relay(sessionId, event.data());
+                return EventStreamPump.HANDED_ON;
             }, ended ->
             {
                 endpoint.completeExceptionally(ended != null ? ended : new IllegalStateException("the MCP server's SSE stream ended"));
@@ -172,8 +173,7 @@ final class UpstreamStreams
             {
                 if (event.id() != null)
                     lastUpstreamId = event.id();
-                if (!event.data().isBlank())
-                    mcp.relay(session.id(), event.data());
+                return event.data().isBlank() ? EventStreamPump.HANDED_ON : mcp.relay(session.id(), event.data());
             }, failure -> again()).start();
         }
 
