@@ -34,7 +34,6 @@ import io.sandgate.ingress.SessionFilter;
 import io.sandgate.ingress.WebSocketBridge;
 import io.sandgate.leak.Redactor;
 import io.sandgate.mcp.McpGateway;
-import io.sandgate.mcp.McpServlet;
 import io.sandgate.net.Origins;
 import io.sandgate.net.Resolver;
 import io.sandgate.net.Sites;
@@ -316,7 +315,7 @@ public final class Sandgate implements AutoCloseable
             installIngress(context, sessions, sharedThreads);
         if (listener.internal && mcp != null)
         {
-            ServletRegistration.Dynamic mcpServlet = context.addServlet("sandgate-mcp", new McpServlet(mcp));
+            ServletRegistration.Dynamic mcpServlet = context.addServlet("sandgate-mcp", mcp.servlet());
             mcpServlet.setAsyncSupported(true);
             mcpServlet.addMapping("/mcp/*");
         }

@@ -13,10 +13,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.McpConfig;
 import io.sandgate.core.Schedulers;
 import io.sandgate.web.ClientCounts;
-import io.sandgate.web.ClientInfo;
-import io.sandgate.web.ClientLimitFilter;
 import io.sandgate.web.GatewayException;
-import jakarta.servlet.http.HttpServletRequest;
 import org.eclipse.jetty.http.HttpStatus;
 
 /**
@@ -30,15 +27,13 @@ final class ClientStreams
 {
     private final Set<ClientStream> open = ConcurrentHashMap.newKeySet();
     private final ClientCounts perClient;
-    private final ClientInfo clients;
     private final Schedulers schedulers;
     private final Duration keepalive;
     private final Counter refused;
 
-    ClientStreams(McpConfig config, ClientInfo clients, MeterRegistry registry, Schedulers schedulers)
+    ClientStreams(McpConfig config, MeterRegistry registry, Schedulers schedulers)
     {
         this.perClient = new ClientCounts(config.maxStreamsPerClient());
-        this.clients = clients;
         this.schedulers = schedulers;
         this.keepalive = config.keepalive();
         registry.gaugeCollectionSize("sandgate.mcp.streams", List.of(), open);
@@ -46,21 +41,22 @@ final class ClientStreams
     }
 
     /**
-     * Takes one of the request's client's places for the stream the request is about to open.
-     * Taken, not just counted, so that concurrent requests of one client cannot all pass.
+     * Takes one of a client's places for the stream its request is about to open. Taken, not just
+     * counted, so that concurrent requests of one client cannot all pass.
      *
+     * @param client what the client's streams are counted by (its address's limit key)
+     * @param opened run once when the stream has started
      * @throws GatewayException 429 when the client holds {@code mcp.max-streams-per-client} already
      */
-    Place reserve(HttpServletRequest request)
+    Place reserve(String client, Runnable opened)
     {
-        String client = clients.limitKey(clients.clientAddress(request));
         if (!perClient.tryAcquire(client))
         {
             refused.increment();
             throw new GatewayException(HttpStatus.TOO_MANY_REQUESTS_429, "too_many_streams",
                 "too many open MCP streams from this client (at most " + perClient.limit() + ", mcp.max-streams-per-client)");
         }
-        return new Place(request, client);
+        return new Place(client, opened);
     }
 
     /** Closes every client stream; their sessions live on in the store. */
@@ -80,14 +76,14 @@ final class ClientStreams
      */
     final class Place
     {
-        private final HttpServletRequest request;
         private final String client;
+        private final Runnable opened;
         private final AtomicReference<State> state = new AtomicReference<>(State.RESERVED);
 
-        private Place(HttpServletRequest request, String client)
+        private Place(String client, Runnable opened)
         {
-            this.request = request;
             this.client = client;
+            this.opened = opened;
         }
 
         /**
@@ -101,7 +97,7 @@ final class ClientStreams
                 stream.close();
                 return;
             }
-            ClientLimitFilter.streamOpened(request);
+            opened.run();
             open.add(stream);
             // Each stream has a schedule of its own, the first run at a random point of the interval,
             // so that streams opened together do not all wake at once and need a worker each.

@@ -31,24 +31,30 @@ final class LegacySseTransport
 {
     private static final Logger LOG = LoggerFactory.getLogger(LegacySseTransport.class);
 
-    private final McpGateway mcp;
+    private final RequestChecks checks;
+    private final SessionRelay relay;
+    private final SessionBus bus;
+    private final Upstream upstream;
     private final UpstreamStreams upstreams;
     private final StatelessBridge bridge;
 
-    LegacySseTransport(McpGateway mcp, UpstreamStreams upstreams)
+    LegacySseTransport(RequestChecks checks, SessionRelay relay, SessionBus bus, Upstream upstream, UpstreamStreams upstreams, StatelessBridge bridge)
     {
-        this.mcp = mcp;
+        this.checks = checks;
+        this.relay = relay;
+        this.bus = bus;
+        this.upstream = upstream;
         this.upstreams = upstreams;
-        this.bridge = new StatelessBridge(mcp);
+        this.bridge = bridge;
     }
 
-    void openStream(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server) throws IOException
+    void openStream(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, RequestChecks.Caller caller) throws IOException
     {
         // Before the session is made or the server's stream opened.
-        ClientStreams.Place place = mcp.reserveStream(request);
+        ClientStreams.Place place = checks.reserveStream(caller, McpServlet.streamOpened(request));
         try
         {
-            openStream(request, response, server, place);
+            openStream(request, response, server, caller, place);
         }
         catch (IOException | RuntimeException x)
         {
@@ -57,7 +63,8 @@ final class LegacySseTransport
         }
     }
 
-    private void openStream(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, ClientStreams.Place place) throws IOException
+    private void openStream(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, RequestChecks.Caller caller,
+                            ClientStreams.Place place) throws IOException
     {
         String resume = McpServlet.sessionId(request);
         String header = request.getHeader(McpHeaders.LAST_EVENT_ID);
@@ -65,14 +72,14 @@ final class LegacySseTransport
         String lastEventId;
         if (resume != null)
         {
-            session = mcp.session(resume, server, request);
-            mcp.resumed();
+            session = checks.session(resume, server, caller);
+            relay.resumed();
             // Without a Last-Event-ID of the gateway's the client asks for a new stream, not for what earlier ones were sent.
-            lastEventId = header != null && mcp.bus().isEventId(header) ? header : mcp.bus().lastEventId(session.id());
+            lastEventId = header != null && bus.isEventId(header) ? header : bus.lastEventId(session.id());
         }
         else
         {
-            session = mcp.newSession(server, request);
+            session = checks.newSession(server, caller);
             lastEventId = header;
         }
         ClientStream stream = ClientStream.start(request, response);
@@ -88,8 +95,8 @@ final class LegacySseTransport
                     return;
                 try
                 {
-                    mcp.bus().update(session.withUpstreamMessageUrl(messageUrl));
-                    stream.onClose(() -> mcp.bus().delete(sessionId));
+                    bus.update(session.withUpstreamMessageUrl(messageUrl));
+                    stream.onClose(() -> bus.delete(sessionId));
                     relay(server, session, lastEventId, stream, endpoint);
                 }
                 catch (IOException | RuntimeException x)
@@ -110,7 +117,7 @@ final class LegacySseTransport
 
         // Only a Streamable HTTP session-era upstream has a GET stream to hold.
         AtomicBoolean upstreamGetOpened = new AtomicBoolean(server.transport() != McpConfig.Transport.STREAMABLE);
-        SessionBus.Subscription subscription = mcp.subscribe(sessionId, lastEventId, new ClientStream.Delivery(stream, server.tools())
+        SessionBus.Subscription subscription = relay.subscribe(sessionId, lastEventId, new ClientStream.Delivery(stream, server.tools())
         {
             @Override
             void deliver(String eventId, String message) throws IOException
@@ -135,7 +142,7 @@ final class LegacySseTransport
         Optional<McpSession> session;
         try
         {
-            session = mcp.bus().find(sessionId);
+            session = bus.find(sessionId);
         }
         catch (RuntimeException x)
         {
@@ -157,16 +164,16 @@ final class LegacySseTransport
     {
         JsonRpc rpc = JsonRpc.parse(body);
         JsonRpcErrors.parsed(request, rpc);
-        McpGateway.describe(request, rpc, session);
+        McpSpans.describe(request, rpc, session);
         // What the request causes reaches the client through the session's log, perhaps on
         // another replica: it carries the request's trace along.
-        String trace = McpGateway.traceparent(request);
+        String trace = McpSpans.traceparent(request);
         AsyncContext async = request.getAsyncContext();
         String refusal = ToolGuard.refusal(server, rpc);
         if (refusal != null)
         {
             // Answers travel on the session's stream: the refusal too, as the server's would.
-            mcp.answer(session.id(), refusal, trace);
+            relay.answer(session.id(), refusal, trace);
             response.setStatus(HttpStatus.ACCEPTED_202);
             async.complete();
             return;
@@ -179,18 +186,18 @@ final class LegacySseTransport
         CompletableFuture<Upstream.Exchange> sent;
         Map<String, String> headers = new HashMap<>();
         headers.put(HttpHeader.CONTENT_TYPE.asString(), "application/json");
-        McpGateway.addTraceHeaders(request, headers);
+        McpSpans.addTraceHeaders(request, headers);
         if (server.transport() == McpConfig.Transport.SSE)
         {
             String url = session.upstreamMessageUrl().orElseThrow(() -> GatewayException.unavailable("session not ready"));
-            sent = mcp.upstream().exchange(HttpMethod.POST, URI.create(url), headers, body);
+            sent = upstream.exchange(HttpMethod.POST, URI.create(url), headers, body);
         }
         else
         {
             headers.put(HttpHeader.ACCEPT.asString(), "application/json, text/event-stream");
             headers.put(McpHeaders.SESSION_ID, session.upstreamSessionId().orElse(null));
             headers.put(McpHeaders.PROTOCOL_VERSION, session.protocolVersion().orElse(null));
-            sent = mcp.upstream().exchange(HttpMethod.POST, server.url(), headers, body);
+            sent = upstream.exchange(HttpMethod.POST, server.url(), headers, body);
         }
         sent.whenComplete((exchange, failure) ->
         {
@@ -231,7 +238,7 @@ final class LegacySseTransport
                 {
                     try
                     {
-                        mcp.answer(session.id(), answer, trace);
+                        relay.answer(session.id(), answer, trace);
                         async.complete();
                     }
                     catch (RuntimeException x)
@@ -250,7 +257,7 @@ final class LegacySseTransport
         String pong = StatelessBridge.answeredHere(message);
         if (pong != null)
         {
-            mcp.answer(session.id(), pong, trace);
+            relay.answer(session.id(), pong, trace);
             async.complete();
             return;
         }
@@ -261,7 +268,7 @@ final class LegacySseTransport
                 McpServlet.end(async, failure);
                 return;
             }
-            mcp.background(() -> mcp.pump(session.id(), exchange, trace));
+            relay.pump(session.id(), exchange, trace);
             async.complete();
         });
     }
@@ -276,10 +283,10 @@ final class LegacySseTransport
             if (server.transport() == McpConfig.Transport.STREAMABLE && upstreamSession != null && session.upstreamSessionId().isEmpty())
             {
                 // Stored before the client hears back, so its next POST on any replica finds it.
-                mcp.bus().update(session.withUpstreamSessionId(upstreamSession));
+                bus.update(session.withUpstreamSessionId(upstreamSession));
             }
             if (server.transport() == McpConfig.Transport.STREAMABLE && status != HttpStatus.ACCEPTED_202)
-                mcp.background(() -> mcp.pump(session.id(), exchange, trace));
+                relay.pump(session.id(), exchange, trace);
             else
                 exchange.discard();
             response.setStatus(HttpStatus.ACCEPTED_202);
@@ -289,7 +296,7 @@ final class LegacySseTransport
         if (status == HttpStatus.NOT_FOUND_404)
         {
             exchange.discard();
-            throw mcp.endedUpstream(session);
+            throw relay.endedUpstream(session);
         }
         if (status != HttpStatus.BAD_REQUEST_400)
         {

@@ -4,15 +4,19 @@ import java.io.IOException;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
 import io.opentelemetry.api.trace.Span;
 import io.sandgate.config.McpConfig;
 import io.sandgate.tracing.TraceAttributes;
 import io.sandgate.web.AccessNote;
+import io.sandgate.web.ClientInfo;
+import io.sandgate.web.ClientLimitFilter;
 import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
 import io.sandgate.web.LogContext;
+import io.sandgate.web.RequestBodies;
 import io.sandgate.web.ServerSpan;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.http.HttpServlet;
@@ -23,22 +27,31 @@ import org.eclipse.jetty.http.HttpStatus;
 
 /**
  * Servlet glue of the MCP face, mapped at {@code /mcp/*}: {@code /mcp/{name}/sse} and
- * {@code /mcp/{name}/message} (HTTP+SSE), {@code /mcp/{name}/mcp} (Streamable HTTP).
+ * {@code /mcp/{name}/message} (HTTP+SSE), {@code /mcp/{name}/mcp} (Streamable HTTP). It reads what
+ * the {@link RequestChecks} decide on (origin, credential, client address) from the request and
+ * hands the request on to the transport its endpoint names.
  */
 public final class McpServlet extends HttpServlet
 {
     private static final Set<String> ENDPOINTS = Set.of("sse", "message", "mcp");
 
-    private final McpGateway mcp;
+    private final RequestChecks checks;
+    private final ClientInfo clients;
+    private final int maxBodySize;
     private final LegacySseTransport sse;
     private final StreamableTransport streamable;
 
-    public McpServlet(McpGateway mcp)
+    /**
+     * @param clients how the client's address is read from a request, behind trusted proxies
+     * @param maxBodySize the largest JSON-RPC body read, bytes ({@code mcp.max-body-size})
+     */
+    McpServlet(RequestChecks checks, ClientInfo clients, int maxBodySize, LegacySseTransport sse, StreamableTransport streamable)
     {
-        this.mcp = mcp;
-        UpstreamStreams upstreams = new UpstreamStreams(mcp);
-        this.sse = new LegacySseTransport(mcp, upstreams);
-        this.streamable = new StreamableTransport(mcp, upstreams);
+        this.checks = checks;
+        this.clients = clients;
+        this.maxBodySize = maxBodySize;
+        this.sse = sse;
+        this.streamable = streamable;
     }
 
     /** Every error this servlet's paths answer, the per-client limit's included, is a JSON-RPC error response. */
@@ -58,26 +71,27 @@ public final class McpServlet extends HttpServlet
             String[] parts = path == null ? new String[0] : path.split("/", -1);
             if (parts.length != 3)
                 throw GatewayException.notFound("not an MCP endpoint: use /mcp/{server}/sse, /message or /mcp");
-            McpConfig.Server server = mcp.server(parts[1]);
+            McpConfig.Server server = checks.server(parts[1]);
             LogContext.put(LogContext.Field.MCP_SERVER, server.name());
             describe(ServerSpan.of(request), request.getMethod(), server, parts[2]);
-            mcp.checkOrigin(request);
+            checks.checkOrigin(request.getHeader(HttpHeader.ORIGIN.asString()));
+            RequestChecks.Caller caller = checks.caller(request.getHeader(HttpHeader.AUTHORIZATION.asString()), clients.clientAddress(request));
             String method = request.getMethod();
             switch (parts[2])
             {
-                case "sse" -> only(method, "GET", () -> sse.openStream(request, response, server));
+                case "sse" -> only(method, "GET", () -> sse.openStream(request, response, server, caller));
                 case "message" -> only(method, "POST", () ->
                 {
-                    McpSession session = mcp.session(sessionId(request), server, request);
+                    McpSession session = checks.session(sessionId(request), server, caller);
                     withBody(request, response, body -> sse.message(request, response, server, session, body));
                 });
                 case "mcp" ->
                 {
                     switch (method)
                     {
-                        case "POST" -> withBody(request, response, body -> streamable.post(request, response, server, body));
-                        case "GET" -> streamable.get(request, response, server);
-                        case "DELETE" -> streamable.delete(request, response, server);
+                        case "POST" -> withBody(request, response, body -> streamable.post(request, response, server, caller, body));
+                        case "GET" -> streamable.get(request, response, server, caller);
+                        case "DELETE" -> streamable.delete(request, response, server, caller);
                         default -> throw new GatewayException(HttpStatus.METHOD_NOT_ALLOWED_405, "method_not_allowed", "use POST, GET or DELETE");
                     }
                 }
@@ -124,7 +138,7 @@ public final class McpServlet extends HttpServlet
         AsyncContext async = request.startAsync();
         // The upstream's own timeouts bound the exchange; an SSE answer may last.
         async.setTimeout(0);
-        mcp.readBody(request).whenComplete((body, failure) ->
+        readBody(request).whenComplete((body, failure) ->
         {
             if (failure != null)
             {
@@ -140,6 +154,21 @@ public final class McpServlet extends HttpServlet
                 end(async, x);
             }
         });
+    }
+
+    /** Reads a request body without holding the thread; the limit is {@code mcp.max-body-size}. */
+    private CompletableFuture<String> readBody(HttpServletRequest request) throws IOException
+    {
+        return RequestBodies.read(request, maxBodySize).thenApply(bytes -> new String(bytes, StandardCharsets.UTF_8));
+    }
+
+    /**
+     * Once a request's stream has started, it no longer counts among its client's requests in
+     * progress ({@code server.max-concurrent-requests-per-client}) but among its streams.
+     */
+    static Runnable streamOpened(HttpServletRequest request)
+    {
+        return () -> ClientLimitFilter.streamOpened(request);
     }
 
     /**

@@ -1,5 +1,7 @@
 package io.sandgate.mcp;
 
+import java.security.SecureRandom;
+import java.util.HexFormat;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -21,6 +23,8 @@ import io.sandgate.core.Ascii;
 public record McpSession(String id, String server, Optional<String> upstreamSessionId, Optional<String> upstreamMessageUrl,
                          Optional<String> protocolVersion, String owner, Optional<String> client)
 {
+    private static final SecureRandom RANDOM = new SecureRandom();
+
     public McpSession
     {
         Objects.requireNonNull(id, "id");
@@ -36,6 +40,14 @@ public record McpSession(String id, String server, Optional<String> upstreamSess
     public static boolean isWellFormedId(String id)
     {
         return id != null && Ascii.LOWER_HEX.matches(id, 32, 32);
+    }
+
+    /** A new id of the form {@link #isWellFormedId} checks: 128 random bits, which no one can guess. */
+    static String newId()
+    {
+        byte[] bytes = new byte[16];
+        RANDOM.nextBytes(bytes);
+        return HexFormat.of().formatHex(bytes);
     }
 
     public static McpSession create(String id, String server, String owner)

@@ -38,12 +38,18 @@ final class SseBridge
 {
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private final McpGateway mcp;
+    private final RequestChecks checks;
+    private final SessionRelay relay;
+    private final SessionBus bus;
+    private final Upstream upstream;
     private final UpstreamStreams upstreams;
 
-    SseBridge(McpGateway mcp, UpstreamStreams upstreams)
+    SseBridge(RequestChecks checks, SessionRelay relay, SessionBus bus, Upstream upstream, UpstreamStreams upstreams)
     {
-        this.mcp = mcp;
+        this.checks = checks;
+        this.relay = relay;
+        this.bus = bus;
+        this.upstream = upstream;
         this.upstreams = upstreams;
     }
 
@@ -55,20 +61,21 @@ final class SseBridge
      *
      * @param session null for none: then the message must be an initialize
      */
-    void post(HttpServletRequest request, McpConfig.Server server, McpSession session, JsonRpc rpc, String body) throws IOException
+    void post(HttpServletRequest request, McpConfig.Server server, McpSession session, RequestChecks.Caller caller, JsonRpc rpc, String body)
+        throws IOException
     {
         if (!rpc.isSingle())
             throw GatewayException.badRequest("a batch cannot be relayed to an HTTP+SSE server: send its messages one at a time");
         if (session == null && !rpc.isInitialize())
             throw GatewayException.badRequest("no session: initialize first");
         AsyncContext async = request.getAsyncContext();
-        ClientStreams.Place place = rpc.hasRequests() ? mcp.reserveStream(request) : null;
+        ClientStreams.Place place = rpc.hasRequests() ? checks.reserveStream(caller, McpServlet.streamOpened(request)) : null;
         try
         {
             if (session != null)
                 relay(async, server, session, rpc, body, place);
             else
-                initialize(request, async, server, rpc, body, place);
+                initialize(caller, async, server, rpc, body, place);
         }
         catch (IOException | RuntimeException x)
         {
@@ -77,9 +84,9 @@ final class SseBridge
         }
     }
 
-    private void initialize(HttpServletRequest request, AsyncContext async, McpConfig.Server server, JsonRpc rpc, String body, ClientStreams.Place place)
+    private void initialize(RequestChecks.Caller caller, AsyncContext async, McpConfig.Server server, JsonRpc rpc, String body, ClientStreams.Place place)
     {
-        open(server, mcp.newSession(server, request)).whenComplete((ready, failure) ->
+        open(server, checks.newSession(server, caller)).whenComplete((ready, failure) ->
         {
             try
             {
@@ -109,7 +116,7 @@ final class SseBridge
         return upstreams.openLegacy(server, session.id(), lifetime).thenApply(url ->
         {
             McpSession ready = session.withUpstreamMessageUrl(url);
-            mcp.bus().update(ready);
+            bus.update(ready);
             lifetime.watch();
             return ready;
         });
@@ -134,7 +141,7 @@ final class SseBridge
                 if (failure != null)
                     McpServlet.end(async, failure);
                 else if (status == HttpStatus.NOT_FOUND_404)
-                    McpServlet.end(async, mcp.endedUpstream(session));
+                    McpServlet.end(async, relay.endedUpstream(session));
                 else if (status / 100 != 2)
                     McpServlet.end(async, refused(status));
                 else
@@ -146,11 +153,11 @@ final class SseBridge
             return;
         }
         JsonNode call = rpc.messages().get(0);
-        ClientStream stream = answer(async, server, session, call, mcp.bus().lastEventId(session.id()), place);
+        ClientStream stream = answer(async, server, session, call, bus.lastEventId(session.id()), place);
         send(url, body).whenComplete((status, failure) ->
         {
             GatewayException error = failure != null ? Errors.map(failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure, Errors.Peer.MCP_SERVER)
-                : status == HttpStatus.NOT_FOUND_404 ? mcp.endedUpstream(session)
+                : status == HttpStatus.NOT_FOUND_404 ? relay.endedUpstream(session)
                 : status / 100 != 2 ? refused(status)
                 : null;
             if (error == null)
@@ -170,7 +177,7 @@ final class SseBridge
     /** Posts a message to the server's message URL; completes with the status, the body dropped. */
     private CompletableFuture<Integer> send(URI url, String body)
     {
-        return mcp.upstream().exchange(HttpMethod.POST, url, Map.of(HttpHeader.CONTENT_TYPE.asString(), "application/json"), body)
+        return upstream.exchange(HttpMethod.POST, url, Map.of(HttpHeader.CONTENT_TYPE.asString(), "application/json"), body)
             .thenApply(exchange ->
             {
                 exchange.discard();
@@ -191,7 +198,7 @@ final class SseBridge
         JsonNode token = call.path("params").path("_meta").path("progressToken");
         ClientStream stream = ClientStream.start(async);
         place.open(stream);
-        SessionBus.Subscription subscription = mcp.subscribe(session.id(), after, new ClientStream.Delivery(stream, server.tools())
+        SessionBus.Subscription subscription = relay.subscribe(session.id(), after, new ClientStream.Delivery(stream, server.tools())
         {
             @Override
             void deliver(String eventId, String text) throws IOException
@@ -264,7 +271,7 @@ final class SseBridge
         /** Starts noticing the session's end, once it is ready. */
         void watch()
         {
-            watch = mcp.bus().subscribe(sessionId, mcp.bus().lastEventId(sessionId), new SessionBus.Listener()
+            watch = bus.subscribe(sessionId, bus.lastEventId(sessionId), new SessionBus.Listener()
             {
                 @Override
                 public void onEvent(String eventId, String message)
@@ -284,7 +291,7 @@ final class SseBridge
         void close()
         {
             if (ended())
-                mcp.bus().delete(sessionId);
+                bus.delete(sessionId);
         }
     }
 }

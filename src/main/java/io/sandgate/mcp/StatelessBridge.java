@@ -41,11 +41,13 @@ final class StatelessBridge
     private static final String META_SERVER_INFO = "io.modelcontextprotocol/serverInfo";
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private final McpGateway mcp;
+    private final SessionBus bus;
+    private final Upstream upstream;
 
-    StatelessBridge(McpGateway mcp)
+    StatelessBridge(SessionBus bus, Upstream upstream)
     {
-        this.mcp = mcp;
+        this.bus = bus;
+        this.upstream = upstream;
     }
 
     /**
@@ -76,7 +78,7 @@ final class StatelessBridge
             JsonNode result = result(text, exchange.isEventStream());
             if (exchange.status() != HttpStatus.OK_200 || result == null)
                 throw new GatewayException(HttpStatus.BAD_GATEWAY_502, "upstream_failed", "the MCP server did not answer server/discover (" + exchange.status() + ")");
-            mcp.bus().update(bridged);
+            bus.update(bridged);
             ObjectNode answer = JSON.createObjectNode().put("jsonrpc", "2.0");
             answer.set("id", initialize.path("id"));
             ObjectNode initialized = answer.putObject("result").put("protocolVersion", revision);
@@ -111,7 +113,7 @@ final class StatelessBridge
         headers.put(McpHeaders.PROTOCOL_VERSION, REVISION);
         headers.put(McpHeaders.METHOD, method);
         headers.put(McpHeaders.NAME, StatelessTransport.name(method, params));
-        return mcp.upstream().exchange(HttpMethod.POST, server.url(), headers, request.toString());
+        return upstream.exchange(HttpMethod.POST, server.url(), headers, request.toString());
     }
 
     /**

@@ -38,11 +38,11 @@ final class StatelessTransport
     static final String META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion";
     static final String META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities";
 
-    private final McpGateway mcp;
+    private final Upstream upstream;
 
-    StatelessTransport(McpGateway mcp)
+    StatelessTransport(Upstream upstream)
     {
-        this.mcp = mcp;
+        this.upstream = upstream;
     }
 
     /**
@@ -81,7 +81,7 @@ final class StatelessTransport
                 headers.put(name, request.getHeader(name));
         }
         AsyncContext async = request.getAsyncContext();
-        mcp.upstream().exchange(HttpMethod.POST, server.url(), headers, body).whenComplete((exchange, failure) ->
+        upstream.exchange(HttpMethod.POST, server.url(), headers, body).whenComplete((exchange, failure) ->
         {
             if (failure != null)
             {

@@ -24,20 +24,31 @@ import org.eclipse.jetty.http.HttpStatus;
  */
 final class StreamableTransport
 {
-
-    private final McpGateway mcp;
+    private final RequestChecks checks;
+    private final SessionRelay relay;
+    private final SessionBus bus;
+    private final Upstream upstream;
     private final UpstreamStreams upstreams;
-    private final StatelessTransport stateless;
     private final StatelessBridge bridge;
+    private final StatelessTransport stateless;
     private final SseBridge sseBridge;
 
-    StreamableTransport(McpGateway mcp, UpstreamStreams upstreams)
+    /**
+     * @param bridge speaks for the client to a 2026-07-28-only server ({@code transport: stateless})
+     * @param stateless serves 2026-07-28 requests, which come with no session
+     * @param sseBridge speaks for the client to a 2024-11-05 server ({@code transport: sse})
+     */
+    StreamableTransport(RequestChecks checks, SessionRelay relay, SessionBus bus, Upstream upstream, UpstreamStreams upstreams, StatelessBridge bridge,
+                        StatelessTransport stateless, SseBridge sseBridge)
     {
-        this.mcp = mcp;
+        this.checks = checks;
+        this.relay = relay;
+        this.bus = bus;
+        this.upstream = upstream;
         this.upstreams = upstreams;
-        this.stateless = new StatelessTransport(mcp);
-        this.bridge = new StatelessBridge(mcp);
-        this.sseBridge = new SseBridge(mcp, upstreams);
+        this.bridge = bridge;
+        this.stateless = stateless;
+        this.sseBridge = sseBridge;
     }
 
     private static void checkVersion(HttpServletRequest request)
@@ -49,7 +60,7 @@ final class StreamableTransport
 
 
     /** Relays a POST: its answer (JSON, or an SSE stream) streams straight back to the client. */
-    void post(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, String body) throws IOException
+    void post(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, RequestChecks.Caller caller, String body) throws IOException
     {
         JsonRpc rpc = JsonRpc.parse(body);
         JsonRpcErrors.parsed(request, rpc);
@@ -57,14 +68,14 @@ final class StreamableTransport
         {
             if (server.transport() == McpConfig.Transport.SSE)
                 throw new GatewayException(HttpStatus.NOT_IMPLEMENTED_501, "not_implemented", "this server speaks HTTP+SSE (2024-11-05): use a session-era client");
-            McpGateway.describe(request, rpc, null);
+            McpSpans.describe(request, rpc, null);
             stateless.post(request, response, server, rpc, body);
             return;
         }
         checkVersion(request);
         String sessionId = request.getHeader(McpHeaders.SESSION_ID);
-        McpSession session = sessionId == null ? null : mcp.session(sessionId, server, request);
-        McpGateway.describe(request, rpc, session);
+        McpSession session = sessionId == null ? null : checks.session(sessionId, server, caller);
+        McpSpans.describe(request, rpc, session);
         if (session != null)
             response.setHeader(McpHeaders.SESSION_ID, session.id());
         String refusal = ToolGuard.refusal(server, rpc);
@@ -75,16 +86,16 @@ final class StreamableTransport
         }
         if (server.transport() == McpConfig.Transport.STATELESS)
         {
-            bridged(request, response, server, session, rpc);
+            bridged(request, response, server, session, caller, rpc);
             return;
         }
         if (server.transport() == McpConfig.Transport.SSE)
         {
-            sseBridge.post(request, server, session, rpc, body);
+            sseBridge.post(request, server, session, caller, rpc, body);
             return;
         }
         // Counted against the client's sessions before the upstream makes one.
-        McpSession reserved = session == null && rpc.isInitialize() ? mcp.newSession(server, request) : null;
+        McpSession reserved = session == null && rpc.isInitialize() ? checks.newSession(server, caller) : null;
 
         Map<String, String> headers = new HashMap<>();
         headers.put(HttpHeader.CONTENT_TYPE.asString(), "application/json");
@@ -93,9 +104,9 @@ final class StreamableTransport
         headers.put(McpHeaders.PROTOCOL_VERSION, request.getHeader(McpHeaders.PROTOCOL_VERSION));
         if (session != null)
             headers.put(McpHeaders.SESSION_ID, session.upstreamSessionId().orElse(null));
-        McpGateway.addTraceHeaders(request, headers);
+        McpSpans.addTraceHeaders(request, headers);
         AsyncContext async = request.getAsyncContext();
-        mcp.upstream().exchange(HttpMethod.POST, server.url(), headers, body).whenComplete((exchange, failure) ->
+        upstream.exchange(HttpMethod.POST, server.url(), headers, body).whenComplete((exchange, failure) ->
         {
             if (failure != null)
             {
@@ -122,7 +133,8 @@ final class StreamableTransport
      * client's notifications and responses stay here (that revision has no use for them), and
      * each request goes upstream as a stateless one, its answer streaming back.
      */
-    private void bridged(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, McpSession session, JsonRpc rpc) throws IOException
+    private void bridged(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, McpSession session, RequestChecks.Caller caller,
+                         JsonRpc rpc) throws IOException
     {
         if (!rpc.isSingle())
             throw GatewayException.badRequest("a batch cannot be relayed to a 2026-07-28 server: send its messages one at a time");
@@ -132,7 +144,7 @@ final class StreamableTransport
         {
             if (!rpc.isInitialize())
                 throw GatewayException.badRequest("no session: initialize first, or send a 2026-07-28 request");
-            McpSession created = mcp.newSession(server, request);
+            McpSession created = checks.newSession(server, caller);
             bridge.initialize(server, created, message).whenComplete((answer, failure) ->
             {
                 if (failure != null)
@@ -179,7 +191,7 @@ final class StreamableTransport
     private void release(McpSession reserved)
     {
         if (reserved != null)
-            mcp.bus().delete(reserved.id());
+            bus.delete(reserved.id());
     }
 
     /**
@@ -191,14 +203,14 @@ final class StreamableTransport
     {
         if (session != null && exchange.status() == HttpStatus.NOT_FOUND_404)
         {
-            throw mcp.endedUpstream(session);
+            throw relay.endedUpstream(session);
         }
         String upstreamSession = exchange.header(McpHeaders.SESSION_ID);
         if (reserved != null && exchange.status() / 100 == 2 && upstreamSession != null)
         {
             McpSession created = reserved.withUpstreamSessionId(upstreamSession);
             String version = request.getHeader(McpHeaders.PROTOCOL_VERSION);
-            mcp.bus().update(version == null ? created : created.withProtocolVersion(version));
+            bus.update(version == null ? created : created.withProtocolVersion(version));
             response.setHeader(McpHeaders.SESSION_ID, created.id());
         }
         else if (reserved != null)
@@ -207,18 +219,18 @@ final class StreamableTransport
         }
     }
 
-    void get(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server) throws IOException
+    void get(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, RequestChecks.Caller caller) throws IOException
     {
         checkVersion(request);
         String sessionId = request.getHeader(McpHeaders.SESSION_ID);
         if (sessionId == null)
             throw new GatewayException(HttpStatus.METHOD_NOT_ALLOWED_405, "method_not_allowed", "GET needs an Mcp-Session-Id");
-        McpSession session = mcp.session(sessionId, server, request);
+        McpSession session = checks.session(sessionId, server, caller);
         if (server.transport() != McpConfig.Transport.STREAMABLE)
             throw new GatewayException(HttpStatus.METHOD_NOT_ALLOWED_405, "method_not_allowed",
                 "no session stream through this server (" + server.transport().name().toLowerCase(Locale.ROOT) + "): messages come with the answers to POSTs");
         // Before the server's GET stream is opened.
-        ClientStreams.Place place = mcp.reserveStream(request);
+        ClientStreams.Place place = checks.reserveStream(caller, McpServlet.streamOpened(request));
         try
         {
             get(request, server, session, place);
@@ -235,16 +247,16 @@ final class StreamableTransport
         String lastEventId = request.getHeader(McpHeaders.LAST_EVENT_ID);
         // An id of the upstream's: the client resumes a POST answer the upstream cut short (SSE
         // polling), which only the upstream can replay, on the GET stream it opens with that id.
-        String upstreamLastId = lastEventId != null && !mcp.bus().isEventId(lastEventId) ? lastEventId : null;
+        String upstreamLastId = lastEventId != null && !bus.isEventId(lastEventId) ? lastEventId : null;
         if (lastEventId != null)
-            mcp.resumed();
+            relay.resumed();
         // A new stream, or the resumption of the upstream's: what earlier streams of the session were sent is not replayed.
-        String after = lastEventId == null || upstreamLastId != null ? mcp.bus().lastEventId(session.id()) : lastEventId;
+        String after = lastEventId == null || upstreamLastId != null ? bus.lastEventId(session.id()) : lastEventId;
         AsyncContext async = request.startAsync();
         async.setTimeout(0);
         // The client hears 200 once the upstream's stream is open, so that nothing the upstream
         // sends on it after the client's next request can be missed.
-        mcp.upstream().stream(server.url(), UpstreamStreams.getHeaders(session, upstreamLastId)).whenComplete((upstream, failure) ->
+        upstream.stream(server.url(), UpstreamStreams.getHeaders(session, upstreamLastId)).whenComplete((upstreamGet, failure) ->
         {
             if (failure != null)
             {
@@ -252,35 +264,35 @@ final class StreamableTransport
                 McpServlet.end(async, failure);
                 return;
             }
-            if (upstream.status() != HttpStatus.OK_200 || !upstream.isEventStream())
+            if (upstreamGet.status() != HttpStatus.OK_200 || !upstreamGet.isEventStream())
             {
                 place.cancel();
-                upstream.response().abort(new IllegalStateException("no event stream"));
-                McpServlet.end(async, upstream.status() == HttpStatus.METHOD_NOT_ALLOWED_405
+                upstreamGet.response().abort(new IllegalStateException("no event stream"));
+                McpServlet.end(async, upstreamGet.status() == HttpStatus.METHOD_NOT_ALLOWED_405
                     ? new GatewayException(HttpStatus.METHOD_NOT_ALLOWED_405, "method_not_allowed", "the MCP server offers no GET stream")
-                    : new GatewayException(HttpStatus.BAD_GATEWAY_502, "upstream_failed", "the MCP server refused the GET stream (" + upstream.status() + ")"));
+                    : new GatewayException(HttpStatus.BAD_GATEWAY_502, "upstream_failed", "the MCP server refused the GET stream (" + upstreamGet.status() + ")"));
                 return;
             }
             try
             {
-                relay(async, server, session, after, upstream, place);
+                relay(async, server, session, after, upstreamGet, place);
             }
             catch (IOException | RuntimeException x)
             {
                 place.cancel();
-                upstream.response().abort(x);
+                upstreamGet.response().abort(x);
                 McpServlet.end(async, x);
             }
         });
     }
 
-    private void relay(AsyncContext async, McpConfig.Server server, McpSession session, String lastEventId, Upstream.Exchange upstream,
+    private void relay(AsyncContext async, McpConfig.Server server, McpSession session, String lastEventId, Upstream.Exchange upstreamGet,
                        ClientStreams.Place place) throws IOException
     {
         ClientStream stream = ClientStream.start(async);
         place.open(stream);
-        upstreams.holdGet(server, session, stream, upstream);
-        SessionBus.Subscription subscription = mcp.subscribe(session.id(), lastEventId, new ClientStream.Delivery(stream, server.tools())
+        upstreams.holdGet(server, session, stream, upstreamGet);
+        SessionBus.Subscription subscription = relay.subscribe(session.id(), lastEventId, new ClientStream.Delivery(stream, server.tools())
         {
             @Override
             void deliver(String eventId, String message) throws IOException
@@ -291,13 +303,13 @@ final class StreamableTransport
         stream.onClose(subscription::close);
     }
 
-    void delete(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server)
+    void delete(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, RequestChecks.Caller caller)
     {
         checkVersion(request);
-        McpSession session = mcp.session(request.getHeader(McpHeaders.SESSION_ID), server, request);
+        McpSession session = checks.session(request.getHeader(McpHeaders.SESSION_ID), server, caller);
         if (server.transport() != McpConfig.Transport.STREAMABLE || session.upstreamSessionId().isEmpty())
         {
-            mcp.bus().delete(session.id());
+            bus.delete(session.id());
             response.setStatus(HttpStatus.NO_CONTENT_204);
             return;
         }
@@ -306,14 +318,14 @@ final class StreamableTransport
         headers.put(McpHeaders.PROTOCOL_VERSION, request.getHeader(McpHeaders.PROTOCOL_VERSION));
         AsyncContext async = request.startAsync();
         async.setTimeout(0);
-        mcp.upstream().exchange(HttpMethod.DELETE, server.url(), headers, null).whenComplete((exchange, failure) ->
+        upstream.exchange(HttpMethod.DELETE, server.url(), headers, null).whenComplete((exchange, failure) ->
         {
             // The upstream may be gone already; the session ends here regardless.
             if (exchange != null)
                 exchange.discard();
             try
             {
-                mcp.bus().delete(session.id());
+                bus.delete(session.id());
                 ((HttpServletResponse)async.getResponse()).setStatus(HttpStatus.NO_CONTENT_204);
                 async.complete();
             }

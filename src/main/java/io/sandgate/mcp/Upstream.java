@@ -1,7 +1,6 @@
 package io.sandgate.mcp;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -31,8 +30,8 @@ import org.eclipse.jetty.util.Callback;
 /**
  * Requests to upstream MCP servers. No thread waits for an answer: {@link #exchange} completes when
  * the status and headers arrive, and the body (JSON, or an event stream that may last) is read as
- * it comes, relayed to a client with non-blocking writes or gathered into a string. Only the
- * background pumps, which run on worker threads, read a body as a blocking stream.
+ * it comes, relayed to a client with non-blocking writes, read event by event into the session's
+ * log ({@link EventStreamPump}), or gathered into a string.
  */
 final class Upstream
 {
@@ -71,18 +70,6 @@ final class Upstream
         {
             String type = header(HttpHeader.CONTENT_TYPE.asString());
             return type != null && type.toLowerCase(Locale.ROOT).startsWith("text/event-stream");
-        }
-
-        /** The body as a blocking stream: for worker threads only. */
-        InputStream body()
-        {
-            return Content.Source.asInputStream(content);
-        }
-
-        /** The whole body, blocking: for worker threads only. */
-        String readBody() throws IOException
-        {
-            return Content.Source.asString(content, StandardCharsets.UTF_8);
         }
 
         /** The whole body, read without blocking. */

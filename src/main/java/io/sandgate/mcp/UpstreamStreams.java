@@ -10,9 +10,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.sandgate.config.McpConfig;
+import io.sandgate.core.Schedulers;
 import io.sandgate.web.GatewayException;
 import org.eclipse.jetty.http.HttpHeader;
-import org.eclipse.jetty.http.HttpMethod;
 import org.eclipse.jetty.http.HttpStatus;
 
 /**
@@ -26,11 +26,16 @@ final class UpstreamStreams
     private static final long ENDPOINT_TIMEOUT_SECONDS = 10;
     private static final long RECONNECT_DELAY_MILLIS = 1000;
 
-    private final McpGateway mcp;
+    private final Upstream upstream;
+    private final SessionRelay relay;
+    /** Upstream streams are read on the workers as their bytes arrive (a relay calls the store); reconnections wait on the timer. */
+    private final Schedulers schedulers;
 
-    UpstreamStreams(McpGateway mcp)
+    UpstreamStreams(Upstream upstream, SessionRelay relay, Schedulers schedulers)
     {
-        this.mcp = mcp;
+        this.upstream = upstream;
+        this.relay = relay;
+        this.schedulers = schedulers;
     }
 
     /**
@@ -43,7 +48,7 @@ final class UpstreamStreams
         CompletableFuture<String> endpoint = new CompletableFuture<>();
         AtomicReference<Upstream.Exchange> held = new AtomicReference<>();
         client.onClose(() -> abort(held.get()));
-        mcp.upstream().stream(server.url(), Map.of(HttpHeader.ACCEPT.asString(), "text/event-stream")).whenComplete((exchange, failure) ->
+        upstream.stream(server.url(), Map.of(HttpHeader.ACCEPT.asString(), "text/event-stream")).whenComplete((exchange, failure) ->
         {
             if (failure != null)
             {
@@ -61,12 +66,13 @@ final class UpstreamStreams
                 client.close();
                 return;
             }
-            new EventStreamPump(exchange.content(), mcp::background, event ->
+            new EventStreamPump(exchange.content(), schedulers.workers(), event ->
             {
                 if ("endpoint".equals(event.name()))
                     endpoint.complete(server.url().resolve(URI.create(event.data().trim())).toString());
                 else if ("message".equals(event.name()) && !event.data().isBlank())
-                    mcp.relay(sessionId, event.data());
+                    return relay.relay(sessionId, event.data());
+                return EventStreamPump.HANDED_ON;
             }, ended ->
             {
                 endpoint.completeExceptionally(ended != null ? ended : new IllegalStateException("the MCP server's SSE stream ended"));
@@ -132,7 +138,7 @@ final class UpstreamStreams
             CompletableFuture<Upstream.Exchange> opened;
             try
             {
-                opened = mcp.upstream().stream(server.url(), getHeaders(session, lastUpstreamId));
+                opened = upstream.stream(server.url(), getHeaders(session, lastUpstreamId));
             }
             catch (RuntimeException x)
             {
@@ -168,12 +174,11 @@ final class UpstreamStreams
                 abort(exchange);
                 return;
             }
-            new EventStreamPump(exchange.content(), mcp::background, event ->
+            new EventStreamPump(exchange.content(), schedulers.workers(), event ->
             {
                 if (event.id() != null)
                     lastUpstreamId = event.id();
-                if (!event.data().isBlank())
-                    mcp.relay(session.id(), event.data());
+                return event.data().isBlank() ? EventStreamPump.HANDED_ON : relay.relay(session.id(), event.data());
             }, failure -> again()).start();
         }
 
@@ -181,7 +186,7 @@ final class UpstreamStreams
         private void again()
         {
             if (client.isOpen())
-                mcp.later(this::open, RECONNECT_DELAY_MILLIS);
+                schedulers.timer().schedule(() -> schedulers.workers().execute(this::open), RECONNECT_DELAY_MILLIS, TimeUnit.MILLISECONDS);
         }
     }
 

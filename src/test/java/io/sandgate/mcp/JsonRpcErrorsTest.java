@@ -35,7 +35,7 @@ class JsonRpcErrorsTest
     @Test
     void unknownSessions_andTimeouts_are32001_asTheSdksSayThem()
     {
-        assertEquals(-32001, JsonRpcErrors.code(McpGateway.unknownSession("unknown MCP session")));
+        assertEquals(-32001, JsonRpcErrors.code(RequestChecks.unknownSession("unknown MCP session")));
         assertEquals(-32001, code(new TimeoutException("no answer from 10.0.0.7")));
         assertEquals(504, Errors.map(new TimeoutException(), Errors.Peer.MCP_SERVER).status());
     }
