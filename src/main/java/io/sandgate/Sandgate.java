@@ -75,6 +75,8 @@ public final class Sandgate implements AutoCloseable
     private final Supplier<SandgateConfig> reloader;
     /** How the egress face resolves target names. */
     private final Resolver resolver;
+    /** The time every expiry is judged by: the system's, or a test's that it moves. */
+    private final Clock clock;
     private final PrometheusMeterRegistry metrics;
     private final Schedulers schedulers;
     private final Store store;
@@ -101,19 +103,20 @@ public final class Sandgate implements AutoCloseable
     /** One redaction for logs and the admin API; it knows the real keys once the egress face has read them. */
     private volatile Redactor redactor;
 
-    private Sandgate(SandgateConfig config, Supplier<SandgateConfig> reloader, Resolver resolver, Tracing tracing)
+    private Sandgate(SandgateConfig config, Supplier<SandgateConfig> reloader, Surroundings surroundings)
     {
         this.config = config;
         this.reloader = reloader;
-        this.resolver = resolver;
-        this.tracing = tracing;
+        this.resolver = surroundings.resolver();
+        this.tracing = surroundings.tracing();
+        this.clock = surroundings.clock();
         this.metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         new JvmMemoryMetrics().bindTo(metrics);
         new JvmGcMetrics().bindTo(metrics);
         new JvmThreadMetrics().bindTo(metrics);
         new ProcessorMetrics().bindTo(metrics);
         this.schedulers = Schedulers.create();
-        this.store = Store.create(config, metrics, schedulers);
+        this.store = Store.create(config, metrics, schedulers, clock);
         this.clients = new ClientInfo(config.ingress().trustedProxies(), config.server().clientIpv6Prefix());
         // Sandboxes and agents, the internal listener's clients, are the cluster's pods: in an IPv6
         // cluster those of one node share its /64, and counting them by it would make them one client.
@@ -131,19 +134,22 @@ public final class Sandgate implements AutoCloseable
      */
     public static Sandgate create(SandgateConfig config, String contextPath, Supplier<SandgateConfig> reloader)
     {
-        return create(config, contextPath, reloader, Resolver.SYSTEM);
+        return create(config, contextPath, reloader, Surroundings.SYSTEM);
     }
 
     /**
-     * As {@link #create(SandgateConfig, String, Supplier)}, with the egress face resolving target
-     * names through {@code resolver}: tests give it names that answer slowly, never, or differently each time.
+     * As {@link #create(SandgateConfig, String, Supplier)}, with the time, names and spans taken
+     * from {@code surroundings}: tests move the clock, give names that answer slowly or never, and
+     * read spans from an in-memory exporter.
      */
-    public static Sandgate create(SandgateConfig config, String contextPath, Supplier<SandgateConfig> reloader, Resolver resolver)
+    public static Sandgate create(SandgateConfig config, String contextPath, Supplier<SandgateConfig> reloader, Surroundings surroundings)
     {
+        if (surroundings.tracing() != null)
+            return build(config, contextPath, reloader, surroundings);
         Tracing tracing = tracing(config.tracing());
         try
         {
-            Sandgate sandgate = create(config, contextPath, reloader, resolver, tracing);
+            Sandgate sandgate = build(config, contextPath, reloader, surroundings.withTracing(tracing));
             // Built here, so closed with the gateway; a caller's own tracing is the caller's to close.
             sandgate.built.addLast(tracing);
             return sandgate;
@@ -155,15 +161,10 @@ public final class Sandgate implements AutoCloseable
         }
     }
 
-    /**
-     * As {@link #create(SandgateConfig, String, Supplier, Resolver)}, with spans going to
-     * {@code tracing} whatever the configuration says: tests read them from an in-memory exporter.
-     * The caller closes it, after the gateway.
-     */
-    public static Sandgate create(SandgateConfig config, String contextPath, Supplier<SandgateConfig> reloader, Resolver resolver, Tracing tracing)
+    private static Sandgate build(SandgateConfig config, String contextPath, Supplier<SandgateConfig> reloader, Surroundings surroundings)
     {
         LogFormats.use(config.logFormat());
-        Sandgate sandgate = new Sandgate(config, reloader, resolver, tracing);
+        Sandgate sandgate = new Sandgate(config, reloader, surroundings);
         try
         {
             sandgate.build(contextPath);
@@ -185,7 +186,7 @@ public final class Sandgate implements AutoCloseable
     private void build(String contextPath)
     {
         // Reads the meters at each sample, so it charts the faces' meters though they come later.
-        history = new MetricHistory(config.history(), metrics, Clock.systemUTC());
+        history = new MetricHistory(config.history(), metrics, clock);
         built.push(history);
         history.start(schedulers);
         if (config.watcher().enabled())
@@ -227,7 +228,7 @@ public final class Sandgate implements AutoCloseable
             LOG.warn("The admin dashboard is served on the listener where path-mode sandboxes are, in their origin: a sandbox's page can open it in a "
                 + "window and read what is typed there, the admin token included. Set server.internal-port (the admin API moves there), "
                 + "or ingress.path-mode: false with ingress.host-pattern");
-        ingress = new Ingress(config.ingress(), contextPath, store.routes(), store.redemptions(), clients, metrics, Clock.systemUTC());
+        ingress = new Ingress(config.ingress(), contextPath, store.routes(), store.redemptions(), clients, metrics, clock);
         webSockets = new WebSocketBridge(ingress, config.server().publicOrigins(), metrics, schedulers, BrowserUpgrade.forThisContainer());
         built.push(webSockets);
         try
@@ -250,7 +251,7 @@ public final class Sandgate implements AutoCloseable
     {
         CredentialsConfig credentialsConfig = config.egress().credentials();
         credentials = new Credentials(credentialsConfig,
-            new SecretRing(SecretSources.open(credentialsConfig, Clock.systemUTC(), schedulers), credentialsConfig.overlap(), Clock.systemUTC()), Clock.systemUTC(), metrics,
+            new SecretRing(SecretSources.open(credentialsConfig, clock, schedulers), credentialsConfig.overlap(), clock), clock, metrics,
             schedulers);
         built.push(credentials);
         LeakGuard leaks = new LeakGuard(credentials, metrics);
@@ -389,7 +390,7 @@ public final class Sandgate implements AutoCloseable
             return;
         Supplier<Map<String, Integer>> liveIngress = webSockets == null ? Map::of : webSockets::liveSessions;
         context.addServlet("sandgate-admin", new AdminServlet(config.adminToken(),
-            AdminApi.routes(config, store.routes(), store.sessions(), egress, liveIngress,
+            AdminApi.routes(config, clock, store.routes(), store.sessions(), egress, liveIngress,
             webSockets == null ? id -> 0 : webSockets::closeSandbox, this::reloadEgress, history), new Origins(config.server().publicOrigins())))
             .addMapping("/admin/*");
         context.addServlet("sandgate-metrics", new MetricsServlet(metrics)).addMapping("/metrics");

@@ -57,6 +57,7 @@ public final class AdminApi
     }
 
     /**
+     * @param clock the time grants are issued and revocations stamped by
      * @param egress the egress face, or null where it does not run (control-plane role)
      * @param closeIngress closes the bridged WebSockets of a sandbox on this replica and returns how
      *        many, when its access is revoked (other replicas refuse the next request of each session)
@@ -64,7 +65,7 @@ public final class AdminApi
      *        credentials and agents; returns the number of routes in force
      * @param history this replica's recent samples, for the dashboard's charts
      */
-    public static List<AdminServlet.Route> routes(SandgateConfig config, RouteStore routeStore, SessionBus sessions, Egress egress,
+    public static List<AdminServlet.Route> routes(SandgateConfig config, Clock clock, RouteStore routeStore, SessionBus sessions, Egress egress,
                                                  Supplier<Map<String, Integer>> liveIngress, ToIntFunction<String> closeIngress,
                                                  IntSupplier reloadEgress, MetricHistory history)
     {
@@ -119,11 +120,11 @@ public final class AdminApi
                 throw GatewayException.notFound("no route for sandbox " + id);
             return null;
         }));
-        routes.add(new AdminServlet.Route("POST", "/grants/{id}", call -> grant(config, routeStore, sandboxId(ingress, call.id()), call)));
+        routes.add(new AdminServlet.Route("POST", "/grants/{id}", call -> grant(config, clock, routeStore, sandboxId(ingress, call.id()), call)));
         routes.add(new AdminServlet.Route("POST", "/revoke/{id}", call ->
         {
             String id = sandboxId(ingress, call.id());
-            Route stamped = routeStore.revoke(id, Clock.systemUTC().instant().truncatedTo(ChronoUnit.MILLIS))
+            Route stamped = routeStore.revoke(id, clock.instant().truncatedTo(ChronoUnit.MILLIS))
                 .orElseThrow(() -> GatewayException.notFound("no route for sandbox " + id + ": nothing to revoke"));
             Map<String, Object> item = describe(id, stamped, Desktops.of(config, call));
             int closed = closeIngress.applyAsInt(id);
@@ -241,7 +242,7 @@ public final class AdminApi
      * optional. The answer's {@code url} is the link to hand over: on the sandbox's own host in host
      * mode ({@link SandboxUrls}); {@code path} is its path, on that host or under the gateway's.
      */
-    private static Map<String, Object> grant(SandgateConfig config, RouteStore routeStore, String id, AdminServlet.Call call)
+    private static Map<String, Object> grant(SandgateConfig config, Clock clock, RouteStore routeStore, String id, AdminServlet.Call call)
     {
         IngressConfig ingress = config.ingress();
         JsonNode body = call.body();
@@ -253,7 +254,7 @@ public final class AdminApi
             throw GatewayException.badRequest("body must be {\"subject\":\"...\"} with an optional \"ttl\" and \"sessionLimit\" (durations such as 5m)");
         Duration ttl = duration(body, "ttl").orElse(Duration.ofMinutes(5));
         Optional<Duration> sessionLimit = duration(body, "sessionLimit");
-        Grants grants = Grants.create(secret, Clock.systemUTC());
+        Grants grants = Grants.create(secret, clock);
         String subject = body.get("subject").asText();
         String token = sessionLimit.isPresent() ? grants.issue(id, subject, ttl, sessionLimit.get()) : grants.issue(id, subject, ttl);
         String query = "?" + ingress.grantParam() + "=" + token;

@@ -6,13 +6,12 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
 import io.sandgate.Sandgate;
+import io.sandgate.Surroundings;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.config.ServerConfig;
 import io.sandgate.egress.EgressConnectHandler;
 import io.sandgate.ingress.IngressConnector;
 import io.sandgate.ingress.IngressHandler;
-import io.sandgate.net.Resolver;
-import io.sandgate.tracing.Tracing;
 import io.sandgate.web.ClientConnectionLimit;
 import io.sandgate.web.HeadTimeout;
 import io.sandgate.web.ListenerConnector;
@@ -65,25 +64,16 @@ public final class EmbeddedServer implements AutoCloseable
      */
     public static EmbeddedServer start(SandgateConfig config, Supplier<SandgateConfig> reloader) throws Exception
     {
-        return start(config, reloader, Resolver.SYSTEM);
+        return start(config, reloader, Surroundings.SYSTEM);
     }
 
     /**
-     * As {@link #start(SandgateConfig, Supplier)}, with the egress face resolving target names
-     * through {@code resolver} instead of the JVM's DNS.
+     * As {@link #start(SandgateConfig, Supplier)}, with the time, names and spans taken from
+     * {@code surroundings} (a caller's own tracing is the caller's to close, after the server).
      */
-    public static EmbeddedServer start(SandgateConfig config, Supplier<SandgateConfig> reloader, Resolver resolver) throws Exception
+    public static EmbeddedServer start(SandgateConfig config, Supplier<SandgateConfig> reloader, Surroundings surroundings) throws Exception
     {
-        return start(config, Sandgate.create(config, "", reloader, resolver));
-    }
-
-    /**
-     * As {@link #start(SandgateConfig, Supplier, Resolver)}, with spans going to {@code tracing}
-     * whatever the configuration says; the caller closes it after the server.
-     */
-    public static EmbeddedServer start(SandgateConfig config, Supplier<SandgateConfig> reloader, Resolver resolver, Tracing tracing) throws Exception
-    {
-        return start(config, Sandgate.create(config, "", reloader, resolver, tracing));
+        return start(config, Sandgate.create(config, "", reloader, surroundings));
     }
 
     /**
@@ -93,7 +83,7 @@ public final class EmbeddedServer implements AutoCloseable
      */
     public static EmbeddedServer start(SandgateConfig config, ByteBufferPool buffers) throws Exception
     {
-        return start(config, Sandgate.create(config, "", () -> config, Resolver.SYSTEM), buffers);
+        return start(config, Sandgate.create(config, "", () -> config, Surroundings.SYSTEM), buffers);
     }
 
     private static EmbeddedServer start(SandgateConfig config, Sandgate sandgate) throws Exception

@@ -30,7 +30,7 @@ final class RedisStore
     {
     }
 
-    static Store connect(SandgateConfig config, MeterRegistry registry, Schedulers schedulers)
+    static Store connect(SandgateConfig config, MeterRegistry registry, Schedulers schedulers, Clock clock)
     {
         StoreConfig.Redis redis = config.store().redis();
         // The route cache's Redis calls, in order, on a thread of their own.
@@ -57,7 +57,7 @@ final class RedisStore
         // Half the request threads may wait for Redis at once; the rest stay for what needs no Redis.
         RedisWaits waits = new RedisWaits(Math.max(1, config.server().maxThreads() / 2), registry);
         RedisRouteStore routes = new RedisRouteStore(redisson, config.ingress().routesKey(), redis, config.ingress().routeCacheSize(), registry, scheduler,
-            Clock.systemUTC(), waits);
+            clock, waits);
         holder[0] = routes;
         routes.start();
         Routes.parseStatic(config.ingress().staticRoutes()).forEach((id, route) ->

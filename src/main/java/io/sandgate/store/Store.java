@@ -45,21 +45,28 @@ public final class Store implements AutoCloseable
         this.close = close;
     }
 
+    /** On the system's clock. */
     public static Store create(SandgateConfig config, MeterRegistry registry, Schedulers schedulers)
+    {
+        return create(config, registry, schedulers, Clock.systemUTC());
+    }
+
+    /** @param clock the time the route cache and grant redemptions are judged by */
+    public static Store create(SandgateConfig config, MeterRegistry registry, Schedulers schedulers, Clock clock)
     {
         return switch (config.store().type())
         {
-            case MEMORY -> memory(config, schedulers);
-            case REDIS -> RedisStore.connect(config, registry, schedulers);
+            case MEMORY -> memory(config, schedulers, clock);
+            case REDIS -> RedisStore.connect(config, registry, schedulers, clock);
         };
     }
 
     /** The embedded default: one replica, state in this process, nothing to run beside it. */
-    private static Store memory(SandgateConfig config, Schedulers schedulers)
+    private static Store memory(SandgateConfig config, Schedulers schedulers, Clock clock)
     {
         MemorySessionBus sessions = new MemorySessionBus(config.mcp().sessionTtl(), config.mcp().replayBuffer(), config.mcp().replayBufferBytes(),
             config.mcp().replayBufferBytesPerClient(), schedulers);
-        return new Store(new MemoryRouteStore(config.ingress().staticRoutes()), Redemptions.inMemory(Clock.systemUTC()),
+        return new Store(new MemoryRouteStore(config.ingress().staticRoutes()), Redemptions.inMemory(clock),
             new MemoryStickySessions(), sessions, name -> Leadership.always(),
             () -> new StoreHealth("memory", true, "in-process"), sessions::close);
     }

@@ -6,7 +6,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.WebSocket;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -18,6 +17,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sandgate.testing.EachIngressFrontEnd;
 import io.sandgate.testing.Gateway;
 import io.sandgate.testing.GatewayConfig;
+import io.sandgate.testing.ShiftedClock;
 import io.sandgate.testing.RedisReplicas;
 import io.sandgate.testing.WebSocketBackend;
 import org.junit.jupiter.api.Test;
@@ -44,10 +44,14 @@ class RedisGrantsIT extends RedisReplicas
         .followRedirects(HttpClient.Redirect.NEVER).build();
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    /** Both replicas' time, moved ahead where a test needs seconds to pass. */
+    private final ShiftedClock clock = new ShiftedClock();
+
     @Override
     protected void configure(GatewayConfig config)
     {
-        config.set("ingress.access", "signed")
+        config.clock(clock)
+            .set("ingress.access", "signed")
             .set("ingress.session-max-age", "1h")
             .set("admin.token", TOKEN)
             .set("ingress.cookie.secret", "grants-it-secret-0123456789abcdef");
@@ -154,18 +158,18 @@ class RedisGrantsIT extends RedisReplicas
     @Test
     void aShortGrant_opensAccessEndingAtItsLimit_andSwitchingBetweenSandboxesDoesNotExtendIt() throws Exception
     {
-        long before = Instant.now().getEpochSecond();
+        long before = clock.instant().getEpochSecond();
         String cookie = redeem(replica1, grantPath(replica1, "7001", "{\"subject\":\"alice\",\"ttl\":\"5m\",\"sessionLimit\":\"2m\"}"), null);
         long end7001 = expiryOf(cookie, "7001");
-        assertTrue(end7001 >= before + 120 && end7001 <= Instant.now().getEpochSecond() + 120, "ends at redemption + the grant's 2m: " + cookie);
+        assertTrue(end7001 >= before + 120 && end7001 <= clock.instant().getEpochSecond() + 120, "ends at redemption + the grant's 2m: " + cookie);
 
-        Thread.sleep(1100);
+        clock.advance(Duration.ofSeconds(2));
         cookie = redeem(replica2, grantPath(replica2, "7002", "{\"subject\":\"alice\",\"ttl\":\"5m\"}"), cookie);
         long end7002 = expiryOf(cookie, "7002");
-        assertTrue(end7002 <= Instant.now().getEpochSecond() + 3600, "at most ingress.session-max-age: " + cookie);
+        assertTrue(end7002 <= clock.instant().getEpochSecond() + 3600, "at most ingress.session-max-age: " + cookie);
 
         // Back and forth between the two tabs, on both replicas: each switch reorders, nothing is re-signed longer.
-        Thread.sleep(1100);
+        clock.advance(Duration.ofSeconds(2));
         for (Gateway replica : List.of(replica1, replica2, replica1))
         {
             for (String id : List.of("7001", "7002"))

@@ -1,11 +1,13 @@
 package io.sandgate.testing;
 
+import java.time.Clock;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Consumer;
 
+import io.sandgate.Surroundings;
 import io.sandgate.config.ConfigLoader;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.net.Resolver;
@@ -15,16 +17,15 @@ import io.sandgate.tracing.Tracing;
  * The configuration of a gateway a test starts: dotted keys and raw values, exactly as a YAML file
  * or context-params would give them, validated whole by {@link ConfigLoader} when the gateway
  * starts. It begins with what every test gateway shares, the loopback address and a free port.
- * Beside the values it holds the resolver the egress face asks for target names, the JVM's unless
- * a test gives names of its own, and the tracing a test reads spans from, if any.
+ * Beside the values it holds the gateway's {@link Surroundings}: the system's clock and names unless
+ * a test gives its own, and the tracing a test reads spans from, if any.
  */
 public final class GatewayConfig
 {
     private final Map<String, Object> values = new LinkedHashMap<>();
     private final Map<String, String> environment = new LinkedHashMap<>();
-    private Resolver resolver = Resolver.SYSTEM;
-    /** Spans to a test's own exporter; null: as the configuration says. */
-    private Tracing tracing;
+    /** The time, names and spans the gateway takes from outside its configuration. */
+    private Surroundings surroundings = Surroundings.SYSTEM;
 
     public GatewayConfig()
     {
@@ -91,26 +92,27 @@ public final class GatewayConfig
     /** How the gateway's egress face resolves target names: names that hang, rebind or split, without a DNS server. */
     public GatewayConfig resolver(Resolver names)
     {
-        this.resolver = Objects.requireNonNull(names, "names");
+        surroundings = surroundings.withResolver(Objects.requireNonNull(names, "names"));
         return this;
-    }
-
-    public Resolver resolver()
-    {
-        return resolver;
     }
 
     /** The gateway's spans go to {@code tracing} (a test's in-memory exporter), which the test closes after the gateway. */
     public GatewayConfig tracing(Tracing tracing)
     {
-        this.tracing = Objects.requireNonNull(tracing, "tracing");
+        surroundings = surroundings.withTracing(Objects.requireNonNull(tracing, "tracing"));
         return this;
     }
 
-    /** The test's tracing, or null: the gateway traces as its configuration says. */
-    public Tracing tracing()
+    /** The gateway judges expiries by {@code clock}: a {@link MutableClock} lets a test move time instead of sleeping. */
+    public GatewayConfig clock(Clock clock)
     {
-        return tracing;
+        surroundings = surroundings.withClock(Objects.requireNonNull(clock, "clock"));
+        return this;
+    }
+
+    public Surroundings surroundings()
+    {
+        return surroundings;
     }
 
     public Map<String, Object> values()

@@ -30,9 +30,7 @@ public final class RunningGateway implements Gateway, AutoCloseable
     public static RunningGateway start(Consumer<GatewayConfig> configuration) throws Exception
     {
         GatewayConfig config = configure(configuration);
-        if (config.tracing() != null)
-            return new RunningGateway(EmbeddedServer.start(config.build(), () -> configure(configuration).build(), config.resolver(), config.tracing()));
-        return new RunningGateway(EmbeddedServer.start(config.build(), () -> configure(configuration).build(), config.resolver()));
+        return new RunningGateway(EmbeddedServer.start(config.build(), () -> configure(configuration).build(), config.surroundings()));
     }
 
     private static GatewayConfig configure(Consumer<GatewayConfig> configuration)
