@@ -17,7 +17,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sandgate.testing.EachIngressFrontEnd;
 import io.sandgate.testing.Gateway;
 import io.sandgate.testing.GatewayConfig;
-import io.sandgate.testing.ShiftedClock;
+import io.sandgate.testing.MutableClock;
 import io.sandgate.testing.RedisReplicas;
 import io.sandgate.testing.WebSocketBackend;
 import org.junit.jupiter.api.Test;
@@ -45,7 +45,7 @@ class RedisGrantsIT extends RedisReplicas
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** Both replicas' time, moved ahead where a test needs seconds to pass. */
-    private final ShiftedClock clock = new ShiftedClock();
+    private final MutableClock clock = MutableClock.ticking();
 
     @Override
     protected void configure(GatewayConfig config)
