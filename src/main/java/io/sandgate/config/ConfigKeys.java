@@ -1,5 +1,6 @@
 package io.sandgate.config;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -8,13 +9,17 @@ import java.util.Map;
 import java.util.regex.Pattern;
 
 import io.sandgate.core.Secret;
+import io.sandgate.net.Cidr;
 
 import static io.sandgate.config.ValueParser.bool;
 import static io.sandgate.config.ValueParser.duration;
 import static io.sandgate.config.ValueParser.integer;
 import static io.sandgate.config.ValueParser.list;
+import static io.sandgate.config.ValueParser.listOf;
 import static io.sandgate.config.ValueParser.map;
+import static io.sandgate.config.ValueParser.matching;
 import static io.sandgate.config.ValueParser.oneOf;
+import static io.sandgate.config.ValueParser.positiveDuration;
 import static io.sandgate.config.ValueParser.ratio;
 import static io.sandgate.config.ValueParser.regex;
 import static io.sandgate.config.ValueParser.string;
@@ -43,7 +48,7 @@ public final class ConfigKeys
         integer(1, 1_000_000), "Embedded runner: connections one client address (an IPv6 one by its /64, `server.client-ipv6-prefix`) may hold open at once, all listeners together, idle and upgraded ones included; a connection above it is closed as soon as it is accepted. Trusted proxies (`ingress.trusted-proxies`) are not counted; raise it where many clients reach the gateway from one address (a NAT).");
     public static final ConfigKey<Integer> SERVER_MAX_CONNECTIONS = keyWithoutDefault("server.max-connections", "(from the descriptor limit)",
         integer(16, 100_000_000), "Embedded runner: connections the listeners hold open at once, all clients together. At the cap, the connections that have waited longest for a request (idle between requests, nothing received yet, or a head not yet whole) are closed to admit new ones, as nginx reuses connections; when none waits, a new connection is closed as it is accepted. Unset, it is half of what the process's file descriptor limit leaves after a tenth (at least 256) for its own files: each connection may hold one to its upstream.");
-    public static final ConfigKey<Duration> SERVER_HEAD_TIMEOUT = key("server.head-timeout", "30s", duration(),
+    public static final ConfigKey<Duration> SERVER_HEAD_TIMEOUT = key("server.head-timeout", "30s", positiveDuration(),
         "Embedded runner: how long a request's head (request line and header fields) may take to arrive, from its first byte; a connection whose head is not whole by then is closed, however steadily its bytes trickle in. The wait for a request before its first byte is `server.idle-timeout`'s.");
     public static final ConfigKey<Integer> SERVER_CLIENT_IPV6_PREFIX = key("server.client-ipv6-prefix", "64", integer(16, 128),
         "The per-client limits (`server.max-connections-per-client`, `server.max-concurrent-requests-per-client`, `mcp.max-sessions-per-client`, `mcp.max-streams-per-client`) count an IPv6 client by this many leading bits of its address: a host given a /64 can take a new address from it for every connection. Set 128 where distinct clients share a /64, as the pods of one Kubernetes node do in an IPv6 cluster (one address each from the node's range); with `server.internal-port` set, the internal listener's clients are counted by `server.internal-client-ipv6-prefix` instead.");
@@ -51,7 +56,7 @@ public final class ConfigKeys
         "Embedded runner, with `server.internal-port` set: as `server.client-ipv6-prefix`, for the clients of the internal listener (sandboxes and agents calling MCP and egress). They are the cluster's pods, and in an IPv6 cluster the pods of a node share its /64, one address each, which a pod cannot change without `NET_ADMIN`: so each address is a client. Set 64 where a client of that listener can take any address of its /64.");
     public static final ConfigKey<Duration> SERVER_STOP_TIMEOUT = key("server.stop-timeout", "10s", duration(),
         "Embedded runner: how long a stop waits for exchanges in flight.");
-    public static final ConfigKey<Duration> SERVER_IDLE_TIMEOUT = key("server.idle-timeout", "75s", duration(),
+    public static final ConfigKey<Duration> SERVER_IDLE_TIMEOUT = key("server.idle-timeout", "75s", positiveDuration(),
         "Embedded runner: how long a client's connection may stay idle while the gateway waits on the client (for its next request, more of a body, or room to write) before it is closed; keep it above the idle timeout of a load balancer in front (AWS ALB's is 60 s), or the balancer sends requests on connections the gateway is closing.");
     public static final ConfigKey<Integer> SERVER_INTERNAL_PORT = key("server.internal-port", null, integer(0, 65535),
         "Embedded runner: when set, MCP, egress (CONNECT included), admin and metrics are served only on this port and `server.port` serves ingress and health.");
@@ -83,40 +88,41 @@ public final class ConfigKeys
         "Redis password (redacted wherever config is shown).");
     public static final ConfigKey<Integer> REDIS_DATABASE = key("store.redis.database", "0", integer(0, 15),
         "Redis database number (single and sentinel modes).");
-    public static final ConfigKey<Duration> REDIS_TIMEOUT = key("store.redis.timeout", "1s", duration(),
+    public static final ConfigKey<Duration> REDIS_TIMEOUT = key("store.redis.timeout", "1s", positiveDuration(),
         "Redis command timeout; a route miss while Redis is down fails after this. At most half of `server.max-threads` wait for Redis at once; calls beyond fail (503) once Redis has not answered for 100 ms.");
-    public static final ConfigKey<Duration> REDIS_REVALIDATE_INTERVAL = key("store.redis.revalidate-interval", "30s", duration(),
+    public static final ConfigKey<Duration> REDIS_REVALIDATE_INTERVAL = key("store.redis.revalidate-interval", "30s", positiveDuration(),
         "Cached routes are re-read this often even without change notifications (a safety net).");
-    public static final ConfigKey<Duration> REDIS_POLL_INTERVAL = key("store.redis.poll-interval", "500ms", duration(),
+    public static final ConfigKey<Duration> REDIS_POLL_INTERVAL = key("store.redis.poll-interval", "500ms", positiveDuration(),
         "Re-read interval of the route table when keyspace notifications cannot be enabled on the server. When set, also the interval of the MCP sessions' safety poll (otherwise 30s), which checks each session served for a message whose wake-up was lost; a pub/sub reconnect checks at once (docs/CAPACITY.md).");
     public static final ConfigKey<Duration> REDIS_NEGATIVE_CACHE_TTL = key("store.redis.negative-cache-ttl", "2s", duration(),
         "How long a replica believes Redis that a sandbox id has no route, so that repeated lookups of such an id (a browser polling a sandbox not yet ready, made-up ids) do not each cost a Redis read; a change to the route hash ends it at once. `0s` turns it off.");
 
-    public static final ConfigKey<String> INGRESS_PREFIX = key("ingress.prefix", "/vnc/", string(),
+    public static final ConfigKey<String> INGRESS_PREFIX = key("ingress.prefix", "/vnc/", matching("/([A-Za-z0-9._~-]+/)+", "a path that starts and ends with '/', such as /vnc/"),
         "Ingress mount; starts and ends with `/`.");
     public static final ConfigKey<Pattern> INGRESS_ID_PATTERN = key("ingress.id-pattern", "\\d+", regex(),
         "Sandbox id pattern, always matched whole.");
     public static final ConfigKey<Integer> INGRESS_ID_MAX_LENGTH = key("ingress.id-max-length", "64", integer(1, 255),
         "Longer ids are answered 400.");
-    public static final ConfigKey<String> INGRESS_ROUTES_KEY = key("ingress.routes-key", "vnc_sandboxes", string(),
+    public static final ConfigKey<String> INGRESS_ROUTES_KEY = key("ingress.routes-key", "vnc_sandboxes", string().where(k -> !k.isBlank(), "a Redis key name"),
         "Redis hash of sandbox id -> `host:port`.");
     public static final ConfigKey<Map<String, String>> INGRESS_STATIC_ROUTES = key("ingress.static-routes", null, map(),
         "Routes loaded into the in-memory store at start (`id: host:port`).");
-    public static final ConfigKey<String> INGRESS_HEADER = key("ingress.header", "X-Sandbox-Id", string(),
+    public static final ConfigKey<String> INGRESS_HEADER = key("ingress.header", "X-Sandbox-Id", matching("[A-Za-z0-9-]+", "a header name"),
         "Request header naming the sandbox, the last resolution step.");
     public static final ConfigKey<String> INGRESS_HOST_PATTERN = key("ingress.host-pattern", null, string(),
         "Host mode: a Host of this shape (`{id}.sbx.example.com`, or `{port}-{id}.sbx.example.com`) is that sandbox's own origin and gets its whole path; other hosts keep path mode.");
-    public static final ConfigKey<List<String>> INGRESS_SANDBOX_PORTS = key("ingress.sandbox-ports", null, list(),
+    public static final ConfigKey<List<Integer>> INGRESS_SANDBOX_PORTS = key("ingress.sandbox-ports", null,
+        listOf(integer(1, 65535)::parse, "ports from 1 to 65535, such as 6080,8888"),
         "Sandbox ports a `{port}` in `ingress.host-pattern` may name besides the route's own.");
     public static final ConfigKey<Boolean> INGRESS_PATH_MODE = key("ingress.path-mode", "true", bool(),
         "Serve sandboxes under `ingress.prefix` on the gateway's own hosts (`/vnc/{id}/`). `false` needs `ingress.host-pattern`: each sandbox is then served on its own host only, and those paths answer 404; path-mode pages of every sandbox share the gateway's origin.");
     public static final ConfigKey<List<String>> INGRESS_HOST_MODE_ALLOWED_ORIGINS = key("ingress.host-mode.allowed-origins", null, list(),
         "Host mode: origins (`https://app.example`) whose pages may open a sandbox's WebSockets, or send it a request with an unsafe method (POST, PUT, PATCH, DELETE, ...), besides the sandbox's own origin. Nothing else is: not `server.public-origins`, loopback origins or `ingress.websocket.allowed-origins`, under which path-mode pages of every sandbox run; `*` is refused.");
-    public static final ConfigKey<String> COOKIE_NAME = key("ingress.cookie.name", "vnc_session_id", string(),
+    public static final ConfigKey<String> COOKIE_NAME = key("ingress.cookie.name", "vnc_session_id", matching("[A-Za-z0-9_!#$%&'*+.^`|~-]+", "a cookie name token"),
         "Session cookie name.");
-    public static final ConfigKey<Secret> COOKIE_SECRET = secret("ingress.cookie.secret", "random per start, with a warning",
+    public static final ConfigKey<Secret> COOKIE_SECRET = secret("ingress.cookie.secret", "random per start, with a warning", ValueParser.secret(16),
         "HMAC key for session cookies and grants; set it (same on every replica) in production.");
-    public static final ConfigKey<Duration> COOKIE_TTL = key("ingress.cookie.ttl", "12h", duration(),
+    public static final ConfigKey<Duration> COOKIE_TTL = key("ingress.cookie.ttl", "12h", positiveDuration(),
         "How long the browser keeps the session cookie after it was last set; in `open` mode also the lifetime of an entry, renewed whenever its sandbox is opened again.");
     public static final ConfigKey<CookieConfig.SecureMode> COOKIE_SECURE = key("ingress.cookie.secure", "auto", oneOf(CookieConfig.SecureMode.class),
         "`auto` (Secure behind HTTPS), `always` or `never`.");
@@ -124,17 +130,18 @@ public final class ConfigKeys
         "Sandboxes one browser may hold in its cookie at once (tabs on several sandboxes).");
     public static final ConfigKey<IngressConfig.Access> INGRESS_ACCESS = key("ingress.access", "open", oneOf(IngressConfig.Access.class),
         "`open`, or `signed`: the first URL must carry a grant token.");
-    public static final ConfigKey<String> GRANT_PARAM = key("ingress.grant.param", "sandgate_grant", string(),
+    public static final ConfigKey<String> GRANT_PARAM = key("ingress.grant.param", "sandgate_grant", matching("[A-Za-z0-9_.-]+", "letters, digits, '_', '.', '-'"),
         "Query parameter that carries a grant token in `signed` mode.");
-    public static final ConfigKey<Duration> INGRESS_SESSION_MAX_AGE = key("ingress.session-max-age", "12h", duration(),
+    public static final ConfigKey<Duration> INGRESS_SESSION_MAX_AGE = key("ingress.session-max-age", "12h", positiveDuration(),
         "`signed` mode: the access a grant opens ends this long after redemption at the latest (sooner if the grant sets a shorter limit); never renewed.");
-    public static final ConfigKey<List<String>> TRUSTED_PROXIES = key("ingress.trusted-proxies", null, list(),
+    public static final ConfigKey<List<Cidr>> TRUSTED_PROXIES = key("ingress.trusted-proxies", null,
+        listOf(Cidr::parse, "IP literals with an optional /prefix, such as 10.0.0.0/8"),
         "CIDRs whose X-Forwarded-* headers are kept; from anyone else they are dropped.");
-    public static final ConfigKey<Duration> INGRESS_IDLE_TIMEOUT = key("ingress.idle-timeout", "3600s", duration(),
+    public static final ConfigKey<Duration> INGRESS_IDLE_TIMEOUT = key("ingress.idle-timeout", "3600s", positiveDuration(),
         "Idle timeout of an exchange with a sandbox (no total timeout).");
-    public static final ConfigKey<Duration> INGRESS_CONNECT_TIMEOUT = key("ingress.connect-timeout", "5s", duration(),
+    public static final ConfigKey<Duration> INGRESS_CONNECT_TIMEOUT = key("ingress.connect-timeout", "5s", positiveDuration(),
         "Connect timeout towards a sandbox.");
-    public static final ConfigKey<Duration> INGRESS_DESTINATION_IDLE_TIMEOUT = key("ingress.destination-idle-timeout", "60s", duration(),
+    public static final ConfigKey<Duration> INGRESS_DESTINATION_IDLE_TIMEOUT = key("ingress.destination-idle-timeout", "60s", positiveDuration(),
         "Connection pools to sandbox addresses unused this long are released (pod IPs churn).");
     public static final ConfigKey<Integer> INGRESS_MAX_CONNECTIONS = key("ingress.max-connections-per-sandbox", "256", integer(1, 65_535),
         "Connection pool size towards one sandbox address.");
@@ -143,9 +150,9 @@ public final class ConfigKeys
     public static final ConfigKey<Integer> INGRESS_ROUTE_MISSES_PER_CLIENT = key("ingress.route-misses-per-client-per-minute", "600", integer(1, 100_000_000),
         "Lookups of sandboxes that have no route one client may make per minute, a minute's worth at once; past it, its requests for sandboxes this replica has no route cached for are refused (429, `Retry-After`) without asking the store. Cached routes are never refused. Bounds what a client spraying made-up ids costs Redis, and how fast it learns which ids are live.");
 
-    public static final ConfigKey<Duration> WS_PING_INTERVAL = key("ingress.websocket.ping-interval", "15s", duration(),
+    public static final ConfigKey<Duration> WS_PING_INTERVAL = key("ingress.websocket.ping-interval", "15s", positiveDuration(),
         "Ping both legs of a bridged WebSocket this often, so idle proxies and NATs keep it open.");
-    public static final ConfigKey<Duration> WS_IDLE_TIMEOUT = key("ingress.websocket.idle-timeout", "3600s", duration(),
+    public static final ConfigKey<Duration> WS_IDLE_TIMEOUT = key("ingress.websocket.idle-timeout", "3600s", positiveDuration(),
         "A bridged WebSocket with no frame either way for this long is closed (1001).");
     public static final ConfigKey<Integer> WS_MAX_MESSAGE_SIZE = key("ingress.websocket.max-message-size", "16777216", integer(1024, Integer.MAX_VALUE),
         "Largest WebSocket message tunnelled, in bytes as on the wire (compressed when the endpoints negotiated compression); larger ones close the session (1009).");
@@ -155,9 +162,9 @@ public final class ConfigKeys
     public static final ConfigKey<List<Map<?, ?>>> MCP_SERVERS = key("mcp.servers", null, ValueParser.listOfMaps(),
         "Upstream MCP servers: `[{name, url, transport, tools}]`, served at `/mcp/{name}/`; transport `streamable` (default), `sse` (2024-11-05) "
             + "or `stateless` (2026-07-28 only); `tools: {allow: [globs], deny: [globs]}` hides tools from lists and calls.");
-    public static final ConfigKey<Duration> MCP_KEEPALIVE = key("mcp.keepalive-interval", "15s", duration(),
+    public static final ConfigKey<Duration> MCP_KEEPALIVE = key("mcp.keepalive-interval", "15s", positiveDuration(),
         "SSE comment sent on idle client streams so that proxies do not cut them.");
-    public static final ConfigKey<Duration> MCP_SESSION_TTL = key("mcp.session-ttl", "30m", duration(),
+    public static final ConfigKey<Duration> MCP_SESSION_TTL = key("mcp.session-ttl", "30m", positiveDuration(),
         "An MCP session unused this long expires on every replica.");
     public static final ConfigKey<Integer> MCP_REPLAY_BUFFER = key("mcp.replay-buffer", "1000", integer(1, 1_000_000),
         "Events kept per session for `Last-Event-ID` resume.");
@@ -192,7 +199,8 @@ public final class ConfigKeys
         "Headers (a name, or `Name: value-prefix`) that mark a 5xx answer to a plain-http request as the node's own error page: the agent gets 502 egress_target_unreachable, the node is not blamed.");
     public static final ConfigKey<Integer> EGRESS_FORWARD_PROXY_PORT = key("egress.forward-proxy-port", null, integer(0, 65535),
         "Embedded runner: a second port where every request is a forward-proxy request (HTTP_PROXY); CONNECT works on both ports.");
-    public static final ConfigKey<List<String>> EGRESS_CONNECT_PORTS = key("egress.connect-ports", "443", list(),
+    public static final ConfigKey<List<Integer>> EGRESS_CONNECT_PORTS = key("egress.connect-ports", "443",
+        listOf(integer(1, 65535)::parse, "ports from 1 to 65535, such as 443,8443"),
         "Target ports a CONNECT tunnel, and an https target (reached through one), may go to; others are refused (403).");
     public static final ConfigKey<Integer> EGRESS_MAX_CONNECTIONS = key("egress.max-connections-per-node", "256", integer(1, 65_535),
         "Connection pool size towards each egress node (per target).");
@@ -219,7 +227,8 @@ public final class ConfigKeys
         "Consecutive failed requests through a node that eject it.");
     public static final ConfigKey<Duration> EGRESS_PASSIVE_EJECTION = key("egress.health.passive-ejection-time", "10s", duration(),
         "A node ejected for failing requests stays out this long, even if it still accepts TCP connections.");
-    public static final ConfigKey<List<String>> EGRESS_RECOVERY_STEPS = key("egress.health.recovery-steps", "10,50,100", list(),
+    public static final ConfigKey<List<Integer>> EGRESS_RECOVERY_STEPS = key("egress.health.recovery-steps", "10,50,100",
+        listOf(Integer::parseInt, "percentages such as 10,50,100"),
         "Share (%) of its weight a recovered node takes at each step.");
     public static final ConfigKey<Duration> EGRESS_RECOVERY_STEP_INTERVAL = key("egress.health.recovery-step-interval", "10s", duration(),
         "Time a recovered node spends at each step.");
@@ -234,7 +243,7 @@ public final class ConfigKeys
         "Agents by internal token: `[{id, token, credentials, expires, revoked}]`; `token` names the secret holding the agent's token.");
     public static final ConfigKey<CredentialsConfig.SourceKind> SECRETS_SOURCE = key("egress.secrets.source", "file", oneOf(CredentialsConfig.SourceKind.class),
         "Where secrets come from: `file`, `env` (`SANDGATE_SECRET_<NAME>`) or `vault` (KV v2).");
-    public static final ConfigKey<String> SECRETS_FILE = key("egress.secrets.file", "conf/secrets.yaml", string(),
+    public static final ConfigKey<Path> SECRETS_FILE = key("egress.secrets.file", "conf/secrets.yaml", string().then(Path::of, "a file path"),
         "YAML file `name: value` of the `file` source; must not be readable by group or others.");
     public static final ConfigKey<Duration> SECRETS_OVERLAP = key("egress.secrets.overlap", "24h", duration(),
         "How long a rotated-out key or internal token stays valid after its successor appears.");
@@ -264,9 +273,9 @@ public final class ConfigKeys
         "A cached Vault value is re-read after this.");
     public static final ConfigKey<Duration> VAULT_MAX_AGE = key("egress.secrets.vault.max-age", ValueParser.durationText(VaultSettings.DEFAULT_CACHE_MAX_AGE), duration(),
         "A cached Vault value is served this long while Vault is down or sealed; after that 503.");
-    public static final ConfigKey<List<String>> EGRESS_SSRF_ALLOW = key("egress.ssrf.allow", null, list(),
+    public static final ConfigKey<List<Cidr>> EGRESS_SSRF_ALLOW = key("egress.ssrf.allow", null, listOf(Cidr::parse, "CIDRs such as 10.0.3.0/24"),
         "CIDRs a target may resolve to despite the SSRF guard (which refuses loopback, link-local, private, CGNAT...).");
-    public static final ConfigKey<Duration> EGRESS_DNS_TIMEOUT = key("egress.dns-timeout", "5s", duration(),
+    public static final ConfigKey<Duration> EGRESS_DNS_TIMEOUT = key("egress.dns-timeout", "5s", positiveDuration(),
         "Longest wait for a target name's addresses; a lookup still unanswered is 504. Lookups run off the request threads.");
     public static final ConfigKey<Integer> EGRESS_DNS_MAX_IN_FLIGHT = key("egress.dns-max-in-flight", "64", integer(1, 10_000),
         "Target names resolved at once, each on a thread of the egress face's own; more are refused with 503. A lookup past its timeout counts until the resolver gives up.");
@@ -285,14 +294,15 @@ public final class ConfigKeys
         "Pod annotation holding the sandbox port.");
     public static final ConfigKey<Integer> WATCHER_DEFAULT_PORT = key("controlplane.watcher.default-port", "6080", integer(1, 65535),
         "Sandbox port when the pod has no port annotation.");
-    public static final ConfigKey<Duration> WATCHER_RESYNC = key("controlplane.watcher.resync-interval", "5m", duration(),
+    public static final ConfigKey<Duration> WATCHER_RESYNC = key("controlplane.watcher.resync-interval", "5m", positiveDuration(),
         "Full re-list of the pods, which also removes routes whose pods are gone.");
     public static final ConfigKey<String> WATCHER_MASTER_URL = key("controlplane.kubernetes.master-url", null, string(),
         "Kubernetes API URL; without it the in-cluster service account or ~/.kube/config is used.");
 
     public static final ConfigKey<Secret> ADMIN_TOKEN = secret("admin.token", "(none: admin API off)",
         "Bearer token for `/admin/`.");
-    public static final ConfigKey<Duration> ADMIN_HISTORY_INTERVAL = key("admin.history.interval", "5s", duration(),
+    // At least 100ms: finer sampling would cost more than the charts show.
+    public static final ConfigKey<Duration> ADMIN_HISTORY_INTERVAL = key("admin.history.interval", "5s", duration(Duration.ofMillis(100)),
         "How often each replica samples its own request rates, latencies, egress node weights and MCP counts for the dashboard's charts.");
     public static final ConfigKey<Integer> ADMIN_HISTORY_SAMPLES = key("admin.history.samples", "360", integer(2, 10_000),
         "Samples kept in memory for the charts (360 at 5s: the last 30 minutes); older ones are dropped.");
@@ -305,7 +315,7 @@ public final class ConfigKeys
         "OpenTelemetry collector that receives the gateway's spans over OTLP/HTTP (`http://collector:4318`, sent to its `/v1/traces`); unset, tracing is off and no span is made.");
     public static final ConfigKey<Double> TRACING_SAMPLE_RATIO = key("tracing.sample-ratio", "1.0", ratio(),
         "Share of requests traced (0 to 1), drawn by the gateway: a caller's `traceparent` continues its trace but its sampled flag is not followed, so an untrusted caller can neither have every request traced nor hide its own.");
-    public static final ConfigKey<String> TRACING_SERVICE_NAME = key("tracing.service-name", "sandgate", string(),
+    public static final ConfigKey<String> TRACING_SERVICE_NAME = key("tracing.service-name", "sandgate", string().where(n -> !n.isBlank(), "a name such as sandgate"),
         "The spans' `service.name`.");
 
     /** Every key above, in declaration order: the order of the reference table. */
@@ -347,7 +357,12 @@ public final class ConfigKeys
 
     private static ConfigKey<Secret> secret(String name, String defaultText, String description)
     {
-        return declare(ConfigKey.secret(name, defaultText, description));
+        return secret(name, defaultText, ValueParser.secret(), description);
+    }
+
+    private static ConfigKey<Secret> secret(String name, String defaultText, ValueParser<Secret> parser, String description)
+    {
+        return declare(new ConfigKey<>(name, null, defaultText, parser, description, true));
     }
 
     private static <T> ConfigKey<T> declare(ConfigKey<T> key)

@@ -36,6 +36,8 @@ public final class ConfigLoader
     private static final String PREFIX = "sandgate.";
 
     private final Map<String, Object> raw = new HashMap<>();
+    /** Each key's parsed value; a key whose value does not parse holds its default, so that the records still check the rest. */
+    private final Map<String, Object> parsed = new HashMap<>();
     private final Map<String, String> origin = new HashMap<>();
     /** The {@code SANDGATE_SECRET_*} variables: values for the {@code env} secret source, not settings. */
     private final Map<String, Secret> secretVariables = new HashMap<>();
@@ -218,30 +220,36 @@ public final class ConfigLoader
         return prev[b.length()];
     }
 
+    /** The key's value, parsed by {@link #parseAll()}. */
+    @SuppressWarnings("unchecked")
     private <T> T get(ConfigKey<T> key)
     {
-        Object value = raw.containsKey(key.name()) ? raw.get(key.name()) : key.defaultValue();
-        if (value == null)
-            return null;
-        try
+        return (T) parsed.get(key.name());
+    }
+
+    /** Parses every key once, with its declared parser (type, range, shape); a problem names the key and its source. */
+    private void parseAll()
+    {
+        for (ConfigKey<?> key : ConfigKeys.ALL)
         {
-            return key.parser().parse(value);
-        }
-        catch (IllegalArgumentException x)
-        {
-            String shown = key.secret() ? "" : " '" + value + "'";
-            String from = origin.getOrDefault(key.name(), "default");
-            problems.add(key.name() + ":" + shown + " from " + from + " (expected: " + x.getMessage() + ")");
-            return null;
+            Object value = raw.containsKey(key.name()) ? raw.get(key.name()) : key.defaultValue();
+            try
+            {
+                parsed.put(key.name(), value == null ? null : key.parser().parse(value));
+            }
+            catch (IllegalArgumentException x)
+            {
+                String shown = key.secret() ? "" : " '" + value + "'";
+                String from = origin.getOrDefault(key.name(), "default");
+                problems.add(key.name() + ":" + shown + " from " + from + " (expected: " + x.getMessage() + ")");
+                parsed.put(key.name(), key.defaultValue() == null ? null : key.parser().parse(key.defaultValue()));
+            }
         }
     }
 
     private SandgateConfig build(String source)
     {
-        for (ConfigKey<?> key : ConfigKeys.ALL)
-            get(key);
-        if (!problems.isEmpty())
-            throw new ConfigException(problems);
+        parseAll();
         // Each record validates itself; try them all so that one attempt shows every problem.
         ServerConfig server = attempt(() -> new ServerConfig(get(ConfigKeys.SERVER_HOST), get(ConfigKeys.SERVER_PORT), optional(ConfigKeys.SERVER_INTERNAL_PORT),
             get(ConfigKeys.SERVER_MAX_THREADS), get(ConfigKeys.SERVER_STOP_TIMEOUT), get(ConfigKeys.SERVER_IDLE_TIMEOUT), get(ConfigKeys.SERVER_ROLE),
@@ -253,13 +261,7 @@ public final class ConfigLoader
         StoreConfig.Redis redis = attempt(this::redis);
         CookieConfig cookie = attempt(() -> new CookieConfig(get(ConfigKeys.COOKIE_NAME), optional(ConfigKeys.COOKIE_SECRET),
             get(ConfigKeys.COOKIE_TTL), get(ConfigKeys.COOKIE_SECURE), get(ConfigKeys.COOKIE_MAX_SANDBOXES)));
-        List<Cidr> trusted = new ArrayList<>();
-        for (String cidr : list(ConfigKeys.TRUSTED_PROXIES))
-        {
-            Cidr parsed = attempt(() -> Cidr.parse(cidr), ConfigKeys.TRUSTED_PROXIES.name() + ": ");
-            if (parsed != null)
-                trusted.add(parsed);
-        }
+        List<Cidr> trusted = list(ConfigKeys.TRUSTED_PROXIES);
         IngressConfig.WebSocket webSocket = attempt(this::webSocket);
         IngressConfig ingress = attempt(() -> ingress(cookie, trusted, webSocket));
         List<McpConfig.Server> mcpServers = new ArrayList<>();
@@ -345,37 +347,10 @@ public final class ConfigLoader
             .set("routeMissesPerClientPerMinute", get(ConfigKeys.INGRESS_ROUTE_MISSES_PER_CLIENT))
             .set("webSocket", webSocket)
             .set("hostPattern", optional(ConfigKeys.INGRESS_HOST_PATTERN))
-            .set("sandboxPorts", ports(ConfigKeys.INGRESS_SANDBOX_PORTS))
+            .set("sandboxPorts", Set.copyOf(list(ConfigKeys.INGRESS_SANDBOX_PORTS)))
             .set("pathMode", get(ConfigKeys.INGRESS_PATH_MODE))
             .set("hostModeAllowedOrigins", list(ConfigKeys.INGRESS_HOST_MODE_ALLOWED_ORIGINS))
             .build();
-    }
-
-    /** A list of port numbers; the record checks their range. */
-    private Set<Integer> ports(ConfigKey<List<String>> key)
-    {
-        return new HashSet<>(each(key, Integer::parseInt, "port numbers such as 6080, 8888"));
-    }
-
-    /**
-     * Parses each element of a list key; the first that does not parse fails the key with what was
-     * expected, since the parser's own message names neither.
-     */
-    private <T> List<T> each(ConfigKey<List<String>> key, Function<String, T> parse, String expected)
-    {
-        List<T> values = new ArrayList<>();
-        for (String value : list(key))
-        {
-            try
-            {
-                values.add(parse.apply(value.trim()));
-            }
-            catch (IllegalArgumentException x)
-            {
-                throw new IllegalArgumentException(key.name() + ": " + value + " (expected: " + expected + ")");
-            }
-        }
-        return values;
     }
 
     private McpConfig mcp(List<McpConfig.Server> servers)
@@ -398,7 +373,7 @@ public final class ConfigLoader
     {
         EgressConfig.Health health = health();
         CredentialsConfig credentials = credentials();
-        List<Cidr> allow = each(ConfigKeys.EGRESS_SSRF_ALLOW, Cidr::parse, "CIDRs such as 10.0.3.0/24");
+        List<Cidr> allow = list(ConfigKeys.EGRESS_SSRF_ALLOW);
         Map<String, ?> pools = get(ConfigKeys.EGRESS_POOLS);
         return RecordBuilder.of(EgressConfig.class)
             .set("routes", EgressTables.routes(list(ConfigKeys.EGRESS_ROUTES), get(ConfigKeys.EGRESS_TIMEOUT), get(ConfigKeys.EGRESS_FIRST_BYTE_TIMEOUT),
@@ -414,7 +389,7 @@ public final class ConfigLoader
             .set("trustStorePassword", optional(ConfigKeys.EGRESS_TRUST_STORE_PASSWORD))
             .set("maxConnectionsPerNode", get(ConfigKeys.EGRESS_MAX_CONNECTIONS))
             .set("forwardProxyPort", optional(ConfigKeys.EGRESS_FORWARD_PROXY_PORT))
-            .set("connectPorts", Set.copyOf(each(ConfigKeys.EGRESS_CONNECT_PORTS, ValueParser.integer(1, 65535)::parse, "ports from 1 to 65535, such as 443,8443")))
+            .set("connectPorts", Set.copyOf(get(ConfigKeys.EGRESS_CONNECT_PORTS)))
             .set("credentials", credentials)
             .set("ssrfAllow", allow)
             .set("dnsTimeout", get(ConfigKeys.EGRESS_DNS_TIMEOUT))
@@ -424,7 +399,7 @@ public final class ConfigLoader
 
     private EgressConfig.Health health()
     {
-        List<Integer> steps = each(ConfigKeys.EGRESS_RECOVERY_STEPS, Integer::parseInt, "percentages such as 10,50,100");
+        List<Integer> steps = get(ConfigKeys.EGRESS_RECOVERY_STEPS);
         return RecordBuilder.of(EgressConfig.Health.class)
             .set("tcpInterval", get(ConfigKeys.EGRESS_TCP_INTERVAL))
             .set("tcpTimeout", get(ConfigKeys.EGRESS_TCP_TIMEOUT))
@@ -447,7 +422,7 @@ public final class ConfigLoader
     private CredentialsConfig credentials()
     {
         CredentialsConfig.SourceKind source = get(ConfigKeys.SECRETS_SOURCE);
-        Path file = Path.of(get(ConfigKeys.SECRETS_FILE));
+        Path file = get(ConfigKeys.SECRETS_FILE);
         Map<String, ?> credentials = get(ConfigKeys.EGRESS_CREDENTIALS);
         Map<String, CredentialsConfig.Credential> bound = EgressTables.credentials(credentials == null ? Map.of() : credentials);
         List<CredentialsConfig.Agent> agents = EgressTables.agents(list(ConfigKeys.EGRESS_AGENTS));

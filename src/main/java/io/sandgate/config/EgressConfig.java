@@ -150,7 +150,6 @@ public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health h
         nodeErrorHeaders = List.copyOf(nodeErrorHeaders);
         ssrfAllow = List.copyOf(ssrfAllow);
         connectPorts = Set.copyOf(connectPorts);
-        StoreConfig.positive(ConfigKeys.EGRESS_DNS_TIMEOUT, dnsTimeout);
         for (Route route : routes)
         {
             if (!pools.containsKey(route.pool()))
@@ -162,7 +161,5 @@ public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health h
                 throw new IllegalArgumentException(ConfigKeys.EGRESS_ROUTES.name() + ": credential " + route.credential().get()
                     + " (expected: one of " + ConfigKeys.EGRESS_CREDENTIALS.name() + " " + credentials.credentials().keySet() + ")");
         }
-        if (retryBudget < 0 || retryBudget > 1)
-            throw new IllegalArgumentException(ConfigKeys.EGRESS_RETRY_BUDGET.name() + ": " + retryBudget + " (expected: 0 to 1)");
     }
 }

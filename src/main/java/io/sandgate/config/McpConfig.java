@@ -195,8 +195,6 @@ public record McpConfig(List<Server> servers, Duration keepalive, Duration sessi
             if (!names.add(server.name()))
                 throw new IllegalArgumentException(ConfigKeys.MCP_SERVERS.name() + ": name " + server.name() + " appears twice (expected: unique names)");
         }
-        StoreConfig.positive(ConfigKeys.MCP_KEEPALIVE, keepalive);
-        StoreConfig.positive(ConfigKeys.MCP_SESSION_TTL, sessionTtl);
         allowedOrigins = List.copyOf(allowedOrigins);
     }
 

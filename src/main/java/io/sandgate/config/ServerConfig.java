@@ -36,8 +36,8 @@ public record ServerConfig(String host, int port, Optional<Integer> internalPort
 {
     public ServerConfig
     {
-        StoreConfig.positive(ConfigKeys.SERVER_IDLE_TIMEOUT, idleTimeout);
-        StoreConfig.positive(ConfigKeys.SERVER_HEAD_TIMEOUT, headTimeout);
+        Objects.requireNonNull(idleTimeout, "idleTimeout");
+        Objects.requireNonNull(headTimeout, "headTimeout");
         Objects.requireNonNull(internalPort, "internalPort");
         Objects.requireNonNull(maxConnections, "maxConnections");
         Objects.requireNonNull(faces, "faces");

@@ -23,6 +23,5 @@ public record WatcherConfig(boolean enabled, List<String> namespaces, String idL
         namespaces = List.copyOf(namespaces);
         if (enabled && namespaces.isEmpty())
             throw new IllegalArgumentException(ConfigKeys.WATCHER_NAMESPACES.name() + ": empty (expected: at least one namespace)");
-        StoreConfig.positive(ConfigKeys.WATCHER_RESYNC, resyncInterval);
     }
 }
