@@ -34,8 +34,9 @@ import io.sandgate.net.Cidr;
  */
 public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health health, Duration connectTimeout,
                            Duration firstByteTimeout, double retryBudget, Duration retryBackoff, List<String> nodeErrorHeaders,
-                           Optional<String> trustStore, Optional<Secret> trustStorePassword, int maxConnectionsPerNode,
-                           Optional<Integer> forwardProxyPort, Set<Integer> connectPorts, CredentialsConfig credentials, List<Cidr> ssrfAllow,
+                           @Setting("egress.tls.trust-store") Optional<String> trustStore,
+                           @Setting("egress.tls.trust-store-password") Optional<Secret> trustStorePassword, int maxConnectionsPerNode,
+                           Optional<Integer> forwardProxyPort, Set<Integer> connectPorts, CredentialsConfig credentials, @Setting("egress.ssrf.allow") List<Cidr> ssrfAllow,
                            Duration dnsTimeout, int dnsMaxInFlight)
 {
     /** What the secret-leak scanner does on a route: nothing, count, replace the match, or refuse the request (422). */

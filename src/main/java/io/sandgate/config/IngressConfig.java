@@ -43,11 +43,11 @@ import io.sandgate.net.Origins;
  */
 public record IngressConfig(String prefix, Pattern idPattern, int idMaxLength, String routesKey,
                             Map<String, String> staticRoutes, String header, CookieConfig cookie, Access access,
-                            String grantParam, Duration sessionMaxAge, List<Cidr> trustedProxies, Duration idleTimeout, Duration connectTimeout,
+                            @Setting("ingress.grant.param") String grantParam, Duration sessionMaxAge, List<Cidr> trustedProxies, Duration idleTimeout, Duration connectTimeout,
                             Duration destinationIdleTimeout, int maxConnectionsPerSandbox, int routeCacheSize,
                             int routeMissesPerClientPerMinute,
                             WebSocket webSocket, Optional<String> hostPattern, Set<Integer> sandboxPorts, boolean pathMode,
-                            List<String> hostModeAllowedOrigins)
+                            @Setting("ingress.host-mode.allowed-origins") List<String> hostModeAllowedOrigins)
 {
     /** What a host pattern may hold: host name characters and the two placeholders. */
     private static final Pattern HOST_PATTERN = Pattern.compile("(?:[a-z0-9-]|\\{id}|\\{port}|\\.)+");

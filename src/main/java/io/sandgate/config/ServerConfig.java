@@ -82,7 +82,7 @@ public record ServerConfig(String host, int port, Optional<Integer> internalPort
     }
 
     /** The faces switched on ({@code ingress.enabled}, {@code mcp.enabled}, {@code egress.enabled}). */
-    public record Faces(boolean ingress, boolean mcp, boolean egress)
+    public record Faces(@Setting("ingress.enabled") boolean ingress, @Setting("mcp.enabled") boolean mcp, @Setting("egress.enabled") boolean egress)
     {
         public static final Faces ALL = new Faces(true, true, true);
     }

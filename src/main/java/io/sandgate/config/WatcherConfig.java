@@ -16,7 +16,7 @@ import java.util.Optional;
  * @param masterUrl Kubernetes API URL; empty: in-cluster service account or kubeconfig
  */
 public record WatcherConfig(boolean enabled, List<String> namespaces, String idLabel, String portAnnotation, int defaultPort,
-                            Duration resyncInterval, Optional<String> masterUrl)
+                            Duration resyncInterval, @Setting("controlplane.kubernetes.master-url") Optional<String> masterUrl)
 {
     public WatcherConfig
     {

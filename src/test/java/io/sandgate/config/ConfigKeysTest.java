@@ -3,8 +3,10 @@ package io.sandgate.config;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 import org.junit.jupiter.api.Test;
@@ -78,5 +80,35 @@ class ConfigKeysTest
         }
         assertFalse(keys.isEmpty());
         return keys;
+    }
+
+    /**
+     * Every key reaches the configuration: a key declared but bound to nothing would be accepted and
+     * ignored. The Vault keys are read only with that source, each auth method's with that method.
+     */
+    @Test
+    void everyKey_isReadByTheLoader()
+    {
+        Set<String> read = new HashSet<>(ConfigLoader.keysRead(Map.of()));
+        Map<String, Object> vault = Map.of("egress.secrets.source", "vault", "egress.secrets.vault.address", "https://vault:8200");
+        read.addAll(ConfigLoader.keysRead(with(vault, "egress.secrets.vault.token", "vault-token")));
+        read.addAll(ConfigLoader.keysRead(with(with(with(vault, "egress.secrets.vault.auth", "approle"), "egress.secrets.vault.role-id", "role"),
+            "egress.secrets.vault.secret-id", "secret")));
+        read.addAll(ConfigLoader.keysRead(with(with(vault, "egress.secrets.vault.auth", "kubernetes"), "egress.secrets.vault.kubernetes-role", "r")));
+        List<String> unread = new ArrayList<>();
+        for (ConfigKey<?> key : ConfigKeys.ALL)
+        {
+            // The file's own path is read before the file, by load().
+            if (key != ConfigKeys.CONFIG && !read.contains(key.name()))
+                unread.add(key.name());
+        }
+        assertEquals(List.of(), unread, "declared keys that no record or table takes");
+    }
+
+    private static Map<String, Object> with(Map<String, Object> values, String name, Object value)
+    {
+        Map<String, Object> copy = new HashMap<>(values);
+        copy.put(name, value);
+        return copy;
     }
 }
