@@ -3,8 +3,6 @@ package io.sandgate.config;
 import java.util.Locale;
 import java.util.Objects;
 
-import io.sandgate.core.Secret;
-
 /**
  * One setting: its dotted name, its default (null: none), how its value is parsed, and what it
  * means. The same name is used in the YAML file, as context-param and system property
@@ -13,7 +11,7 @@ import io.sandgate.core.Secret;
  * @param name dotted name, e.g. {@code ingress.cookie.name}
  * @param defaultValue the raw default, parsed like any other value; null when the key has none
  * @param defaultText how the default reads in the reference table
- * @param parser parses raw values
+ * @param parser parses raw values, and refuses those outside the key's range or shape
  * @param description one line for the reference table
  * @param secret whether the value must be redacted wherever it is shown
  * @param <T> the parsed type
@@ -32,11 +30,6 @@ public record ConfigKey<T>(String name, String defaultValue, String defaultText,
     public static <T> ConfigKey<T> of(String name, String defaultValue, ValueParser<T> parser, String description)
     {
         return new ConfigKey<>(name, defaultValue, defaultValue == null ? "(none)" : defaultValue, parser, description, false);
-    }
-
-    public static ConfigKey<Secret> secret(String name, String defaultText, String description)
-    {
-        return new ConfigKey<>(name, null, defaultText, ValueParser.secret(), description, true);
     }
 
     public String propertyName()

@@ -5,19 +5,17 @@ import java.io.Reader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.function.Function;
 
 import io.sandgate.core.Secret;
 import io.sandgate.leak.Redactor;
-import io.sandgate.net.Cidr;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
@@ -36,7 +34,11 @@ public final class ConfigLoader
     private static final String PREFIX = "sandgate.";
 
     private final Map<String, Object> raw = new HashMap<>();
+    /** Each key's parsed value; a key whose value does not parse holds its default, so that the records still check the rest. */
+    private final Map<String, Object> parsed = new HashMap<>();
     private final Map<String, String> origin = new HashMap<>();
+    /** The keys some record or table took a value from, for the test that no declared key goes unused. */
+    private final Set<String> read = new HashSet<>();
     /** The {@code SANDGATE_SECRET_*} variables: values for the {@code env} secret source, not settings. */
     private final Map<String, Secret> secretVariables = new HashMap<>();
     private final List<String> problems = new ArrayList<>();
@@ -89,6 +91,15 @@ public final class ConfigLoader
         values.forEach((name, value) -> loader.put(name, value, "value"));
         loader.overlayEnvironment(environment);
         return loader.build("none");
+    }
+
+    /** The keys a configuration of these values was built from: each declared key should be one, under some values. */
+    static Set<String> keysRead(Map<String, ?> values)
+    {
+        ConfigLoader loader = new ConfigLoader();
+        values.forEach((name, value) -> loader.put(name, value, "value"));
+        loader.build("none");
+        return Set.copyOf(loader.read);
     }
 
     private String readYaml(String path, boolean explicit)
@@ -218,50 +229,48 @@ public final class ConfigLoader
         return prev[b.length()];
     }
 
+    /** The key's value, parsed by {@link #parseAll()}. */
+    @SuppressWarnings("unchecked")
     private <T> T get(ConfigKey<T> key)
     {
-        Object value = raw.containsKey(key.name()) ? raw.get(key.name()) : key.defaultValue();
-        if (value == null)
-            return null;
-        try
+        read.add(key.name());
+        return (T) parsed.get(key.name());
+    }
+
+    /** Parses every key once, with its declared parser (type, range, shape); a problem names the key and its source. */
+    private void parseAll()
+    {
+        for (ConfigKey<?> key : ConfigKeys.ALL)
         {
-            return key.parser().parse(value);
-        }
-        catch (IllegalArgumentException x)
-        {
-            String shown = key.secret() ? "" : " '" + value + "'";
-            String from = origin.getOrDefault(key.name(), "default");
-            problems.add(key.name() + ":" + shown + " from " + from + " (expected: " + x.getMessage() + ")");
-            return null;
+            Object value = raw.containsKey(key.name()) ? raw.get(key.name()) : key.defaultValue();
+            try
+            {
+                parsed.put(key.name(), value == null ? null : key.parser().parse(value));
+            }
+            catch (IllegalArgumentException x)
+            {
+                String shown = key.secret() ? "" : " '" + value + "'";
+                String from = origin.getOrDefault(key.name(), "default");
+                problems.add(key.name() + ":" + shown + " from " + from + " (expected: " + x.getMessage() + ")");
+                parsed.put(key.name(), key.defaultValue() == null ? null : key.parser().parse(key.defaultValue()));
+            }
         }
     }
 
     private SandgateConfig build(String source)
     {
-        for (ConfigKey<?> key : ConfigKeys.ALL)
-            get(key);
-        if (!problems.isEmpty())
-            throw new ConfigException(problems);
-        // Each record validates itself; try them all so that one attempt shows every problem.
-        ServerConfig server = attempt(() -> new ServerConfig(get(ConfigKeys.SERVER_HOST), get(ConfigKeys.SERVER_PORT), optional(ConfigKeys.SERVER_INTERNAL_PORT),
-            get(ConfigKeys.SERVER_MAX_THREADS), get(ConfigKeys.SERVER_STOP_TIMEOUT), get(ConfigKeys.SERVER_IDLE_TIMEOUT), get(ConfigKeys.SERVER_ROLE),
-            new ServerConfig.Faces(get(ConfigKeys.INGRESS_ENABLED), get(ConfigKeys.MCP_ENABLED), get(ConfigKeys.EGRESS_ENABLED)),
-            list(ConfigKeys.SERVER_PUBLIC_ORIGINS), get(ConfigKeys.SERVER_MAX_CONCURRENT_REQUESTS_PER_CLIENT),
-            get(ConfigKeys.SERVER_MAX_CONNECTIONS_PER_CLIENT), optional(ConfigKeys.SERVER_MAX_CONNECTIONS), get(ConfigKeys.SERVER_HEAD_TIMEOUT),
-            get(ConfigKeys.SERVER_CLIENT_IPV6_PREFIX),
-            get(ConfigKeys.SERVER_INTERNAL_CLIENT_IPV6_PREFIX), get(ConfigKeys.SERVER_INGRESS_FRONT_END)));
-        StoreConfig.Redis redis = attempt(this::redis);
-        CookieConfig cookie = attempt(() -> new CookieConfig(get(ConfigKeys.COOKIE_NAME), optional(ConfigKeys.COOKIE_SECRET),
-            get(ConfigKeys.COOKIE_TTL), get(ConfigKeys.COOKIE_SECURE), get(ConfigKeys.COOKIE_MAX_SANDBOXES)));
-        List<Cidr> trusted = new ArrayList<>();
-        for (String cidr : list(ConfigKeys.TRUSTED_PROXIES))
-        {
-            Cidr parsed = attempt(() -> Cidr.parse(cidr), ConfigKeys.TRUSTED_PROXIES.name() + ": ");
-            if (parsed != null)
-                trusted.add(parsed);
-        }
-        IngressConfig.WebSocket webSocket = attempt(this::webSocket);
-        IngressConfig ingress = attempt(() -> ingress(cookie, trusted, webSocket));
+        parseAll();
+        // Records are bound by component name from their keys (RecordBuilder.bind); each checks what
+        // involves several keys itself. Try them all so that one attempt shows every problem.
+        ServerConfig.Faces faces = bind(ServerConfig.Faces.class, "", Map.of());
+        ServerConfig server = attempt(() -> bind(ServerConfig.class, "server.", given("faces", faces)));
+        // One key, two defaults: the route table must see a change within a second when it has
+        // to poll; the sessions' poll is only a net, and slow unless asked otherwise.
+        Duration sessionPoll = isSet(ConfigKeys.REDIS_POLL_INTERVAL) ? get(ConfigKeys.REDIS_POLL_INTERVAL) : StoreConfig.Redis.DEFAULT_SESSION_POLL_INTERVAL;
+        StoreConfig.Redis redis = attempt(() -> bind(StoreConfig.Redis.class, "store.redis.", given("sessionPollInterval", sessionPoll)));
+        CookieConfig cookie = attempt(() -> bind(CookieConfig.class, "ingress.cookie.", Map.of()));
+        IngressConfig.WebSocket webSocket = attempt(() -> bind(IngressConfig.WebSocket.class, "ingress.websocket.", Map.of()));
+        IngressConfig ingress = attempt(() -> bind(IngressConfig.class, "ingress.", given("cookie", cookie, "webSocket", webSocket)));
         List<McpConfig.Server> mcpServers = new ArrayList<>();
         for (Map<?, ?> entry : list(ConfigKeys.MCP_SERVERS))
         {
@@ -269,15 +278,31 @@ public final class ConfigLoader
             if (parsed != null)
                 mcpServers.add(parsed);
         }
-        McpConfig mcp = attempt(() -> mcp(mcpServers));
+        McpConfig mcp = attempt(() -> bind(McpConfig.class, "mcp.", given("servers", mcpServers)));
         EgressConfig egress = attempt(this::egress);
-        WatcherConfig watcher = attempt(this::watcher);
-        TracingConfig tracing = attempt(this::tracing);
-        HistoryConfig history = attempt(() -> new HistoryConfig(get(ConfigKeys.ADMIN_HISTORY_INTERVAL), get(ConfigKeys.ADMIN_HISTORY_SAMPLES)));
+        WatcherConfig watcher = attempt(() -> bind(WatcherConfig.class, "controlplane.watcher.", Map.of()));
+        TracingConfig tracing = attempt(() -> bind(TracingConfig.class, "tracing.",
+            given("endpoint", optional(ConfigKeys.TRACING_OTLP_ENDPOINT).map(TracingConfig::parseEndpoint))));
+        HistoryConfig history = attempt(() -> bind(HistoryConfig.class, "admin.history.", Map.of()));
         if (!problems.isEmpty())
             throw new ConfigException(problems);
-        return new SandgateConfig(source, server, new StoreConfig(get(ConfigKeys.STORE_TYPE), redis), ingress, mcp, egress, watcher,
+        StoreConfig store = bind(StoreConfig.class, "store.", given("redis", redis));
+        return new SandgateConfig(source, server, store, ingress, mcp, egress, watcher,
             optional(ConfigKeys.ADMIN_TOKEN), history, get(ConfigKeys.ACCESS_LOG), get(ConfigKeys.LOG_FORMAT), tracing, effective());
+    }
+
+    private <R extends Record> R bind(Class<R> type, String prefix, Map<String, ?> given)
+    {
+        return RecordBuilder.bind(type, prefix, this::get, given);
+    }
+
+    /** Component values by name, pairwise; a value may be null (a part that failed, already reported). */
+    private static Map<String, Object> given(Object... namesAndValues)
+    {
+        Map<String, Object> given = new HashMap<>();
+        for (int i = 0; i < namesAndValues.length; i += 2)
+            given.put((String) namesAndValues[i], namesAndValues[i + 1]);
+        return given;
     }
 
     /** Each key's value as text, with nothing secret in it. */
@@ -286,7 +311,7 @@ public final class ConfigLoader
         Map<String, String> values = new java.util.TreeMap<>();
         for (ConfigKey<?> key : ConfigKeys.ALL)
         {
-            Object value = get(key);
+            Object value = parsed.get(key.name());
             // Secrets, user-info in URLs (redis://user:password@host) and anything shaped like a key
             // (pasted into a value that is not declared secret) are all shown as [REDACTED].
             if (value != null)
@@ -295,184 +320,32 @@ public final class ConfigLoader
         return values;
     }
 
-    private StoreConfig.Redis redis()
-    {
-        return RecordBuilder.of(StoreConfig.Redis.class)
-            .set("address", get(ConfigKeys.REDIS_ADDRESS))
-            .set("clusterNodes", list(ConfigKeys.REDIS_CLUSTER_NODES))
-            .set("sentinelNodes", list(ConfigKeys.REDIS_SENTINEL_NODES))
-            .set("sentinelMaster", optional(ConfigKeys.REDIS_SENTINEL_MASTER))
-            .set("username", optional(ConfigKeys.REDIS_USERNAME))
-            .set("password", optional(ConfigKeys.REDIS_PASSWORD))
-            .set("database", get(ConfigKeys.REDIS_DATABASE))
-            .set("timeout", get(ConfigKeys.REDIS_TIMEOUT))
-            .set("revalidateInterval", get(ConfigKeys.REDIS_REVALIDATE_INTERVAL))
-            .set("pollInterval", get(ConfigKeys.REDIS_POLL_INTERVAL))
-            // One key, two defaults: the route table must see a change within a second when it has
-            // to poll; the sessions' poll is only a net, and slow unless asked otherwise.
-            .set("sessionPollInterval", isSet(ConfigKeys.REDIS_POLL_INTERVAL) ? get(ConfigKeys.REDIS_POLL_INTERVAL)
-                : StoreConfig.Redis.DEFAULT_SESSION_POLL_INTERVAL)
-            .set("negativeCacheTtl", get(ConfigKeys.REDIS_NEGATIVE_CACHE_TTL))
-            .build();
-    }
-
-    private IngressConfig.WebSocket webSocket()
-    {
-        return new IngressConfig.WebSocket(get(ConfigKeys.WS_PING_INTERVAL), get(ConfigKeys.WS_IDLE_TIMEOUT), get(ConfigKeys.WS_MAX_MESSAGE_SIZE),
-            list(ConfigKeys.WS_ALLOWED_ORIGINS));
-    }
-
-    private IngressConfig ingress(CookieConfig cookie, List<Cidr> trustedProxies, IngressConfig.WebSocket webSocket)
-    {
-        Map<String, String> staticRoutes = get(ConfigKeys.INGRESS_STATIC_ROUTES);
-        return RecordBuilder.of(IngressConfig.class)
-            .set("prefix", get(ConfigKeys.INGRESS_PREFIX))
-            .set("idPattern", get(ConfigKeys.INGRESS_ID_PATTERN))
-            .set("idMaxLength", get(ConfigKeys.INGRESS_ID_MAX_LENGTH))
-            .set("routesKey", get(ConfigKeys.INGRESS_ROUTES_KEY))
-            .set("staticRoutes", staticRoutes == null ? Map.of() : staticRoutes)
-            .set("header", get(ConfigKeys.INGRESS_HEADER))
-            .set("cookie", cookie)
-            .set("access", get(ConfigKeys.INGRESS_ACCESS))
-            .set("grantParam", get(ConfigKeys.GRANT_PARAM))
-            .set("sessionMaxAge", get(ConfigKeys.INGRESS_SESSION_MAX_AGE))
-            .set("trustedProxies", trustedProxies)
-            .set("idleTimeout", get(ConfigKeys.INGRESS_IDLE_TIMEOUT))
-            .set("connectTimeout", get(ConfigKeys.INGRESS_CONNECT_TIMEOUT))
-            .set("destinationIdleTimeout", get(ConfigKeys.INGRESS_DESTINATION_IDLE_TIMEOUT))
-            .set("maxConnectionsPerSandbox", get(ConfigKeys.INGRESS_MAX_CONNECTIONS))
-            .set("routeCacheSize", get(ConfigKeys.ROUTE_CACHE_SIZE))
-            .set("routeMissesPerClientPerMinute", get(ConfigKeys.INGRESS_ROUTE_MISSES_PER_CLIENT))
-            .set("webSocket", webSocket)
-            .set("hostPattern", optional(ConfigKeys.INGRESS_HOST_PATTERN))
-            .set("sandboxPorts", ports(ConfigKeys.INGRESS_SANDBOX_PORTS))
-            .set("pathMode", get(ConfigKeys.INGRESS_PATH_MODE))
-            .set("hostModeAllowedOrigins", list(ConfigKeys.INGRESS_HOST_MODE_ALLOWED_ORIGINS))
-            .build();
-    }
-
-    /** A list of port numbers; the record checks their range. */
-    private Set<Integer> ports(ConfigKey<List<String>> key)
-    {
-        return new HashSet<>(each(key, Integer::parseInt, "port numbers such as 6080, 8888"));
-    }
-
-    /**
-     * Parses each element of a list key; the first that does not parse fails the key with what was
-     * expected, since the parser's own message names neither.
-     */
-    private <T> List<T> each(ConfigKey<List<String>> key, Function<String, T> parse, String expected)
-    {
-        List<T> values = new ArrayList<>();
-        for (String value : list(key))
-        {
-            try
-            {
-                values.add(parse.apply(value.trim()));
-            }
-            catch (IllegalArgumentException x)
-            {
-                throw new IllegalArgumentException(key.name() + ": " + value + " (expected: " + expected + ")");
-            }
-        }
-        return values;
-    }
-
-    private McpConfig mcp(List<McpConfig.Server> servers)
-    {
-        return RecordBuilder.of(McpConfig.class)
-            .set("servers", servers)
-            .set("keepalive", get(ConfigKeys.MCP_KEEPALIVE))
-            .set("sessionTtl", get(ConfigKeys.MCP_SESSION_TTL))
-            .set("replayBuffer", get(ConfigKeys.MCP_REPLAY_BUFFER))
-            .set("replayBufferBytes", get(ConfigKeys.MCP_REPLAY_BUFFER_BYTES))
-            .set("replayBufferBytesPerClient", get(ConfigKeys.MCP_REPLAY_BUFFER_BYTES_PER_CLIENT))
-            .set("maxBodySize", get(ConfigKeys.MCP_MAX_BODY))
-            .set("maxSessionsPerClient", get(ConfigKeys.MCP_MAX_SESSIONS_PER_CLIENT))
-            .set("maxStreamsPerClient", get(ConfigKeys.MCP_MAX_STREAMS_PER_CLIENT))
-            .set("allowedOrigins", list(ConfigKeys.MCP_ALLOWED_ORIGINS))
-            .build();
-    }
-
+    /** The tables (routes, pools, credentials, agents) keep their own binding, EgressTables. */
     private EgressConfig egress()
     {
-        EgressConfig.Health health = health();
+        EgressConfig.Health health = bind(EgressConfig.Health.class, "egress.health.", Map.of());
         CredentialsConfig credentials = credentials();
-        List<Cidr> allow = each(ConfigKeys.EGRESS_SSRF_ALLOW, Cidr::parse, "CIDRs such as 10.0.3.0/24");
         Map<String, ?> pools = get(ConfigKeys.EGRESS_POOLS);
-        return RecordBuilder.of(EgressConfig.class)
-            .set("routes", EgressTables.routes(list(ConfigKeys.EGRESS_ROUTES), get(ConfigKeys.EGRESS_TIMEOUT), get(ConfigKeys.EGRESS_FIRST_BYTE_TIMEOUT),
-                get(ConfigKeys.EGRESS_SCAN_MODE)))
-            .set("pools", EgressTables.pools(pools == null ? Map.of() : pools))
-            .set("health", health)
-            .set("connectTimeout", get(ConfigKeys.EGRESS_CONNECT_TIMEOUT))
-            .set("firstByteTimeout", get(ConfigKeys.EGRESS_FIRST_BYTE_TIMEOUT))
-            .set("retryBudget", get(ConfigKeys.EGRESS_RETRY_BUDGET))
-            .set("retryBackoff", get(ConfigKeys.EGRESS_RETRY_BACKOFF))
-            .set("nodeErrorHeaders", get(ConfigKeys.EGRESS_NODE_ERROR_HEADERS))
-            .set("trustStore", optional(ConfigKeys.EGRESS_TRUST_STORE))
-            .set("trustStorePassword", optional(ConfigKeys.EGRESS_TRUST_STORE_PASSWORD))
-            .set("maxConnectionsPerNode", get(ConfigKeys.EGRESS_MAX_CONNECTIONS))
-            .set("forwardProxyPort", optional(ConfigKeys.EGRESS_FORWARD_PROXY_PORT))
-            .set("connectPorts", Set.copyOf(each(ConfigKeys.EGRESS_CONNECT_PORTS, ValueParser.integer(1, 65535)::parse, "ports from 1 to 65535, such as 443,8443")))
-            .set("credentials", credentials)
-            .set("ssrfAllow", allow)
-            .set("dnsTimeout", get(ConfigKeys.EGRESS_DNS_TIMEOUT))
-            .set("dnsMaxInFlight", get(ConfigKeys.EGRESS_DNS_MAX_IN_FLIGHT))
-            .build();
-    }
-
-    private EgressConfig.Health health()
-    {
-        List<Integer> steps = each(ConfigKeys.EGRESS_RECOVERY_STEPS, Integer::parseInt, "percentages such as 10,50,100");
-        return RecordBuilder.of(EgressConfig.Health.class)
-            .set("tcpInterval", get(ConfigKeys.EGRESS_TCP_INTERVAL))
-            .set("tcpTimeout", get(ConfigKeys.EGRESS_TCP_TIMEOUT))
-            .set("tcpFailures", get(ConfigKeys.EGRESS_TCP_FAILURES))
-            .set("httpInterval", get(ConfigKeys.EGRESS_HTTP_INTERVAL))
-            .set("httpUrl", optional(ConfigKeys.EGRESS_HTTP_URL))
-            .set("slowTls", get(ConfigKeys.EGRESS_SLOW_TLS))
-            .set("latencyWindow", get(ConfigKeys.EGRESS_LATENCY_WINDOW))
-            .set("jitterDownWeight", get(ConfigKeys.EGRESS_JITTER_DOWN))
-            .set("jitterEject", get(ConfigKeys.EGRESS_JITTER_EJECT))
-            .set("passiveFailures", get(ConfigKeys.EGRESS_PASSIVE_FAILURES))
-            .set("passiveEjectionTime", get(ConfigKeys.EGRESS_PASSIVE_EJECTION))
-            .set("recoverySteps", steps)
-            .set("recoveryStepInterval", get(ConfigKeys.EGRESS_RECOVERY_STEP_INTERVAL))
-            .set("regionEjectedShare", get(ConfigKeys.EGRESS_REGION_EJECTED))
-            .set("regionMinSuccess", get(ConfigKeys.EGRESS_REGION_SUCCESS))
-            .build();
+        return bind(EgressConfig.class, "egress.", given(
+            "routes", EgressTables.routes(list(ConfigKeys.EGRESS_ROUTES), get(ConfigKeys.EGRESS_TIMEOUT), get(ConfigKeys.EGRESS_FIRST_BYTE_TIMEOUT),
+                get(ConfigKeys.EGRESS_SCAN_MODE)),
+            "pools", EgressTables.pools(pools == null ? Map.of() : pools),
+            "health", health,
+            "credentials", credentials));
     }
 
     private CredentialsConfig credentials()
     {
         CredentialsConfig.SourceKind source = get(ConfigKeys.SECRETS_SOURCE);
-        Path file = Path.of(get(ConfigKeys.SECRETS_FILE));
         Map<String, ?> credentials = get(ConfigKeys.EGRESS_CREDENTIALS);
-        Map<String, CredentialsConfig.Credential> bound = EgressTables.credentials(credentials == null ? Map.of() : credentials);
-        List<CredentialsConfig.Agent> agents = EgressTables.agents(list(ConfigKeys.EGRESS_AGENTS));
         // Without an address the record itself reports what is missing.
         boolean vault = source == CredentialsConfig.SourceKind.VAULT && get(ConfigKeys.VAULT_ADDRESS) != null;
-        // Other sources never see the variables, so that no more secrets are held than are used.
-        Map<String, Secret> variables = source == CredentialsConfig.SourceKind.ENV ? secretVariables : Map.of();
-        return new CredentialsConfig(source, file, get(ConfigKeys.SECRETS_OVERLAP), get(ConfigKeys.SECRETS_REFRESH),
-            vault ? Optional.of(vault()) : Optional.empty(), variables, bound, agents);
-    }
-
-    private WatcherConfig watcher()
-    {
-        return new WatcherConfig(get(ConfigKeys.WATCHER_ENABLED), get(ConfigKeys.WATCHER_NAMESPACES), get(ConfigKeys.WATCHER_ID_LABEL),
-            get(ConfigKeys.WATCHER_PORT_ANNOTATION), get(ConfigKeys.WATCHER_DEFAULT_PORT), get(ConfigKeys.WATCHER_RESYNC),
-            optional(ConfigKeys.WATCHER_MASTER_URL));
-    }
-
-    private TracingConfig tracing()
-    {
-        return RecordBuilder.of(TracingConfig.class)
-            .set("endpoint", optional(ConfigKeys.TRACING_OTLP_ENDPOINT).map(TracingConfig::parseEndpoint))
-            .set("sampleRatio", get(ConfigKeys.TRACING_SAMPLE_RATIO))
-            .set("serviceName", get(ConfigKeys.TRACING_SERVICE_NAME))
-            .build();
+        return bind(CredentialsConfig.class, "egress.secrets.", given(
+            "vault", vault ? Optional.of(vault()) : Optional.empty(),
+            // Other sources never see the variables, so that no more secrets are held than are used.
+            "environment", source == CredentialsConfig.SourceKind.ENV ? secretVariables : Map.of(),
+            "credentials", EgressTables.credentials(credentials == null ? Map.of() : credentials),
+            "agents", EgressTables.agents(list(ConfigKeys.EGRESS_AGENTS))));
     }
 
     /** The {@code vault} source's settings; only read when that is the source, with its address set. */

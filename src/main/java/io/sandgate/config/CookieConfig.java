@@ -25,13 +25,5 @@ public record CookieConfig(String name, Optional<Secret> secret, Duration ttl, S
     public CookieConfig
     {
         Objects.requireNonNull(secret, "secret");
-        if (!name.matches("[A-Za-z0-9_!#$%&'*+.^`|~-]+"))
-            throw new IllegalArgumentException(ConfigKeys.COOKIE_NAME.name() + ": " + name + " (expected: a cookie name token)");
-        secret.ifPresent(s ->
-        {
-            if (s.bytes().length < 16)
-                throw new IllegalArgumentException(ConfigKeys.COOKIE_SECRET.name() + ": too short (expected: at least 16 bytes)");
-        });
-        StoreConfig.positive(ConfigKeys.COOKIE_TTL, ttl);
     }
 }

@@ -34,8 +34,9 @@ import io.sandgate.net.Cidr;
  */
 public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health health, Duration connectTimeout,
                            Duration firstByteTimeout, double retryBudget, Duration retryBackoff, List<String> nodeErrorHeaders,
-                           Optional<String> trustStore, Optional<Secret> trustStorePassword, int maxConnectionsPerNode,
-                           Optional<Integer> forwardProxyPort, Set<Integer> connectPorts, CredentialsConfig credentials, List<Cidr> ssrfAllow,
+                           @Setting("egress.tls.trust-store") Optional<String> trustStore,
+                           @Setting("egress.tls.trust-store-password") Optional<Secret> trustStorePassword, int maxConnectionsPerNode,
+                           Optional<Integer> forwardProxyPort, Set<Integer> connectPorts, CredentialsConfig credentials, @Setting("egress.ssrf.allow") List<Cidr> ssrfAllow,
                            Duration dnsTimeout, int dnsMaxInFlight)
 {
     /** What the secret-leak scanner does on a route: nothing, count, replace the match, or refuse the request (422). */
@@ -150,7 +151,6 @@ public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health h
         nodeErrorHeaders = List.copyOf(nodeErrorHeaders);
         ssrfAllow = List.copyOf(ssrfAllow);
         connectPorts = Set.copyOf(connectPorts);
-        StoreConfig.positive(ConfigKeys.EGRESS_DNS_TIMEOUT, dnsTimeout);
         for (Route route : routes)
         {
             if (!pools.containsKey(route.pool()))
@@ -162,7 +162,5 @@ public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health h
                 throw new IllegalArgumentException(ConfigKeys.EGRESS_ROUTES.name() + ": credential " + route.credential().get()
                     + " (expected: one of " + ConfigKeys.EGRESS_CREDENTIALS.name() + " " + credentials.credentials().keySet() + ")");
         }
-        if (retryBudget < 0 || retryBudget > 1)
-            throw new IllegalArgumentException(ConfigKeys.EGRESS_RETRY_BUDGET.name() + ": " + retryBudget + " (expected: 0 to 1)");
     }
 }

@@ -43,11 +43,11 @@ import io.sandgate.net.Origins;
  */
 public record IngressConfig(String prefix, Pattern idPattern, int idMaxLength, String routesKey,
                             Map<String, String> staticRoutes, String header, CookieConfig cookie, Access access,
-                            String grantParam, Duration sessionMaxAge, List<Cidr> trustedProxies, Duration idleTimeout, Duration connectTimeout,
+                            @Setting("ingress.grant.param") String grantParam, Duration sessionMaxAge, List<Cidr> trustedProxies, Duration idleTimeout, Duration connectTimeout,
                             Duration destinationIdleTimeout, int maxConnectionsPerSandbox, int routeCacheSize,
                             int routeMissesPerClientPerMinute,
                             WebSocket webSocket, Optional<String> hostPattern, Set<Integer> sandboxPorts, boolean pathMode,
-                            List<String> hostModeAllowedOrigins)
+                            @Setting("ingress.host-mode.allowed-origins") List<String> hostModeAllowedOrigins)
 {
     /** What a host pattern may hold: host name characters and the two placeholders. */
     private static final Pattern HOST_PATTERN = Pattern.compile("(?:[a-z0-9-]|\\{id}|\\{port}|\\.)+");
@@ -62,8 +62,6 @@ public record IngressConfig(String prefix, Pattern idPattern, int idMaxLength, S
     {
         public WebSocket
         {
-            StoreConfig.positive(ConfigKeys.WS_PING_INTERVAL, pingInterval);
-            StoreConfig.positive(ConfigKeys.WS_IDLE_TIMEOUT, idleTimeout);
             allowedOrigins = List.copyOf(allowedOrigins);
             for (String origin : allowedOrigins)
             {
@@ -82,27 +80,10 @@ public record IngressConfig(String prefix, Pattern idPattern, int idMaxLength, S
 
     public IngressConfig
     {
-        if (!prefix.matches("/([A-Za-z0-9._~-]+/)+"))
-            throw new IllegalArgumentException(ConfigKeys.INGRESS_PREFIX.name() + ": " + prefix + " (expected: a path that starts and ends with '/', such as /vnc/)");
-        if (routesKey.isBlank())
-            throw new IllegalArgumentException(ConfigKeys.INGRESS_ROUTES_KEY.name() + ": empty (expected: a Redis key name)");
-        if (!header.matches("[A-Za-z0-9-]+"))
-            throw new IllegalArgumentException(ConfigKeys.INGRESS_HEADER.name() + ": " + header + " (expected: a header name)");
-        if (!grantParam.matches("[A-Za-z0-9_.-]+"))
-            throw new IllegalArgumentException(ConfigKeys.GRANT_PARAM.name() + ": " + grantParam + " (expected: letters, digits, '_', '.', '-')");
         staticRoutes = Map.copyOf(staticRoutes);
         trustedProxies = List.copyOf(trustedProxies);
-        StoreConfig.positive(ConfigKeys.INGRESS_SESSION_MAX_AGE, sessionMaxAge);
-        StoreConfig.positive(ConfigKeys.INGRESS_IDLE_TIMEOUT, idleTimeout);
-        StoreConfig.positive(ConfigKeys.INGRESS_CONNECT_TIMEOUT, connectTimeout);
-        StoreConfig.positive(ConfigKeys.INGRESS_DESTINATION_IDLE_TIMEOUT, destinationIdleTimeout);
         hostPattern = Objects.requireNonNull(hostPattern, "hostPattern").map(IngressConfig::hostPattern);
         sandboxPorts = Set.copyOf(sandboxPorts);
-        for (int port : sandboxPorts)
-        {
-            if (port < 1 || port > 65535)
-                throw new IllegalArgumentException(ConfigKeys.INGRESS_SANDBOX_PORTS.name() + ": " + port + " (expected: ports 1 to 65535)");
-        }
         if (!sandboxPorts.isEmpty() && !hostPattern.map(p -> p.contains("{port}")).orElse(false))
             throw new IllegalArgumentException(ConfigKeys.INGRESS_SANDBOX_PORTS.name() + ": " + sandboxPorts
                 + " (expected: none unless " + ConfigKeys.INGRESS_HOST_PATTERN.name() + " has a {port} to name them)");

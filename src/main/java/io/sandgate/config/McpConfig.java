@@ -22,7 +22,7 @@ import java.util.Set;
  * @param maxStreamsPerClient open client streams one client address may hold on one replica
  * @param allowedOrigins browser origins allowed besides the gateway's own; "*" for any
  */
-public record McpConfig(List<Server> servers, Duration keepalive, Duration sessionTtl, int replayBuffer, int replayBufferBytes, int replayBufferBytesPerClient, int maxBodySize,
+public record McpConfig(List<Server> servers, @Setting("mcp.keepalive-interval") Duration keepalive, Duration sessionTtl, int replayBuffer, int replayBufferBytes, int replayBufferBytesPerClient, int maxBodySize,
                         int maxSessionsPerClient, int maxStreamsPerClient, List<String> allowedOrigins)
 {
     /** How Sandgate talks to an upstream MCP server. */
@@ -195,8 +195,6 @@ public record McpConfig(List<Server> servers, Duration keepalive, Duration sessi
             if (!names.add(server.name()))
                 throw new IllegalArgumentException(ConfigKeys.MCP_SERVERS.name() + ": name " + server.name() + " appears twice (expected: unique names)");
         }
-        StoreConfig.positive(ConfigKeys.MCP_KEEPALIVE, keepalive);
-        StoreConfig.positive(ConfigKeys.MCP_SESSION_TTL, sessionTtl);
         allowedOrigins = List.copyOf(allowedOrigins);
     }
 

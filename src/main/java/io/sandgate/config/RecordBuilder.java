@@ -4,11 +4,18 @@ import java.lang.invoke.MethodType;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.RecordComponent;
 import java.util.Arrays;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Function;
 
 /**
  * Builds a record through its canonical constructor from values given by component name, so that
  * records of a dozen values and more are bound by name rather than by position, with one builder
- * for all of them instead of one written out per record.
+ * for all of them instead of one written out per record. {@link #bind} fills a settings record
+ * from the keys its components are named after.
  *
  * <p>Naming a component the record does not have, naming one twice, leaving one out or giving it a
  * value of the wrong type is a mistake in the code, not in the configuration: it fails as
@@ -35,6 +42,68 @@ final class RecordBuilder<R extends Record>
     static <R extends Record> RecordBuilder<R> of(Class<R> type)
     {
         return new RecordBuilder<>(type);
+    }
+
+    /**
+     * Builds a settings record: each component takes the value of the key named by its
+     * {@link Setting}, or else by {@code prefix} and its name in kebab case ({@code maxThreads}
+     * under {@code server.} is {@code server.max-threads}), unless {@code given} holds a value for it
+     * (nested records, tables, values computed from several keys). An optional component takes an
+     * unset key as empty, a collection as empty; a list key fills a set component.
+     *
+     * @param values the parsed value of a key, null when unset
+     */
+    static <R extends Record> R bind(Class<R> type, String prefix, Function<ConfigKey<?>, Object> values, Map<String, ?> given)
+    {
+        RecordBuilder<R> builder = of(type);
+        for (RecordComponent component : builder.components)
+        {
+            String name = component.getName();
+            if (given.containsKey(name))
+            {
+                builder.set(name, given.get(name));
+                continue;
+            }
+            Setting setting = component.getAnnotation(Setting.class);
+            String keyName = setting != null ? setting.value() : prefix + kebab(name);
+            ConfigKey<?> key = ConfigKeys.byName(keyName);
+            if (key == null)
+                throw new IllegalStateException(builder.describe(name) + ": no key " + keyName + " (name it with @Setting, or give its value)");
+            builder.set(name, adapt(component.getType(), values.apply(key)));
+        }
+        for (String name : given.keySet())
+            builder.indexOf(name);
+        return builder.build();
+    }
+
+    private static Object adapt(Class<?> type, Object value)
+    {
+        if (type == Optional.class)
+            return Optional.ofNullable(value);
+        if (type == Set.class && value instanceof Collection<?> items)
+            return Set.copyOf(items);
+        if (value != null)
+            return value;
+        if (type == List.class)
+            return List.of();
+        if (type == Set.class)
+            return Set.of();
+        if (type == Map.class)
+            return Map.of();
+        return null;
+    }
+
+    private static String kebab(String camel)
+    {
+        StringBuilder kebab = new StringBuilder();
+        for (char c : camel.toCharArray())
+        {
+            if (Character.isUpperCase(c))
+                kebab.append('-').append(Character.toLowerCase(c));
+            else
+                kebab.append(c);
+        }
+        return kebab.toString();
     }
 
     /**

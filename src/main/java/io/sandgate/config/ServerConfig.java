@@ -36,8 +36,8 @@ public record ServerConfig(String host, int port, Optional<Integer> internalPort
 {
     public ServerConfig
     {
-        StoreConfig.positive(ConfigKeys.SERVER_IDLE_TIMEOUT, idleTimeout);
-        StoreConfig.positive(ConfigKeys.SERVER_HEAD_TIMEOUT, headTimeout);
+        Objects.requireNonNull(idleTimeout, "idleTimeout");
+        Objects.requireNonNull(headTimeout, "headTimeout");
         Objects.requireNonNull(internalPort, "internalPort");
         Objects.requireNonNull(maxConnections, "maxConnections");
         Objects.requireNonNull(faces, "faces");
@@ -82,7 +82,7 @@ public record ServerConfig(String host, int port, Optional<Integer> internalPort
     }
 
     /** The faces switched on ({@code ingress.enabled}, {@code mcp.enabled}, {@code egress.enabled}). */
-    public record Faces(boolean ingress, boolean mcp, boolean egress)
+    public record Faces(@Setting("ingress.enabled") boolean ingress, @Setting("mcp.enabled") boolean mcp, @Setting("egress.enabled") boolean egress)
     {
         public static final Faces ALL = new Faces(true, true, true);
     }

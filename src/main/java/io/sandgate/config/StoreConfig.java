@@ -63,13 +63,7 @@ public record StoreConfig(Type type, Redis redis)
                 throw new IllegalArgumentException(ConfigKeys.REDIS_SENTINEL_MASTER.name() + ": missing (expected: the master name, since store.redis.sentinel-nodes is set)");
             if (!clusterNodes.isEmpty() && !sentinelNodes.isEmpty())
                 throw new IllegalArgumentException(ConfigKeys.REDIS_CLUSTER_NODES.name() + ": set together with store.redis.sentinel-nodes (expected: one of them)");
-            positive(ConfigKeys.REDIS_TIMEOUT, timeout);
-            positive(ConfigKeys.REDIS_REVALIDATE_INTERVAL, revalidateInterval);
-            positive(ConfigKeys.REDIS_POLL_INTERVAL, pollInterval);
-            positive(ConfigKeys.REDIS_POLL_INTERVAL, sessionPollInterval);
-            Objects.requireNonNull(negativeCacheTtl, ConfigKeys.REDIS_NEGATIVE_CACHE_TTL.name());
-            if (negativeCacheTtl.isNegative())
-                throw new IllegalArgumentException(ConfigKeys.REDIS_NEGATIVE_CACHE_TTL.name() + ": " + negativeCacheTtl + " (expected: >= 0)");
+            Objects.requireNonNull(sessionPollInterval, "sessionPollInterval");
         }
 
         /** Without the address's user-info, which may hold a password. */

@@ -9,6 +9,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Function;
+import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
@@ -27,6 +29,47 @@ public interface ValueParser<T>
 {
     T parse(Object raw);
 
+    /** This parser's value turned into another by {@code convert}, which may refuse it with an IllegalArgumentException. */
+    default <U> ValueParser<U> then(Function<? super T, U> convert, String expected)
+    {
+        return raw ->
+        {
+            T value = parse(raw);
+            try
+            {
+                return convert.apply(value);
+            }
+            catch (IllegalArgumentException x)
+            {
+                throw new IllegalArgumentException(expected);
+            }
+        };
+    }
+
+    /**
+     * This parser, refusing the values {@code ok} rejects: a declaration's range or shape.
+     *
+     * @param expected completes "expected: ..." for a value refused either way
+     */
+    default ValueParser<T> where(Predicate<? super T> ok, String expected)
+    {
+        return raw ->
+        {
+            T value;
+            try
+            {
+                value = parse(raw);
+            }
+            catch (IllegalArgumentException x)
+            {
+                throw new IllegalArgumentException(expected);
+            }
+            if (!ok.test(value))
+                throw new IllegalArgumentException(expected);
+            return value;
+        };
+    }
+
     static ValueParser<String> string()
     {
         return raw -> scalar(raw, "a string");
@@ -41,6 +84,19 @@ public interface ValueParser<T>
                 throw new IllegalArgumentException("a non-empty secret");
             return new Secret(value);
         };
+    }
+
+    /** A secret of at least this many bytes (UTF-8); the message never holds the value. */
+    static ValueParser<Secret> secret(int minBytes)
+    {
+        return secret().where(s -> s.bytes().length >= minBytes, "a secret of at least " + minBytes + " bytes");
+    }
+
+    /** A string matching {@code shape} whole. */
+    static ValueParser<String> matching(String shape, String expected)
+    {
+        Pattern pattern = Pattern.compile(shape);
+        return string().where(s -> pattern.matcher(s).matches(), expected);
     }
 
     static ValueParser<Integer> integer(int min, int max)
@@ -78,10 +134,24 @@ public interface ValueParser<T>
 
     Pattern DURATION = Pattern.compile("(\\d+)\\s*(ms|s|m|h|d)");
 
+    String DURATION_EXPECTED = "a duration such as 500ms, 30s, 5m, 1h or PT1H";
+
+    /** A duration above zero: timeouts and intervals, where zero would mean at once or always. */
+    static ValueParser<Duration> positiveDuration()
+    {
+        return duration().where(d -> !d.isZero(), DURATION_EXPECTED + ", > 0");
+    }
+
+    /** A duration of at least {@code min}. */
+    static ValueParser<Duration> duration(Duration min)
+    {
+        return duration().where(d -> d.compareTo(min) >= 0, DURATION_EXPECTED + ", at least " + durationText(min));
+    }
+
     /** Durations as {@code 500ms}, {@code 30s}, {@code 5m}, {@code 1h}, {@code 1d} or ISO-8601 ({@code PT1H}). */
     static ValueParser<Duration> duration()
     {
-        String expected = "a duration such as 500ms, 30s, 5m, 1h or PT1H";
+        String expected = DURATION_EXPECTED;
         return raw ->
         {
             String value = scalar(raw, expected).trim();
@@ -205,6 +275,32 @@ public interface ValueParser<T>
                 {
                     if (!item.isBlank())
                         result.add(item.trim());
+                }
+            }
+            return List.copyOf(result);
+        };
+    }
+
+    /**
+     * A list as {@link #list()} reads it, each element parsed by {@code element}.
+     *
+     * @param expected what the whole list should be, such as "ports from 1 to 65535, such as 443,8443"
+     */
+    static <T> ValueParser<List<T>> listOf(Function<String, T> element, String expected)
+    {
+        ValueParser<List<String>> items = list();
+        return raw ->
+        {
+            List<T> result = new ArrayList<>();
+            for (String item : items.parse(raw))
+            {
+                try
+                {
+                    result.add(element.apply(item.trim()));
+                }
+                catch (IllegalArgumentException x)
+                {
+                    throw new IllegalArgumentException(expected + "; " + item + " is not one");
                 }
             }
             return List.copyOf(result);

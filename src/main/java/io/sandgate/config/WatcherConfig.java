@@ -16,13 +16,12 @@ import java.util.Optional;
  * @param masterUrl Kubernetes API URL; empty: in-cluster service account or kubeconfig
  */
 public record WatcherConfig(boolean enabled, List<String> namespaces, String idLabel, String portAnnotation, int defaultPort,
-                            Duration resyncInterval, Optional<String> masterUrl)
+                            Duration resyncInterval, @Setting("controlplane.kubernetes.master-url") Optional<String> masterUrl)
 {
     public WatcherConfig
     {
         namespaces = List.copyOf(namespaces);
         if (enabled && namespaces.isEmpty())
             throw new IllegalArgumentException(ConfigKeys.WATCHER_NAMESPACES.name() + ": empty (expected: at least one namespace)");
-        StoreConfig.positive(ConfigKeys.WATCHER_RESYNC, resyncInterval);
     }
 }
