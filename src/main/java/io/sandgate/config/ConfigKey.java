@@ -11,7 +11,8 @@ import java.util.Objects;
  * @param name dotted name, e.g. {@code ingress.cookie.name}
  * @param defaultValue the raw default, parsed like any other value; null when the key has none
  * @param defaultText how the default reads in the reference table
- * @param parser parses raw values, and refuses those outside the key's range or shape
+ * @param parser parses raw values, refuses those outside the key's range or shape, and says in a few words
+ *               what it accepts (the reference table's "accepts" column)
  * @param description one line for the reference table
  * @param secret whether the value must be redacted wherever it is shown
  * @param <T> the parsed type

@@ -97,13 +97,13 @@ public final class ConfigKeys
     public static final ConfigKey<Duration> REDIS_NEGATIVE_CACHE_TTL = key("store.redis.negative-cache-ttl", "2s", duration(),
         "How long a replica believes Redis that a sandbox id has no route, so that repeated lookups of such an id (a browser polling a sandbox not yet ready, made-up ids) do not each cost a Redis read; a change to the route hash ends it at once. `0s` turns it off.");
 
-    public static final ConfigKey<String> INGRESS_PREFIX = key("ingress.prefix", "/vnc/", matching("/([A-Za-z0-9._~-]+/)+", "a path that starts and ends with '/', such as /vnc/"),
+    public static final ConfigKey<String> INGRESS_PREFIX = key("ingress.prefix", "/vnc/", matching("/([A-Za-z0-9._~-]+/)+", "a path that starts and ends with '/', such as /vnc/", "path starting and ending with /"),
         "Ingress mount; starts and ends with `/`.");
     public static final ConfigKey<Pattern> INGRESS_ID_PATTERN = key("ingress.id-pattern", "\\d+", regex(),
         "Sandbox id pattern, always matched whole.");
     public static final ConfigKey<Integer> INGRESS_ID_MAX_LENGTH = key("ingress.id-max-length", "64", integer(1, 255),
         "Longer ids are answered 400.");
-    public static final ConfigKey<String> INGRESS_ROUTES_KEY = key("ingress.routes-key", "vnc_sandboxes", string().where(k -> !k.isBlank(), "a Redis key name"),
+    public static final ConfigKey<String> INGRESS_ROUTES_KEY = key("ingress.routes-key", "vnc_sandboxes", string().where(k -> !k.isBlank(), "a Redis key name", "non-blank Redis key"),
         "Redis hash of sandbox id -> `host:port`.");
     public static final ConfigKey<Map<String, String>> INGRESS_STATIC_ROUTES = key("ingress.static-routes", null, map(),
         "Routes loaded into the in-memory store at start (`id: host:port`).");
@@ -112,7 +112,7 @@ public final class ConfigKeys
     public static final ConfigKey<String> INGRESS_HOST_PATTERN = key("ingress.host-pattern", null, string(),
         "Host mode: a Host of this shape (`{id}.sbx.example.com`, or `{port}-{id}.sbx.example.com`) is that sandbox's own origin and gets its whole path; other hosts keep path mode.");
     public static final ConfigKey<List<Integer>> INGRESS_SANDBOX_PORTS = key("ingress.sandbox-ports", null,
-        listOf(integer(1, 65535)::parse, "ports from 1 to 65535, such as 6080,8888"),
+        listOf(integer(1, 65535)::parse, "ports from 1 to 65535, such as 6080,8888", "list of ports 1–65535"),
         "Sandbox ports a `{port}` in `ingress.host-pattern` may name besides the route's own.");
     public static final ConfigKey<Boolean> INGRESS_PATH_MODE = key("ingress.path-mode", "true", bool(),
         "Serve sandboxes under `ingress.prefix` on the gateway's own hosts (`/vnc/{id}/`). `false` needs `ingress.host-pattern`: each sandbox is then served on its own host only, and those paths answer 404; path-mode pages of every sandbox share the gateway's origin.");
@@ -135,7 +135,7 @@ public final class ConfigKeys
     public static final ConfigKey<Duration> INGRESS_SESSION_MAX_AGE = key("ingress.session-max-age", "12h", positiveDuration(),
         "`signed` mode: the access a grant opens ends this long after redemption at the latest (sooner if the grant sets a shorter limit); never renewed.");
     public static final ConfigKey<List<Cidr>> TRUSTED_PROXIES = key("ingress.trusted-proxies", null,
-        listOf(Cidr::parse, "IP literals with an optional /prefix, such as 10.0.0.0/8"),
+        listOf(Cidr::parse, "IP literals with an optional /prefix, such as 10.0.0.0/8", "list of CIDRs"),
         "CIDRs whose X-Forwarded-* headers are kept; from anyone else they are dropped.");
     public static final ConfigKey<Duration> INGRESS_IDLE_TIMEOUT = key("ingress.idle-timeout", "3600s", positiveDuration(),
         "Idle timeout of an exchange with a sandbox (no total timeout).");
@@ -200,7 +200,7 @@ public final class ConfigKeys
     public static final ConfigKey<Integer> EGRESS_FORWARD_PROXY_PORT = key("egress.forward-proxy-port", null, integer(0, 65535),
         "Embedded runner: a second port where every request is a forward-proxy request (HTTP_PROXY); CONNECT works on both ports.");
     public static final ConfigKey<List<Integer>> EGRESS_CONNECT_PORTS = key("egress.connect-ports", "443",
-        listOf(integer(1, 65535)::parse, "ports from 1 to 65535, such as 443,8443"),
+        listOf(integer(1, 65535)::parse, "ports from 1 to 65535, such as 443,8443", "list of ports 1–65535"),
         "Target ports a CONNECT tunnel, and an https target (reached through one), may go to; others are refused (403).");
     public static final ConfigKey<Integer> EGRESS_MAX_CONNECTIONS = key("egress.max-connections-per-node", "256", integer(1, 65_535),
         "Connection pool size towards each egress node (per target).");
@@ -228,7 +228,7 @@ public final class ConfigKeys
     public static final ConfigKey<Duration> EGRESS_PASSIVE_EJECTION = key("egress.health.passive-ejection-time", "10s", duration(),
         "A node ejected for failing requests stays out this long, even if it still accepts TCP connections.");
     public static final ConfigKey<List<Integer>> EGRESS_RECOVERY_STEPS = key("egress.health.recovery-steps", "10,50,100",
-        listOf(Integer::parseInt, "percentages such as 10,50,100"),
+        listOf(Integer::parseInt, "percentages such as 10,50,100", "list of % ending in 100"),
         "Share (%) of its weight a recovered node takes at each step.");
     public static final ConfigKey<Duration> EGRESS_RECOVERY_STEP_INTERVAL = key("egress.health.recovery-step-interval", "10s", duration(),
         "Time a recovered node spends at each step.");
@@ -273,7 +273,7 @@ public final class ConfigKeys
         "A cached Vault value is re-read after this.");
     public static final ConfigKey<Duration> VAULT_MAX_AGE = key("egress.secrets.vault.max-age", ValueParser.durationText(VaultSettings.DEFAULT_CACHE_MAX_AGE), duration(),
         "A cached Vault value is served this long while Vault is down or sealed; after that 503.");
-    public static final ConfigKey<List<Cidr>> EGRESS_SSRF_ALLOW = key("egress.ssrf.allow", null, listOf(Cidr::parse, "CIDRs such as 10.0.3.0/24"),
+    public static final ConfigKey<List<Cidr>> EGRESS_SSRF_ALLOW = key("egress.ssrf.allow", null, listOf(Cidr::parse, "CIDRs such as 10.0.3.0/24", "list of CIDRs"),
         "CIDRs a target may resolve to despite the SSRF guard (which refuses loopback, link-local, private, CGNAT...).");
     public static final ConfigKey<Duration> EGRESS_DNS_TIMEOUT = key("egress.dns-timeout", "5s", positiveDuration(),
         "Longest wait for a target name's addresses; a lookup still unanswered is 504. Lookups run off the request threads.");
@@ -315,7 +315,7 @@ public final class ConfigKeys
         "OpenTelemetry collector that receives the gateway's spans over OTLP/HTTP (`http://collector:4318`, sent to its `/v1/traces`); unset, tracing is off and no span is made.");
     public static final ConfigKey<Double> TRACING_SAMPLE_RATIO = key("tracing.sample-ratio", "1.0", ratio(),
         "Share of requests traced (0 to 1), drawn by the gateway: a caller's `traceparent` continues its trace but its sampled flag is not followed, so an untrusted caller can neither have every request traced nor hide its own.");
-    public static final ConfigKey<String> TRACING_SERVICE_NAME = key("tracing.service-name", "sandgate", string().where(n -> !n.isBlank(), "a name such as sandgate"),
+    public static final ConfigKey<String> TRACING_SERVICE_NAME = key("tracing.service-name", "sandgate", string().where(n -> !n.isBlank(), "a name such as sandgate", "non-blank string"),
         "The spans' `service.name`.");
 
     /** Every key above, in declaration order: the order of the reference table. */
@@ -374,11 +374,12 @@ public final class ConfigKeys
     /** The configuration reference table (docs/configuration.md), generated so that it cannot drift from the code. */
     public static String referenceTable()
     {
-        StringBuilder table = new StringBuilder("| key | default | meaning |\n|---|---|---|\n");
+        StringBuilder table = new StringBuilder("| key | default | accepts | meaning |\n|---|---|---|---|\n");
         for (ConfigKey<?> key : ALL)
         {
             table.append("| `").append(key.name()).append("` | ")
                 .append(key.defaultValue() == null ? key.defaultText() : "`" + key.defaultText() + "`")
+                .append(" | ").append(key.parser().accepts())
                 .append(" | ").append(key.description()).append(" |\n");
         }
         return table.toString();

@@ -20,7 +20,9 @@ import io.sandgate.core.Secret;
 /**
  * Turns one raw value (a string from a property, an environment variable or a context-param, or a
  * scalar, list or map from YAML) into a typed value. Throws {@link IllegalArgumentException} with a
- * message that completes "expected: ...".
+ * message that completes "expected: ...". The factories and combinators below also say, in a few words, what
+ * the parser accepts ({@link #accepts()}): the "accepts" column of the configuration reference, so that a
+ * key's range is written once, where it is enforced.
  *
  * @param <T> the typed value
  */
@@ -29,10 +31,47 @@ public interface ValueParser<T>
 {
     T parse(Object raw);
 
-    /** This parser's value turned into another by {@code convert}, which may refuse it with an IllegalArgumentException. */
+    /**
+     * What this parser accepts, in a few words ("duration > 0", "integer 1–65535"). Blank for a bare lambda:
+     * ConfigReferenceTest refuses a key whose parser does not say, so wrap one with {@link #described}.
+     */
+    default String accepts()
+    {
+        return "";
+    }
+
+    /** {@code parser}, saying that it accepts {@code accepts}. */
+    static <T> ValueParser<T> described(String accepts, ValueParser<T> parser)
+    {
+        return new Described<>(accepts, parser instanceof Described<T> d ? d.parser() : parser);
+    }
+
+    /** A parser with the words for what it accepts; parsing is the wrapped parser's alone. */
+    record Described<T>(String accepts, ValueParser<T> parser) implements ValueParser<T>
+    {
+        public Described
+        {
+            if (accepts == null || accepts.isBlank() || accepts.indexOf('|') >= 0)
+                throw new IllegalArgumentException("accepts: " + accepts + " (expected: a few words, no '|', for a Markdown table cell)");
+        }
+
+        @Override
+        public T parse(Object raw)
+        {
+            return parser.parse(raw);
+        }
+    }
+
+    /** This parser's value turned into another by {@code convert}; accepts what {@code expected} says, without its article. */
     default <U> ValueParser<U> then(Function<? super T, U> convert, String expected)
     {
-        return raw ->
+        return then(convert, expected, brief(expected));
+    }
+
+    /** This parser's value turned into another by {@code convert}, which may refuse it with an IllegalArgumentException. */
+    default <U> ValueParser<U> then(Function<? super T, U> convert, String expected, String accepts)
+    {
+        return described(accepts, raw ->
         {
             T value = parse(raw);
             try
@@ -43,17 +82,24 @@ public interface ValueParser<T>
             {
                 throw new IllegalArgumentException(expected);
             }
-        };
+        });
+    }
+
+    /** As {@link #where(Predicate, String, String)}, accepting what {@code expected} says, without its article. */
+    default ValueParser<T> where(Predicate<? super T> ok, String expected)
+    {
+        return where(ok, expected, brief(expected));
     }
 
     /**
      * This parser, refusing the values {@code ok} rejects: a declaration's range or shape.
      *
      * @param expected completes "expected: ..." for a value refused either way
+     * @param accepts the same in a few words, for the reference table
      */
-    default ValueParser<T> where(Predicate<? super T> ok, String expected)
+    default ValueParser<T> where(Predicate<? super T> ok, String expected, String accepts)
     {
-        return raw ->
+        return described(accepts, raw ->
         {
             T value;
             try
@@ -67,42 +113,55 @@ public interface ValueParser<T>
             if (!ok.test(value))
                 throw new IllegalArgumentException(expected);
             return value;
-        };
+        });
+    }
+
+    /** An "expected: ..." text without its leading article, as an "accepts" text: "a file path" accepts "file path". */
+    private static String brief(String expected)
+    {
+        return expected.replaceFirst("^(a|an) ", "");
     }
 
     static ValueParser<String> string()
     {
-        return raw -> scalar(raw, "a string");
+        return described("string", raw -> scalar(raw, "a string"));
     }
 
     static ValueParser<Secret> secret()
     {
-        return raw ->
+        return described("non-empty secret", raw ->
         {
             String value = scalar(raw, "a non-empty secret");
             if (value.isEmpty())
                 throw new IllegalArgumentException("a non-empty secret");
             return new Secret(value);
-        };
+        });
     }
 
     /** A secret of at least this many bytes (UTF-8); the message never holds the value. */
     static ValueParser<Secret> secret(int minBytes)
     {
-        return secret().where(s -> s.bytes().length >= minBytes, "a secret of at least " + minBytes + " bytes");
+        return secret().where(s -> s.bytes().length >= minBytes, "a secret of at least " + minBytes + " bytes", "secret, ≥ " + minBytes + " bytes");
+    }
+
+    /** A string matching {@code shape} whole; accepts what {@code expected} says, without its article. */
+    static ValueParser<String> matching(String shape, String expected)
+    {
+        return matching(shape, expected, brief(expected));
     }
 
     /** A string matching {@code shape} whole. */
-    static ValueParser<String> matching(String shape, String expected)
+    static ValueParser<String> matching(String shape, String expected, String accepts)
     {
         Pattern pattern = Pattern.compile(shape);
-        return string().where(s -> pattern.matcher(s).matches(), expected);
+        return string().where(s -> pattern.matcher(s).matches(), expected, accepts);
     }
 
     static ValueParser<Integer> integer(int min, int max)
     {
         String expected = "an integer from " + min + " to " + max;
-        return raw ->
+        String accepts = max == Integer.MAX_VALUE ? "integer ≥ " + min : "integer " + min + "–" + max;
+        return described(accepts, raw ->
         {
             try
             {
@@ -115,12 +174,12 @@ public interface ValueParser<T>
             {
                 throw new IllegalArgumentException(expected);
             }
-        };
+        });
     }
 
     static ValueParser<Boolean> bool()
     {
-        return raw ->
+        return described("true/false", raw ->
         {
             String value = scalar(raw, "true or false").trim().toLowerCase(Locale.ROOT);
             return switch (value)
@@ -129,7 +188,7 @@ public interface ValueParser<T>
                 case "false", "no", "off" -> false;
                 default -> throw new IllegalArgumentException("true or false");
             };
-        };
+        });
     }
 
     Pattern DURATION = Pattern.compile("(\\d+)\\s*(ms|s|m|h|d)");
@@ -139,20 +198,20 @@ public interface ValueParser<T>
     /** A duration above zero: timeouts and intervals, where zero would mean at once or always. */
     static ValueParser<Duration> positiveDuration()
     {
-        return duration().where(d -> !d.isZero(), DURATION_EXPECTED + ", > 0");
+        return duration().where(d -> !d.isZero(), DURATION_EXPECTED + ", > 0", "duration > 0");
     }
 
     /** A duration of at least {@code min}. */
     static ValueParser<Duration> duration(Duration min)
     {
-        return duration().where(d -> d.compareTo(min) >= 0, DURATION_EXPECTED + ", at least " + durationText(min));
+        return duration().where(d -> d.compareTo(min) >= 0, DURATION_EXPECTED + ", at least " + durationText(min), "duration ≥ " + durationText(min));
     }
 
     /** Durations as {@code 500ms}, {@code 30s}, {@code 5m}, {@code 1h}, {@code 1d} or ISO-8601 ({@code PT1H}). */
     static ValueParser<Duration> duration()
     {
         String expected = DURATION_EXPECTED;
-        return raw ->
+        return described("duration", raw ->
         {
             String value = scalar(raw, expected).trim();
             Matcher m = DURATION.matcher(value);
@@ -186,7 +245,7 @@ public interface ValueParser<T>
             {
                 throw new IllegalArgumentException(expected);
             }
-        };
+        });
     }
 
     /** A duration as the shortest text {@link #duration()} reads back: {@code 1h}, {@code 5m}, {@code 30s}, {@code 500ms}. */
@@ -208,7 +267,7 @@ public interface ValueParser<T>
     static ValueParser<Instant> instant()
     {
         String expected = "an instant such as 2027-01-31T00:00:00Z";
-        return raw ->
+        return described("ISO-8601 instant", raw ->
         {
             if (raw instanceof Date date)
                 return date.toInstant();
@@ -220,7 +279,7 @@ public interface ValueParser<T>
             {
                 throw new IllegalArgumentException(expected);
             }
-        };
+        });
     }
 
     static <E extends Enum<E>> ValueParser<E> oneOf(Class<E> type)
@@ -229,7 +288,7 @@ public interface ValueParser<T>
         for (E e : type.getEnumConstants())
             names.add(e.name().toLowerCase(Locale.ROOT));
         String expected = "one of " + String.join(", ", names);
-        return raw ->
+        return described(expected, raw ->
         {
             String value = scalar(raw, expected).trim().toUpperCase(Locale.ROOT).replace('-', '_');
             try
@@ -240,12 +299,12 @@ public interface ValueParser<T>
             {
                 throw new IllegalArgumentException(expected);
             }
-        };
+        });
     }
 
     static ValueParser<Pattern> regex()
     {
-        return raw ->
+        return described("regular expression", raw ->
         {
             try
             {
@@ -255,13 +314,13 @@ public interface ValueParser<T>
             {
                 throw new IllegalArgumentException("a regular expression (" + x.getDescription() + ")");
             }
-        };
+        });
     }
 
     /** A YAML list, or a comma-separated string from a property or environment variable. */
     static ValueParser<List<String>> list()
     {
-        return raw ->
+        return described("list of strings", raw ->
         {
             List<String> result = new ArrayList<>();
             if (raw instanceof List<?> items)
@@ -278,18 +337,25 @@ public interface ValueParser<T>
                 }
             }
             return List.copyOf(result);
-        };
+        });
+    }
+
+    /** As {@link #listOf(Function, String, String)}, accepting what {@code expected} says, without its article. */
+    static <T> ValueParser<List<T>> listOf(Function<String, T> element, String expected)
+    {
+        return listOf(element, expected, brief(expected));
     }
 
     /**
      * A list as {@link #list()} reads it, each element parsed by {@code element}.
      *
      * @param expected what the whole list should be, such as "ports from 1 to 65535, such as 443,8443"
+     * @param accepts the same in a few words, for the reference table, such as "list of ports 1–65535"
      */
-    static <T> ValueParser<List<T>> listOf(Function<String, T> element, String expected)
+    static <T> ValueParser<List<T>> listOf(Function<String, T> element, String expected, String accepts)
     {
         ValueParser<List<String>> items = list();
-        return raw ->
+        return described(accepts, raw ->
         {
             List<T> result = new ArrayList<>();
             for (String item : items.parse(raw))
@@ -304,14 +370,14 @@ public interface ValueParser<T>
                 }
             }
             return List.copyOf(result);
-        };
+        });
     }
 
     /** A YAML map, or {@code k1=v1,k2=v2} from a property or environment variable. */
     static ValueParser<Map<String, String>> map()
     {
         String expected = "a map of strings (YAML map, or k1=v1,k2=v2)";
-        return raw ->
+        return described("map of strings", raw ->
         {
             Map<String, String> result = new LinkedHashMap<>();
             if (raw instanceof Map<?, ?> entries)
@@ -331,7 +397,7 @@ public interface ValueParser<T>
                 }
             }
             return Map.copyOf(result);
-        };
+        });
     }
 
     /**
@@ -341,7 +407,7 @@ public interface ValueParser<T>
     static ValueParser<List<Map<?, ?>>> listOfMaps()
     {
         String expected = "a list of maps (YAML, or JSON such as [{\"name\":\"x\",\"url\":\"http://...\"}])";
-        return raw ->
+        return described("list of maps", raw ->
         {
             Object value = raw instanceof String text ? json(text, expected) : raw;
             if (!(value instanceof List<?> items))
@@ -354,14 +420,14 @@ public interface ValueParser<T>
                 result.add(map);
             }
             return List.copyOf(result);
-        };
+        });
     }
 
     /** A YAML map of anything, or the same as JSON from a property or environment variable. */
     static ValueParser<Map<String, ?>> structuredMap()
     {
         String expected = "a map (YAML, or JSON such as {\"pool\":{...}})";
-        return raw ->
+        return described("map", raw ->
         {
             Object value = raw instanceof String text ? json(text, expected) : raw;
             if (!(value instanceof Map<?, ?> map))
@@ -369,14 +435,14 @@ public interface ValueParser<T>
             Map<String, Object> result = new LinkedHashMap<>();
             map.forEach((k, v) -> result.put(k.toString(), v));
             return result;
-        };
+        });
     }
 
     /** A ratio from 0 to 1, e.g. 0.2 or 20%. */
     static ValueParser<Double> ratio()
     {
         String expected = "a ratio from 0 to 1, such as 0.2 or 20%";
-        return raw ->
+        return described("ratio 0–1 (0.2 or 20%)", raw ->
         {
             String value = scalar(raw, expected).trim();
             try
@@ -390,7 +456,7 @@ public interface ValueParser<T>
             {
                 throw new IllegalArgumentException(expected);
             }
-        };
+        });
     }
 
     /** Structured values from a property or environment variable come as JSON. */

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -49,17 +50,29 @@ class ConfigReferenceTest
     void tableListsEveryKeyOnceInOrder()
     {
         String[] lines = ConfigKeys.referenceTable().trim().split("\n");
-        assertEquals("| key | default | meaning |", lines[0]);
-        assertEquals("|---|---|---|", lines[1]);
+        assertEquals("| key | default | accepts | meaning |", lines[0]);
+        assertEquals("|---|---|---|---|", lines[1]);
         assertEquals(ConfigKeys.ALL.size() + 2, lines.length);
         for (int i = 0; i < ConfigKeys.ALL.size(); i++)
         {
             ConfigKey<?> key = ConfigKeys.ALL.get(i);
             String line = lines[i + 2];
             assertTrue(line.startsWith("| `" + key.name() + "` | "), line);
-            assertTrue(line.endsWith(" | " + key.description() + " |"), line);
+            assertTrue(line.endsWith(" | " + key.parser().accepts() + " | " + key.description() + " |"), line);
             // A pipe inside a cell would break the Markdown table.
-            assertEquals(4, line.chars().filter(c -> c == '|').count(), "stray '|' in: " + line);
+            assertEquals(5, line.chars().filter(c -> c == '|').count(), "stray '|' in: " + line);
+        }
+    }
+
+    /** The range is declared with the parser that enforces it; a bare lambda says nothing and must be described. */
+    @Test
+    void everyKeySaysWhatItAccepts()
+    {
+        for (ConfigKey<?> key : ConfigKeys.ALL)
+        {
+            String accepts = key.parser().accepts();
+            assertFalse(accepts.isBlank(), key.name() + ": its parser does not say what it accepts (wrap it with ValueParser.described)");
+            assertTrue(accepts.length() <= 40, key.name() + ": keep the accepts text to a few words: " + accepts);
         }
     }
 }
