@@ -26,10 +26,8 @@ class ConfigReferenceTest
     void readmeTableMatchesTheKeys() throws IOException
     {
         String expected = ConfigKeys.referenceTable().trim();
-        String howToFix = "Paste the output of ConfigKeys.referenceTable() (it prints the whole table) between the lines "
-            + START + " and " + END + " in docs/configuration.md, e.g. with\n"
-            + "  jshell --class-path target/classes <<< 'System.out.print(io.sandgate.config.ConfigKeys.referenceTable())'\n"
-            + "The current table is:\n" + expected + "\n";
+        String howToFix = "Paste the output of ConfigKeys.referenceTable(), which follows, between the lines "
+            + START + " and " + END + " in docs/configuration.md:\n" + expected + "\n";
 
         assertTrue(Files.isRegularFile(REFERENCE), "docs/configuration.md not found in " + Path.of("").toAbsolutePath() + ". " + howToFix);
         String readme = Files.readString(REFERENCE, StandardCharsets.UTF_8).replace("\r\n", "\n");
