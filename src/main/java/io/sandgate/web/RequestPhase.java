@@ -61,6 +61,18 @@ public enum RequestPhase
     }
 
     /**
+     * When the connection last received blank lines, while those are all it has received since its
+     * last request (RFC 9112, section 2.2, has a server ignore them before a request line); 0 when
+     * it has received none, or more. Jetty's parser restarts its clock with each, so this is the
+     * last one's time, not the first's.
+     */
+    public static long paddedNanos(Connection connection)
+    {
+        HttpParser parser = parser(connection);
+        return parser == null || of(connection) != AWAITING ? 0 : parser.getBeginNanoTime();
+    }
+
+    /**
      * How long the connection at {@code endPoint} has waited on its client, in milliseconds: since
      * a head's first byte while it arrives, since the last byte while a request is awaited; -1
      * while it is busy.

@@ -198,6 +198,37 @@ class ServerConnectionLimitIT
     }
 
     /**
+     * Blank lines before a request line, which the parser ignores (RFC 9112, section 2.2), are a
+     * head's first bytes too: sent one at a time they held a connection past the head timeout for
+     * as long as they came within the idle timeout (8 KB of them, a day at one a minute), and each
+     * made it look freshly idle to the connection limit. One burst of them after a request, as some
+     * clients send after a body, is left to the idle timeout.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"public", "internal"})
+    void blankLinesTrickledBeforeARequestLine_areClosedAtTheHeadTimeout(String listener) throws Exception
+    {
+        try (RunningGateway timed = gateway.startAnother(config -> config.set("server.head-timeout", "1s")))
+        {
+            int port = "public".equals(listener) ? timed.port() : timed.internalPort();
+            Socket padded = open("127.0.0.1", port);
+            padded.getOutputStream().write(("GET " + servedOn(listener) + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+            assertEquals(200, RawHttp.read(padded.getInputStream()).status());
+
+            Socket slow = open("127.0.0.1", port);
+            long start = System.nanoTime();
+            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100)).until(() -> !trickle(slow, '\n'));
+            Duration took = Duration.ofNanos(System.nanoTime() - start);
+
+            assertTrue(took.compareTo(Duration.ofMillis(900)) > 0, "closed before its deadline, after " + took);
+            assertEquals(1, timed.sandgate().metrics().get("sandgate.requests.head-timeouts").counter().count());
+            // One burst of blank lines after its request, and idle since for longer than the head timeout.
+            padded.getOutputStream().write(("GET " + servedOn(listener) + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+            assertEquals(200, RawHttp.read(padded.getInputStream()).status());
+        }
+    }
+
+    /**
      * A path each listener answers on its own connection: on the public one a sandbox's page,
      * which the gateway's browser connection serves (health would go to Jetty's), on the internal
      * one health, on Jetty's.
@@ -271,9 +302,15 @@ class ServerConnectionLimitIT
     /** Sends one more byte of the head; false once the gateway has closed the connection. */
     private static boolean trickle(Socket socket)
     {
+        return trickle(socket, 'a');
+    }
+
+    /** Sends one more byte, {@code b}; false once the gateway has closed the connection. */
+    private static boolean trickle(Socket socket, char b)
+    {
         try
         {
-            socket.getOutputStream().write('a');
+            socket.getOutputStream().write(b);
             socket.getOutputStream().flush();
         }
         catch (IOException closed)
