@@ -50,7 +50,7 @@ import io.sandgate.web.AccessLog;
 import io.sandgate.web.ClientIdentity;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.ClientLimitFilter;
-import io.sandgate.web.NoScriptFilter;
+import io.sandgate.web.GatewayPagesFilter;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.FilterRegistration;
 import jakarta.servlet.ServletContext;
@@ -298,7 +298,7 @@ public final class Sandgate implements AutoCloseable
         access.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC), false, "/*");
         SessionFilter sessions = listener.ingress && ingress != null ? new SessionFilter(ingress) : null;
         // Every page but a sandbox's: none of the gateway's may host a script.
-        FilterRegistration.Dynamic noScript = context.addFilter("sandgate-no-script", new NoScriptFilter(sessions == null ? request -> false : sessions::serves));
+        FilterRegistration.Dynamic noScript = context.addFilter("sandgate-no-script", new GatewayPagesFilter(sessions == null ? request -> false : sessions::serves));
         noScript.setAsyncSupported(true);
         noScript.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), false, "/*");
         installOperations(context, listener);

@@ -17,8 +17,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -76,6 +78,21 @@ class GatewayPagesIT
         RawHttp.Response response = RawHttp.send(port, method, "127.0.0.1:" + port, path, "Accept", "text/html", "Content-Length", "0");
 
         assertEquals(status, response.status(), path + " " + response.body());
+        assertNoScript(response, path);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"/healthz", "/readyz", "/metrics", "/nothing/here"})
+    void trace_onTheGatewaysOwnPages_echoesNothing(String path) throws Exception
+    {
+        int port = gateway.port();
+
+        RawHttp.Response response = RawHttp.send(port, "TRACE", "127.0.0.1:" + port, path,
+            "Cookie", "vnc_session_id=a-session-the-page-may-not-read", "Authorization", "Bearer a-credential-never-echoed");
+
+        assertEquals(405, response.status(), path + " " + response.body());
+        assertFalse(response.body().contains("a-session-the-page-may-not-read") || response.body().contains("a-credential-never-echoed"),
+            response.body());
         assertNoScript(response, path);
     }
 
