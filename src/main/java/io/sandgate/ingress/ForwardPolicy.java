@@ -42,7 +42,7 @@ import org.eclipse.jetty.io.RetainableByteBuffer;
  * directory; then the gateway adds its confinement policy ({@link SandboxPolicy}) and the session
  * cookie.</p>
  */
-final class ForwardPolicy
+public final class ForwardPolicy
 {
     /**
      * Hop-by-hop headers, which end at the gateway: those of RFC 9110 and the ones proxies have
@@ -165,7 +165,7 @@ final class ForwardPolicy
      * starts no escape), and Jetty's server takes them; the core front-end forwards them as they
      * came, and here they are escaped, which a sandbox decodes to the same.
      */
-    static URI sandboxUri(Route route, String pathAndQuery)
+    public static URI sandboxUri(Route route, String pathAndQuery)
     {
         return URI.create("http://" + route.authority() + uriSafe(pathAndQuery));
     }
@@ -318,7 +318,7 @@ final class ForwardPolicy
      * (copied with its other headers) names the client's span, which the sandbox would otherwise
      * take for its parent, skipping the gateway's hop.
      */
-    static void addTraceHeaders(HttpFields.Mutable toSandbox, Span span)
+    public static void addTraceHeaders(HttpFields.Mutable toSandbox, Span span)
     {
         toSandbox.remove(TraceHeaders.TRACESTATE);
         TraceHeaders.inject(span, toSandbox::put);
@@ -536,7 +536,7 @@ final class ForwardPolicy
     }
 
     /** The Cookie header without the named cookie (nor its {@code __Host-} form), or null when nothing is left. */
-    static String withoutSessionCookie(String header, String name)
+    public static String withoutSessionCookie(String header, String name)
     {
         return withoutSessionCookie(header, name, SessionResolver.HOST_COOKIE_PREFIX + name);
     }
@@ -648,8 +648,8 @@ final class ForwardPolicy
         return header.substring(from, to);
     }
 
-    /** Whether a request asks to become a WebSocket: those go to {@link WebSocketBridge}. */
-    static boolean isWebSocketUpgrade(String method, String upgrade)
+    /** Whether a request asks to become a WebSocket: those go to {@code WebSocketBridge}. */
+    public static boolean isWebSocketUpgrade(String method, String upgrade)
     {
         return "GET".equals(method) && upgrade != null && upgrade.toLowerCase(Locale.ROOT).contains("websocket");
     }

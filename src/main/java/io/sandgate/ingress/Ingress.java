@@ -172,13 +172,13 @@ public final class Ingress
     }
 
     /** The answers of unknown length in progress, which a revocation ends. */
-    OpenStreams streams()
+    public OpenStreams streams()
     {
         return streams;
     }
 
     /** The sandbox's route as this replica knows it now, from the local cache when possible. */
-    Optional<Route> currentRoute(String sandboxId)
+    public Optional<Route> currentRoute(String sandboxId)
     {
         return routes.find(sandboxId);
     }

@@ -30,7 +30,7 @@ public sealed interface IngressDecision
         }
 
         /** Whether the sandbox is served on a host of its own rather than under the gateway's origin. */
-        boolean hostMode()
+        public boolean hostMode()
         {
             return host != null;
         }

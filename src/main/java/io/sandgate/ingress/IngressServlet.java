@@ -8,6 +8,7 @@ import java.util.concurrent.TimeoutException;
 
 import io.opentelemetry.api.trace.Span;
 import io.sandgate.ingress.IngressDecision.Forward;
+import io.sandgate.ingress.websocket.WebSocketBridge;
 import io.sandgate.web.AccessNote;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.Errors;

@@ -8,6 +8,8 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sandgate.config.ConfigLoader;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.core.Schedulers;
+import io.sandgate.ingress.websocket.BrowserUpgrade;
+import io.sandgate.ingress.websocket.WebSocketBridge;
 import io.sandgate.store.Store;
 import io.sandgate.web.ClientInfo;
 import org.eclipse.jetty.client.HttpClient;

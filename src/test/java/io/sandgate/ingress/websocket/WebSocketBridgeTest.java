@@ -1,4 +1,4 @@
-package io.sandgate.ingress;
+package io.sandgate.ingress.websocket;
 
 import java.time.Clock;
 import java.util.List;
@@ -9,6 +9,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sandgate.config.ConfigLoader;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.core.Schedulers;
+import io.sandgate.ingress.Ingress;
 import io.sandgate.store.Store;
 import io.sandgate.web.ClientInfo;
 import org.junit.jupiter.api.AfterEach;

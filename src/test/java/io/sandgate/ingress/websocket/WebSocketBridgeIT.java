@@ -1,4 +1,4 @@
-package io.sandgate.ingress;
+package io.sandgate.ingress.websocket;
 
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -73,14 +73,14 @@ public class WebSocketBridgeIT
     /** A browser-like client leg that reads only while {@link #reading} is set. */
     public static final class Browser implements Session.Listener
     {
-        final List<String> texts = new CopyOnWriteArrayList<>();
+        public final List<String> texts = new CopyOnWriteArrayList<>();
         final List<byte[]> binaries = new CopyOnWriteArrayList<>();
         final AtomicLong bytes = new AtomicLong();
         final AtomicInteger pings = new AtomicInteger();
         final AtomicInteger pongs = new AtomicInteger();
-        final CompletableFuture<String> closed = new CompletableFuture<>();
+        public final CompletableFuture<String> closed = new CompletableFuture<>();
         volatile boolean reading = true;
-        volatile Session session;
+        public volatile Session session;
 
         @Override
         public void onWebSocketOpen(Session session)

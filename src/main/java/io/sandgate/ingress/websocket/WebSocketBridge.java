@@ -1,4 +1,4 @@
-package io.sandgate.ingress;
+package io.sandgate.ingress.websocket;
 
 import java.io.IOException;
 import java.net.URI;
@@ -23,6 +23,11 @@ import io.opentelemetry.api.trace.Span;
 import io.sandgate.config.ConfigKeys;
 import io.sandgate.config.IngressConfig;
 import io.sandgate.core.Schedulers;
+import io.sandgate.ingress.ForwardPolicy;
+import io.sandgate.ingress.Ingress;
+import io.sandgate.ingress.IngressDecision;
+import io.sandgate.ingress.Route;
+import io.sandgate.ingress.SandboxHost;
 import io.sandgate.net.Origins;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.ClientThreads;
@@ -58,7 +63,7 @@ import org.eclipse.jetty.io.ByteBufferPool;
  * the embedded runner. After that only bytes pass; the pumps run on the threads that completed the
  * last read or write (Jetty's selectors), with no thread per message and no hand-off.</p>
  *
- * <p>Built, started and closed by the composition root, which hands it to {@link IngressServlet}
+ * <p>Built, started and closed by the composition root, which hands it to {@code IngressServlet}
  * and to whoever shows live sessions; it keeps an HTTP client of its own for the sandbox legs and
  * pings on the gateway's timer.</p>
  */
@@ -170,7 +175,7 @@ public final class WebSocketBridge implements AutoCloseable
     }
 
     /** Whether this request asks to become a WebSocket. */
-    static boolean isUpgrade(HttpServletRequest request)
+    public static boolean isUpgrade(HttpServletRequest request)
     {
         return ForwardPolicy.isWebSocketUpgrade(request.getMethod(), request.getHeader(HttpHeader.UPGRADE.asString()));
     }
@@ -184,7 +189,7 @@ public final class WebSocketBridge implements AutoCloseable
      * @throws GatewayException 403 for a foreign Origin, 501 in a container that cannot switch the
      *         browser's connection over, 400 for a handshake without key or version 13
      */
-    void upgrade(HttpServletRequest request, HttpServletResponse response, IngressDecision.Forward forward, Route route)
+    public void upgrade(HttpServletRequest request, HttpServletResponse response, IngressDecision.Forward forward, Route route)
     {
         checkOrigin(request, forward);
         browsers.checkSupported(request);
@@ -214,7 +219,7 @@ public final class WebSocketBridge implements AutoCloseable
      * @return false when the request is not an upgrade coming back from {@link #upgrade}
      * @throws GatewayException 502/504 when the sandbox leg failed
      */
-    boolean resume(HttpServletRequest request, HttpServletResponse response) throws IOException
+    public boolean resume(HttpServletRequest request, HttpServletResponse response) throws IOException
     {
         SandboxConnect connect = CONNECT.get(request);
         // Back by dispatch: ASYNC, or in host mode FORWARD, when the session filter hands it on by name.

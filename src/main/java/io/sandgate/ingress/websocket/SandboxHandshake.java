@@ -1,4 +1,4 @@
-package io.sandgate.ingress;
+package io.sandgate.ingress.websocket;
 
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
