@@ -44,7 +44,7 @@ import org.eclipse.jetty.http.PreEncodedHttpField;
  */
 final class AnswerHead
 {
-    /** Well within the link's limit ({@link SandboxLink#MAX_ANSWER_HEAD}): a longer head goes to Jetty, which enforces that. */
+    /** Well within the link's limit ({@link Ingress#MAX_ANSWER_HEAD}): a longer head goes to Jetty, which enforces that. */
     static final int MAX_HEAD = 4 * 1024;
     /** Up to 10^18 - 1, within a long: a longer length is Jetty's to judge. */
     private static final int MAX_LENGTH_DIGITS = 18;

@@ -12,6 +12,7 @@ import java.util.function.Consumer;
 
 import io.opentelemetry.api.trace.Span;
 import io.sandgate.ingress.IngressDecision.Forward;
+import io.sandgate.ingress.SandboxHead.Body;
 import io.sandgate.tracing.TraceAttributes;
 import io.sandgate.tracing.TraceHeaders;
 import io.sandgate.web.ClientInfo;
@@ -19,8 +20,6 @@ import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.PreEncodedHttpField;
-import org.eclipse.jetty.io.ByteBufferPool;
-import org.eclipse.jetty.io.RetainableByteBuffer;
 
 /**
  * What a forward to a sandbox changes on its way, in one place for both front-ends: the proxy
@@ -265,31 +264,31 @@ public final class ForwardPolicy
     }
 
     /**
-     * The request head the core front-end sends a sandbox, written in one pass over the client's
-     * fields: those {@link #copyRequestHeaders} lets through, less {@code Expect} (the server
-     * answers a 100-continue itself, once the body is read to go on) and those the gateway sets
-     * itself, then the gateway's own: {@code Via}, the {@code X-Forwarded-*} fields, {@code Host},
+     * Writes the fields of the request head the core front-end sends a sandbox, in one pass over the
+     * client's fields: those {@link #copyRequestHeaders} lets through, less {@code Expect} (the
+     * server answers a 100-continue itself, once the body is read to go on) and those the gateway
+     * sets itself, then the gateway's own: {@code Via}, the {@code X-Forwarded-*} fields, {@code Host},
      * the framing the link sends the body with, whatever the client's head said of it, and the
      * trace context. The same fields as the copy followed by {@link #addForwardingHeaders} and the
      * other puts, which the servlet path makes on Jetty's client request; here no field list is
      * built and walked again for each put, a cost that grows with a browser's dozen header lines.
      *
+     * @param head the head, its request line written ({@code forward.upstreamPath()} as the target)
      * @param hop this hop's Via entry, appended to the client's Via
      * @param authority the sandbox's address, its {@code Host}
      * @param length the body's length, sent when the link sends the body as it is
      * @param span the gateway's span for the request, or null when not traced
      */
-    RetainableByteBuffer requestHead(String method, HttpFields fromClient, boolean trusted, String hop, Forward forward, String remoteAddr,
-                                     String scheme, String host, String authority, SandboxLink.Body body, long length, Span span, ByteBufferPool pool)
+    public void requestHead(SandboxHead head, HttpFields fromClient, boolean trusted, String hop, Forward forward, String remoteAddr,
+                            String scheme, String host, String authority, Body body, long length, Span span)
     {
         List<HttpField> trace = span == null ? List.of() : traceHeaders(span);
-        RequestHead head = RequestHead.start(method, forward.upstreamPath());
         // The first X-Forwarded-For a trusted proxy sent, the chain the gateway's own extends; set as the fields go by.
         String[] chain = {null};
         forwardRequestHeaders(fromClient, trusted, field ->
         {
             HttpHeader header = field.getHeader();
-            if (header == HttpHeader.EXPECT || header == HttpHeader.VIA || header == HttpHeader.CONTENT_LENGTH && body == SandboxLink.Body.AS_IS)
+            if (header == HttpHeader.EXPECT || header == HttpHeader.VIA || header == HttpHeader.CONTENT_LENGTH && body == Body.AS_IS)
                 return;
             if (isForwardingSet(field))
             {
@@ -305,12 +304,11 @@ public final class ForwardPolicy
         head.field(HttpHeader.VIA.asString(), (via == null || via.isBlank() ? "" : via + ", ") + hop);
         forwardingHeaders(chain[0], forward, remoteAddr, scheme, host, head::field);
         head.field(HttpHeader.HOST.asString(), authority);
-        if (body == SandboxLink.Body.CHUNKED)
+        if (body == Body.CHUNKED)
             head.field(HttpHeader.TRANSFER_ENCODING.asString(), "chunked");
-        else if (body == SandboxLink.Body.AS_IS)
+        else if (body == Body.AS_IS)
             head.field(HttpHeader.CONTENT_LENGTH.asString(), Long.toString(length));
         trace.forEach(head::field);
-        return head.finish(pool);
     }
 
     /**

@@ -23,6 +23,13 @@ import org.slf4j.LoggerFactory;
  */
 public final class Ingress
 {
+    /**
+     * The most of an answer's head either front-end reads: Jetty's default response header size,
+     * 8 KB. The server still has room for the gateway's own fields beside a head just under it
+     * (8.6 KB in all reach the browser, {@code SandboxAnswersIT}); a sandbox that sends more gets
+     * its exchange failed as a bad answer (502), instead of the server failing to write it (500).
+     */
+    public static final int MAX_ANSWER_HEAD = 8 * 1024;
     private static final Logger LOG = LoggerFactory.getLogger(Ingress.class);
 
     private final IngressConfig config;

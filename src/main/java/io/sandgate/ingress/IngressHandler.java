@@ -16,6 +16,7 @@ import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.Tracer;
 import io.sandgate.config.IngressConfig;
 import io.sandgate.ingress.IngressDecision.Redirect;
+import io.sandgate.ingress.SandboxHead.Body;
 import io.sandgate.tracing.Spans;
 import io.sandgate.tracing.TraceAttributes;
 import io.sandgate.tracing.TraceHeaders;
@@ -217,13 +218,15 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
         return client.origin;
     }
 
-    /** The request head the sandbox gets, as {@link ForwardPolicy#requestHead} writes it. */
-    private RetainableByteBuffer head(Exchange exchange, SandboxLink.Body body, ByteBufferPool pool)
+    /** The request head the sandbox gets, its fields as {@link ForwardPolicy#requestHead} writes them. */
+    private RetainableByteBuffer head(Exchange exchange, Body body, ByteBufferPool pool)
     {
         Request request = exchange.request;
         View client = exchange.client;
-        return policy.requestHead(request.getMethod(), request.getHeaders(), clients.isTrusted(client.remoteAddr()), viaOf(request), exchange.forward,
-            client.remoteAddr(), clients.scheme(client), clients.host(client), exchange.route.authority(), body, request.getLength(), exchange.span, pool);
+        RequestHead head = RequestHead.start(request.getMethod(), exchange.forward.upstreamPath());
+        policy.requestHead(head, request.getHeaders(), clients.isTrusted(client.remoteAddr()), viaOf(request), exchange.forward,
+            client.remoteAddr(), clients.scheme(client), clients.host(client), exchange.route.authority(), body, request.getLength(), exchange.span);
+        return head.finish(pool);
     }
 
     /** What a Via entry says of the client's hop: {@code 1.1 host} for HTTP/1.1, as Jetty's proxies write it. */
@@ -242,16 +245,16 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
     }
 
     /** How the browser's body goes on, as Jetty's proxies judge it: a length, or a body of unknown length sent chunked. */
-    private static SandboxLink.Body body(Request request)
+    private static Body body(Request request)
     {
         long length = request.getLength();
         if (length > 0)
-            return SandboxLink.Body.AS_IS;
+            return Body.AS_IS;
         if (length == 0)
-            return SandboxLink.Body.NONE;
+            return Body.NONE;
         HttpFields headers = request.getHeaders();
         return headers.contains(HttpHeader.TRANSFER_ENCODING) || headers.contains(HttpHeader.CONTENT_TYPE)
-            ? SandboxLink.Body.CHUNKED : SandboxLink.Body.NONE;
+            ? Body.CHUNKED : Body.NONE;
     }
 
     /**
@@ -271,7 +274,7 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
         private IngressDecision.Forward forward;
         private Route route;
         private String origin;
-        private SandboxLink.Body body;
+        private Body body;
         /** Whether the request was sent again on another connection, after the sandbox closed the first as it was taken. */
         private boolean retried;
         /** Forgets this exchange's stream, if its answer is one. */
@@ -359,7 +362,7 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
         }
 
         @Override
-        public SandboxLink.Body body()
+        public Body body()
         {
             return body;
         }

@@ -119,7 +119,7 @@ public class IngressServlet extends StreamingProxyServlet
         client.setConnectTimeout(ingress.config().connectTimeout().toMillis());
         // A head the container could not send on fails here as a bad answer (502), not in the
         // container as it writes the response (its own 500 page), as on the core front-end.
-        client.setMaxResponseHeadersSize(SandboxLink.MAX_ANSWER_HEAD);
+        client.setMaxResponseHeadersSize(Ingress.MAX_ANSWER_HEAD);
         // Nothing this servlet does with an answer waits (its head is copied, a small body goes into
         // the container's buffer, a larger one through a write listener, the end is an asynchronous
         // complete): the client may handle answers on its selectors instead of waking a pool thread

@@ -21,7 +21,7 @@ import org.eclipse.jetty.io.RetainableByteBuffer;
  * thread writes one head at a time, from {@link #start} to {@link #finish}; a head longer than
  * the array moves to one of its own.</p>
  */
-final class RequestHead
+final class RequestHead implements SandboxHead
 {
     /** Most heads fit. */
     private static final int SCRATCH_BYTES = 2048;
@@ -49,7 +49,8 @@ final class RequestHead
         return head;
     }
 
-    void field(HttpField field)
+    @Override
+    public void field(HttpField field)
     {
         HttpHeader header = field.getHeader();
         String name = field.getName();
@@ -69,7 +70,8 @@ final class RequestHead
         crlf();
     }
 
-    void field(String name, String value)
+    @Override
+    public void field(String name, String value)
     {
         room(name.length() + value.length() + 4);
         put(name);

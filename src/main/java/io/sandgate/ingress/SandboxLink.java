@@ -9,6 +9,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
+import io.sandgate.ingress.SandboxHead.Body;
 import io.sandgate.web.KeptReadEndPoint;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpException;
@@ -80,11 +81,6 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
         void streaming(Runnable cut);
     }
 
-    enum Body
-    {
-        NONE, AS_IS, CHUNKED
-    }
-
     /** The states of a piece of body handed to the browser, so that a write completed at once goes on without leaving the parse loop. */
     private static final int WRITING = 1;
     private static final int WRITTEN = 2;
@@ -98,15 +94,8 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
     private final int lane;
     /** When this link last went idle in its pool, by {@link System#nanoTime()}; read and written under the destination's lock. */
     long idleSince;
-    /**
-     * The most of an answer's head the link reads: Jetty's default response header size, 8 KB. The
-     * server still has room for the gateway's own fields beside a head just under it (8.6 KB in all
-     * reach the browser, {@code SandboxAnswersIT}); a sandbox that sends more gets its exchange
-     * failed as a bad answer (502), instead of the server failing to write it (500).
-     */
-    static final int MAX_ANSWER_HEAD = 8 * 1024;
 
-    private final HttpParser parser = new HttpParser(this, MAX_ANSWER_HEAD);
+    private final HttpParser parser = new HttpParser(this, Ingress.MAX_ANSWER_HEAD);
     /** Reads the plain answers' heads; the parser reads the rest, and the bodies of those. */
     private final AnswerHead plainHead = new AnswerHead();
     /** What is left of the body of an answer whose head {@link #plainHead} read; -1 while the parser reads the answer. */

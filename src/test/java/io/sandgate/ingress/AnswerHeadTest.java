@@ -389,7 +389,7 @@ class AnswerHeadTest
             {
                 failure[0] = x;
             }
-        }, SandboxLink.MAX_ANSWER_HEAD);
+        }, Ingress.MAX_ANSWER_HEAD);
         ByteBuffer buffer = direct(text);
         try
         {

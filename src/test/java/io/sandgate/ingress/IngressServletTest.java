@@ -54,6 +54,6 @@ class IngressServletTest
 
         assertEquals(Invocable.InvocationType.NON_BLOCKING, client.getTransport().getInvocationType());
         assertEquals(Math.min(4, Runtime.getRuntime().availableProcessors()), connector.getSelectors(), "answers handled on one selector would hold the path to one core");
-        assertEquals(SandboxLink.MAX_ANSWER_HEAD, client.getMaxResponseHeadersSize(), "an answer's head the browser's response could not carry fails as a 502");
+        assertEquals(Ingress.MAX_ANSWER_HEAD, client.getMaxResponseHeadersSize(), "an answer's head the browser's response could not carry fails as a 502");
     }
 }

@@ -203,7 +203,7 @@ class SandboxAnswersIT
     {
         // The gateway reads up to 8 KB of a sandbox's head and adds fields of its own (the session
         // cookie, the confinement policy): the server must have room to send both, over 8 KB here.
-        String big = "a".repeat(SandboxLink.MAX_ANSWER_HEAD - 100);
+        String big = "a".repeat(Ingress.MAX_ANSWER_HEAD - 100);
         sandbox.script((request, out) -> ScriptedSandbox.raw(out, "HTTP/1.1 200 OK\r\nX-Big: " + big + "\r\nContent-Length: 2\r\n\r\nok"));
 
         HttpResponse<String> response = get(gateway.uri(), "/vnc/7/a");
