@@ -24,8 +24,8 @@ import org.eclipse.jetty.http.PreEncodedHttpField;
 /**
  * What a forward to a sandbox changes on its way, in one place for both front-ends: the proxy
  * servlet ({@link IngressServlet}, the WAR) and the embedded runner's handler on Jetty's core API
- * ({@link IngressHandler}). Both hold the headers as Jetty's {@link HttpField}s (the servlet's
- * HttpClient, the handler's own {@link SandboxLink}), so the rules work on those, told apart by their
+ * ({@code IngressHandler}). Both hold the headers as Jetty's {@link HttpField}s (the servlet's
+ * HttpClient, the handler's own {@code SandboxLink}), so the rules work on those, told apart by their
  * {@link HttpHeader} where the name is a known one.
  *
  * <p>Towards the sandbox, the client's headers go on less hop-by-hop ones
@@ -136,7 +136,7 @@ public final class ForwardPolicy
      * proxy that drops the length and passes the body on, which the next hop then reads as a request
      * of its own.
      */
-    static List<String> connectionNames(HttpFields fields)
+    public static List<String> connectionNames(HttpFields fields)
     {
         int count = 0;
         String only = null;
@@ -348,7 +348,7 @@ public final class ForwardPolicy
      * looks for: which sandbox, and how the gateway found it. Nothing of the session cookie or a
      * grant: those never reach a span.
      */
-    void describe(Span span, String method, Forward forward)
+    public void describe(Span span, String method, Forward forward)
     {
         String route = forward.hostMode() ? mount(forward) + "/*" : ingress.mount() + "{id}/*";
         span.updateName(TraceAttributes.namePart(method) + " " + route);
@@ -372,7 +372,7 @@ public final class ForwardPolicy
      * @param connection what the answer's {@code Connection} names ({@link #connectionNames})
      * @return the header to send, rewritten or as it came, or null to drop it
      */
-    HttpField toBrowser(HttpField field, Forward forward, Route route, List<String> connection)
+    public HttpField toBrowser(HttpField field, Forward forward, Route route, List<String> connection)
     {
         if (!connection.isEmpty() && isOneOf(field, connection))
             return null;
@@ -410,7 +410,7 @@ public final class ForwardPolicy
      * The fields the server set before the sandbox's: the first {@code count} of the response, read
      * in one pass (asking a response's fields for one by index walks them from the start each time).
      */
-    static HttpField[] presets(HttpFields toBrowser, int count)
+    public static HttpField[] presets(HttpFields toBrowser, int count)
     {
         HttpField[] presets = new HttpField[count];
         int i = 0;
@@ -430,7 +430,7 @@ public final class ForwardPolicy
      *
      * @return the preset field's index, or -1
      */
-    static int presetOfName(HttpField[] presets, HttpField field)
+    public static int presetOfName(HttpField[] presets, HttpField field)
     {
         for (int i = 0; i < presets.length; i++)
         {
@@ -473,7 +473,7 @@ public final class ForwardPolicy
      * @param origin the gateway's origin as the client used it ({@link ClientInfo#origin})
      * @param add adds one header to the browser's response
      */
-    void addToBrowser(Forward forward, String origin, Consumer<HttpField> add)
+    public void addToBrowser(Forward forward, String origin, Consumer<HttpField> add)
     {
         if (!forward.hostMode())
             add.accept(confinement(origin, forward.sandboxId()));
@@ -556,7 +556,7 @@ public final class ForwardPolicy
      * cookie in a pair this one keeps (Jetty's reads {@code name = value}). A value in double quotes
      * is read without them.
      */
-    void addSessionCookies(String header, List<String> values)
+    public void addSessionCookies(String header, List<String> values)
     {
         sessionPairs(header, cookieName, hostCookieName, values);
     }

@@ -114,7 +114,7 @@ public final class Ingress
     }
 
     /** What a forward changes on its way, for every front-end. */
-    ForwardPolicy policy()
+    public ForwardPolicy policy()
     {
         return policy;
     }
@@ -221,7 +221,7 @@ public final class Ingress
      * @return the decision and, for a forward, where it goes; failed with what {@code decide} and
      *         {@code route} throw
      */
-    CompletableFuture<Routed> decideAndRoute(IngressRequest request, boolean secure, String clientAddress, Executor blocking)
+    public CompletableFuture<Routed> decideAndRoute(IngressRequest request, boolean secure, String clientAddress, Executor blocking)
     {
         if (resolver.mayRedeemGrant(request))
             return CompletableFuture.supplyAsync(() -> decideAndRouteNow(request, secure, clientAddress), blocking);
@@ -337,7 +337,7 @@ public final class Ingress
      * @param decision what to do with the request
      * @param route where a forward goes (in host mode, on the port its host names); null for a redirect
      */
-    record Routed(IngressDecision decision, Route route)
+    public record Routed(IngressDecision decision, Route route)
     {
     }
 }

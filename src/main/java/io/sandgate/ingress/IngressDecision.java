@@ -50,7 +50,7 @@ public sealed interface IngressDecision
          *
          * @param add adds one header to the browser's response
          */
-        void addHeaders(BiConsumer<String, String> add)
+        public void addHeaders(BiConsumer<String, String> add)
         {
             NoScript.FIELDS.forEach(field -> add.accept(field.getName(), field.getValue()));
             if (setCookie != null)

@@ -36,7 +36,7 @@ public final class OpenStreams
      *
      * @param cut ends the exchange, from any thread: the sandbox's connection and the browser's close
      */
-    Runnable add(String sandboxId, Route route, Runnable cut)
+    public Runnable add(String sandboxId, Route route, Runnable cut)
     {
         Stream stream = new Stream(sandboxId, route, cut);
         open.add(stream);

@@ -1,4 +1,4 @@
-package io.sandgate.web;
+package io.sandgate.ingress.embedded;
 
 import java.io.IOException;
 import java.lang.invoke.MethodHandles;

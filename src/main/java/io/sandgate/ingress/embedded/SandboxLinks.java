@@ -1,4 +1,4 @@
-package io.sandgate.ingress;
+package io.sandgate.ingress.embedded;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
+import io.sandgate.ingress.Route;
 import io.sandgate.net.IpLiteral;
 import io.sandgate.web.GatewayException;
 import org.eclipse.jetty.http.HttpStatus;

@@ -1,4 +1,4 @@
-package io.sandgate.ingress;
+package io.sandgate.ingress.embedded;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -15,9 +15,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.sandgate.web.ClientConnectionLimit;
 import io.sandgate.web.ClientInfo;
-import io.sandgate.web.ServerConnectionLimit;
 import org.eclipse.jetty.io.AbstractConnection;
 import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.io.EndPoint;

@@ -1,8 +1,10 @@
-package io.sandgate.ingress;
+package io.sandgate.ingress.embedded;
 
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 
+import io.sandgate.ingress.ForwardPolicy;
+import io.sandgate.ingress.SandboxHead;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.ByteBufferPool;

@@ -1,4 +1,4 @@
-package io.sandgate.ingress;
+package io.sandgate.ingress.embedded;
 
 import java.io.IOException;
 import java.io.OutputStream;

@@ -1,10 +1,11 @@
-package io.sandgate.ingress;
+package io.sandgate.ingress.embedded;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 import io.sandgate.core.Ascii;
+import io.sandgate.ingress.Ingress;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;

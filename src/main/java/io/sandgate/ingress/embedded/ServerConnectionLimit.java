@@ -1,4 +1,4 @@
-package io.sandgate.web;
+package io.sandgate.ingress.embedded;
 
 import java.lang.management.ManagementFactory;
 import java.nio.channels.SelectableChannel;

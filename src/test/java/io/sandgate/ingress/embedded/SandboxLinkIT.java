@@ -1,4 +1,4 @@
-package io.sandgate.ingress;
+package io.sandgate.ingress.embedded;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -47,7 +47,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * against a sandbox on a raw socket that answers byte for byte as each test scripts it: bodies both
  * ways, and the connection handling a pool must get right (a kept connection closed as it is taken,
  * {@code Connection: close}, a full pool). The answers a well-behaved server rarely gives are
- * {@link SandboxAnswersIT}'s, for both front-ends.
+ * {@code SandboxAnswersIT}'s, for both front-ends.
  */
 class SandboxLinkIT
 {

@@ -1,4 +1,4 @@
-package io.sandgate.web;
+package io.sandgate.ingress.embedded;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -12,6 +12,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.sandgate.web.ClientCounts;
+import io.sandgate.web.ClientInfo;
+import io.sandgate.web.ClientLimitFilter;
 import org.eclipse.jetty.io.SelectorManager;
 
 /**

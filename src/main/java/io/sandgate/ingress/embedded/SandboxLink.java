@@ -1,4 +1,4 @@
-package io.sandgate.ingress;
+package io.sandgate.ingress.embedded;
 
 import java.io.EOFException;
 import java.io.IOException;
@@ -9,8 +9,8 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
+import io.sandgate.ingress.Ingress;
 import io.sandgate.ingress.SandboxHead.Body;
-import io.sandgate.web.KeptReadEndPoint;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpException;
 import org.eclipse.jetty.http.HttpFields;

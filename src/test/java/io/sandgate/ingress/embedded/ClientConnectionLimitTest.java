@@ -1,4 +1,4 @@
-package io.sandgate.web;
+package io.sandgate.ingress.embedded;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -10,6 +10,7 @@ import java.util.List;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sandgate.net.Cidr;
+import io.sandgate.web.ClientInfo;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

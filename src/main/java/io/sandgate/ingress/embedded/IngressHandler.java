@@ -1,4 +1,4 @@
-package io.sandgate.ingress;
+package io.sandgate.ingress.embedded;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -15,7 +15,13 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.Tracer;
 import io.sandgate.config.IngressConfig;
+import io.sandgate.ingress.CanonicalPath;
+import io.sandgate.ingress.ForwardPolicy;
+import io.sandgate.ingress.Ingress;
 import io.sandgate.ingress.IngressDecision.Redirect;
+import io.sandgate.ingress.IngressDecision;
+import io.sandgate.ingress.IngressRequest;
+import io.sandgate.ingress.Route;
 import io.sandgate.ingress.SandboxHead.Body;
 import io.sandgate.tracing.Spans;
 import io.sandgate.tracing.TraceAttributes;

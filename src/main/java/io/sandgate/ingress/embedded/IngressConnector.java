@@ -1,4 +1,4 @@
-package io.sandgate.ingress;
+package io.sandgate.ingress.embedded;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -10,10 +10,6 @@ import java.util.concurrent.Executor;
 import java.util.function.Function;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import io.sandgate.web.ClientConnectionLimit;
-import io.sandgate.web.KeptReadEndPoint;
-import io.sandgate.web.ListenerConnector;
-import io.sandgate.web.ServerConnectionLimit;
 import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.io.ManagedSelector;
