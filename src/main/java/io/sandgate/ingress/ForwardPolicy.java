@@ -23,7 +23,7 @@ import org.eclipse.jetty.http.PreEncodedHttpField;
 
 /**
  * What a forward to a sandbox changes on its way, in one place for both front-ends: the proxy
- * servlet ({@link IngressServlet}, the WAR) and the embedded runner's handler on Jetty's core API
+ * servlet ({@code IngressServlet}, the WAR) and the embedded runner's handler on Jetty's core API
  * ({@code IngressHandler}). Both hold the headers as Jetty's {@link HttpField}s (the servlet's
  * HttpClient, the handler's own {@code SandboxLink}), so the rules work on those, told apart by their
  * {@link HttpHeader} where the name is a known one.
@@ -96,7 +96,7 @@ public final class ForwardPolicy
      *
      * @param trusted whether the peer is a trusted proxy, whose forwarding headers are kept
      */
-    void copyRequestHeaders(HttpFields fromClient, HttpFields.Mutable toSandbox, boolean trusted)
+    public void copyRequestHeaders(HttpFields fromClient, HttpFields.Mutable toSandbox, boolean trusted)
     {
         forwardRequestHeaders(fromClient, trusted, toSandbox::add);
     }
@@ -232,7 +232,7 @@ public final class ForwardPolicy
      * @param scheme the scheme the client used ({@link ClientInfo#scheme})
      * @param host the host the client used ({@link ClientInfo#host})
      */
-    void addForwardingHeaders(HttpFields.Mutable toSandbox, Forward forward, String remoteAddr, String scheme, String host)
+    public void addForwardingHeaders(HttpFields.Mutable toSandbox, Forward forward, String remoteAddr, String scheme, String host)
     {
         String chain = toSandbox.get(HttpHeader.X_FORWARDED_FOR);
         toSandbox.remove(HttpHeader.X_FORWARDED_FOR);
@@ -401,7 +401,7 @@ public final class ForwardPolicy
      * what the server set already (Jetty sets {@code Date} on every response), the others are added
      * to it, as Jetty's proxies do.
      */
-    static boolean isFirstOfName(HttpFields fromSandbox, HttpField field)
+    public static boolean isFirstOfName(HttpFields fromSandbox, HttpField field)
     {
         return (field.getHeader() != null ? fromSandbox.getField(field.getHeader()) : fromSandbox.getField(field.getName())) == field;
     }

@@ -24,7 +24,7 @@ public sealed interface IngressDecision
     record Forward(String sandboxId, Source source, String upstreamPath, String setCookie, SandboxHost host) implements IngressDecision
     {
         /** A decision in path mode. */
-        Forward(String sandboxId, Source source, String upstreamPath, String setCookie)
+        public Forward(String sandboxId, Source source, String upstreamPath, String setCookie)
         {
             this(sandboxId, source, upstreamPath, setCookie, null);
         }

@@ -1,4 +1,4 @@
-package io.sandgate.ingress;
+package io.sandgate.ingress.servlet;
 
 import java.io.IOException;
 import java.util.Enumeration;
@@ -7,7 +7,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 import io.opentelemetry.api.trace.Span;
+import io.sandgate.ingress.ForwardPolicy;
+import io.sandgate.ingress.Ingress;
 import io.sandgate.ingress.IngressDecision.Forward;
+import io.sandgate.ingress.OpenStreams;
+import io.sandgate.ingress.Route;
 import io.sandgate.ingress.websocket.WebSocketBridge;
 import io.sandgate.web.AccessNote;
 import io.sandgate.web.ClientInfo;

@@ -1,4 +1,4 @@
-package io.sandgate.ingress;
+package io.sandgate.ingress.servlet;
 
 import java.time.Clock;
 import java.util.List;
@@ -8,6 +8,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sandgate.config.ConfigLoader;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.core.Schedulers;
+import io.sandgate.ingress.Ingress;
 import io.sandgate.ingress.websocket.BrowserUpgrade;
 import io.sandgate.ingress.websocket.WebSocketBridge;
 import io.sandgate.store.Store;

@@ -1,4 +1,4 @@
-package io.sandgate.ingress;
+package io.sandgate.ingress.servlet;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -18,8 +18,12 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sandgate.config.ConfigLoader;
 import io.sandgate.config.IngressConfig;
 import io.sandgate.core.Secret;
+import io.sandgate.ingress.Grants;
+import io.sandgate.ingress.Ingress;
 import io.sandgate.ingress.IngressDecision.Forward;
 import io.sandgate.ingress.IngressDecision.Source;
+import io.sandgate.ingress.Route;
+import io.sandgate.ingress.UntouchedRoutes;
 import io.sandgate.web.AccessNote;
 import io.sandgate.web.ClientInfo;
 import jakarta.servlet.http.HttpServletRequest;

@@ -1,4 +1,4 @@
-package io.sandgate.ingress;
+package io.sandgate.ingress.servlet;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -6,8 +6,13 @@ import java.util.EnumSet;
 import java.util.Enumeration;
 import java.util.List;
 
+import io.sandgate.ingress.CanonicalPath;
+import io.sandgate.ingress.Ingress;
 import io.sandgate.ingress.IngressDecision.Forward;
 import io.sandgate.ingress.IngressDecision.Redirect;
+import io.sandgate.ingress.IngressDecision;
+import io.sandgate.ingress.IngressRequest;
+import io.sandgate.ingress.SessionResolver;
 import io.sandgate.web.AccessNote;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.Errors;
