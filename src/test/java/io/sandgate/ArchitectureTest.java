@@ -1,11 +1,18 @@
 package io.sandgate;
 
+import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.properties.HasName;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import static com.tngtech.archunit.base.DescribedPredicate.not;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAnyPackage;
+import static com.tngtech.archunit.core.domain.properties.HasName.Predicates.name;
+import static com.tngtech.archunit.core.domain.properties.HasName.Predicates.nameMatching;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
@@ -16,9 +23,39 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
  * three faces (which never import each other), the store adapters, the control plane, operations
  * ({@code ops}, {@code admin}) and at the top the composition root and the launcher. A lower layer never imports
  * a higher one, and no two packages import each other.
+ *
+ * <p>Inside the ingress face, the shared decision ({@code ingress}) knows none of its front-ends
+ * ({@code ingress.servlet}, {@code ingress.embedded}, {@code ingress.websocket}), and it and the WAR's
+ * servlet path stay on the servlet API and jetty-http, off Jetty's server and I/O classes; nothing
+ * uses Jetty's internals. So a Jetty upgrade's risk sits where the embedded runner is.</p>
  */
 class ArchitectureTest
 {
+    private static final String JETTY_INTERNALS = "..jetty..internal..";
+    private static final String[] JETTY_SERVER_AND_IO = {"org.eclipse.jetty.server..", "org.eclipse.jetty.io.."};
+    /**
+     * The exception to "nothing uses Jetty's internals": the two classes of the embedded runner that
+     * read Jetty's own HTTP/1 connection ({@code org.eclipse.jetty.server.internal.HttpConnection})
+     * where nothing public says the same: {@code RequestPhase}, whether a connection is between
+     * requests (for the connection limits and the head deadline), and {@code ServerThreads}, whether
+     * a connection to resume holds a next request. They may use that one class and no other.
+     */
+    private static final DescribedPredicate<HasName> READS_JETTYS_CONNECTION =
+        nameMatching("io\\.sandgate\\.(ingress\\.embedded\\.RequestPhase|launcher\\.ServerThreads)(\\$.*)?").as("are RequestPhase or ServerThreads");
+    private static final String JETTYS_CONNECTION = "org.eclipse.jetty.server.internal.HttpConnection";
+    /** The WAR's proxy servlet, with its nested classes. */
+    private static final DescribedPredicate<HasName> PROXY_SERVLET =
+        nameMatching("io\\.sandgate\\.ingress\\.servlet\\.IngressServlet(\\$.*)?").as("are IngressServlet");
+    /**
+     * The exception to "the WAR path stays off Jetty's I/O classes", for its proxy servlet alone: two
+     * jetty-io types in the API of Jetty's client and proxy servlet, which it cannot do without. The
+     * proxy servlet hands it the client's {@code ClientConnector} to configure (connect timeout,
+     * selectors), and the client hands a response listener (the retry that sends a GET once more)
+     * the answer's body as a {@code Content.Source}. Neither is the server's.
+     */
+    private static final DescribedPredicate<HasName> JETTY_CLIENT_IO =
+        name("org.eclipse.jetty.io.ClientConnector").or(name("org.eclipse.jetty.io.Content$Source")).as("ClientConnector or Content.Source");
+
     private static JavaClasses classes;
 
     @BeforeAll
@@ -65,6 +102,35 @@ class ArchitectureTest
     void onlyTheStore_knowsRedisson()
     {
         noClasses().that().resideOutsideOfPackage("io.sandgate.store..").should().dependOnClassesThat().resideInAPackage("org.redisson..")
+            .check(classes);
+    }
+
+    @Test
+    void nothing_usesJettysInternals()
+    {
+        noClasses().that(not(READS_JETTYS_CONNECTION).as("are neither RequestPhase nor ServerThreads"))
+            .should().dependOnClassesThat().resideInAPackage(JETTY_INTERNALS).check(classes);
+        noClasses().that(READS_JETTYS_CONNECTION)
+            .should().dependOnClassesThat(resideInAPackage(JETTY_INTERNALS).and(not(name(JETTYS_CONNECTION))).as("are Jetty's internals other than its HttpConnection"))
+            .check(classes);
+    }
+
+    @Test
+    void theIngressDecision_andTheWarPath_stayOffJettysServerAndIo()
+    {
+        noClasses().that().resideInAnyPackage("io.sandgate.ingress", "io.sandgate.ingress.servlet..").and(not(PROXY_SERVLET).as("are not IngressServlet"))
+            .should().dependOnClassesThat().resideInAnyPackage(JETTY_SERVER_AND_IO).check(classes);
+        noClasses().that(PROXY_SERVLET)
+            .should().dependOnClassesThat(resideInAnyPackage(JETTY_SERVER_AND_IO).and(not(JETTY_CLIENT_IO))
+                .as("are Jetty's server or I/O classes other than ClientConnector and Content.Source"))
+            .check(classes);
+    }
+
+    @Test
+    void theIngressDecision_knowsNoneOfItsFrontEnds()
+    {
+        noClasses().that().resideInAPackage("io.sandgate.ingress")
+            .should().dependOnClassesThat(resideInAPackage("io.sandgate.ingress..").and(not(resideInAPackage("io.sandgate.ingress"))).as("are in a subpackage of ingress"))
             .check(classes);
     }
 

@@ -15,7 +15,7 @@ import org.eclipse.jetty.util.URIUtil;
  * segment such as {@code ..;x}, a decoding the container does differently) is refused instead of
  * guessed at, so the id the gateway reads is always the one the container routed on.</p>
  */
-final class CanonicalPath
+public final class CanonicalPath
 {
     private CanonicalPath()
     {
@@ -29,7 +29,7 @@ final class CanonicalPath
      * @throws GatewayException 400 when the raw path climbs above the root or does not mean what the
      *         container routed on
      */
-    static String of(String rawPath, String routedPath)
+    public static String of(String rawPath, String routedPath)
     {
         String normalized = URIUtil.normalizePath(rawPath);
         if (normalized == null)

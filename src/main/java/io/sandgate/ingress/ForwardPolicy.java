@@ -12,6 +12,7 @@ import java.util.function.Consumer;
 
 import io.opentelemetry.api.trace.Span;
 import io.sandgate.ingress.IngressDecision.Forward;
+import io.sandgate.ingress.SandboxHead.Body;
 import io.sandgate.tracing.TraceAttributes;
 import io.sandgate.tracing.TraceHeaders;
 import io.sandgate.web.ClientInfo;
@@ -19,14 +20,12 @@ import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.PreEncodedHttpField;
-import org.eclipse.jetty.io.ByteBufferPool;
-import org.eclipse.jetty.io.RetainableByteBuffer;
 
 /**
  * What a forward to a sandbox changes on its way, in one place for both front-ends: the proxy
- * servlet ({@link IngressServlet}, the WAR) and the embedded runner's handler on Jetty's core API
- * ({@link IngressHandler}). Both hold the headers as Jetty's {@link HttpField}s (the servlet's
- * HttpClient, the handler's own {@link SandboxLink}), so the rules work on those, told apart by their
+ * servlet ({@code IngressServlet}, the WAR) and the embedded runner's handler on Jetty's core API
+ * ({@code IngressHandler}). Both hold the headers as Jetty's {@link HttpField}s (the servlet's
+ * HttpClient, the handler's own {@code SandboxLink}), so the rules work on those, told apart by their
  * {@link HttpHeader} where the name is a known one.
  *
  * <p>Towards the sandbox, the client's headers go on less hop-by-hop ones
@@ -42,7 +41,7 @@ import org.eclipse.jetty.io.RetainableByteBuffer;
  * directory; then the gateway adds its confinement policy ({@link SandboxPolicy}) and the session
  * cookie.</p>
  */
-final class ForwardPolicy
+public final class ForwardPolicy
 {
     /**
      * Hop-by-hop headers, which end at the gateway: those of RFC 9110 and the ones proxies have
@@ -97,7 +96,7 @@ final class ForwardPolicy
      *
      * @param trusted whether the peer is a trusted proxy, whose forwarding headers are kept
      */
-    void copyRequestHeaders(HttpFields fromClient, HttpFields.Mutable toSandbox, boolean trusted)
+    public void copyRequestHeaders(HttpFields fromClient, HttpFields.Mutable toSandbox, boolean trusted)
     {
         forwardRequestHeaders(fromClient, trusted, toSandbox::add);
     }
@@ -137,7 +136,7 @@ final class ForwardPolicy
      * proxy that drops the length and passes the body on, which the next hop then reads as a request
      * of its own.
      */
-    static List<String> connectionNames(HttpFields fields)
+    public static List<String> connectionNames(HttpFields fields)
     {
         int count = 0;
         String only = null;
@@ -165,7 +164,7 @@ final class ForwardPolicy
      * starts no escape), and Jetty's server takes them; the core front-end forwards them as they
      * came, and here they are escaped, which a sandbox decodes to the same.
      */
-    static URI sandboxUri(Route route, String pathAndQuery)
+    public static URI sandboxUri(Route route, String pathAndQuery)
     {
         return URI.create("http://" + route.authority() + uriSafe(pathAndQuery));
     }
@@ -233,7 +232,7 @@ final class ForwardPolicy
      * @param scheme the scheme the client used ({@link ClientInfo#scheme})
      * @param host the host the client used ({@link ClientInfo#host})
      */
-    void addForwardingHeaders(HttpFields.Mutable toSandbox, Forward forward, String remoteAddr, String scheme, String host)
+    public void addForwardingHeaders(HttpFields.Mutable toSandbox, Forward forward, String remoteAddr, String scheme, String host)
     {
         String chain = toSandbox.get(HttpHeader.X_FORWARDED_FOR);
         toSandbox.remove(HttpHeader.X_FORWARDED_FOR);
@@ -265,31 +264,31 @@ final class ForwardPolicy
     }
 
     /**
-     * The request head the core front-end sends a sandbox, written in one pass over the client's
-     * fields: those {@link #copyRequestHeaders} lets through, less {@code Expect} (the server
-     * answers a 100-continue itself, once the body is read to go on) and those the gateway sets
-     * itself, then the gateway's own: {@code Via}, the {@code X-Forwarded-*} fields, {@code Host},
+     * Writes the fields of the request head the core front-end sends a sandbox, in one pass over the
+     * client's fields: those {@link #copyRequestHeaders} lets through, less {@code Expect} (the
+     * server answers a 100-continue itself, once the body is read to go on) and those the gateway
+     * sets itself, then the gateway's own: {@code Via}, the {@code X-Forwarded-*} fields, {@code Host},
      * the framing the link sends the body with, whatever the client's head said of it, and the
      * trace context. The same fields as the copy followed by {@link #addForwardingHeaders} and the
      * other puts, which the servlet path makes on Jetty's client request; here no field list is
      * built and walked again for each put, a cost that grows with a browser's dozen header lines.
      *
+     * @param head the head, its request line written ({@code forward.upstreamPath()} as the target)
      * @param hop this hop's Via entry, appended to the client's Via
      * @param authority the sandbox's address, its {@code Host}
      * @param length the body's length, sent when the link sends the body as it is
      * @param span the gateway's span for the request, or null when not traced
      */
-    RetainableByteBuffer requestHead(String method, HttpFields fromClient, boolean trusted, String hop, Forward forward, String remoteAddr,
-                                     String scheme, String host, String authority, SandboxLink.Body body, long length, Span span, ByteBufferPool pool)
+    public void requestHead(SandboxHead head, HttpFields fromClient, boolean trusted, String hop, Forward forward, String remoteAddr,
+                            String scheme, String host, String authority, Body body, long length, Span span)
     {
         List<HttpField> trace = span == null ? List.of() : traceHeaders(span);
-        RequestHead head = RequestHead.start(method, forward.upstreamPath());
         // The first X-Forwarded-For a trusted proxy sent, the chain the gateway's own extends; set as the fields go by.
         String[] chain = {null};
         forwardRequestHeaders(fromClient, trusted, field ->
         {
             HttpHeader header = field.getHeader();
-            if (header == HttpHeader.EXPECT || header == HttpHeader.VIA || header == HttpHeader.CONTENT_LENGTH && body == SandboxLink.Body.AS_IS)
+            if (header == HttpHeader.EXPECT || header == HttpHeader.VIA || header == HttpHeader.CONTENT_LENGTH && body == Body.AS_IS)
                 return;
             if (isForwardingSet(field))
             {
@@ -305,12 +304,11 @@ final class ForwardPolicy
         head.field(HttpHeader.VIA.asString(), (via == null || via.isBlank() ? "" : via + ", ") + hop);
         forwardingHeaders(chain[0], forward, remoteAddr, scheme, host, head::field);
         head.field(HttpHeader.HOST.asString(), authority);
-        if (body == SandboxLink.Body.CHUNKED)
+        if (body == Body.CHUNKED)
             head.field(HttpHeader.TRANSFER_ENCODING.asString(), "chunked");
-        else if (body == SandboxLink.Body.AS_IS)
+        else if (body == Body.AS_IS)
             head.field(HttpHeader.CONTENT_LENGTH.asString(), Long.toString(length));
         trace.forEach(head::field);
-        return head.finish(pool);
     }
 
     /**
@@ -318,7 +316,7 @@ final class ForwardPolicy
      * (copied with its other headers) names the client's span, which the sandbox would otherwise
      * take for its parent, skipping the gateway's hop.
      */
-    static void addTraceHeaders(HttpFields.Mutable toSandbox, Span span)
+    public static void addTraceHeaders(HttpFields.Mutable toSandbox, Span span)
     {
         toSandbox.remove(TraceHeaders.TRACESTATE);
         TraceHeaders.inject(span, toSandbox::put);
@@ -350,7 +348,7 @@ final class ForwardPolicy
      * looks for: which sandbox, and how the gateway found it. Nothing of the session cookie or a
      * grant: those never reach a span.
      */
-    void describe(Span span, String method, Forward forward)
+    public void describe(Span span, String method, Forward forward)
     {
         String route = forward.hostMode() ? mount(forward) + "/*" : ingress.mount() + "{id}/*";
         span.updateName(TraceAttributes.namePart(method) + " " + route);
@@ -374,7 +372,7 @@ final class ForwardPolicy
      * @param connection what the answer's {@code Connection} names ({@link #connectionNames})
      * @return the header to send, rewritten or as it came, or null to drop it
      */
-    HttpField toBrowser(HttpField field, Forward forward, Route route, List<String> connection)
+    public HttpField toBrowser(HttpField field, Forward forward, Route route, List<String> connection)
     {
         if (!connection.isEmpty() && isOneOf(field, connection))
             return null;
@@ -403,7 +401,7 @@ final class ForwardPolicy
      * what the server set already (Jetty sets {@code Date} on every response), the others are added
      * to it, as Jetty's proxies do.
      */
-    static boolean isFirstOfName(HttpFields fromSandbox, HttpField field)
+    public static boolean isFirstOfName(HttpFields fromSandbox, HttpField field)
     {
         return (field.getHeader() != null ? fromSandbox.getField(field.getHeader()) : fromSandbox.getField(field.getName())) == field;
     }
@@ -412,7 +410,7 @@ final class ForwardPolicy
      * The fields the server set before the sandbox's: the first {@code count} of the response, read
      * in one pass (asking a response's fields for one by index walks them from the start each time).
      */
-    static HttpField[] presets(HttpFields toBrowser, int count)
+    public static HttpField[] presets(HttpFields toBrowser, int count)
     {
         HttpField[] presets = new HttpField[count];
         int i = 0;
@@ -432,7 +430,7 @@ final class ForwardPolicy
      *
      * @return the preset field's index, or -1
      */
-    static int presetOfName(HttpField[] presets, HttpField field)
+    public static int presetOfName(HttpField[] presets, HttpField field)
     {
         for (int i = 0; i < presets.length; i++)
         {
@@ -475,7 +473,7 @@ final class ForwardPolicy
      * @param origin the gateway's origin as the client used it ({@link ClientInfo#origin})
      * @param add adds one header to the browser's response
      */
-    void addToBrowser(Forward forward, String origin, Consumer<HttpField> add)
+    public void addToBrowser(Forward forward, String origin, Consumer<HttpField> add)
     {
         if (!forward.hostMode())
             add.accept(confinement(origin, forward.sandboxId()));
@@ -536,7 +534,7 @@ final class ForwardPolicy
     }
 
     /** The Cookie header without the named cookie (nor its {@code __Host-} form), or null when nothing is left. */
-    static String withoutSessionCookie(String header, String name)
+    public static String withoutSessionCookie(String header, String name)
     {
         return withoutSessionCookie(header, name, SessionResolver.HOST_COOKIE_PREFIX + name);
     }
@@ -558,7 +556,7 @@ final class ForwardPolicy
      * cookie in a pair this one keeps (Jetty's reads {@code name = value}). A value in double quotes
      * is read without them.
      */
-    void addSessionCookies(String header, List<String> values)
+    public void addSessionCookies(String header, List<String> values)
     {
         sessionPairs(header, cookieName, hostCookieName, values);
     }
@@ -648,8 +646,8 @@ final class ForwardPolicy
         return header.substring(from, to);
     }
 
-    /** Whether a request asks to become a WebSocket: those go to {@link WebSocketBridge}. */
-    static boolean isWebSocketUpgrade(String method, String upgrade)
+    /** Whether a request asks to become a WebSocket: those go to {@code WebSocketBridge}. */
+    public static boolean isWebSocketUpgrade(String method, String upgrade)
     {
         return "GET".equals(method) && upgrade != null && upgrade.toLowerCase(Locale.ROOT).contains("websocket");
     }

@@ -23,6 +23,13 @@ import org.slf4j.LoggerFactory;
  */
 public final class Ingress
 {
+    /**
+     * The most of an answer's head either front-end reads: Jetty's default response header size,
+     * 8 KB. The server still has room for the gateway's own fields beside a head just under it
+     * (8.6 KB in all reach the browser, {@code SandboxAnswersIT}); a sandbox that sends more gets
+     * its exchange failed as a bad answer (502), instead of the server failing to write it (500).
+     */
+    public static final int MAX_ANSWER_HEAD = 8 * 1024;
     private static final Logger LOG = LoggerFactory.getLogger(Ingress.class);
 
     private final IngressConfig config;
@@ -107,7 +114,7 @@ public final class Ingress
     }
 
     /** What a forward changes on its way, for every front-end. */
-    ForwardPolicy policy()
+    public ForwardPolicy policy()
     {
         return policy;
     }
@@ -172,13 +179,13 @@ public final class Ingress
     }
 
     /** The answers of unknown length in progress, which a revocation ends. */
-    OpenStreams streams()
+    public OpenStreams streams()
     {
         return streams;
     }
 
     /** The sandbox's route as this replica knows it now, from the local cache when possible. */
-    Optional<Route> currentRoute(String sandboxId)
+    public Optional<Route> currentRoute(String sandboxId)
     {
         return routes.find(sandboxId);
     }
@@ -214,7 +221,7 @@ public final class Ingress
      * @return the decision and, for a forward, where it goes; failed with what {@code decide} and
      *         {@code route} throw
      */
-    CompletableFuture<Routed> decideAndRoute(IngressRequest request, boolean secure, String clientAddress, Executor blocking)
+    public CompletableFuture<Routed> decideAndRoute(IngressRequest request, boolean secure, String clientAddress, Executor blocking)
     {
         if (resolver.mayRedeemGrant(request))
             return CompletableFuture.supplyAsync(() -> decideAndRouteNow(request, secure, clientAddress), blocking);
@@ -330,7 +337,7 @@ public final class Ingress
      * @param decision what to do with the request
      * @param route where a forward goes (in host mode, on the port its host names); null for a redirect
      */
-    record Routed(IngressDecision decision, Route route)
+    public record Routed(IngressDecision decision, Route route)
     {
     }
 }

@@ -24,13 +24,13 @@ public sealed interface IngressDecision
     record Forward(String sandboxId, Source source, String upstreamPath, String setCookie, SandboxHost host) implements IngressDecision
     {
         /** A decision in path mode. */
-        Forward(String sandboxId, Source source, String upstreamPath, String setCookie)
+        public Forward(String sandboxId, Source source, String upstreamPath, String setCookie)
         {
             this(sandboxId, source, upstreamPath, setCookie, null);
         }
 
         /** Whether the sandbox is served on a host of its own rather than under the gateway's origin. */
-        boolean hostMode()
+        public boolean hostMode()
         {
             return host != null;
         }
@@ -50,7 +50,7 @@ public sealed interface IngressDecision
          *
          * @param add adds one header to the browser's response
          */
-        void addHeaders(BiConsumer<String, String> add)
+        public void addHeaders(BiConsumer<String, String> add)
         {
             NoScript.FIELDS.forEach(field -> add.accept(field.getName(), field.getValue()));
             if (setCookie != null)

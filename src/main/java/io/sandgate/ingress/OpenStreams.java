@@ -12,7 +12,7 @@ import java.util.function.Function;
  * streams for as long as it streams. An answer of declared length ends by itself and is not kept,
  * so that the common exchange pays nothing for this.
  */
-final class OpenStreams
+public final class OpenStreams
 {
     /** One answer: its sandbox, the route it went to, and how to cut it. Identity, not value, tells answers apart. */
     private static final class Stream
@@ -36,7 +36,7 @@ final class OpenStreams
      *
      * @param cut ends the exchange, from any thread: the sandbox's connection and the browser's close
      */
-    Runnable add(String sandboxId, Route route, Runnable cut)
+    public Runnable add(String sandboxId, Route route, Runnable cut)
     {
         Stream stream = new Stream(sandboxId, route, cut);
         open.add(stream);
@@ -44,7 +44,7 @@ final class OpenStreams
     }
 
     /** Cuts the sandbox's answers (an operator revoked access to it); returns how many. */
-    int cut(String sandboxId)
+    public int cut(String sandboxId)
     {
         int cut = 0;
         for (Stream stream : open)
@@ -59,7 +59,7 @@ final class OpenStreams
     }
 
     /** Cuts the answers whose route no longer stands: revoked, or the sandbox on another pod, as the replica knows it now. */
-    void cutRevoked(Function<String, Optional<Route>> current)
+    public void cutRevoked(Function<String, Optional<Route>> current)
     {
         for (Stream stream : open)
         {

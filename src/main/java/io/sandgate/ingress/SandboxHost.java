@@ -16,7 +16,7 @@ import org.eclipse.jetty.http.HttpMethod;
  *        built from the pattern, so it is the one origin besides {@code ingress.host-mode.allowed-origins}
  *        that may open the sandbox's WebSockets or send it unsafe requests
  */
-record SandboxHost(String id, int port, String origin)
+public record SandboxHost(String id, int port, String origin)
 {
     /**
      * Whether a page of {@code pageOrigin} may drive this sandbox: open its WebSockets, or send it a
@@ -29,7 +29,7 @@ record SandboxHost(String id, int port, String origin)
      *
      * @param allowed {@code ingress.host-mode.allowed-origins}, as {@link Origins#exactly}
      */
-    boolean admits(String pageOrigin, Origins allowed)
+    public boolean admits(String pageOrigin, Origins allowed)
     {
         return allowed.allows(pageOrigin, origin);
     }
@@ -46,7 +46,7 @@ record SandboxHost(String id, int port, String origin)
     }
 
     /** The refusal of a page {@link #admits} does not let in, naming the setting that would. */
-    static GatewayException refused(String pageOrigin, String what)
+    public static GatewayException refused(String pageOrigin, String what)
     {
         return GatewayException.forbidden("a page of " + pageOrigin.replaceAll("[^\\x20-\\x7e]", "?") + " may not " + what
             + ": only the sandbox's own pages may, and those of " + ConfigKeys.INGRESS_HOST_MODE_ALLOWED_ORIGINS.name());

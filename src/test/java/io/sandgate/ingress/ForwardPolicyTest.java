@@ -1,6 +1,5 @@
 package io.sandgate.ingress;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -21,6 +20,7 @@ import io.sandgate.core.Schedulers;
 import io.sandgate.ingress.IngressDecision.Forward;
 import io.sandgate.ingress.IngressDecision.Redirect;
 import io.sandgate.ingress.IngressDecision.Source;
+import io.sandgate.ingress.SandboxHead.Body;
 import io.sandgate.store.Store;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.NoScript;
@@ -28,9 +28,6 @@ import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.PreEncodedHttpField;
-import org.eclipse.jetty.io.ArrayByteBufferPool;
-import org.eclipse.jetty.io.RetainableByteBuffer;
-import org.eclipse.jetty.util.BufferUtil;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -152,7 +149,6 @@ class ForwardPolicyTest
     void theCoreFrontEndsHead_isTheCopyAndThePutsInOnePass_forAnyHeadersAClientSends()
     {
         ForwardPolicy policy = policy();
-        ArrayByteBufferPool.Tracking pool = new ArrayByteBufferPool.Tracking();
         Random random = new Random(16);
         String[] names = {"Accept", "Cookie", "Connection", "X-A", "Via", "via", "Expect", "Content-Length", "Transfer-Encoding", "Host",
             "X-Forwarded-For", "x-forwarded-for", "X-Forwarded-Proto", "X-Forwarded-Host", "X-Forwarded-Prefix", "x-forwarded-prefix",
@@ -170,14 +166,25 @@ class ForwardPolicyTest
                 fromClient.add(names[random.nextInt(names.length)], values[random.nextInt(values.length)]);
             boolean trusted = random.nextBoolean();
             Forward forward = random.nextBoolean() ? BY_PATH : BY_COOKIE;
-            SandboxLink.Body body = SandboxLink.Body.values()[random.nextInt(3)];
+            Body body = Body.values()[random.nextInt(3)];
             Span span = spans[random.nextInt(spans.length)];
             String scheme = random.nextInt(8) == 0 ? null : "https";
 
-            RetainableByteBuffer head = policy.requestHead("POST", fromClient, trusted, "1.1 gw", forward, "192.0.2.1", scheme, "gw.example",
-                "10.0.0.7:6080", body, 12, span, pool);
-            String written = BufferUtil.toString(head.getByteBuffer(), StandardCharsets.ISO_8859_1);
-            head.release();
+            List<String> written = new ArrayList<>();
+            policy.requestHead(new SandboxHead()
+            {
+                @Override
+                public void field(HttpField field)
+                {
+                    field(field.getName(), field.getValue());
+                }
+
+                @Override
+                public void field(String name, String value)
+                {
+                    written.add(name + ": " + value);
+                }
+            }, fromClient, trusted, "1.1 gw", forward, "192.0.2.1", scheme, "gw.example", "10.0.0.7:6080", body, 12, span);
 
             // The copy and the puts the core front-end made before, and the servlet path still makes.
             HttpFields.Mutable toSandbox = HttpFields.build();
@@ -191,18 +198,16 @@ class ForwardPolicyTest
             toSandbox.put(HttpHeader.X_FORWARDED_HOST, "gw.example");
             toSandbox.put(ClientInfo.X_FORWARDED_PREFIX, policy.mount(forward));
             toSandbox.put(HttpHeader.HOST, "10.0.0.7:6080");
-            if (body == SandboxLink.Body.CHUNKED)
+            if (body == Body.CHUNKED)
                 toSandbox.put(HttpHeader.TRANSFER_ENCODING, "chunked");
-            else if (body == SandboxLink.Body.AS_IS)
+            else if (body == Body.AS_IS)
                 toSandbox.put(HttpHeader.CONTENT_LENGTH, "12");
             if (span != null)
                 ForwardPolicy.addTraceHeaders(toSandbox, span);
 
-            assertTrue(written.startsWith("POST " + forward.upstreamPath() + " HTTP/1.1\r\n") && written.endsWith("\r\n\r\n"), written);
-            assertEquals(byName(toSandbox.stream().map(field -> field.getName() + ": " + field.getValue()).toList()),
-                byName(List.of(written.substring(written.indexOf("\r\n") + 2, written.length() - 4).split("\r\n", -1))), fromClient + " trusted " + trusted);
+            assertEquals(byName(toSandbox.stream().map(field -> field.getName() + ": " + field.getValue()).toList()), byName(written),
+                fromClient + " trusted " + trusted);
         }
-        assertTrue(pool.getLeaks().isEmpty(), pool.dumpLeaks());
     }
 
     /** Header lines by name, case aside; the order of lines of one name is kept, as it is what a list of values means. */

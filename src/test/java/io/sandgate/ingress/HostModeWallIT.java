@@ -29,7 +29,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The wall around a host-mode sandbox, against pages of the gateway's own origins (issue 52,
  * finding 1): a request with an unsafe method from a page that is not the sandbox's own never
- * reaches it, as its WebSocket refuses such a page ({@link WebSocketOriginIT}); and with
+ * reaches it, as its WebSocket refuses such a page ({@link io.sandgate.ingress.websocket.WebSocketOriginIT}); and with
  * {@code ingress.path-mode: false} no sandbox is served under the gateway's origin at all.
  */
 @EachIngressFrontEnd

@@ -6,6 +6,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.sdk.trace.data.SpanData;
+import io.sandgate.ingress.websocket.WebSocketBridgeIT;
 import io.sandgate.testing.EachIngressFrontEnd;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.RecordedSpans;

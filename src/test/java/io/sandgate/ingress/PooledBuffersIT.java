@@ -24,6 +24,7 @@ import java.util.regex.Pattern;
 
 import io.sandgate.config.ConfigKeys;
 import io.sandgate.config.ServerConfig;
+import io.sandgate.ingress.websocket.WebSocketBridgeIT;
 import io.sandgate.launcher.EmbeddedServer;
 import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.RawHttp;

@@ -92,7 +92,7 @@ class SandboxAnswersIT
     }
 
     /**
-     * The head of a plain answer is read without Jetty's parser ({@link AnswerHead}) and its body
+     * The head of a plain answer is read without Jetty's parser ({@code AnswerHead}) and its body
      * framed by its length: the body must still reach the browser as it comes, not once it is whole,
      * its end must free the connection for the next request, and an empty body must end at once. (The
      * body is over 8 KB: the WAR's front-end takes a smaller one whole before it answers.)
@@ -203,7 +203,7 @@ class SandboxAnswersIT
     {
         // The gateway reads up to 8 KB of a sandbox's head and adds fields of its own (the session
         // cookie, the confinement policy): the server must have room to send both, over 8 KB here.
-        String big = "a".repeat(SandboxLink.MAX_ANSWER_HEAD - 100);
+        String big = "a".repeat(Ingress.MAX_ANSWER_HEAD - 100);
         sandbox.script((request, out) -> ScriptedSandbox.raw(out, "HTTP/1.1 200 OK\r\nX-Big: " + big + "\r\nContent-Length: 2\r\n\r\nok"));
 
         HttpResponse<String> response = get(gateway.uri(), "/vnc/7/a");

@@ -8,7 +8,7 @@ import java.util.Optional;
  * A route store that fails the test on every write, listing and search: for tests of what reads
  * routes, and how, where the subclass says what a lookup answers.
  */
-abstract class UntouchedRoutes implements RouteStore
+public abstract class UntouchedRoutes implements RouteStore
 {
     @Override
     public void put(String id, Route route)

@@ -14,7 +14,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
-import io.sandgate.ingress.WebSocketBridgeIT;
+import io.sandgate.ingress.websocket.WebSocketBridgeIT;
 import io.sandgate.testing.EachIngressFrontEnd;
 import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.GatewayExtension;

@@ -1,0 +1,733 @@
+package io.sandgate.ingress.embedded;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import io.sandgate.ingress.Ingress;
+import io.sandgate.ingress.SandboxHead.Body;
+import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.HttpException;
+import org.eclipse.jetty.http.HttpFields;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpParser;
+import org.eclipse.jetty.http.HttpVersion;
+import org.eclipse.jetty.io.AbstractConnection;
+import org.eclipse.jetty.io.ByteBufferPool;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.io.EndPoint;
+import org.eclipse.jetty.io.RetainableByteBuffer;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.BufferUtil;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.IteratingCallback;
+
+/**
+ * One HTTP/1.1 connection to a sandbox, carrying one exchange at a time. It writes the request head
+ * the ingress built, streams the browser's body after it, and relays the sandbox's answer as it is
+ * parsed: the head through {@link Exchange#headers}, each piece of the body written to the browser
+ * straight from this connection's read buffer, which is not read into again until the browser has
+ * taken it. That is all a proxy needs of an HTTP client, and about half the CPU Jetty's
+ * {@code HttpClient} spends per exchange (request objects, listeners, a conversation, a content
+ * source with its own demand), which on a 1 KB exchange was 40 % of the gateway's.
+ *
+ * <p>Nothing it does with an answer waits (the browser's writes complete through callbacks), so the
+ * selector that finds an answer readable parses and forwards it itself, without a hand-off to another
+ * thread.</p>
+ *
+ * <p>Between exchanges it waits in its {@link SandboxLinks.Destination}, reading, so that a sandbox
+ * closing an idle connection takes it out of the pool at once.</p>
+ */
+final class SandboxLink extends AbstractConnection.NonBlocking implements HttpParser.ResponseHandler
+{
+    /** What the link asks of the exchange it carries. */
+    interface Exchange
+    {
+        Request request();
+
+        Response response();
+
+        /** The request line and header fields, ready to write, in a buffer of {@code pool}'s that the link releases once written. */
+        RetainableByteBuffer head(ByteBufferPool pool);
+
+        /** How the browser's body goes on: not at all, as it came (Content-Length), or chunked. */
+        Body body();
+
+        /** Copies the sandbox's status and header fields to the browser's response, through the policy; the fields are the link's, reused by its next answer. */
+        void headers(int status, HttpFields fromSandbox);
+
+        /** The browser has the whole answer. */
+        void succeeded();
+
+        /**
+         * The exchange failed; the link is closed.
+         *
+         * @param retryable nothing was sent but the head, on a connection used before, and nothing
+         *        came back: the sandbox closed the connection as it was taken, and another one may
+         *        carry the request as if this one had never been tried
+         */
+        void failed(Throwable failure, boolean retryable);
+
+        /** The browser closed its connection while the answer was awaited; the link is closed. */
+        void browserGone();
+
+        /** The answer's head is through and its length unknown (a stream): {@code cut} ends the exchange from any thread. */
+        void streaming(Runnable cut);
+    }
+
+    /** The states of a piece of body handed to the browser, so that a write completed at once goes on without leaving the parse loop. */
+    private static final int WRITING = 1;
+    private static final int WRITTEN = 2;
+    private static final int WAITING = 3;
+    private static final ByteBuffer LAST_CHUNK = BufferUtil.toBuffer("0\r\n\r\n");
+    private static final ByteBuffer CRLF = BufferUtil.toBuffer("\r\n");
+
+    private final SandboxLinks.Destination destination;
+    private final ByteBufferPool pool;
+    /** The connector's selector this link is on, whose idle links its destination keeps apart. */
+    private final int lane;
+    /** When this link last went idle in its pool, by {@link System#nanoTime()}; read and written under the destination's lock. */
+    long idleSince;
+
+    private final HttpParser parser = new HttpParser(this, Ingress.MAX_ANSWER_HEAD);
+    /** Reads the plain answers' heads; the parser reads the rest, and the bodies of those. */
+    private final AnswerHead plainHead = new AnswerHead();
+    /** What is left of the body of an answer whose head {@link #plainHead} read; -1 while the parser reads the answer. */
+    private long bodyLeft = -1;
+    private boolean headRequest;
+    private final AtomicReference<Exchange> current = new AtomicReference<>();
+    private final AtomicInteger write = new AtomicInteger();
+    /** Counts the two ends of an exchange, the request sent and the answer read, in either order: the second frees the link. */
+    private final AtomicInteger ends = new AtomicInteger();
+    private final Callback written = Callback.from(this::browserTook, this::browserFailed);
+    private RetainableByteBuffer buffer;
+    /** The exchange being parsed; the same as {@link #current} until it ends. */
+    private Exchange exchange;
+    /** The answer's fields, kept for the next answer: the browser's response takes a copy of them at once. */
+    private final HttpFields.Mutable fromSandbox = HttpFields.build();
+    private int status;
+    private boolean keepAlive;
+    private boolean reused;
+    private boolean received;
+    private volatile boolean bodySent;
+    private volatile boolean bodyStarted;
+    private boolean lastWritten;
+    /** Set when a piece of body was handed to the browser during a parse; only the thread parsing reads and clears it. */
+    private boolean wrote;
+    /** Set by the parser at the end of a message; the parse loop takes it. */
+    private boolean messageDone;
+    /** The browser's connection of the exchange carried, which tells if the browser leaves; null where it cannot. */
+    private KeptReadEndPoint browser;
+    /** What the browser's connection runs if the browser leaves, for the exchange carried. */
+    private Runnable browserLeft;
+    /** What streams the body of the exchange carried; null for one without a body. */
+    private volatile BodyPump pump;
+
+    /**
+     * The endpoint's idle timeout is the exchange's, {@code ingress.idle-timeout}, set once: changing
+     * it between exchanges would cancel and schedule a timer twice per request. A link waiting in
+     * its pool is closed by the pool's sweep instead ({@link SandboxLinks}).
+     */
+    SandboxLink(EndPoint endPoint, Executor executor, SandboxLinks.Destination destination, ByteBufferPool pool)
+    {
+        super(endPoint, executor);
+        // As Jetty's client reads answers: a 1 MB body goes to the browser in pieces of this size.
+        setInputBufferSize(16 * 1024);
+        this.destination = destination;
+        this.pool = pool;
+        this.lane = Math.max(0, IngressConnector.lane(endPoint));
+    }
+
+    int lane()
+    {
+        return lane;
+    }
+
+    @Override
+    public void onOpen()
+    {
+        super.onOpen();
+        fillInterested();
+    }
+
+    /** Carries an exchange: this link was idle or just opened, and reads already. */
+    void send(Exchange next)
+    {
+        RetainableByteBuffer head;
+        try
+        {
+            head = next.head(pool);
+        }
+        catch (RuntimeException x)
+        {
+            // Nothing was sent: the link is as it was, idle and reading, and goes back for the next exchange.
+            next.failed(x, false);
+            destination.release(this);
+            return;
+        }
+        exchange = next;
+        status = 0;
+        received = false;
+        lastWritten = false;
+        Body body = next.body();
+        bodySent = false;
+        bodyStarted = false;
+        ends.set(0);
+        parser.reset();
+        headRequest = "HEAD".equals(next.request().getMethod());
+        parser.setHeadResponse(headRequest);
+        bodyLeft = -1;
+        BodyPump bodyPump = body == Body.NONE ? null : new BodyPump(next, body == Body.CHUNKED);
+        pump = bodyPump;
+        current.set(next);
+        if (bodyPump == null)
+            watchBrowser(next);
+        getEndPoint().write(Callback.from(() ->
+        {
+            head.release();
+            if (bodyPump == null)
+                requestSent();
+            else
+                bodyPump.iterate();
+        }, x ->
+        {
+            head.release();
+            fail(x);
+        }), head.getByteBuffer());
+    }
+
+    @Override
+    public void onFillable()
+    {
+        if (current.get() == null)
+        {
+            idleFillable();
+            return;
+        }
+        readAndParse();
+    }
+
+    /** Bytes or the end of the stream from a sandbox that is asked nothing: either way, the connection is done. */
+    private void idleFillable()
+    {
+        RetainableByteBuffer probe = pool.acquire(64, false);
+        try
+        {
+            if (getEndPoint().fill(probe.getByteBuffer()) == 0)
+            {
+                fillInterested();
+                return;
+            }
+        }
+        catch (Throwable x)
+        {
+            // Closed below.
+        }
+        finally
+        {
+            probe.release();
+        }
+        if (destination.takeBack(this))
+            close();
+        else
+            // An exchange took it meanwhile: it reads the end of the stream and retries.
+            fillInterested();
+    }
+
+    private void readAndParse()
+    {
+        try
+        {
+            while (true)
+            {
+                if (buffer == null)
+                    buffer = pool.acquire(getInputBufferSize(), true);
+                Next next = parse();
+                if (next != Next.READ)
+                {
+                    if (next == Next.FAILED)
+                        discardBuffer();
+                    return;
+                }
+                int filled = getEndPoint().fill(buffer.getByteBuffer());
+                if (filled > 0)
+                {
+                    received = true;
+                    continue;
+                }
+                if (filled == 0)
+                {
+                    releaseBuffer();
+                    fillInterested();
+                    return;
+                }
+                parser.atEOF();
+                Next last = parse();
+                if (last == Next.READ)
+                    fail(new EOFException("the sandbox closed the connection"));
+                if (last == Next.READ || last == Next.FAILED)
+                    discardBuffer();
+                return;
+            }
+        }
+        catch (IOException x)
+        {
+            fail(x);
+            discardBuffer();
+        }
+        catch (Throwable x)
+        {
+            // The parser's refusal of what the sandbox sent (a header over its limit, say; with
+            // assertions on, Jetty asserts on the status it gives such a refusal): a bad answer.
+            fail(new IOException("the sandbox's answer could not be read", x));
+            discardBuffer();
+        }
+    }
+
+    /**
+     * What the parse loop does after a parse. Whoever runs the loop owns the buffer and the parser,
+     * and hands them on by {@link #BROWSER} or {@link #DONE}, after which it touches neither.
+     */
+    private enum Next
+    {
+        /** Read more of the answer. */
+        READ,
+        /** A piece of body is with the browser, which did not take it at once: its callback parses on, perhaps already. */
+        BROWSER,
+        /** The answer is whole: the link may already carry the next exchange. */
+        DONE,
+        /** The exchange failed: the buffer's bytes are no one's. */
+        FAILED
+    }
+
+    /** Parses what the buffer holds. */
+    private Next parse()
+    {
+        ByteBuffer bytes = buffer.getByteBuffer();
+        while (true)
+        {
+            boolean stop;
+            if (bodyLeft >= 0)
+                stop = relayBody(bytes);
+            else if (!headRequest && parser.isStart() && bytes.hasRemaining() && plainHead.read(bytes, fromSandbox))
+                stop = plainHeadRead();
+            else
+                stop = parser.parseNext(bytes);
+            if (wrote)
+            {
+                wrote = false;
+                // The last step of this thread's part: from here the browser's callback owns the parse.
+                if (write.compareAndSet(WRITING, WAITING))
+                    return Next.BROWSER;
+                // The browser took it at once, or refused it: parse on, or see the failure below.
+            }
+            if (current.get() != exchange)
+                return Next.FAILED;
+            if (messageDone)
+            {
+                messageDone = false;
+                if (status < 200)
+                {
+                    // An interim answer (100 Continue, 103 Early Hints): the browser gets the final one.
+                    parser.reset();
+                    continue;
+                }
+                complete();
+                return Next.DONE;
+            }
+            if (!stop)
+                return Next.READ;
+        }
+    }
+
+    @Override
+    public void startResponse(HttpVersion version, int status, String reason)
+    {
+        this.status = status;
+        keepAlive = version == HttpVersion.HTTP_1_1;
+        // Neither the last exchange's fields nor an interim answer's (a 103's Link) are this answer's.
+        fromSandbox.clear();
+    }
+
+    @Override
+    public void parsedHeader(HttpField field)
+    {
+        HttpHeader header = field.getHeader();
+        if (header == HttpHeader.CONTENT_LENGTH && parser.getContentLength() >= 0)
+            // The length as the parser read it: the server looks at it three times as it writes the response.
+            field = new HttpField.LongValueHttpField(header, field.getName(), field.getValue(), parser.getContentLength());
+        else if (header == HttpHeader.CONNECTION && field.contains("close"))
+            keepAlive = false;
+        fromSandbox.add(field);
+    }
+
+    @Override
+    public boolean headerComplete()
+    {
+        if (status < 200)
+            return false;
+        exchange.headers(status, fromSandbox);
+        if (parser.getContentLength() < 0)
+        {
+            Exchange streaming = exchange;
+            streaming.streaming(() -> cut(streaming));
+        }
+        return false;
+    }
+
+    @Override
+    public boolean content(ByteBuffer content)
+    {
+        long length = parser.getContentLength();
+        return relay(content, length >= 0 && parser.getContentRead() == length);
+    }
+
+    /** As the parser's {@link #startResponse} and {@link #headerComplete} for an answer {@link #plainHead} read, whose length it knows. */
+    private boolean plainHeadRead()
+    {
+        status = plainHead.status();
+        keepAlive = plainHead.keepAlive();
+        bodyLeft = plainHead.contentLength();
+        exchange.headers(status, fromSandbox);
+        // Parse on: the body follows, or the end of the answer.
+        return true;
+    }
+
+    /** As the parser's {@link #content} and {@link #messageComplete} for an answer whose head {@link #plainHead} read. */
+    private boolean relayBody(ByteBuffer bytes)
+    {
+        if (bodyLeft == 0)
+        {
+            bodyLeft = -1;
+            return messageComplete();
+        }
+        int size = (int)Math.min(bytes.remaining(), bodyLeft);
+        if (size == 0)
+            return false;
+        ByteBuffer piece = bytes.slice(bytes.position(), size);
+        bytes.position(bytes.position() + size);
+        bodyLeft -= size;
+        return relay(piece, bodyLeft == 0);
+    }
+
+    private boolean relay(ByteBuffer content, boolean last)
+    {
+        lastWritten = last;
+        // Once the browser has the whole answer it may close at once: that is no departure.
+        if (lastWritten)
+            forgetBrowser();
+        write.set(WRITING);
+        exchange.response().write(lastWritten, content, written);
+        wrote = true;
+        // The parse stops here: parse() then waits for the browser, or parses on if it took the piece at once.
+        return true;
+    }
+
+    private void browserTook()
+    {
+        // Taken before the parse asked to wait: the parse goes on by itself.
+        if (write.compareAndSet(WRITING, WRITTEN))
+            return;
+        write.set(WRITTEN);
+        readAndParse();
+    }
+
+    private void browserFailed(Throwable x)
+    {
+        if (write.compareAndSet(WRITING, WRITTEN))
+        {
+            // Refused before the parse asked to wait: the parse sees the failure and discards the buffer.
+            fail(x);
+            return;
+        }
+        write.set(WRITTEN);
+        fail(x);
+        discardBuffer();
+    }
+
+    @Override
+    public boolean contentComplete()
+    {
+        return false;
+    }
+
+    @Override
+    public boolean messageComplete()
+    {
+        messageDone = true;
+        return true;
+    }
+
+    @Override
+    public void earlyEOF()
+    {
+        // parse() sees an incomplete message at the end of the stream and fails the exchange.
+    }
+
+    @Override
+    public void badMessage(HttpException failure)
+    {
+        fail(new IOException("the sandbox's answer is not HTTP: " + failure.getReason()));
+    }
+
+    /**
+     * The sandbox's answer is whole: the browser gets the end, and the link goes back to its
+     * destination once the request is sent too (the answer may be read before the selector has
+     * reported the request's last write), or closes if it cannot carry another: an answer that says
+     * so, bytes after it, or an answer ahead of a request body still on its way.
+     */
+    private void complete()
+    {
+        Exchange done = exchange;
+        forgetBrowser();
+        boolean reusable = keepAlive && !buffer.hasRemaining() && (bodySent || done.body() == Body.NONE);
+        if (reusable)
+            releaseBuffer();
+        else
+            // Bytes past the answer are no one's: the link closes.
+            discardBuffer();
+        if (!current.compareAndSet(done, null))
+            return;
+        exchange = null;
+        stopPump(done);
+        if (!reusable)
+        {
+            destination.takeBack(this);
+            close();
+        }
+        else if (ends.incrementAndGet() == 2)
+        {
+            reuse();
+        }
+        if (lastWritten)
+            done.succeeded();
+        else
+            done.response().write(true, BufferUtil.EMPTY_BUFFER, Callback.from(done::succeeded, x -> done.failed(x, false)));
+    }
+
+    private void requestSent()
+    {
+        bodySent = true;
+        if (ends.incrementAndGet() == 2)
+            reuse();
+    }
+
+    private void reuse()
+    {
+        reused = true;
+        fillInterested();
+        destination.release(this);
+    }
+
+    private void fail(Throwable failure)
+    {
+        Exchange failed = current.get();
+        if (failed == null || !current.compareAndSet(failed, null))
+            return;
+        boolean retryable = reused && !received && !bodyStarted;
+        forgetBrowser();
+        destination.takeBack(this);
+        close();
+        stopPump(failed);
+        failed.failed(failure, retryable);
+    }
+
+    /** The browser of {@code gone} left before its answer was whole: the sandbox's connection closes, and the request goes nowhere else. */
+    private void browserGone(Exchange gone)
+    {
+        if (!current.compareAndSet(gone, null))
+            return;
+        destination.takeBack(this);
+        close();
+        stopPump(gone);
+        gone.browserGone();
+    }
+
+    /** Ends a stream whose access no longer stands, if this link still carries it. */
+    private void cut(Exchange stream)
+    {
+        if (current.get() == stream)
+            fail(new IOException("access to the sandbox was revoked, or its pod replaced, while its answer streamed"));
+    }
+
+    /**
+     * A browser that leaves while its answer is awaited ends the exchange at once, rather than when
+     * the sandbox answers or the idle timeout passes: a sandbox that never answers would hold the
+     * browser's place in the per-client limit, and this connection, for an hour. Watched only once
+     * the request has all arrived: while its body comes the server reads the browser's connection
+     * itself, and a report of bytes it has just read would look like the browser gone.
+     */
+    private void watchBrowser(Exchange watched)
+    {
+        if (!(watched.request().getConnectionMetaData().getConnection().getEndPoint() instanceof KeptReadEndPoint endPoint))
+            return;
+        Runnable left = () -> browserGone(watched);
+        browser = endPoint;
+        browserLeft = left;
+        endPoint.onPeerGone(left);
+        // The answer may have been read whole while the body's last piece came, and the browser forgotten before it was watched.
+        if (current.get() != watched)
+            endPoint.clearPeerGone(left);
+    }
+
+    /**
+     * Stops the body pump of {@code ended}, which is no longer carried, before the server hears that
+     * the exchange ended: the server then reads what is left of the request's body itself, and a
+     * pump reading at the same moment, on another thread, would race it for the connection's buffer
+     * (one of them taken and never given back, or the next request's bytes read as this one's).
+     */
+    private void stopPump(Exchange ended)
+    {
+        BodyPump stopping = pump;
+        if (stopping != null && stopping.owner == ended)
+        {
+            stopping.stop();
+            // An idle link keeps no ended request.
+            pump = null;
+        }
+    }
+
+    private void forgetBrowser()
+    {
+        KeptReadEndPoint endPoint = browser;
+        if (endPoint != null)
+        {
+            endPoint.clearPeerGone(browserLeft);
+            browser = null;
+            browserLeft = null;
+        }
+    }
+
+    @Override
+    public boolean onIdleExpired(TimeoutException timeout)
+    {
+        if (current.get() == null)
+            destination.takeBack(this);
+        else
+            fail(timeout);
+        return true;
+    }
+
+    @Override
+    public void onClose(Throwable cause)
+    {
+        super.onClose(cause);
+        fail(cause != null ? cause : new ClosedChannelException());
+        destination.closed(this);
+    }
+
+    private void releaseBuffer()
+    {
+        if (buffer != null && !buffer.hasRemaining())
+        {
+            buffer.release();
+            buffer = null;
+        }
+    }
+
+    /**
+     * Gives the read buffer back whatever it still holds, once the exchange has failed or the link
+     * closes with bytes unread. Only the parse's owner calls it ({@link Next}): another thread
+     * releasing it could hand the pool a buffer whose bytes are still being written to a browser,
+     * or parsed, for another exchange to overwrite. A link waiting to read holds no buffer: the
+     * parser has taken in all it read, and the loop released it.
+     */
+    private void discardBuffer()
+    {
+        if (buffer != null)
+        {
+            buffer.release();
+            buffer = null;
+        }
+    }
+
+    /** Streams the browser's body to the sandbox, one chunk in flight, each released once written. */
+    private final class BodyPump extends IteratingCallback
+    {
+        private final Exchange owner;
+        private final boolean chunked;
+        private Content.Chunk chunk;
+        /** Set, under the pump's monitor, when the exchange ends; the pump reads only under it, so a read in progress finishes first. */
+        private boolean stopped;
+
+        BodyPump(Exchange owner, boolean chunked)
+        {
+            this.owner = owner;
+            this.chunked = chunked;
+        }
+
+        @Override
+        protected Action process()
+        {
+            if (chunk != null)
+            {
+                boolean last = chunk.isLast();
+                chunk.release();
+                chunk = null;
+                if (last)
+                {
+                    requestSent();
+                    return Action.SUCCEEDED;
+                }
+            }
+            Content.Chunk next;
+            synchronized (this)
+            {
+                if (stopped)
+                    return Action.SUCCEEDED;
+                next = owner.request().read();
+                if (next == null)
+                {
+                    owner.request().demand(this::iterate);
+                    return Action.IDLE;
+                }
+            }
+            if (Content.Chunk.isFailure(next))
+            {
+                fail(next.getFailure());
+                return Action.SUCCEEDED;
+            }
+            chunk = next;
+            bodyStarted = true;
+            if (next.isLast())
+                watchBrowser(owner);
+            ByteBuffer data = next.getByteBuffer();
+            if (!chunked)
+            {
+                getEndPoint().write(this, data);
+            }
+            else if (!data.hasRemaining())
+            {
+                getEndPoint().write(this, next.isLast() ? LAST_CHUNK.slice() : BufferUtil.EMPTY_BUFFER);
+            }
+            else
+            {
+                ByteBuffer size = BufferUtil.toBuffer(Integer.toHexString(data.remaining()) + "\r\n");
+                if (next.isLast())
+                    getEndPoint().write(this, size, data, CRLF.slice(), LAST_CHUNK.slice());
+                else
+                    getEndPoint().write(this, size, data, CRLF.slice());
+            }
+            return Action.SCHEDULED;
+        }
+
+        synchronized void stop()
+        {
+            stopped = true;
+        }
+
+        @Override
+        protected void onCompleteFailure(Throwable cause)
+        {
+            if (chunk != null)
+                chunk.release();
+            fail(cause);
+        }
+    }
+}

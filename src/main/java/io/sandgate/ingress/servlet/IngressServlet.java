@@ -1,0 +1,422 @@
+package io.sandgate.ingress.servlet;
+
+import java.io.IOException;
+import java.util.Enumeration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import io.opentelemetry.api.trace.Span;
+import io.sandgate.ingress.ForwardPolicy;
+import io.sandgate.ingress.Ingress;
+import io.sandgate.ingress.IngressDecision.Forward;
+import io.sandgate.ingress.OpenStreams;
+import io.sandgate.ingress.Route;
+import io.sandgate.ingress.websocket.WebSocketBridge;
+import io.sandgate.web.AccessNote;
+import io.sandgate.web.ClientInfo;
+import io.sandgate.web.Errors;
+import io.sandgate.web.RequestAttribute;
+import io.sandgate.web.ServerSpan;
+import io.sandgate.web.StreamingProxyServlet;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.eclipse.jetty.client.HttpClient;
+import org.eclipse.jetty.client.Request;
+import org.eclipse.jetty.client.Response;
+import org.eclipse.jetty.client.Result;
+import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.HttpFields;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpMethod;
+import org.eclipse.jetty.http.HttpStatus;
+import org.eclipse.jetty.io.ClientConnector;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.Promise;
+import org.eclipse.jetty.util.thread.Invocable;
+
+/**
+ * Servlet glue of the ingress face: forwards a request whose sandbox {@link SessionFilter} has
+ * resolved, letting Jetty's asynchronous proxy servlet stream it there, or hands a WebSocket upgrade
+ * to the {@link WebSocketBridge} (and hands it back when the container dispatches it again).
+ * Overrides only the hooks whose defaults do not fit a sandbox gateway: target rewriting, headers
+ * both ways (as {@link ForwardPolicy} says, each in one pass), small bodies, response flushing and
+ * error bodies.
+ */
+public class IngressServlet extends StreamingProxyServlet
+{
+    /** The name the servlet is registered under: host mode hands requests to it by this name. */
+    public static final String NAME = "sandgate-ingress";
+    private static final RequestAttribute<Route> ROUTE = RequestAttribute.of("ingress.route", Route.class);
+    /** Set on a response whose whole body goes out with the exchange's completion (see {@link #onServerResponseHeaders}). */
+    private static final RequestAttribute<Boolean> WHOLE_BODY = RequestAttribute.of("ingress.whole-body", Boolean.class);
+    /** Forgets the exchange's answer among the streams a revocation ends ({@link OpenStreams}), when it is one. */
+    private static final RequestAttribute<Runnable> STREAM = RequestAttribute.of("ingress.stream", Runnable.class);
+    /** When the request went to the sandbox, by {@link System#nanoTime()}: the access line gives how long its answer's head took. */
+    private static final RequestAttribute<Long> SENT = RequestAttribute.of("ingress.sent", Long.class);
+
+    private final Ingress ingress;
+    private final WebSocketBridge webSockets;
+    private final ForwardPolicy policy;
+
+    /**
+     * @param webSockets the bridge for upgrades; started and closed by whoever built it
+     */
+    public IngressServlet(Ingress ingress, WebSocketBridge webSockets)
+    {
+        this.ingress = ingress;
+        this.webSockets = webSockets;
+        this.policy = ingress.policy();
+    }
+
+    @Override
+    protected void service(HttpServletRequest clientRequest, HttpServletResponse proxyResponse) throws ServletException, IOException
+    {
+        Forward forward = SessionFilter.FORWARD.get(clientRequest);
+        if (forward == null)
+            throw new ServletException("No ingress decision: " + SessionFilter.class.getSimpleName() + " must be mapped in front of this servlet");
+        Route route;
+        try
+        {
+            if (webSockets.resume(clientRequest, proxyResponse))
+                return;
+            route = ingress.route(forward, SessionFilter.RESOLVED.get(clientRequest), ingress.clients().clientAddress(clientRequest));
+            Span span = ServerSpan.of(clientRequest);
+            if (span != null)
+                policy.describe(span, clientRequest.getMethod(), forward);
+            if (WebSocketBridge.isUpgrade(clientRequest))
+            {
+                webSockets.upgrade(clientRequest, proxyResponse, forward, route);
+                return;
+            }
+        }
+        catch (RuntimeException x)
+        {
+            Errors.write(clientRequest, proxyResponse, Errors.map(x));
+            return;
+        }
+        ROUTE.set(clientRequest, route);
+        super.service(clientRequest, proxyResponse);
+    }
+
+    @Override
+    protected String rewriteTarget(HttpServletRequest clientRequest)
+    {
+        return ForwardPolicy.sandboxUri(ROUTE.get(clientRequest), SessionFilter.FORWARD.get(clientRequest).upstreamPath()).toString();
+    }
+
+    @Override
+    protected HttpClient newHttpClient(ClientConnector clientConnector)
+    {
+        clientConnector.setConnectTimeout(ingress.config().connectTimeout());
+        // Answers are handled on the selectors (below): one per core, or under saturation a single
+        // selector thread handling every answer held the servlet path to one core (12 % fewer
+        // requests a second on 2 cores). At most four: each selector holds a thread of the pool
+        // the container shares with the servlets, and answers are a fraction of the path's work.
+        clientConnector.setSelectors(Math.min(4, Runtime.getRuntime().availableProcessors()));
+        HttpClient client = super.newHttpClient(clientConnector);
+        // Sandbox pods come and go all day; without this every pod IP ever seen keeps a
+        // destination (and its pool) in the client forever.
+        client.setDestinationIdleTimeout(ingress.config().destinationIdleTimeout().toMillis());
+        client.setConnectTimeout(ingress.config().connectTimeout().toMillis());
+        // A head the container could not send on fails here as a bad answer (502), not in the
+        // container as it writes the response (its own 500 page), as on the core front-end.
+        client.setMaxResponseHeadersSize(Ingress.MAX_ANSWER_HEAD);
+        // Nothing this servlet does with an answer waits (its head is copied, a small body goes into
+        // the container's buffer, a larger one through a write listener, the end is an asynchronous
+        // complete): the client may handle answers on its selectors instead of waking a pool thread
+        // for each: three in ten of the servlet path's thread switches at a fixed rate.
+        client.getTransport().setInvocationType(Invocable.InvocationType.NON_BLOCKING);
+        return client;
+    }
+
+    /**
+     * Sends the request as Jetty's proxy does (without its debug log of the request's headers), but a
+     * GET (or another idempotent request without a body) whose connection failed before any answer
+     * began goes once more ({@link SendAgainOnce}), as on the core front-end: sandboxes close idle
+     * connections when they like, and one that closes a kept connection just as it is taken must not
+     * cost the browser its request.
+     */
+    @Override
+    protected void sendProxyRequest(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Request proxyRequest)
+    {
+        Response.CompleteListener answer = newProxyResponseListener(clientRequest, proxyResponse);
+        SENT.set(clientRequest, System.nanoTime());
+        HttpMethod method = HttpMethod.fromString(proxyRequest.getMethod());
+        if (method != null && method.isIdempotent() && proxyRequest.getBody() == null && answer instanceof Response.Listener listener)
+            proxyRequest.send(new SendAgainOnce(proxyRequest, listener));
+        else
+            proxyRequest.send(answer);
+    }
+
+    /** The client's headers as {@link ForwardPolicy} lets them through. */
+    @Override
+    protected void copyRequestHeaders(HttpServletRequest clientRequest, Request proxyRequest)
+    {
+        HttpFields.Mutable fromClient = HttpFields.build();
+        for (Enumeration<String> names = clientRequest.getHeaderNames(); names.hasMoreElements(); )
+        {
+            String name = names.nextElement();
+            for (Enumeration<String> values = clientRequest.getHeaders(name); values.hasMoreElements(); )
+                fromClient.add(name, values.nextElement());
+        }
+        boolean trusted = ingress.clients().isTrusted(clientRequest);
+        proxyRequest.headers(headers -> policy.copyRequestHeaders(fromClient, headers.clear(), trusted));
+    }
+
+    /**
+     * Adds Via and the {@code X-Forwarded-*} headers that web UIs in sandboxes read (Jetty 12.1
+     * sends RFC 7239 {@code Forwarded} instead).
+     */
+    @Override
+    protected void addProxyHeaders(HttpServletRequest clientRequest, Request proxyRequest)
+    {
+        addViaHeader(clientRequest, proxyRequest);
+        ClientInfo.RequestView client = ClientInfo.view(clientRequest);
+        String scheme = ingress.clients().scheme(client);
+        String host = ingress.clients().host(client);
+        Span span = ServerSpan.of(clientRequest);
+        proxyRequest.headers(headers ->
+        {
+            policy.addForwardingHeaders(headers, SessionFilter.FORWARD.get(clientRequest), clientRequest.getRemoteAddr(), scheme, host);
+            if (span != null)
+                ForwardPolicy.addTraceHeaders(headers, span);
+        });
+    }
+
+    /**
+     * The sandbox's headers as {@link ForwardPolicy} lets them through, in one pass, then the
+     * gateway's own. A small body of known length goes out whole with the exchange's completion:
+     * its length is left to the container, which then has the body in its buffer before it commits
+     * (see {@link #onResponseContent}).
+     */
+    @Override
+    protected void onServerResponseHeaders(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Response serverResponse)
+    {
+        Long sent = SENT.get(clientRequest);
+        if (sent != null)
+            AccessNote.ATTRIBUTE.set(clientRequest, AccessNote.of(clientRequest).upstream(System.nanoTime() - sent));
+        Forward forward = SessionFilter.FORWARD.get(clientRequest);
+        Route route = ROUTE.get(clientRequest);
+        boolean whole = fitsBuffer(clientRequest, proxyResponse, serverResponse);
+        if (whole)
+            WHOLE_BODY.set(clientRequest, Boolean.TRUE);
+        HttpFields fromSandbox = serverResponse.getHeaders();
+        List<String> connection = ForwardPolicy.connectionNames(fromSandbox);
+        for (HttpField field : fromSandbox)
+        {
+            HttpField kept = policy.toBrowser(field, forward, route, connection);
+            if (kept == null || (whole && kept.getHeader() == HttpHeader.CONTENT_LENGTH))
+                continue;
+            if (ForwardPolicy.isFirstOfName(fromSandbox, field))
+                proxyResponse.setHeader(kept.getName(), kept.getValue());
+            else
+                proxyResponse.addHeader(kept.getName(), kept.getValue());
+        }
+        policy.addToBrowser(forward, ingress.clients().origin(clientRequest), field -> proxyResponse.addHeader(field.getName(), field.getValue()));
+        if (fromSandbox.getLongField(HttpHeader.CONTENT_LENGTH) < 0)
+        {
+            STREAM.set(clientRequest, ingress.streams().add(forward.sandboxId(), route,
+                () -> serverResponse.abort(new IOException("access to the sandbox was revoked, or its pod replaced, while its answer streamed"))));
+        }
+    }
+
+    @Override
+    protected void onProxyResponseSuccess(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Response serverResponse)
+    {
+        forgetStream(clientRequest);
+        super.onProxyResponseSuccess(clientRequest, proxyResponse, serverResponse);
+    }
+
+    private static void forgetStream(HttpServletRequest clientRequest)
+    {
+        Runnable forget = STREAM.get(clientRequest);
+        if (forget != null)
+            forget.run();
+    }
+
+    /**
+     * Whether the sandbox's whole body, by its declared length, fits well within the container's
+     * buffer (a quarter of it, what containers aggregate without writing), so that writing it cannot
+     * block. A declared length is no stream: SSE and chunked bodies have none.
+     */
+    private static boolean fitsBuffer(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Response serverResponse)
+    {
+        int status = serverResponse.getStatus();
+        if (HttpMethod.HEAD.is(clientRequest.getMethod()) || HttpStatus.hasNoBody(status))
+            return false;
+        long length = serverResponse.getHeaders().getLongField(HttpHeader.CONTENT_LENGTH);
+        return length >= 0 && length <= proxyResponse.getBufferSize() / 4;
+    }
+
+    /**
+     * A small body ({@link #fitsBuffer}) is written into the container's buffer, which takes it
+     * without blocking, and leaves with the exchange's completion: no write listener, and so no
+     * second dispatch. Anything else streams, each chunk flushed as it arrives.
+     */
+    @Override
+    protected void onResponseContent(HttpServletRequest request, HttpServletResponse response, Response proxyResponse,
+                                     byte[] buffer, int offset, int length, Callback callback)
+    {
+        if (WHOLE_BODY.get(request) == null)
+        {
+            super.onResponseContent(request, response, proxyResponse, buffer, offset, length, callback);
+            return;
+        }
+        try
+        {
+            response.getOutputStream().write(buffer, offset, length);
+            callback.succeeded();
+        }
+        catch (IOException | RuntimeException x)
+        {
+            callback.failed(x);
+            proxyResponse.abort(x);
+        }
+    }
+
+    @Override
+    protected void onProxyResponseFailure(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Response serverResponse, Throwable failure)
+    {
+        forgetStream(clientRequest);
+        if (proxyResponse.isCommitted())
+        {
+            // Headers are gone; the only honest signal left is to cut the response short.
+            super.onProxyResponseFailure(clientRequest, proxyResponse, serverResponse, failure);
+            return;
+        }
+        try
+        {
+            proxyResponse.reset();
+            Errors.write(clientRequest, proxyResponse, Errors.map(failure));
+        }
+        catch (IOException | IllegalStateException x)
+        {
+            _log.debug("Cannot write error response", x);
+        }
+        finally
+        {
+            if (clientRequest.isAsyncStarted())
+                clientRequest.getAsyncContext().complete();
+        }
+    }
+
+    @Override
+    protected void sendProxyResponseError(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, int status)
+    {
+        if (proxyResponse.isCommitted())
+        {
+            super.sendProxyResponseError(clientRequest, proxyResponse, status);
+            return;
+        }
+        try
+        {
+            Errors.write(clientRequest, proxyResponse, Errors.ofStatus(status));
+        }
+        catch (IOException x)
+        {
+            _log.debug("Cannot write error response", x);
+        }
+        finally
+        {
+            if (clientRequest.isAsyncStarted())
+                clientRequest.getAsyncContext().complete();
+        }
+    }
+
+    /**
+     * Hands everything to Jetty's proxy listener, except a failure after a connection took the
+     * request and before any answer began: then a copy of the request goes once more, on a new
+     * connection of its own (the pool's other idle connections are as old as the failed one), closed
+     * after the answer. Jetty's client does not say whether a connection was used before, nor keep a
+     * kept connection from holding bytes a sandbox sent past its last answer, so unlike the core
+     * front-end this also sends a GET again after a new connection was dropped or answered with
+     * something not HTTP, as HTTP allows for an idempotent request. A timeout or a failure to connect
+     * is not tried again: that would double the browser's wait for nothing.
+     */
+    private final class SendAgainOnce implements Response.Listener
+    {
+        private final Request request;
+        private final Response.Listener answer;
+        /** Whether a connection took the request: a request that never had one failed to connect. */
+        private volatile boolean taken;
+        private volatile boolean begun;
+
+        SendAgainOnce(Request request, Response.Listener answer)
+        {
+            this.request = request;
+            this.answer = answer;
+            request.onRequestBegin(r -> taken = true);
+        }
+
+        @Override
+        public void onBegin(Response response)
+        {
+            begun = true;
+            answer.onBegin(response);
+        }
+
+        @Override
+        public boolean onHeader(Response response, HttpField field)
+        {
+            return answer.onHeader(response, field);
+        }
+
+        @Override
+        public void onHeaders(Response response)
+        {
+            answer.onHeaders(response);
+        }
+
+        @Override
+        public void onContentSource(Response response, Content.Source source)
+        {
+            answer.onContentSource(response, source);
+        }
+
+        @Override
+        public void onSuccess(Response response)
+        {
+            answer.onSuccess(response);
+        }
+
+        @Override
+        public void onFailure(Response response, Throwable failure)
+        {
+            if (!mayGoAgain(failure))
+                answer.onFailure(response, failure);
+        }
+
+        @Override
+        public void onComplete(Result result)
+        {
+            if (!result.isFailed() || !mayGoAgain(result.getFailure()))
+            {
+                answer.onComplete(result);
+                return;
+            }
+            Request again = getHttpClient().newRequest(request.getURI())
+                .method(request.getMethod())
+                .headers(headers -> headers.add(request.getHeaders()))
+                .timeout(request.getTimeout(), TimeUnit.MILLISECONDS);
+            request.getAttributes().forEach(again::attribute);
+            getHttpClient().resolveDestination(again).newConnection(Promise.from(connection ->
+            {
+                again.onComplete(done -> connection.close());
+                connection.send(again, answer);
+            }, x ->
+            {
+                // No new connection: the browser learns of the first failure, as it would have.
+                answer.onFailure(result.getResponse(), result.getFailure());
+                answer.onComplete(result);
+            }));
+        }
+
+        private boolean mayGoAgain(Throwable failure)
+        {
+            return taken && !begun && !(failure instanceof TimeoutException);
+        }
+    }
+}
