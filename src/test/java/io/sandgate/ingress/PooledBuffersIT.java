@@ -30,6 +30,7 @@ import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.RawHttp;
 import io.sandgate.testing.ScriptedSandbox;
 import io.sandgate.testing.WebSocketBackend;
+import org.awaitility.core.ConditionTimeoutException;
 import org.eclipse.jetty.io.ArrayByteBufferPool;
 import org.eclipse.jetty.io.RetainableByteBuffer;
 import org.eclipse.jetty.websocket.api.Callback;
@@ -44,6 +45,7 @@ import static io.sandgate.testing.BrowserRequests.post;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * Every buffer the core front-end takes from the server's pool (its request heads towards
@@ -64,7 +66,7 @@ class PooledBuffersIT
         try (ScriptedSandbox sandbox = ScriptedSandbox.start(PooledBuffersIT::answer);
              ServerSocket early = earlyAnswers())
         {
-            EmbeddedServer server = EmbeddedServer.start(new GatewayConfig()
+            EmbeddedServer server = EmbeddedServer.start(gatewayConfig()
                 .set("ingress.cookie.secret", "pooled-buffers-secret-0123456789abcdef")
                 .set("ingress.static-routes", Map.of("7", sandbox.hostPort(), "8", "127.0.0.1:" + early.getLocalPort()))
                 .set("ingress.idle-timeout", "1s")
@@ -115,7 +117,7 @@ class PooledBuffersIT
                 server.close();
             }
         }
-        assertTrue(pool.getLeaks().isEmpty(), pool::dumpLeaks);
+        assertNoLeaks(pool);
     }
 
     /**
@@ -135,7 +137,7 @@ class PooledBuffersIT
         ExecutorService browsers = Executors.newFixedThreadPool(4);
         try (ServerSocket sandbox = answersAheadOfTheBody())
         {
-            EmbeddedServer server = EmbeddedServer.start(new GatewayConfig()
+            EmbeddedServer server = EmbeddedServer.start(gatewayConfig()
                 .set("ingress.cookie.secret", "pooled-buffers-secret-0123456789abcdef")
                 .set("ingress.static-routes", Map.of("8", "127.0.0.1:" + sandbox.getLocalPort()))
                 .set(ConfigKeys.SERVER_INGRESS_FRONT_END.name(), frontEnd.name().toLowerCase(Locale.ROOT))
@@ -176,7 +178,7 @@ class PooledBuffersIT
         {
             browsers.shutdownNow();
         }
-        assertTrue(pool.getLeaks().isEmpty(), pool::dumpLeaks);
+        assertNoLeaks(pool);
     }
 
     @Test
@@ -196,7 +198,7 @@ class PooledBuffersIT
         client.start();
         try (WebSocketBackend sandbox = WebSocketBackend.start("s1"))
         {
-            EmbeddedServer server = EmbeddedServer.start(new GatewayConfig()
+            EmbeddedServer server = EmbeddedServer.start(gatewayConfig()
                 .set("ingress.cookie.secret", "pooled-buffers-secret-0123456789abcdef")
                 .set("ingress.static-routes", Map.of("1", sandbox.hostPort()))
                 .set("ingress.websocket.max-message-size", "4096")
@@ -244,7 +246,7 @@ class PooledBuffersIT
         {
             client.stop();
         }
-        assertTrue(pool.getLeaks().isEmpty(), pool::dumpLeaks);
+        assertNoLeaks(pool);
     }
 
     private static WebSocketBridgeIT.Browser tunnel(WebSocketClient client, URI uri, String origin) throws Exception
@@ -384,5 +386,32 @@ class PooledBuffersIT
             return false;
         }
         return ScriptedSandbox.ok(out, "ok");
+    }
+
+    /**
+     * Stops as a deployed gateway does, waiting for its exchanges: these tests count the buffers of
+     * exchanges that ended, and a test gateway's 1 s stop cuts some mid-way. (A connection handed
+     * over to Jetty's and cut by the stop then can keep its request buffer: a leak at shutdown only.)
+     */
+    private static GatewayConfig gatewayConfig()
+    {
+        return new GatewayConfig().set("server.stop-timeout", "10s");
+    }
+
+    /**
+     * A connection cut as the server stops gives its buffers back when its close completes, on a
+     * selector's thread, which may be just after {@code stop()} returned: a buffer given back late
+     * is none lost, one never given back stays in the pool's list.
+     */
+    private static void assertNoLeaks(ArrayByteBufferPool.Tracking pool)
+    {
+        try
+        {
+            await().atMost(Duration.ofSeconds(5)).until(() -> pool.getLeaks().isEmpty());
+        }
+        catch (ConditionTimeoutException leaked)
+        {
+            fail(pool.dumpLeaks());
+        }
     }
 }
