@@ -8,7 +8,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -38,7 +37,6 @@ import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.util.Callback;
-import org.eclipse.jetty.util.IteratingCallback;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -57,7 +55,7 @@ public final class EgressServlet extends StreamingProxyServlet
     public static final String STICKY = "X-Sandgate-Sticky";
     /** The servlet path of base-URL requests (the servlet is mapped at {@code /egress/*}). */
     static final String PATH = "/egress";
-    private static final RequestAttribute<Exchange> EXCHANGE = RequestAttribute.of("egress.exchange", Exchange.class);
+    private static final RequestAttribute<EgressExchange> EXCHANGE = RequestAttribute.of("egress.exchange", EgressExchange.class);
     private static final RequestAttribute<Planning> PLANNING = RequestAttribute.of("egress.planning", Planning.class);
     /** Set on requests that came in as absolute-form forward-proxy requests: their target is plain http. */
     public static final RequestAttribute<Boolean> FORWARD_PROXY = RequestAttribute.of("egress.forward-proxy", Boolean.class);
@@ -71,40 +69,6 @@ public final class EgressServlet extends StreamingProxyServlet
     public EgressServlet(Egress egress)
     {
         this.egress = egress;
-    }
-
-    /** One agent request across its attempts. */
-    private static final class Exchange
-    {
-        final EgressPlan plan;
-        final Attempts attempts;
-        final long start = System.nanoTime();
-        /** Leak scanning of the current attempt's response body, opened with its headers; null when nothing reads it. */
-        BodyScan responseScan;
-        /** The decoding of a read response body that came compressed all the same; null when it came as it is. */
-        BodyDecoder responseDecoder;
-        ScheduledFuture<?> deadline;
-        /** The agent's body, held for a retry; null when there is none or it is too large to hold. */
-        ReplayableBody body;
-        /** The current attempt's request. */
-        volatile Request proxyRequest;
-
-        Exchange(EgressPlan plan, Attempts attempts)
-        {
-            this.plan = plan;
-            this.attempts = attempts;
-        }
-
-        EgressConfig.Route route()
-        {
-            return plan.route();
-        }
-
-        void cancelDeadline()
-        {
-            if (deadline != null)
-                deadline.cancel(false);
-        }
     }
 
     /** A plan whose target was still being resolved when the request let its thread go. */
@@ -144,7 +108,7 @@ public final class EgressServlet extends StreamingProxyServlet
             if (!attempts.next())
                 throw GatewayException.unavailable("no egress node available in pool " + plan.route().pool());
             LogContext.put(LogContext.Field.NODE, attempts.node().node().id());
-            EXCHANGE.set(request, new Exchange(plan, attempts));
+            EXCHANGE.set(request, new EgressExchange(plan, attempts));
         }
         catch (RuntimeException x)
         {
@@ -192,7 +156,7 @@ public final class EgressServlet extends StreamingProxyServlet
     @Override
     protected Request newProxyRequest(HttpServletRequest request, String rewrittenTarget)
     {
-        Exchange exchange = EXCHANGE.get(request);
+        EgressExchange exchange = EXCHANGE.get(request);
         NodeState node = exchange.attempts.node();
         return (exchange.plan.target().scheme().equals("http") ? egress.clients().oneShot(node) : egress.clients().traffic(node)).newRequest(rewrittenTarget).tag(exchange.plan.target())
             .method(request.getMethod())
@@ -220,7 +184,7 @@ public final class EgressServlet extends StreamingProxyServlet
     protected void copyRequestHeaders(HttpServletRequest clientRequest, Request proxyRequest)
     {
         super.copyRequestHeaders(clientRequest, proxyRequest);
-        Exchange exchange = EXCHANGE.get(clientRequest);
+        EgressExchange exchange = EXCHANGE.get(clientRequest);
         proxyRequest.headers(headers ->
         {
             CONSUMED.forEach(headers::remove);
@@ -262,7 +226,7 @@ public final class EgressServlet extends StreamingProxyServlet
     @Override
     protected void sendProxyRequest(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Request proxyRequest)
     {
-        Exchange exchange = EXCHANGE.get(clientRequest);
+        EgressExchange exchange = EXCHANGE.get(clientRequest);
         EgressPlan.Timeouts timeouts = exchange.plan.timeouts();
         long left = Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeouts.total().toNanos() - (System.nanoTime() - exchange.start)));
         // The hard limit is 1.5x the route's timeout: an exchange whose region failed over while it
@@ -298,7 +262,7 @@ public final class EgressServlet extends StreamingProxyServlet
     @Override
     protected void onServerResponseHeaders(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Response serverResponse)
     {
-        Exchange exchange = EXCHANGE.get(clientRequest);
+        EgressExchange exchange = EXCHANGE.get(clientRequest);
         if (exchange.plan.target().scheme().equals("http"))
         {
             FailurePolicy.NodeError error = egress.policy().nodeError(serverResponse.getStatus(), serverResponse.getReason(), serverResponse.getHeaders());
@@ -460,7 +424,7 @@ public final class EgressServlet extends StreamingProxyServlet
     protected void onResponseContent(HttpServletRequest request, HttpServletResponse response, Response proxyResponse,
                                      byte[] buffer, int offset, int length, Callback callback)
     {
-        Exchange exchange = EXCHANGE.get(request);
+        EgressExchange exchange = EXCHANGE.get(request);
         if (exchange.responseScan == null)
         {
             super.onResponseContent(request, response, proxyResponse, buffer, offset, length, callback);
@@ -469,7 +433,8 @@ public final class EgressServlet extends StreamingProxyServlet
         if (exchange.responseDecoder != null)
         {
             exchange.responseDecoder.input(ByteBuffer.wrap(buffer, offset, length));
-            new DecodedContent(request, response, proxyResponse, exchange, callback).iterate();
+            new DecodedContent(exchange.responseDecoder, exchange.responseScan, proxyResponse, callback,
+                (output, written) -> writeReleased(request, response, proxyResponse, output, written)).iterate();
             return;
         }
         BodyScan.Step step = exchange.responseScan.feed(ByteBuffer.wrap(buffer, offset, length));
@@ -480,59 +445,6 @@ public final class EgressServlet extends StreamingProxyServlet
             return;
         }
         writeReleased(request, response, proxyResponse, step.output(), callback);
-    }
-
-    /**
-     * One compressed chunk of a read answer, decoded a slice at a time: each slice is scanned and
-     * written before the next is made, so that however much the chunk expands, the exchange holds
-     * one slice of it. The chunk's callback completes when the last slice has been written.
-     */
-    private final class DecodedContent extends IteratingCallback
-    {
-        private final HttpServletRequest request;
-        private final HttpServletResponse response;
-        private final Response proxyResponse;
-        /** The attempt's own: a retry starts the exchange's anew. */
-        private final BodyDecoder decoder;
-        private final BodyScan scan;
-        private final Callback chunkRead;
-
-        DecodedContent(HttpServletRequest request, HttpServletResponse response, Response proxyResponse, Exchange exchange, Callback chunkRead)
-        {
-            this.request = request;
-            this.response = response;
-            this.proxyResponse = proxyResponse;
-            this.decoder = exchange.responseDecoder;
-            this.scan = exchange.responseScan;
-            this.chunkRead = chunkRead;
-        }
-
-        @Override
-        protected Action process()
-        {
-            // A malformed or too expansive body, or a secret on a blocking route, fails this callback.
-            ByteBuffer decoded = decoder.next();
-            if (!decoded.hasRemaining())
-                return Action.SUCCEEDED;
-            BodyScan.Step step = scan.feed(decoded);
-            if (step.blocked() != null)
-                throw step.blocked();
-            writeReleased(request, response, proxyResponse, step.output(), this);
-            return Action.SCHEDULED;
-        }
-
-        @Override
-        protected void onCompleteSuccess()
-        {
-            chunkRead.succeeded();
-        }
-
-        @Override
-        protected void onCompleteFailure(Throwable failure)
-        {
-            chunkRead.failed(failure);
-            proxyResponse.abort(failure);
-        }
     }
 
     private void writeReleased(HttpServletRequest request, HttpServletResponse response, Response proxyResponse, ByteBuffer output, Callback callback)
@@ -550,7 +462,7 @@ public final class EgressServlet extends StreamingProxyServlet
     @Override
     protected void onProxyResponseSuccess(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Response serverResponse)
     {
-        Exchange exchange = EXCHANGE.get(clientRequest);
+        EgressExchange exchange = EXCHANGE.get(clientRequest);
         if (exchange.responseScan != null)
         {
             if (exchange.responseDecoder != null)
@@ -590,7 +502,7 @@ public final class EgressServlet extends StreamingProxyServlet
     @Override
     protected void onProxyResponseFailure(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Response serverResponse, Throwable failure)
     {
-        Exchange exchange = EXCHANGE.get(clientRequest);
+        EgressExchange exchange = EXCHANGE.get(clientRequest);
         exchange.cancelDeadline();
         // The target's doing, as a node's error is: the agent is told why, the operator too. The
         // message names the encoding or the fault, never anything of the body.
@@ -635,7 +547,7 @@ public final class EgressServlet extends StreamingProxyServlet
     }
 
     /** Whether the agent's request could be sent again whole: no body, or one held in full. */
-    private boolean replayable(Exchange exchange, HttpServletRequest request)
+    private boolean replayable(EgressExchange exchange, HttpServletRequest request)
     {
         return exchange.body == null ? !hasContent(request) : exchange.body.replayable();
     }
