@@ -33,16 +33,6 @@ class ArchitectureTest
 {
     private static final String JETTY_INTERNALS = "..jetty..internal..";
     private static final String[] JETTY_SERVER_AND_IO = {"org.eclipse.jetty.server..", "org.eclipse.jetty.io.."};
-    /**
-     * The exception to "nothing uses Jetty's internals": the two classes of the embedded runner that
-     * read Jetty's own HTTP/1 connection ({@code org.eclipse.jetty.server.internal.HttpConnection})
-     * where nothing public says the same: {@code RequestPhase}, whether a connection is between
-     * requests (for the connection limits and the head deadline), and {@code ServerThreads}, whether
-     * a connection to resume holds a next request. They may use that one class and no other.
-     */
-    private static final DescribedPredicate<HasName> READS_JETTYS_CONNECTION =
-        nameMatching("io\\.sandgate\\.(ingress\\.embedded\\.RequestPhase|launcher\\.ServerThreads)(\\$.*)?").as("are RequestPhase or ServerThreads");
-    private static final String JETTYS_CONNECTION = "org.eclipse.jetty.server.internal.HttpConnection";
     /** The WAR's proxy servlet, with its nested classes. */
     private static final DescribedPredicate<HasName> PROXY_SERVLET =
         nameMatching("io\\.sandgate\\.ingress\\.servlet\\.IngressServlet(\\$.*)?").as("are IngressServlet");
@@ -108,11 +98,7 @@ class ArchitectureTest
     @Test
     void nothing_usesJettysInternals()
     {
-        noClasses().that(not(READS_JETTYS_CONNECTION).as("are neither RequestPhase nor ServerThreads"))
-            .should().dependOnClassesThat().resideInAPackage(JETTY_INTERNALS).check(classes);
-        noClasses().that(READS_JETTYS_CONNECTION)
-            .should().dependOnClassesThat(resideInAPackage(JETTY_INTERNALS).and(not(name(JETTYS_CONNECTION))).as("are Jetty's internals other than its HttpConnection"))
-            .check(classes);
+        noClasses().should().dependOnClassesThat().resideInAPackage(JETTY_INTERNALS).check(classes);
     }
 
     @Test

@@ -11,6 +11,7 @@ import io.sandgate.config.SandgateConfig;
 import io.sandgate.config.ServerConfig;
 import io.sandgate.egress.EgressConnectHandler;
 import io.sandgate.ingress.embedded.ClientConnectionLimit;
+import io.sandgate.ingress.embedded.ClientEndPoint;
 import io.sandgate.ingress.embedded.HeadTimeout;
 import io.sandgate.ingress.embedded.IngressConnector;
 import io.sandgate.ingress.embedded.IngressHandler;
@@ -119,8 +120,8 @@ public final class EmbeddedServer implements AutoCloseable
         http.setSendServerVersion(false);
         http.setSendXPoweredBy(false);
         // No per-connection cache of request header lines: matching each line against it (a trie
-        // walked byte by byte; the session cookie's line is long) cost 3.7 % of the gateway's CPU at
-        // saturation, against 1.6 % for making each value's String instead.
+        // walked byte by byte; the session cookie's line is long) costs more than making each
+        // value's String (docs/performance-notes.md).
         http.setHeaderCacheSize(0);
         ClientConnectionLimit limit = new ClientConnectionLimit(config.server().maxConnectionsPerClient(), sandgate.clients(false), sandgate.metrics());
         ClientConnectionLimit internalLimit = limit.counting(sandgate.clients(true));
@@ -160,10 +161,9 @@ public final class EmbeddedServer implements AutoCloseable
             IngressHandler ingress = new IngressHandler(sandgate.ingress(), sandgate.clientLimit(), sandgate.accessLog(), sandgate.tracing(), connector,
                 sandgate.metrics());
             root = new Handler.Sequence(ingress, new OnThreadPool(root));
-            // Browsers' plainest requests on a connection of the gateway's own, the rest on Jetty's.
-            connector.serveBrowsers(ingress, publicHttp, sandgate.metrics());
         }
-        server.setHandler(new GracefulHandler(root));
+        // Outermost: each request's connection is busy from its head to its end, for the limits above.
+        server.setHandler(new ClientEndPoint.Exchanges(new GracefulHandler(root)));
         server.setErrorHandler(ErrorPages.forServer());
         server.setStopTimeout(config.server().stopTimeout().toMillis());
         server.setStopAtShutdown(true);

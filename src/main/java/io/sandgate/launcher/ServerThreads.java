@@ -1,9 +1,8 @@
 package io.sandgate.launcher;
 
+import io.sandgate.ingress.embedded.ClientEndPoint;
 import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.server.Server;
-import org.eclipse.jetty.server.internal.HttpConnection;
-import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.thread.Invocable;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.eclipse.jetty.util.thread.ThreadPoolBudget;
@@ -19,15 +18,12 @@ import org.slf4j.LoggerFactory;
  * thread that read the sandbox's answer) makes Jetty resume the browser's connection, to read its
  * next request, by executing the connection on the pool. On keep-alive traffic that is one thread
  * woken and parked per request, for a read that mostly finds nothing yet and asks the selector to
- * say when there is: a third of the gateway's CPU on 1 KB requests. Reading there and then is what
+ * say when there is (docs/performance-notes.md). Reading there and then is what
  * the selector would do itself, and the handlers that run if a request is there never block
  * ({@link OnThreadPool} takes the ones that may to the pool).</p>
  *
- * <p>And a connection resumed with no request already in its buffer is not read at all: it asks
- * the selector to say when the next request comes. Jetty's resume reads the socket twice (a retry
- * meant for TLS) before asking, and right after an answer the next request is seldom there yet: on
- * 1 KB keep-alive traffic those were two reads of the eight system calls per request, both finding
- * nothing.</p>
+ * <p>And a connection resumed so reads nothing itself: it asks the selector to say when the next
+ * request comes ({@link ClientEndPoint#resuming}).</p>
  */
 final class ServerThreads extends QueuedThreadPool
 {
@@ -51,12 +47,8 @@ final class ServerThreads extends QueuedThreadPool
     @Override
     public void execute(Runnable job)
     {
+        ClientEndPoint.resuming(job);
         Server server = this.server;
-        if (job instanceof HttpConnection http && awaitsNextRequest(http))
-        {
-            http.fillInterested(new NextRequest(http, server == null ? Invocable.InvocationType.BLOCKING : server.getInvocationType()));
-            return;
-        }
         if (job instanceof Connection && server != null && server.isStarted()
             && server.getInvocationType() == Invocable.InvocationType.NON_BLOCKING)
         {
@@ -72,43 +64,6 @@ final class ServerThreads extends QueuedThreadPool
             return;
         }
         super.execute(job);
-    }
-
-    /**
-     * The connection is open, holds no bytes of a next request and is not reading: resuming it
-     * would only read, find nothing and ask the selector. A closed one runs, to be released as Jetty
-     * releases it.
-     */
-    private static boolean awaitsNextRequest(HttpConnection http)
-    {
-        return http.isRequestBufferEmpty() && http.getEndPoint().isOpen() && !http.isFillInterested();
-    }
-
-    /**
-     * What Jetty's own read interest does when the next request comes (its callback is private): the
-     * connection reads it, on the selector when no handler blocks, since the callback says so. The
-     * connection's generic callback would say it may block, and every request would be handed to
-     * another thread.
-     */
-    private record NextRequest(HttpConnection http, Invocable.InvocationType invocationType) implements Callback
-    {
-        @Override
-        public void succeeded()
-        {
-            http.onFillable();
-        }
-
-        @Override
-        public void failed(Throwable x)
-        {
-            http.onFillInterestedFailed(x);
-        }
-
-        @Override
-        public Invocable.InvocationType getInvocationType()
-        {
-            return invocationType;
-        }
     }
 
     /**

@@ -9,14 +9,12 @@ import java.nio.channels.SocketChannel;
 import java.util.concurrent.Executor;
 import java.util.function.Function;
 
-import io.micrometer.core.instrument.MeterRegistry;
 import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.io.ManagedSelector;
 import org.eclipse.jetty.io.SelectorManager;
 import org.eclipse.jetty.io.SocketChannelEndPoint;
 import org.eclipse.jetty.server.ConnectionFactory;
-import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.util.IO;
@@ -30,9 +28,9 @@ import org.eclipse.jetty.util.thread.Scheduler;
  * answer read on the sandbox's connection is written to the browser's, and the browser's
  * connection is set to read again, from the thread that selects for both, which needs no wake-up
  * of another selector. With a client connector of their own, the sandbox connections' selector set
- * each browser connection's read interest on the server's selector and woke it to do so, a third
- * of the time at 3 000 requests a second: the gateway switched threads half as often again as nginx
- * per request (docs/BENCHMARKS.md, "Both legs on one selector").
+ * each browser connection's read interest on the server's selector and woke it to do so, and the
+ * gateway switched threads more often than nginx per request (docs/performance-notes.md, "Both
+ * legs on one selector").
  *
  * <p>The links' endpoints are not the server's: they count neither as accepted connections, nor
  * against the connector's graceful stop, which only waits for browsers, nor against the
@@ -67,16 +65,6 @@ public final class IngressConnector extends ListenerConnector
         LaneEndPoint endPoint = new LaneEndPoint(channel, selector, key, getScheduler(), manager.lane(selector));
         endPoint.setIdleTimeout(getIdleTimeout());
         return endPoint;
-    }
-
-    /**
-     * Serves browsers' connections with {@link BrowserConnection}s, which give {@code ingress} the
-     * plain ingress requests and {@code http}'s connections the rest, counting those in
-     * {@code registry}; before the connector starts.
-     */
-    public void serveBrowsers(IngressHandler ingress, HttpConnectionFactory http, MeterRegistry registry)
-    {
-        addFirstConnectionFactory(new BrowserConnection.Factory(ingress, http, registry));
     }
 
     /** How many selectors, and so lanes, there are. */

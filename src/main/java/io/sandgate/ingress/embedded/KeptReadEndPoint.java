@@ -10,7 +10,6 @@ import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 
 import org.eclipse.jetty.io.ManagedSelector;
-import org.eclipse.jetty.io.SocketChannelEndPoint;
 import org.eclipse.jetty.util.thread.Scheduler;
 
 /**
@@ -20,8 +19,8 @@ import org.eclipse.jetty.util.thread.Scheduler;
  * epoll selector takes a channel whose interest is empty out of the epoll set ({@code EPOLL_CTL_DEL})
  * and puts it back when an interest returns ({@code EPOLL_CTL_ADD}, which allocates and polls the
  * socket). On a keep-alive connection that is two system calls per request, the selector having
- * looped while the answer was awaited: about 5 % of the gateway's CPU at saturation
- * (docs/BENCHMARKS.md, "Keep-alive connections stay in the epoll set"). nginx registers a connection once.
+ * looped while the answer was awaited (docs/performance-notes.md, "Keep-alive connections stay in
+ * the epoll set"). nginx registers a connection once.
  *
  * <p>Here the key keeps its read interest when Jetty drops it. That costs nothing while the peer
  * sends nothing, which is the rule for HTTP/1 between a request and its answer; when Jetty asks to
@@ -43,7 +42,7 @@ import org.eclipse.jetty.util.thread.Scheduler;
  * since, directly, as Jetty reads a request's body. A socket whose peer has gone stays readable, so
  * the second report follows at once; one whose bytes were read gives none.</p>
  */
-public class KeptReadEndPoint extends SocketChannelEndPoint
+public class KeptReadEndPoint extends ClientEndPoint
 {
     private static final VarHandle PEER_GONE;
 

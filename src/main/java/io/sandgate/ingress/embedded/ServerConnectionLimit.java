@@ -135,7 +135,7 @@ public final class ServerConnectionLimit implements SelectorManager.AcceptListen
             for (EndPoint endPoint : listener.getConnectedEndPoints())
             {
                 // One closed already stays in the set until its selector has seen to it.
-                long millis = endPoint.isOpen() ? RequestPhase.waitedMillis(endPoint, now) : -1;
+                long millis = endPoint.isOpen() && endPoint instanceof ClientEndPoint client ? client.waitedMillis(now) : -1;
                 if (millis < 0)
                     continue;
                 waiting++;

@@ -11,7 +11,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Stream;
 
-import io.micrometer.core.instrument.Counter;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.ScriptedSandbox;
 import org.junit.jupiter.api.AfterAll;
@@ -22,18 +21,17 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The same sandbox bytes through the browser's two connections on the public listener: the
- * gateway's own ({@link BrowserConnection}, which serves a plain HTTP/1.1 GET or HEAD) and Jetty's
- * (which gets the connection when the request has a length, here an empty one). Both must give the
- * browser the same answer, and the same answer to a request pipelined behind it: the answers
- * compared are those a sandbox may give but a well-behaved server rarely does (a 304 with the
- * length of the body it does not carry, a 204 or 304 followed by bytes, heads near the size the
- * server's head buffer starts at). On the gateway's connection each of those ended in the end of
- * the connection, without a status line, and took the pipelined request with it.
+ * Answers a sandbox may give but a well-behaved server rarely does (a 304 with the length of the
+ * body it does not carry, a 204 or 304 followed by bytes, heads near the size the server's head
+ * buffer starts at): each reaches the browser as an answer, the sandbox's or the gateway's 502, and
+ * after any but a 502 the request pipelined behind it is answered too. A front-end of the gateway's
+ * own once ended the connection on several, without a status line, and took the pipelined request
+ * with it.
  */
-class FrontEndParityIT
+class OddSandboxAnswersIT
 {
     private static ScriptedSandbox sandbox;
     /** The sandbox's answer to the request under test; every other request gets {@code next}. */
@@ -96,31 +94,28 @@ class FrontEndParityIT
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("answers")
-    void theSameSandboxAnswer_reachesTheBrowserAlike_onBothConnections(String name, String method, String sandboxAnswer) throws Exception
+    void anOddSandboxAnswer_reachesTheBrowser_andThePipelinedRequestToo(String name, String method, String sandboxAnswer) throws Exception
     {
         answer = sandboxAnswer;
 
-        double handedOver = handovers();
-        List<Answer> fast = exchange(method, "");
-        assertEquals(handedOver, handovers(), "the gateway's own connection served the first request");
-        List<Answer> jetty = exchange(method, "Content-Length: 0\r\n");
-        assertEquals(handedOver + 1, handovers(), "Jetty's connection served the second");
+        List<Answer> answers = exchange(method);
 
-        assertEquals(jetty, fast, "the browser's answers, on the gateway's connection and on Jetty's");
-        // A bad answer (a 204 that says a length) is the gateway's 502, after which neither connection goes on.
-        if (fast.get(0).status() != 502)
-            assertEquals(List.of(fast.get(0), new Answer(200, "next")), fast, "the request pipelined behind it is answered");
+        int status = answers.get(0).status();
+        assertTrue(status == 502 || sandboxAnswer.startsWith("HTTP/1.1 " + status + " "), "the sandbox's status or the gateway's 502: " + answers);
+        // A bad answer (a 204 that says a length) is the gateway's 502, after which the connection does not go on.
+        if (status != 502)
+            assertEquals(new Answer(200, "next"), answers.get(1), "the request pipelined behind it is answered");
     }
 
     /**
      * The request under test and one pipelined behind it, in one write, as a browser that pipelines
      * sends them, and the answers to both, as far as the connection carries them.
      */
-    private static List<Answer> exchange(String method, String extra) throws IOException
+    private static List<Answer> exchange(String method) throws IOException
     {
         String host = "Host: localhost:" + gateway.port() + "\r\n";
-        String first = method + " /vnc/7/under-test HTTP/1.1\r\n" + host + extra + "\r\n";
-        String next = "GET /vnc/7/next HTTP/1.1\r\n" + host + extra + "Connection: close\r\n\r\n";
+        String first = method + " /vnc/7/under-test HTTP/1.1\r\n" + host + "\r\n";
+        String next = "GET /vnc/7/next HTTP/1.1\r\n" + host + "Connection: close\r\n\r\n";
         List<Answer> answers = new ArrayList<>();
         try (Socket socket = socket())
         {
@@ -219,11 +214,6 @@ class FrontEndParityIT
         Socket socket = new Socket("127.0.0.1", gateway.port());
         socket.setSoTimeout(10_000);
         return socket;
-    }
-
-    private static double handovers()
-    {
-        return gateway.sandgate().metrics().find("sandgate.ingress.handovers").counters().stream().mapToDouble(Counter::count).sum();
     }
 
     /** An answer as the browser reads it; -1 for a connection that ended without one. */
