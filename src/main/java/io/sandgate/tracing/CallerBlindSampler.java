@@ -15,7 +15,7 @@ import io.opentelemetry.sdk.trace.samplers.SamplingResult;
  *
  * <p>Browsers and agents are untrusted callers, and both the trace id and the sampled flag of their
  * {@code traceparent} are theirs to choose. Following the flag would let any of them have every
- * request traced (at 1.28x the CPU, and flooding the trace store), or keep its own requests out of
+ * request traced (at a multiple of the CPU, and flooding the trace store), or keep its own requests out of
  * the traces. Judging the trace id against the ratio, as the SDK's ratio sampler does, would let
  * it pick ids that always pass. The trace is still continued, sampled or not: the caller's trace
  * id is kept. Spans inside the gateway follow their local parent ({@code Sampler.parentBased}).</p>
