@@ -10,6 +10,7 @@
 #            --targets direct,nginx,haproxy,sandgate-memory,sandgate-redis  --no-build
 #            optional targets: sandgate-servlet (ingress on the servlets, as in the WAR; memory store)
 #            and sandgate-baseline (another build: --baseline JAR or BENCH_BASELINE_JAR=JAR; memory store)
+#            and sandgate-baseline-servlet (that build with ingress on the servlets)
 #            and sandgate-traced (memory store, OpenTelemetry on and every trace sampled, spans sent to
 #            an OTLP sink in the backend process)
 #            and nginx-headers (nginx adding what the gateway adds: X-Forwarded-*, Via, and the
@@ -293,10 +294,10 @@ SANDBOX_ID=37579
 SECRET="bench-only-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 start_sandgate() {
   local name="$1" port="$2" jar="$ROOT/target/sandgate.jar"; shift 2
-  [ "$name" != sandgate-baseline ] || jar="$BENCH_BASELINE_JAR"
+  [[ "$name" != sandgate-baseline* ]] || jar="$BENCH_BASELINE_JAR"
   # Every load comes from 127.0.0.1: the per-client connection limit (1024 by default) would refuse
   # the idle sessions past it. Builds from before the limit refuse the variable, as any unknown one.
-  [ "$name" = sandgate-baseline ] || set -- SANDGATE_SERVER_MAX_CONNECTIONS_PER_CLIENT=$(( BENCH_IDLE_SESSIONS + 1000 )) "$@"
+  [[ "$name" = sandgate-baseline* ]] || set -- SANDGATE_SERVER_MAX_CONNECTIONS_PER_CLIENT=$(( BENCH_IDLE_SESSIONS + 1000 )) "$@"
   # SANDGATE_JAVA_OPTS is this script's setting, not the gateway's: the gateway refuses unknown SANDGATE_ variables.
   env -u SANDGATE_JAVA_OPTS SANDGATE_SERVER_HOST=127.0.0.1 SANDGATE_SERVER_PORT="$port" SANDGATE_LOG_ACCESS=false \
       SANDGATE_INGRESS_COOKIE_SECRET="$SECRET" SANDGATE_CONFIG="$RUN/sandgate-empty.yaml" "$@" \
@@ -344,6 +345,15 @@ if [[ ",$TARGETS," == *",sandgate-baseline,"* ]]; then
   SG_BASELINE_COOKIE=$(session_cookie "$SG_BASELINE_PORT")
   record meta - baseline "${BENCH_BASELINE_LABEL:-$BENCH_BASELINE_JAR}"
 fi
+if [[ ",$TARGETS," == *",sandgate-baseline-servlet,"* ]]; then
+  [ -f "$BENCH_BASELINE_JAR" ] || { echo "sandgate-baseline-servlet needs BENCH_BASELINE_JAR=path/to/sandgate.jar" >&2; exit 2; }
+  SG_BASELINE_SERVLET_PORT=$(free_port)
+  start_sandgate sandgate-baseline-servlet "$SG_BASELINE_SERVLET_PORT" SANDGATE_INGRESS_STATIC_ROUTES="$SANDBOX_ID=127.0.0.1:$BACKEND_PORT" \
+    SANDGATE_SERVER_INGRESS_FRONT_END=servlet
+  SG_BASELINE_SERVLET_PID=$LAST_PID
+  SG_BASELINE_SERVLET_COOKIE=$(session_cookie "$SG_BASELINE_SERVLET_PORT")
+  record meta - baseline "${BENCH_BASELINE_LABEL:-$BENCH_BASELINE_JAR}"
+fi
 
 # nginx doing the header work the gateway does by design: the forwarding fields towards the
 # sandbox, and on every answer the gateway's own confinement policy, copied from its answer, so
@@ -384,6 +394,7 @@ http_url() {
     sandgate-redis) echo "http://127.0.0.1:$SG_REDIS_PORT/vnc$2" ;;
     sandgate-servlet) echo "http://127.0.0.1:$SG_SERVLET_PORT/vnc$2" ;;
     sandgate-baseline) echo "http://127.0.0.1:$SG_BASELINE_PORT/vnc$2" ;;
+    sandgate-baseline-servlet) echo "http://127.0.0.1:$SG_BASELINE_SERVLET_PORT/vnc$2" ;;
     sandgate-traced) echo "http://127.0.0.1:$SG_TRACED_PORT/vnc$2" ;;
   esac
 }
@@ -394,6 +405,7 @@ cookie() {
     sandgate-redis) echo "$SG_REDIS_COOKIE" ;;
     sandgate-servlet) echo "$SG_SERVLET_COOKIE" ;;
     sandgate-baseline) echo "$SG_BASELINE_COOKIE" ;;
+    sandgate-baseline-servlet) echo "$SG_BASELINE_SERVLET_COOKIE" ;;
     sandgate-traced) echo "$SG_TRACED_COOKIE" ;;
     *) echo "" ;;
   esac
@@ -409,6 +421,7 @@ pids() {
     sandgate-redis) echo "$SG_REDIS_PID" ;;
     sandgate-servlet) echo "$SG_SERVLET_PID" ;;
     sandgate-baseline) echo "$SG_BASELINE_PID" ;;
+    sandgate-baseline-servlet) echo "$SG_BASELINE_SERVLET_PID" ;;
     sandgate-traced) echo "$SG_TRACED_PID" ;;
   esac
 }
@@ -681,7 +694,7 @@ for scenario in http_small_paired ws_echo_paired; do
   fi
   pin "$last" "$(backend_pids)"
   for t in $(targets); do
-    case "$t" in sandgate-baseline) continue ;; sandgate-*) ;; *) continue ;; esac
+    case "$t" in sandgate-baseline*) continue ;; sandgate-*) ;; *) continue ;; esac
     pin 0 "$(pids "$t") $SG_BASELINE_PID"
     paired_pass "$scenario" "$t" sandgate-baseline "$BENCH_WARMUP_SECONDS" > /dev/null
     lines=""

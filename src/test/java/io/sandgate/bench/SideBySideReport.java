@@ -45,10 +45,11 @@ public final class SideBySideReport
         TARGETS.put("sandgate-servlet", "Sandgate, memory store, ingress on the servlets (as in the WAR)");
         TARGETS.put("sandgate-traced", "Sandgate, memory store, tracing on (every trace sampled, spans exported over OTLP)");
         TARGETS.put("sandgate-baseline", "Sandgate baseline build, memory store");
+        TARGETS.put("sandgate-baseline-servlet", "Sandgate baseline build, memory store, ingress on the servlets");
     }
 
     /** The optional targets, left out of the tables unless the run measured them. */
-    private static final List<String> OPTIONAL = List.of("nginx-headers", "jvm-relay", "sandgate-servlet", "sandgate-traced", "sandgate-baseline");
+    private static final List<String> OPTIONAL = List.of("nginx-headers", "jvm-relay", "sandgate-servlet", "sandgate-traced", "sandgate-baseline", "sandgate-baseline-servlet");
     /** Steal above this share of the cores in a pass makes its round a measure of the neighbours too. */
     private static final double STEAL_NOTED_PERCENT = 5;
 
