@@ -5,6 +5,8 @@ import java.util.function.Consumer;
 
 import io.sandgate.Sandgate;
 import io.sandgate.launcher.EmbeddedServer;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 
 /**
@@ -76,6 +78,24 @@ public final class RunningGateway implements Gateway, AutoCloseable
         Field connector = EmbeddedServer.class.getDeclaredField("connector");
         connector.setAccessible(true);
         ((ServerConnector)connector.get(server)).setAcceptedSendBufferSize(bytes);
+    }
+
+    /**
+     * Puts {@code wrapper} in front of the gateway's handlers while it runs, as a deployment that
+     * adds a handler would (behind only the outermost one, which keeps each connection's phase);
+     * returns it. Reached by reflection, as above.
+     */
+    public <H extends Handler.Wrapper> H wrapHandler(H wrapper) throws ReflectiveOperationException
+    {
+        Field field = EmbeddedServer.class.getDeclaredField("server");
+        field.setAccessible(true);
+        Handler.Wrapper outermost = (Handler.Wrapper)((Server)field.get(server)).getHandler();
+        Handler handlers = outermost.getHandler();
+        // Not stopped as it moves: the wrapper finds it running and leaves it so.
+        outermost.unmanage(handlers);
+        wrapper.setHandler(handlers);
+        outermost.setHandler(wrapper);
+        return wrapper;
     }
 
     /** Stops the gateway; a second call does nothing, so a test may stop one its extension also stops. */

@@ -125,12 +125,15 @@ public class ClientEndPoint extends SocketChannelEndPoint
         serving = false;
     }
 
-    /** The server's outermost handler: marks each request's connection busy from its head to its end. */
+    /**
+     * The server's outermost handler: marks each request's connection busy from its head to its end.
+     * Dynamic: a handler may be put between it and the gateway's while the server runs.
+     */
     public static final class Exchanges extends Handler.Wrapper
     {
         public Exchanges(Handler handler)
         {
-            super(handler);
+            super(true, handler);
         }
 
         @Override
