@@ -23,6 +23,7 @@ import io.sandgate.ingress.IngressDecision;
 import io.sandgate.ingress.IngressRequest;
 import io.sandgate.ingress.Route;
 import io.sandgate.ingress.SandboxHead.Body;
+import io.sandgate.ingress.SendAgain;
 import io.sandgate.tracing.Spans;
 import io.sandgate.tracing.TraceAttributes;
 import io.sandgate.tracing.TraceHeaders;
@@ -37,7 +38,6 @@ import io.sandgate.web.LogContext;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
-import org.eclipse.jetty.http.HttpMethod;
 import org.eclipse.jetty.http.HttpURI;
 import org.eclipse.jetty.io.ByteBufferPool;
 import org.eclipse.jetty.io.RetainableByteBuffer;
@@ -244,12 +244,6 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
         return (protocol.startsWith("HTTP/") ? protocol.substring(5) : protocol) + " " + VIA_HOST;
     }
 
-    private static boolean isIdempotent(String method)
-    {
-        HttpMethod known = HttpMethod.fromString(method);
-        return known != null && known.isIdempotent();
-    }
-
     /** How the browser's body goes on, as Jetty's proxies judge it: a length, or a body of unknown length sent chunked. */
     private static Body body(Request request)
     {
@@ -410,8 +404,7 @@ public final class IngressHandler extends Handler.Abstract.NonBlocking
         @Override
         public void failed(Throwable failure, boolean retryable)
         {
-            // As nginx's proxy_next_upstream: a POST or PATCH the sandbox may have acted on is never sent twice.
-            if (retryable && !retried && isIdempotent(request.getMethod()))
+            if (SendAgain.mayGoAgain(request.getMethod(), retried, retryable, failure))
             {
                 retried = true;
                 links.send(route, this, true);
