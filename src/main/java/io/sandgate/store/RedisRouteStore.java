@@ -1,6 +1,5 @@
 package io.sandgate.store;
 
-import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -8,7 +7,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -18,9 +16,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.Collectors;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -31,12 +26,7 @@ import io.sandgate.ingress.Route;
 import io.sandgate.ingress.RoutePage;
 import io.sandgate.ingress.RouteStore;
 import org.redisson.api.RMap;
-import org.redisson.api.RPatternTopic;
-import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
-import org.redisson.api.redisnode.RedisNode;
-import org.redisson.api.redisnode.RedisNodes;
-import org.redisson.client.RedisException;
 import org.redisson.client.codec.StringCodec;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,10 +37,10 @@ import org.slf4j.LoggerFactory;
  * <p>Each replica keeps the routes it has used in a local map, so a cached route costs no Redis
  * round trip. Redisson's local-cached map would not do: it only hears of writes made through
  * Redisson, and the pod watcher of the seed architecture writes with a plain {@code HSET}. Instead
- * this store subscribes to Redis keyspace notifications for the hash ({@code __keyspace@*__:key}),
- * which Redis emits for every {@code HSET}, {@code HDEL} or {@code DEL} whoever sends it, and then
- * re-reads the cached ids with one {@code HMGET}. Notifications say that the hash changed, not
- * which field, hence the re-read of all cached ids; bursts are coalesced into one.</p>
+ * this store hears of every write to the hash, whoever sends it, through Redis keyspace
+ * notifications ({@link KeyspaceNotifications}), and then re-reads the cached ids with one
+ * {@code HMGET}. Notifications say that the hash changed, not which field, hence the re-read of all
+ * cached ids; bursts are coalesced into one.</p>
  *
  * <p>Ids Redis has no route for are remembered too, for {@code store.redis.negative-cache-ttl}, so
  * that a client repeating lookups of such an id (a browser polling a sandbox not ready yet, or
@@ -63,18 +53,11 @@ import org.slf4j.LoggerFactory;
  * revalidate interval they are re-read regardless. Ids known to have no route are forgotten
  * whenever those nets re-read, as a write may have gone unheard. When Redis is down, cached routes
  * keep routing and misses fail fast with {@link StoreUnavailableException}.</p>
- *
- * <p>In Redis Cluster and behind Sentinel the events come from whichever master holds the hash's
- * slot, and only if that master has them turned on: Redisson subscribes on every master, the
- * events are turned on at every master, and both are done again when the set of masters changes,
- * which is what a failover looks like from here. The re-read that follows covers what was written
- * meanwhile.</p>
  */
 final class RedisRouteStore implements RouteStore
 {
     private static final Logger LOG = LoggerFactory.getLogger(RedisRouteStore.class);
-    /** K: keyspace channel, h: hash commands, g: DEL/RENAME/EXPIRE, x: expired keys. */
-    private static final String REQUIRED_EVENTS = "Khgx";
+    /** Ids one HMGET re-reads. */
     private static final int BATCH = 1000;
     private static final int REVOKE_ATTEMPTS = 10;
     /**
@@ -82,24 +65,12 @@ final class RedisRouteStore implements RouteStore
      * current) even where nothing asks {@code /readyz}.
      */
     private static final long PING_PERIOD_MILLIS = 5000;
-    /**
-     * One HSCAN step, its field-value pairs flattened after the cursor. Through a script because
-     * Redisson's own map scans hide the cursor, and a page must hand it on to the next request.
-     */
-    private static final String HSCAN = "local r = redis.call('HSCAN', KEYS[1], ARGV[1], 'MATCH', ARGV[2], 'COUNT', ARGV[3]) "
-        + "local out = {r[1]} for _, v in ipairs(r[2]) do out[#out + 1] = v end return out";
-    /** Fields HSCAN looks at per step: small enough that no step holds Redis up. */
-    private static final int SCAN_COUNT = 1000;
-    /** Steps one page may take, so that a rare prefix in a huge hash answers in bounded time, with a next page. */
-    private static final int SCAN_STEPS_PER_PAGE = 200;
-    private static final Pattern SEARCH_CURSOR = Pattern.compile("(\\d{1,20}):(\\d{1,7})");
 
     /** An HGET in flight, and the lookups waiting for it. */
     private record Read(long sent, CompletableFuture<Optional<Route>> route)
     {
     }
 
-    private final RedissonClient redisson;
     private final RedisWaits waits;
     private final String key;
     private final RMap<String, String> hash;
@@ -120,20 +91,14 @@ final class RedisRouteStore implements RouteStore
     private final Counter absentHits;
     private final Counter misses;
     private final Counter pingFailures;
-    private final RPatternTopic topic;
-    /** Whether our PSUBSCRIBE is in place; only the store thread sets it true. */
-    private volatile boolean subscribed;
-    /** Whether the server emits the events and we hear them; until then, poll. */
-    private volatile boolean notificationsConfirmed;
+    private final KeyspaceNotifications notifications;
+    private final RouteSearch search;
     private volatile boolean reachable = true;
     private volatile long lastFullRefreshNanos = System.nanoTime();
-    /** The masters the events were turned on at and subscribed to; another set means a failover. */
-    private volatile Set<InetSocketAddress> watched = Set.of();
 
     RedisRouteStore(RedissonClient redisson, String key, StoreConfig.Redis config, int cacheSize, MeterRegistry registry, ScheduledExecutorService scheduler,
                     Clock clock, RedisWaits waits)
     {
-        this.redisson = redisson;
         this.waits = waits;
         this.key = key;
         this.hash = redisson.getMap(key, StringCodec.INSTANCE);
@@ -148,7 +113,8 @@ final class RedisRouteStore implements RouteStore
         this.misses = Counter.builder("sandgate.route.cache").tag("result", "miss").description("Route lookups that asked Redis").register(registry);
         registry.gauge("sandgate.route.cache.size", cache, Map::size);
         this.pingFailures = Counter.builder("sandgate.store.redis.ping.failures").description("Health checks of Redis that got no answer").register(registry);
-        this.topic = redisson.getPatternTopic("__keyspace@*__:" + globEscape(key), StringCodec.INSTANCE);
+        this.notifications = new KeyspaceNotifications(redisson, globEscape(key), config, this::onChange);
+        this.search = new RouteSearch(redisson, key, this::parse);
     }
 
     void start()
@@ -357,55 +323,10 @@ final class RedisRouteStore implements RouteStore
         return routes;
     }
 
-    /**
-     * HSCAN with MATCH, never the whole hash: the cursor is {@code <HSCAN cursor>:<pairs to skip>},
-     * as a page may fill up within one HSCAN step and the next must start where it stopped.
-     */
     @Override
     public RoutePage search(String prefix, String cursor, int limit)
     {
-        String scan = "0";
-        int skip = 0;
-        if (cursor != null)
-        {
-            Matcher parsed = SEARCH_CURSOR.matcher(cursor);
-            if (!parsed.matches())
-                throw new IllegalArgumentException("cursor: " + cursor + " (expected: the next of a page this store gave)");
-            scan = parsed.group(1);
-            skip = Integer.parseInt(parsed.group(2));
-        }
-        String match = globEscape(prefix) + "*";
-        RScript script = redisson.getScript(StringCodec.INSTANCE);
-        Map<String, Route> found = new TreeMap<>();
-        try
-        {
-            for (int step = 0; step < SCAN_STEPS_PER_PAGE; step++)
-            {
-                List<String> reply = script.eval(key, RScript.Mode.READ_ONLY, HSCAN, RScript.ReturnType.LIST, List.of(key),
-                    scan, match, Integer.toString(SCAN_COUNT));
-                String following = reply.get(0);
-                for (int pair = skip; pair < (reply.size() - 1) / 2; pair++)
-                {
-                    if (found.size() == limit)
-                        return new RoutePage(found, Optional.of(scan + ":" + pair));
-                    String id = reply.get(1 + 2 * pair);
-                    Route route = parse(id, reply.get(2 + 2 * pair));
-                    if (route != null)
-                        found.put(id, route);
-                }
-                skip = 0;
-                if (following.equals("0"))
-                    return new RoutePage(found, Optional.empty());
-                scan = following;
-                if (found.size() == limit)
-                    break;
-            }
-        }
-        catch (RuntimeException x)
-        {
-            throw new StoreUnavailableException("route store unreachable", x);
-        }
-        return new RoutePage(found, Optional.of(scan + ":0"));
+        return search.page(globEscape(prefix) + "*", cursor, limit);
     }
 
     StoreHealth health()
@@ -421,7 +342,7 @@ final class RedisRouteStore implements RouteStore
             reachable = false;
             pingFailures.increment();
         }
-        String mode = notificationsConfirmed ? "keyspace notifications" : "polling every " + config.pollInterval().toMillis() + "ms";
+        String mode = notifications.confirmed() ? "keyspace notifications" : "polling every " + config.pollInterval().toMillis() + "ms";
         return new StoreHealth("redis", reachable, reachable
             ? "reachable; " + cache.size() + " routes cached; changes seen by " + mode
             : "unreachable; serving " + cache.size() + " cached routes");
@@ -429,11 +350,9 @@ final class RedisRouteStore implements RouteStore
 
     void onDisconnect()
     {
-        // A restarted Redis has forgotten notify-keyspace-events and our subscription, and events
-        // sent while we were away are lost: poll until the tick has subscribed again, re-enabled
-        // the events and re-read everything. Ids found absent may have been written meanwhile.
-        subscribed = false;
-        notificationsConfirmed = false;
+        // Events sent while we were away are lost: poll until the tick has set the notifications up
+        // again and re-read everything. Ids found absent may have been written meanwhile.
+        notifications.lost();
         changes.incrementAndGet();
     }
 
@@ -455,26 +374,11 @@ final class RedisRouteStore implements RouteStore
     {
         try
         {
-            if (!knownMasters().equals(watched))
-            {
-                // A failover put a replica in charge of the hash: it has neither the events turned on
-                // (only masters get CONFIG SET) nor our PSUBSCRIBE, and a planned failover drops no
-                // connection that would have told us.
-                subscribed = false;
-                notificationsConfirmed = false;
-            }
+            notifications.checkMasters();
             boolean due = System.nanoTime() - lastFullRefreshNanos > config.revalidateInterval().toNanos();
-            if (notificationsConfirmed && !due)
+            if (notifications.confirmed() && !due)
                 return;
-            if (!subscribed)
-                subscribe();
-            if (!notificationsConfirmed)
-            {
-                // Asked after subscribing, which connects a client that is still lazy.
-                List<? extends RedisNode> masters = masters();
-                notificationsConfirmed = enableNotifications(masters);
-                watched = addresses(masters);
-            }
+            notifications.setUp();
             // Polling, or just subscribed again, or the safety net: a write may have gone unheard,
             // so ids found absent are forgotten as the cached routes are re-read. Only now, with the
             // subscription in place, so that an absence found later is one a notification would end.
@@ -484,29 +388,12 @@ final class RedisRouteStore implements RouteStore
         }
         catch (RuntimeException x)
         {
-            notificationsConfirmed = false;
+            notifications.unconfirmed();
             changes.incrementAndGet();
             if (reachable)
                 LOG.warn("Route store: Redis unreachable ({}); serving {} cached routes", x.getClass().getSimpleName(), cache.size());
             reachable = false;
         }
-    }
-
-    /**
-     * (Re)places the pattern subscription. Done by hand rather than trusting the client's own
-     * resubscription, because a subscription made while Redis was unreachable never completes.
-     */
-    private void subscribe()
-    {
-        // Asynchronous with a bound of our own: a dead master's PUNSUBSCRIBE would otherwise hold
-        // this thread, and with it every re-read, for Redisson's whole subscription timeout.
-        long bound = config.timeout().toMillis() * 2;
-        topic.removeAllListenersAsync().toCompletableFuture().orTimeout(bound, TimeUnit.MILLISECONDS).join();
-        // In a cluster Redisson places one PSUBSCRIBE on every master, as each emits the events of
-        // its own slots only.
-        topic.addListenerAsync(String.class, (pattern, channel, event) -> onChange())
-            .toCompletableFuture().orTimeout(bound, TimeUnit.MILLISECONDS).join();
-        subscribed = true;
     }
 
     private void refreshQuietly()
@@ -517,7 +404,7 @@ final class RedisRouteStore implements RouteStore
         }
         catch (RuntimeException x)
         {
-            notificationsConfirmed = false;
+            notifications.unconfirmed();
             reachable = false;
         }
     }
@@ -549,78 +436,6 @@ final class RedisRouteStore implements RouteStore
         reachable = true;
     }
 
-    /** Turns the events on where they are emitted: on every master, each for its own slots. */
-    private boolean enableNotifications(List<? extends RedisNode> masters)
-    {
-        // Not connected yet (the client is lazy): nothing is confirmed, the next tick tries again.
-        if (masters.isEmpty())
-            return false;
-        try
-        {
-            for (RedisNode node : masters)
-            {
-                String current = node.getConfig("notify-keyspace-events").getOrDefault("notify-keyspace-events", "");
-                String wanted = merge(current);
-                if (!wanted.equals(current))
-                    node.setConfig("notify-keyspace-events", wanted);
-            }
-            return true;
-        }
-        catch (RedisException x)
-        {
-            if (x.getMessage() != null && x.getMessage().contains("ERR"))
-            {
-                // CONFIG is often renamed or forbidden on managed Redis: say how to fix it, and poll.
-                LOG.warn("Route store: cannot enable keyspace notifications ({}); set notify-keyspace-events to include '{}' on the server. Polling every {} meanwhile.",
-                    x.getMessage(), REQUIRED_EVENTS, config.pollInterval());
-                return false;
-            }
-            throw x;
-        }
-    }
-
-    /** The masters as the client knows them, without asking Redis; none before it has connected. */
-    private Set<InetSocketAddress> knownMasters()
-    {
-        try
-        {
-            return addresses(masters());
-        }
-        catch (RuntimeException x)
-        {
-            return Set.of();
-        }
-    }
-
-    private static Set<InetSocketAddress> addresses(List<? extends RedisNode> nodes)
-    {
-        return nodes.stream().map(RedisNode::getAddr).collect(Collectors.toSet());
-    }
-
-    private List<? extends RedisNode> masters()
-    {
-        if (!config.clusterNodes().isEmpty())
-            return new ArrayList<>(redisson.getRedisNodes(RedisNodes.CLUSTER).getMasters());
-        if (!config.sentinelNodes().isEmpty())
-            return List.of(redisson.getRedisNodes(RedisNodes.SENTINEL_MASTER_SLAVE).getMaster());
-        return List.of(redisson.getRedisNodes(RedisNodes.SINGLE).getInstance());
-    }
-
-    /** Adds the flags we need to the server's current ones, keeping whatever else it emits. */
-    static String merge(String current)
-    {
-        if (current.contains("A") && current.contains("K"))
-            return current;
-        StringBuilder flags = new StringBuilder(current);
-        for (char flag : REQUIRED_EVENTS.toCharArray())
-        {
-            boolean covered = flags.indexOf(String.valueOf(flag)) >= 0 || (flag != 'K' && flags.indexOf("A") >= 0);
-            if (!covered)
-                flags.append(flag);
-        }
-        return flags.toString();
-    }
-
     private Route parse(String id, String value)
     {
         if (value == null)
@@ -648,6 +463,7 @@ final class RedisRouteStore implements RouteStore
         }
     }
 
+    /** Ids and the hash's name are literal text inside Redis's glob patterns (PSUBSCRIBE, HSCAN's MATCH). */
     private static String globEscape(String text)
     {
         return text.replaceAll("([*?\\[\\]\\\\])", "\\\\$1");
