@@ -1,13 +1,10 @@
 package io.sandgate.ingress;
 
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 
 import io.opentelemetry.api.trace.Span;
@@ -19,7 +16,6 @@ import io.sandgate.web.ClientInfo;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
-import org.eclipse.jetty.http.PreEncodedHttpField;
 
 /**
  * What a forward to a sandbox changes on its way, in one place for both front-ends: the proxy
@@ -67,17 +63,13 @@ public final class ForwardPolicy
     /** The other ones. */
     private static final List<String> OTHER_FORWARDING = ClientInfo.FORWARDING_HEADERS.stream()
         .filter(name -> !KNOWN_FORWARDING.contains(HttpHeader.CACHE.get(name))).toList();
-    private static final char[] HEX = "0123456789ABCDEF".toCharArray();
-    /** Confinement policies by origin and sandbox; the origin comes from the client, hence the bound. */
-    private static final int MAX_POLICIES = 4096;
 
     private final Ingress ingress;
     private final String sandboxHeader;
     private final String cookieName;
     private final String hostCookieName;
     private final SandboxCookies cookies;
-    private final List<String> idless;
-    private final Map<PolicyKey, HttpField> policies = new ConcurrentHashMap<>();
+    private final Confinements confinements;
 
     ForwardPolicy(Ingress ingress)
     {
@@ -86,7 +78,7 @@ public final class ForwardPolicy
         this.cookieName = ingress.config().cookie().name();
         this.hostCookieName = SessionResolver.HOST_COOKIE_PREFIX + cookieName;
         this.cookies = new SandboxCookies(cookieName);
-        this.idless = List.of(ingress.mount() + IDLESS_WEBSOCKET);
+        this.confinements = new Confinements(ingress.mount(), List.of(ingress.mount() + IDLESS_WEBSOCKET));
     }
 
     /**
@@ -111,7 +103,7 @@ public final class ForwardPolicy
             HttpHeader header = field.getHeader();
             if (header == HttpHeader.COOKIE)
             {
-                String rest = withoutSessionCookie(field.getValue(), cookieName, hostCookieName);
+                String rest = CookiePairs.withoutSession(field.getValue(), cookieName, hostCookieName);
                 if (rest != null)
                     kept = kept == null ? new StringBuilder(rest) : kept.append("; ").append(rest);
                 continue;
@@ -166,51 +158,7 @@ public final class ForwardPolicy
      */
     public static URI sandboxUri(Route route, String pathAndQuery)
     {
-        return URI.create("http://" + route.authority() + uriSafe(pathAndQuery));
-    }
-
-    static String uriSafe(String pathAndQuery)
-    {
-        int length = pathAndQuery.length();
-        int i = 0;
-        while (i < length && isUriChar(pathAndQuery, i))
-            i++;
-        if (i == length)
-            return pathAndQuery;
-        StringBuilder safe = new StringBuilder(length + 16).append(pathAndQuery, 0, i);
-        for (; i < length; i++)
-        {
-            if (isUriChar(pathAndQuery, i))
-            {
-                safe.append(pathAndQuery.charAt(i));
-                continue;
-            }
-            int end = Character.isHighSurrogate(pathAndQuery.charAt(i)) && i + 1 < length ? i + 2 : i + 1;
-            for (byte b : pathAndQuery.substring(i, end).getBytes(StandardCharsets.UTF_8))
-                safe.append('%').append(HEX[(b >> 4) & 0xF]).append(HEX[b & 0xF]);
-            i = end - 1;
-        }
-        return safe.toString();
-    }
-
-    /**
-     * A character a URI's path or query may hold as it is: RFC 3986's unreserved ones, the
-     * sub-delimiters, {@code : @ / ?}, and {@code %} starting an escape. Not {@code #} (the rest
-     * would become a fragment) nor {@code [ ]} (a host's only).
-     */
-    private static boolean isUriChar(String text, int at)
-    {
-        char c = text.charAt(at);
-        if (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9')
-            return true;
-        if (c == '%')
-            return at + 2 < text.length() && isHex(text.charAt(at + 1)) && isHex(text.charAt(at + 2));
-        return c < 128 && "-._~:/?@!$&'()*+,;=".indexOf(c) >= 0;
-    }
-
-    private static boolean isHex(char c)
-    {
-        return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F';
+        return URI.create("http://" + route.authority() + UriEscape.uriSafe(pathAndQuery));
     }
 
     private static boolean isOneOf(HttpField field, List<String> names)
@@ -476,48 +424,9 @@ public final class ForwardPolicy
     public void addToBrowser(Forward forward, String origin, Consumer<HttpField> add)
     {
         if (!forward.hostMode())
-            add.accept(confinement(origin, forward.sandboxId()));
+            add.accept(confinements.field(origin, forward.sandboxId()));
         if (forward.setCookie() != null)
             add.accept(new HttpField(HttpHeader.SET_COOKIE, forward.setCookie()));
-    }
-
-    /**
-     * The confinement policy of a sandbox for pages of an origin, built once per pair while they fit.
-     * Pre-encoded: the policy is some 400 bytes on every answer, and Jetty copies such a field's
-     * bytes instead of checking each character of its value again (1.5 % of the core front-end's
-     * CPU in a profile at saturation). It copies them unchecked, though, and the origin is the
-     * client's: a value with anything but printable ASCII in it stays a plain field, which Jetty
-     * sanitises as it writes it.
-     */
-    private HttpField confinement(String origin, String sandboxId)
-    {
-        PolicyKey key = new PolicyKey(sandboxId, origin);
-        HttpField policy = policies.get(key);
-        if (policy != null)
-            return policy;
-        String value = SandboxPolicy.confine(origin, ingress.mount() + sandboxId + "/", idless);
-        policy = isPrintableAscii(value) ? new PreEncodedHttpField(SandboxPolicy.HEADER, value) : new HttpField(SandboxPolicy.HEADER, value);
-        // A crude bound: a client can make up origins, and rebuilding a policy is cheap enough.
-        if (policies.size() >= MAX_POLICIES)
-            policies.clear();
-        policies.put(key, policy);
-        return policy;
-    }
-
-    /** A pair as a key of its own: joining the two as text took a copy and a hash of both per request. */
-    private record PolicyKey(String sandboxId, String origin)
-    {
-    }
-
-    static boolean isPrintableAscii(String value)
-    {
-        for (int i = 0; i < value.length(); i++)
-        {
-            char c = value.charAt(i);
-            if (c < 0x20 || c > 0x7E)
-                return false;
-        }
-        return true;
     }
 
     /**
@@ -536,114 +445,16 @@ public final class ForwardPolicy
     /** The Cookie header without the named cookie (nor its {@code __Host-} form), or null when nothing is left. */
     public static String withoutSessionCookie(String header, String name)
     {
-        return withoutSessionCookie(header, name, SessionResolver.HOST_COOKIE_PREFIX + name);
-    }
-
-    /**
-     * The pairs of a {@code Cookie} header but the session cookie's (under either name), trimmed and
-     * joined by {@code "; "}, or null if none is left. One pass over the header, with no copy of a
-     * pair that is dropped: the browser's cookies are read on every request.
-     */
-    private static String withoutSessionCookie(String header, String name, String hostName)
-    {
-        return sessionPairs(header, name, hostName, null);
+        return CookiePairs.withoutSession(header, name, SessionResolver.HOST_COOKIE_PREFIX + name);
     }
 
     /**
      * Adds the session cookie's values in the request's {@code Cookie} headers to {@code values}.
-     * They are read from exactly the pairs {@link #copyRequestHeaders} drops, so no cookie a request
-     * is routed on can reach the sandbox: a second parser, however standard, could read a session
-     * cookie in a pair this one keeps (Jetty's reads {@code name = value}). A value in double quotes
-     * is read without them.
+     * They are read from exactly the pairs {@link #copyRequestHeaders} drops ({@link CookiePairs}).
      */
     public void addSessionCookies(String header, List<String> values)
     {
-        sessionPairs(header, cookieName, hostCookieName, values);
-    }
-
-    /**
-     * Walks the pairs of a Cookie header: with {@code values} null, returns the others as
-     * {@link #withoutSessionCookie} describes; otherwise adds the session cookie's values to it and
-     * returns null. A pair is the session cookie's when its name, white space around it ignored, is
-     * one of the two names. Dropped as well, though never read: a pair in which one of the names
-     * follows a comma, where the older cookie grammar (RFC 2965), and parsers that still accept it,
-     * start a cookie.
-     */
-    private static String sessionPairs(String header, String name, String hostName, List<String> values)
-    {
-        StringBuilder kept = null;
-        int start = 0;
-        while (start <= header.length())
-        {
-            int end = header.indexOf(';', start);
-            if (end < 0)
-                end = header.length();
-            int from = start;
-            int to = end;
-            // As String.trim() trims.
-            while (from < to && header.charAt(from) <= ' ')
-                from++;
-            while (to > from && header.charAt(to - 1) <= ' ')
-                to--;
-            if (to > from)
-            {
-                int value = valueOf(header, from, to, name, hostName);
-                if (values != null && value >= 0)
-                    values.add(unquoted(header, value, to));
-                else if (values == null && value < 0 && !namedAfterComma(header, from, to, name, hostName))
-                {
-                    if (kept == null)
-                        kept = new StringBuilder(header.length());
-                    else
-                        kept.append("; ");
-                    kept.append(header, from, to);
-                }
-            }
-            start = end + 1;
-        }
-        return kept == null ? null : kept.toString();
-    }
-
-    /** Where the value of the trimmed pair from {@code from} to {@code to} starts, if the pair is the session cookie's; else -1. */
-    private static int valueOf(String header, int from, int to, String name, String hostName)
-    {
-        int equals = header.indexOf('=', from);
-        if (equals < 0 || equals >= to)
-            return -1;
-        int nameEnd = equals;
-        while (nameEnd > from && header.charAt(nameEnd - 1) <= ' ')
-            nameEnd--;
-        if (!isName(header, from, nameEnd, name) && !isName(header, from, nameEnd, hostName))
-            return -1;
-        int value = equals + 1;
-        while (value < to && header.charAt(value) <= ' ')
-            value++;
-        return value;
-    }
-
-    private static boolean namedAfterComma(String header, int from, int to, String name, String hostName)
-    {
-        for (int comma = header.indexOf(',', from); comma >= 0 && comma < to; comma = header.indexOf(',', comma + 1))
-        {
-            int next = comma + 1;
-            while (next < to && header.charAt(next) <= ' ')
-                next++;
-            if (valueOf(header, next, to, name, hostName) >= 0)
-                return true;
-        }
-        return false;
-    }
-
-    private static boolean isName(String header, int from, int to, String name)
-    {
-        return to - from == name.length() && header.startsWith(name, from);
-    }
-
-    private static String unquoted(String header, int from, int to)
-    {
-        if (to - from >= 2 && header.charAt(from) == '"' && header.charAt(to - 1) == '"')
-            return header.substring(from + 1, to - 1);
-        return header.substring(from, to);
+        CookiePairs.addSessionValues(header, cookieName, hostCookieName, values);
     }
 
     /** Whether a request asks to become a WebSocket: those go to {@code WebSocketBridge}. */

@@ -268,10 +268,10 @@ class ForwardPolicyTest
     void aPathAndQueryAUriCanHold_isKeptAsItIs_otherCharactersAreEscaped()
     {
         String plain = "/a/b%20c;d?x=1&y=%2F:@!$'()*+,=~";
-        assertSame(plain, ForwardPolicy.uriSafe(plain));
-        assertEquals("/a?x=%7B%7D&q=a%7Cb&p=%25%25%25&u=%25u0041", ForwardPolicy.uriSafe("/a?x={}&q=a|b&p=%%%&u=%u0041"));
-        assertEquals("/caf%C3%A9/%F0%9F%99%82?h=%23%5B%5D", ForwardPolicy.uriSafe("/café/\uD83D\uDE42?h=#[]"));
-        assertEquals("/a%25", ForwardPolicy.uriSafe("/a%"));
+        assertSame(plain, UriEscape.uriSafe(plain));
+        assertEquals("/a?x=%7B%7D&q=a%7Cb&p=%25%25%25&u=%25u0041", UriEscape.uriSafe("/a?x={}&q=a|b&p=%%%&u=%u0041"));
+        assertEquals("/caf%C3%A9/%F0%9F%99%82?h=%23%5B%5D", UriEscape.uriSafe("/café/\uD83D\uDE42?h=#[]"));
+        assertEquals("/a%25", UriEscape.uriSafe("/a%"));
     }
 
     @Test
@@ -323,9 +323,9 @@ class ForwardPolicyTest
             assertEquals(SandboxPolicy.HEADER, added.get(0).getName());
             assertEquals(SandboxPolicy.REFUSAL, added.get(0).getValue(), origin);
         }
-        assertFalse(ForwardPolicy.isPrintableAscii("default-src http://gw\u00e9.example/vnc/42/"));
-        assertFalse(ForwardPolicy.isPrintableAscii("default-src http://gw\texample/vnc/42/"));
-        assertTrue(ForwardPolicy.isPrintableAscii(SandboxPolicy.REFUSAL));
+        assertFalse(Confinements.isPrintableAscii("default-src http://gw\u00e9.example/vnc/42/"));
+        assertFalse(Confinements.isPrintableAscii("default-src http://gw\texample/vnc/42/"));
+        assertTrue(Confinements.isPrintableAscii(SandboxPolicy.REFUSAL));
     }
 
     @Test

@@ -44,7 +44,7 @@ final class FrameTracker
         CONTROL,
         /** A data frame that would take its message over the size limit; its payload is still followed. */
         TOO_BIG,
-        /** Not a WebSocket stream the tracker can follow any further. */
+        /** Not a WebSocket stream the tracker can follow any further: the rest of it is skipped unread. */
         BROKEN
     }
 
@@ -58,6 +58,8 @@ final class FrameTracker
     private long messageSize;
     private long messages;
     private long payloadBytes;
+    /** The stream broke a rule: nothing after it can be followed. */
+    private boolean broken;
 
     FrameTracker(long maxMessageSize)
     {
@@ -78,7 +80,7 @@ final class FrameTracker
      */
     int pass(ByteBuffer in, boolean stopAtBoundary)
     {
-        if (heldCount > 0)
+        if (heldCount > 0 || broken)
             return 0;
         int start = in.position();
         int limit = in.limit();
@@ -112,17 +114,26 @@ final class FrameTracker
 
     /**
      * Collects the header or control frame at the buffer's position (after {@link #pass} stopped
-     * there), moving the position past what it took.
+     * there), moving the position past what it took. Once the stream is {@link Item#BROKEN}, takes
+     * all the buffer holds and finds {@link Item#MORE}.
      */
     Item take(ByteBuffer in)
     {
+        if (broken)
+        {
+            in.position(in.limit());
+            return Item.MORE;
+        }
         while (true)
         {
             int needed = needed();
             if (needed < 0)
-                return Item.BROKEN;
+                return broke();
             if (heldCount == needed)
-                return evaluate();
+            {
+                Item item = evaluate();
+                return item == Item.BROKEN ? broke() : item;
+            }
             if (!in.hasRemaining())
                 return Item.MORE;
             int n = Math.min(needed - heldCount, in.remaining());
@@ -187,6 +198,12 @@ final class FrameTracker
         long n = payloadBytes;
         payloadBytes = 0;
         return n;
+    }
+
+    private Item broke()
+    {
+        broken = true;
+        return Item.BROKEN;
     }
 
     /** Bytes needed for the item being held, once its first two bytes are known; -1 when it cannot be followed. */

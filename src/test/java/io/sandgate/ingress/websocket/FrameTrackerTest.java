@@ -189,4 +189,18 @@ class FrameTrackerTest
         in.position(open.pass(in, false));
         assertEquals(FrameTracker.Item.BROKEN, open.take(in), "a new message inside an unfinished one");
     }
+
+    @Test
+    void whatFollowsABrokenRule_isSkippedUnread()
+    {
+        FrameTracker tracker = new FrameTracker(1024);
+        assertEquals(FrameTracker.Item.BROKEN, tracker.take(ByteBuffer.wrap(new byte[] {(byte)0x09, 0})));
+        tracker.drop();
+
+        ByteBuffer rest = buffer(frame(true, TEXT, text("a"), false), frame(true, FrameTracker.CLOSE, new byte[] {0x03, (byte)0xE8}, false));
+        assertEquals(0, tracker.pass(rest, false), "nothing passes");
+        assertEquals(FrameTracker.Item.MORE, tracker.take(rest), "not even a close frame is found");
+        assertFalse(rest.hasRemaining(), "all of it is taken");
+        assertEquals(0, tracker.drainMessages());
+    }
 }
