@@ -104,7 +104,18 @@ public class IngressServlet extends StreamingProxyServlet
     @Override
     protected String rewriteTarget(HttpServletRequest clientRequest)
     {
-        return ForwardPolicy.sandboxUri(ROUTE.get(clientRequest), SessionFilter.FORWARD.get(clientRequest).upstreamPath()).toString();
+        return ForwardPolicy.sandboxTarget(ROUTE.get(clientRequest), SessionFilter.FORWARD.get(clientRequest).upstreamPath());
+    }
+
+    /**
+     * The {@code Host} Jetty's client would give the request from its target: the route's authority,
+     * without the port when it is HTTP's own. Set by the servlet, because a request without one has
+     * the client build the target's URI twice more to find it.
+     */
+    private static String sandboxHost(Route route)
+    {
+        String authority = route.authority();
+        return route.port() == 80 ? authority.substring(0, authority.lastIndexOf(':')) : authority;
     }
 
     @Override
@@ -183,6 +194,8 @@ public class IngressServlet extends StreamingProxyServlet
             policy.addForwardingHeaders(headers, SessionFilter.FORWARD.get(clientRequest), clientRequest.getRemoteAddr(), scheme, host);
             if (span != null)
                 ForwardPolicy.addTraceHeaders(headers, span);
+            // Last, where the client would have added it.
+            headers.add(HttpHeader.HOST, sandboxHost(ROUTE.get(clientRequest)));
         });
     }
 
