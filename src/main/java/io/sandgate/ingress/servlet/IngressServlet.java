@@ -26,6 +26,7 @@ import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.client.Response;
 import org.eclipse.jetty.client.Result;
+import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
@@ -127,7 +128,9 @@ public class IngressServlet extends StreamingProxyServlet
         // requests a second on 2 cores). At most four: each selector holds a thread of the pool
         // the container shares with the servlets, and answers are a fraction of the path's work.
         clientConnector.setSelectors(Math.min(4, Runtime.getRuntime().availableProcessors()));
-        HttpClient client = super.newHttpClient(clientConnector);
+        // HTTP/1.1 alone, as sandboxes speak it: the proxy servlet's default transport works out
+        // the protocol for every request anew, among the ones it could negotiate.
+        HttpClient client = new HttpClient(new HttpClientTransportOverHTTP(clientConnector));
         // Sandbox pods come and go all day; without this every pod IP ever seen keeps a
         // destination (and its pool) in the client forever.
         client.setDestinationIdleTimeout(ingress.config().destinationIdleTimeout().toMillis());
