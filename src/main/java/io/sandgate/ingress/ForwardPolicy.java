@@ -513,9 +513,24 @@ public final class ForwardPolicy
         return policy;
     }
 
-    /** A pair as a key of its own: joining the two as text took a copy and a hash of both per request. */
+    /**
+     * A pair as a key of its own: joining the two as text took a copy and a hash of both per request.
+     * Equality and hash written out: a record's own go through method handles that the JIT left
+     * standing on this path (the origin is a new string on every request, hashed each time).
+     */
     private record PolicyKey(String sandboxId, String origin)
     {
+        @Override
+        public boolean equals(Object other)
+        {
+            return other instanceof PolicyKey key && sandboxId.equals(key.sandboxId) && origin.equals(key.origin);
+        }
+
+        @Override
+        public int hashCode()
+        {
+            return 31 * sandboxId.hashCode() + origin.hashCode();
+        }
     }
 
     static boolean isPrintableAscii(String value)
