@@ -138,6 +138,9 @@ public class IngressServlet extends StreamingProxyServlet
         // A head the container could not send on fails here as a bad answer (502), not in the
         // container as it writes the response (its own 500 page), as on the core front-end.
         client.setMaxResponseHeadersSize(Ingress.MAX_ANSWER_HEAD);
+        // Answers read into heap buffers: the proxy servlet hands a body to the container as an
+        // array, and from a direct buffer it allocates one and copies every chunk into it.
+        client.setUseInputDirectByteBuffers(false);
         // Nothing this servlet does with an answer waits (its head is copied, a small body goes into
         // the container's buffer, a larger one through a write listener, the end is an asynchronous
         // complete): the client may handle answers on its selectors instead of waking a pool thread
