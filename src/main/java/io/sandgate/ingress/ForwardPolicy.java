@@ -158,7 +158,16 @@ public final class ForwardPolicy
      */
     public static URI sandboxUri(Route route, String pathAndQuery)
     {
-        return URI.create("http://" + route.authority() + UriEscape.uriSafe(pathAndQuery));
+        return URI.create(sandboxTarget(route, pathAndQuery));
+    }
+
+    /**
+     * {@link #sandboxUri} as text, for an API that parses it itself (Jetty's client, given a
+     * string): built and then parsed once, not parsed, printed and parsed again.
+     */
+    public static String sandboxTarget(Route route, String pathAndQuery)
+    {
+        return "http://" + route.authority() + UriEscape.uriSafe(pathAndQuery);
     }
 
     private static boolean isOneOf(HttpField field, List<String> names)

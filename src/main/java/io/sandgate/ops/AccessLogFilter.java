@@ -151,15 +151,20 @@ public final class AccessLogFilter extends HttpFilter implements AccessLog
 
     private void record(HttpServletRequest request, HttpServletResponse response, int status, long start, Map<String, String> context)
     {
+        String contentType = response.getContentType();
+        boolean timed = contentType == null || !contentType.startsWith("text/event-stream");
+        if (!writesLines())
+        {
+            // No line: no context to lend the thread, no path to print.
+            count(status, start, AccessNote.of(request), timed);
+            return;
+        }
         // The line may be written on another thread than the request's: it gets the request's context.
         Map<String, String> thread = MDC.getCopyOfContextMap();
         MDC.setContextMap(context == null ? Map.of() : context);
         try
         {
-            String contentType = response.getContentType();
-            boolean stream = contentType != null && contentType.startsWith("text/event-stream");
-            record(request.getRemoteAddr(), request.getMethod(), path(request), request.getQueryString(), status, start, AccessNote.of(request),
-                !stream);
+            record(request.getRemoteAddr(), request.getMethod(), path(request), request.getQueryString(), status, start, AccessNote.of(request), timed);
         }
         finally
         {
@@ -200,6 +205,30 @@ public final class AccessLogFilter extends HttpFilter implements AccessLog
      */
     private void record(String remoteAddr, String method, String path, String query, int status, long startNanos, AccessNote note, boolean timed)
     {
+        long nanos = count(status, startNanos, note, timed);
+        if (!writesLines())
+            return;
+        String face = note.face().label();
+        long micros = nanos / 1000;
+        // A query may carry a grant or an API key: those parameters' values never reach the log.
+        String logged = query == null || query.isEmpty() ? printable(path) : printable(path) + withoutControls("?" + redactor.get().query(query));
+        String subject = note.subject() == null ? "-" : note.subject();
+        String via = note.via() == null ? "-" : note.via();
+        long upstreamMicros = note.upstreamNanos() < 0 ? -1 : note.upstreamNanos() / 1000;
+        String upstream = upstreamMicros < 0 ? "-" : upstreamMicros + "us";
+        // The same fields twice: in the message for the text format, as key-value pairs for the
+        // JSON one (the text pattern does not print them, so its lines stay as they were).
+        LoggingEventBuilder line = ACCESS.atInfo().addKeyValue("client", remoteAddr).addKeyValue("method", method).addKeyValue("path", logged)
+            .addKeyValue("status", status).addKeyValue("durationMicros", micros).addKeyValue("face", face).addKeyValue("sandbox", subject)
+            .addKeyValue("via", via);
+        if (upstreamMicros >= 0)
+            line = line.addKeyValue("upstreamMicros", upstreamMicros);
+        line.log("{} {} {} {} {}us face={} sandbox={} via={} upstream={}", remoteAddr, method, logged, status, micros, face, subject, via, upstream);
+    }
+
+    /** Counts the request by face and status and times it (see {@link #record}); returns how long it took. */
+    private long count(int status, long startNanos, AccessNote note, boolean timed)
+    {
         String face = note.face().label();
         AtomicReferenceArray<Counter> byStatus = counters.computeIfAbsent(face, key -> new AtomicReferenceArray<>(1000));
         Counter counter = status >= 0 && status < 1000 ? byStatus.get(status) : null;
@@ -224,23 +253,7 @@ public final class AccessLogFilter extends HttpFilter implements AccessLog
                     .description("Time from a request's arrival to its last byte, by face; event streams and upgrades not included").register(registry));
             timer.record(nanos, TimeUnit.NANOSECONDS);
         }
-        if (!writesLines())
-            return;
-        long micros = nanos / 1000;
-        // A query may carry a grant or an API key: those parameters' values never reach the log.
-        String logged = query == null || query.isEmpty() ? printable(path) : printable(path) + withoutControls("?" + redactor.get().query(query));
-        String subject = note.subject() == null ? "-" : note.subject();
-        String via = note.via() == null ? "-" : note.via();
-        long upstreamMicros = note.upstreamNanos() < 0 ? -1 : note.upstreamNanos() / 1000;
-        String upstream = upstreamMicros < 0 ? "-" : upstreamMicros + "us";
-        // The same fields twice: in the message for the text format, as key-value pairs for the
-        // JSON one (the text pattern does not print them, so its lines stay as they were).
-        LoggingEventBuilder line = ACCESS.atInfo().addKeyValue("client", remoteAddr).addKeyValue("method", method).addKeyValue("path", logged)
-            .addKeyValue("status", status).addKeyValue("durationMicros", micros).addKeyValue("face", face).addKeyValue("sandbox", subject)
-            .addKeyValue("via", via);
-        if (upstreamMicros >= 0)
-            line = line.addKeyValue("upstreamMicros", upstreamMicros);
-        line.log("{} {} {} {} {}us face={} sandbox={} via={} upstream={}", remoteAddr, method, logged, status, micros, face, subject, via, upstream);
+        return nanos;
     }
 
     /** The path redacted, and kept from forging log lines. */

@@ -111,7 +111,16 @@ public final class ClientInfo
 
     public boolean isTrusted(HttpServletRequest request)
     {
-        return isTrusted(request.getRemoteAddr());
+        return isTrustedPeer(view(request));
+    }
+
+    /**
+     * Whether the request's peer is a trusted proxy. The peer's address is not asked for when no
+     * proxy is trusted: a servlet container writes it out as text anew on every call.
+     */
+    private boolean isTrustedPeer(RequestView request)
+    {
+        return !trustedProxies.isEmpty() && isTrusted(request.remoteAddr());
     }
 
     /** @param remoteAddr the peer's address, a literal */
@@ -209,7 +218,7 @@ public final class ClientInfo
     /** The scheme the client used: {@code https} behind a trusted TLS-terminating proxy. */
     public String scheme(RequestView request)
     {
-        String forwarded = isTrusted(request.remoteAddr()) ? first(request.header(X_FORWARDED_PROTO)) : null;
+        String forwarded = isTrustedPeer(request) ? first(request.header(X_FORWARDED_PROTO)) : null;
         return forwarded != null ? forwarded.toLowerCase(Locale.ROOT) : request.scheme();
     }
 
@@ -221,7 +230,7 @@ public final class ClientInfo
     /** The Host the client used. */
     public String host(RequestView request)
     {
-        String forwarded = isTrusted(request.remoteAddr()) ? first(request.header(X_FORWARDED_HOST)) : null;
+        String forwarded = isTrustedPeer(request) ? first(request.header(X_FORWARDED_HOST)) : null;
         if (forwarded != null)
             return forwarded;
         String host = request.header("Host");

@@ -26,6 +26,7 @@ import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.client.Response;
 import org.eclipse.jetty.client.Result;
+import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
@@ -104,7 +105,18 @@ public class IngressServlet extends StreamingProxyServlet
     @Override
     protected String rewriteTarget(HttpServletRequest clientRequest)
     {
-        return ForwardPolicy.sandboxUri(ROUTE.get(clientRequest), SessionFilter.FORWARD.get(clientRequest).upstreamPath()).toString();
+        return ForwardPolicy.sandboxTarget(ROUTE.get(clientRequest), SessionFilter.FORWARD.get(clientRequest).upstreamPath());
+    }
+
+    /**
+     * The {@code Host} Jetty's client would give the request from its target: the route's authority,
+     * without the port when it is HTTP's own. Set by the servlet, because a request without one has
+     * the client build the target's URI twice more to find it.
+     */
+    private static String sandboxHost(Route route)
+    {
+        String authority = route.authority();
+        return route.port() == 80 ? authority.substring(0, authority.lastIndexOf(':')) : authority;
     }
 
     @Override
@@ -116,7 +128,9 @@ public class IngressServlet extends StreamingProxyServlet
         // requests a second on 2 cores). At most four: each selector holds a thread of the pool
         // the container shares with the servlets, and answers are a fraction of the path's work.
         clientConnector.setSelectors(Math.min(4, Runtime.getRuntime().availableProcessors()));
-        HttpClient client = super.newHttpClient(clientConnector);
+        // HTTP/1.1 alone, as sandboxes speak it: the proxy servlet's default transport works out
+        // the protocol for every request anew, among the ones it could negotiate.
+        HttpClient client = new HttpClient(new HttpClientTransportOverHTTP(clientConnector));
         // Sandbox pods come and go all day; without this every pod IP ever seen keeps a
         // destination (and its pool) in the client forever.
         client.setDestinationIdleTimeout(ingress.config().destinationIdleTimeout().toMillis());
@@ -124,6 +138,9 @@ public class IngressServlet extends StreamingProxyServlet
         // A head the container could not send on fails here as a bad answer (502), not in the
         // container as it writes the response (its own 500 page), as on the core front-end.
         client.setMaxResponseHeadersSize(Ingress.MAX_ANSWER_HEAD);
+        // Answers read into heap buffers: the proxy servlet hands a body to the container as an
+        // array, and from a direct buffer it allocates one and copies every chunk into it.
+        client.setUseInputDirectByteBuffers(false);
         // Nothing this servlet does with an answer waits (its head is copied, a small body goes into
         // the container's buffer, a larger one through a write listener, the end is an asynchronous
         // complete): the client may handle answers on its selectors instead of waking a pool thread
@@ -183,6 +200,8 @@ public class IngressServlet extends StreamingProxyServlet
             policy.addForwardingHeaders(headers, SessionFilter.FORWARD.get(clientRequest), clientRequest.getRemoteAddr(), scheme, host);
             if (span != null)
                 ForwardPolicy.addTraceHeaders(headers, span);
+            // Last, where the client would have added it.
+            headers.add(HttpHeader.HOST, sandboxHost(ROUTE.get(clientRequest)));
         });
     }
 
