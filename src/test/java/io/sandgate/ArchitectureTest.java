@@ -1,8 +1,6 @@
 package io.sandgate;
 
-import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.JavaClasses;
-import com.tngtech.archunit.core.domain.properties.HasName;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.BeforeAll;
@@ -10,9 +8,6 @@ import org.junit.jupiter.api.Test;
 
 import static com.tngtech.archunit.base.DescribedPredicate.not;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
-import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAnyPackage;
-import static com.tngtech.archunit.core.domain.properties.HasName.Predicates.name;
-import static com.tngtech.archunit.core.domain.properties.HasName.Predicates.nameMatching;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
@@ -33,19 +28,6 @@ class ArchitectureTest
 {
     private static final String JETTY_INTERNALS = "..jetty..internal..";
     private static final String[] JETTY_SERVER_AND_IO = {"org.eclipse.jetty.server..", "org.eclipse.jetty.io.."};
-    /** The WAR's proxy servlet, with its nested classes. */
-    private static final DescribedPredicate<HasName> PROXY_SERVLET =
-        nameMatching("io\\.sandgate\\.ingress\\.servlet\\.IngressServlet(\\$.*)?").as("are IngressServlet");
-    /**
-     * The exception to "the WAR path stays off Jetty's I/O classes", for its proxy servlet alone: two
-     * jetty-io types in the API of Jetty's client and proxy servlet, which it cannot do without. The
-     * proxy servlet hands it the client's {@code ClientConnector} to configure (connect timeout,
-     * selectors), and the client hands a response listener (the retry that sends a GET once more)
-     * the answer's body as a {@code Content.Source}. Neither is the server's.
-     */
-    private static final DescribedPredicate<HasName> JETTY_CLIENT_IO =
-        name("org.eclipse.jetty.io.ClientConnector").or(name("org.eclipse.jetty.io.Content$Source")).as("ClientConnector or Content.Source");
-
     private static JavaClasses classes;
 
     @BeforeAll
@@ -104,12 +86,8 @@ class ArchitectureTest
     @Test
     void theIngressDecision_andTheWarPath_stayOffJettysServerAndIo()
     {
-        noClasses().that().resideInAnyPackage("io.sandgate.ingress", "io.sandgate.ingress.servlet..").and(not(PROXY_SERVLET).as("are not IngressServlet"))
+        noClasses().that().resideInAnyPackage("io.sandgate.ingress", "io.sandgate.ingress.servlet..")
             .should().dependOnClassesThat().resideInAnyPackage(JETTY_SERVER_AND_IO).check(classes);
-        noClasses().that(PROXY_SERVLET)
-            .should().dependOnClassesThat(resideInAnyPackage(JETTY_SERVER_AND_IO).and(not(JETTY_CLIENT_IO))
-                .as("are Jetty's server or I/O classes other than ClientConnector and Content.Source"))
-            .check(classes);
     }
 
     @Test

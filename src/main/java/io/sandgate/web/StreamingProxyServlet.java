@@ -11,6 +11,7 @@ import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.ProcessingProtocolHandler;
 import org.eclipse.jetty.client.Response;
 import org.eclipse.jetty.ee10.proxy.AsyncProxyServlet;
+import org.eclipse.jetty.io.ClientConnector;
 import org.eclipse.jetty.util.Callback;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -48,6 +49,19 @@ public abstract class StreamingProxyServlet extends AsyncProxyServlet
         HttpClient client = super.createHttpClient();
         passOverInterimAnswers(client);
         return client;
+    }
+
+    /** How this proxy's client reaches its upstreams; null for the proxy servlet's default client. */
+    protected UpstreamClient upstreamClient()
+    {
+        return null;
+    }
+
+    @Override
+    protected HttpClient newHttpClient(ClientConnector connector)
+    {
+        UpstreamClient upstream = upstreamClient();
+        return upstream == null ? super.newHttpClient(connector) : upstream.newClient(connector);
     }
 
     /** Has a client whose protocol handlers were cleared read interim answers (102, 103) and wait for the final one. */

@@ -12,31 +12,28 @@ import io.sandgate.ingress.Ingress;
 import io.sandgate.ingress.IngressDecision.Forward;
 import io.sandgate.ingress.OpenStreams;
 import io.sandgate.ingress.Route;
+import io.sandgate.ingress.SendAgain;
 import io.sandgate.ingress.websocket.WebSocketBridge;
 import io.sandgate.web.AccessNote;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.Errors;
 import io.sandgate.web.RequestAttribute;
+import io.sandgate.web.SendAgainOnce;
 import io.sandgate.web.ServerSpan;
 import io.sandgate.web.StreamingProxyServlet;
+import io.sandgate.web.UpstreamClient;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.client.Response;
-import org.eclipse.jetty.client.Result;
-import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
 import org.eclipse.jetty.http.HttpStatus;
-import org.eclipse.jetty.io.ClientConnector;
-import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.util.Callback;
-import org.eclipse.jetty.util.Promise;
-import org.eclipse.jetty.util.thread.Invocable;
 
 /**
  * Servlet glue of the ingress face: forwards a request whose sandbox {@link SessionFilter} has
@@ -120,50 +117,28 @@ public class IngressServlet extends StreamingProxyServlet
     }
 
     @Override
-    protected HttpClient newHttpClient(ClientConnector clientConnector)
+    protected UpstreamClient upstreamClient()
     {
-        clientConnector.setConnectTimeout(ingress.config().connectTimeout());
-        // Answers are handled on the selectors (below): one per core, or under saturation a single
-        // selector thread handling every answer held the servlet path to one core (12 % fewer
-        // requests a second on 2 cores). At most four: each selector holds a thread of the pool
-        // the container shares with the servlets, and answers are a fraction of the path's work.
-        clientConnector.setSelectors(Math.min(4, Runtime.getRuntime().availableProcessors()));
-        // HTTP/1.1 alone, as sandboxes speak it: the proxy servlet's default transport works out
-        // the protocol for every request anew, among the ones it could negotiate.
-        HttpClient client = new HttpClient(new HttpClientTransportOverHTTP(clientConnector));
-        // Sandbox pods come and go all day; without this every pod IP ever seen keeps a
-        // destination (and its pool) in the client forever.
-        client.setDestinationIdleTimeout(ingress.config().destinationIdleTimeout().toMillis());
-        client.setConnectTimeout(ingress.config().connectTimeout().toMillis());
-        // A head the container could not send on fails here as a bad answer (502), not in the
-        // container as it writes the response (its own 500 page), as on the core front-end.
-        client.setMaxResponseHeadersSize(Ingress.MAX_ANSWER_HEAD);
-        // Answers read into heap buffers: the proxy servlet hands a body to the container as an
-        // array, and from a direct buffer it allocates one and copies every chunk into it.
-        client.setUseInputDirectByteBuffers(false);
-        // Nothing this servlet does with an answer waits (its head is copied, a small body goes into
-        // the container's buffer, a larger one through a write listener, the end is an asynchronous
-        // complete): the client may handle answers on its selectors instead of waking a pool thread
-        // for each: three in ten of the servlet path's thread switches at a fixed rate.
-        client.getTransport().setInvocationType(Invocable.InvocationType.NON_BLOCKING);
-        return client;
+        return new UpstreamClient(ingress.config().connectTimeout(), ingress.config().destinationIdleTimeout(), Ingress.MAX_ANSWER_HEAD);
     }
 
     /**
-     * Sends the request as Jetty's proxy does (without its debug log of the request's headers), but a
-     * GET (or another idempotent request without a body) whose connection failed before any answer
-     * began goes once more ({@link SendAgainOnce}), as on the core front-end: sandboxes close idle
-     * connections when they like, and one that closes a kept connection just as it is taken must not
-     * cost the browser its request.
+     * Sends the request as Jetty's proxy does (without its debug log of the request's headers), but
+     * one without a body whose connection failed before any answer began may go once more, by the
+     * rule both front-ends follow ({@link SendAgain}). Jetty's client does not say whether a
+     * connection was used before, so unlike the core front-end this also sends a GET again after a
+     * new connection was dropped or answered with something not HTTP, as HTTP allows.
      */
     @Override
     protected void sendProxyRequest(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Request proxyRequest)
     {
         Response.CompleteListener answer = newProxyResponseListener(clientRequest, proxyResponse);
         SENT.set(clientRequest, System.nanoTime());
-        HttpMethod method = HttpMethod.fromString(proxyRequest.getMethod());
-        if (method != null && method.isIdempotent() && proxyRequest.getBody() == null && answer instanceof Response.Listener listener)
-            proxyRequest.send(new SendAgainOnce(proxyRequest, listener));
+        String method = proxyRequest.getMethod();
+        boolean withBody = proxyRequest.getBody() != null;
+        if (answer instanceof Response.Listener listener)
+            proxyRequest.send(new SendAgainOnce(getHttpClient(), proxyRequest, listener,
+                (untouched, failure) -> SendAgain.mayGoAgain(method, false, untouched && !withBody, failure)));
         else
             proxyRequest.send(answer);
     }
@@ -342,100 +317,6 @@ public class IngressServlet extends StreamingProxyServlet
         {
             if (clientRequest.isAsyncStarted())
                 clientRequest.getAsyncContext().complete();
-        }
-    }
-
-    /**
-     * Hands everything to Jetty's proxy listener, except a failure after a connection took the
-     * request and before any answer began: then a copy of the request goes once more, on a new
-     * connection of its own (the pool's other idle connections are as old as the failed one), closed
-     * after the answer. Jetty's client does not say whether a connection was used before, nor keep a
-     * kept connection from holding bytes a sandbox sent past its last answer, so unlike the core
-     * front-end this also sends a GET again after a new connection was dropped or answered with
-     * something not HTTP, as HTTP allows for an idempotent request. A timeout or a failure to connect
-     * is not tried again: that would double the browser's wait for nothing.
-     */
-    private final class SendAgainOnce implements Response.Listener
-    {
-        private final Request request;
-        private final Response.Listener answer;
-        /** Whether a connection took the request: a request that never had one failed to connect. */
-        private volatile boolean taken;
-        private volatile boolean begun;
-
-        SendAgainOnce(Request request, Response.Listener answer)
-        {
-            this.request = request;
-            this.answer = answer;
-            request.onRequestBegin(r -> taken = true);
-        }
-
-        @Override
-        public void onBegin(Response response)
-        {
-            begun = true;
-            answer.onBegin(response);
-        }
-
-        @Override
-        public boolean onHeader(Response response, HttpField field)
-        {
-            return answer.onHeader(response, field);
-        }
-
-        @Override
-        public void onHeaders(Response response)
-        {
-            answer.onHeaders(response);
-        }
-
-        @Override
-        public void onContentSource(Response response, Content.Source source)
-        {
-            answer.onContentSource(response, source);
-        }
-
-        @Override
-        public void onSuccess(Response response)
-        {
-            answer.onSuccess(response);
-        }
-
-        @Override
-        public void onFailure(Response response, Throwable failure)
-        {
-            if (!mayGoAgain(failure))
-                answer.onFailure(response, failure);
-        }
-
-        @Override
-        public void onComplete(Result result)
-        {
-            if (!result.isFailed() || !mayGoAgain(result.getFailure()))
-            {
-                answer.onComplete(result);
-                return;
-            }
-            Request again = getHttpClient().newRequest(request.getURI())
-                .method(request.getMethod())
-                .headers(headers -> headers.add(request.getHeaders()))
-                .timeout(request.getTimeout(), TimeUnit.MILLISECONDS);
-            request.getAttributes().forEach(again::attribute);
-            getHttpClient().resolveDestination(again).newConnection(Promise.from(connection ->
-            {
-                again.onComplete(done -> connection.close());
-                connection.send(again, answer);
-            }, x ->
-            {
-                // No new connection: the browser learns of the first failure, as it would have.
-                answer.onFailure(result.getResponse(), result.getFailure());
-                answer.onComplete(result);
-            }));
-        }
-
-        private boolean mayGoAgain(Throwable failure)
-        {
-            return taken && !begun && !(failure instanceof TimeoutException);
         }
     }
 }
