@@ -22,6 +22,7 @@ import io.sandgate.core.Audit;
 import io.sandgate.core.Secret;
 import io.sandgate.egress.Egress;
 import io.sandgate.ingress.Grants;
+import io.sandgate.ingress.IdSyntax;
 import io.sandgate.ingress.Route;
 import io.sandgate.ingress.RoutePage;
 import io.sandgate.ingress.RouteStore;
@@ -232,7 +233,7 @@ public final class AdminApi
 
     private static String sandboxId(IngressConfig ingress, String id)
     {
-        if (id.length() > ingress.idMaxLength() || !ingress.idPattern().matcher(id).matches())
+        if (!IdSyntax.of(ingress).isId(id))
             throw GatewayException.badRequest("malformed sandbox id");
         return id;
     }

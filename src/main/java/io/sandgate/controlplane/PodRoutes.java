@@ -2,11 +2,11 @@ package io.sandgate.controlplane;
 
 import java.util.Map;
 import java.util.Optional;
-import java.util.regex.Pattern;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.sandgate.config.WatcherConfig;
+import io.sandgate.ingress.IdSyntax;
 import io.sandgate.ingress.Route;
 
 /**
@@ -16,14 +16,12 @@ import io.sandgate.ingress.Route;
 final class PodRoutes
 {
     private final WatcherConfig config;
-    private final Pattern idPattern;
-    private final int idMaxLength;
+    private final IdSyntax ids;
 
-    PodRoutes(WatcherConfig config, Pattern idPattern, int idMaxLength)
+    PodRoutes(WatcherConfig config, IdSyntax ids)
     {
         this.config = config;
-        this.idPattern = idPattern;
-        this.idMaxLength = idMaxLength;
+        this.ids = ids;
     }
 
     /** The sandbox id the pod carries (label, or annotation), when it is a valid id. */
@@ -32,7 +30,7 @@ final class PodRoutes
         String id = value(pod.getMetadata().getLabels(), config.idLabel());
         if (id == null)
             id = value(pod.getMetadata().getAnnotations(), config.idLabel());
-        if (id == null || id.length() > idMaxLength || !idPattern.matcher(id).matches())
+        if (!ids.isId(id))
             return Optional.empty();
         return Optional.of(id);
     }

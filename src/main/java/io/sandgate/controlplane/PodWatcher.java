@@ -19,6 +19,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.IngressConfig;
 import io.sandgate.config.WatcherConfig;
 import io.sandgate.core.Leadership;
+import io.sandgate.ingress.IdSyntax;
 import io.sandgate.ingress.Route;
 import io.sandgate.ingress.RouteStore;
 import org.slf4j.Logger;
@@ -50,7 +51,7 @@ public final class PodWatcher implements AutoCloseable
         this.config = config;
         this.routes = routes;
         this.leadership = leadership;
-        this.pods = new PodRoutes(config, ingress.idPattern(), ingress.idMaxLength());
+        this.pods = new PodRoutes(config, IdSyntax.of(ingress));
         Config kubernetes = config.masterUrl().isPresent()
             ? new ConfigBuilder().withMasterUrl(config.masterUrl().get()).withTrustCerts(false).build()
             : Config.autoConfigure(null);

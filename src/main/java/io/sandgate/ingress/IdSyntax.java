@@ -2,13 +2,16 @@ package io.sandgate.ingress;
 
 import java.util.regex.Pattern;
 
+import io.sandgate.config.IngressConfig;
+
 /**
  * What a sandbox id may look like. The pattern is always matched whole, and the length is checked
  * first, so an overlong id never reaches the regex engine. The default pattern ({@code \d+}) and
  * the plain-segment check run as loops over the characters: they are asked on every request, and
- * a regex matcher is an allocation each time.
+ * a regex matcher is an allocation each time. Whatever reads an id from outside (a request, a pod's
+ * label, an admin call) asks this class, so that every face takes the same ids.
  */
-final class IdSyntax
+public final class IdSyntax
 {
     /** Characters an id-less first path segment (an asset directory or file) may use, besides letters and digits. */
     private static final String PLAIN_PUNCTUATION = "._~!$&'()*+,;=:@-";
@@ -40,13 +43,19 @@ final class IdSyntax
         this.digits = pattern.pattern().equals("\\d+") && (pattern.flags() & Pattern.UNICODE_CHARACTER_CLASS) == 0;
     }
 
+    /** The ids {@code ingress.id-pattern} and {@code ingress.id-max-length} allow. */
+    public static IdSyntax of(IngressConfig config)
+    {
+        return new IdSyntax(config.idPattern(), config.idMaxLength());
+    }
+
     /** Whether ids are checked by a loop over their characters, not by the regex engine. */
     boolean byLoop()
     {
         return digits;
     }
 
-    boolean isId(String candidate)
+    public boolean isId(String candidate)
     {
         return candidate != null && !candidate.isEmpty() && candidate.length() <= maxLength && matches(candidate, candidate.length());
     }

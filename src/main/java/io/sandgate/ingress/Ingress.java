@@ -77,7 +77,7 @@ public final class Ingress
                 + "and will not work across replicas; set the same secret on every replica.");
         }
         Signer signer = new Signer(key);
-        IdSyntax ids = new IdSyntax(config.idPattern(), config.idMaxLength());
+        IdSyntax ids = IdSyntax.of(config);
         this.cookie = config.access() == IngressConfig.Access.SIGNED
             ? SessionCookie.granted(signer, ids, config.cookie().ttl(), config.cookie().maxSandboxes(), clock)
             : new SessionCookie(signer, ids, config.cookie().ttl(), config.cookie().maxSandboxes(), clock);

@@ -22,7 +22,6 @@ final class McpBenchGateway
     {
         return RunningGateway.start(config ->
         {
-            config.set("server.stop-timeout", "1s");
             config.set("log.access", "false");
             config.set("mcp.servers", List.of(Map.of("name", serverName, "url", url, "transport", "streamable")));
             if (redis != null)

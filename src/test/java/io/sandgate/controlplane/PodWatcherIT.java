@@ -14,6 +14,7 @@ import io.fabric8.mockwebserver.MockWebServer;
 import io.sandgate.core.Secret;
 import io.sandgate.ingress.Grants;
 import io.sandgate.ingress.Route;
+import io.sandgate.testing.Fixtures;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.RawRedis;
 import io.sandgate.testing.RedisServerProcess;
@@ -72,11 +73,7 @@ class PodWatcherIT
     @AfterEach
     void stop() throws Exception
     {
-        for (AutoCloseable c : new AutoCloseable[]{raw, redis})
-        {
-            if (c != null)
-                c.close();
-        }
+        Fixtures.closeInOrder(raw, redis);
         client.close();
         kubernetes.destroy();
     }

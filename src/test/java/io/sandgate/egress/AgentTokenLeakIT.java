@@ -2,7 +2,6 @@ package io.sandgate.egress;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
-import java.net.InetAddress;
 import java.net.Socket;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -26,7 +25,7 @@ import io.sandgate.testing.RawHttp;
 import io.sandgate.testing.TargetServer;
 import org.eclipse.jetty.toolchain.test.jupiter.WorkDir;
 import org.eclipse.jetty.toolchain.test.jupiter.WorkDirExtension;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -61,8 +60,10 @@ class AgentTokenLeakIT
     private static final List<String> PLAIN_ROUTES = List.of("block", "report", "off", "redact");
 
     private final List<String> resolved = new CopyOnWriteArrayList<>();
-    private TargetServer target;
-    private ForwardProxy node;
+    @AutoClose
+    private final TargetServer target = TargetServer.start();
+    @AutoClose
+    private final ForwardProxy node = ForwardProxy.start("n1");
     private Path secrets;
 
     @RegisterExtension
@@ -71,8 +72,6 @@ class AgentTokenLeakIT
     @BeforeEach
     void start(WorkDir workDir) throws Exception
     {
-        target = TargetServer.start();
-        node = ForwardProxy.start("n1");
         secrets = workDir.getEmptyPathDir().resolve("secrets.yaml");
         Files.writeString(secrets, "openai: \"" + OPENAI_KEY + "\"\nvendor: \"" + VENDOR_KEY + "\"\nalpha-token: \"" + TOKEN + "\"\nbeta-token: \"" + BETA_TOKEN
             + "\"\ngamma-token: \"" + GAMMA_TOKEN + "\"\n");
@@ -103,18 +102,7 @@ class AgentTokenLeakIT
                 Map.of("id", "alpha", "token", "alpha-token", "credentials", List.of("openai", "vendor")),
                 Map.of("id", "beta", "token", "beta-token", "credentials", List.of("openai")),
                 Map.of("id", "gamma", "token", "gamma-token", "credentials", List.of("openai"))))
-            .resolver(host ->
-            {
-                resolved.add(host);
-                return List.of(InetAddress.getLoopbackAddress());
-            });
-    }
-
-    @AfterEach
-    void stop()
-    {
-        node.close();
-        target.close();
+            .namesOnLoopback(resolved);
     }
 
     /** A GET of {@code pathAndQuery} on the target, with the headers exactly as given (name, value pairs). */

@@ -18,7 +18,7 @@ import io.sandgate.testing.ForwardProxy;
 import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.TargetServer;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -41,8 +41,11 @@ class EgressAgentLimitIT
 
     @TempDir
     Path scratch;
-    private TargetServer target;
-    private ForwardProxy node;
+    @AutoClose
+    private final TargetServer target = TargetServer.start();
+    /** Takes the tunnel's CONNECT and never answers: every agent request is held until its timeout. */
+    @AutoClose
+    private final ForwardProxy node = ForwardProxy.start("n1").hang();
     private Path secrets;
 
     @RegisterExtension
@@ -51,9 +54,6 @@ class EgressAgentLimitIT
     @BeforeEach
     void start() throws Exception
     {
-        target = TargetServer.start();
-        // Takes the tunnel's CONNECT and never answers: every agent request is held until its timeout.
-        node = ForwardProxy.start("n1").hang();
         secrets = scratch.resolve("secrets.yaml");
         Files.writeString(secrets, "key: \"vnd_limit_key_0123456789\"\nalpha-token: \"" + ALPHA + "\"\nbeta-token: \"" + BETA + "\"\n");
         Files.setPosixFilePermissions(secrets, PosixFilePermissions.fromString("rw-------"));
@@ -72,13 +72,6 @@ class EgressAgentLimitIT
         config.set("egress.agents", List.of(
             Map.of("id", "alpha", "token", "alpha-token", "credentials", List.of("key")),
             Map.of("id", "beta", "token", "beta-token", "credentials", List.of("key"))));
-    }
-
-    @AfterEach
-    void stop() throws Exception
-    {
-        node.close();
-        target.close();
     }
 
     private CompletableFuture<HttpResponse<String>> call(String token)

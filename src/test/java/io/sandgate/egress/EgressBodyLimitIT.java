@@ -12,8 +12,7 @@ import io.sandgate.testing.ForwardProxy;
 import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.TargetServer;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -30,18 +29,13 @@ class EgressBodyLimitIT
     private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     private static final int LIMIT = 1024;
 
-    private TargetServer target;
-    private ForwardProxy node;
+    @AutoClose
+    private final TargetServer target = TargetServer.start();
+    @AutoClose
+    private final ForwardProxy node = ForwardProxy.start("n1");
 
     @RegisterExtension
     final GatewayExtension gateway = new GatewayExtension(this::configure);
-
-    @BeforeEach
-    void start() throws Exception
-    {
-        target = TargetServer.start();
-        node = ForwardProxy.start("n1");
-    }
 
     private void configure(GatewayConfig config)
     {
@@ -52,13 +46,6 @@ class EgressBodyLimitIT
                 "scan", "off", "max_body_size", LIMIT),
             Map.of("match", Map.of("domains", List.of("127.0.0.1")), "upstream", "main", "max_body_size", LIMIT)));
         config.set("egress.pools", Map.of("main", Map.of("nodes", List.of(Map.of("id", "n1", "address", node.address())))));
-    }
-
-    @AfterEach
-    void stop() throws Exception
-    {
-        node.close();
-        target.close();
     }
 
     /** A POST whose body has no declared length: the JDK client sends it chunked. */

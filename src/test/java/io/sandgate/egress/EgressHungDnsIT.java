@@ -26,7 +26,7 @@ import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.RawConnect;
 import io.sandgate.testing.TargetServer;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -56,21 +56,16 @@ class EgressHungDnsIT
 
     private final CountDownLatch nameServerAnswers = new CountDownLatch(1);
     private final AtomicInteger hanging = new AtomicInteger();
-    private TargetServer target;
-    private ForwardProxy node;
-    private ExecutorService agents;
+    @AutoClose
+    private final TargetServer target = TargetServer.start();
+    @AutoClose
+    private final ForwardProxy node = ForwardProxy.start("n1");
+    /** One thread per CONNECT held open, and one for those that must get through. */
+    @AutoClose("shutdownNow")
+    private final ExecutorService agents = Executors.newFixedThreadPool(HUNG + 1);
 
     @RegisterExtension
     final GatewayExtension gateway = new GatewayExtension(this::configure);
-
-    @BeforeEach
-    void start()
-    {
-        target = TargetServer.start();
-        node = ForwardProxy.start("n1");
-        // One thread per CONNECT held open, and one for those that must get through.
-        agents = Executors.newFixedThreadPool(HUNG + 1);
-    }
 
     private void configure(GatewayConfig config)
     {
@@ -118,9 +113,6 @@ class EgressHungDnsIT
     void stop()
     {
         nameServerAnswers.countDown();
-        agents.shutdownNow();
-        node.close();
-        target.close();
     }
 
     private HttpRequest baseUrl(String authority)

@@ -1,6 +1,5 @@
 package io.sandgate.egress;
 
-import java.net.InetAddress;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -11,8 +10,7 @@ import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.LogCapture;
 import io.sandgate.testing.RawHttp;
 import io.sandgate.testing.TargetServer;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -34,18 +32,13 @@ class EgressMalformedUrlIT
     private static final List<String> MALFORMED = List.of("x=%zz", "x=%", "x=%4", "a=1&x=%g0", "x=a|b", "x={y}", "x=a\"b");
 
     private final List<String> resolved = new CopyOnWriteArrayList<>();
-    private TargetServer target;
-    private ForwardProxy node;
+    @AutoClose
+    private final TargetServer target = TargetServer.start();
+    @AutoClose
+    private final ForwardProxy node = ForwardProxy.start("n1");
 
     @RegisterExtension
     final GatewayExtension gateway = new GatewayExtension(this::configure);
-
-    @BeforeEach
-    void start()
-    {
-        target = TargetServer.start();
-        node = ForwardProxy.start("n1");
-    }
 
     private void configure(GatewayConfig config)
     {
@@ -54,18 +47,7 @@ class EgressMalformedUrlIT
             .set("egress.forward-proxy-port", "0")
             .set("egress.routes", List.of(Map.of("match", Map.of("domains", List.of("localhost", "127.0.0.1")), "upstream", "main")))
             .set("egress.pools", Map.of("main", Map.of("region", "eu", "nodes", List.of(Map.of("id", "n1", "address", node.address())))))
-            .resolver(host ->
-            {
-                resolved.add(host);
-                return List.of(InetAddress.getLoopbackAddress());
-            });
-    }
-
-    @AfterEach
-    void stop()
-    {
-        node.close();
-        target.close();
+            .namesOnLoopback(resolved);
     }
 
     @Test

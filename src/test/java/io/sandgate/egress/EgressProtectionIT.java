@@ -27,6 +27,7 @@ import io.sandgate.testing.TargetServer;
 import org.eclipse.jetty.toolchain.test.jupiter.WorkDir;
 import org.eclipse.jetty.toolchain.test.jupiter.WorkDirExtension;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -56,8 +57,10 @@ class EgressProtectionIT
     private static final String VENDOR_KEY = "vnd_" + "Q7xL2mP9rT4wZ8kJ5nB3";
     private static final String AGENT_TOKEN = "sgt_agent_alpha_0123456789";
 
-    private TargetServer target;
-    private ForwardProxy node;
+    @AutoClose
+    private final TargetServer target = TargetServer.start();
+    @AutoClose
+    private final ForwardProxy node = ForwardProxy.start("n1");
     private Path secrets;
     private ListAppender<ILoggingEvent> logged;
     private Level sandgateLevel;
@@ -69,8 +72,6 @@ class EgressProtectionIT
     @BeforeEach
     void start(WorkDir workDir) throws Exception
     {
-        target = TargetServer.start();
-        node = ForwardProxy.start("n1");
         secrets = workDir.getEmptyPathDir().resolve("secrets.yaml");
         writeSecrets(Map.of("openai", OPENAI_KEY, "anthropic", ANTHROPIC_KEY, "vendor", VENDOR_KEY, "alpha-token", AGENT_TOKEN,
             "beta-token", "sgt_agent_beta_0123456789", "old-token", "sgt_agent_old_0123456789", "gone-token", "sgt_agent_gone_0123456789"));
@@ -131,8 +132,6 @@ class EgressProtectionIT
     @AfterEach
     void stop() throws Exception
     {
-        node.close();
-        target.close();
         ((Logger)LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).detachAppender(logged);
         ((Logger)LoggerFactory.getLogger("io.sandgate")).setLevel(sandgateLevel);
         ((Logger)LoggerFactory.getLogger("org.eclipse.jetty")).setLevel(jettyLevel);

@@ -14,6 +14,7 @@ import java.util.stream.Collectors;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.sdk.trace.data.SpanData;
+import io.sandgate.testing.Fixtures;
 import io.sandgate.testing.ForwardProxy;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.RecordedSpans;
@@ -69,11 +70,7 @@ class EgressTracingIT
     @AfterAll
     static void stop() throws Exception
     {
-        for (AutoCloseable c : new AutoCloseable[]{failing, working, target, spans})
-        {
-            if (c != null)
-                c.close();
-        }
+        Fixtures.closeInOrder(failing, working, target, spans);
     }
 
     private static HttpResponse<String> call() throws Exception

@@ -22,6 +22,7 @@ import javax.net.ssl.SSLHandshakeException;
 import io.sandgate.net.Cidr;
 import io.sandgate.net.Resolver;
 import io.sandgate.net.SsrfGuard;
+import io.sandgate.testing.Fixtures;
 import io.sandgate.testing.ForwardProxy;
 import io.sandgate.testing.TargetServer;
 import org.eclipse.jetty.client.ContentResponse;
@@ -73,10 +74,7 @@ class PinnedConnectionIT
     {
         if (client != null)
             client.stop();
-        if (node != null)
-            node.close();
-        if (target != null)
-            target.close();
+        Fixtures.closeInOrder(node, target);
     }
 
     private PinnedHttpClient client(SslContextFactory.Client tls)

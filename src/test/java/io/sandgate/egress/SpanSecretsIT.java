@@ -12,6 +12,7 @@ import io.opentelemetry.sdk.trace.data.SpanData;
 import io.sandgate.core.Secret;
 import io.sandgate.ingress.Grants;
 import io.sandgate.leak.Redactor;
+import io.sandgate.testing.Fixtures;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.McpClients;
 import io.sandgate.testing.McpUpstream;
@@ -70,11 +71,7 @@ class SpanSecretsIT
     @AfterEach
     void stop() throws Exception
     {
-        for (AutoCloseable c : new AutoCloseable[]{spans, upstream, sandbox, route})
-        {
-            if (c != null)
-                c.close();
-        }
+        Fixtures.closeInOrder(spans, upstream, sandbox, route);
     }
 
     @Test

@@ -14,6 +14,7 @@ import io.sandgate.core.Secret;
 import io.sandgate.testing.BrowserCheck;
 import io.sandgate.testing.EachIngressFrontEnd;
 import io.sandgate.testing.GatewayExtension;
+import io.sandgate.testing.LoopbackServers;
 import io.sandgate.testing.RunningGateway;
 import io.sandgate.testing.WebSocketBackend;
 import org.eclipse.jetty.http.HttpHeader;
@@ -22,7 +23,6 @@ import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
-import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.Callback;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
@@ -113,19 +113,14 @@ class GatewayPageBrowserIT
         .set("ingress.access", "signed")
         .set("ingress.cookie.secret", SECRET)
         .set("ingress.host-pattern", HOST_PATTERN)
-        .set("ingress.static-routes", Map.of("1", "127.0.0.1:" + ((ServerConnector)sandbox1.getConnectors()[0]).getLocalPort(),
+        .set("ingress.static-routes", Map.of("1", "127.0.0.1:" + LoopbackServers.port(sandbox1),
             "2", desktop2.hostPort())));
 
     @BeforeAll
     static void start() throws Exception
     {
         desktop2 = WebSocketBackend.start("sandbox-2-desktop");
-        sandbox1 = new Server();
-        ServerConnector connector = new ServerConnector(sandbox1);
-        connector.setHost("127.0.0.1");
-        sandbox1.addConnector(connector);
-        sandbox1.setHandler(new AttackPage());
-        sandbox1.start();
+        sandbox1 = LoopbackServers.serve("sandbox-1", new AttackPage());
     }
 
     @Test

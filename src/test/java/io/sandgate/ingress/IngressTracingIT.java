@@ -8,6 +8,7 @@ import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.sandgate.ingress.websocket.WebSocketBridgeIT;
 import io.sandgate.testing.EachIngressFrontEnd;
+import io.sandgate.testing.Fixtures;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.RecordedSpans;
 import io.sandgate.testing.SandboxBackend;
@@ -64,11 +65,7 @@ class IngressTracingIT
     {
         if (client != null)
             client.stop();
-        for (AutoCloseable c : new AutoCloseable[]{sandbox, webSockets, spans})
-        {
-            if (c != null)
-                c.close();
-        }
+        Fixtures.closeInOrder(sandbox, webSockets, spans);
     }
 
     @BeforeEach

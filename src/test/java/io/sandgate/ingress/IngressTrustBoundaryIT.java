@@ -19,6 +19,7 @@ import io.sandgate.testing.EachIngressFrontEnd;
 import io.sandgate.testing.Gateway;
 import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.GatewayExtension;
+import io.sandgate.testing.LoopbackServers;
 import io.sandgate.testing.SandboxBackend;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
@@ -26,7 +27,6 @@ import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
-import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.Callback;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
@@ -80,12 +80,7 @@ class IngressTrustBoundaryIT
     {
         sandbox37579 = SandboxBackend.start("s37579");
         sandbox41000 = SandboxBackend.start("s41000");
-        cookieSandbox = new Server();
-        ServerConnector connector = new ServerConnector(cookieSandbox);
-        connector.setHost("127.0.0.1");
-        cookieSandbox.addConnector(connector);
-        cookieSandbox.setHandler(new SetsCookies());
-        cookieSandbox.start();
+        cookieSandbox = LoopbackServers.serve("cookie-sandbox", new SetsCookies());
     }
 
     private static void configure(GatewayConfig config)
@@ -95,7 +90,7 @@ class IngressTrustBoundaryIT
             .set("ingress.static-routes", Map.of(
                 "37579", sandbox37579.hostPort(),
                 "41000", sandbox41000.hostPort(),
-                "7", "127.0.0.1:" + ((ServerConnector)cookieSandbox.getConnectors()[0]).getLocalPort()));
+                "7", "127.0.0.1:" + LoopbackServers.port(cookieSandbox)));
     }
 
     @BeforeEach

@@ -78,7 +78,7 @@ public class RouteLookupBenchmark
 
         IngressConfig ingress = config.ingress();
         Signer signer = new Signer(ingress.cookie().secret().orElseThrow().bytes());
-        IdSyntax ids = new IdSyntax(ingress.idPattern(), ingress.idMaxLength());
+        IdSyntax ids = IdSyntax.of(ingress);
         SessionCookie cookie = new SessionCookie(signer, ids, ingress.cookie().ttl(), ingress.cookie().maxSandboxes(), Clock.systemUTC());
         GrantRedemption redemption = new GrantRedemption(new Grants(signer, Clock.systemUTC()), Redemptions.inMemory(Clock.systemUTC()),
             routes::find, ingress.sessionMaxAge(), Clock.systemUTC());

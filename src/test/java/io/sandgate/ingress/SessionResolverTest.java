@@ -67,7 +67,7 @@ class SessionResolverTest {
             values.put("ingress.cookie.secret", secret);
             config = ConfigLoader.fromValues(values).ingress();
             signer = new Signer(config.cookie().secret().orElseThrow().bytes());
-            IdSyntax ids = new IdSyntax(config.idPattern(), config.idMaxLength());
+            IdSyntax ids = IdSyntax.of(config);
             cookie = new SessionCookie(signer, ids, config.cookie().ttl(), config.cookie().maxSandboxes(), clock);
             grants = new Grants(signer, clock);
             resolver = new SessionResolver(config, ids, cookie,

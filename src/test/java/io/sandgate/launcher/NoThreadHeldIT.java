@@ -25,7 +25,7 @@ import io.sandgate.testing.SandboxBackend;
 import io.sandgate.testing.SilentPeer;
 import org.eclipse.jetty.websocket.api.Session;
 import org.eclipse.jetty.websocket.client.WebSocketClient;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -51,12 +51,18 @@ class NoThreadHeldIT
     private static final Duration PROMPT = Duration.ofSeconds(1);
     private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(PROMPT).build();
 
-    private HoldingMcpServer mcp;
+    @AutoClose
+    private final HoldingMcpServer mcp = HoldingMcpServer.start();
+    @AutoClose
     private SilentPeer silentSandbox;
+    @AutoClose
     private SilentPeer silentNode;
-    private SandboxBackend healthy;
+    @AutoClose
+    private final SandboxBackend healthy = SandboxBackend.start("healthy");
+    @AutoClose("stop")
     private WebSocketClient browsers;
-    private ExecutorService agents;
+    @AutoClose("shutdownNow")
+    private final ExecutorService agents = Executors.newFixedThreadPool(CONNECTS);
 
     @RegisterExtension
     final GatewayExtension gateway = new GatewayExtension(this::configure);
@@ -64,16 +70,13 @@ class NoThreadHeldIT
     @BeforeEach
     void start() throws Exception
     {
-        mcp = HoldingMcpServer.start();
         silentSandbox = SilentPeer.start(UPGRADES * 2);
         silentNode = SilentPeer.start(CONNECTS * 2);
-        healthy = SandboxBackend.start("healthy");
         org.eclipse.jetty.client.HttpClient http = new org.eclipse.jetty.client.HttpClient();
         // Every upgrade on a connection of its own, all at once.
         http.setMaxConnectionsPerDestination(UPGRADES);
         browsers = new WebSocketClient(http);
         browsers.start();
-        agents = Executors.newFixedThreadPool(CONNECTS);
     }
 
     private void configure(GatewayConfig config)
@@ -90,15 +93,6 @@ class NoThreadHeldIT
             .set("egress.health.tcp-interval", "1h")
             .set("egress.routes", List.of(Map.of("match", Map.of("domains", List.of("127.0.0.1"), "task_type", "hung"), "upstream", "hung")))
             .set("egress.pools", Map.of("hung", Map.of("nodes", List.of(Map.of("id", "silent", "address", silentNode.address())))));
-    }
-
-    @AfterEach
-    void stop() throws Exception
-    {
-        agents.shutdownNow();
-        browsers.stop();
-        for (AutoCloseable fixture : new AutoCloseable[] {mcp, silentSandbox, silentNode, healthy})
-            fixture.close();
     }
 
     @Test

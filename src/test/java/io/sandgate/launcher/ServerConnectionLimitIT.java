@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.testing.GatewayExtension;
@@ -147,7 +148,7 @@ class ServerConnectionLimitIT
         int cap = 16;
         try (RunningGateway capped = gateway.startAnother(config -> config.set("server.max-connections", Integer.toString(cap))))
         {
-            int port = "public".equals(listener) ? capped.port() : capped.internalPort();
+            int port = port(capped, listener);
             List<Socket> kept = new ArrayList<>();
             for (int i = 0; i < cap; i++)
             {
@@ -178,22 +179,15 @@ class ServerConnectionLimitIT
     {
         try (RunningGateway timed = gateway.startAnother(config -> config.set("server.head-timeout", "1s")))
         {
-            int port = "public".equals(listener) ? timed.port() : timed.internalPort();
+            int port = port(timed, listener);
             Socket idle = open("127.0.0.1", port);
-            idle.getOutputStream().write(("GET " + servedOn(listener) + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
-            assertEquals(200, RawHttp.read(idle.getInputStream()).status());
+            assertServed(idle, listener, "");
 
             Socket slow = open("127.0.0.1", port);
             slow.getOutputStream().write(HEAD.getBytes(StandardCharsets.ISO_8859_1));
-            long start = System.nanoTime();
-            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100)).until(() -> !trickle(slow));
-            Duration took = Duration.ofNanos(System.nanoTime() - start);
-
-            assertTrue(took.compareTo(Duration.ofMillis(900)) > 0, "closed before its deadline, after " + took);
-            assertEquals(1, timed.sandgate().metrics().get("sandgate.requests.head-timeouts").counter().count());
+            assertClosedAtTheHeadTimeout(timed, () -> trickle(slow));
             // Idle for longer than the head timeout, and served.
-            idle.getOutputStream().write(("GET " + servedOn(listener) + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
-            assertEquals(200, RawHttp.read(idle.getInputStream()).status());
+            assertServed(idle, listener, "");
         }
     }
 
@@ -210,22 +204,37 @@ class ServerConnectionLimitIT
     {
         try (RunningGateway timed = gateway.startAnother(config -> config.set("server.head-timeout", "1s")))
         {
-            int port = "public".equals(listener) ? timed.port() : timed.internalPort();
+            int port = port(timed, listener);
             Socket padded = open("127.0.0.1", port);
-            padded.getOutputStream().write(("GET " + servedOn(listener) + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
-            assertEquals(200, RawHttp.read(padded.getInputStream()).status());
+            assertServed(padded, listener, "\r\n");
 
             Socket slow = open("127.0.0.1", port);
-            long start = System.nanoTime();
-            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100)).until(() -> !trickle(slow, '\n'));
-            Duration took = Duration.ofNanos(System.nanoTime() - start);
-
-            assertTrue(took.compareTo(Duration.ofMillis(900)) > 0, "closed before its deadline, after " + took);
-            assertEquals(1, timed.sandgate().metrics().get("sandgate.requests.head-timeouts").counter().count());
+            assertClosedAtTheHeadTimeout(timed, () -> trickle(slow, '\n'));
             // One burst of blank lines after its request, and idle since for longer than the head timeout.
-            padded.getOutputStream().write(("GET " + servedOn(listener) + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
-            assertEquals(200, RawHttp.read(padded.getInputStream()).status());
+            assertServed(padded, listener, "");
         }
+    }
+
+    private static int port(RunningGateway gateway, String listener)
+    {
+        return "public".equals(listener) ? gateway.port() : gateway.internalPort();
+    }
+
+    /** A GET the listener serves, then {@code after} (blank lines, say), on {@code socket}: answered 200. */
+    private static void assertServed(Socket socket, String listener, String after) throws IOException
+    {
+        socket.getOutputStream().write(("GET " + servedOn(listener) + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" + after).getBytes(StandardCharsets.ISO_8859_1));
+        assertEquals(200, RawHttp.read(socket.getInputStream()).status());
+    }
+
+    /** Feeds a connection with {@code trickle} until the gateway closes it, which must be at the head timeout (1 s), not before. */
+    private static void assertClosedAtTheHeadTimeout(RunningGateway timed, Callable<Boolean> trickle)
+    {
+        long start = System.nanoTime();
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100)).until(() -> !trickle.call());
+        Duration took = Duration.ofNanos(System.nanoTime() - start);
+        assertTrue(took.compareTo(Duration.ofMillis(900)) > 0, "closed before its deadline, after " + took);
+        assertEquals(1, timed.sandgate().metrics().get("sandgate.requests.head-timeouts").counter().count());
     }
 
     /**

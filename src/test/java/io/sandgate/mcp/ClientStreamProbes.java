@@ -1,23 +1,78 @@
 package io.sandgate.mcp;
 
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
+import java.io.OutputStream;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 /** What tests of slow and stuck MCP clients look at: the keepalives a client gets, and where the gateway's writes wait. */
 final class ClientStreamProbes
 {
+    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
     private ClientStreamProbes()
     {
     }
 
-    /** Counts the stream's keepalive comments, on a thread of its own, until it ends. */
-    static void countKeepalives(InputStream stream, AtomicInteger keepalives)
+    /**
+     * A client that reads an SSE stream as it comes and counts its keepalive comments, on a thread of
+     * its own, until the stream ends; closing it ends the stream.
+     */
+    static final class KeepaliveCount implements AutoCloseable
+    {
+        private final InputStream stream;
+        private final AtomicInteger keepalives = new AtomicInteger();
+
+        private KeepaliveCount(InputStream stream)
+        {
+            this.stream = stream;
+            countKeepalives(stream, keepalives);
+        }
+
+        /** The keepalives read so far. */
+        int get()
+        {
+            return keepalives.get();
+        }
+
+        @Override
+        public void close() throws IOException
+        {
+            stream.close();
+        }
+    }
+
+    /** Opens the SSE stream at {@code uri}, which must answer 200, as a client that reads it. */
+    static KeepaliveCount readingClient(URI uri) throws Exception
+    {
+        HttpResponse<InputStream> stream = HTTP.send(HttpRequest.newBuilder(uri).header("Accept", "text/event-stream").build(),
+            HttpResponse.BodyHandlers.ofInputStream());
+        assertEquals(200, stream.statusCode());
+        return new KeepaliveCount(stream.body());
+    }
+
+    /** Asks for the SSE stream at {@code path} on a connection of the test's own: what it then reads, if anything, is the test's. */
+    static void requestStream(Socket socket, String path) throws IOException
+    {
+        OutputStream out = socket.getOutputStream();
+        out.write(("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+    }
+
+    private static void countKeepalives(InputStream stream, AtomicInteger keepalives)
     {
         Thread reader = new Thread(() ->
         {

@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.sandgate.mcp.ConformanceSuite.Outcome;
+import io.sandgate.testing.Fixtures;
 import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.ReferenceMcpServer;
@@ -64,11 +65,7 @@ class ConformanceIT
     static void stopAll() throws Exception
     {
         // The replicas before what they use; the extensions would stop them only after this.
-        for (AutoCloseable c : new AutoCloseable[]{replicas, reference})
-        {
-            if (c != null)
-                c.close();
-        }
+        Fixtures.closeInOrder(replicas, reference);
     }
 
     @ParameterizedTest(name = "--requirements {0}")

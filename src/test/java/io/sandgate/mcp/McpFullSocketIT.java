@@ -1,14 +1,9 @@
 package io.sandgate.mcp;
 
 import java.io.BufferedReader;
-import java.io.InputStream;
 import java.io.InputStreamReader;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -43,7 +38,6 @@ class McpFullSocketIT
     private static final Duration IDLE_TIMEOUT = Duration.ofSeconds(5);
     /** Keepalives the client that reads must get in a row, each within a few intervals, while the other one is stuck. */
     private static final int IN_A_ROW = 10;
-    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
     private final McpUpstream upstream = McpUpstream.start();
 
@@ -64,21 +58,14 @@ class McpFullSocketIT
     void keepaliveThatCannotBeWritten_delaysNoOtherStreamsKeepalives_andEndsWithItsConnection() throws Exception
     {
         RunningGateway replica = gateway.startAnother();
-        AtomicInteger keepalives = new AtomicInteger();
-        HttpResponse<InputStream> reader = HTTP.send(HttpRequest.newBuilder(replica.uri("/mcp/stream/sse")).header("Accept", "text/event-stream").build(),
-            HttpResponse.BodyHandlers.ofInputStream());
-        assertEquals(200, reader.statusCode());
-        ClientStreamProbes.countKeepalives(reader.body(), keepalives);
-
-        try (Socket stuck = new Socket())
+        try (ClientStreamProbes.KeepaliveCount keepalives = ClientStreamProbes.readingClient(replica.uri("/mcp/stream/sse"));
+             Socket stuck = new Socket())
         {
             // The smallest buffers on both ends, so that keepalives alone fill them within seconds.
             replica.acceptedSendBufferSize(1);
             stuck.setReceiveBufferSize(1);
             stuck.connect(new InetSocketAddress("127.0.0.1", replica.port()));
-            OutputStream out = stuck.getOutputStream();
-            out.write(("GET /mcp/stream/sse HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-            out.flush();
+            ClientStreamProbes.requestStream(stuck, "/mcp/stream/sse");
             // Nothing read past the endpoint event, by which time the gateway has accepted the connection.
             endpointEvent(new BufferedReader(new InputStreamReader(stuck.getInputStream(), StandardCharsets.UTF_8)));
             replica.acceptedSendBufferSize(-1);
@@ -108,10 +95,6 @@ class McpFullSocketIT
             assertTrue(inARow.get() >= IN_A_ROW, "keepalives to the client that reads: " + inARow.get());
             int after = keepalives.get();
             await("keepalives go on").atMost(KEEPALIVE.multipliedBy(20)).until(() -> keepalives.get() > after);
-        }
-        finally
-        {
-            reader.body().close();
         }
     }
 

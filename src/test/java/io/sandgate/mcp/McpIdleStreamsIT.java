@@ -32,7 +32,6 @@ class McpIdleStreamsIT
 
     @RegisterExtension
     final GatewayExtension gateway = GatewayExtension.manual(config -> config
-        .set("server.stop-timeout", "1s")
         .set("mcp.servers", List.of(
             Map.of("name", "stream", "url", upstream.streamableUrl(), "transport", "streamable"),
             Map.of("name", "legacy", "url", upstream.sseUrl(), "transport", "sse"))));

@@ -13,6 +13,7 @@ import java.util.regex.Pattern;
 
 import io.sandgate.mcp.RawSseClient.Event;
 import io.sandgate.mcp.RawSseClient.Stream;
+import io.sandgate.testing.Fixtures;
 import io.sandgate.testing.Gateway;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.McpUpstream;
@@ -48,7 +49,6 @@ class McpResumeIT
 
     @RegisterExtension
     final GatewayExtension gateways = GatewayExtension.manual(config -> config
-        .set("server.stop-timeout", "1s")
         // The sessions' safety poll at its default, as deployed: 30 s, longer than a client here
         // waits for an event, so recovery after a Redis restart must not lean on it.
         .redisStore(redis)
@@ -66,11 +66,7 @@ class McpResumeIT
     @AfterEach
     void stop() throws Exception
     {
-        for (AutoCloseable c : new AutoCloseable[]{upstream, redis})
-        {
-            if (c != null)
-                c.close();
-        }
+        Fixtures.closeInOrder(upstream, redis);
     }
 
     private Stream stream(Gateway replica, String query, String lastEventId) throws Exception

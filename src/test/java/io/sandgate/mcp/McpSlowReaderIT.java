@@ -4,18 +4,13 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -45,7 +40,6 @@ class McpSlowReaderIT
     private static final int LARGE_ANSWERS = 4;
     private static final Pattern SESSION = Pattern.compile("sessionId=([0-9a-f]{32})");
     private static final Pattern RESPONSE_ID = Pattern.compile("\"id\":(\\d+)");
-    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     private static final RawSseClient CLIENT = new RawSseClient("stream");
     private static final McpUpstream upstream = McpUpstream.start();
 
@@ -64,20 +58,13 @@ class McpSlowReaderIT
     @Test
     void clientThatStopsReading_delaysNoOtherStreamsKeepalives() throws Exception
     {
-        AtomicInteger keepalives = new AtomicInteger();
-        HttpResponse<InputStream> victim = HTTP.send(HttpRequest.newBuilder(gateway.uri("/mcp/stream/sse")).header("Accept", "text/event-stream").build(),
-            HttpResponse.BodyHandlers.ofInputStream());
-        assertEquals(200, victim.statusCode());
-        ClientStreamProbes.countKeepalives(victim.body(), keepalives);
-
-        try (Socket attacker = new Socket())
+        try (ClientStreamProbes.KeepaliveCount keepalives = ClientStreamProbes.readingClient(gateway.uri("/mcp/stream/sse"));
+             Socket attacker = new Socket())
         {
             // A small window, and nothing read past the endpoint event.
             attacker.setReceiveBufferSize(4096);
             attacker.connect(new InetSocketAddress("127.0.0.1", gateway.port()));
-            OutputStream out = attacker.getOutputStream();
-            out.write(("GET /mcp/stream/sse HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-            out.flush();
+            ClientStreamProbes.requestStream(attacker, "/mcp/stream/sse");
             InputStream events = RawHttp.streamedBody(attacker.getInputStream());
             String session = sessionOf(events);
             assertEquals(202, CLIENT.post(gateway, session, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
@@ -116,10 +103,6 @@ class McpSlowReaderIT
             }
             // In the log's order, which is the order the upstream answered in (the calls ran at once): each once.
             assertEquals(List.of(1, 2, 3, 4), answered.stream().sorted().toList(), () -> "read: " + seen.subList(0, Math.min(seen.size(), 40)));
-        }
-        finally
-        {
-            victim.body().close();
         }
     }
 

@@ -5,6 +5,7 @@ import java.util.Map;
 
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.sdk.trace.data.SpanData;
+import io.sandgate.testing.Fixtures;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.McpUpstream;
 import io.sandgate.testing.RecordedSpans;
@@ -55,11 +56,7 @@ class McpTracingIT
     @AfterAll
     static void stopReplicas() throws Exception
     {
-        for (AutoCloseable c : new AutoCloseable[]{replicaA, replicaB, spansOnA, spansOnB, upstream, redis})
-        {
-            if (c != null)
-                c.close();
-        }
+        Fixtures.closeInOrder(replicaA, replicaB, spansOnA, spansOnB, upstream, redis);
     }
 
     @Test

@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.sandgate.testing.Balancer;
+import io.sandgate.testing.Fixtures;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.McpUpstream;
 import io.sandgate.testing.RedisServerProcess;
@@ -54,11 +55,7 @@ abstract class McpTwoReplicas
     static void stopReplicas() throws Exception
     {
         // The replicas before what they use; the extension would stop them only after this.
-        for (AutoCloseable c : new AutoCloseable[]{streamOnAPostsOnB, alternating, replicaA, replicaB, upstream, redis})
-        {
-            if (c != null)
-                c.close();
-        }
+        Fixtures.closeInOrder(streamOnAPostsOnB, alternating, replicaA, replicaB, upstream, redis);
     }
 
     @BeforeEach

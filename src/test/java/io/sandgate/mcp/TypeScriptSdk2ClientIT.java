@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sandgate.testing.Fixtures;
 import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.LocalResources;
@@ -67,11 +68,7 @@ class TypeScriptSdk2ClientIT
     @AfterAll
     static void stopAll() throws Exception
     {
-        for (AutoCloseable c : new AutoCloseable[]{replicas, reference, javaSdk})
-        {
-            if (c != null)
-                c.close();
-        }
+        Fixtures.closeInOrder(replicas, reference, javaSdk);
     }
 
     private static String base(String target)

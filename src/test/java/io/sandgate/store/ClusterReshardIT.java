@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.sandgate.mcp.RawSseClient;
+import io.sandgate.testing.Fixtures;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.McpUpstream;
 import io.sandgate.testing.RedisCluster;
@@ -44,7 +45,6 @@ class ClusterReshardIT
     static final GatewayExtension gateways = GatewayExtension.manual(config -> config
         .redisStore(redis)
         .set("store.redis.timeout", "500ms")
-        .set("server.stop-timeout", "1s")
         .set("ingress.cookie.secret", "cluster-reshard-it-secret-0123456789")
         .set("mcp.servers", List.of(Map.of("name", "stream", "url", upstream.streamableUrl(), "transport", "streamable"))));
 
@@ -60,11 +60,7 @@ class ClusterReshardIT
     @AfterAll
     static void stopAll() throws Exception
     {
-        for (AutoCloseable c : new AutoCloseable[]{upstream, a, b, redis})
-        {
-            if (c != null)
-                c.close();
-        }
+        Fixtures.closeInOrder(upstream, a, b, redis);
     }
 
     @Test

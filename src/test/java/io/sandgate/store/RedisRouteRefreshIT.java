@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sandgate.core.Schedulers;
 import io.sandgate.ingress.Route;
 import io.sandgate.ingress.RouteStore;
+import io.sandgate.testing.Fixtures;
 import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.RawRedis;
 import io.sandgate.testing.RedisServerProcess;
@@ -47,11 +48,7 @@ class RedisRouteRefreshIT
     @AfterEach
     void stop() throws Exception
     {
-        for (AutoCloseable fixture : new AutoCloseable[] {store, schedulers, raw, redis})
-        {
-            if (fixture != null)
-                fixture.close();
-        }
+        Fixtures.closeInOrder(store, schedulers, raw, redis);
     }
 
     @Test

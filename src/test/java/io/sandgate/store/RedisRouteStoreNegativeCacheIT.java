@@ -11,6 +11,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sandgate.core.Schedulers;
 import io.sandgate.ingress.Route;
 import io.sandgate.ingress.RouteStore;
+import io.sandgate.testing.Fixtures;
 import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.RawRedis;
 import io.sandgate.testing.RedisRelay;
@@ -59,11 +60,7 @@ class RedisRouteStoreNegativeCacheIT
     void stop() throws Exception
     {
         stores.forEach(Store::close);
-        for (AutoCloseable fixture : new AutoCloseable[] {schedulers, raw, relay, redis})
-        {
-            if (fixture != null)
-                fixture.close();
-        }
+        Fixtures.closeInOrder(schedulers, raw, relay, redis);
     }
 
     /** A replica's store with this negative cache TTL, once it hears changes through keyspace notifications. */

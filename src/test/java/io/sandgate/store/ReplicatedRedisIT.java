@@ -18,6 +18,7 @@ import java.util.function.Supplier;
 import io.sandgate.core.Leadership;
 import io.sandgate.mcp.RawSseClient;
 import io.sandgate.testing.BrowserRequests;
+import io.sandgate.testing.Fixtures;
 import io.sandgate.testing.Gateway;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.McpUpstream;
@@ -88,7 +89,6 @@ class ReplicatedRedisIT
     static final GatewayExtension gateways = GatewayExtension.manual(config -> config
         .redisStore(redis)
         .set("store.redis.timeout", "500ms")
-        .set("server.stop-timeout", "1s")
         .set("ingress.cookie.secret", "replicated-redis-it-secret-0123456789")
         .set("mcp.servers", List.of(Map.of("name", "stream", "url", upstream.streamableUrl(), "transport", "streamable"))));
 
@@ -110,11 +110,7 @@ class ReplicatedRedisIT
     static void stopAll() throws Exception
     {
         // The replicas before what they use; the extension would stop them only after this.
-        for (AutoCloseable c : new AutoCloseable[]{replicaA, replicaB, upstream, a, b, redis})
-        {
-            if (c != null)
-                c.close();
-        }
+        Fixtures.closeInOrder(replicaA, replicaB, upstream, a, b, redis);
         redis = null;
         replicaA = null;
         replicaB = null;

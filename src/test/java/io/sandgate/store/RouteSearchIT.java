@@ -13,6 +13,7 @@ import io.sandgate.core.Schedulers;
 import io.sandgate.ingress.Route;
 import io.sandgate.ingress.RoutePage;
 import io.sandgate.ingress.RouteStore;
+import io.sandgate.testing.Fixtures;
 import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.RawRedis;
 import io.sandgate.testing.RedisServerProcess;
@@ -67,16 +68,9 @@ class RouteSearchIT
     }
 
     @AfterAll
-    static void stop()
+    static void stop() throws Exception
     {
-        if (shared != null)
-            shared.close();
-        if (memory != null)
-            memory.close();
-        if (redis != null)
-            redis.close();
-        if (schedulers != null)
-            schedulers.close();
+        Fixtures.closeInOrder(shared, memory, redis, schedulers);
     }
 
     private static Route target(int i)

@@ -59,16 +59,9 @@ class EgressFixturesTest
     }
 
     @AfterAll
-    static void stopSharedServers()
+    static void stopSharedServers() throws Exception
     {
-        if (tinyproxy != null)
-        {
-            tinyproxy.close();
-        }
-        if (target != null)
-        {
-            target.close();
-        }
+        Fixtures.closeInOrder(tinyproxy, target);
     }
 
     @BeforeEach

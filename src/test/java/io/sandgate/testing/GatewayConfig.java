@@ -1,8 +1,10 @@
 package io.sandgate.testing;
 
+import java.net.InetAddress;
 import java.time.Clock;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Consumer;
@@ -94,6 +96,19 @@ public final class GatewayConfig
     {
         surroundings = surroundings.withResolver(Objects.requireNonNull(names, "names"));
         return this;
+    }
+
+    /**
+     * Every name the egress face looks up resolves to loopback, where the test's targets and nodes
+     * listen; each name asked is added to {@code asked}, so a test can say what was resolved, or that nothing was.
+     */
+    public GatewayConfig namesOnLoopback(List<String> asked)
+    {
+        return resolver(host ->
+        {
+            asked.add(host);
+            return List.of(InetAddress.getLoopbackAddress());
+        });
     }
 
     /** The gateway's spans go to {@code tracing} (a test's in-memory exporter), which the test closes after the gateway. */

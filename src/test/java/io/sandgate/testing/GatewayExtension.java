@@ -1,6 +1,7 @@
 package io.sandgate.testing;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Consumer;
@@ -237,24 +238,10 @@ public final class GatewayExtension implements Gateway, BeforeAllCallback, Befor
 
     private static void closeAll(List<RunningGateway> gateways) throws Exception
     {
-        Exception failure = null;
         // Newest first, as try-with-resources would.
-        for (int i = gateways.size() - 1; i >= 0; i--)
-        {
-            try
-            {
-                gateways.get(i).close();
-            }
-            catch (Exception x)
-            {
-                if (failure == null)
-                    failure = x;
-                else
-                    failure.addSuppressed(x);
-            }
-        }
+        List<RunningGateway> newestFirst = new ArrayList<>(gateways);
+        Collections.reverse(newestFirst);
         gateways.clear();
-        if (failure != null)
-            throw failure;
+        Fixtures.closeInOrder(newestFirst.toArray(AutoCloseable[]::new));
     }
 }

@@ -11,7 +11,6 @@ import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
-import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.Callback;
 
 /**
@@ -22,7 +21,6 @@ import org.eclipse.jetty.util.Callback;
 public final class HoldingMcpServer implements AutoCloseable
 {
     private final Server server;
-    private final ServerConnector connector;
     private final Queue<Held> held = new ConcurrentLinkedQueue<>();
 
     private record Held(String id, Response response, Callback callback)
@@ -31,11 +29,7 @@ public final class HoldingMcpServer implements AutoCloseable
 
     private HoldingMcpServer()
     {
-        server = new Server();
-        connector = new ServerConnector(server);
-        connector.setHost("127.0.0.1");
-        server.addConnector(connector);
-        server.setHandler(new Handler.Abstract.NonBlocking()
+        server = LoopbackServers.serve("holding-mcp", new Handler.Abstract.NonBlocking()
         {
             @Override
             public boolean handle(Request request, Response response, Callback callback)
@@ -49,15 +43,13 @@ public final class HoldingMcpServer implements AutoCloseable
 
     public static HoldingMcpServer start()
     {
-        HoldingMcpServer mcp = new HoldingMcpServer();
-        LoopbackServers.start(mcp.server, mcp::close, "holding MCP server");
-        return mcp;
+        return new HoldingMcpServer();
     }
 
     /** The Streamable HTTP endpoint. */
     public URI url()
     {
-        return URI.create("http://127.0.0.1:" + connector.getLocalPort() + "/mcp");
+        return URI.create("http://127.0.0.1:" + LoopbackServers.port(server) + "/mcp");
     }
 
     /** Calls read and not yet answered. */

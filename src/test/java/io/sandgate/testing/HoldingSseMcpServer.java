@@ -17,7 +17,6 @@ import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
-import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.FutureCallback;
 
@@ -33,7 +32,6 @@ public final class HoldingSseMcpServer implements AutoCloseable
     private static final Pattern ID = Pattern.compile("\"id\"\\s*:\\s*(\\d+)");
 
     private final Server server;
-    private final ServerConnector connector;
     private final AtomicInteger sessions = new AtomicInteger();
     private final Map<String, Stream> streams = new ConcurrentHashMap<>();
     private final Queue<Held> held = new ConcurrentLinkedQueue<>();
@@ -63,9 +61,7 @@ public final class HoldingSseMcpServer implements AutoCloseable
 
     private HoldingSseMcpServer()
     {
-        server = LoopbackServers.server("holding-sse-mcp");
-        connector = LoopbackServers.connector(server);
-        server.setHandler(new Handler.Abstract()
+        server = LoopbackServers.serve("holding-sse-mcp", new Handler.Abstract()
         {
             @Override
             public boolean handle(Request request, Response response, Callback callback) throws Exception
@@ -83,15 +79,13 @@ public final class HoldingSseMcpServer implements AutoCloseable
 
     public static HoldingSseMcpServer start()
     {
-        HoldingSseMcpServer mcp = new HoldingSseMcpServer();
-        LoopbackServers.start(mcp.server, mcp::close, "holding HTTP+SSE MCP server");
-        return mcp;
+        return new HoldingSseMcpServer();
     }
 
     /** The SSE endpoint, for {@code transport: sse}. */
     public URI sseUrl()
     {
-        return URI.create("http://127.0.0.1:" + connector.getLocalPort() + "/sse");
+        return URI.create("http://127.0.0.1:" + LoopbackServers.port(server) + "/sse");
     }
 
     /** {@code tools/call} requests that reached the server, answered or not. */

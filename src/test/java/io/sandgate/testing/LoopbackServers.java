@@ -1,13 +1,14 @@
 package io.sandgate.testing;
 
 import org.eclipse.jetty.server.ConnectionFactory;
+import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.component.LifeCycle;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /** The Jetty servers the fixtures run: on loopback only, on ephemeral ports, quick to stop. */
-final class LoopbackServers
+public final class LoopbackServers
 {
     private LoopbackServers()
     {
@@ -35,6 +36,25 @@ final class LoopbackServers
         connector.setPort(0);
         server.addConnector(connector);
         return connector;
+    }
+
+    /**
+     * Starts a server of a test's own, for a page or a sandbox that no fixture plays: {@code handler}
+     * answers on loopback, on a port the kernel picks ({@link #port}). The test stops it.
+     */
+    public static Server serve(String name, Handler handler)
+    {
+        Server server = server(name);
+        connector(server);
+        server.setHandler(handler);
+        start(server, () -> LifeCycle.stop(server), name);
+        return server;
+    }
+
+    /** The port of a server started by {@link #serve}. */
+    public static int port(Server server)
+    {
+        return ((ServerConnector)server.getConnectors()[0]).getLocalPort();
     }
 
     /**

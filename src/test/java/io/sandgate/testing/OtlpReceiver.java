@@ -10,7 +10,6 @@ import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
-import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.BufferUtil;
 import org.eclipse.jetty.util.Callback;
 
@@ -28,14 +27,11 @@ public final class OtlpReceiver implements AutoCloseable
     }
 
     private final Server server;
-    private final ServerConnector connector;
     private final List<Export> exports = new CopyOnWriteArrayList<>();
 
     private OtlpReceiver()
     {
-        server = LoopbackServers.server("otlp-receiver");
-        connector = LoopbackServers.connector(server);
-        server.setHandler(new Handler.Abstract()
+        server = LoopbackServers.serve("otlp-receiver", new Handler.Abstract()
         {
             @Override
             public boolean handle(Request request, Response response, Callback callback) throws Exception
@@ -49,7 +45,6 @@ public final class OtlpReceiver implements AutoCloseable
                 return true;
             }
         });
-        LoopbackServers.start(server, () -> LoopbackServers.stop(server, "OTLP receiver"), "OTLP receiver");
     }
 
     public static OtlpReceiver start()
@@ -60,7 +55,7 @@ public final class OtlpReceiver implements AutoCloseable
     /** The base URL a gateway's {@code tracing.otlp.endpoint} names. */
     public String baseUrl()
     {
-        return "http://127.0.0.1:" + connector.getLocalPort();
+        return "http://127.0.0.1:" + LoopbackServers.port(server);
     }
 
     public List<Export> exports()

@@ -45,10 +45,6 @@ public abstract class RedisReplicas
     @AfterEach
     final void stopFixtures() throws Exception
     {
-        for (AutoCloseable fixture : new AutoCloseable[] {a, b, raw, redis})
-        {
-            if (fixture != null)
-                fixture.close();
-        }
+        Fixtures.closeInOrder(a, b, raw, redis);
     }
 }

@@ -75,10 +75,6 @@ public final class RoundRobinReplicas implements AutoCloseable
     @Override
     public void close() throws Exception
     {
-        for (AutoCloseable c : new AutoCloseable[] {front, a, b, redis})
-        {
-            if (c != null)
-                c.close();
-        }
+        Fixtures.closeInOrder(front, a, b, redis);
     }
 }

@@ -4,6 +4,7 @@ import java.net.http.HttpResponse;
 import java.util.HexFormat;
 import java.util.Map;
 
+import io.sandgate.testing.Fixtures;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.OtlpReceiver;
 import io.sandgate.testing.RunningGateway;
@@ -46,11 +47,7 @@ class OtlpExportIT
     @AfterAll
     static void stop() throws Exception
     {
-        for (AutoCloseable c : new AutoCloseable[]{sandbox, receiver})
-        {
-            if (c != null)
-                c.close();
-        }
+        Fixtures.closeInOrder(sandbox, receiver);
     }
 
     @Test
