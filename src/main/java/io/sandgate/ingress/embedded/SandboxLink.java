@@ -95,12 +95,8 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
     /** When this link last went idle in its pool, by {@link System#nanoTime()}; read and written under the destination's lock. */
     long idleSince;
 
+    /** Reads every answer, head and body; its limit on the head makes a longer one a bad answer. */
     private final HttpParser parser = new HttpParser(this, Ingress.MAX_ANSWER_HEAD);
-    /** Reads the plain answers' heads; the parser reads the rest, and the bodies of those. */
-    private final AnswerHead plainHead = new AnswerHead();
-    /** What is left of the body of an answer whose head {@link #plainHead} read; -1 while the parser reads the answer. */
-    private long bodyLeft = -1;
-    private boolean headRequest;
     private final AtomicReference<Exchange> current = new AtomicReference<>();
     private final AtomicInteger write = new AtomicInteger();
     /** Counts the two ends of an exchange, the request sent and the answer read, in either order: the second frees the link. */
@@ -180,9 +176,7 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
         bodyStarted = false;
         ends.set(0);
         parser.reset();
-        headRequest = "HEAD".equals(next.request().getMethod());
-        parser.setHeadResponse(headRequest);
-        bodyLeft = -1;
+        parser.setHeadResponse("HEAD".equals(next.request().getMethod()));
         BodyPump bodyPump = body == Body.NONE ? null : new BodyPump(next, body == Body.CHUNKED);
         pump = bodyPump;
         current.set(next);
@@ -312,13 +306,7 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
         ByteBuffer bytes = buffer.getByteBuffer();
         while (true)
         {
-            boolean stop;
-            if (bodyLeft >= 0)
-                stop = relayBody(bytes);
-            else if (!headRequest && parser.isStart() && bytes.hasRemaining() && plainHead.read(bytes, fromSandbox))
-                stop = plainHeadRead();
-            else
-                stop = parser.parseNext(bytes);
+            boolean stop = parser.parseNext(bytes);
             if (wrote)
             {
                 wrote = false;
@@ -385,40 +373,7 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
     public boolean content(ByteBuffer content)
     {
         long length = parser.getContentLength();
-        return relay(content, length >= 0 && parser.getContentRead() == length);
-    }
-
-    /** As the parser's {@link #startResponse} and {@link #headerComplete} for an answer {@link #plainHead} read, whose length it knows. */
-    private boolean plainHeadRead()
-    {
-        status = plainHead.status();
-        keepAlive = plainHead.keepAlive();
-        bodyLeft = plainHead.contentLength();
-        exchange.headers(status, fromSandbox);
-        // Parse on: the body follows, or the end of the answer.
-        return true;
-    }
-
-    /** As the parser's {@link #content} and {@link #messageComplete} for an answer whose head {@link #plainHead} read. */
-    private boolean relayBody(ByteBuffer bytes)
-    {
-        if (bodyLeft == 0)
-        {
-            bodyLeft = -1;
-            return messageComplete();
-        }
-        int size = (int)Math.min(bytes.remaining(), bodyLeft);
-        if (size == 0)
-            return false;
-        ByteBuffer piece = bytes.slice(bytes.position(), size);
-        bytes.position(bytes.position() + size);
-        bodyLeft -= size;
-        return relay(piece, bodyLeft == 0);
-    }
-
-    private boolean relay(ByteBuffer content, boolean last)
-    {
-        lastWritten = last;
+        lastWritten = length >= 0 && parser.getContentRead() == length;
         // Once the browser has the whole answer it may close at once: that is no departure.
         if (lastWritten)
             forgetBrowser();
