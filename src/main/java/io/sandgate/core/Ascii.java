@@ -14,8 +14,6 @@ public final class Ascii
     public static final Ascii LOWER_HEX = new Ascii(DIGIT_CHARS + "abcdef");
     /** The base64url alphabet (RFC 4648), without padding. */
     public static final Ascii BASE64URL = alphanumericAnd("-_");
-    /** The characters of an HTTP token, such as a field name (RFC 9110, section 5.6.2). */
-    public static final Ascii TOKEN = alphanumericAnd("!#$%&'*+-.^_`|~");
 
     private final boolean[] allowed = new boolean[128];
 
@@ -43,11 +41,5 @@ public final class Ascii
                 return false;
         }
         return true;
-    }
-
-    /** Whether the byte {@code b} is of this set. */
-    public boolean has(byte b)
-    {
-        return b >= 0 && allowed[b];
     }
 }

@@ -92,10 +92,10 @@ class SandboxAnswersIT
     }
 
     /**
-     * The head of a plain answer is read without Jetty's parser ({@code AnswerHead}) and its body
-     * framed by its length: the body must still reach the browser as it comes, not once it is whole,
-     * its end must free the connection for the next request, and an empty body must end at once. (The
-     * body is over 8 KB: the WAR's front-end takes a smaller one whole before it answers.)
+     * The body of a plain answer, framed by its length, must reach the browser as it comes, not once
+     * it is whole, its end must free the connection for the next request, and an empty body must end
+     * at once. (The body is over 8 KB: the WAR's front-end takes a smaller one whole before it
+     * answers.)
      */
     @Test
     void plainAnswersBody_reachesTheBrowserAsItComes_andTheConnectionCarriesTheNextAnswer() throws Exception

@@ -6,7 +6,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.sandgate.ingress.Ingress;
@@ -19,23 +18,21 @@ import org.eclipse.jetty.http.HttpParser;
 import org.eclipse.jetty.http.HttpVersion;
 import org.eclipse.jetty.io.AbstractConnection;
 import org.eclipse.jetty.io.ByteBufferPool;
-import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.io.RetainableByteBuffer;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.BufferUtil;
 import org.eclipse.jetty.util.Callback;
-import org.eclipse.jetty.util.IteratingCallback;
 
 /**
  * One HTTP/1.1 connection to a sandbox, carrying one exchange at a time. It writes the request head
  * the ingress built, streams the browser's body after it, and relays the sandbox's answer as it is
  * parsed: the head through {@link Exchange#headers}, each piece of the body written to the browser
  * straight from this connection's read buffer, which is not read into again until the browser has
- * taken it. That is all a proxy needs of an HTTP client, and about half the CPU Jetty's
- * {@code HttpClient} spends per exchange (request objects, listeners, a conversation, a content
- * source with its own demand), which on a 1 KB exchange was 40 % of the gateway's.
+ * taken it. That is all a proxy needs of an HTTP client, without what Jetty's {@code HttpClient}
+ * builds per exchange (request objects, listeners, a conversation, a content source with its own
+ * demand). Its states are {@link LinkState}s.
  *
  * <p>Nothing it does with an answer waits (the browser's writes complete through callbacks), so the
  * selector that finds an answer readable parses and forwards it itself, without a hand-off to another
@@ -81,12 +78,8 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
         void streaming(Runnable cut);
     }
 
-    /** The states of a piece of body handed to the browser, so that a write completed at once goes on without leaving the parse loop. */
-    private static final int WRITING = 1;
-    private static final int WRITTEN = 2;
-    private static final int WAITING = 3;
-    private static final ByteBuffer LAST_CHUNK = BufferUtil.toBuffer("0\r\n\r\n");
-    private static final ByteBuffer CRLF = BufferUtil.toBuffer("\r\n");
+    /** Who parses on once a piece of body is handed to the browser: the parse loop if the browser took it at once, else the browser's callback. */
+    private enum Piece { WRITING, TAKEN, WAITING }
 
     private final SandboxLinks.Destination destination;
     private final ByteBufferPool pool;
@@ -95,37 +88,29 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
     /** When this link last went idle in its pool, by {@link System#nanoTime()}; read and written under the destination's lock. */
     long idleSince;
 
+    /** Reads every answer, head and body; its limit on the head makes a longer one a bad answer. */
     private final HttpParser parser = new HttpParser(this, Ingress.MAX_ANSWER_HEAD);
-    /** Reads the plain answers' heads; the parser reads the rest, and the bodies of those. */
-    private final AnswerHead plainHead = new AnswerHead();
-    /** What is left of the body of an answer whose head {@link #plainHead} read; -1 while the parser reads the answer. */
-    private long bodyLeft = -1;
-    private boolean headRequest;
-    private final AtomicReference<Exchange> current = new AtomicReference<>();
-    private final AtomicInteger write = new AtomicInteger();
-    /** Counts the two ends of an exchange, the request sent and the answer read, in either order: the second frees the link. */
-    private final AtomicInteger ends = new AtomicInteger();
+    private final LinkState.Machine life = new LinkState.Machine();
+    private final AtomicReference<Piece> piece = new AtomicReference<>(Piece.TAKEN);
     private final Callback written = Callback.from(this::browserTook, this::browserFailed);
     private RetainableByteBuffer buffer;
-    /** The exchange being parsed; the same as {@link #current} until it ends. */
+    /** The exchange being parsed; the one {@link #life} carries until it ends. */
     private Exchange exchange;
     /** The answer's fields, kept for the next answer: the browser's response takes a copy of them at once. */
     private final HttpFields.Mutable fromSandbox = HttpFields.build();
     private int status;
     private boolean keepAlive;
+    /** The connection carried an exchange before: the sandbox may have closed it as it was taken. */
     private boolean reused;
+    /** Some of the answer came back: the exchange cannot go again elsewhere as if untried. */
     private boolean received;
-    private volatile boolean bodySent;
-    private volatile boolean bodyStarted;
+    /** The browser was handed the answer's last piece as such, and needs no empty last write. */
     private boolean lastWritten;
     /** Set when a piece of body was handed to the browser during a parse; only the thread parsing reads and clears it. */
     private boolean wrote;
     /** Set by the parser at the end of a message; the parse loop takes it. */
     private boolean messageDone;
-    /** The browser's connection of the exchange carried, which tells if the browser leaves; null where it cannot. */
-    private KeptReadEndPoint browser;
-    /** What the browser's connection runs if the browser leaves, for the exchange carried. */
-    private Runnable browserLeft;
+    private final BrowserWatch browser = new BrowserWatch();
     /** What streams the body of the exchange carried; null for one without a body. */
     private volatile BodyPump pump;
 
@@ -176,36 +161,38 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
         received = false;
         lastWritten = false;
         Body body = next.body();
-        bodySent = false;
-        bodyStarted = false;
-        ends.set(0);
         parser.reset();
-        headRequest = "HEAD".equals(next.request().getMethod());
-        parser.setHeadResponse(headRequest);
-        bodyLeft = -1;
-        BodyPump bodyPump = body == Body.NONE ? null : new BodyPump(next, body == Body.CHUNKED);
+        parser.setHeadResponse("HEAD".equals(next.request().getMethod()));
+        BodyPump bodyPump = body == Body.NONE ? null : new BodyPump(this, getEndPoint(), next, body == Body.CHUNKED);
         pump = bodyPump;
-        current.set(next);
+        if (life.move(next, LinkState.Event.SEND) == null)
+        {
+            // Closed as it was taken from its pool: the exchange fails as a write on the closed connection would, untried.
+            pump = null;
+            head.release();
+            next.failed(new ClosedChannelException(), reused);
+            return;
+        }
         if (bodyPump == null)
             watchBrowser(next);
         getEndPoint().write(Callback.from(() ->
         {
             head.release();
             if (bodyPump == null)
-                requestSent();
+                requestSent(next);
             else
                 bodyPump.iterate();
         }, x ->
         {
             head.release();
-            fail(x);
+            fail(next, x);
         }), head.getByteBuffer());
     }
 
     @Override
     public void onFillable()
     {
-        if (current.get() == null)
+        if (!life.state().awaitsAnswer())
         {
             idleFillable();
             return;
@@ -270,7 +257,7 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
                 parser.atEOF();
                 Next last = parse();
                 if (last == Next.READ)
-                    fail(new EOFException("the sandbox closed the connection"));
+                    fail(exchange, new EOFException("the sandbox closed the connection"));
                 if (last == Next.READ || last == Next.FAILED)
                     discardBuffer();
                 return;
@@ -278,14 +265,14 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
         }
         catch (IOException x)
         {
-            fail(x);
+            fail(exchange, x);
             discardBuffer();
         }
         catch (Throwable x)
         {
             // The parser's refusal of what the sandbox sent (a header over its limit, say; with
             // assertions on, Jetty asserts on the status it gives such a refusal): a bad answer.
-            fail(new IOException("the sandbox's answer could not be read", x));
+            fail(exchange, new IOException("the sandbox's answer could not be read", x));
             discardBuffer();
         }
     }
@@ -312,22 +299,16 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
         ByteBuffer bytes = buffer.getByteBuffer();
         while (true)
         {
-            boolean stop;
-            if (bodyLeft >= 0)
-                stop = relayBody(bytes);
-            else if (!headRequest && parser.isStart() && bytes.hasRemaining() && plainHead.read(bytes, fromSandbox))
-                stop = plainHeadRead();
-            else
-                stop = parser.parseNext(bytes);
+            boolean stop = parser.parseNext(bytes);
             if (wrote)
             {
                 wrote = false;
                 // The last step of this thread's part: from here the browser's callback owns the parse.
-                if (write.compareAndSet(WRITING, WAITING))
+                if (piece.compareAndSet(Piece.WRITING, Piece.WAITING))
                     return Next.BROWSER;
                 // The browser took it at once, or refused it: parse on, or see the failure below.
             }
-            if (current.get() != exchange)
+            if (!life.carries(exchange))
                 return Next.FAILED;
             if (messageDone)
             {
@@ -385,44 +366,11 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
     public boolean content(ByteBuffer content)
     {
         long length = parser.getContentLength();
-        return relay(content, length >= 0 && parser.getContentRead() == length);
-    }
-
-    /** As the parser's {@link #startResponse} and {@link #headerComplete} for an answer {@link #plainHead} read, whose length it knows. */
-    private boolean plainHeadRead()
-    {
-        status = plainHead.status();
-        keepAlive = plainHead.keepAlive();
-        bodyLeft = plainHead.contentLength();
-        exchange.headers(status, fromSandbox);
-        // Parse on: the body follows, or the end of the answer.
-        return true;
-    }
-
-    /** As the parser's {@link #content} and {@link #messageComplete} for an answer whose head {@link #plainHead} read. */
-    private boolean relayBody(ByteBuffer bytes)
-    {
-        if (bodyLeft == 0)
-        {
-            bodyLeft = -1;
-            return messageComplete();
-        }
-        int size = (int)Math.min(bytes.remaining(), bodyLeft);
-        if (size == 0)
-            return false;
-        ByteBuffer piece = bytes.slice(bytes.position(), size);
-        bytes.position(bytes.position() + size);
-        bodyLeft -= size;
-        return relay(piece, bodyLeft == 0);
-    }
-
-    private boolean relay(ByteBuffer content, boolean last)
-    {
-        lastWritten = last;
+        lastWritten = length >= 0 && parser.getContentRead() == length;
         // Once the browser has the whole answer it may close at once: that is no departure.
         if (lastWritten)
-            forgetBrowser();
-        write.set(WRITING);
+            browser.forget();
+        piece.set(Piece.WRITING);
         exchange.response().write(lastWritten, content, written);
         wrote = true;
         // The parse stops here: parse() then waits for the browser, or parses on if it took the piece at once.
@@ -432,22 +380,22 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
     private void browserTook()
     {
         // Taken before the parse asked to wait: the parse goes on by itself.
-        if (write.compareAndSet(WRITING, WRITTEN))
+        if (piece.compareAndSet(Piece.WRITING, Piece.TAKEN))
             return;
-        write.set(WRITTEN);
+        piece.set(Piece.TAKEN);
         readAndParse();
     }
 
     private void browserFailed(Throwable x)
     {
-        if (write.compareAndSet(WRITING, WRITTEN))
+        if (piece.compareAndSet(Piece.WRITING, Piece.TAKEN))
         {
             // Refused before the parse asked to wait: the parse sees the failure and discards the buffer.
-            fail(x);
+            fail(exchange, x);
             return;
         }
-        write.set(WRITTEN);
-        fail(x);
+        piece.set(Piece.TAKEN);
+        fail(exchange, x);
         discardBuffer();
     }
 
@@ -473,7 +421,7 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
     @Override
     public void badMessage(HttpException failure)
     {
-        fail(new IOException("the sandbox's answer is not HTTP: " + failure.getReason()));
+        fail(exchange, new IOException("the sandbox's answer is not HTTP: " + failure.getReason()));
     }
 
     /**
@@ -485,36 +433,47 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
     private void complete()
     {
         Exchange done = exchange;
-        forgetBrowser();
-        boolean reusable = keepAlive && !buffer.hasRemaining() && (bodySent || done.body() == Body.NONE);
+        browser.forget();
+        boolean requestSent = life.state() == LinkState.AWAITING_ANSWER;
+        boolean reusable = keepAlive && !buffer.hasRemaining() && (requestSent || done.body() == Body.NONE);
         if (reusable)
             releaseBuffer();
         else
             // Bytes past the answer are no one's: the link closes.
             discardBuffer();
-        if (!current.compareAndSet(done, null))
-            return;
+        // Read before the move: once the link is free another exchange may set them.
+        boolean last = lastWritten;
         exchange = null;
+        LinkState.Step was = life.move(done, reusable ? LinkState.Event.ANSWER_WHOLE : LinkState.Event.ENDED);
+        if (was == null)
+            return;
         stopPump(done);
         if (!reusable)
         {
             destination.takeBack(this);
             close();
         }
-        else if (ends.incrementAndGet() == 2)
+        else if (was.state().after(LinkState.Event.ANSWER_WHOLE) == LinkState.IDLE)
         {
             reuse();
         }
-        if (lastWritten)
+        if (last)
             done.succeeded();
         else
             done.response().write(true, BufferUtil.EMPTY_BUFFER, Callback.from(done::succeeded, x -> done.failed(x, false)));
     }
 
-    private void requestSent()
+    /** The pump has read a piece of the browser's body, which goes to the sandbox now: the exchange can no longer go again elsewhere. */
+    void bodyStarted(Exchange sending)
     {
-        bodySent = true;
-        if (ends.incrementAndGet() == 2)
+        life.move(sending, LinkState.Event.BODY_STARTED);
+    }
+
+    /** The request's last write is reported. */
+    void requestSent(Exchange sent)
+    {
+        LinkState.Step was = life.move(sent, LinkState.Event.REQUEST_SENT);
+        if (was != null && was.state() == LinkState.ANSWERED)
             reuse();
     }
 
@@ -525,23 +484,27 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
         destination.release(this);
     }
 
-    private void fail(Throwable failure)
+    /** Ends {@code failed}, or whichever exchange is carried if null, with {@code failure}, if its answer is still awaited; the link closes. */
+    void fail(Exchange failed, Throwable failure)
     {
-        Exchange failed = current.get();
-        if (failed == null || !current.compareAndSet(failed, null))
+        LinkState.Step was = life.move(failed, LinkState.Event.ENDED);
+        if (was == null)
             return;
-        boolean retryable = reused && !received && !bodyStarted;
-        forgetBrowser();
+        Exchange ended = was.exchange();
+        // Nothing went but the head, on a connection used before, and nothing came back: see Exchange#failed.
+        boolean headOnly = was.state() == LinkState.SENDING_HEAD || was.state() == LinkState.AWAITING_ANSWER && ended.body() == Body.NONE;
+        boolean retryable = reused && !received && headOnly;
+        browser.forget();
         destination.takeBack(this);
         close();
-        stopPump(failed);
-        failed.failed(failure, retryable);
+        stopPump(ended);
+        ended.failed(failure, retryable);
     }
 
     /** The browser of {@code gone} left before its answer was whole: the sandbox's connection closes, and the request goes nowhere else. */
     private void browserGone(Exchange gone)
     {
-        if (!current.compareAndSet(gone, null))
+        if (life.move(gone, LinkState.Event.ENDED) == null)
             return;
         destination.takeBack(this);
         close();
@@ -552,40 +515,24 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
     /** Ends a stream whose access no longer stands, if this link still carries it. */
     private void cut(Exchange stream)
     {
-        if (current.get() == stream)
-            fail(new IOException("access to the sandbox was revoked, or its pod replaced, while its answer streamed"));
+        fail(stream, new IOException("access to the sandbox was revoked, or its pod replaced, while its answer streamed"));
     }
 
-    /**
-     * A browser that leaves while its answer is awaited ends the exchange at once, rather than when
-     * the sandbox answers or the idle timeout passes: a sandbox that never answers would hold the
-     * browser's place in the per-client limit, and this connection, for an hour. Watched only once
-     * the request has all arrived: while its body comes the server reads the browser's connection
-     * itself, and a report of bytes it has just read would look like the browser gone.
-     */
-    private void watchBrowser(Exchange watched)
+    /** Watches the browser of {@code watched} while its answer is awaited: a browser that leaves ends the exchange at once ({@link BrowserWatch}). */
+    void watchBrowser(Exchange watched)
     {
-        if (!(watched.request().getConnectionMetaData().getConnection().getEndPoint() instanceof KeptReadEndPoint endPoint))
-            return;
-        Runnable left = () -> browserGone(watched);
-        browser = endPoint;
-        browserLeft = left;
-        endPoint.onPeerGone(left);
+        Runnable gone = () -> browserGone(watched);
+        KeptReadEndPoint endPoint = browser.watch(watched.request(), gone);
         // The answer may have been read whole while the body's last piece came, and the browser forgotten before it was watched.
-        if (current.get() != watched)
-            endPoint.clearPeerGone(left);
+        if (endPoint != null && !life.carries(watched))
+            endPoint.clearPeerGone(gone);
     }
 
-    /**
-     * Stops the body pump of {@code ended}, which is no longer carried, before the server hears that
-     * the exchange ended: the server then reads what is left of the request's body itself, and a
-     * pump reading at the same moment, on another thread, would race it for the connection's buffer
-     * (one of them taken and never given back, or the next request's bytes read as this one's).
-     */
+    /** Stops the body pump of {@code ended}, which is no longer carried, before the server hears that the exchange ended ({@link BodyPump#stop}). */
     private void stopPump(Exchange ended)
     {
         BodyPump stopping = pump;
-        if (stopping != null && stopping.owner == ended)
+        if (stopping != null && stopping.owner() == ended)
         {
             stopping.stop();
             // An idle link keeps no ended request.
@@ -593,24 +540,13 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
         }
     }
 
-    private void forgetBrowser()
-    {
-        KeptReadEndPoint endPoint = browser;
-        if (endPoint != null)
-        {
-            endPoint.clearPeerGone(browserLeft);
-            browser = null;
-            browserLeft = null;
-        }
-    }
-
     @Override
     public boolean onIdleExpired(TimeoutException timeout)
     {
-        if (current.get() == null)
+        if (!life.state().awaitsAnswer())
             destination.takeBack(this);
         else
-            fail(timeout);
+            fail(null, timeout);
         return true;
     }
 
@@ -618,7 +554,8 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
     public void onClose(Throwable cause)
     {
         super.onClose(cause);
-        fail(cause != null ? cause : new ClosedChannelException());
+        fail(null, cause != null ? cause : new ClosedChannelException());
+        life.move(null, LinkState.Event.CONNECTION_CLOSED);
         destination.closed(this);
     }
 
@@ -644,90 +581,6 @@ final class SandboxLink extends AbstractConnection.NonBlocking implements HttpPa
         {
             buffer.release();
             buffer = null;
-        }
-    }
-
-    /** Streams the browser's body to the sandbox, one chunk in flight, each released once written. */
-    private final class BodyPump extends IteratingCallback
-    {
-        private final Exchange owner;
-        private final boolean chunked;
-        private Content.Chunk chunk;
-        /** Set, under the pump's monitor, when the exchange ends; the pump reads only under it, so a read in progress finishes first. */
-        private boolean stopped;
-
-        BodyPump(Exchange owner, boolean chunked)
-        {
-            this.owner = owner;
-            this.chunked = chunked;
-        }
-
-        @Override
-        protected Action process()
-        {
-            if (chunk != null)
-            {
-                boolean last = chunk.isLast();
-                chunk.release();
-                chunk = null;
-                if (last)
-                {
-                    requestSent();
-                    return Action.SUCCEEDED;
-                }
-            }
-            Content.Chunk next;
-            synchronized (this)
-            {
-                if (stopped)
-                    return Action.SUCCEEDED;
-                next = owner.request().read();
-                if (next == null)
-                {
-                    owner.request().demand(this::iterate);
-                    return Action.IDLE;
-                }
-            }
-            if (Content.Chunk.isFailure(next))
-            {
-                fail(next.getFailure());
-                return Action.SUCCEEDED;
-            }
-            chunk = next;
-            bodyStarted = true;
-            if (next.isLast())
-                watchBrowser(owner);
-            ByteBuffer data = next.getByteBuffer();
-            if (!chunked)
-            {
-                getEndPoint().write(this, data);
-            }
-            else if (!data.hasRemaining())
-            {
-                getEndPoint().write(this, next.isLast() ? LAST_CHUNK.slice() : BufferUtil.EMPTY_BUFFER);
-            }
-            else
-            {
-                ByteBuffer size = BufferUtil.toBuffer(Integer.toHexString(data.remaining()) + "\r\n");
-                if (next.isLast())
-                    getEndPoint().write(this, size, data, CRLF.slice(), LAST_CHUNK.slice());
-                else
-                    getEndPoint().write(this, size, data, CRLF.slice());
-            }
-            return Action.SCHEDULED;
-        }
-
-        synchronized void stop()
-        {
-            stopped = true;
-        }
-
-        @Override
-        protected void onCompleteFailure(Throwable cause)
-        {
-            if (chunk != null)
-                chunk.release();
-            fail(cause);
         }
     }
 }
