@@ -75,12 +75,18 @@ public class ClientEndPoint extends SocketChannelEndPoint
     {
         if (readsLeftToSelector)
             return 0;
-        int filled = super.fill(buffer);
+        int filled = readSocket(buffer);
         // Blank lines before a request line count as its head too: trickled, they would hold the
         // connection as long as they came within the idle timeout.
         if (filled > 0 && headBegin == NONE && !serving)
             headBegin = System.nanoTime();
         return filled;
+    }
+
+    /** A read of the socket itself. */
+    int readSocket(ByteBuffer buffer) throws IOException
+    {
+        return super.fill(buffer);
     }
 
     /** Where the connection is now. */
