@@ -8,6 +8,7 @@ import io.sandgate.launcher.EmbeddedServer;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.thread.Invocable;
 
 /**
  * One gateway on embedded Jetty, started from a {@link GatewayConfig}. Tests get these from a
@@ -83,19 +84,31 @@ public final class RunningGateway implements Gateway, AutoCloseable
     /**
      * Puts {@code wrapper} in front of the gateway's handlers while it runs, as a deployment that
      * adds a handler would (behind only the outermost one, which keeps each connection's phase);
-     * returns it. Reached by reflection, as above.
+     * returns it. The outermost handler is not dynamic (that would make the server hand every
+     * request to another thread), so the wrapper goes in by reflection, as above, and is started
+     * here; the handlers it wraps stay the outermost one's, stopped with the server.
      */
-    public <H extends Handler.Wrapper> H wrapHandler(H wrapper) throws ReflectiveOperationException
+    public <H extends Handler.Wrapper> H wrapHandler(H wrapper) throws Exception
     {
-        Field field = EmbeddedServer.class.getDeclaredField("server");
-        field.setAccessible(true);
-        Handler.Wrapper outermost = (Handler.Wrapper)((Server)field.get(server)).getHandler();
-        Handler handlers = outermost.getHandler();
-        // Not stopped as it moves: the wrapper finds it running and leaves it so.
-        outermost.unmanage(handlers);
-        wrapper.setHandler(handlers);
-        outermost.setHandler(wrapper);
+        Field serverField = EmbeddedServer.class.getDeclaredField("server");
+        serverField.setAccessible(true);
+        Server jetty = (Server)serverField.get(server);
+        Handler.Wrapper outermost = (Handler.Wrapper)jetty.getHandler();
+        Field handlerField = Handler.Wrapper.class.getDeclaredField("_handler");
+        handlerField.setAccessible(true);
+        wrapper.setServer(jetty);
+        wrapper.setHandler(outermost.getHandler());
+        wrapper.start();
+        handlerField.set(outermost, wrapper);
         return wrapper;
+    }
+
+    /** Whether the gateway's server says its handlers may block, which decides where Jetty runs each request. */
+    public Invocable.InvocationType invocationType() throws ReflectiveOperationException
+    {
+        Field serverField = EmbeddedServer.class.getDeclaredField("server");
+        serverField.setAccessible(true);
+        return ((Server)serverField.get(server)).getInvocationType();
     }
 
     /** Stops the gateway; a second call does nothing, so a test may stop one its extension also stops. */

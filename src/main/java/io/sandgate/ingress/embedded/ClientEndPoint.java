@@ -133,13 +133,14 @@ public class ClientEndPoint extends SocketChannelEndPoint
 
     /**
      * The server's outermost handler: marks each request's connection busy from its head to its end.
-     * Dynamic: a handler may be put between it and the gateway's while the server runs.
+     * Not dynamic: a dynamic container says its handlers may block, and the server would then hand
+     * every request and every resumed connection to another thread.
      */
     public static final class Exchanges extends Handler.Wrapper
     {
         public Exchanges(Handler handler)
         {
-            super(true, handler);
+            super(handler);
         }
 
         @Override
