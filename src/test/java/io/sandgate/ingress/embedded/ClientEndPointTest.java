@@ -8,19 +8,14 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sandgate.testing.RawHttp;
-import io.sandgate.web.ClientInfo;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.io.ManagedSelector;
-import org.eclipse.jetty.io.SocketChannelEndPoint;
 import org.eclipse.jetty.server.Handler;
-import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
@@ -61,19 +56,7 @@ class ClientEndPointTest
                 super.execute(job);
             }
         });
-        ClientConnectionLimit limit = new ClientConnectionLimit(1024, new ClientInfo(List.of()), new SimpleMeterRegistry());
-        ListenerConnector connector = new ListenerConnector(server, 1, limit, new ServerConnectionLimit(1024, new SimpleMeterRegistry()), new HttpConnectionFactory())
-        {
-            @Override
-            protected SocketChannelEndPoint newEndPoint(SocketChannel channel, ManagedSelector selector, SelectionKey key)
-            {
-                CountingEndPoint endPoint = new CountingEndPoint(channel, selector, key, getScheduler());
-                endPoint.setIdleTimeout(getIdleTimeout());
-                return endPoint;
-            }
-        };
-        connector.setHost("127.0.0.1");
-        server.addConnector(connector);
+        ListenerConnector connector = TestListeners.oneSelector(server, CountingEndPoint::new);
         server.setHandler(new ClientEndPoint.Exchanges(new Handler.Abstract.NonBlocking()
         {
             @Override

@@ -23,14 +23,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.sandgate.web.ClientInfo;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.io.ManagedSelector;
-import org.eclipse.jetty.io.SocketChannelEndPoint;
 import org.eclipse.jetty.server.Handler;
-import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
@@ -86,20 +82,7 @@ class KeptReadEndPointTest
     void start() throws Exception
     {
         server = new Server();
-        ClientConnectionLimit limit = new ClientConnectionLimit(1024, new ClientInfo(List.of()), new SimpleMeterRegistry());
-        // One selector: every connection's events pass through the same select loop.
-        ListenerConnector connector = new ListenerConnector(server, 1, limit, new ServerConnectionLimit(1024, new SimpleMeterRegistry()), new HttpConnectionFactory())
-        {
-            @Override
-            protected SocketChannelEndPoint newEndPoint(SocketChannel channel, ManagedSelector selector, SelectionKey key)
-            {
-                ProbedEndPoint endPoint = new ProbedEndPoint(channel, selector, key, getScheduler());
-                endPoint.setIdleTimeout(getIdleTimeout());
-                return endPoint;
-            }
-        };
-        connector.setHost("127.0.0.1");
-        server.addConnector(connector);
+        ListenerConnector connector = TestListeners.oneSelector(server, ProbedEndPoint::new);
         server.setHandler(new Handler.Abstract.NonBlocking()
         {
             @Override
