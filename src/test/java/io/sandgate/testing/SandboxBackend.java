@@ -4,9 +4,12 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
@@ -27,6 +30,8 @@ import org.eclipse.jetty.util.Callback;
  *   <li>{@code /sse} - one event, then holds the stream open until {@link #releaseSecondEvent()}
  *       (or 10 s), then a second event. Lets tests prove the gateway streams rather than buffers.</li>
  *   <li>{@code /slow?ms=N} - answers {@code slow} after N ms, for gateway timeout tests.</li>
+ *   <li>{@code /held} - answers {@code held} when the test calls {@link #releaseHeld()} (or after
+ *       10 s), so a test that needs requests in progress holds them exactly as long as it needs.</li>
  *   <li>{@code /echo} - describes the request it saw, so tests can check what the gateway
  *       forwarded (headers added/stripped, path rewriting, body).</li>
  *   <li>{@code /status/<code>} - answers with that status.</li>
@@ -51,6 +56,7 @@ public final class SandboxBackend implements RecordsRequests<SandboxBackend.Reco
     private final ServerConnector connector;
     private final List<Recorded> requests = new CopyOnWriteArrayList<>();
     private final CountDownLatch secondEvent = new CountDownLatch(1);
+    private final Queue<Runnable> held = new ConcurrentLinkedQueue<>();
 
     private SandboxBackend(String name)
     {
@@ -96,6 +102,13 @@ public final class SandboxBackend implements RecordsRequests<SandboxBackend.Reco
         secondEvent.countDown();
     }
 
+    /** Answers every {@code /held} request in progress now. */
+    public void releaseHeld()
+    {
+        for (Runnable answer; (answer = held.poll()) != null; )
+            answer.run();
+    }
+
     @Override
     public void close()
     {
@@ -122,6 +135,17 @@ public final class SandboxBackend implements RecordsRequests<SandboxBackend.Reco
             if (path.equals("/sse"))
             {
                 sse(response, callback);
+            }
+            else if (path.equals("/held"))
+            {
+                AtomicBoolean answered = new AtomicBoolean();
+                Runnable answer = () ->
+                {
+                    if (answered.compareAndSet(false, true))
+                        CommonRoutes.text(response, callback, "held");
+                };
+                held.add(answer);
+                server.getScheduler().schedule(answer, SSE_HOLD_SECONDS, TimeUnit.SECONDS);
             }
             else if (path.equals("/echo"))
             {
