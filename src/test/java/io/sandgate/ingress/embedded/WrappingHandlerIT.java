@@ -111,10 +111,13 @@ class WrappingHandlerIT
             wrapped.wrapHandler(new Wrapping());
             String host = "localhost:" + wrapped.port();
             int closedBefore = silent.closedByPeer();
+            int receivedBefore = silent.received().size();
             Socket first = new Socket("127.0.0.1", wrapped.port());
             Socket second = new Socket("127.0.0.1", wrapped.port());
             for (Socket tab : List.of(first, second))
                 tab.getOutputStream().write(("GET /vnc/8/wait HTTP/1.1\r\nHost: " + host + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+            // Both held at the sandbox before the probe, or the probe may take a place first.
+            await().atMost(Duration.ofSeconds(10)).until(() -> silent.received().size() - receivedBefore >= 2);
             await().atMost(Duration.ofSeconds(10)).until(() -> RawHttp.get(wrapped.port(), host, "/vnc/7/x").status() == 429);
 
             first.close();
