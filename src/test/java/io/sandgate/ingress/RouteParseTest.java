@@ -5,6 +5,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /**
@@ -36,5 +39,32 @@ class RouteParseTest
         String longest = "a".repeat(253);
         assertEquals(longest, Route.parse(longest + ":80").host());
         assertThrows(IllegalArgumentException.class, () -> Route.parse(longest + "a:80"));
+    }
+
+    @Test
+    void aPausedRoute_parsesWithOrWithoutItsTarget_andFormatsBackTheSame()
+    {
+        Route bare = Route.parse("{\"state\":\"paused\"}");
+        assertEquals(Route.State.PAUSED, bare.state());
+        assertFalse(bare.running());
+        assertNull(bare.authority(), "no target to forward to");
+        assertEquals(bare, Route.parse(bare.format()));
+
+        Route kept = Route.parse("{\"target\":\"10.0.0.7:6080\",\"generation\":\"uid-1\",\"state\":\"paused\"}");
+        assertEquals("10.0.0.7:6080", kept.authority());
+        assertEquals(Route.State.PAUSED, kept.state());
+        assertEquals(kept, Route.parse(kept.format()));
+        assertEquals(kept, Route.paused(java.util.Optional.of(Route.parse("{\"target\":\"10.0.0.7:6080\",\"generation\":\"uid-1\"}"))));
+
+        assertTrue(Route.parse("{\"target\":\"10.0.0.7:6080\",\"state\":\"running\"}").running());
+        assertEquals("10.0.0.7:6080", Route.parse("{\"target\":\"10.0.0.7:6080\",\"state\":\"running\"}").format(), "running is the default, not written");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"{\"state\":\"running\"}", "{\"state\":\"asleep\",\"target\":\"10.0.0.7:6080\"}", "{\"state\":1,\"target\":\"10.0.0.7:6080\"}",
+        "{\"state\":\"paused\",\"target\":7}", "[\"paused\"]", "{}"})
+    void aStateThatIsNotOneOfTheTwo_orARunningRouteWithoutATarget_isRefused(String value)
+    {
+        assertThrows(IllegalArgumentException.class, () -> Route.parse(value));
     }
 }
