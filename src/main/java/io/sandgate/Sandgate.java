@@ -1,5 +1,6 @@
 package io.sandgate;
 
+import java.net.URI;
 import java.time.Clock;
 import java.util.ArrayDeque;
 import java.util.Deque;
@@ -18,6 +19,7 @@ import io.sandgate.admin.AdminApi;
 import io.sandgate.admin.AdminServlet;
 import io.sandgate.config.CredentialsConfig;
 import io.sandgate.config.EgressConfig;
+import io.sandgate.config.LifecycleConfig;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.config.ServerConfig;
 import io.sandgate.config.TracingConfig;
@@ -28,6 +30,10 @@ import io.sandgate.egress.Egress;
 import io.sandgate.egress.EgressServlet;
 import io.sandgate.egress.LeakGuard;
 import io.sandgate.ingress.Ingress;
+import io.sandgate.ingress.SandboxWaker;
+import io.sandgate.ingress.lifecycle.HttpSandboxManager;
+import io.sandgate.ingress.lifecycle.SandboxManager;
+import io.sandgate.ingress.lifecycle.Wakes;
 import io.sandgate.ingress.servlet.IngressServlet;
 import io.sandgate.ingress.servlet.SessionFilter;
 import io.sandgate.ingress.websocket.BrowserUpgrade;
@@ -228,7 +234,7 @@ public final class Sandgate implements AutoCloseable
             LOG.warn("The admin dashboard is served on the listener where path-mode sandboxes are, in their origin: a sandbox's page can open it in a "
                 + "window and read what is typed there, the admin token included. Set server.internal-port (the admin API moves there), "
                 + "or ingress.path-mode: false with ingress.host-pattern");
-        ingress = new Ingress(config.ingress(), contextPath, store.routes(), store.redemptions(), clients, metrics, clock);
+        ingress = new Ingress(config.ingress(), contextPath, store.routes(), store.redemptions(), clients, waker(), metrics, clock);
         webSockets = new WebSocketBridge(ingress, config.server().publicOrigins(), metrics, schedulers, BrowserUpgrade.forThisContainer());
         built.push(webSockets);
         try
@@ -239,6 +245,17 @@ public final class Sandgate implements AutoCloseable
         {
             throw new IllegalStateException("Cannot start the WebSocket tunnels' client", x);
         }
+    }
+
+    /** What a request for a paused sandbox asks: its manager, when one is configured. */
+    private SandboxWaker waker()
+    {
+        LifecycleConfig.Wake wake = config.lifecycle().wake();
+        if (!wake.enabled())
+            return SandboxWaker.NONE;
+        SandboxManager manager = new HttpSandboxManager(wake.url().map(URI::create), config.lifecycle().idle().url().map(URI::create),
+            wake.token(), schedulers.timer());
+        return new Wakes(wake, store.routes(), store.wakeClaims(), manager, schedulers.timer(), metrics);
     }
 
     /** {@code redactor}, knowing this gateway's grant parameter, whatever it is named. */

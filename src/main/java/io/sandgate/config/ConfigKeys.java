@@ -56,6 +56,12 @@ public final class ConfigKeys
         "Embedded runner, with `server.internal-port` set: as `server.client-ipv6-prefix`, for the clients of the internal listener (sandboxes and agents calling MCP and egress). They are the cluster's pods, and in an IPv6 cluster the pods of a node share its /64, one address each, which a pod cannot change without `NET_ADMIN`: so each address is a client. Set 64 where a client of that listener can take any address of its /64.");
     public static final ConfigKey<Duration> SERVER_STOP_TIMEOUT = key("server.stop-timeout", "10s", duration(),
         "Embedded runner: how long a stop waits for exchanges in flight.");
+    public static final ConfigKey<Duration> DRAIN_GRACE = key("server.drain.grace", "5s", duration(),
+        "Drain (SIGTERM, `POST /admin/drain`): how long the listeners keep serving after `/readyz` turned 503, for the balancer to notice.");
+    public static final ConfigKey<Duration> DRAIN_SPREAD = key("server.drain.spread", "10s", duration(),
+        "Drain: bridged WebSockets are closed with 1012 (service restart) spread evenly over this time, so their clients reconnect to other replicas without a herd.");
+    public static final ConfigKey<Duration> DRAIN_TIMEOUT = key("server.drain.timeout", "30s", positiveDuration(),
+        "Drain: the process exits when nothing is left open, or at this time after the drain began.");
     public static final ConfigKey<Duration> SERVER_IDLE_TIMEOUT = key("server.idle-timeout", "75s", positiveDuration(),
         "Embedded runner: how long a client's connection may stay idle while the gateway waits on the client (for its next request, more of a body, or room to write) before it is closed; keep it above the idle timeout of a load balancer in front (AWS ALB's is 60 s), or the balancer sends requests on connections the gateway is closing.");
     public static final ConfigKey<Integer> SERVER_INTERNAL_PORT = key("server.internal-port", null, integer(0, 65535),
@@ -158,6 +164,29 @@ public final class ConfigKeys
         "Largest WebSocket message tunnelled, in bytes as on the wire (compressed when the endpoints negotiated compression); larger ones close the session (1009).");
     public static final ConfigKey<List<String>> WS_ALLOWED_ORIGINS = key("ingress.websocket.allowed-origins", null, list(),
         "Path mode: origins (`https://app.example`) that may open sandbox WebSockets besides loopback ones and `server.public-origins`; `*` allows any. Host mode has its own list, `ingress.host-mode.allowed-origins`.");
+
+    public static final ConfigKey<String> WAKE_URL = key("ingress.wake.url", null, matching("https?://\\S+", "an http:// or https:// URL"),
+        "Sandbox lifecycle: the sandbox manager's resume endpoint. A request for a paused sandbox makes one replica POST `{\"sandbox\": \"<id>\", \"reason\": \"traffic\"}` to it (2xx: accepted; 5xx, 429 or no answer: retried with back-off; any other status: refused), then every request for that sandbox waits, without a thread, until its route turns running. Unset (and `ingress.wake.kubernetes` off), a paused sandbox answers 503.");
+    public static final ConfigKey<Secret> WAKE_TOKEN = secret("ingress.wake.token", "(none)",
+        "Sandbox lifecycle: bearer token sent to `ingress.wake.url` and `ingress.idle.url`.");
+    public static final ConfigKey<Boolean> WAKE_KUBERNETES = key("ingress.wake.kubernetes", "false", bool(),
+        "Sandbox lifecycle: resume (and, with `ingress.idle.after`, pause) a sandbox by setting the replicas of its agent-sandbox `Sandbox` resource to 1 (0), through the pod watcher's Kubernetes client, instead of calling a URL.");
+    public static final ConfigKey<Duration> WAKE_TIMEOUT = key("ingress.wake.timeout", "30s", positiveDuration(),
+        "Sandbox lifecycle: how long a request waits for its paused sandbox to run; then 503 with `Retry-After` (a browser's page navigation gets a page that reloads itself).");
+    public static final ConfigKey<Integer> WAKE_MAX_WAITING = key("ingress.wake.max-waiting", "256", integer(1, 1_000_000),
+        "Sandbox lifecycle: requests that may wait for one sandbox to wake on a replica; more get 503 with `Retry-After` at once.");
+    public static final ConfigKey<Integer> WAKE_MAX_WAITING_TOTAL = key("ingress.wake.max-waiting-total", "4096", integer(1, 10_000_000),
+        "Sandbox lifecycle: requests that may wait for sandboxes to wake on a replica, all sandboxes together; more get 503 with `Retry-After` at once.");
+    public static final ConfigKey<Boolean> WAKE_ON_MISS = key("ingress.wake.on-miss", "false", bool(),
+        "Sandbox lifecycle: also ask the manager to resume a sandbox that has no route at all (for platforms that remove the routes of paused sandboxes), and wait for its route to appear; off, such a request is 404.");
+    public static final ConfigKey<Duration> ACTIVITY_FLUSH = key("ingress.activity.flush", "10s", positiveDuration(),
+        "Sandbox lifecycle: how often a replica writes to the store when each sandbox it carried traffic for last did so (requests, and WebSocket data frames either way): at most once per sandbox per flush, all sandboxes in one pipelined write.");
+    public static final ConfigKey<Duration> IDLE_AFTER = key("ingress.idle.after", null, positiveDuration(),
+        "Sandbox lifecycle: pause a sandbox that carried no traffic on any replica for this long (the leader asks `ingress.idle.url` or the Kubernetes backend, once per idle spell). Unset: never.");
+    public static final ConfigKey<String> IDLE_URL = key("ingress.idle.url", null, matching("https?://\\S+", "an http:// or https:// URL"),
+        "Sandbox lifecycle: the sandbox manager's pause endpoint; the leader POSTs `{\"sandbox\": \"<id>\", \"reason\": \"idle\"}` to it, as `ingress.wake.url`.");
+    public static final ConfigKey<Boolean> IDLE_COUNT_OPEN_WEBSOCKETS = key("ingress.idle.count-open-websockets", "true", bool(),
+        "Sandbox lifecycle: a sandbox with an open WebSocket on any replica is never paused, however quiet; false pauses it by its traffic alone.");
 
     public static final ConfigKey<List<Map<?, ?>>> MCP_SERVERS = key("mcp.servers", null, ValueParser.listOfMaps(),
         "Upstream MCP servers: `[{name, url, transport, tools}]`, served at `/mcp/{name}/`; transport `streamable` (default), `sse` (2024-11-05) "

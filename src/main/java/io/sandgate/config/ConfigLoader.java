@@ -284,11 +284,16 @@ public final class ConfigLoader
         TracingConfig tracing = attempt(() -> bind(TracingConfig.class, "tracing.",
             given("endpoint", optional(ConfigKeys.TRACING_OTLP_ENDPOINT).map(TracingConfig::parseEndpoint))));
         HistoryConfig history = attempt(() -> bind(HistoryConfig.class, "admin.history.", Map.of()));
+        LifecycleConfig.Wake wake = attempt(() -> bind(LifecycleConfig.Wake.class, "ingress.wake.", Map.of()));
+        LifecycleConfig.Idle idle = attempt(() -> bind(LifecycleConfig.Idle.class, "ingress.idle.", Map.of()));
+        LifecycleConfig lifecycle = wake == null || idle == null ? null
+            : attempt(() -> bind(LifecycleConfig.class, "ingress.", given("wake", wake, "idle", idle)));
+        DrainConfig drain = attempt(() -> bind(DrainConfig.class, "server.drain.", Map.of()));
         if (!problems.isEmpty())
             throw new ConfigException(problems);
         StoreConfig store = bind(StoreConfig.class, "store.", given("redis", redis));
         return new SandgateConfig(source, server, store, ingress, mcp, egress, watcher,
-            optional(ConfigKeys.ADMIN_TOKEN), history, get(ConfigKeys.ACCESS_LOG), get(ConfigKeys.LOG_FORMAT), tracing, effective());
+            optional(ConfigKeys.ADMIN_TOKEN), history, get(ConfigKeys.ACCESS_LOG), get(ConfigKeys.LOG_FORMAT), tracing, lifecycle, drain, effective());
     }
 
     private <R extends Record> R bind(Class<R> type, String prefix, Map<String, ?> given)

@@ -21,11 +21,13 @@ import io.sandgate.core.Secret;
  * @param accessLog whether to write access-log lines
  * @param logFormat how log lines are written
  * @param tracing where spans go, if anywhere
+ * @param lifecycle waking paused sandboxes, their activity, pausing idle ones
+ * @param drain how the replica leaves
  * @param effective every key's effective value as text, secrets shown as ****, for the admin API
  */
 public record SandgateConfig(String source, ServerConfig server, StoreConfig store, IngressConfig ingress, McpConfig mcp, EgressConfig egress, WatcherConfig watcher,
                              Optional<Secret> adminToken, HistoryConfig history, boolean accessLog, LogFormat logFormat, TracingConfig tracing,
-                             Map<String, String> effective)
+                             LifecycleConfig lifecycle, DrainConfig drain, Map<String, String> effective)
 {
     public SandgateConfig
     {
@@ -39,13 +41,15 @@ public record SandgateConfig(String source, ServerConfig server, StoreConfig sto
         Objects.requireNonNull(history, "history");
         Objects.requireNonNull(logFormat, "logFormat");
         Objects.requireNonNull(tracing, "tracing");
+        Objects.requireNonNull(lifecycle, "lifecycle");
+        Objects.requireNonNull(drain, "drain");
         effective = Map.copyOf(effective);
     }
 
     /** This configuration with other listener settings. */
     public SandgateConfig withServer(ServerConfig server)
     {
-        return new SandgateConfig(source, server, store, ingress, mcp, egress, watcher, adminToken, history, accessLog, logFormat, tracing, effective);
+        return new SandgateConfig(source, server, store, ingress, mcp, egress, watcher, adminToken, history, accessLog, logFormat, tracing, lifecycle, drain, effective);
     }
 
     public enum LogFormat

@@ -80,6 +80,12 @@ public final class Audit
         write(event(leading ? "leadership.elected" : "leadership.lost").put("role", role));
     }
 
+    /** A sandbox was asked to resume or pause and its manager did not do it; the reason is the gateway's words, never the manager's body. */
+    public static void lifecycleFailed(String sandbox, String action, String reason)
+    {
+        write(event("sandbox." + action + ".failed").put("sandbox", sandbox).put("reason", reason));
+    }
+
     private static ObjectNode event(String name)
     {
         return JSON.createObjectNode().put("time", Instant.now().toString()).put("event", name);

@@ -42,6 +42,7 @@ public final class Ingress
     private final HostPattern hosts;
     private final ForwardPolicy policy;
     private final OpenStreams streams = new OpenStreams();
+    private final SandboxWaker waker;
     private final RouteMisses misses;
     private final Counter missesRefused;
     private final Map<IngressDecision.Source, Counter> resolutions = new EnumMap<>(IngressDecision.Source.class);
@@ -52,18 +53,27 @@ public final class Ingress
         this(config, contextPath, routes, Redemptions.inMemory(clock), clients, registry, clock);
     }
 
+    /** An ingress that wakes no sandbox: a paused one is 503 until something else resumes it. */
+    public Ingress(IngressConfig config, String contextPath, RouteStore routes, Redemptions redemptions, ClientInfo clients,
+                   MeterRegistry registry, Clock clock)
+    {
+        this(config, contextPath, routes, redemptions, clients, SandboxWaker.NONE, registry, clock);
+    }
+
     /**
      * @param contextPath where the webapp is deployed ("" at the root)
      * @param redemptions the grants already redeemed, shared by the replicas that share the route store
      * @param clients who the clients are, believing forwarding headers only from trusted proxies
+     * @param waker what a request for a sandbox that is not running asks
      */
     public Ingress(IngressConfig config, String contextPath, RouteStore routes, Redemptions redemptions, ClientInfo clients,
-                   MeterRegistry registry, Clock clock)
+                   SandboxWaker waker, MeterRegistry registry, Clock clock)
     {
         this.config = config;
         this.mount = contextPath + config.prefix();
         this.routes = routes;
         this.clients = clients;
+        this.waker = waker;
         byte[] key;
         if (config.cookie().secret().isPresent())
         {
@@ -166,8 +176,9 @@ public final class Ingress
     private void requireStanding(IngressRequest request, String sandboxId)
     {
         Optional<Route> route = routes.find(sandboxId);
-        // Without a route there is nothing to reach: the forward answers 404.
-        route.ifPresent(r -> requireStanding(request, sandboxId, r));
+        // Without a route there is nothing to reach: the forward answers 404. A paused one is
+        // checked once it runs, against the route it is forwarded to.
+        route.filter(Route::running).ifPresent(r -> requireStanding(request, sandboxId, r));
     }
 
     private void requireStanding(IngressRequest request, String sandboxId, Route route)
@@ -194,19 +205,40 @@ public final class Ingress
      * The route a forward goes to, checked once more in signed access against this very route:
      * the route may change between the decision and the forward (a revocation, a new pod), and the
      * request must go where its session was checked to stand. In host mode, the port the host
-     * names on the sandbox's pod.
+     * names on the sandbox's pod. Completes at once unless the sandbox is not running and is being
+     * woken ({@link SandboxWaker}): then when it runs, with no thread held meanwhile.
      *
      * @param clientAddress the client's address, whose budget of lookups without a route this may take from
-     * @throws GatewayException 404 without a route, 403 when the session no longer stands for it or
-     *         the host names a port that is not open, 429 when the route is not at hand and the
-     *         client has used up its budget
+     * @return the route; failed with 404 without a route, 403 when the session no longer stands for
+     *         it or the host names a port that is not open, 503 when the sandbox is paused and does
+     *         not wake in time
+     * @throws GatewayException 429 when the route is not at hand and the client has used up its budget
      */
-    public Route route(IngressDecision.Forward forward, IngressRequest resolved, String clientAddress)
+    public CompletableFuture<Route> route(IngressDecision.Forward forward, IngressRequest resolved, String clientAddress)
     {
-        Route found = find(forward.sandboxId(), clientAddress).orElseThrow(() -> noRoute(forward.sandboxId()));
-        if (config.access() == IngressConfig.Access.SIGNED)
-            requireStanding(resolved, forward.sandboxId(), found);
-        return target(forward, found);
+        Optional<Route> found = find(forward.sandboxId(), clientAddress);
+        return awake(forward.sandboxId(), found).thenApply(route ->
+        {
+            Route running = route.orElseThrow(() -> noRoute(forward.sandboxId()));
+            if (config.access() == IngressConfig.Access.SIGNED)
+                requireStanding(resolved, forward.sandboxId(), running);
+            return target(forward, running);
+        });
+    }
+
+    /** The route when it is running; else what the waker makes of it, in time. */
+    private CompletableFuture<Optional<Route>> awake(String sandboxId, Optional<Route> found)
+    {
+        if (found.isPresent() && found.get().running())
+            return CompletableFuture.completedFuture(found);
+        try
+        {
+            return waker.running(sandboxId, found);
+        }
+        catch (RuntimeException x)
+        {
+            return CompletableFuture.failedFuture(x);
+        }
     }
 
     /**
@@ -224,7 +256,7 @@ public final class Ingress
     public CompletableFuture<Routed> decideAndRoute(IngressRequest request, boolean secure, String clientAddress, Executor blocking)
     {
         if (resolver.mayRedeemGrant(request))
-            return CompletableFuture.supplyAsync(() -> decideAndRouteNow(request, secure, clientAddress), blocking);
+            return CompletableFuture.supplyAsync(() -> decideAndRouteNow(request, secure, clientAddress), blocking).thenCompose(routed -> routed);
         IngressDecision decision;
         try
         {
@@ -236,15 +268,17 @@ public final class Ingress
         }
         if (!(decision instanceof IngressDecision.Forward forward))
             return CompletableFuture.completedFuture(new Routed(decision, null));
-        return findAsync(forward.sandboxId(), clientAddress).thenApply(route -> routed(request, forward, route));
+        return findAsync(forward.sandboxId(), clientAddress)
+            .thenCompose(route -> awake(forward.sandboxId(), route))
+            .thenApply(route -> routed(request, forward, route));
     }
 
-    private Routed decideAndRouteNow(IngressRequest request, boolean secure, String clientAddress)
+    private CompletableFuture<Routed> decideAndRouteNow(IngressRequest request, boolean secure, String clientAddress)
     {
         IngressDecision decision = resolver.resolve(request, secure, config.cookie().secure());
         if (!(decision instanceof IngressDecision.Forward forward))
-            return new Routed(decision, null);
-        return routed(request, forward, find(forward.sandboxId(), clientAddress));
+            return CompletableFuture.completedFuture(new Routed(decision, null));
+        return awake(forward.sandboxId(), find(forward.sandboxId(), clientAddress)).thenApply(route -> routed(request, forward, route));
     }
 
     /** A forward and its route, as {@link #decide} then {@link #route} check and count them. */

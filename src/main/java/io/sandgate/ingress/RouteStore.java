@@ -49,6 +49,15 @@ public interface RouteStore
         return Optional.empty();
     }
 
+    /**
+     * Calls {@code listener} whenever this replica learns that routes may have changed: after a write
+     * of its own, and after the changes others made have been read into its cache (a Redis keyspace
+     * notification, a poll). Cheap and on the store's thread, so a listener only looks up what it
+     * waits for ({@link #findAsync}) and never waits itself. Heard for every id at once: the store
+     * does not always know which ids changed.
+     */
+    void onChanges(Runnable listener);
+
     /** Writes a route, replacing any other for this id. */
     void put(String id, Route route);
 

@@ -1,10 +1,12 @@
 package io.sandgate.store;
 
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.sandgate.ingress.Route;
 import io.sandgate.ingress.RoutePage;
@@ -15,6 +17,7 @@ import io.sandgate.ingress.Routes;
 final class MemoryRouteStore implements RouteStore
 {
     private final Map<String, Route> routes = new ConcurrentHashMap<>();
+    private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
 
     MemoryRouteStore(Map<String, String> staticRoutes)
     {
@@ -35,28 +38,41 @@ final class MemoryRouteStore implements RouteStore
     }
 
     @Override
+    public void onChanges(Runnable listener)
+    {
+        listeners.add(listener);
+    }
+
+    private <T> T changed(T result)
+    {
+        listeners.forEach(Runnable::run);
+        return result;
+    }
+
+    @Override
     public void put(String id, Route route)
     {
         routes.put(id, route);
+        changed(route);
     }
 
     @Override
     public boolean remove(String id)
     {
-        return routes.remove(id) != null;
+        return changed(routes.remove(id) != null);
     }
 
     @Override
     public boolean removeIf(String id, String generation)
     {
         Route current = routes.get(id);
-        return current != null && current.generation().equals(Optional.of(generation)) && routes.remove(id, current);
+        return changed(current != null && current.generation().equals(Optional.of(generation)) && routes.remove(id, current));
     }
 
     @Override
     public Optional<Route> revoke(String id, Instant before)
     {
-        return Optional.ofNullable(routes.computeIfPresent(id, (key, route) -> route.revokedBefore(before)));
+        return changed(Optional.ofNullable(routes.computeIfPresent(id, (key, route) -> route.revokedBefore(before))));
     }
 
     @Override

@@ -12,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -78,6 +79,7 @@ final class RedisRouteStore implements RouteStore
     private final int cacheSize;
     private final ScheduledExecutorService scheduler;
     private final Map<String, Route> cache = new ConcurrentHashMap<>();
+    private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
     private final AbsentRoutes absent;
     /**
      * Bumped on every change notification, and whenever a change may have gone unheard: a miss that
@@ -253,11 +255,34 @@ final class RedisRouteStore implements RouteStore
     }
 
     @Override
+    public void onChanges(Runnable listener)
+    {
+        listeners.add(listener);
+    }
+
+    /** Tells the listeners, which only look up what they wait for; one that fails must not stop the refresh. */
+    private void tellListeners()
+    {
+        for (Runnable listener : listeners)
+        {
+            try
+            {
+                listener.run();
+            }
+            catch (RuntimeException x)
+            {
+                LOG.warn("Route store: a change listener failed", x);
+            }
+        }
+    }
+
+    @Override
     public void put(String id, Route route)
     {
         hash.fastPut(id, route.format());
         cache.put(id, route);
         absent.remove(id);
+        tellListeners();
     }
 
     @Override
@@ -434,6 +459,7 @@ final class RedisRouteStore implements RouteStore
         if (!reachable)
             LOG.info("Route store: Redis reachable again");
         reachable = true;
+        tellListeners();
     }
 
     private Route parse(String id, String value)

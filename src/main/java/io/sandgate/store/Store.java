@@ -13,6 +13,7 @@ import io.sandgate.egress.MemoryStickySessions;
 import io.sandgate.egress.StickySessions;
 import io.sandgate.ingress.Redemptions;
 import io.sandgate.ingress.RouteStore;
+import io.sandgate.ingress.lifecycle.WakeClaims;
 import io.sandgate.mcp.MemorySessionBus;
 import io.sandgate.mcp.SessionBus;
 
@@ -26,6 +27,7 @@ public final class Store implements AutoCloseable
 {
     private final RouteStore routes;
     private final Redemptions redemptions;
+    private final WakeClaims wakeClaims;
     private final StickySessions sticky;
     private final SessionBus sessions;
     private final Function<String, Leadership> leadership;
@@ -33,11 +35,12 @@ public final class Store implements AutoCloseable
     /** Releases what the parts hold: the session bus, and for Redis its threads and connections. */
     private final Runnable close;
 
-    Store(RouteStore routes, Redemptions redemptions, StickySessions sticky, SessionBus sessions,
+    Store(RouteStore routes, Redemptions redemptions, WakeClaims wakeClaims, StickySessions sticky, SessionBus sessions,
         Function<String, Leadership> leadership, Supplier<StoreHealth> health, Runnable close)
     {
         this.routes = routes;
         this.redemptions = redemptions;
+        this.wakeClaims = wakeClaims;
         this.sticky = sticky;
         this.sessions = sessions;
         this.leadership = leadership;
@@ -66,7 +69,7 @@ public final class Store implements AutoCloseable
     {
         MemorySessionBus sessions = new MemorySessionBus(config.mcp().sessionTtl(), config.mcp().replayBuffer(), config.mcp().replayBufferBytes(),
             config.mcp().replayBufferBytesPerClient(), schedulers);
-        return new Store(new MemoryRouteStore(config.ingress().staticRoutes()), Redemptions.inMemory(clock),
+        return new Store(new MemoryRouteStore(config.ingress().staticRoutes()), Redemptions.inMemory(clock), WakeClaims.inMemory(clock),
             new MemoryStickySessions(), sessions, name -> Leadership.always(),
             () -> new StoreHealth("memory", true, "in-process"), sessions::close);
     }
@@ -80,6 +83,12 @@ public final class Store implements AutoCloseable
     public Redemptions redemptions()
     {
         return redemptions;
+    }
+
+    /** Which replica asks a paused sandbox's manager to resume it. */
+    public WakeClaims wakeClaims()
+    {
+        return wakeClaims;
     }
 
     /** Leader election among the replicas sharing this store. */

@@ -178,8 +178,12 @@ public final class Errors
     {
         String message = REDACT.text(error.getMessage());
         if (accept != null && accept.toLowerCase(Locale.ROOT).contains("text/html"))
-            return new Reply("text/html;charset=utf-8", "<!doctype html><title>" + error.status() + "</title><h1>" + error.status() + " "
+        {
+            // A refusal that passes with time reloads itself then, with no script (the page's CSP forbids it).
+            String refresh = error.retryAfterSeconds() > 0 ? "<meta http-equiv=\"refresh\" content=\"" + error.retryAfterSeconds() + "\">" : "";
+            return new Reply("text/html;charset=utf-8", "<!doctype html>" + refresh + "<title>" + error.status() + "</title><h1>" + error.status() + " "
                 + escape(error.code()) + "</h1><p>" + escape(message) + "</p>");
+        }
         return new Reply("application/json", JSON.createObjectNode()
             .put("status", error.status()).put("error", error.code()).put("message", message).toString());
     }

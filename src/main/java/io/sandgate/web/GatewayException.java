@@ -55,6 +55,15 @@ public class GatewayException extends RuntimeException
         return new GatewayException(HttpStatus.SERVICE_UNAVAILABLE_503, "unavailable", message);
     }
 
+    /**
+     * A sandbox that is not running yet, 503 with {@code Retry-After}: a browser's navigation gets a
+     * page that reloads itself then ({@link Errors#reply}).
+     */
+    public static GatewayException starting(String message, long retryAfterSeconds)
+    {
+        return new GatewayException(HttpStatus.SERVICE_UNAVAILABLE_503, "starting", message, Math.max(1, retryAfterSeconds));
+    }
+
     public int status()
     {
         return status;

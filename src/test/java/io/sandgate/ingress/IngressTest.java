@@ -127,8 +127,8 @@ class IngressTest
     {
         Ingress ingress = ingress("", Map.of());
 
-        assertEquals("10.0.0.7:6080", ingress.route(path("42"), get("/vnc/42/", List.of()), CLIENT).authority());
-        assertEquals(404, assertThrows(GatewayException.class, () -> ingress.route(path("43"), get("/vnc/43/", List.of()), CLIENT)).status());
+        assertEquals("10.0.0.7:6080", routeNow(ingress, path("42"), get("/vnc/42/", List.of()), CLIENT).authority());
+        assertEquals(404, assertThrows(GatewayException.class, () -> routeNow(ingress, path("43"), get("/vnc/43/", List.of()), CLIENT)).status());
     }
 
     private static Forward path(String sandboxId)
@@ -143,8 +143,8 @@ class IngressTest
         Ingress ingress = budgeted(store, 3);
 
         for (String id : List.of("101", "102", "103"))
-            assertEquals(404, assertThrows(GatewayException.class, () -> ingress.route(path(id), get("/vnc/" + id + "/", List.of()), CLIENT)).status());
-        GatewayException refused = assertThrows(GatewayException.class, () -> ingress.route(path("104"), get("/vnc/104/", List.of()), CLIENT));
+            assertEquals(404, assertThrows(GatewayException.class, () -> routeNow(ingress, path(id), get("/vnc/" + id + "/", List.of()), CLIENT)).status());
+        GatewayException refused = assertThrows(GatewayException.class, () -> routeNow(ingress, path("104"), get("/vnc/104/", List.of()), CLIENT));
         CompletionException refusedAsync = assertThrows(CompletionException.class,
             () -> ingress.decideAndRoute(get("/vnc/105/", List.of()), false, CLIENT, NO_EXECUTOR).join());
 
@@ -153,9 +153,9 @@ class IngressTest
         assertTrue(refused.retryAfterSeconds() >= 1 && refused.retryAfterSeconds() <= 21, "Retry-After " + refused.retryAfterSeconds());
         assertEquals(429, assertInstanceOf(GatewayException.class, refusedAsync.getCause()).status());
         assertEquals(List.of("101", "102", "103"), store.asked, "the store was asked past the budget");
-        assertEquals("10.0.0.7:6080", ingress.route(path("42"), get("/vnc/42/", List.of()), CLIENT).authority());
+        assertEquals("10.0.0.7:6080", routeNow(ingress, path("42"), get("/vnc/42/", List.of()), CLIENT).authority());
         assertEquals("10.0.0.7:6080", ingress.decideAndRoute(get("/vnc/42/", List.of()), false, CLIENT, NO_EXECUTOR).join().route().authority());
-        assertEquals(404, assertThrows(GatewayException.class, () -> ingress.route(path("104"), get("/vnc/104/", List.of()), "192.0.2.11")).status(),
+        assertEquals(404, assertThrows(GatewayException.class, () -> routeNow(ingress, path("104"), get("/vnc/104/", List.of()), "192.0.2.11")).status(),
             "another client's budget");
     }
 
@@ -166,19 +166,19 @@ class IngressTest
         Ingress ingress = budgeted(store, 2);
 
         for (int i = 0; i < 5; i++)
-            assertEquals("10.0.0.8:6080", ingress.route(path("43"), get("/vnc/43/", List.of()), CLIENT).authority());
+            assertEquals("10.0.0.8:6080", routeNow(ingress, path("43"), get("/vnc/43/", List.of()), CLIENT).authority());
         store.down = true;
         for (int i = 0; i < 5; i++)
-            assertThrows(StoreUnavailableException.class, () -> ingress.route(path("201"), get("/vnc/201/", List.of()), CLIENT));
+            assertThrows(StoreUnavailableException.class, () -> routeNow(ingress, path("201"), get("/vnc/201/", List.of()), CLIENT));
         CompletionException unanswered = assertThrows(CompletionException.class,
             () -> ingress.decideAndRoute(get("/vnc/202/", List.of()), false, CLIENT, NO_EXECUTOR).join());
         store.down = false;
 
         assertInstanceOf(StoreUnavailableException.class, unanswered.getCause());
-        assertEquals(404, assertThrows(GatewayException.class, () -> ingress.route(path("203"), get("/vnc/203/", List.of()), CLIENT)).status());
+        assertEquals(404, assertThrows(GatewayException.class, () -> routeNow(ingress, path("203"), get("/vnc/203/", List.of()), CLIENT)).status());
         assertEquals(404, assertInstanceOf(GatewayException.class, assertThrows(CompletionException.class,
             () -> ingress.decideAndRoute(get("/vnc/204/", List.of()), false, CLIENT, NO_EXECUTOR).join()).getCause()).status());
-        assertEquals(429, assertThrows(GatewayException.class, () -> ingress.route(path("205"), get("/vnc/205/", List.of()), CLIENT)).status());
+        assertEquals(429, assertThrows(GatewayException.class, () -> routeNow(ingress, path("205"), get("/vnc/205/", List.of()), CLIENT)).status());
     }
 
     private Ingress budgeted(RouteStore store, int missesPerMinute)
@@ -302,6 +302,19 @@ class IngressTest
         public CompletableFuture<Optional<Route>> findAsync(String id)
         {
             return answer;
+        }
+    }
+
+    /** The route as {@link Ingress#route} completes it, failures thrown as they are. */
+    private static Route routeNow(Ingress ingress, IngressDecision.Forward forward, IngressRequest request, String client)
+    {
+        try
+        {
+            return ingress.route(forward, request, client).join();
+        }
+        catch (java.util.concurrent.CompletionException x)
+        {
+            throw (RuntimeException)x.getCause();
         }
     }
 }

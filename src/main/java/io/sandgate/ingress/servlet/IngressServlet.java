@@ -3,6 +3,8 @@ package io.sandgate.ingress.servlet;
 import java.io.IOException;
 import java.util.Enumeration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -17,11 +19,13 @@ import io.sandgate.ingress.websocket.WebSocketBridge;
 import io.sandgate.web.AccessNote;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.Errors;
+import io.sandgate.web.GatewayException;
 import io.sandgate.web.RequestAttribute;
 import io.sandgate.web.SendAgainOnce;
 import io.sandgate.web.ServerSpan;
 import io.sandgate.web.StreamingProxyServlet;
 import io.sandgate.web.UpstreamClient;
+import jakarta.servlet.AsyncContext;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -48,6 +52,10 @@ public class IngressServlet extends StreamingProxyServlet
     /** The name the servlet is registered under: host mode hands requests to it by this name. */
     public static final String NAME = "sandgate-ingress";
     private static final RequestAttribute<Route> ROUTE = RequestAttribute.of("ingress.route", Route.class);
+    /** The route of a sandbox woken while the request waited, when the request comes back through the container. */
+    private static final RequestAttribute<Route> WOKEN = RequestAttribute.of("ingress.woken", Route.class);
+    /** Why a sandbox the request waited for did not wake. */
+    private static final RequestAttribute<GatewayException> WAKE_FAILED = RequestAttribute.of("ingress.wake-failed", GatewayException.class);
     /** Set on a response whose whole body goes out with the exchange's completion (see {@link #onServerResponseHeaders}). */
     private static final RequestAttribute<Boolean> WHOLE_BODY = RequestAttribute.of("ingress.whole-body", Boolean.class);
     /** Forgets the exchange's answer among the streams a revocation ends ({@link OpenStreams}), when it is one. */
@@ -75,12 +83,28 @@ public class IngressServlet extends StreamingProxyServlet
         Forward forward = SessionFilter.FORWARD.get(clientRequest);
         if (forward == null)
             throw new ServletException("No ingress decision: " + SessionFilter.class.getSimpleName() + " must be mapped in front of this servlet");
+        GatewayException wakeFailed = WAKE_FAILED.get(clientRequest);
+        if (wakeFailed != null)
+        {
+            Errors.write(clientRequest, proxyResponse, wakeFailed);
+            return;
+        }
         Route route;
         try
         {
             if (webSockets.resume(clientRequest, proxyResponse))
                 return;
-            route = ingress.route(forward, SessionFilter.RESOLVED.get(clientRequest), ingress.clients().clientAddress(clientRequest));
+            route = WOKEN.get(clientRequest);
+            if (route == null)
+            {
+                CompletableFuture<Route> routing = ingress.route(forward, SessionFilter.RESOLVED.get(clientRequest), ingress.clients().clientAddress(clientRequest));
+                if (!routing.isDone())
+                {
+                    awaitWake(clientRequest, routing);
+                    return;
+                }
+                route = join(routing);
+            }
             Span span = ServerSpan.of(clientRequest);
             if (span != null)
                 policy.describe(span, clientRequest.getMethod(), forward);
@@ -97,6 +121,39 @@ public class IngressServlet extends StreamingProxyServlet
         }
         ROUTE.set(clientRequest, route);
         super.service(clientRequest, proxyResponse);
+    }
+
+    /**
+     * Lets the container's thread go while the sandbox wakes, and brings the request back through
+     * the container once it runs (or has failed to), as an upgrade's settled sandbox leg does.
+     */
+    private static void awaitWake(HttpServletRequest clientRequest, CompletableFuture<Route> routing)
+    {
+        AsyncContext async = clientRequest.startAsync();
+        // The waker's own timeout ends the wait; the container's must not end it first.
+        async.setTimeout(0);
+        routing.whenComplete((route, failure) ->
+        {
+            if (failure != null)
+                WAKE_FAILED.set(clientRequest, Errors.map(failure instanceof CompletionException ? failure.getCause() : failure));
+            else
+                WOKEN.set(clientRequest, route);
+            async.dispatch();
+        });
+    }
+
+    private static Route join(CompletableFuture<Route> routing)
+    {
+        try
+        {
+            return routing.join();
+        }
+        catch (CompletionException x)
+        {
+            if (x.getCause() instanceof RuntimeException cause)
+                throw cause;
+            throw x;
+        }
     }
 
     @Override
