@@ -51,12 +51,21 @@ public interface RouteStore
 
     /**
      * Calls {@code listener} whenever this replica learns that routes may have changed: after a write
-     * of its own, and after the changes others made have been read into its cache (a Redis keyspace
-     * notification, a poll). Cheap and on the store's thread, so a listener only looks up what it
-     * waits for ({@link #findAsync}) and never waits itself. Heard for every id at once: the store
-     * does not always know which ids changed.
+     * of its own, when another's write is heard of (a Redis keyspace notification), and after the
+     * cache was re-read (a poll). On the store's thread, so a listener only asks for what it waits for
+     * ({@link #lookUp}) and never waits itself. Heard for every id at once: the store does not always
+     * know which ids changed.
      */
     void onChanges(Runnable listener);
+
+    /**
+     * As {@link #findAsync}, but asking the backing store even when the route is cached: for the few
+     * ids a caller waits to see change, right when a change is heard, before the cache is re-read.
+     */
+    default CompletableFuture<Optional<Route>> lookUp(String id)
+    {
+        return findAsync(id);
+    }
 
     /** Writes a route, replacing any other for this id. */
     void put(String id, Route route);

@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * a replica claims its wake in the store ({@link WakeClaims}); the one replica that gets the claim
  * asks the manager, once, and every request on every replica waits for the route to turn running.
  * Waiting holds no thread: a request is a future completed when the route store reports a change
- * ({@link RouteStore#onChanges}) and the route reads running, or failed at the timeout.
+ * ({@link RouteStore#onChanges}) and the route, read again, is running; or failed at the timeout.
  *
  * <p>Bounded per sandbox and per replica, so that a flood for paused sandboxes costs a refusal, not
  * memory; a request beyond either bound, like one whose sandbox's manager refused, gets 503 with
@@ -168,7 +168,7 @@ public final class Wakes implements SandboxWaker
 
     private void check(String sandboxId)
     {
-        routes.findAsync(sandboxId).whenComplete((route, failure) ->
+        routes.lookUp(sandboxId).whenComplete((route, failure) ->
         {
             // A failed look-up is asked again at the next change; the timeout bounds the wait.
             if (failure == null && route.isPresent() && route.get().running())
