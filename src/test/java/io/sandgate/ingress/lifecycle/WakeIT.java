@@ -246,6 +246,23 @@ class WakeIT extends RedisReplicas
         assertEquals(0, manager.calls("9102"));
     }
 
+    /** In signed access, only a client that may reach the sandbox can make the platform resume it. */
+    @Test
+    void signedAccess_aClientWithoutAccess_cannotWakeAPausedSandbox() throws Exception
+    {
+        manager.resumingAfter(Duration.ZERO, id -> markRunning(id, a.hostPort()));
+        try (RunningGateway signed = gateways.startAnother(config -> config.set("ingress.access", "signed")
+            .set("ingress.cookie.secret", "wake-it-secret-0123456789abcdef0")))
+        {
+            for (String path : List.of("/vnc/9001/", "/vnc/9001/echo", "/vnc/9001/?grant=forged.token"))
+                assertEquals(403, get(signed, path).statusCode(), path);
+            HttpRequest forged = HttpRequest.newBuilder(signed.uri().resolve("/vnc/9001/echo"))
+                .header("Cookie", "vnc_session_id=9001.forged").timeout(Duration.ofSeconds(10)).build();
+            assertEquals(403, HTTP.send(forged, HttpResponse.BodyHandlers.ofString()).statusCode());
+        }
+        assertEquals(0, manager.calls(), "nobody was asked to resume anything");
+    }
+
     private static double wakes(RunningGateway replica, String outcome)
     {
         return replica.sandgate().metrics().get("sandgate.sandbox.wakes").tag("outcome", outcome).counter().count();
