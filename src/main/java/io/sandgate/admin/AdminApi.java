@@ -14,6 +14,8 @@ import java.util.function.ToIntFunction;
 import java.util.regex.Matcher;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandgate.config.ConfigException;
 import io.sandgate.config.IngressConfig;
 import io.sandgate.config.SandgateConfig;
@@ -52,6 +54,9 @@ public final class AdminApi
 {
     /** Longer than any cursor a store gives. */
     private static final int MAX_CURSOR = 300;
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String ROUTE_BODY = "body must be {\"target\":\"host:port\"} with an optional \"generation\", "
+        + "or {\"state\":\"paused\"} with an optional target";
 
     private AdminApi()
     {
@@ -96,18 +101,23 @@ public final class AdminApi
         {
             String id = sandboxId(ingress, call.id());
             JsonNode body = call.body();
-            if (body == null || !body.path("target").isTextual())
-                throw GatewayException.badRequest("body must be {\"target\":\"host:port\"} with an optional \"generation\"");
+            if (body == null || !body.isObject())
+                throw GatewayException.badRequest(ROUTE_BODY);
             Route route;
             try
             {
-                Route parsed = Route.parse(body.get("target").asText());
-                route = new Route(parsed.host(), parsed.port(),
-                    body.path("generation").isTextual() ? Optional.of(body.get("generation").asText()) : Optional.empty());
+                // The fields a route value holds, and only those, parsed as the store's values are.
+                ObjectNode value = JSON.createObjectNode();
+                for (String field : List.of("target", "generation", "state"))
+                {
+                    if (body.has(field))
+                        value.set(field, body.get(field));
+                }
+                route = Route.parse(value.toString());
             }
             catch (IllegalArgumentException x)
             {
-                throw GatewayException.badRequest(x.getMessage());
+                throw GatewayException.badRequest(x.getMessage() + "; " + ROUTE_BODY);
             }
             // A new target for the sandbox is no pardon: access revoked before stays revoked.
             route = route.keepingRevocationOf(routeStore.find(id));
@@ -290,10 +300,17 @@ public final class AdminApi
             return new Desktops(new SandboxUrls(config.ingress(), config.server().publicOrigins(), request.getContextPath()), own);
         }
 
-        /** The sandbox's desktop, as the dashboard opens it. */
+        /** The sandbox's desktop, as the dashboard opens it; null when its host names a port a paused route without a target has not. */
         String of(String id, Route route)
         {
-            return urls.root(id, route.port(), fallbackOrigin);
+            try
+            {
+                return urls.root(id, route.port(), fallbackOrigin);
+            }
+            catch (IllegalArgumentException x)
+            {
+                return null;
+            }
         }
     }
 
@@ -319,6 +336,7 @@ public final class AdminApi
         Map<String, Object> item = new LinkedHashMap<>();
         item.put("id", id);
         item.put("target", route.authority());
+        item.put("state", route.state().label());
         item.put("desktop", desktops.of(id, route));
         route.generation().ifPresent(g -> item.put("generation", g));
         route.revokedBefore().ifPresent(r -> item.put("revokedBefore", r.toString()));

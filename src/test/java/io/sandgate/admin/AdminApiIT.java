@@ -80,6 +80,29 @@ class AdminApiIT
         admin("DELETE", "/routes/78", null);
     }
 
+    /** Without a wake backend, a paused sandbox answers 503 with Retry-After and its stale target is never used. */
+    @Test
+    void aRoutePausedThroughTheApi_isShownPaused_andTheIngressAnswers503UntilItRuns() throws Exception
+    {
+        int asked = sandbox.requestLog().size();
+        HttpResponse<String> put = admin("PUT", "/routes/80", "{\"state\":\"paused\",\"target\":\"" + sandbox.hostPort() + "\"}");
+        assertEquals(200, put.statusCode(), put.body());
+        assertEquals("paused", JSON.readTree(admin("GET", "/routes/80", null).body()).get("state").asText());
+        HttpResponse<String> paused = HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/vnc/80/")).build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(503, paused.statusCode(), paused.body());
+        assertTrue(paused.headers().firstValue("Retry-After").isPresent());
+        assertEquals(asked, sandbox.requestLog().size(), "the paused route's target was not asked");
+
+        assertEquals(400, admin("PUT", "/routes/80", "{\"state\":\"asleep\"}").statusCode());
+        assertEquals(400, admin("PUT", "/routes/80", "{\"state\":\"running\"}").statusCode(), "running needs a target");
+        assertEquals("paused", JSON.readTree(admin("GET", "/routes/80", null).body()).get("state").asText(), "bad input changed nothing");
+
+        assertEquals(200, admin("PUT", "/routes/80", "{\"target\":\"" + sandbox.hostPort() + "\"}").statusCode());
+        assertEquals("running", JSON.readTree(admin("GET", "/routes/80", null).body()).get("state").asText());
+        assertEquals(200, HTTP.send(HttpRequest.newBuilder(gateway.uri().resolve("/vnc/80/")).build(), HttpResponse.BodyHandlers.ofString()).statusCode());
+        admin("DELETE", "/routes/80", null);
+    }
+
     @Test
     void badInput_getsAClearErrorAndChangesNothing() throws Exception
     {
