@@ -66,7 +66,7 @@ abstract class WarDeployment
 
     /**
      * A container distribution the build unpacked: the directory the system property names (the
-     * failsafe configuration sets it), else the one under {@code target/containers} starting with
+     * surefire configuration sets it), else the one under {@code target/containers} starting with
      * {@code prefix}.
      */
     protected static Path containerHome(String property, String prefix) throws IOException
@@ -74,20 +74,20 @@ abstract class WarDeployment
         String configured = System.getProperty(property);
         if (configured != null)
         {
-            assertTrue(Files.isDirectory(Path.of(configured)), "no " + configured + ": run through mvn verify");
+            assertTrue(Files.isDirectory(Path.of(configured)), "no " + configured + ": run through mvn test");
             return Path.of(configured);
         }
         Path containers = MavenPaths.projectBase().resolve("target/containers");
-        assertTrue(Files.isDirectory(containers), "no " + containers + ": run through mvn verify");
+        assertTrue(Files.isDirectory(containers), "no " + containers + ": run through mvn test");
         try (Stream<Path> homes = Files.list(containers))
         {
             return homes.filter(home -> home.getFileName().toString().startsWith(prefix)).findFirst()
-                .orElseThrow(() -> new AssertionError("no " + prefix + "* in " + containers + ": run through mvn verify"));
+                .orElseThrow(() -> new AssertionError("no " + prefix + "* in " + containers + ": run through mvn test"));
         }
     }
 
     /**
-     * The packaged WAR: what {@code war.file} names (the failsafe configuration sets it), else
+     * The packaged WAR: what {@code war.file} names (the surefire configuration sets it), else
      * target/sandgate.war. Not a {@code sandgate.} property: the gateways a test starts in the same
      * JVM read those as settings and refuse the ones they do not know.
      */
