@@ -23,9 +23,9 @@ import org.eclipse.jetty.util.Callback;
 /**
  * A test double of a platform's sandbox manager, on a real HTTP server: the wake protocol's
  * endpoint ({@code POST {"sandbox": "<id>", "reason": "traffic"}}, 2xx to accept). What it does
- * when asked is the test's: by default it accepts and, after a delay, runs the test's action (which
- * writes the sandbox's route running, as the platform's pod watcher would); or it never acts, or
- * answers a status of the test's choice. Every call is counted by sandbox, with the Authorization
+ * when asked is the test's: it accepts and, after a delay or when the test releases it, runs the
+ * test's action (which writes the sandbox's route running, as the platform's pod watcher would); or
+ * it never acts, or answers a status of the test's choice. Every call is counted by sandbox, with the Authorization
  * header it came with.
  */
 public final class SandboxManagerDouble implements AutoCloseable
@@ -40,6 +40,8 @@ public final class SandboxManagerDouble implements AutoCloseable
     private volatile int status = 202;
     private volatile Duration delay = Duration.ZERO;
     private volatile Consumer<String> action = id -> { };
+    private volatile boolean onRelease;
+    private final List<String> pending = new CopyOnWriteArrayList<>();
 
     private SandboxManagerDouble()
     {
@@ -55,7 +57,11 @@ public final class SandboxManagerDouble implements AutoCloseable
                 String authorization = request.getHeaders().get("Authorization");
                 authorizations.add(authorization == null ? "" : authorization);
                 int answer = status;
-                if (answer / 100 == 2)
+                if (answer / 100 == 2 && onRelease)
+                {
+                    pending.add(sandbox);
+                }
+                else if (answer / 100 == 2)
                 {
                     Consumer<String> then = action;
                     server.getScheduler().schedule(() -> then.accept(sandbox), delay.toMillis(), TimeUnit.MILLISECONDS);
@@ -83,7 +89,27 @@ public final class SandboxManagerDouble implements AutoCloseable
         this.status = 202;
         this.delay = delay;
         this.action = action;
+        this.onRelease = false;
         return this;
+    }
+
+    /** Accepts, and runs {@code action} for each sandbox asked for when the test calls {@link #release()}. */
+    public SandboxManagerDouble resumingOnRelease(Consumer<String> action)
+    {
+        this.status = 202;
+        this.action = action;
+        this.onRelease = true;
+        return this;
+    }
+
+    /** Runs the action for every sandbox asked for so far; see {@link #resumingOnRelease}. */
+    public void release()
+    {
+        for (String sandbox : pending)
+        {
+            pending.remove(sandbox);
+            action.accept(sandbox);
+        }
     }
 
     /** Answers every call with {@code status} and does nothing else. */
@@ -91,6 +117,7 @@ public final class SandboxManagerDouble implements AutoCloseable
     {
         this.status = status;
         this.action = id -> { };
+        this.onRelease = false;
         return this;
     }
 

@@ -138,7 +138,14 @@ public class IngressServlet extends StreamingProxyServlet
                 WAKE_FAILED.set(clientRequest, Errors.map(failure instanceof CompletionException ? failure.getCause() : failure));
             else
                 WOKEN.set(clientRequest, route);
-            async.dispatch();
+            try
+            {
+                async.dispatch();
+            }
+            catch (IllegalStateException x)
+            {
+                // The client left while it waited and the container ended the exchange: nobody to answer.
+            }
         });
     }
 

@@ -14,6 +14,7 @@ import io.sandgate.ingress.websocket.WebSocketBridgeIT;
 import io.sandgate.testing.EachIngressFrontEnd;
 import io.sandgate.testing.Gateway;
 import io.sandgate.testing.GatewayConfig;
+import io.sandgate.testing.RawHttp;
 import io.sandgate.testing.RawRedis;
 import io.sandgate.testing.RedisReplicas;
 import io.sandgate.testing.RunningGateway;
@@ -43,7 +44,6 @@ class WakeIT extends RedisReplicas
     private static final String ROUTES = "vnc_sandboxes";
     private static final String PAUSED = "{\"state\":\"paused\"}";
     private static final String TOKEN = "wake-it-manager-token-0123456789";
-    private static final Duration RESUME_DELAY = Duration.ofSeconds(2);
     private static final int MAX_WAITING = 32;
     private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
         .followRedirects(HttpClient.Redirect.NEVER).build();
@@ -113,13 +113,20 @@ class WakeIT extends RedisReplicas
     @Test
     void fiftyRequestsOverTwoReplicas_wakeEachSandboxOnce_holdNoThread_andAllSucceed() throws Exception
     {
-        manager.resumingAfter(RESUME_DELAY, id -> markRunning(id, id.equals("9001") ? a.hostPort() : webSockets.hostPort()));
+        manager.resumingOnRelease(id -> markRunning(id, id.equals("9001") ? a.hostPort() : webSockets.hostPort()));
         List<CompletableFuture<HttpResponse<String>>> requests = new ArrayList<>();
         List<CompletableFuture<Session>> upgrades = new ArrayList<>();
         List<WebSocketBridgeIT.Browser> desktops = new ArrayList<>();
+        // The first request on each replica reads the paused routes into its cache: the WAR path reads
+        // a route it does not have on the request's thread, at most half the pool at once (503 beyond).
         for (RunningGateway replica : List.of(replica1, replica2))
         {
-            for (int i = 0; i < 20; i++)
+            requests.add(send(replica, "/vnc/9001/echo?first", null));
+            await().atMost(Duration.ofSeconds(5)).until(() -> waiting(replica) == 1);
+        }
+        for (RunningGateway replica : List.of(replica1, replica2))
+        {
+            for (int i = 1; i < 20; i++)
                 requests.add(send(replica, "/vnc/9001/echo?n=" + i, null));
             for (int i = 0; i < 5; i++)
             {
@@ -138,7 +145,10 @@ class WakeIT extends RedisReplicas
             assertEquals(200, running.statusCode());
             assertTrue(running.body().startsWith("backend=b"), running.body());
         }
-        assertTrue(requests.stream().noneMatch(CompletableFuture::isDone), "a request was answered before its sandbox ran");
+        assertTrue(requests.stream().noneMatch(CompletableFuture::isDone), () -> "answered before its sandbox ran: "
+            + requests.stream().filter(CompletableFuture::isDone).map(r -> r.join().statusCode() + " " + r.join().body()).toList());
+        // The platform resumes the sandboxes only now, however long the checks above took.
+        manager.release();
 
         for (CompletableFuture<HttpResponse<String>> request : requests)
         {
@@ -244,6 +254,20 @@ class WakeIT extends RedisReplicas
         // Off (the default), an id without a route is 404 and the manager is not asked.
         assertEquals(404, get(replica1, "/vnc/9102/echo").statusCode());
         assertEquals(0, manager.calls("9102"));
+    }
+
+    /** In host mode the sandbox's own host wakes it the same way, and its request goes on to the new target. */
+    @Test
+    void hostMode_aPausedSandboxsOwnHost_wakesIt() throws Exception
+    {
+        manager.resumingAfter(Duration.ofMillis(300), id -> markRunning(id, a.hostPort()));
+        try (RunningGateway hosts = gateways.startAnother(config -> config.set("ingress.host-pattern", "{id}.sbx.localhost")))
+        {
+            RawHttp.Response answer = RawHttp.get(hosts.port(), "9001.sbx.localhost:" + hosts.port(), "/echo");
+            assertEquals(200, answer.status(), answer.body());
+            assertTrue(answer.body().startsWith("backend=a"), answer.body());
+        }
+        assertEquals(1, manager.calls("9001"));
     }
 
     /** In signed access, only a client that may reach the sandbox can make the platform resume it. */
