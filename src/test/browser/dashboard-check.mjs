@@ -2,7 +2,7 @@
 // Opens Sandgate's admin dashboard in Debian's headless Chromium, signs in with the token, and
 // waits until the page shows the expected sandbox route (with its "Open desktop" link) and egress
 // node as healthy, in the table and in the weight chart; prints READY; then waits, without
-// reloading, for the route NEW_ID to appear and the node to show as ejected: in the table, and in
+// reloading, for the route NEW_ID to appear, paused, and the node to show as ejected: in the table, and in
 // the chart as a line that came down to the zero line, with red marks on the ejected samples (the
 // test adds the one and breaks the other after READY): in the SVG, and in the pixels of screenshots
 // of the chart (no red before, red along the zero line after). Saves a screenshot of the page, and
@@ -49,7 +49,7 @@ try {
     console.log('READY');
     await page.waitForFunction(([id]) => {
         const rows = [...document.querySelectorAll('#routes tbody tr')];
-        return rows.some(r => r.cells[0].textContent === id)
+        return rows.some(r => r.cells[0].textContent === id && r.cells[1].textContent.includes('(paused)'))
             && document.querySelector('#pools').textContent.includes('ejected');
     }, [added], { timeout: 20000 });
     // The chart shows the ejection: the node's line drawn at a weight above zero, then down on the

@@ -23,7 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The dashboard in a real headless Chromium: sign in once, see routes (with their desktop links)
  * and a healthy egress node, in the table and in the weight chart; then a route added through the
- * admin API appears and the node, once broken, shows as ejected, in the table and in the chart (its
+ * admin API appears, paused, and the node, once broken, shows as ejected, in the table and in the chart (its
  * line down to zero, red marks on the ejected samples), without reloading the page. The
  * screenshots stay in target/screenshots.
  */
@@ -64,7 +64,7 @@ class DashboardIT
                 if (!line.equals("READY"))
                     return;
                 HttpResponse<String> put = HttpClient.newHttpClient().send(HttpRequest.newBuilder(gateway.uri().resolve("/admin/routes/41000"))
-                    .header("Authorization", "Bearer " + TOKEN).PUT(HttpRequest.BodyPublishers.ofString("{\"target\":\"10.0.0.8:6080\"}")).build(),
+                    .header("Authorization", "Bearer " + TOKEN).PUT(HttpRequest.BodyPublishers.ofString("{\"target\":\"10.0.0.8:6080\",\"state\":\"paused\"}")).build(),
                     HttpResponse.BodyHandlers.ofString());
                 assertEquals(200, put.statusCode(), put.body());
                 node.refuse();

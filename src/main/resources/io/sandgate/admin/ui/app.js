@@ -76,14 +76,18 @@
   function routeRow(row, r) {
     row.dataset.sandbox = r.id;
     cell(row, r.id);
-    cell(row, r.target + (r.revokedBefore ? ' (access revoked ' + r.revokedBefore + ')' : ''));
+    cell(row, (r.target || 'no target') + (r.state === 'paused' ? ' (paused)' : '')
+      + (r.revokedBefore ? ' (access revoked ' + r.revokedBefore + ')' : ''));
     cell(row, r.generation ? 'watcher' : 'admin or Redis');
-    var link = document.createElement('a');
-    // The gateway says where: the sandbox's own host in host mode, its path under the gateway's otherwise.
-    link.href = r.desktop + 'vnc.html?autoconnect=true';
-    link.target = '_blank';
-    link.textContent = 'Open desktop';
-    cell(row, '').appendChild(link);
+    var desktop = cell(row, '');
+    if (r.desktop) {
+      var link = document.createElement('a');
+      // The gateway says where: the sandbox's own host in host mode, its path under the gateway's otherwise.
+      link.href = r.desktop + 'vnc.html?autoconnect=true';
+      link.target = '_blank';
+      link.textContent = r.state === 'paused' ? 'Open desktop (wakes it)' : 'Open desktop';
+      desktop.appendChild(link);
+    }
     var actions = cell(row, '');
     var id = encodeURIComponent(r.id);
     button(actions, 'Revoke access', function () { act('Revoke every grant and session of sandbox ' + r.id + '?', 'POST', '/revoke/' + id); });
