@@ -170,7 +170,7 @@ public final class ConfigKeys
     public static final ConfigKey<Secret> WAKE_TOKEN = secret("ingress.wake.token", "(none)",
         "Sandbox lifecycle: bearer token sent to `ingress.wake.url` and `ingress.idle.url`.");
     public static final ConfigKey<Boolean> WAKE_KUBERNETES = key("ingress.wake.kubernetes", "false", bool(),
-        "Sandbox lifecycle: resume (and, with `ingress.idle.after`, pause) a sandbox by setting the replicas of its agent-sandbox `Sandbox` resource to 1 (0), through the pod watcher's Kubernetes client, instead of calling a URL.");
+        "Sandbox lifecycle: resume (and, with `ingress.idle.after`, pause) a sandbox by patching its agent-sandbox `Sandbox` resource (the one named by its id, in a watched namespace) running (suspended): `spec.operatingMode` `Running` (`Suspended`), or with `controlplane.watcher.sandbox-api: v1alpha1` `spec.replicas` 1 (0). Through the pod watcher's Kubernetes client, instead of calling a URL; needs `controlplane.watcher.enabled` and `controlplane.watcher.sandbox-api`.");
     public static final ConfigKey<Duration> WAKE_TIMEOUT = key("ingress.wake.timeout", "30s", positiveDuration(),
         "Sandbox lifecycle: how long a request waits for its paused sandbox to run; then 503 with `Retry-After` (a browser's page navigation gets a page that reloads itself).");
     public static final ConfigKey<Integer> WAKE_MAX_WAITING = key("ingress.wake.max-waiting", "256", integer(1, 1_000_000),
@@ -325,6 +325,12 @@ public final class ConfigKeys
         "Sandbox port when the pod has no port annotation.");
     public static final ConfigKey<Duration> WATCHER_RESYNC = key("controlplane.watcher.resync-interval", "5m", positiveDuration(),
         "Full re-list of the pods, which also removes routes whose pods are gone.");
+    public static final ConfigKey<WatcherConfig.SandboxApi> WATCHER_SANDBOX_API = key("controlplane.watcher.sandbox-api", "none",
+        oneOf(WatcherConfig.SandboxApi.class),
+        "Also watch agent-sandbox `Sandbox` resources (group `agents.x-k8s.io`) in the watched namespaces, and write the route of one scaled to zero `paused`, keeping its last target: `v1beta1` (agent-sandbox 0.5 and later: `spec.operatingMode: Suspended`), `v1alpha1` (earlier: `spec.replicas: 0`) or `none`. A `Sandbox` stands for the sandbox its name is (a name that is no sandbox id is ignored); its pods carry that id in `controlplane.watcher.id-label`. `ingress.wake.kubernetes` scales through the same version.");
+    public static final ConfigKey<String> WATCHER_PAUSED_LABEL = key("controlplane.watcher.paused-label", null,
+        matching("([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?", "a Kubernetes label key"),
+        "A label that marks a sandbox paused while one of its pods, or its `Sandbox`, carries it with the value `true`: its route turns `paused`, keeping its last target, and is no longer forwarded to. Unset: no label pauses.");
     public static final ConfigKey<String> WATCHER_MASTER_URL = key("controlplane.kubernetes.master-url", null, string(),
         "Kubernetes API URL; without it the in-cluster service account or ~/.kube/config is used.");
 

@@ -289,6 +289,9 @@ public final class ConfigLoader
         LifecycleConfig lifecycle = wake == null || idle == null ? null
             : attempt(() -> bind(LifecycleConfig.class, "ingress.", given("wake", wake, "idle", idle)));
         DrainConfig drain = attempt(() -> bind(DrainConfig.class, "server.drain.", Map.of()));
+        if (watcher != null && lifecycle != null && lifecycle.wake().kubernetes() && !watcher.scalesSandboxes())
+            problems.add(ConfigKeys.WAKE_KUBERNETES.name() + ": true (expected: " + ConfigKeys.WATCHER_ENABLED.name() + ": true and "
+                + ConfigKeys.WATCHER_SANDBOX_API.name() + " set: the pod watcher's client scales the Sandbox resources)");
         if (!problems.isEmpty())
             throw new ConfigException(problems);
         StoreConfig store = bind(StoreConfig.class, "store.", given("redis", redis));
