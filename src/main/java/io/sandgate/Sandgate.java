@@ -104,6 +104,8 @@ public final class Sandgate implements AutoCloseable
     private ClientLimitFilter clientLimit;
     /** Counts and logs every request, whichever listener or front-end served it. */
     private final AccessLogFilter accessLog;
+    /** Writes routes from the cluster's pods; null unless {@code controlplane.watcher.enabled}. */
+    private PodWatcher watcher;
     /** What the dashboard charts. */
     private MetricHistory history;
     /** One redaction for logs and the admin API; it knows the real keys once the egress face has read them. */
@@ -197,7 +199,7 @@ public final class Sandgate implements AutoCloseable
         history.start(schedulers);
         if (config.watcher().enabled())
         {
-            PodWatcher watcher = new PodWatcher(config.watcher(), config.ingress(), store.routes(), store.leadership("pod-watcher"), metrics);
+            watcher = new PodWatcher(config.watcher(), config.ingress(), store.routes(), store.leadership("pod-watcher"), metrics, schedulers);
             built.push(watcher);
             watcher.start();
         }

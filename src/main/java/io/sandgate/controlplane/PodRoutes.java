@@ -8,6 +8,8 @@ import io.fabric8.kubernetes.api.model.PodCondition;
 import io.sandgate.config.WatcherConfig;
 import io.sandgate.ingress.IdSyntax;
 import io.sandgate.ingress.Route;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Which route a pod stands for: a pod carrying the sandbox id that is Running, Ready, not being
@@ -15,6 +17,8 @@ import io.sandgate.ingress.Route;
  */
 final class PodRoutes
 {
+    private static final Logger LOG = LoggerFactory.getLogger(PodRoutes.class);
+
     private final WatcherConfig config;
     private final IdSyntax ids;
 
@@ -35,10 +39,22 @@ final class PodRoutes
         return Optional.of(id);
     }
 
+    /** Whether the pod carries the id label (or annotation) at all, valid or not. */
+    boolean claimsSandbox(Pod pod)
+    {
+        return value(pod.getMetadata().getLabels(), config.idLabel()) != null || value(pod.getMetadata().getAnnotations(), config.idLabel()) != null;
+    }
+
+    /** Whether the pod is not on its way out: a terminating pod may still report Ready for a while. */
+    static boolean alive(Pod pod)
+    {
+        return pod.getMetadata().getDeletionTimestamp() == null;
+    }
+
     /** The route while the pod can serve, empty otherwise. */
     Optional<Route> route(Pod pod)
     {
-        if (pod.getMetadata().getDeletionTimestamp() != null || pod.getStatus() == null)
+        if (!alive(pod) || pod.getStatus() == null)
             return Optional.empty();
         String ip = pod.getStatus().getPodIP();
         if (!"Running".equals(pod.getStatus().getPhase()) || ip == null || ip.isBlank() || !ready(pod))
@@ -53,6 +69,8 @@ final class PodRoutes
             }
             catch (NumberFormatException x)
             {
+                LOG.warn("Pod {}/{}: annotation {} is not a port; no route to it", pod.getMetadata().getNamespace(), pod.getMetadata().getName(),
+                    config.portAnnotation());
                 return Optional.empty();
             }
         }

@@ -1,12 +1,17 @@
 package io.sandgate.controlplane;
 
+import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
@@ -19,9 +24,10 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.IngressConfig;
 import io.sandgate.config.WatcherConfig;
 import io.sandgate.core.Leadership;
+import io.sandgate.core.Schedulers;
 import io.sandgate.ingress.IdSyntax;
-import io.sandgate.ingress.Route;
 import io.sandgate.ingress.RouteStore;
+import io.sandgate.ingress.lifecycle.SandboxManager;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,32 +38,62 @@ import org.slf4j.LoggerFactory;
  * replica is elected and starts with a full list. Each route carries the pod's uid, so a late
  * event about an old pod never removes the route its successor wrote, and a resync removes only
  * routes the watcher wrote (those with a generation) whose pods are gone.
+ *
+ * <p>With {@code controlplane.watcher.sandbox-api} set it also watches agent-sandbox's {@code Sandbox}
+ * resources, and a sandbox scaled to zero (or labelled paused) gets a paused route, which traffic
+ * wakes through {@link #sandboxManager}; {@link SandboxRoutes} says how the two watches combine.</p>
  */
 public final class PodWatcher implements AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(PodWatcher.class);
+    /** The informers' index of their objects by sandbox id. */
+    private static final String BY_ID = "sandbox-id";
 
     private final WatcherConfig config;
-    private final RouteStore routes;
     private final Leadership leadership;
     private final PodRoutes pods;
+    private final Optional<SandboxResources> sandboxes;
+    private final SandboxRoutes decisions;
     private final KubernetesClient client;
-    private final List<SharedIndexInformer<Pod>> informers = new ArrayList<>();
-    private final Counter written;
-    private final Counter removed;
+    private final Schedulers schedulers;
+    private final Duration deletionGrace;
+    /** Read by the event handlers of informers started before the last of these was added. */
+    private final List<SharedIndexInformer<Pod>> informers = new CopyOnWriteArrayList<>();
+    private final List<SharedIndexInformer<GenericKubernetesResource>> sandboxInformers = new CopyOnWriteArrayList<>();
 
-    public PodWatcher(WatcherConfig config, IngressConfig ingress, RouteStore routes, Leadership leadership, MeterRegistry registry)
+    /**
+     * How long the pods of a suspended Sandbox have to show they are going: the controller deletes
+     * them within moments, and the watch says so about as fast, unless the suspension was undone
+     * before the controller acted on it.
+     */
+    static final Duration DELETION_GRACE = Duration.ofSeconds(10);
+
+    /** @param schedulers runs the second look at a sandbox whose suspension's grace is over */
+    public PodWatcher(WatcherConfig config, IngressConfig ingress, RouteStore routes, Leadership leadership, MeterRegistry registry,
+                      Schedulers schedulers)
+    {
+        this(config, ingress, routes, leadership, registry, schedulers, DELETION_GRACE);
+    }
+
+    PodWatcher(WatcherConfig config, IngressConfig ingress, RouteStore routes, Leadership leadership, MeterRegistry registry, Schedulers schedulers,
+               Duration deletionGrace)
     {
         this.config = config;
-        this.routes = routes;
         this.leadership = leadership;
-        this.pods = new PodRoutes(config, IdSyntax.of(ingress));
+        IdSyntax ids = IdSyntax.of(ingress);
+        this.pods = new PodRoutes(config, ids);
+        this.sandboxes = config.sandboxApi() == WatcherConfig.SandboxApi.NONE ? Optional.empty()
+            : Optional.of(new SandboxResources(config.sandboxApi(), ids));
         Config kubernetes = config.masterUrl().isPresent()
             ? new ConfigBuilder().withMasterUrl(config.masterUrl().get()).withTrustCerts(false).build()
             : Config.autoConfigure(null);
         this.client = new KubernetesClientBuilder().withConfig(kubernetes).build();
-        this.written = Counter.builder("sandgate.watcher.routes.written").description("Routes written from pod events").register(registry);
-        this.removed = Counter.builder("sandgate.watcher.routes.removed").description("Routes removed from pod events and resyncs").register(registry);
+        Counter written = Counter.builder("sandgate.watcher.routes.written").description("Routes written from pod events").register(registry);
+        Counter removed = Counter.builder("sandgate.watcher.routes.removed").description("Routes removed from pod events and resyncs").register(registry);
+        this.schedulers = schedulers;
+        this.deletionGrace = deletionGrace;
+        this.decisions = new SandboxRoutes(routes, pods, sandboxes, config.pausedLabel(), new Informed(), written, removed, deletionGrace,
+            this::lookAgainLater);
         registry.gauge("sandgate.watcher.leader", leadership, l -> l.isLeader() ? 1 : 0);
     }
 
@@ -66,44 +102,68 @@ public final class PodWatcher implements AutoCloseable
         leadership.run(this::lead, this::stopInformers);
     }
 
+    /**
+     * Resumes and pauses sandboxes by scaling their {@code Sandbox} resources through this watcher's
+     * client, on {@code workers}: every replica may be asked, leader or not.
+     *
+     * @throws IllegalStateException if no {@code Sandbox} version is configured
+     */
+    public SandboxManager sandboxManager(Executor workers)
+    {
+        SandboxResources resources = sandboxes.orElseThrow(() -> new IllegalStateException("controlplane.watcher.sandbox-api: none"));
+        return new KubernetesSandboxManager(client, resources, config.namespaces(), workers);
+    }
+
     private synchronized void lead()
     {
+        // Sandboxes first: a pod's event is judged against its Sandbox, which must be known by then.
         for (String namespace : config.namespaces())
         {
-            SharedIndexInformer<Pod> informer = client.pods().inNamespace(namespace).withLabel(config.idLabel())
-                .inform(new Handler(), config.resyncInterval().toMillis());
-            informers.add(informer);
+            sandboxes.ifPresent(resources -> sandboxInformers.add(start(client.genericKubernetesResources(resources.context()).inNamespace(namespace)
+                .runnableInformer(config.resyncInterval().toMillis()), s -> resources.sandboxId(s).map(List::of).orElse(List.of()), new SandboxHandler())));
         }
-        for (SharedIndexInformer<Pod> informer : informers)
+        awaitSync(sandboxInformers, "Sandbox");
+        for (String namespace : config.namespaces())
+        {
+            informers.add(start(client.pods().inNamespace(namespace).withLabel(config.idLabel()).runnableInformer(config.resyncInterval().toMillis()),
+                pod -> pods.sandboxId(pod).map(List::of).orElse(List.of()), new PodHandler()));
+        }
+        awaitSync(informers, "Pod");
+        decisions.resync();
+        LOG.info("Pod watcher leading: namespaces {}, label {}, Sandbox resources {}", config.namespaces(), config.idLabel(),
+            sandboxes.map(r -> SandboxResources.GROUP + "/" + r.version()).orElse("not watched"));
+    }
+
+    /** On a worker: the look reads and writes the store, which a timer thread must never wait for. */
+    private void lookAgainLater(String sandboxId)
+    {
+        schedulers.timer().schedule(() -> schedulers.workers().execute(() ->
+        {
+            if (leadership.isLeader())
+                decisions.reconsider(sandboxId);
+        }), deletionGrace.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    private static <T> SharedIndexInformer<T> start(SharedIndexInformer<T> informer, Function<T, List<String>> ids, ResourceEventHandler<T> handler)
+    {
+        informer.addIndexers(Map.of(BY_ID, ids));
+        informer.addEventHandler(handler);
+        informer.start();
+        return informer;
+    }
+
+    private static void awaitSync(List<? extends SharedIndexInformer<?>> started, String kind)
+    {
+        for (SharedIndexInformer<?> informer : started)
         {
             try
             {
-                informer.start().toCompletableFuture().get(30, java.util.concurrent.TimeUnit.SECONDS);
+                informer.start().toCompletableFuture().get(30, TimeUnit.SECONDS);
             }
             catch (Exception x)
             {
-                LOG.warn("Pod informer did not sync: {}", x.toString());
+                LOG.warn("{} informer did not sync (is the resource served, and may this service account list it?): {}", kind, x.toString());
             }
-        }
-        resync();
-        LOG.info("Pod watcher leading: namespaces {}, label {}", config.namespaces(), config.idLabel());
-    }
-
-    /** Removes watcher-written routes whose pods are no longer known to any informer. */
-    private void resync()
-    {
-        Set<String> live = new HashSet<>();
-        for (SharedIndexInformer<Pod> informer : informers)
-        {
-            for (Pod pod : informer.getStore().list())
-                pods.sandboxId(pod).ifPresent(id -> live.add(id + "\n" + pod.getMetadata().getUid()));
-        }
-        for (Map.Entry<String, Route> entry : routes.all().entrySet())
-        {
-            Optional<String> generation = entry.getValue().generation();
-            if (generation.isPresent() && !live.contains(entry.getKey() + "\n" + generation.get())
-                && routes.removeIf(entry.getKey(), generation.get()))
-                removed.increment();
         }
     }
 
@@ -111,63 +171,96 @@ public final class PodWatcher implements AutoCloseable
     {
         informers.forEach(SharedIndexInformer::stop);
         informers.clear();
+        sandboxInformers.forEach(SharedIndexInformer::stop);
+        sandboxInformers.clear();
     }
 
-    private final class Handler implements ResourceEventHandler<Pod>
+    /** The informers' caches, by sandbox id over every watched namespace. */
+    private final class Informed implements SandboxRoutes.Known
+    {
+        @Override
+        public List<Pod> pods(String sandboxId)
+        {
+            return byId(informers, sandboxId);
+        }
+
+        @Override
+        public List<GenericKubernetesResource> sandboxes(String sandboxId)
+        {
+            return byId(sandboxInformers, sandboxId);
+        }
+
+        @Override
+        public Collection<Pod> allPods()
+        {
+            List<Pod> all = new ArrayList<>();
+            for (SharedIndexInformer<Pod> informer : informers)
+                all.addAll(informer.getStore().list());
+            return all;
+        }
+
+        private static <T> List<T> byId(List<SharedIndexInformer<T>> informers, String sandboxId)
+        {
+            List<T> found = new ArrayList<>();
+            for (SharedIndexInformer<T> informer : informers)
+                found.addAll(informer.getIndexer().byIndex(BY_ID, sandboxId));
+            return found;
+        }
+    }
+
+    private final class PodHandler implements ResourceEventHandler<Pod>
     {
         @Override
         public void onAdd(Pod pod)
         {
-            apply(pod);
+            if (leadership.isLeader())
+                decisions.podChanged(pod);
         }
 
         @Override
         public void onUpdate(Pod old, Pod pod)
         {
-            apply(pod);
+            if (leadership.isLeader())
+                decisions.podChanged(pod);
         }
 
         @Override
         public void onDelete(Pod pod, boolean deletedFinalStateUnknown)
         {
-            pods.sandboxId(pod).ifPresent(id ->
-            {
-                if (routes.removeIf(id, pod.getMetadata().getUid()))
-                    removed.increment();
-            });
+            if (leadership.isLeader())
+                decisions.podDeleted(pod);
         }
 
         @Override
         public void onNothing()
         {
             // A relist after a watch gap: routes of pods that vanished meanwhile go now.
-            resync();
+            if (leadership.isLeader())
+                decisions.resync();
+        }
+    }
+
+    private final class SandboxHandler implements ResourceEventHandler<GenericKubernetesResource>
+    {
+        @Override
+        public void onAdd(GenericKubernetesResource sandbox)
+        {
+            if (leadership.isLeader())
+                decisions.sandboxChanged(null, sandbox);
         }
 
-        private void apply(Pod pod)
+        @Override
+        public void onUpdate(GenericKubernetesResource old, GenericKubernetesResource sandbox)
         {
-            if (!leadership.isLeader())
-                return;
-            Optional<String> id = pods.sandboxId(pod);
-            if (id.isEmpty())
-                return;
-            Optional<Route> route = pods.route(pod);
-            if (route.isPresent())
-            {
-                Optional<Route> current = routes.find(id.get());
-                // A revocation outlives the pod: its stamp moves to the route of the pod after it.
-                Route wanted = route.get().keepingRevocationOf(current);
-                if (current.isEmpty() || !current.get().equals(wanted))
-                {
-                    routes.put(id.get(), wanted);
-                    written.increment();
-                }
-            }
-            else if (routes.removeIf(id.get(), pod.getMetadata().getUid()))
-            {
-                // Failed, not ready, or lost its IP: this pod's route goes, a successor's stays.
-                removed.increment();
-            }
+            if (leadership.isLeader())
+                decisions.sandboxChanged(old, sandbox);
+        }
+
+        @Override
+        public void onDelete(GenericKubernetesResource sandbox, boolean deletedFinalStateUnknown)
+        {
+            if (leadership.isLeader())
+                decisions.sandboxDeleted(sandbox);
         }
     }
 
