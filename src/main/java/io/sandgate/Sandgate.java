@@ -255,8 +255,9 @@ public final class Sandgate implements AutoCloseable
         LifecycleConfig.Wake wake = config.lifecycle().wake();
         if (!wake.enabled())
             return SandboxWaker.NONE;
-        SandboxManager manager = new HttpSandboxManager(wake.url().map(URI::create), config.lifecycle().idle().url().map(URI::create),
-            wake.token(), schedulers.timer());
+        // The configuration has made sure the watcher runs when it is asked to scale (ConfigLoader).
+        SandboxManager manager = wake.kubernetes() ? watcher.sandboxManager(schedulers.workers())
+            : new HttpSandboxManager(wake.url().map(URI::create), config.lifecycle().idle().url().map(URI::create), wake.token(), schedulers.timer());
         return new Wakes(wake, store.routes(), store.wakeClaims(), manager, schedulers.timer(), metrics);
     }
 
