@@ -76,6 +76,28 @@ class DeployManifestsTest
     }
 
     @Test
+    void theWatchersRole_readsPodsAndScalesSandboxes_andNothingMore() throws Exception
+    {
+        Map<String, List<?>> verbs = new HashMap<>();
+        for (Object document : documents())
+        {
+            Map<?, ?> map = (Map<?, ?>)document;
+            if (!"Role".equals(map.get("kind")))
+                continue;
+            for (Object rule : (List<?>)map.get("rules"))
+            {
+                Map<?, ?> r = (Map<?, ?>)rule;
+                for (Object group : (List<?>)r.get("apiGroups"))
+                {
+                    for (Object resource : (List<?>)r.get("resources"))
+                        verbs.put(group + "/" + resource, (List<?>)r.get("verbs"));
+                }
+            }
+        }
+        assertEquals(Map.of("/pods", List.of("get", "list", "watch"), "agents.x-k8s.io/sandboxes", List.of("get", "list", "watch", "patch")), verbs);
+    }
+
+    @Test
     void networkPolicies_keepSandboxesOffBothPorts_andReachableOnlyFromTheGateway() throws Exception
     {
         Map<String, Map<?, ?>> policies = new HashMap<>();
