@@ -49,6 +49,13 @@ public final class PodWatcher implements AutoCloseable
     /** The informers' index of their objects by sandbox id. */
     private static final String BY_ID = "sandbox-id";
 
+    /**
+     * How long the pods of a suspended Sandbox have to show they are going: the controller deletes
+     * them within moments, and the watch says so about as fast, unless the suspension was undone
+     * before the controller acted on it.
+     */
+    static final Duration DELETION_GRACE = Duration.ofSeconds(10);
+
     private final WatcherConfig config;
     private final Leadership leadership;
     private final PodRoutes pods;
@@ -60,13 +67,6 @@ public final class PodWatcher implements AutoCloseable
     /** Read by the event handlers of informers started before the last of these was added. */
     private final List<SharedIndexInformer<Pod>> informers = new CopyOnWriteArrayList<>();
     private final List<SharedIndexInformer<GenericKubernetesResource>> sandboxInformers = new CopyOnWriteArrayList<>();
-
-    /**
-     * How long the pods of a suspended Sandbox have to show they are going: the controller deletes
-     * them within moments, and the watch says so about as fast, unless the suspension was undone
-     * before the controller acted on it.
-     */
-    static final Duration DELETION_GRACE = Duration.ofSeconds(10);
 
     /** @param schedulers runs the second look at a sandbox whose suspension's grace is over */
     public PodWatcher(WatcherConfig config, IngressConfig ingress, RouteStore routes, Leadership leadership, MeterRegistry registry,
@@ -88,8 +88,8 @@ public final class PodWatcher implements AutoCloseable
             ? new ConfigBuilder().withMasterUrl(config.masterUrl().get()).withTrustCerts(false).build()
             : Config.autoConfigure(null);
         this.client = new KubernetesClientBuilder().withConfig(kubernetes).build();
-        Counter written = Counter.builder("sandgate.watcher.routes.written").description("Routes written from pod events").register(registry);
-        Counter removed = Counter.builder("sandgate.watcher.routes.removed").description("Routes removed from pod events and resyncs").register(registry);
+        Counter written = Counter.builder("sandgate.watcher.routes.written").description("Routes written from pod and Sandbox events").register(registry);
+        Counter removed = Counter.builder("sandgate.watcher.routes.removed").description("Routes removed from pod and Sandbox events and resyncs").register(registry);
         this.schedulers = schedulers;
         this.deletionGrace = deletionGrace;
         this.decisions = new SandboxRoutes(routes, pods, sandboxes, config.pausedLabel(), new Informed(), written, removed, deletionGrace,
