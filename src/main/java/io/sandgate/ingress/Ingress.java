@@ -43,6 +43,7 @@ public final class Ingress
     private final ForwardPolicy policy;
     private final OpenStreams streams = new OpenStreams();
     private final SandboxWaker waker;
+    private final ActivityRecorder activity;
     private final RouteMisses misses;
     private final Counter missesRefused;
     private final Map<IngressDecision.Source, Counter> resolutions = new EnumMap<>(IngressDecision.Source.class);
@@ -60,20 +61,29 @@ public final class Ingress
         this(config, contextPath, routes, redemptions, clients, SandboxWaker.NONE, registry, clock);
     }
 
+    /** An ingress that notes no sandbox's traffic. */
+    public Ingress(IngressConfig config, String contextPath, RouteStore routes, Redemptions redemptions, ClientInfo clients,
+                   SandboxWaker waker, MeterRegistry registry, Clock clock)
+    {
+        this(config, contextPath, routes, redemptions, clients, waker, ActivityRecorder.NONE, registry, clock);
+    }
+
     /**
      * @param contextPath where the webapp is deployed ("" at the root)
      * @param redemptions the grants already redeemed, shared by the replicas that share the route store
      * @param clients who the clients are, believing forwarding headers only from trusted proxies
      * @param waker what a request for a sandbox that is not running asks
+     * @param activity where each forward, and each bridged WebSocket's traffic, is noted
      */
     public Ingress(IngressConfig config, String contextPath, RouteStore routes, Redemptions redemptions, ClientInfo clients,
-                   SandboxWaker waker, MeterRegistry registry, Clock clock)
+                   SandboxWaker waker, ActivityRecorder activity, MeterRegistry registry, Clock clock)
     {
         this.config = config;
         this.mount = contextPath + config.prefix();
         this.routes = routes;
         this.clients = clients;
         this.waker = waker;
+        this.activity = activity;
         byte[] key;
         if (config.cookie().secret().isPresent())
         {
@@ -189,6 +199,12 @@ public final class Ingress
             throw GatewayException.forbidden("access to this sandbox was revoked, or its pod replaced, since this session began; open a new link");
     }
 
+    /** Where the traffic of each sandbox is noted: the WebSocket bridge notes its tunnels' here. */
+    public ActivityRecorder activity()
+    {
+        return activity;
+    }
+
     /** The answers of unknown length in progress, which a revocation ends. */
     public OpenStreams streams()
     {
@@ -222,7 +238,9 @@ public final class Ingress
             Route running = route.orElseThrow(() -> noRoute(forward.sandboxId()));
             if (config.access() == IngressConfig.Access.SIGNED)
                 requireStanding(resolved, forward.sandboxId(), running);
-            return target(forward, running);
+            Route target = target(forward, running);
+            activity.forwarded(forward.sandboxId());
+            return target;
         });
     }
 
@@ -287,7 +305,9 @@ public final class Ingress
         if (config.access() == IngressConfig.Access.SIGNED)
             route.ifPresent(r -> requireStanding(request, forward.sandboxId(), r));
         resolutions.get(forward.source()).increment();
-        return new Routed(forward, target(forward, route.orElseThrow(() -> noRoute(forward.sandboxId()))));
+        Route target = target(forward, route.orElseThrow(() -> noRoute(forward.sandboxId())));
+        activity.forwarded(forward.sandboxId());
+        return new Routed(forward, target);
     }
 
     /** In host mode, the port the host names on the sandbox's pod; else the route itself. */

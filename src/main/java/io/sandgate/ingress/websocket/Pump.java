@@ -5,6 +5,7 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.TimeoutException;
 
 import io.micrometer.core.instrument.Counter;
+import io.sandgate.ingress.ActivityRecorder;
 import io.sandgate.ingress.websocket.Tunnel.Side;
 import org.eclipse.jetty.io.ByteBufferPool;
 import org.eclipse.jetty.io.RetainableByteBuffer;
@@ -140,6 +141,8 @@ final class Pump extends IteratingCallback
     private final Counter bytes;
     private final Counter messages;
     private final FrameTracker tracker;
+    /** Noted at each write of data, never of the gateway's own frames or the pongs answering them. */
+    private final ActivityRecorder.WebSocket traffic;
     /** Frames of the gateway's towards a sandbox are a client's, so masked (RFC 6455 section 5.3). */
     private final boolean maskOwnFrames;
     private final Callback readable;
@@ -158,8 +161,10 @@ final class Pump extends IteratingCallback
     /**
      * @param buffers where the read buffers come from
      * @param direct whether both legs take direct buffers best
+     * @param traffic where the tunnel's activity is noted
      */
-    Pump(Tunnel tunnel, Side from, Leg source, Leg sink, ByteBufferPool buffers, boolean direct, long maxMessageSize, Counter bytes, Counter messages)
+    Pump(Tunnel tunnel, Side from, Leg source, Leg sink, ByteBufferPool buffers, boolean direct, long maxMessageSize, Counter bytes, Counter messages,
+         ActivityRecorder.WebSocket traffic)
     {
         this.tunnel = tunnel;
         this.from = from;
@@ -169,6 +174,7 @@ final class Pump extends IteratingCallback
         this.direct = direct;
         this.bytes = bytes;
         this.messages = messages;
+        this.traffic = traffic;
         this.tracker = new FrameTracker(maxMessageSize);
         this.maskOwnFrames = from == Side.BROWSER;
         this.readable = Callback.from(Invocable.InvocationType.NON_BLOCKING, this::onReadable, this::onUnreadable);
@@ -303,6 +309,7 @@ final class Pump extends IteratingCallback
                 }
                 restoreLimit = in.limit();
                 in.limit(in.position() + passing);
+                traffic.carried();
                 sink.write(this, in);
                 return Action.SCHEDULED;
             }
@@ -316,6 +323,7 @@ final class Pump extends IteratingCallback
                         tracker.drop();
                         break;
                     }
+                    traffic.carried();
                     sink.write(this, tracker.held());
                     return Action.SCHEDULED;
                 case CONTROL:

@@ -9,6 +9,7 @@ import java.util.function.BiConsumer;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.sandgate.ingress.ActivityRecorder;
 import io.sandgate.ingress.Route;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.ByteBufferPool;
@@ -77,8 +78,12 @@ final class Tunnel
         }
     }
 
-    /** What every tunnel of one gateway shares. */
-    record Shared(long maxMessageSize, Duration idleTimeout, Set<Tunnel> open, Meters meters, ScheduledExecutorService timer)
+    /**
+     * What every tunnel of one gateway shares.
+     *
+     * @param activity where each tunnel notes that it is open and that data passes
+     */
+    record Shared(long maxMessageSize, Duration idleTimeout, Set<Tunnel> open, Meters meters, ScheduledExecutorService timer, ActivityRecorder activity)
     {
     }
 
@@ -113,6 +118,8 @@ final class Tunnel
     private Leg browser;
     private Pump toBrowser;
     private Pump toSandbox;
+    /** The sandbox's activity notes while the tunnel is open; nothing before. */
+    private ActivityRecorder.WebSocket traffic = ActivityRecorder.WebSocket.NONE;
     private int pumpsDone;
     private ScheduledFuture<?> grace;
 
@@ -162,11 +169,12 @@ final class Tunnel
                 return;
             }
             browser = leg;
+            traffic = shared.activity.webSocketOpened(sandboxId);
             boolean direct = leg.direct() && sandbox.direct();
             down = new Pump(this, Side.SANDBOX, sandbox, leg, buffers, direct, shared.maxMessageSize,
-                shared.meters.bytesToBrowser(), shared.meters.messagesToBrowser());
+                shared.meters.bytesToBrowser(), shared.meters.messagesToBrowser(), traffic);
             up = new Pump(this, Side.BROWSER, leg, sandbox, buffers, direct, shared.maxMessageSize,
-                shared.meters.bytesToSandbox(), shared.meters.messagesToSandbox());
+                shared.meters.bytesToSandbox(), shared.meters.messagesToSandbox(), traffic);
             toBrowser = down;
             toSandbox = up;
             shared.open.add(this);
@@ -301,13 +309,16 @@ final class Tunnel
     private void closeLegs()
     {
         Leg b;
+        ActivityRecorder.WebSocket closing;
         synchronized (this)
         {
             if (!advance(State.CLOSED))
                 return;
             b = browser;
+            closing = traffic;
         }
         shared.open.remove(this);
+        closing.closed();
         sandbox.close();
         if (b != null)
             b.close();

@@ -117,7 +117,7 @@ public final class WebSocketBridge implements AutoCloseable
             Counter.builder("sandgate.ingress.websocket.bytes").tag("direction", "to_browser").description("Message payload bytes tunnelled, as on the wire").register(registry),
             Counter.builder("sandgate.ingress.websocket.messages").tag("direction", "to_sandbox").description("Whole messages tunnelled").register(registry),
             Counter.builder("sandgate.ingress.websocket.messages").tag("direction", "to_browser").description("Whole messages tunnelled").register(registry));
-        this.shared = new Tunnel.Shared(config.maxMessageSize(), config.idleTimeout(), open, meters, schedulers.timer());
+        this.shared = new Tunnel.Shared(config.maxMessageSize(), config.idleTimeout(), open, meters, schedulers.timer(), ingress.activity());
     }
 
     /** Starts the client towards sandboxes and the pings on both legs of every tunnel. */
