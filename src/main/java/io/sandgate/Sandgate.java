@@ -7,6 +7,7 @@ import java.util.Deque;
 import java.util.EnumSet;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Supplier;
 
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
@@ -29,9 +30,12 @@ import io.sandgate.egress.Credentials;
 import io.sandgate.egress.Egress;
 import io.sandgate.egress.EgressServlet;
 import io.sandgate.egress.LeakGuard;
+import io.sandgate.ingress.ActivityRecorder;
 import io.sandgate.ingress.Ingress;
 import io.sandgate.ingress.SandboxWaker;
 import io.sandgate.ingress.lifecycle.HttpSandboxManager;
+import io.sandgate.ingress.lifecycle.LifecyclePass;
+import io.sandgate.ingress.lifecycle.ReplicaActivity;
 import io.sandgate.ingress.lifecycle.SandboxManager;
 import io.sandgate.ingress.lifecycle.Wakes;
 import io.sandgate.ingress.servlet.IngressServlet;
@@ -236,7 +240,7 @@ public final class Sandgate implements AutoCloseable
             LOG.warn("The admin dashboard is served on the listener where path-mode sandboxes are, in their origin: a sandbox's page can open it in a "
                 + "window and read what is typed there, the admin token included. Set server.internal-port (the admin API moves there), "
                 + "or ingress.path-mode: false with ingress.host-pattern");
-        ingress = new Ingress(config.ingress(), contextPath, store.routes(), store.redemptions(), clients, waker(), metrics, clock);
+        ingress = new Ingress(config.ingress(), contextPath, store.routes(), store.redemptions(), clients, waker(), activity(), metrics, clock);
         webSockets = new WebSocketBridge(ingress, config.server().publicOrigins(), metrics, schedulers, BrowserUpgrade.forThisContainer());
         built.push(webSockets);
         try
@@ -259,6 +263,33 @@ public final class Sandgate implements AutoCloseable
         SandboxManager manager = wake.kubernetes() ? watcher.sandboxManager(schedulers.workers())
             : new HttpSandboxManager(wake.url().map(URI::create), config.lifecycle().idle().url().map(URI::create), wake.token(), schedulers.timer());
         return new Wakes(wake, store.routes(), store.wakeClaims(), manager, schedulers.timer(), metrics);
+    }
+
+    /**
+     * Notes each sandbox's traffic on this replica and publishes it to the store; the replica that
+     * leads the lifecycle counts sandboxes by state and pauses idle ones.
+     */
+    private ActivityRecorder activity()
+    {
+        LifecycleConfig lifecycle = config.lifecycle();
+        ReplicaActivity activity = new ReplicaActivity(ReplicaActivity.replicaName(), lifecycle, store.activity(), schedulers.timer(), metrics, clock);
+        built.push(activity);
+        activity.start();
+        LifecyclePass pass = new LifecyclePass(lifecycle, store.routes(), store.activity(), store.pauseClaims(), pauser(),
+            store.leadership("sandbox-lifecycle"), schedulers, metrics, clock);
+        built.push(pass);
+        pass.start();
+        return activity;
+    }
+
+    /** Who idle sandboxes are paused by: the manager's pause endpoint, when idle pause is on. */
+    private SandboxManager pauser()
+    {
+        LifecycleConfig lifecycle = config.lifecycle();
+        // With ingress.wake.kubernetes instead of a URL, the Kubernetes manager pauses.
+        if (lifecycle.idle().after().isEmpty() || lifecycle.idle().url().isEmpty())
+            return SandboxManager.NONE;
+        return new HttpSandboxManager(Optional.empty(), lifecycle.idle().url().map(URI::create), lifecycle.wake().token(), schedulers.timer());
     }
 
     /** {@code redactor}, knowing this gateway's grant parameter, whatever it is named. */

@@ -76,7 +76,8 @@ final class RedisStore
         // (PublishSubscribeService.reattachPubSub(int); ClusterReshardIT).
         RedisSessionBus sessions = new RedisSessionBus(redisson, config.mcp().sessionTtl(), config.mcp().replayBuffer(), config.mcp().replayBufferBytes(), redis.sessionPollInterval(),
             WakeUps.BROADCAST, schedulers, waits);
-        return new Store(routes, new RedisRedemptions(redisson, waits), new RedisWakeClaims(redisson), new RedisStickySessions(redisson, waits), sessions,
+        return new Store(routes, new RedisRedemptions(redisson, waits), new RedisWakeClaims(redisson),
+            new Store.Lifecycle(new RedisActivityTable(redisson, clock), new RedisPauseClaims(redisson, clock)), new RedisStickySessions(redisson, waits), sessions,
             name -> new RedisLeadership(redisson, name, schedulers), routes::health, () ->
             {
                 scheduler.shutdownNow();

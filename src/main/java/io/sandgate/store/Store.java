@@ -13,6 +13,8 @@ import io.sandgate.egress.MemoryStickySessions;
 import io.sandgate.egress.StickySessions;
 import io.sandgate.ingress.Redemptions;
 import io.sandgate.ingress.RouteStore;
+import io.sandgate.ingress.lifecycle.ActivityTable;
+import io.sandgate.ingress.lifecycle.PauseClaims;
 import io.sandgate.ingress.lifecycle.WakeClaims;
 import io.sandgate.mcp.MemorySessionBus;
 import io.sandgate.mcp.SessionBus;
@@ -28,6 +30,8 @@ public final class Store implements AutoCloseable
     private final RouteStore routes;
     private final Redemptions redemptions;
     private final WakeClaims wakeClaims;
+    private final ActivityTable activity;
+    private final PauseClaims pauseClaims;
     private final StickySessions sticky;
     private final SessionBus sessions;
     private final Function<String, Leadership> leadership;
@@ -35,12 +39,14 @@ public final class Store implements AutoCloseable
     /** Releases what the parts hold: the session bus, and for Redis its threads and connections. */
     private final Runnable close;
 
-    Store(RouteStore routes, Redemptions redemptions, WakeClaims wakeClaims, StickySessions sticky, SessionBus sessions,
+    Store(RouteStore routes, Redemptions redemptions, WakeClaims wakeClaims, Lifecycle lifecycle, StickySessions sticky, SessionBus sessions,
         Function<String, Leadership> leadership, Supplier<StoreHealth> health, Runnable close)
     {
         this.routes = routes;
         this.redemptions = redemptions;
         this.wakeClaims = wakeClaims;
+        this.activity = lifecycle.activity();
+        this.pauseClaims = lifecycle.pauseClaims();
         this.sticky = sticky;
         this.sessions = sessions;
         this.leadership = leadership;
@@ -70,7 +76,7 @@ public final class Store implements AutoCloseable
         MemorySessionBus sessions = new MemorySessionBus(config.mcp().sessionTtl(), config.mcp().replayBuffer(), config.mcp().replayBufferBytes(),
             config.mcp().replayBufferBytesPerClient(), schedulers);
         return new Store(new MemoryRouteStore(config.ingress().staticRoutes()), Redemptions.inMemory(clock), WakeClaims.inMemory(clock),
-            new MemoryStickySessions(), sessions, name -> Leadership.always(),
+            new Lifecycle(ActivityTable.inMemory(), PauseClaims.inMemory(clock)), new MemoryStickySessions(), sessions, name -> Leadership.always(),
             () -> new StoreHealth("memory", true, "in-process"), sessions::close);
     }
 
@@ -89,6 +95,18 @@ public final class Store implements AutoCloseable
     public WakeClaims wakeClaims()
     {
         return wakeClaims;
+    }
+
+    /** Every replica's traffic per sandbox, for the idle pause and the admin view. */
+    public ActivityTable activity()
+    {
+        return activity;
+    }
+
+    /** Which idle spells of which sandboxes were asked to pause already. */
+    public PauseClaims pauseClaims()
+    {
+        return pauseClaims;
     }
 
     /** Leader election among the replicas sharing this store. */
@@ -119,5 +137,10 @@ public final class Store implements AutoCloseable
     public void close()
     {
         close.run();
+    }
+
+    /** The idle pause's shared state: the replicas' activity and the pauses claimed. */
+    record Lifecycle(ActivityTable activity, PauseClaims pauseClaims)
+    {
     }
 }
