@@ -35,6 +35,7 @@ try {
         const link = route && route.querySelector('a');
         const pool = document.querySelector('#pools');
         return link && link.textContent === 'Open desktop' && link.href.includes('/vnc/' + id + '/')
+            && route.cells[1].textContent === 'running'
             && pool.textContent.includes(nodeId) && pool.textContent.includes('healthy');
     }, [sandbox, node], { timeout: 15000 });
     await page.waitForFunction(([nodeId]) => {
@@ -49,7 +50,7 @@ try {
     console.log('READY');
     await page.waitForFunction(([id]) => {
         const rows = [...document.querySelectorAll('#routes tbody tr')];
-        return rows.some(r => r.cells[0].textContent === id && r.cells[1].textContent.includes('(paused)'))
+        return rows.some(r => r.cells[0].textContent === id && r.cells[1].textContent === 'paused')
             && document.querySelector('#pools').textContent.includes('ejected');
     }, [added], { timeout: 20000 });
     // The chart shows the ejection: the node's line drawn at a weight above zero, then down on the

@@ -6,9 +6,11 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.EnumSet;
 import java.util.Locale;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
+import java.util.stream.Stream;
 
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -18,6 +20,7 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.sandgate.admin.AdminApi;
 import io.sandgate.admin.AdminServlet;
+import io.sandgate.admin.SandboxApi;
 import io.sandgate.config.CredentialsConfig;
 import io.sandgate.config.EgressConfig;
 import io.sandgate.config.LifecycleConfig;
@@ -440,9 +443,11 @@ public final class Sandgate implements AutoCloseable
         if (!listener.internal)
             return;
         Supplier<Map<String, Integer>> liveIngress = webSockets == null ? Map::of : webSockets::liveSessions;
-        context.addServlet("sandgate-admin", new AdminServlet(config.adminToken(),
+        List<AdminServlet.Route> adminRoutes = Stream.concat(
             AdminApi.routes(config, clock, store.routes(), store.sessions(), egress, liveIngress,
-            webSockets == null ? id -> 0 : webSockets::closeSandbox, this::reloadEgress, history), new Origins(config.server().publicOrigins())))
+                webSockets == null ? id -> 0 : webSockets::closeSandbox, this::reloadEgress, history).stream(),
+            SandboxApi.routes(config.ingress(), store.routes(), store.activity()).stream()).toList();
+        context.addServlet("sandgate-admin", new AdminServlet(config.adminToken(), adminRoutes, new Origins(config.server().publicOrigins())))
             .addMapping("/admin/*");
         context.addServlet("sandgate-metrics", new MetricsServlet(metrics)).addMapping("/metrics");
     }

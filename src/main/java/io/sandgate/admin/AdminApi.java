@@ -241,7 +241,7 @@ public final class AdminApi
         return result;
     }
 
-    private static String sandboxId(IngressConfig ingress, String id)
+    static String sandboxId(IngressConfig ingress, String id)
     {
         if (!IdSyntax.of(ingress).isId(id))
             throw GatewayException.badRequest("malformed sandbox id");

@@ -76,8 +76,9 @@
   function routeRow(row, r) {
     row.dataset.sandbox = r.id;
     cell(row, r.id);
-    cell(row, (r.target || 'no target') + (r.state === 'paused' ? ' (paused)' : '')
-      + (r.revokedBefore ? ' (access revoked ' + r.revokedBefore + ')' : ''));
+    cell(row, r.state || 'running');
+    // A paused sandbox may have no target until it runs again.
+    cell(row, (r.target || '') + (r.revokedBefore ? ' (access revoked ' + r.revokedBefore + ')' : ''));
     cell(row, r.generation ? 'watcher' : 'admin or Redis');
     var desktop = cell(row, '');
     if (r.desktop) {
