@@ -8,7 +8,6 @@ import java.util.EnumSet;
 import java.util.Locale;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
 
@@ -113,6 +112,8 @@ public final class Sandgate implements AutoCloseable
     private final AccessLogFilter accessLog;
     /** Writes routes from the cluster's pods; null unless {@code controlplane.watcher.enabled}. */
     private PodWatcher watcher;
+    /** Built once, when a wake or an idle pause first needs it. */
+    private SandboxManager sandboxManager;
     /** What the dashboard charts. */
     private MetricHistory history;
     /** One redaction for logs and the admin API; it knows the real keys once the egress face has read them. */
@@ -262,10 +263,24 @@ public final class Sandgate implements AutoCloseable
         LifecycleConfig.Wake wake = config.lifecycle().wake();
         if (!wake.enabled())
             return SandboxWaker.NONE;
-        // The configuration has made sure the watcher runs when it is asked to scale (ConfigLoader).
-        SandboxManager manager = wake.kubernetes() ? watcher.sandboxManager(schedulers.workers())
-            : new HttpSandboxManager(wake.url().map(URI::create), config.lifecycle().idle().url().map(URI::create), wake.token(), schedulers.timer());
-        return new Wakes(wake, store.routes(), store.wakeClaims(), manager, schedulers.timer(), metrics);
+        return new Wakes(wake, store.routes(), store.wakeClaims(), sandboxManager(), schedulers.timer(), metrics);
+    }
+
+    /**
+     * The platform's sandbox manager, one for waking and pausing: the Sandbox resources scaled
+     * through the pod watcher's client, or the manager's URLs.
+     */
+    private SandboxManager sandboxManager()
+    {
+        if (sandboxManager == null)
+        {
+            LifecycleConfig lifecycle = config.lifecycle();
+            // The configuration has made sure the watcher runs when it is asked to scale (ConfigLoader).
+            sandboxManager = lifecycle.wake().kubernetes() ? watcher.sandboxManager(schedulers.workers())
+                : new HttpSandboxManager(lifecycle.wake().url().map(URI::create), lifecycle.idle().url().map(URI::create), lifecycle.wake().token(),
+                    schedulers.timer());
+        }
+        return sandboxManager;
     }
 
     /**
@@ -285,14 +300,10 @@ public final class Sandgate implements AutoCloseable
         return activity;
     }
 
-    /** Who idle sandboxes are paused by: the manager's pause endpoint, when idle pause is on. */
+    /** Who idle sandboxes are paused by: the sandbox manager, when idle pause is on. */
     private SandboxManager pauser()
     {
-        LifecycleConfig lifecycle = config.lifecycle();
-        // With ingress.wake.kubernetes instead of a URL, the Kubernetes manager pauses.
-        if (lifecycle.idle().after().isEmpty() || lifecycle.idle().url().isEmpty())
-            return SandboxManager.NONE;
-        return new HttpSandboxManager(Optional.empty(), lifecycle.idle().url().map(URI::create), lifecycle.wake().token(), schedulers.timer());
+        return config.lifecycle().idle().after().isEmpty() ? SandboxManager.NONE : sandboxManager();
     }
 
     /** {@code redactor}, knowing this gateway's grant parameter, whatever it is named. */
