@@ -227,17 +227,30 @@ final class ClientStream extends Lifetime
             abort();
     }
 
+    /** Whether the stream runs and no end has begun: a drain still has to end it. */
+    synchronized boolean running()
+    {
+        return !closing && isOpen();
+    }
+
     /** Ends the stream once what is queued has reached the client (or the client is gone). */
     @Override
     void close()
     {
+        end();
+    }
+
+    /** As {@link #close}; returns whether this call began the end, false when it had begun already. */
+    boolean end()
+    {
         synchronized (this)
         {
             if (closing || !isOpen())
-                return;
+                return false;
             closing = true;
         }
         write();
+        return true;
     }
 
     /** Ends the stream now, whatever is queued. */

@@ -1,12 +1,14 @@
 package io.sandgate.mcp;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -57,6 +59,28 @@ final class ClientStreams
                 "too many open MCP streams from this client (at most " + perClient.limit() + ", mcp.max-streams-per-client)");
         }
         return new Place(client, opened);
+    }
+
+    /** Streams open, ending ones included. */
+    int size()
+    {
+        return open.size();
+    }
+
+    /**
+     * One action per stream that runs and is not ending, each ending it as {@link #closeAll} would
+     * and true when that call began the end; a drain spreads them over time. Streams already ending are left out, so a later call lists
+     * only the streams opened since.
+     */
+    List<BooleanSupplier> endings()
+    {
+        List<BooleanSupplier> endings = new ArrayList<>();
+        for (ClientStream stream : open)
+        {
+            if (stream.running())
+                endings.add(stream::end);
+        }
+        return endings;
     }
 
     /** Closes every client stream; their sessions live on in the store. */

@@ -1,5 +1,8 @@
 package io.sandgate.mcp;
 
+import java.util.List;
+import java.util.function.BooleanSupplier;
+
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.McpConfig;
 import io.sandgate.core.Schedulers;
@@ -69,6 +72,21 @@ public final class McpGateway implements AutoCloseable
         StreamableTransport streamable = new StreamableTransport(checks, relay, bus, upstream, upstreams, bridge,
             new StatelessTransport(upstream), new SseBridge(checks, relay, bus, upstream, upstreams));
         return new McpServlet(checks, clients, config.maxBodySize(), sse, streamable);
+    }
+
+    /** Client streams this replica holds, ending ones included: a drain waits until there are none. */
+    public int openStreams()
+    {
+        return streams.size();
+    }
+
+    /**
+     * One action per client stream still running, each ending it; its client resumes on another
+     * replica with {@code Last-Event-ID}, the session living on in the store. A drain spreads them.
+     */
+    public List<BooleanSupplier> streamEndings()
+    {
+        return streams.endings();
     }
 
     /** Closes every client stream this replica holds; their sessions live on in the store. */

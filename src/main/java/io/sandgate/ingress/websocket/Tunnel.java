@@ -31,7 +31,7 @@ import org.eclipse.jetty.util.Callback;
  * passed. A side that is gone without one (1006) has the other side told with a close frame of the
  * gateway's, 1011 ("sandbox connection lost") to a browser and 1001 to a sandbox, unless that side
  * was in the middle of a frame, when only cutting its connection is honest. When the gateway closes
- * (revocation, size limit, idle timeout, shutdown) it writes close frames both ways and then drops
+ * (revocation, size limit, idle timeout, drain, shutdown) it writes close frames both ways and then drops
  * what either side still sends but its own close. Whatever is still open {@link #CLOSE_GRACE_MILLIS}
  * after closing began is cut.</p>
  *
@@ -43,6 +43,8 @@ final class Tunnel
     /** How long the close handshakes may take before both connections are cut. */
     private static final long CLOSE_GRACE_MILLIS = 5000;
     static final int GOING_AWAY = 1001;
+    /** RFC 6455 §7.4.1 as registered by IANA: the service is restarting, the client may reconnect (elsewhere). */
+    static final int SERVICE_RESTART = 1012;
     private static final int ABNORMAL = 1006;
     private static final int INTERNAL_ERROR = 1011;
 
@@ -217,15 +219,35 @@ final class Tunnel
         closeBoth(GOING_AWAY, GOING_AWAY, "gateway shutting down");
     }
 
-    /** A close of the gateway's own: a close frame each way, at the next frame boundary. */
-    void closeBoth(int toBrowserCode, int toSandboxCode, String reason)
+    /**
+     * This replica drains: the browser is told the service restarts (1012), which a client takes as
+     * leave to reconnect at once, through the balancer to another replica; the sandbox that the
+     * gateway went away.
+     */
+    boolean restart()
+    {
+        return closeBoth(SERVICE_RESTART, GOING_AWAY, "service restart");
+    }
+
+    /** Whether bytes flow and no close has begun: a drain's turn for it is still to come. */
+    synchronized boolean flowing()
+    {
+        return state == State.OPEN;
+    }
+
+    /**
+     * A close of the gateway's own: a close frame each way, at the next frame boundary.
+     *
+     * @return whether this call began the close, false when the tunnel was closing already
+     */
+    boolean closeBoth(int toBrowserCode, int toSandboxCode, String reason)
     {
         Pump down;
         Pump up;
         synchronized (this)
         {
             if (!advance(State.CLOSING))
-                return;
+                return false;
             shared.meters.closed("gateway", toBrowserCode);
             down = toBrowser;
             up = toSandbox;
@@ -234,10 +256,11 @@ final class Tunnel
         {
             // Not started: nothing flows yet, and the browser has no WebSocket to close.
             closeLegs();
-            return;
+            return true;
         }
         down.wantClose(FrameTracker.close(toBrowserCode, reason, false));
         up.wantClose(FrameTracker.close(toSandboxCode, reason, true));
+        return true;
     }
 
     /** A side's close frame is passing: the other side has {@link #CLOSE_GRACE_MILLIS} to answer it. */

@@ -3,6 +3,7 @@ package io.sandgate.ingress.websocket;
 import java.io.IOException;
 import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
@@ -16,6 +17,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -315,6 +317,29 @@ public final class WebSocketBridge implements AutoCloseable
     {
         for (Tunnel tunnel : open)
             tunnel.ping();
+    }
+
+    /** Open tunnels, closing ones included: a drain waits until there are none. */
+    public int openTunnels()
+    {
+        return open.size();
+    }
+
+    /**
+     * One action per tunnel that still carries bytes, each closing it with 1012 (service restart)
+     * towards the browser and true when that call began the close; a drain spreads them over time
+     * so that the browsers do not all reconnect at once. Tunnels already closing are left out, so a
+     * later call lists only the tunnels opened since.
+     */
+    public List<BooleanSupplier> restarts()
+    {
+        List<BooleanSupplier> restarts = new ArrayList<>();
+        for (Tunnel tunnel : open)
+        {
+            if (tunnel.flowing())
+                restarts.add(tunnel::restart);
+        }
+        return restarts;
     }
 
     /** Tells both sides of every tunnel that the gateway is going away (1001), so that clients reconnect to another replica. */
