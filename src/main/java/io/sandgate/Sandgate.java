@@ -3,13 +3,14 @@ package io.sandgate;
 import java.net.URI;
 import java.time.Clock;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
-import java.util.stream.Stream;
 
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -50,6 +51,7 @@ import io.sandgate.net.Origins;
 import io.sandgate.net.Resolver;
 import io.sandgate.net.Sites;
 import io.sandgate.ops.AccessLogFilter;
+import io.sandgate.ops.Drain;
 import io.sandgate.ops.HealthServlet;
 import io.sandgate.ops.LogFormats;
 import io.sandgate.ops.MetricHistory;
@@ -114,6 +116,8 @@ public final class Sandgate implements AutoCloseable
     private PodWatcher watcher;
     /** Built once, when a wake or an idle pause first needs it. */
     private SandboxManager sandboxManager;
+    /** How this replica leaves: readiness, then its connections closed spread out. */
+    private Drain drain;
     /** What the dashboard charts. */
     private MetricHistory history;
     /** One redaction for logs and the admin API; it knows the real keys once the egress face has read them. */
@@ -184,6 +188,7 @@ public final class Sandgate implements AutoCloseable
         try
         {
             sandgate.build(contextPath);
+            sandgate.drain = sandgate.newDrain();
         }
         catch (RuntimeException x)
         {
@@ -255,6 +260,17 @@ public final class Sandgate implements AutoCloseable
         {
             throw new IllegalStateException("Cannot start the WebSocket tunnels' client", x);
         }
+    }
+
+    /** The drain closes what outlives a request: the bridged WebSockets and the MCP client streams. */
+    private Drain newDrain()
+    {
+        List<Drain.Connections> connections = new ArrayList<>();
+        if (webSockets != null)
+            connections.add(new Drain.Connections("websocket", webSockets::openTunnels, webSockets::restarts));
+        if (mcp != null)
+            connections.add(new Drain.Connections("mcp_stream", mcp::openStreams, mcp::streamEndings));
+        return new Drain(config.drain(), connections, schedulers.timer(), schedulers.workers(), metrics);
     }
 
     /** What a request for a paused sandbox asks: its manager, when one is configured. */
@@ -448,16 +464,16 @@ public final class Sandgate implements AutoCloseable
     /** Health and readiness on every listener; metrics and the admin API where internal traffic is served. */
     private void installOperations(ServletContext context, Listener listener)
     {
-        HealthServlet health = new HealthServlet(store);
+        HealthServlet health = new HealthServlet(store, drain);
         context.addServlet("sandgate-healthz", health).addMapping("/healthz");
         context.addServlet("sandgate-readyz", health).addMapping("/readyz");
         if (!listener.internal)
             return;
         Supplier<Map<String, Integer>> liveIngress = webSockets == null ? Map::of : webSockets::liveSessions;
-        List<AdminServlet.Route> adminRoutes = Stream.concat(
-            AdminApi.routes(config, clock, store.routes(), store.sessions(), egress, liveIngress,
-                webSockets == null ? id -> 0 : webSockets::closeSandbox, this::reloadEgress, history).stream(),
-            SandboxApi.routes(config.ingress(), store.routes(), store.activity()).stream()).toList();
+        List<AdminServlet.Route> adminRoutes = new ArrayList<>(AdminApi.routes(config, clock, store.routes(), store.sessions(), egress, liveIngress,
+            webSockets == null ? id -> 0 : webSockets::closeSandbox, this::reloadEgress, history));
+        adminRoutes.addAll(SandboxApi.routes(config.ingress(), store.routes(), store.activity()));
+        adminRoutes.addAll(AdminApi.drain(drain));
         context.addServlet("sandgate-admin", new AdminServlet(config.adminToken(), adminRoutes, new Origins(config.server().publicOrigins())))
             .addMapping("/admin/*");
         context.addServlet("sandgate-metrics", new MetricsServlet(metrics)).addMapping("/metrics");
@@ -512,6 +528,12 @@ public final class Sandgate implements AutoCloseable
     public PrometheusMeterRegistry metrics()
     {
         return metrics;
+    }
+
+    /** How this replica leaves; the embedded runner attaches its listeners and stops when it has finished. */
+    public Drain drain()
+    {
+        return drain;
     }
 
     /**

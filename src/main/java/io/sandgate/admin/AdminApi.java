@@ -32,6 +32,7 @@ import io.sandgate.ingress.SandboxUrls;
 import io.sandgate.mcp.McpSession;
 import io.sandgate.mcp.SessionBus;
 import io.sandgate.net.Origins;
+import io.sandgate.ops.Drain;
 import io.sandgate.ops.MetricHistory;
 import io.sandgate.web.GatewayException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -47,7 +48,8 @@ import jakarta.servlet.http.HttpServletRequest;
  * <li>{@code GET /mcp/sessions}, {@code DELETE /mcp/sessions/{id}}: MCP sessions;</li>
  * <li>{@code GET /egress/pools}, {@code POST /egress/reload}: egress;</li>
  * <li>{@code GET /history}: the recent samples the dashboard charts;</li>
- * <li>{@code GET /config}: effective settings, secrets redacted.</li>
+ * <li>{@code GET /config}: effective settings, secrets redacted;</li>
+ * <li>{@code POST /drain}: this replica drains; {@code GET /drain}: how far ({@link #drain}).</li>
  * </ul>
  */
 public final class AdminApi
@@ -185,6 +187,24 @@ public final class AdminApi
         routes.add(new AdminServlet.Route("GET", "/history", call -> history.view()));
         routes.add(new AdminServlet.Route("GET", "/config", call -> config.effective()));
         return routes;
+    }
+
+    /**
+     * {@code POST /drain} begins this replica's drain, as SIGTERM does, and answers at once with
+     * {@code begun}: false when a drain was under way already, which the call joins (one drain,
+     * one timeline, whoever asks). {@code GET /drain} shows its state.
+     */
+    public static List<AdminServlet.Route> drain(Drain drain)
+    {
+        return List.of(
+            new AdminServlet.Route("POST", "/drain", call ->
+            {
+                boolean begun = drain.begin(Drain.Cause.ADMIN);
+                Map<String, Object> view = drain.view();
+                view.put("begun", begun);
+                return view;
+            }),
+            new AdminServlet.Route("GET", "/drain", call -> drain.view()));
     }
 
     /**

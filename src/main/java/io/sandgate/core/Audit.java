@@ -86,6 +86,12 @@ public final class Audit
         write(event("sandbox." + action + ".failed").put("sandbox", sandbox).put("reason", reason));
     }
 
+    /** This replica began to drain: it turned not ready and will close its connections and stop. */
+    public static void drainStarted(String cause)
+    {
+        write(event("drain.started").put("cause", cause));
+    }
+
     private static ObjectNode event(String name)
     {
         return JSON.createObjectNode().put("time", Instant.now().toString()).put("event", name);

@@ -2,6 +2,8 @@ package io.sandgate.launcher;
 
 import java.net.URI;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
@@ -17,6 +19,7 @@ import io.sandgate.ingress.embedded.IngressConnector;
 import io.sandgate.ingress.embedded.IngressHandler;
 import io.sandgate.ingress.embedded.ListenerConnector;
 import io.sandgate.ingress.embedded.ServerConnectionLimit;
+import io.sandgate.ops.Drain;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.io.ByteBufferPool;
 import org.eclipse.jetty.server.Connector;
@@ -29,6 +32,8 @@ import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.handler.GracefulHandler;
 import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.component.AbstractLifeCycle;
+import org.eclipse.jetty.util.thread.ShutdownThread;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -37,6 +42,10 @@ import org.slf4j.LoggerFactory;
  * and health) from the internal one (MCP, egress with CONNECT, admin, metrics). In front of them,
  * unless {@code server.ingress-front-end} says {@code servlet}, the {@link IngressHandler} serves
  * plain ingress HTTP on Jetty's core API. Tests start it on port 0.
+ *
+ * <p>SIGTERM drains it ({@link Drain}) as {@code POST /admin/drain} does: Jetty's shutdown hook
+ * begins the drain and waits; once the drain has finished, whoever began it, the server stops and
+ * {@link #join} returns. {@link #close} stops it at once, without a drain.</p>
  */
 public final class EmbeddedServer implements AutoCloseable
 {
@@ -45,6 +54,12 @@ public final class EmbeddedServer implements AutoCloseable
     private final ServerConnector connector;
     private final ServerConnector internalConnector;
     private final ServerConnector proxyConnector;
+    /** Stopped by Jetty's shutdown hook: SIGTERM. */
+    private final DrainOnSignal onSignal = new DrainOnSignal();
+    /** Completes once the server has stopped, whatever stopped it. */
+    private final CompletableFuture<Void> stopped = new CompletableFuture<>();
+    // Guarded by this.
+    private boolean closed;
 
     private EmbeddedServer(Server server, Sandgate sandgate, ServerConnector connector, ServerConnector internalConnector, ServerConnector proxyConnector)
     {
@@ -162,11 +177,11 @@ public final class EmbeddedServer implements AutoCloseable
                 sandgate.metrics());
             root = new Handler.Sequence(ingress, new OnThreadPool(root));
         }
+        GracefulHandler graceful = new GracefulHandler(root);
         // Outermost: each request's connection is busy from its head to its end, for the limits above.
-        server.setHandler(new ClientEndPoint.Exchanges(new GracefulHandler(root)));
+        server.setHandler(new ClientEndPoint.Exchanges(graceful));
         server.setErrorHandler(ErrorPages.forServer());
         server.setStopTimeout(config.server().stopTimeout().toMillis());
-        server.setStopAtShutdown(true);
         try
         {
             server.start();
@@ -186,7 +201,68 @@ public final class EmbeddedServer implements AutoCloseable
             server.stop();
             throw new IllegalStateException("Sandgate failed to start; see the log above");
         }
-        return new EmbeddedServer(server, sandgate, connector, internal, proxy);
+        EmbeddedServer embedded = new EmbeddedServer(server, sandgate, connector, internal, proxy);
+        embedded.drainWith(graceful);
+        return embedded;
+    }
+
+    /**
+     * Once its grace is over, a drain has Jetty's graceful handler refuse new requests (503 with
+     * {@code Connection: close}) and learns from it when those in flight have ended; once the drain
+     * has finished, the server stops. SIGTERM begins one through Jetty's shutdown hook.
+     */
+    private void drainWith(GracefulHandler graceful) throws Exception
+    {
+        Drain drain = sandgate.drain();
+        drain.attach(graceful::shutdown);
+        drain.finished().thenRun(() ->
+        {
+            // Not on the drain's timer: stopping the gateway stops that timer.
+            Thread stopper = new Thread(this::stopAfterDrain, "sandgate-drain-stop");
+            stopper.start();
+        });
+        onSignal.start();
+        ShutdownThread.register(onSignal);
+    }
+
+    private void stopAfterDrain()
+    {
+        // The drain's timeout bounds the whole leave: exchanges still open when it passed are cut,
+        // not waited for again.
+        server.setStopTimeout(Math.min(server.getStopTimeout(), sandgate.drain().remaining().toMillis()));
+        try
+        {
+            close();
+        }
+        catch (Exception x)
+        {
+            LoggerFactory.getLogger(EmbeddedServer.class).warn("Stopping after the drain failed", x);
+        }
+    }
+
+    /** What Jetty's shutdown hook stops on SIGTERM: a drain, which the hook waits out until the server has stopped. */
+    private final class DrainOnSignal extends AbstractLifeCycle
+    {
+        @Override
+        protected void doStop() throws Exception
+        {
+            synchronized (EmbeddedServer.this)
+            {
+                if (closed)
+                    return;
+            }
+            Drain drain = sandgate.drain();
+            drain.begin(Drain.Cause.SIGNAL);
+            Duration bound = drain.remaining().plusMillis(server.getStopTimeout()).plusSeconds(5);
+            try
+            {
+                stopped.get(bound.toMillis(), TimeUnit.MILLISECONDS);
+            }
+            catch (TimeoutException x)
+            {
+                LoggerFactory.getLogger(EmbeddedServer.class).warn("Not stopped {} after SIGTERM; exiting anyway", bound);
+            }
+        }
     }
 
     private static ServerConnector connector(Server server, HttpConfiguration http, ClientConnectionLimit limit, ServerConnectionLimit serverLimit,
@@ -321,9 +397,14 @@ public final class EmbeddedServer implements AutoCloseable
         server.join();
     }
 
+    /** Stops the server and closes the gateway now; a second call, or one after a drain stopped it, does nothing. */
     @Override
-    public void close() throws Exception
+    public synchronized void close() throws Exception
     {
+        if (closed)
+            return;
+        closed = true;
+        ShutdownThread.deregister(onSignal);
         sandgate.endStreams();
         try
         {
@@ -338,6 +419,7 @@ public final class EmbeddedServer implements AutoCloseable
         finally
         {
             sandgate.close();
+            stopped.complete(null);
         }
     }
 }

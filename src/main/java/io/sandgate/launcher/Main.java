@@ -58,6 +58,8 @@ public final class Main
             EmbeddedServer server = EmbeddedServer.start(config, ConfigLoader::loadEmbedded);
             LOG.info("Sandgate listening on http://{}:{}/", config.server().host(), server.port());
             server.join();
+            // Stopped after a drain: the process ends with it, whatever thread a library left running.
+            System.exit(0);
         }
         catch (ConfigException x)
         {

@@ -3,10 +3,14 @@ package io.sandgate.launcher;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import io.sandgate.Sandgate;
 import io.sandgate.config.ConfigLoader;
 import io.sandgate.config.SandgateConfig;
+import io.sandgate.ops.Drain;
 import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletContextEvent;
 import jakarta.servlet.ServletContextListener;
@@ -92,12 +96,37 @@ public class SandgateListener implements ServletContextListener
         context.setAttribute(ATTRIBUTE, sandgate);
     }
 
+    /**
+     * Drains, then closes the gateway. The container sends the context nothing new by now, so there
+     * is no grace: the bridged WebSockets still open are closed with 1012 spread over
+     * {@code server.drain.spread} and the MCP streams ended, within {@code server.drain.timeout}.
+     * Best effort: a container that has cut its upgraded connections already leaves nothing to
+     * close, and one that bounds its own stop may end the wait first.
+     */
     @Override
     public void contextDestroyed(ServletContextEvent event)
     {
         // The embedded runner's gateway outlives its contexts; it closes it itself.
-        if (sandgate != null)
+        if (sandgate == null)
+            return;
+        Drain drain = sandgate.drain();
+        drain.begin(Drain.Cause.CONTEXT);
+        try
+        {
+            drain.finished().get(drain.remaining().toMillis() + 1000, TimeUnit.MILLISECONDS);
+        }
+        catch (InterruptedException x)
+        {
+            Thread.currentThread().interrupt();
+        }
+        catch (ExecutionException | TimeoutException x)
+        {
+            LOG.warn("The drain did not finish; closing anyway", x);
+        }
+        finally
+        {
             sandgate.close();
+        }
     }
 
     private static SandgateConfig load(ServletContext context)

@@ -56,7 +56,9 @@ final class GatewayProcess implements AutoCloseable
             "SANDGATE_SERVER_PORT", Integer.toString(port),
             "SANDGATE_CONFIG", config.toString(),
             "SANDGATE_LOG_ACCESS", "false",
-            "SANDGATE_INGRESS_COOKIE_SECRET", "bench-only-0123456789abcdef0123456789"));
+            "SANDGATE_INGRESS_COOKIE_SECRET", "bench-only-0123456789abcdef0123456789",
+            // close() sends SIGTERM: no balancer to wait for.
+            "SANDGATE_SERVER_DRAIN_GRACE", "0s"));
         env.putAll(environment);
         builder.environment().putAll(env);
         System.out.println("gateway on " + port + ", log " + log);

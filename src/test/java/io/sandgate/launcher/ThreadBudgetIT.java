@@ -192,7 +192,9 @@ class ThreadBudgetIT
         Map<String, String> environment = builder.environment();
         environment.keySet().removeIf(name -> name.startsWith("SANDGATE_"));
         environment.putAll(Map.of("SANDGATE_CONFIG", file.toString(), "SANDGATE_SERVER_HOST", "127.0.0.1", "SANDGATE_SERVER_PORT", "0",
-            "SANDGATE_SERVER_INTERNAL_PORT", "0", "SANDGATE_EGRESS_FORWARD_PROXY_PORT", "0"));
+            "SANDGATE_SERVER_INTERNAL_PORT", "0", "SANDGATE_EGRESS_FORWARD_PROXY_PORT", "0",
+            // SIGTERM ends each runner: with no balancer to wait for, at once rather than after the drain's grace.
+            "SANDGATE_SERVER_DRAIN_GRACE", "0s"));
         environment.putAll(settings);
         Process runner = builder.start();
         try

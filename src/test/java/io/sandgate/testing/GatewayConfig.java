@@ -36,6 +36,11 @@ public final class GatewayConfig
         // A test gateway's exchanges are the test's own: waiting 10 s for them on stop, as a
         // deployed gateway does, only makes the suite slower.
         values.put("server.stop-timeout", "1s");
+        // A test gateway still running when the JVM ends is drained by the shutdown hook, as on
+        // SIGTERM: at once, or the fork would take the deployed drain's 30 s to end.
+        values.put("server.drain.grace", "0s");
+        values.put("server.drain.spread", "0s");
+        values.put("server.drain.timeout", "1s");
     }
 
     /** Nothing beyond the defaults: a gateway with the in-memory store and every face as it ships. */
