@@ -12,6 +12,8 @@ command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 # The egress tests run Debian's tinyproxy and squid as independent forward proxies.
 command -v tinyproxy >/dev/null 2>&1 || need_apt+=(tinyproxy)
 [ -x /usr/sbin/squid ] || need_apt+=(squid)
+# The drain's browser test (DrainBrowserIT) puts two gateway replicas behind Debian's HAProxy.
+[ -x /usr/sbin/haproxy ] || need_apt+=(haproxy)
 command -v Xvnc >/dev/null 2>&1 || need_apt+=(tigervnc-standalone-server)
 command -v xsetroot >/dev/null 2>&1 || need_apt+=(x11-xserver-utils)
 command -v websockify >/dev/null 2>&1 || need_apt+=(websockify)

@@ -14,10 +14,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.IntConsumer;
 import java.util.function.IntFunction;
 import java.util.stream.Stream;
@@ -139,6 +141,12 @@ public abstract class ProcessFixture implements AutoCloseable
     /** Starts {@code command} in the directory, appending its output to the two files (which may be one). */
     protected final Process launch(List<String> command, Path stdout, Path stderr)
     {
+        return launch(command, environment -> { }, stdout, stderr);
+    }
+
+    /** As {@link #launch(List, Path, Path)}, with the environment the process inherits changed by {@code environment}. */
+    protected final Process launch(List<String> command, Consumer<Map<String, String>> environment, Path stdout, Path stderr)
+    {
         ProcessBuilder builder = new ProcessBuilder(command)
             .directory(directory.toFile())
             .redirectOutput(ProcessBuilder.Redirect.appendTo(stdout.toFile()))
@@ -146,6 +154,7 @@ public abstract class ProcessFixture implements AutoCloseable
             .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
         // Python (websockify) would buffer its log lines; diagnostics want them as they happen.
         builder.environment().put("PYTHONUNBUFFERED", "1");
+        environment.accept(builder.environment());
         Process started;
         try
         {
