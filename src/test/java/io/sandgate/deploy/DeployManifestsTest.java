@@ -11,6 +11,7 @@ import java.util.Optional;
 import java.util.stream.Stream;
 
 import io.sandgate.config.ConfigLoader;
+import io.sandgate.config.DrainConfig;
 import io.sandgate.config.IngressConfig;
 import io.sandgate.config.SandgateConfig;
 import org.eclipse.jetty.toolchain.test.MavenPaths;
@@ -52,13 +53,11 @@ class DeployManifestsTest
         return documents;
     }
 
-    @Test
-    void manifestsParse_andTheConfigMapIsAValidSandgateConfig(WorkDir workDir) throws Exception
+    /** The configuration the ConfigMap holds, loaded as the gateway loads it. */
+    private static SandgateConfig shippedConfig(WorkDir workDir) throws Exception
     {
-        List<Object> documents = documents();
-        assertTrue(documents.size() >= 7, "documents: " + documents.size());
         String yaml = null;
-        for (Object document : documents)
+        for (Object document : documents())
         {
             Map<?, ?> map = (Map<?, ?>)document;
             if ("ConfigMap".equals(map.get("kind")))
@@ -66,13 +65,50 @@ class DeployManifestsTest
         }
         Path file = workDir.getEmptyPathDir().resolve("sandgate.yaml");
         Files.writeString(file, yaml);
-        SandgateConfig config = ConfigLoader.load(Map.of(), Map.of("sandgate.config", file.toString()), Map.of());
+        return ConfigLoader.load(Map.of(), Map.of("sandgate.config", file.toString()), Map.of());
+    }
+
+    @Test
+    void manifestsParse_andTheConfigMapIsAValidSandgateConfig(WorkDir workDir) throws Exception
+    {
+        List<Object> documents = documents();
+        assertTrue(documents.size() >= 7, "documents: " + documents.size());
+        SandgateConfig config = shippedConfig(workDir);
         assertTrue(config.watcher().enabled());
         assertEquals(List.of("sandboxes"), config.watcher().namespaces());
         // The trust boundary as shipped: grants required, MCP/egress/admin/metrics off the public port.
         assertEquals(IngressConfig.Access.SIGNED, config.ingress().access());
         assertEquals(Optional.of(8081), config.server().internalPort());
         assertEquals(8080, config.server().port());
+    }
+
+    /**
+     * A rolling update drains each pod (SIGTERM): the kubelet's SIGKILL must not come before the
+     * drain's own timeout, and the readiness probe, which is how an admin drain takes the pod out,
+     * must see the 503 well inside the grace.
+     */
+    @Test
+    void terminationGracePeriod_outlastsTheDrain_andReadinessNoticesItWithinTheGrace(WorkDir workDir) throws Exception
+    {
+        DrainConfig drain = shippedConfig(workDir).drain();
+        Map<?, ?> pod = null;
+        for (Object document : documents())
+        {
+            Map<?, ?> map = (Map<?, ?>)document;
+            if ("Deployment".equals(map.get("kind")))
+                pod = (Map<?, ?>)((Map<?, ?>)((Map<?, ?>)map.get("spec")).get("template")).get("spec");
+        }
+        Map<?, ?> container = (Map<?, ?>)((List<?>)pod.get("containers")).get(0);
+        int preStop = (Integer)((Map<?, ?>)((Map<?, ?>)((Map<?, ?>)container.get("lifecycle")).get("preStop")).get("sleep")).get("seconds");
+        int terminationGrace = (Integer)pod.get("terminationGracePeriodSeconds");
+        // Closes spread over the spread, each close handshake given up to 5 s, all after the grace.
+        assertTrue(drain.timeout().compareTo(drain.grace().plus(drain.spread()).plusSeconds(5)) >= 0, "server.drain.timeout " + drain);
+        assertTrue(terminationGrace >= preStop + drain.timeout().toSeconds() + 5,
+            "terminationGracePeriodSeconds " + terminationGrace + " < preStop " + preStop + " s + " + drain.timeout() + " + 5 s");
+        Map<?, ?> readiness = (Map<?, ?>)container.get("readinessProbe");
+        assertEquals("/readyz", ((Map<?, ?>)readiness.get("httpGet")).get("path"));
+        int noticed = (Integer)readiness.get("periodSeconds") * (Integer)readiness.get("failureThreshold");
+        assertTrue(noticed * 2 <= drain.grace().toSeconds(), "readiness notices a drain after " + noticed + " s, grace " + drain.grace());
     }
 
     @Test
