@@ -49,7 +49,8 @@ public class JettyContainerIT extends WarDeployment
               <Call name="setInitParameter"><Arg>sandgate.mcp.enabled</Arg><Arg>false</Arg></Call>
               <Call name="setInitParameter"><Arg>sandgate.egress.enabled</Arg><Arg>false</Arg></Call>
             """.formatted(ws.hostPort())));
-        startContainer(new ProcessBuilder(java.toString(), "-jar", home.resolve("start.jar").toString(), "jetty.http.port=" + port, "jetty.http.host=127.0.0.1")
+        // A short-lived server: the quick compiler only, as the test JVMs run (the pom's test.jvm.args).
+        startContainer(new ProcessBuilder(java.toString(), "-XX:TieredStopAtLevel=1", "-jar", home.resolve("start.jar").toString(), "jetty.http.port=" + port, "jetty.http.host=127.0.0.1")
             .directory(base.toFile()).redirectErrorStream(true).redirectOutput(base.resolve("console.log").toFile()));
     }
 

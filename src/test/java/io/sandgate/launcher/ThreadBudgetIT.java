@@ -187,7 +187,7 @@ class ThreadBudgetIT
         Path file = Files.writeString(directory.resolve("sandgate.yaml"), yaml);
         String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
         ProcessBuilder builder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-XX:ActiveProcessorCount=" + cores, "-Xmx256m", "-cp", classPath, Main.class.getName())
+            "-XX:ActiveProcessorCount=" + cores, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", classPath, Main.class.getName())
             .redirectErrorStream(true);
         Map<String, String> environment = builder.environment();
         environment.keySet().removeIf(name -> name.startsWith("SANDGATE_"));

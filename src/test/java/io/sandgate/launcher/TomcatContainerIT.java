@@ -52,6 +52,8 @@ public class TomcatContainerIT extends WarDeployment
         builder.environment().put("CATALINA_BASE", base.toString());
         builder.environment().put("CATALINA_PID", base.resolve("tomcat.pid").toString());
         builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        // A short-lived server: the quick compiler only, as the test JVMs run (the pom's test.jvm.args).
+        builder.environment().put("CATALINA_OPTS", "-XX:TieredStopAtLevel=1");
         startContainer(builder);
     }
 
