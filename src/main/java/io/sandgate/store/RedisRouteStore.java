@@ -9,7 +9,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -21,6 +20,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.StoreConfig;
+import io.sandgate.core.Futures;
 import io.sandgate.core.StoreHealth;
 import io.sandgate.core.StoreUnavailableException;
 import io.sandgate.ingress.Route;
@@ -132,23 +132,8 @@ final class RedisRouteStore implements RouteStore
     {
         CompletableFuture<Optional<Route>> route = findAsync(id);
         if (route.isDone())
-            return join(route);
-        return waits.call("route store", () -> join(route));
-    }
-
-    private static Optional<Route> join(CompletableFuture<Optional<Route>> route)
-    {
-        try
-        {
-            return route.join();
-        }
-        catch (CompletionException x)
-        {
-            // Thrown as find promises, not wrapped: StoreUnavailableException when Redis gave no answer.
-            if (x.getCause() instanceof RuntimeException cause)
-                throw cause;
-            throw x;
-        }
+            return Futures.join(route);
+        return waits.call("route store", () -> Futures.join(route));
     }
 
     @Override

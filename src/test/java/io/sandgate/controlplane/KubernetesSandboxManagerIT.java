@@ -13,21 +13,16 @@ import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.core.Leadership;
-import io.sandgate.core.Schedulers;
 import io.sandgate.ingress.lifecycle.SandboxManager;
 import io.sandgate.ingress.lifecycle.SandboxManager.ManagerException;
 import io.sandgate.store.Store;
-import io.sandgate.testing.Fixtures;
 import io.sandgate.testing.GatewayConfig;
-import io.sandgate.testing.KubernetesApiDouble;
 import io.sandgate.testing.LoopbackServers;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.util.Callback;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import static io.sandgate.testing.KubernetesApiDouble.sandbox;
@@ -43,30 +38,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * changes is read back from the double. Refusals that double cannot give (403, a resource type the
  * server does not serve) come from a real HTTP server answering as an API server does.
  */
-class KubernetesSandboxManagerIT
+class KubernetesSandboxManagerIT extends KubernetesFixture
 {
     private static final String NS = "sandboxes";
 
     /** Runs nothing until the test says: a patch that happened on the caller's thread would show at once. */
     private final ConcurrentLinkedQueue<Runnable> queued = new ConcurrentLinkedQueue<>();
     private final Executor workers = queued::add;
-    private KubernetesApiDouble kubernetes;
-    private Schedulers schedulers;
-    private Store store;
-    private PodWatcher watcher;
-
-    @BeforeEach
-    void startApi()
-    {
-        kubernetes = KubernetesApiDouble.start();
-        schedulers = Schedulers.create();
-    }
-
-    @AfterEach
-    void stop() throws Exception
-    {
-        Fixtures.closeInOrder(watcher, store, schedulers, kubernetes);
-    }
 
     /** A manager from a watcher that is built but not started: a replica that is not the leader asks too. */
     private SandboxManager manager(String sandboxApi, String namespaces, String masterUrl)

@@ -16,6 +16,7 @@ import io.sandgate.ingress.Grants;
 import io.sandgate.ingress.Route;
 import io.sandgate.testing.Fixtures;
 import io.sandgate.testing.GatewayExtension;
+import io.sandgate.testing.KubernetesApiDouble;
 import io.sandgate.testing.RawRedis;
 import io.sandgate.testing.RedisServerProcess;
 import io.sandgate.testing.RunningGateway;
@@ -80,13 +81,7 @@ class PodWatcherIT
 
     private static Pod pod(String name, String uid, String id, String ip, boolean ready, String port)
     {
-        PodBuilder pod = new PodBuilder().withNewMetadata().withName(name).withNamespace("sandboxes").withUid(uid)
-            .addToLabels("sandgate.io/sandbox-id", id).endMetadata()
-            .withNewStatus().withPhase("Running").withPodIP(ip)
-            .addNewCondition().withType("Ready").withStatus(ready ? "True" : "False").endCondition().endStatus();
-        if (port != null)
-            pod.editMetadata().addToAnnotations("sandgate.io/port", port).endMetadata();
-        return pod.build();
+        return new PodBuilder(KubernetesApiDouble.pod("sandboxes", name, id, ip, ready, port)).editMetadata().withUid(uid).endMetadata().build();
     }
 
     private String route(String id)

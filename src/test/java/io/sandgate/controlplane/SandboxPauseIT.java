@@ -13,16 +13,12 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sandgate.config.SandgateConfig;
 import io.sandgate.core.Leadership;
-import io.sandgate.core.Schedulers;
 import io.sandgate.ingress.Route;
 import io.sandgate.ingress.RouteStore;
 import io.sandgate.store.Store;
-import io.sandgate.testing.Fixtures;
 import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.KubernetesApiDouble;
 import io.sandgate.testing.LogCapture;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import static io.sandgate.testing.KubernetesApiDouble.pod;
@@ -42,31 +38,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * <p>The two watches are separate streams, each delivered in order. To show that an event changed
  * nothing, a test sends a marker after it on the same watch and waits for the marker's effect.</p>
  */
-class SandboxPauseIT
+class SandboxPauseIT extends KubernetesFixture
 {
     private static final String NS = "sandboxes";
     private static final String PAUSED_LABEL = "sandgate.io/paused";
     private static final Duration WAIT = Duration.ofSeconds(10);
 
     private final AtomicInteger markers = new AtomicInteger(9000);
-    private KubernetesApiDouble kubernetes;
-    private Schedulers schedulers;
-    private Store store;
-    private PodWatcher watcher;
     private String version;
-
-    @BeforeEach
-    void startApi()
-    {
-        kubernetes = KubernetesApiDouble.start();
-        schedulers = Schedulers.create();
-    }
-
-    @AfterEach
-    void stop() throws Exception
-    {
-        Fixtures.closeInOrder(watcher, store, schedulers, kubernetes);
-    }
 
     private void startWatcher(String sandboxApi)
     {

@@ -15,6 +15,7 @@ import java.util.concurrent.Executor;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sandgate.config.ConfigLoader;
 import io.sandgate.config.SandgateConfig;
+import io.sandgate.core.Futures;
 import io.sandgate.core.Schedulers;
 import io.sandgate.core.StoreUnavailableException;
 import io.sandgate.ingress.IngressDecision.Forward;
@@ -308,13 +309,6 @@ class IngressTest
     /** The route as {@link Ingress#route} completes it, failures thrown as they are. */
     private static Route routeNow(Ingress ingress, IngressDecision.Forward forward, IngressRequest request, String client)
     {
-        try
-        {
-            return ingress.route(forward, request, client).join();
-        }
-        catch (java.util.concurrent.CompletionException x)
-        {
-            throw (RuntimeException)x.getCause();
-        }
+        return Futures.join(ingress.route(forward, request, client));
     }
 }

@@ -15,14 +15,11 @@ import io.sandgate.ingress.lifecycle.ActivityTable.SandboxActivity;
 import io.sandgate.ingress.lifecycle.ActivityTable.Summary;
 import io.sandgate.ingress.lifecycle.PauseClaims;
 import io.sandgate.testing.RawRedis;
-import io.sandgate.testing.RedisServerProcess;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
-import org.redisson.config.Config;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -33,23 +30,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ActivityTableTest
 {
     private static final Duration LONG = Duration.ofMinutes(5);
-    private static final RedisServerProcess redis = RedisServerProcess.start();
-    private static final RedissonClient redisson = redisson();
+    @AutoClose
+    private static final RedissonOnRedis store = RedissonOnRedis.start();
+    private static final RedissonClient redisson = store.client;
     private static int sequence;
-
-    private static RedissonClient redisson()
-    {
-        Config config = new Config();
-        config.useSingleServer().setAddress(redis.address());
-        return Redisson.create(config);
-    }
-
-    @AfterAll
-    static void stop()
-    {
-        redisson.shutdown();
-        redis.close();
-    }
 
     static Stream<ActivityTable> tables()
     {
@@ -110,7 +94,7 @@ class ActivityTableTest
         await().atMost(Duration.ofSeconds(2)).until(() -> join(table.sandbox("s9")).webSockets() == 0);
         assertEquals(Optional.of(Instant.ofEpochMilli(7_000)), join(table.sandbox("s9")).lastActivity(), "the activity outlives the WebSockets");
         await().atMost(Duration.ofSeconds(4)).until(() -> join(table.sandbox("s9")).isEmpty());
-        try (RawRedis raw = RawRedis.connect(redis.port()))
+        try (RawRedis raw = RawRedis.connect(store.redis.port()))
         {
             assertEquals(0L, raw.command("EXISTS", "sandgate:activity:{" + dead + "}", "sandgate:websockets:{" + dead + "}"));
         }

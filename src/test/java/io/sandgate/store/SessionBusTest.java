@@ -15,14 +15,10 @@ import io.sandgate.mcp.McpSession;
 import io.sandgate.mcp.MemorySessionBus;
 import io.sandgate.mcp.SerialDrain;
 import io.sandgate.mcp.SessionBus;
-import io.sandgate.testing.RedisServerProcess;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
-import org.redisson.config.Config;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -36,25 +32,12 @@ class SessionBusTest
 {
     @AutoClose
     private static final Schedulers schedulers = Schedulers.create();
-    private static final RedisServerProcess redis = RedisServerProcess.start();
-    private static final RedissonClient redisson = redisson();
+    @AutoClose
+    private static final RedissonOnRedis store = RedissonOnRedis.start();
+    private static final RedissonClient redisson = store.client;
     private static int sequence;
     /** What a session's log keeps in bytes, in these tests: room for a few large messages. */
     private static final long LOG_BYTES = 1 << 20;
-
-    private static RedissonClient redisson()
-    {
-        Config config = new Config();
-        config.useSingleServer().setAddress(redis.address());
-        return Redisson.create(config);
-    }
-
-    @AfterAll
-    static void stop()
-    {
-        redisson.shutdown();
-        redis.close();
-    }
 
     static Stream<SessionBus> buses()
     {

@@ -9,6 +9,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 import io.opentelemetry.api.trace.Span;
+import io.sandgate.core.Futures;
 import io.sandgate.ingress.ForwardPolicy;
 import io.sandgate.ingress.Ingress;
 import io.sandgate.ingress.IngressDecision.Forward;
@@ -103,7 +104,7 @@ public class IngressServlet extends StreamingProxyServlet
                     awaitWake(clientRequest, routing);
                     return;
                 }
-                route = join(routing);
+                route = Futures.join(routing);
             }
             Span span = ServerSpan.of(clientRequest);
             if (span != null)
@@ -147,20 +148,6 @@ public class IngressServlet extends StreamingProxyServlet
                 // The client left while it waited and the container ended the exchange: nobody to answer.
             }
         });
-    }
-
-    private static Route join(CompletableFuture<Route> routing)
-    {
-        try
-        {
-            return routing.join();
-        }
-        catch (CompletionException x)
-        {
-            if (x.getCause() instanceof RuntimeException cause)
-                throw cause;
-            throw x;
-        }
     }
 
     @Override
