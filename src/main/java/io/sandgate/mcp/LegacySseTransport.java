@@ -199,23 +199,7 @@ final class LegacySseTransport
             headers.put(McpHeaders.PROTOCOL_VERSION, session.protocolVersion().orElse(null));
             sent = upstream.exchange(HttpMethod.POST, server.url(), headers, body);
         }
-        sent.whenComplete((exchange, failure) ->
-        {
-            if (failure != null)
-            {
-                McpServlet.end(async, failure);
-                return;
-            }
-            try
-            {
-                accepted(async, server, session, exchange, trace);
-            }
-            catch (RuntimeException x)
-            {
-                exchange.discard();
-                McpServlet.end(async, x);
-            }
-        });
+        McpServlet.whenSent(async, sent, () -> { }, exchange -> accepted(async, server, session, exchange, trace));
     }
 
     /**

@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.function.Consumer;
 
 import io.opentelemetry.api.trace.Span;
 import io.sandgate.config.McpConfig;
@@ -206,6 +207,34 @@ public final class McpServlet extends HttpServlet
         response.setContentType("application/json");
         response.getWriter().write(message);
         async.complete();
+    }
+
+    /**
+     * Goes on with an upstream exchange once it is there. Not getting one, or {@code next} failing
+     * with it (the exchange then discarded), ends the client's request with that failure.
+     *
+     * @param failed runs first when there is no exchange: what was reserved for it is given back
+     */
+    static void whenSent(AsyncContext async, CompletableFuture<Upstream.Exchange> sent, Runnable failed, Consumer<Upstream.Exchange> next)
+    {
+        sent.whenComplete((exchange, failure) ->
+        {
+            if (failure != null)
+            {
+                failed.run();
+                end(async, failure);
+                return;
+            }
+            try
+            {
+                next.accept(exchange);
+            }
+            catch (RuntimeException x)
+            {
+                exchange.discard();
+                end(async, x);
+            }
+        });
     }
 
     /** Ends an asynchronous MCP exchange with the error its failure maps to. */

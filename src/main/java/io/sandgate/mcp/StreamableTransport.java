@@ -106,24 +106,10 @@ final class StreamableTransport
             headers.put(McpHeaders.SESSION_ID, session.upstreamSessionId().orElse(null));
         McpSpans.addTraceHeaders(request, headers);
         AsyncContext async = request.getAsyncContext();
-        upstream.exchange(HttpMethod.POST, server.url(), headers, body).whenComplete((exchange, failure) ->
+        McpServlet.whenSent(async, upstream.exchange(HttpMethod.POST, server.url(), headers, body), () -> release(reserved), exchange ->
         {
-            if (failure != null)
-            {
-                release(reserved);
-                McpServlet.end(async, failure);
-                return;
-            }
-            try
-            {
-                settle(request, response, session, reserved, exchange);
-            }
-            catch (RuntimeException x)
-            {
-                exchange.discard();
-                McpServlet.end(async, x);
-                return;
-            }
+            settle(request, response, session, reserved, exchange);
+            // Past here the relay ends the request itself, whatever happens.
             McpServlet.relay(async, exchange, exchange.status(), server, rpc);
         });
     }

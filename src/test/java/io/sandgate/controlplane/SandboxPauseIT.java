@@ -124,6 +124,13 @@ class SandboxPauseIT extends KubernetesFixture
         kubernetes.patch(version, NS, name, patch);
     }
 
+    /** Suspends the sandbox, as its owner would, and returns its route once the watcher has paused it. */
+    private Route suspend(String id)
+    {
+        scale(id, false);
+        return awaitRoute(id, paused());
+    }
+
     /** Waits until an event sent now on the pod watch has been handled: those before it have been too. */
     private void podWatchDrained()
     {
@@ -148,8 +155,7 @@ class SandboxPauseIT extends KubernetesFixture
         Instant revoked = Instant.now().truncatedTo(ChronoUnit.MILLIS);
         Route running = routes().revoke("5001", revoked).orElseThrow();
 
-        scale("5001", false);
-        Route pausedRoute = awaitRoute("5001", paused());
+        Route pausedRoute = suspend("5001");
         assertEquals(Route.paused(Optional.of(running)), pausedRoute, "target, generation and revocation stamp kept");
         assertEquals("10.0.0.1:6080", pausedRoute.authority());
 
@@ -178,15 +184,13 @@ class SandboxPauseIT extends KubernetesFixture
         Route runningB = route("5102").orElseThrow();
 
         // Suspended first, then the controller deletes the pod.
-        scale("5101", false);
-        awaitRoute("5101", paused());
+        suspend("5101");
         kubernetes.delete(a);
 
         // The pod's deletion seen first (its route goes), the suspension after.
         kubernetes.delete(b);
         await().atMost(WAIT).until(() -> route("5102").isEmpty());
-        scale("5102", false);
-        awaitRoute("5102", paused());
+        suspend("5102");
 
         podWatchDrained();
         assertEquals(Optional.of(Route.paused(Optional.of(runningA))), route("5101"));
@@ -198,8 +202,7 @@ class SandboxPauseIT extends KubernetesFixture
     {
         startWatcher("v1beta1");
         Pod doomed = runningSandbox("5201", "10.0.2.1");
-        scale("5201", false);
-        Route pausedRoute = awaitRoute("5201", paused());
+        Route pausedRoute = suspend("5201");
 
         // The sandbox is resumed before the watch has said the old pod is going; it still says ready.
         scale("5201", true);
@@ -220,8 +223,7 @@ class SandboxPauseIT extends KubernetesFixture
         startWatcher("v1beta1", grace);
         runningSandbox("5251", "10.0.2.51");
         Route running = route("5251").orElseThrow();
-        scale("5251", false);
-        awaitRoute("5251", paused());
+        suspend("5251");
         long resumed = System.nanoTime();
         scale("5251", true);
 
@@ -261,8 +263,7 @@ class SandboxPauseIT extends KubernetesFixture
         startWatcher("v1alpha1");
         Pod first = runningSandbox("5401", "10.0.4.1");
         Route running = route("5401").orElseThrow();
-        scale("5401", false);
-        assertEquals(Route.paused(Optional.of(running)), awaitRoute("5401", paused()));
+        assertEquals(Route.paused(Optional.of(running)), suspend("5401"));
         kubernetes.delete(first);
         scale("5401", true);
         readyPod("sb-5401-b", "5401", "10.0.4.2");
@@ -285,8 +286,7 @@ class SandboxPauseIT extends KubernetesFixture
     {
         startWatcher("v1beta1");
         Pod pod = runningSandbox("5461", "10.0.4.61");
-        scale("5461", false);
-        Route pausedRoute = awaitRoute("5461", paused());
+        Route pausedRoute = suspend("5461");
         kubernetes.delete(pod);
         podWatchDrained();
 

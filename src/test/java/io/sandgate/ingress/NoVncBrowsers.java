@@ -60,33 +60,33 @@ import static org.junit.jupiter.api.Assertions.fail;
  */
 abstract class NoVncBrowsers
 {
-    static final String INSTALL_HINT =
+    private static final String INSTALL_HINT =
         "install them with ./scripts/test.sh (apt-get install chromium tigervnc-standalone-server x11-xserver-utils"
             + " websockify novnc nodejs npm; npm ci --prefix src/test/browser)";
-    static final Path BROWSER_DIR = MavenPaths.projectBase().resolve("src/test/browser");
-    static final Path SCREENSHOTS = MavenPaths.projectBase().resolve("target/screenshots");
-    static final Path CHROMIUM = Path.of("/usr/bin/chromium");
-    static final Path NOVNC_13 = Path.of("/usr/share/novnc");
-    static final Duration CHECK_TIMEOUT = Duration.ofSeconds(30);
-    static final String ROUTES_KEY = "vnc_sandboxes";
+    private static final Path BROWSER_DIR = MavenPaths.projectBase().resolve("src/test/browser");
+    private static final Path SCREENSHOTS = MavenPaths.projectBase().resolve("target/screenshots");
+    private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
+    private static final Path NOVNC_13 = Path.of("/usr/share/novnc");
+    private static final Duration CHECK_TIMEOUT = Duration.ofSeconds(30);
+    private static final String ROUTES_KEY = "vnc_sandboxes";
     static final String ID_A = "37579";
     static final String ID_B = "41000";
     static final String ID_COOKIES = "7";
     static final String RED = "ff0000";
     static final String BLUE = "0000ff";
-    static final String SECRET = "novnc-it-secret-0123456789abcdef";
-    static final String HOST_PATTERN = "{id}.sbx.localhost";
+    private static final String SECRET = "novnc-it-secret-0123456789abcdef";
+    private static final String HOST_PATTERN = "{id}.sbx.localhost";
 
-    static Path work;
-    static Path webRoot;
+    private static Path work;
+    private static Path webRoot;
     @AutoClose
-    static RedisServerProcess redis;
+    private static RedisServerProcess redis;
     @AutoClose
-    static VncSandbox sandboxA;
+    private static VncSandbox sandboxA;
     @AutoClose
-    static VncSandbox sandboxB;
+    private static VncSandbox sandboxB;
     @AutoClose
-    static HeaderSandbox cookieSandbox;
+    private static HeaderSandbox cookieSandbox;
 
     @RegisterExtension
     static final GatewayExtension gateway = new GatewayExtension(NoVncBrowsers::configure);

@@ -17,7 +17,7 @@ import io.sandgate.testing.EachIngressFrontEnd;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.RawHttp;
 import io.sandgate.testing.ScriptedSandbox;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -41,6 +41,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @EachIngressFrontEnd
 class SandboxAnswersIT
 {
+    @AutoClose
     private static ScriptedSandbox sandbox;
 
     @RegisterExtension
@@ -52,12 +53,6 @@ class SandboxAnswersIT
     static void start() throws Exception
     {
         sandbox = ScriptedSandbox.start((request, out) -> ScriptedSandbox.ok(out, "hello"));
-    }
-
-    @AfterAll
-    static void stop() throws Exception
-    {
-        sandbox.close();
     }
 
     @ParameterizedTest

@@ -45,32 +45,7 @@ public final class SandboxManagerDouble implements AutoCloseable
 
     private SandboxManagerDouble()
     {
-        server = LoopbackServers.serve("sandbox-manager", new Handler.Abstract()
-        {
-            @Override
-            public boolean handle(Request request, Response response, Callback callback) throws Exception
-            {
-                JsonNode body = JSON.readTree(Content.Source.asString(request, StandardCharsets.UTF_8));
-                String sandbox = body.path("sandbox").asText();
-                calls.computeIfAbsent(sandbox, id -> new AtomicInteger()).incrementAndGet();
-                reasons.add(body.path("reason").asText());
-                String authorization = request.getHeaders().get("Authorization");
-                authorizations.add(authorization == null ? "" : authorization);
-                int answer = status;
-                if (answer / 100 == 2 && onRelease)
-                {
-                    pending.add(sandbox);
-                }
-                else if (answer / 100 == 2)
-                {
-                    Consumer<String> then = action;
-                    server.getScheduler().schedule(() -> then.accept(sandbox), delay.toMillis(), TimeUnit.MILLISECONDS);
-                }
-                response.setStatus(answer);
-                callback.succeeded();
-                return true;
-            }
-        });
+        server = LoopbackServers.serve("sandbox-manager", new Endpoint());
     }
 
     public static SandboxManagerDouble start()
@@ -130,6 +105,35 @@ public final class SandboxManagerDouble implements AutoCloseable
     public int calls()
     {
         return calls.values().stream().mapToInt(AtomicInteger::get).sum();
+    }
+
+    /** Counts the call, then accepts it (acting later, or when released) or answers the test's status. */
+    private final class Endpoint extends Handler.Abstract
+    {
+        @Override
+        public boolean handle(Request request, Response response, Callback callback) throws Exception
+        {
+            JsonNode body = JSON.readTree(Content.Source.asString(request, StandardCharsets.UTF_8));
+            String sandbox = body.path("sandbox").asText();
+            calls.computeIfAbsent(sandbox, id -> new AtomicInteger()).incrementAndGet();
+            reasons.add(body.path("reason").asText());
+            String authorization = request.getHeaders().get("Authorization");
+            authorizations.add(authorization == null ? "" : authorization);
+            int answer = status;
+            if (answer / 100 == 2 && onRelease)
+                pending.add(sandbox);
+            else if (answer / 100 == 2)
+                later(sandbox);
+            response.setStatus(answer);
+            callback.succeeded();
+            return true;
+        }
+    }
+
+    private void later(String sandbox)
+    {
+        Consumer<String> then = action;
+        server.getScheduler().schedule(() -> then.accept(sandbox), delay.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     @Override

@@ -15,7 +15,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.web.ClientCounts;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.ClientLimitFilter;
-import org.eclipse.jetty.io.SelectorManager;
 
 /**
  * Caps the connections one client holds open at once on the embedded runner's listeners
@@ -30,7 +29,7 @@ import org.eclipse.jetty.io.SelectorManager;
  * speaks by then: an upgraded WebSocket keeps counting. {@link ListenerConnector} asks
  * {@link #admit}; Jetty reports the end through this listener.</p>
  */
-public final class ClientConnectionLimit implements SelectorManager.AcceptListener
+public final class ClientConnectionLimit implements ConnectionPlaces
 {
     private final ClientCounts counts;
     private final ClientInfo clients;
@@ -112,20 +111,9 @@ public final class ClientConnectionLimit implements SelectorManager.AcceptListen
         }
     }
 
-    @Override
-    public void onAcceptFailed(SelectableChannel channel, Throwable cause)
-    {
-        release(channel);
-    }
-
-    @Override
-    public void onClosed(SelectableChannel channel)
-    {
-        release(channel);
-    }
-
     /** Gives a counted connection's place back; harmless for one never counted or given back already. */
-    void release(SelectableChannel channel)
+    @Override
+    public void release(SelectableChannel channel)
     {
         String client = admitted.remove(channel);
         if (client != null)

@@ -12,7 +12,6 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.eclipse.jetty.io.EndPoint;
-import org.eclipse.jetty.io.SelectorManager;
 import org.eclipse.jetty.server.AbstractConnector;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Server;
@@ -37,7 +36,7 @@ import org.eclipse.jetty.server.Server;
  * counts what {@link ListenerConnector} admits, as the per-client cap does, and reads which
  * connections wait from the connectors' own endpoint sets.</p>
  */
-public final class ServerConnectionLimit implements SelectorManager.AcceptListener
+public final class ServerConnectionLimit implements ConnectionPlaces
 {
     /** At most this many are closed for one admission, as nginx drains at most 32. */
     private static final int MOST_EVICTED = 32;
@@ -158,20 +157,9 @@ public final class ServerConnectionLimit implements SelectorManager.AcceptListen
         return evict > 0;
     }
 
-    @Override
-    public void onAcceptFailed(SelectableChannel channel, Throwable cause)
-    {
-        release(channel);
-    }
-
-    @Override
-    public void onClosed(SelectableChannel channel)
-    {
-        release(channel);
-    }
-
     /** Gives an admitted connection's place back; harmless for one never admitted or given back already. */
-    void release(SelectableChannel channel)
+    @Override
+    public void release(SelectableChannel channel)
     {
         open.remove(channel);
     }

@@ -39,7 +39,6 @@ class OddSandboxAnswersIT
 
     @RegisterExtension
     static final GatewayExtension gateway = new GatewayExtension(config -> config
-        .set("ingress.cookie.secret", "it-secret-0123456789abcdef-0123456789")
         .set("ingress.static-routes", Map.of("7", sandbox.hostPort())));
 
     @BeforeAll

@@ -5,7 +5,7 @@ import java.util.Map;
 
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.ScriptedSandbox;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -24,6 +24,7 @@ class SandboxLinkPoolIT
 {
     private static final Duration POOL_IDLE = Duration.ofMillis(300);
 
+    @AutoClose
     private static ScriptedSandbox sandbox;
 
     @RegisterExtension
@@ -37,12 +38,6 @@ class SandboxLinkPoolIT
     static void start() throws Exception
     {
         sandbox = ScriptedSandbox.start((request, out) -> ScriptedSandbox.ok(out, "hello"));
-    }
-
-    @AfterAll
-    static void stop() throws Exception
-    {
-        sandbox.close();
     }
 
     @Test
