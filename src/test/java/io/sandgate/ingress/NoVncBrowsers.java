@@ -60,6 +60,13 @@ import static org.junit.jupiter.api.Assertions.fail;
  */
 abstract class NoVncBrowsers
 {
+    /** The sandboxes the tests open: two desktops painted red and blue, and one that sets cookies. */
+    static final String ID_A = "37579";
+    static final String ID_B = "41000";
+    static final String ID_COOKIES = "7";
+    static final String RED = "ff0000";
+    static final String BLUE = "0000ff";
+
     private static final String INSTALL_HINT =
         "install them with ./scripts/test.sh (apt-get install chromium tigervnc-standalone-server x11-xserver-utils"
             + " websockify novnc nodejs npm; npm ci --prefix src/test/browser)";
@@ -69,11 +76,6 @@ abstract class NoVncBrowsers
     private static final Path NOVNC_13 = Path.of("/usr/share/novnc");
     private static final Duration CHECK_TIMEOUT = Duration.ofSeconds(30);
     private static final String ROUTES_KEY = "vnc_sandboxes";
-    static final String ID_A = "37579";
-    static final String ID_B = "41000";
-    static final String ID_COOKIES = "7";
-    static final String RED = "ff0000";
-    static final String BLUE = "0000ff";
     private static final String SECRET = "novnc-it-secret-0123456789abcdef";
     private static final String HOST_PATTERN = "{id}.sbx.localhost";
 
