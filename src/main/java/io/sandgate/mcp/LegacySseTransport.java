@@ -25,28 +25,19 @@ import org.slf4j.LoggerFactory;
  * and announces {@code /mcp/{name}/message?sessionId=...}; POSTs there may land on any replica.
  * Answers travel upstream -> session log -> the replica holding the stream -> client, each event
  * with an id; {@code GET .../sse?sessionId=...} with {@code Last-Event-ID} resumes a session on any
- * replica.
+ * replica. It keeps no state of its own, only the parts it works with: a record of them.
+ *
+ * @param checks origin, session, owner and limits, checked before anything reaches the upstream
+ * @param relay carries answers from the upstream to the replica holding the client's stream
+ * @param bus the sessions every replica shares
+ * @param upstream the exchanges with the MCP servers
+ * @param upstreams the upstreams' own event streams this replica holds
+ * @param bridge speaks for the client to a 2026-07-28-only server ({@code transport: stateless})
  */
-final class LegacySseTransport
+record LegacySseTransport(RequestChecks checks, SessionRelay relay, SessionBus bus, Upstream upstream, UpstreamStreams upstreams,
+                          StatelessBridge bridge)
 {
     private static final Logger LOG = LoggerFactory.getLogger(LegacySseTransport.class);
-
-    private final RequestChecks checks;
-    private final SessionRelay relay;
-    private final SessionBus bus;
-    private final Upstream upstream;
-    private final UpstreamStreams upstreams;
-    private final StatelessBridge bridge;
-
-    LegacySseTransport(RequestChecks checks, SessionRelay relay, SessionBus bus, Upstream upstream, UpstreamStreams upstreams, StatelessBridge bridge)
-    {
-        this.checks = checks;
-        this.relay = relay;
-        this.bus = bus;
-        this.upstream = upstream;
-        this.upstreams = upstreams;
-        this.bridge = bridge;
-    }
 
     void openStream(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, RequestChecks.Caller caller) throws IOException
     {
