@@ -12,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -390,11 +391,18 @@ final class RedisRouteStore implements RouteStore
         if (refreshScheduled.compareAndSet(false, true))
         {
             // A short delay folds a burst of writes (a pod watcher resync) into one HMGET.
-            scheduler.schedule(() ->
+            try
             {
-                refreshScheduled.set(false);
-                refreshQuietly();
-            }, 20, TimeUnit.MILLISECONDS);
+                scheduler.schedule(() ->
+                {
+                    refreshScheduled.set(false);
+                    refreshQuietly();
+                }, 20, TimeUnit.MILLISECONDS);
+            }
+            catch (RejectedExecutionException x)
+            {
+                // The store is closing: a notification that arrives now has no cache left to refresh.
+            }
         }
     }
 
