@@ -54,18 +54,14 @@ public final class Ingress
         this(config, contextPath, routes, Redemptions.inMemory(clock), clients, registry, clock);
     }
 
-    /** An ingress that wakes no sandbox: a paused one is 503 until something else resumes it. */
+    /**
+     * An ingress that wakes no sandbox (a paused one is 503 until something else resumes it) and
+     * notes no sandbox's traffic.
+     */
     public Ingress(IngressConfig config, String contextPath, RouteStore routes, Redemptions redemptions, ClientInfo clients,
                    MeterRegistry registry, Clock clock)
     {
-        this(config, contextPath, routes, redemptions, clients, SandboxWaker.NONE, registry, clock);
-    }
-
-    /** An ingress that notes no sandbox's traffic. */
-    public Ingress(IngressConfig config, String contextPath, RouteStore routes, Redemptions redemptions, ClientInfo clients,
-                   SandboxWaker waker, MeterRegistry registry, Clock clock)
-    {
-        this(config, contextPath, routes, redemptions, clients, waker, ActivityRecorder.NONE, registry, clock);
+        this(config, contextPath, routes, redemptions, clients, SandboxWaker.NONE, ActivityRecorder.NONE, registry, clock);
     }
 
     /**
