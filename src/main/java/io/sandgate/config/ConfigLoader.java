@@ -272,9 +272,11 @@ public final class ConfigLoader
         IngressConfig.WebSocket webSocket = attempt(() -> bind(IngressConfig.WebSocket.class, "ingress.websocket.", Map.of()));
         IngressConfig ingress = attempt(() -> bind(IngressConfig.class, "ingress.", given("cookie", cookie, "webSocket", webSocket)));
         List<McpConfig.Server> mcpServers = new ArrayList<>();
+        Map<String, ?> mcpAuth = optional(ConfigKeys.MCP_AUTH).orElse(null);
+        String publicOrigin = server == null || server.publicOrigins().isEmpty() ? null : server.publicOrigins().get(0);
         for (Map<?, ?> entry : list(ConfigKeys.MCP_SERVERS))
         {
-            McpConfig.Server parsed = attempt(() -> McpConfig.Server.parse(entry));
+            McpConfig.Server parsed = attempt(() -> McpConfig.Server.parse(entry, mcpAuth, publicOrigin));
             if (parsed != null)
                 mcpServers.add(parsed);
         }

@@ -25,7 +25,7 @@ final class ConfigTable
     }
 
     /**
-     * The table at {@code where}, with no key but {@code keys}.
+     * The table at {@code where}, with no key but {@code keys} (any key when null: a table keyed by names the user chose).
      *
      * @param expected what {@code raw} should have been, for the message when it is not a table
      */
@@ -35,7 +35,7 @@ final class ConfigTable
             throw new IllegalArgumentException(where + " (expected: " + expected + ")");
         for (Object key : map.keySet())
         {
-            if (!keys.contains(key.toString()))
+            if (keys != null && !keys.contains(key.toString()))
                 throw new IllegalArgumentException(where + ": unknown key " + key + " (expected: " + String.join(", ", new TreeSet<>(keys)) + ")");
         }
         return new ConfigTable(where, map);
@@ -122,6 +122,12 @@ final class ConfigTable
     List<?> items(String key)
     {
         return values.get(key) instanceof List<?> list ? list : List.of();
+    }
+
+    /** The values as given, for a table made of several (a server's settings over the global ones). */
+    Map<?, ?> asMap()
+    {
+        return values;
     }
 
     /** The table as given, for messages. */

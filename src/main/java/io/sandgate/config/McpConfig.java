@@ -2,10 +2,14 @@ package io.sandgate.config;
 
 import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -21,9 +25,10 @@ import java.util.Set;
  * @param maxSessionsPerClient live 2025-era sessions one client address may hold, across replicas
  * @param maxStreamsPerClient open client streams one client address may hold on one replica
  * @param allowedOrigins browser origins allowed besides the gateway's own; "*" for any
+ * @param principalLabel whether tool-call counters are labelled by caller
  */
 public record McpConfig(List<Server> servers, @Setting("mcp.keepalive-interval") Duration keepalive, Duration sessionTtl, int replayBuffer, int replayBufferBytes, int replayBufferBytesPerClient, int maxBodySize,
-                        int maxSessionsPerClient, int maxStreamsPerClient, List<String> allowedOrigins)
+                        int maxSessionsPerClient, int maxStreamsPerClient, List<String> allowedOrigins, boolean principalLabel)
 {
     /** How Sandgate talks to an upstream MCP server. */
     public enum Transport
@@ -42,27 +47,52 @@ public record McpConfig(List<Server> servers, @Setting("mcp.keepalive-interval")
     /**
      * Which tools of a server its clients may see and call. Patterns are globs ({@code *} any run of
      * characters, {@code ?} one); a tool must match an {@code allow} pattern, when there are any,
-     * and no {@code deny} pattern.
+     * and no {@code deny} pattern. With {@code scopes} (the server authenticates its callers), a
+     * tool must also match a pattern of one of the scopes the caller's token holds: the policy is
+     * then judged for a caller, through {@link #grantedTo}.
+     *
+     * @param scopes patterns by OAuth scope
+     * @param granted the patterns of the scopes one caller holds; null until {@link #grantedTo}
      */
-    public record ToolPolicy(List<String> allow, List<String> deny)
+    public record ToolPolicy(List<String> allow, List<String> deny, Map<String, List<String>> scopes, List<String> granted)
     {
         public static final ToolPolicy ALL = new ToolPolicy(List.of(), List.of());
+
+        public ToolPolicy(List<String> allow, List<String> deny)
+        {
+            this(allow, deny, Map.of(), null);
+        }
 
         public ToolPolicy
         {
             allow = List.copyOf(allow);
             deny = List.copyOf(deny);
+            scopes = Map.copyOf(scopes);
+            granted = granted == null ? null : List.copyOf(granted);
         }
 
+        /** The policy for a caller holding these scopes; this one when it has no rules by scope. */
+        public ToolPolicy grantedTo(Collection<String> held)
+        {
+            if (scopes.isEmpty())
+                return this;
+            List<String> patterns = new ArrayList<>();
+            for (String scope : held)
+                patterns.addAll(scopes.getOrDefault(scope, List.of()));
+            return new ToolPolicy(allow, deny, scopes, patterns);
+        }
+
+        /** Whether the tool may be listed and called; with rules by scope, only once granted to a caller. */
         public boolean allows(String tool)
         {
-            return (allow.isEmpty() || matches(allow, tool)) && !matches(deny, tool);
+            boolean byScope = scopes.isEmpty() || granted != null && matches(granted, tool);
+            return byScope && (allow.isEmpty() || matches(allow, tool)) && !matches(deny, tool);
         }
 
         /** Whether the policy hides nothing, so that answers need no reading. */
         public boolean allowsAll()
         {
-            return allow.isEmpty() && deny.isEmpty();
+            return allow.isEmpty() && deny.isEmpty() && scopes.isEmpty();
         }
 
         private static boolean matches(List<String> globs, String tool)
@@ -119,8 +149,16 @@ public record McpConfig(List<Server> servers, @Setting("mcp.keepalive-interval")
         {
             if (raw == null)
                 return ALL;
-            ConfigTable table = ConfigTable.of(raw, where, "{allow: [globs], deny: [globs]}", Set.of("allow", "deny"));
-            return new ToolPolicy(globs(table, "allow"), globs(table, "deny"));
+            ConfigTable table = ConfigTable.of(raw, where, "{allow: [globs], deny: [globs], scopes: {scope: [globs]}}", Set.of("allow", "deny", "scopes"));
+            Map<String, List<String>> scopes = new LinkedHashMap<>();
+            Object byScope = table.raw("scopes");
+            if (byScope != null)
+            {
+                ConfigTable rules = ConfigTable.of(byScope, table.at("scopes"), "{scope: [globs]}", null);
+                for (Object scope : rules.asMap().keySet())
+                    scopes.put(scope.toString(), globs(rules, scope.toString()));
+            }
+            return new ToolPolicy(globs(table, "allow"), globs(table, "deny"), scopes, null);
         }
 
         private static List<String> globs(ConfigTable table, String key)
@@ -139,27 +177,47 @@ public record McpConfig(List<Server> servers, @Setting("mcp.keepalive-interval")
      * @param url the upstream's Streamable HTTP endpoint, or its SSE endpoint
      * @param transport which protocol it speaks
      * @param tools which of its tools clients may list and call
+     * @param auth how its callers authenticate; empty: its endpoints are open
+     * @param quota how many calls one caller may make
+     * @param credential what the gateway sends the server in place of its clients' tokens
      */
-    public record Server(String name, URI url, Transport transport, ToolPolicy tools)
+    public record Server(String name, URI url, Transport transport, ToolPolicy tools, Optional<McpAuthConfig> auth, Optional<McpQuota> quota,
+                         Optional<McpUpstreamCredential> credential)
     {
         public Server(String name, URI url, Transport transport)
         {
             this(name, url, transport, ToolPolicy.ALL);
         }
 
+        public Server(String name, URI url, Transport transport, ToolPolicy tools)
+        {
+            this(name, url, transport, tools, Optional.empty(), Optional.empty(), Optional.empty());
+        }
+
         public Server
         {
             tools = tools == null ? ToolPolicy.ALL : tools;
+            String at = ConfigKeys.MCP_SERVERS.name() + ": " + name + ": ";
+            if (!tools.scopes().isEmpty() && auth.isEmpty())
+                throw new IllegalArgumentException(at + "tools.scopes without auth (expected: mcp.auth or this server's auth, whose tokens carry the scopes)");
+            if (credential.flatMap(McpUpstreamCredential::exchange).isPresent() && auth.isEmpty())
+                throw new IllegalArgumentException(at + "credential.token-exchange without auth (expected: mcp.auth or this server's auth: the client's token is what is exchanged)");
             if (name == null || !name.matches("[a-z0-9][a-z0-9-]{0,62}"))
                 throw new IllegalArgumentException(ConfigKeys.MCP_SERVERS.name() + ": name " + name + " (expected: lower-case letters, digits and '-')");
             if (url == null || url.getScheme() == null || !url.getScheme().matches("https?") || url.getHost() == null)
                 throw new IllegalArgumentException(ConfigKeys.MCP_SERVERS.name() + ": " + name + ": url " + url + " (expected: an http:// or https:// URL)");
         }
 
-        /** Parses one entry of {@code mcp.servers}: {@code {name, url, transport, tools}}. */
-        static Server parse(Map<?, ?> raw)
+        /**
+         * Parses one entry of {@code mcp.servers}: {@code {name, url, transport, tools, auth, quota, credential}}.
+         *
+         * @param globalAuth {@code mcp.auth}, or null
+         * @param publicOrigin the first of {@code server.public-origins}, or null
+         */
+        static Server parse(Map<?, ?> raw, Map<String, ?> globalAuth, String publicOrigin)
         {
-            ConfigTable entry = ConfigTable.of(raw, ConfigKeys.MCP_SERVERS.name(), "{name, url, transport, tools}", Set.of("name", "url", "transport", "tools"));
+            ConfigTable entry = ConfigTable.of(raw, ConfigKeys.MCP_SERVERS.name(), "{name, url, transport, tools, auth, quota, credential}",
+                Set.of("name", "url", "transport", "tools", "auth", "quota", "credential"));
             Object name = entry.raw("name");
             Object url = entry.raw("url");
             Object transport = entry.raw("transport");
@@ -181,8 +239,13 @@ public record McpConfig(List<Server> servers, @Setting("mcp.keepalive-interval")
             {
                 throw new IllegalArgumentException(ConfigKeys.MCP_SERVERS.name() + ": " + name + ": url " + url + " (expected: an http:// or https:// URL)");
             }
-            ToolPolicy tools = ToolPolicy.parse(entry.raw("tools"), ConfigKeys.MCP_SERVERS.name() + ": " + name + ": tools");
-            return new Server(name == null ? null : name.toString(), uri, parsed, tools);
+            String at = ConfigKeys.MCP_SERVERS.name() + ": " + name + ": ";
+            ToolPolicy tools = ToolPolicy.parse(entry.raw("tools"), at + "tools");
+            String named = name == null ? null : name.toString();
+            Optional<McpAuthConfig> auth = McpAuthConfig.resolve(globalAuth, entry.raw("auth"), at + "auth", named, publicOrigin);
+            Optional<McpQuota> quota = McpQuota.parse(entry.raw("quota"), at + "quota");
+            Optional<McpUpstreamCredential> credential = uri == null ? Optional.empty() : McpUpstreamCredential.parse(entry.raw("credential"), at + "credential", uri);
+            return new Server(named, uri, parsed, tools, auth, quota, credential);
         }
     }
 
@@ -196,6 +259,17 @@ public record McpConfig(List<Server> servers, @Setting("mcp.keepalive-interval")
                 throw new IllegalArgumentException(ConfigKeys.MCP_SERVERS.name() + ": name " + server.name() + " appears twice (expected: unique names)");
         }
         allowedOrigins = List.copyOf(allowedOrigins);
+    }
+
+    /** Whether a server needs the secret source: a credential of its own, or a client secret at its authorization server. */
+    public boolean needsSecrets()
+    {
+        for (Server server : servers)
+        {
+            if (server.credential().isPresent() || server.auth().flatMap(McpAuthConfig::introspection).isPresent())
+                return true;
+        }
+        return false;
     }
 
     public Server server(String name)

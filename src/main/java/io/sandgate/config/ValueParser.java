@@ -1,5 +1,7 @@
 package io.sandgate.config;
 
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
@@ -155,6 +157,26 @@ public interface ValueParser<T>
     {
         Pattern pattern = Pattern.compile(shape);
         return string().where(s -> pattern.matcher(s).matches(), expected, accepts);
+    }
+
+    /** An absolute http:// or https:// URL with a host. */
+    static ValueParser<URI> url()
+    {
+        String expected = "an http:// or https:// URL";
+        return described("URL", raw ->
+        {
+            try
+            {
+                URI uri = new URI(raw.toString().trim());
+                if (uri.getScheme() != null && uri.getScheme().matches("https?") && uri.getHost() != null)
+                    return uri;
+            }
+            catch (URISyntaxException x)
+            {
+                // Said below.
+            }
+            throw new IllegalArgumentException(expected);
+        });
     }
 
     static ValueParser<Integer> integer(int min, int max)
