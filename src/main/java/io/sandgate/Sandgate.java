@@ -47,6 +47,8 @@ import io.sandgate.ingress.websocket.BrowserUpgrade;
 import io.sandgate.ingress.websocket.WebSocketBridge;
 import io.sandgate.leak.Redactor;
 import io.sandgate.mcp.McpGateway;
+import io.sandgate.mcp.identity.Authenticator;
+import io.sandgate.mcp.identity.ResourceMetadataServlet;
 import io.sandgate.net.Origins;
 import io.sandgate.net.Resolver;
 import io.sandgate.net.Sites;
@@ -57,6 +59,7 @@ import io.sandgate.ops.LogFormats;
 import io.sandgate.ops.MetricHistory;
 import io.sandgate.ops.MetricsServlet;
 import io.sandgate.secrets.SecretRing;
+import io.sandgate.secrets.SecretSource;
 import io.sandgate.secrets.SecretSources;
 import io.sandgate.store.Store;
 import io.sandgate.tracing.Tracing;
@@ -225,7 +228,11 @@ public final class Sandgate implements AutoCloseable
         {
             try
             {
-                mcp = new McpGateway(config.mcp(), store.sessions(), internalClients, new Origins(config.server().publicOrigins()), metrics, schedulers, tracing);
+                SecretSource secrets = SecretSources.open(config.egress().credentials(), config.mcp().needsSecrets(), clock, schedulers);
+                built.push(secrets);
+                SecretRing ring = new SecretRing(secrets, config.egress().credentials().overlap(), clock);
+                mcp = new McpGateway(config.mcp(), store.sessions(), internalClients, new Origins(config.server().publicOrigins()), metrics, schedulers, tracing,
+                    store.quotas(), ring::current, clock);
             }
             catch (Exception x)
             {
@@ -400,6 +407,9 @@ public final class Sandgate implements AutoCloseable
             ServletRegistration.Dynamic mcpServlet = context.addServlet("sandgate-mcp", mcp.servlet());
             mcpServlet.setAsyncSupported(true);
             mcpServlet.addMapping("/mcp/*");
+            ResourceMetadataServlet metadata = mcp.metadataServlet();
+            if (metadata != null)
+                context.addServlet("sandgate-mcp-metadata", metadata).addMapping(Authenticator.METADATA_PATH + "/*");
         }
         if (listener.internal && egress != null)
             installEgress(context, sharedThreads);

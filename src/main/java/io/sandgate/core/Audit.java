@@ -86,6 +86,19 @@ public final class Audit
         write(event("sandbox." + action + ".failed").put("sandbox", sandbox).put("reason", reason));
     }
 
+    /**
+     * An MCP tool call and what the gateway decided: {@code allowed}, {@code denied} (by the tool
+     * policy) or {@code over_quota}; never its arguments or its result.
+     *
+     * @param caller the principal ({@code subject@issuer}), or the client's address where the server is open
+     * @param latencyMillis until the decision for a refusal; until the exchange ended for a call that went
+     */
+    public static void toolCall(String caller, String server, String tool, String outcome, long latencyMillis)
+    {
+        String name = tool.length() > 200 ? tool.substring(0, 200) + "..." : tool;
+        write(event("mcp.tool.call").put("caller", caller).put("server", server).put("tool", name).put("outcome", outcome).put("latencyMs", latencyMillis));
+    }
+
     /** This replica began to drain: it turned not ready and will close its connections and stop. */
     public static void drainStarted(String cause)
     {

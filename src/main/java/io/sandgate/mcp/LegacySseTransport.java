@@ -33,9 +33,10 @@ import org.slf4j.LoggerFactory;
  * @param upstream the exchanges with the MCP servers
  * @param upstreams the upstreams' own event streams this replica holds
  * @param bridge speaks for the client to a 2026-07-28-only server ({@code transport: stateless})
+ * @param gate judges tool calls: policy, quota, audit
  */
 record LegacySseTransport(RequestChecks checks, SessionRelay relay, SessionBus bus, Upstream upstream, UpstreamStreams upstreams,
-                          StatelessBridge bridge)
+                          StatelessBridge bridge, CallGate gate)
 {
     private static final Logger LOG = LoggerFactory.getLogger(LegacySseTransport.class);
 
@@ -80,7 +81,7 @@ record LegacySseTransport(RequestChecks checks, SessionRelay relay, SessionBus b
         if (server.transport() == McpConfig.Transport.SSE && resume == null)
         {
             // The client hears of its endpoint once the upstream has announced its own; no thread waits for that.
-            upstreams.openLegacy(server, sessionId, stream).whenComplete((messageUrl, failure) ->
+            upstreams.openLegacy(Upstream.On.session(server, session), sessionId, stream).whenComplete((messageUrl, failure) ->
             {
                 if (failure != null)
                     return;
@@ -88,7 +89,7 @@ record LegacySseTransport(RequestChecks checks, SessionRelay relay, SessionBus b
                 {
                     bus.update(session.withUpstreamMessageUrl(messageUrl));
                     stream.onClose(() -> bus.delete(sessionId));
-                    relay(server, session, lastEventId, stream, endpoint);
+                    relay(server, session, lastEventId, stream, endpoint, caller.tools(server));
                 }
                 catch (IOException | RuntimeException x)
                 {
@@ -97,18 +98,19 @@ record LegacySseTransport(RequestChecks checks, SessionRelay relay, SessionBus b
             });
             return;
         }
-        relay(server, session, lastEventId, stream, endpoint);
+        relay(server, session, lastEventId, stream, endpoint, caller.tools(server));
     }
 
     /** Announces the message endpoint, then relays the session's log to the client stream. */
-    private void relay(McpConfig.Server server, McpSession session, String lastEventId, ClientStream stream, String endpoint) throws IOException
+    private void relay(McpConfig.Server server, McpSession session, String lastEventId, ClientStream stream, String endpoint, McpConfig.ToolPolicy tools)
+        throws IOException
     {
         String sessionId = session.id();
         stream.event(null, "endpoint", endpoint);
 
         // Only a Streamable HTTP session-era upstream has a GET stream to hold.
         AtomicBoolean upstreamGetOpened = new AtomicBoolean(server.transport() != McpConfig.Transport.STREAMABLE);
-        SessionBus.Subscription subscription = relay.subscribe(sessionId, lastEventId, new ClientStream.Delivery(stream, server.tools())
+        SessionBus.Subscription subscription = relay.subscribe(sessionId, lastEventId, new ClientStream.Delivery(stream, tools)
         {
             @Override
             void deliver(String eventId, String message) throws IOException
@@ -151,7 +153,8 @@ record LegacySseTransport(RequestChecks checks, SessionRelay relay, SessionBus b
      * Relays a client message upstream and answers 202 once the upstream has accepted it; what the
      * upstream answers travels through the session log to whichever replica holds the stream.
      */
-    void message(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, McpSession session, String body)
+    void message(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, McpSession session, RequestChecks.Caller caller,
+                 String body)
     {
         JsonRpc rpc = JsonRpc.parse(body);
         JsonRpcErrors.parsed(request, rpc);
@@ -160,15 +163,33 @@ record LegacySseTransport(RequestChecks checks, SessionRelay relay, SessionBus b
         // another replica: it carries the request's trace along.
         String trace = McpSpans.traceparent(request);
         AsyncContext async = request.getAsyncContext();
-        String refusal = ToolGuard.refusal(server, rpc);
-        if (refusal != null)
+        gate.admit(request, server, caller, rpc).whenComplete((verdict, failure) ->
         {
-            // Answers travel on the session's stream: the refusal too, as the server's would.
-            relay.answer(session.id(), refusal, trace);
-            response.setStatus(HttpStatus.ACCEPTED_202);
-            async.complete();
-            return;
-        }
+            try
+            {
+                if (failure != null)
+                    McpServlet.end(async, failure);
+                else if (verdict.goes())
+                    admitted(request, server, session, rpc, body, trace);
+                else
+                {
+                    // Answers travel on the session's stream: the gateway's too, as the server's would.
+                    relay.answer(session.id(), verdict.answer(), trace);
+                    response.setStatus(HttpStatus.ACCEPTED_202);
+                    async.complete();
+                }
+            }
+            catch (RuntimeException x)
+            {
+                McpServlet.end(async, x);
+            }
+        });
+    }
+
+    /** Relays a message whose tool calls, if any, may go. */
+    private void admitted(HttpServletRequest request, McpConfig.Server server, McpSession session, JsonRpc rpc, String body, String trace)
+    {
+        AsyncContext async = request.getAsyncContext();
         if (server.transport() == McpConfig.Transport.STATELESS)
         {
             bridged(async, server, session, rpc, trace);
@@ -181,14 +202,14 @@ record LegacySseTransport(RequestChecks checks, SessionRelay relay, SessionBus b
         if (server.transport() == McpConfig.Transport.SSE)
         {
             String url = session.upstreamMessageUrl().orElseThrow(() -> GatewayException.unavailable("session not ready"));
-            sent = upstream.exchange(HttpMethod.POST, URI.create(url), headers, body);
+            sent = upstream.exchange(Upstream.On.session(server, session), HttpMethod.POST, URI.create(url), headers, body);
         }
         else
         {
             headers.put(HttpHeader.ACCEPT.asString(), "application/json, text/event-stream");
             headers.put(McpHeaders.SESSION_ID, session.upstreamSessionId().orElse(null));
             headers.put(McpHeaders.PROTOCOL_VERSION, session.protocolVersion().orElse(null));
-            sent = upstream.exchange(HttpMethod.POST, server.url(), headers, body);
+            sent = upstream.exchange(Upstream.On.session(server, session), HttpMethod.POST, server.url(), headers, body);
         }
         McpServlet.whenSent(async, sent, () -> { }, exchange -> accepted(async, server, session, exchange, trace));
     }

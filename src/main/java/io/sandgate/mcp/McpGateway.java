@@ -1,11 +1,17 @@
 package io.sandgate.mcp;
 
+import java.time.Clock;
 import java.util.List;
+import java.util.function.Function;
 import java.util.function.BooleanSupplier;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.McpConfig;
 import io.sandgate.core.Schedulers;
+import io.sandgate.core.Secret;
+import io.sandgate.mcp.identity.Authenticator;
+import io.sandgate.mcp.identity.ResourceMetadataServlet;
+import io.sandgate.mcp.identity.UpstreamCredentials;
 import io.sandgate.net.Origins;
 import io.sandgate.tracing.Tracing;
 import io.sandgate.web.ClientInfo;
@@ -33,14 +39,18 @@ public final class McpGateway implements AutoCloseable
     private final ClientStreams streams;
     private final RequestChecks checks;
     private final SessionRelay relay;
+    private final Authenticator authenticator;
+    private final CallGate gate;
 
     /**
      * @param origins the browser origins the deployment allows ({@code server.public-origins}); the
      *        face adds {@code mcp.allowed-origins}
      * @param tracing where the spans of messages delivered on this replica go
+     * @param quotas the tool-call counters the replicas share
+     * @param secrets the gateway's secrets by name: upstream credentials, introspection and token-exchange client secrets
      */
     public McpGateway(McpConfig config, SessionBus bus, ClientInfo clients, Origins origins, MeterRegistry registry, Schedulers schedulers,
-                      Tracing tracing) throws Exception
+                      Tracing tracing, CallQuotas quotas, Function<String, Secret> secrets, Clock clock) throws Exception
     {
         this.config = config;
         this.bus = bus;
@@ -57,9 +67,12 @@ public final class McpGateway implements AutoCloseable
         // thread: Jetty's default of 64 per destination would queue the 65th tool call behind them.
         http.setMaxConnectionsPerDestination(MAX_UPSTREAM_CONNECTIONS);
         http.start();
-        this.upstream = new Upstream(http, schedulers.timer());
+        this.authenticator = new Authenticator(config, secrets, clock, registry, schedulers.workers());
+        UpstreamCredentials credentials = new UpstreamCredentials(secrets, clock, registry);
+        this.upstream = new Upstream(http, schedulers.timer(), credentials);
         this.streams = new ClientStreams(config, registry, schedulers);
-        this.checks = new RequestChecks(config, bus, clients, origins, streams, registry);
+        this.checks = new RequestChecks(config, bus, clients, origins, streams, registry, authenticator, credentials);
+        this.gate = new CallGate(quotas, registry, config.principalLabel(), clock);
         this.relay = new SessionRelay(bus, schedulers, tracing, registry);
     }
 
@@ -68,10 +81,19 @@ public final class McpGateway implements AutoCloseable
     {
         UpstreamStreams upstreams = new UpstreamStreams(upstream, relay, schedulers);
         StatelessBridge bridge = new StatelessBridge(bus, upstream);
-        LegacySseTransport sse = new LegacySseTransport(checks, relay, bus, upstream, upstreams, bridge);
+        LegacySseTransport sse = new LegacySseTransport(checks, relay, bus, upstream, upstreams, bridge, gate);
         StreamableTransport streamable = new StreamableTransport(checks, relay, bus, upstream, upstreams, bridge,
-            new StatelessTransport(upstream), new SseBridge(checks, relay, bus, upstream, upstreams));
+            new StatelessTransport(upstream, gate), new SseBridge(checks, relay, bus, upstream, upstreams), gate);
         return new McpServlet(checks, clients, config.maxBodySize(), sse, streamable);
+    }
+
+    /**
+     * The protected-resource metadata of the servers that authenticate, to map at
+     * {@value Authenticator#METADATA_PATH}{@code /*}; null when none does.
+     */
+    public ResourceMetadataServlet metadataServlet()
+    {
+        return authenticator.any() ? new ResourceMetadataServlet(config, authenticator) : null;
     }
 
     /** Client streams this replica holds, ending ones included: a drain waits until there are none. */
@@ -99,6 +121,7 @@ public final class McpGateway implements AutoCloseable
     public void close() throws Exception
     {
         streams.closeAll();
+        authenticator.close();
         // Stopping the client ends the upstream streams' reads.
         http.stop();
     }

@@ -76,7 +76,9 @@ public final class McpServlet extends HttpServlet
             LogContext.put(LogContext.Field.MCP_SERVER, server.name());
             describe(ServerSpan.of(request), request.getMethod(), server, parts[2]);
             checks.checkOrigin(request.getHeader(HttpHeader.ORIGIN.asString()));
-            RequestChecks.Caller caller = checks.caller(request.getHeader(HttpHeader.AUTHORIZATION.asString()), clients.clientAddress(request));
+            if (!ENDPOINTS.contains(parts[2]))
+                throw GatewayException.notFound("not an MCP endpoint: use /mcp/{server}/sse, /message or /mcp");
+            RequestChecks.Caller caller = checks.caller(server, parts[2], request.getHeader(HttpHeader.AUTHORIZATION.asString()), clients.clientAddress(request));
             String method = request.getMethod();
             switch (parts[2])
             {
@@ -84,7 +86,7 @@ public final class McpServlet extends HttpServlet
                 case "message" -> only(method, "POST", () ->
                 {
                     McpSession session = checks.session(sessionId(request), server, caller);
-                    withBody(request, response, body -> sse.message(request, response, server, session, body));
+                    withBody(request, response, body -> sse.message(request, response, server, session, caller, body));
                 });
                 case "mcp" ->
                 {
@@ -120,7 +122,7 @@ public final class McpServlet extends HttpServlet
         span.setAttribute(TraceAttributes.MCP_SERVER, server.name());
     }
 
-    private interface Handler
+    interface Handler
     {
         void handle() throws IOException;
     }
@@ -176,7 +178,7 @@ public final class McpServlet extends HttpServlet
      * Answers with an upstream's answer, under the status given: its type, and its body streamed as
      * it comes, or read whole first when the server's tool policy must cut it. Completes the exchange.
      */
-    static void relay(AsyncContext async, Upstream.Exchange exchange, int status, McpConfig.Server server, JsonRpc rpc)
+    static void relay(AsyncContext async, Upstream.Exchange exchange, int status, McpConfig.ToolPolicy tools, JsonRpc rpc)
     {
         try
         {
@@ -187,8 +189,8 @@ public final class McpServlet extends HttpServlet
                 response.setContentType(type);
             if (exchange.isEventStream())
                 response.setHeader(McpHeaders.X_ACCEL_BUFFERING, "no");
-            if (ToolGuard.cutsAnswer(server, rpc))
-                ToolGuard.relayCut(server.tools(), exchange, async);
+            if (ToolGuard.cutsAnswer(tools, rpc))
+                ToolGuard.relayCut(tools, exchange, async);
             else
                 exchange.relayTo(async);
         }
@@ -202,11 +204,44 @@ public final class McpServlet extends HttpServlet
     /** Ends an asynchronous MCP exchange with a JSON-RPC message the gateway answers itself. */
     static void answer(AsyncContext async, String message) throws IOException
     {
+        answer(async, new CallGate.Verdict(message, HttpStatus.OK_200, 0));
+    }
+
+    /** Ends an asynchronous MCP exchange with the gateway's own answer to its tool calls. */
+    static void answer(AsyncContext async, CallGate.Verdict verdict) throws IOException
+    {
         HttpServletResponse response = (HttpServletResponse)async.getResponse();
-        response.setStatus(HttpStatus.OK_200);
+        response.setStatus(verdict.status());
+        if (verdict.retryAfterSeconds() > 0)
+            response.setHeader(HttpHeader.RETRY_AFTER.asString(), Long.toString(verdict.retryAfterSeconds()));
+        String message = verdict.answer();
         response.setContentType("application/json");
         response.getWriter().write(message);
         async.complete();
+    }
+
+    /**
+     * Goes on once the request's tool calls are judged: with {@code next} when they may go, else
+     * with the gateway's own answer. Ends the exchange when either fails.
+     */
+    static void whenAdmitted(AsyncContext async, CompletableFuture<CallGate.Verdict> verdict, Handler next)
+    {
+        verdict.whenComplete((judged, failure) ->
+        {
+            try
+            {
+                if (failure != null)
+                    end(async, failure);
+                else if (judged.goes())
+                    next.handle();
+                else
+                    answer(async, judged);
+            }
+            catch (IOException | RuntimeException x)
+            {
+                end(async, x);
+            }
+        });
     }
 
     /**

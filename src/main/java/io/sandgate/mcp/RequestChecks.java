@@ -5,10 +5,14 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.Objects;
+import java.util.Set;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.McpConfig;
+import io.sandgate.mcp.identity.Authenticator;
+import io.sandgate.mcp.identity.Principal;
+import io.sandgate.mcp.identity.UpstreamCredentials;
 import io.sandgate.net.Origins;
 import io.sandgate.web.ClientInfo;
 import io.sandgate.web.GatewayException;
@@ -32,14 +36,19 @@ final class RequestChecks
     private final ClientStreams streams;
     private final Counter sessionsRefused;
     private final Counter foreign;
+    private final Authenticator authenticator;
+    private final UpstreamCredentials credentials;
 
     /**
      * @param origins the browser origins the deployment allows ({@code server.public-origins}); the
      *        face adds {@code mcp.allowed-origins}
      * @param streams the client streams this replica holds, whose number per client is capped
      */
-    RequestChecks(McpConfig config, SessionBus bus, ClientInfo clients, Origins origins, ClientStreams streams, MeterRegistry registry)
+    RequestChecks(McpConfig config, SessionBus bus, ClientInfo clients, Origins origins, ClientStreams streams, MeterRegistry registry,
+                  Authenticator authenticator, UpstreamCredentials credentials)
     {
+        this.authenticator = authenticator;
+        this.credentials = credentials;
         this.config = config;
         this.bus = bus;
         this.clients = clients;
@@ -52,26 +61,66 @@ final class RequestChecks
     /**
      * Who a request comes from, as the checks know a client.
      *
-     * @param owner as a session records its owner: a digest of the client's credential (never the
-     *        credential itself, which the store must not hold), else its address
+     * @param owner as a session records its owner: the principal a valid token names where the
+     *        server authenticates ({@link Principal#owner}); elsewhere a digest of the client's
+     *        credential (never the credential itself, which the store must not hold), else its address
      * @param limitKey what the client's sessions and streams are counted by: its address (an IPv6
      *        one by its network), which a client cannot vary at will as it can its credential
+     * @param principal who the token names; null where the server is open
      */
-    record Caller(String owner, String limitKey)
+    record Caller(String owner, String limitKey, Principal principal)
     {
         Caller
         {
             Objects.requireNonNull(owner, "owner");
             Objects.requireNonNull(limitKey, "limitKey");
         }
+
+        Caller(String owner, String limitKey)
+        {
+            this(owner, limitKey, null);
+        }
+
+        /** The server's tool policy as it applies to this caller: narrowed to its scopes' tools where rules go by scope. */
+        McpConfig.ToolPolicy tools(McpConfig.Server server)
+        {
+            return server.tools().grantedTo(principal == null ? Set.of() : principal.scopes());
+        }
+
+        /** What the caller's quota is counted by: its principal, else its address (a made-up credential is no one). */
+        String quotaKey()
+        {
+            return principal == null ? limitKey : owner;
+        }
+
+        /** The caller as the audit log and the call counters name it. */
+        String display()
+        {
+            return principal == null ? limitKey : principal.display();
+        }
     }
 
     /**
-     * The caller a request's values make.
+     * The caller a request's values make, once its token is checked where the server wants one;
+     * the server's credential for the principal is then at hand too (a token exchange, made here).
      *
+     * @param endpoint the endpoint called ({@code mcp}, {@code sse}, {@code message})
      * @param credential the request's {@code Authorization}, null when it has none
      * @param address the client's address, as the gateway trusts it ({@link ClientInfo#clientAddress})
+     * @throws GatewayException 401 or 403 with a challenge, for a token the server does not take
      */
+    Caller caller(McpConfig.Server server, String endpoint, String credential, String address)
+    {
+        Principal principal = authenticator.authenticate(server, endpoint, credential).orElse(null);
+        if (principal != null)
+        {
+            credentials.prepare(server, principal, Authenticator.bearer(credential));
+            return new Caller(principal.owner(), clients.limitKey(address), principal);
+        }
+        return caller(credential, address);
+    }
+
+    /** The caller of an open server. */
     Caller caller(String credential, String address)
     {
         return new Caller(credential == null ? ADDRESS + address : CREDENTIAL + sha256(credential), clients.limitKey(address));

@@ -73,7 +73,7 @@ final class SseBridge
         try
         {
             if (session != null)
-                relay(async, server, session, rpc, body, place);
+                relay(async, server, session, rpc, body, place, caller.tools(server));
             else
                 initialize(caller, async, server, rpc, body, place);
         }
@@ -93,7 +93,7 @@ final class SseBridge
                 if (failure != null)
                     throw failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
                 ((HttpServletResponse)async.getResponse()).setHeader(McpHeaders.SESSION_ID, ready.id());
-                relay(async, server, ready, rpc, body, place);
+                relay(async, server, ready, rpc, body, place, caller.tools(server));
             }
             catch (Throwable x)
             {
@@ -113,7 +113,7 @@ final class SseBridge
     private CompletableFuture<McpSession> open(McpConfig.Server server, McpSession session)
     {
         SessionLifetime lifetime = new SessionLifetime(session.id());
-        return upstreams.openLegacy(server, session.id(), lifetime).thenApply(url ->
+        return upstreams.openLegacy(Upstream.On.session(server, session), session.id(), lifetime).thenApply(url ->
         {
             McpSession ready = session.withUpstreamMessageUrl(url);
             bus.update(ready);
@@ -130,13 +130,14 @@ final class SseBridge
      *
      * @param place the answer's place among its client's streams; null for a message that is no request
      */
-    private void relay(AsyncContext async, McpConfig.Server server, McpSession session, JsonRpc rpc, String body, ClientStreams.Place place)
+    private void relay(AsyncContext async, McpConfig.Server server, McpSession session, JsonRpc rpc, String body, ClientStreams.Place place,
+                       McpConfig.ToolPolicy tools)
         throws IOException
     {
         URI url = URI.create(session.upstreamMessageUrl().orElseThrow(() -> GatewayException.unavailable("session not ready")));
         if (place == null)
         {
-            send(url, body).whenComplete((status, failure) ->
+            send(Upstream.On.session(server, session), url, body).whenComplete((status, failure) ->
             {
                 if (failure != null)
                     McpServlet.end(async, failure);
@@ -153,8 +154,8 @@ final class SseBridge
             return;
         }
         JsonNode call = rpc.messages().get(0);
-        ClientStream stream = answer(async, server, session, call, bus.lastEventId(session.id()), place);
-        send(url, body).whenComplete((status, failure) ->
+        ClientStream stream = answer(async, server, session, call, bus.lastEventId(session.id()), place, tools);
+        send(Upstream.On.session(server, session), url, body).whenComplete((status, failure) ->
         {
             GatewayException error = failure != null ? Errors.map(failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure, Errors.Peer.MCP_SERVER)
                 : status == HttpStatus.NOT_FOUND_404 ? relay.endedUpstream(session)
@@ -175,9 +176,9 @@ final class SseBridge
     }
 
     /** Posts a message to the server's message URL; completes with the status, the body dropped. */
-    private CompletableFuture<Integer> send(URI url, String body)
+    private CompletableFuture<Integer> send(Upstream.On on, URI url, String body)
     {
-        return upstream.exchange(HttpMethod.POST, url, Map.of(HttpHeader.CONTENT_TYPE.asString(), "application/json"), body)
+        return upstream.exchange(on, HttpMethod.POST, url, Map.of(HttpHeader.CONTENT_TYPE.asString(), "application/json"), body)
             .thenApply(exchange ->
             {
                 exchange.discard();
@@ -190,7 +191,8 @@ final class SseBridge
         return new GatewayException(HttpStatus.BAD_GATEWAY_502, "upstream_failed", "the MCP server answered " + status);
     }
 
-    private ClientStream answer(AsyncContext async, McpConfig.Server server, McpSession session, JsonNode call, String after, ClientStreams.Place place)
+    private ClientStream answer(AsyncContext async, McpConfig.Server server, McpSession session, JsonNode call, String after, ClientStreams.Place place,
+                                McpConfig.ToolPolicy tools)
         throws IOException
     {
         JsonNode id = call.path("id");
@@ -198,7 +200,7 @@ final class SseBridge
         JsonNode token = call.path("params").path("_meta").path("progressToken");
         ClientStream stream = ClientStream.start(async);
         place.open(stream);
-        SessionBus.Subscription subscription = relay.subscribe(session.id(), after, new ClientStream.Delivery(stream, server.tools())
+        SessionBus.Subscription subscription = relay.subscribe(session.id(), after, new ClientStream.Delivery(stream, tools)
         {
             @Override
             void deliver(String eventId, String text) throws IOException

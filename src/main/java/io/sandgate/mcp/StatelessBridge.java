@@ -113,7 +113,7 @@ final class StatelessBridge
         headers.put(McpHeaders.PROTOCOL_VERSION, REVISION);
         headers.put(McpHeaders.METHOD, method);
         headers.put(McpHeaders.NAME, StatelessTransport.name(method, params));
-        return upstream.exchange(HttpMethod.POST, server.url(), headers, request.toString());
+        return upstream.exchange(Upstream.On.session(server, session), HttpMethod.POST, server.url(), headers, request.toString());
     }
 
     /**

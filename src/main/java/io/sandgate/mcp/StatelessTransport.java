@@ -39,10 +39,12 @@ final class StatelessTransport
     static final String META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities";
 
     private final Upstream upstream;
+    private final CallGate gate;
 
-    StatelessTransport(Upstream upstream)
+    StatelessTransport(Upstream upstream, CallGate gate)
     {
         this.upstream = upstream;
+        this.gate = gate;
     }
 
     /**
@@ -60,15 +62,15 @@ final class StatelessTransport
     }
 
     /** Checks a stateless request and relays it; the answer streams back as the upstream gives it. */
-    void post(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, JsonRpc rpc, String body) throws IOException
+    void post(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, RequestChecks.Caller caller, JsonRpc rpc, String body)
     {
         check(request, rpc);
-        String refusal = ToolGuard.refusal(server, rpc);
-        if (refusal != null)
-        {
-            McpServlet.answer(request.getAsyncContext(), refusal);
-            return;
-        }
+        McpServlet.whenAdmitted(request.getAsyncContext(), gate.admit(request, server, caller, rpc), () -> admitted(request, server, caller, rpc, body));
+    }
+
+    /** Relays a request whose tool calls, if any, may go. */
+    private void admitted(HttpServletRequest request, McpConfig.Server server, RequestChecks.Caller caller, JsonRpc rpc, String body)
+    {
         Map<String, String> headers = new HashMap<>();
         headers.put(HttpHeader.CONTENT_TYPE.asString(), "application/json");
         String accept = request.getHeader(HttpHeader.ACCEPT.asString());
@@ -81,14 +83,14 @@ final class StatelessTransport
                 headers.put(name, request.getHeader(name));
         }
         AsyncContext async = request.getAsyncContext();
-        upstream.exchange(HttpMethod.POST, server.url(), headers, body).whenComplete((exchange, failure) ->
+        upstream.exchange(new Upstream.On(server, caller.owner()), HttpMethod.POST, server.url(), headers, body).whenComplete((exchange, failure) ->
         {
             if (failure != null)
             {
                 McpServlet.end(async, failure);
                 return;
             }
-            McpServlet.relay(async, exchange, exchange.status(), server, rpc);
+            McpServlet.relay(async, exchange, exchange.status(), caller.tools(server), rpc);
         });
     }
 

@@ -32,6 +32,7 @@ final class StreamableTransport
     private final StatelessBridge bridge;
     private final StatelessTransport stateless;
     private final SseBridge sseBridge;
+    private final CallGate gate;
 
     /**
      * @param bridge speaks for the client to a 2026-07-28-only server ({@code transport: stateless})
@@ -39,8 +40,9 @@ final class StreamableTransport
      * @param sseBridge speaks for the client to a 2024-11-05 server ({@code transport: sse})
      */
     StreamableTransport(RequestChecks checks, SessionRelay relay, SessionBus bus, Upstream upstream, UpstreamStreams upstreams, StatelessBridge bridge,
-                        StatelessTransport stateless, SseBridge sseBridge)
+                        StatelessTransport stateless, SseBridge sseBridge, CallGate gate)
     {
+        this.gate = gate;
         this.checks = checks;
         this.relay = relay;
         this.bus = bus;
@@ -69,7 +71,7 @@ final class StreamableTransport
             if (server.transport() == McpConfig.Transport.SSE)
                 throw new GatewayException(HttpStatus.NOT_IMPLEMENTED_501, "not_implemented", "this server speaks HTTP+SSE (2024-11-05): use a session-era client");
             McpSpans.describe(request, rpc, null);
-            stateless.post(request, response, server, rpc, body);
+            stateless.post(request, response, server, caller, rpc, body);
             return;
         }
         checkVersion(request);
@@ -78,12 +80,13 @@ final class StreamableTransport
         McpSpans.describe(request, rpc, session);
         if (session != null)
             response.setHeader(McpHeaders.SESSION_ID, session.id());
-        String refusal = ToolGuard.refusal(server, rpc);
-        if (refusal != null)
-        {
-            McpServlet.answer(request.getAsyncContext(), refusal);
-            return;
-        }
+        McpServlet.whenAdmitted(request.getAsyncContext(), gate.admit(request, server, caller, rpc), () -> admitted(request, response, server, session, caller, rpc, body));
+    }
+
+    /** Relays a POST whose tool calls, if any, may go. */
+    private void admitted(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, McpSession session, RequestChecks.Caller caller,
+                          JsonRpc rpc, String body) throws IOException
+    {
         if (server.transport() == McpConfig.Transport.STATELESS)
         {
             bridged(request, response, server, session, caller, rpc);
@@ -106,11 +109,11 @@ final class StreamableTransport
             headers.put(McpHeaders.SESSION_ID, session.upstreamSessionId().orElse(null));
         McpSpans.addTraceHeaders(request, headers);
         AsyncContext async = request.getAsyncContext();
-        McpServlet.whenSent(async, upstream.exchange(HttpMethod.POST, server.url(), headers, body), () -> release(reserved), exchange ->
+        McpServlet.whenSent(async, upstream.exchange(new Upstream.On(server, caller.owner()), HttpMethod.POST, server.url(), headers, body), () -> release(reserved), exchange ->
         {
             settle(request, response, session, reserved, exchange);
             // Past here the relay ends the request itself, whatever happens.
-            McpServlet.relay(async, exchange, exchange.status(), server, rpc);
+            McpServlet.relay(async, exchange, exchange.status(), caller.tools(server), rpc);
         });
     }
 
@@ -170,7 +173,7 @@ final class StreamableTransport
                 McpServlet.end(async, failure);
                 return;
             }
-            McpServlet.relay(async, exchange, StatelessBridge.sessionEraStatus(exchange), server, rpc);
+            McpServlet.relay(async, exchange, StatelessBridge.sessionEraStatus(exchange), caller.tools(server), rpc);
         });
     }
 
@@ -219,7 +222,7 @@ final class StreamableTransport
         ClientStreams.Place place = checks.reserveStream(caller, McpServlet.streamOpened(request));
         try
         {
-            get(request, server, session, place);
+            get(request, server, session, place, caller.tools(server));
         }
         catch (RuntimeException x)
         {
@@ -228,7 +231,7 @@ final class StreamableTransport
         }
     }
 
-    private void get(HttpServletRequest request, McpConfig.Server server, McpSession session, ClientStreams.Place place)
+    private void get(HttpServletRequest request, McpConfig.Server server, McpSession session, ClientStreams.Place place, McpConfig.ToolPolicy tools)
     {
         String lastEventId = request.getHeader(McpHeaders.LAST_EVENT_ID);
         // An id of the upstream's: the client resumes a POST answer the upstream cut short (SSE
@@ -242,7 +245,7 @@ final class StreamableTransport
         async.setTimeout(0);
         // The client hears 200 once the upstream's stream is open, so that nothing the upstream
         // sends on it after the client's next request can be missed.
-        upstream.stream(server.url(), UpstreamStreams.getHeaders(session, upstreamLastId)).whenComplete((upstreamGet, failure) ->
+        upstream.stream(Upstream.On.session(server, session), server.url(), UpstreamStreams.getHeaders(session, upstreamLastId)).whenComplete((upstreamGet, failure) ->
         {
             if (failure != null)
             {
@@ -261,7 +264,7 @@ final class StreamableTransport
             }
             try
             {
-                relay(async, server, session, after, upstreamGet, place);
+                relay(async, server, session, after, upstreamGet, place, tools);
             }
             catch (IOException | RuntimeException x)
             {
@@ -273,12 +276,12 @@ final class StreamableTransport
     }
 
     private void relay(AsyncContext async, McpConfig.Server server, McpSession session, String lastEventId, Upstream.Exchange upstreamGet,
-                       ClientStreams.Place place) throws IOException
+                       ClientStreams.Place place, McpConfig.ToolPolicy tools) throws IOException
     {
         ClientStream stream = ClientStream.start(async);
         place.open(stream);
         upstreams.holdGet(server, session, stream, upstreamGet);
-        SessionBus.Subscription subscription = relay.subscribe(session.id(), lastEventId, new ClientStream.Delivery(stream, server.tools())
+        SessionBus.Subscription subscription = relay.subscribe(session.id(), lastEventId, new ClientStream.Delivery(stream, tools)
         {
             @Override
             void deliver(String eventId, String message) throws IOException
@@ -304,7 +307,7 @@ final class StreamableTransport
         headers.put(McpHeaders.PROTOCOL_VERSION, request.getHeader(McpHeaders.PROTOCOL_VERSION));
         AsyncContext async = request.startAsync();
         async.setTimeout(0);
-        upstream.exchange(HttpMethod.DELETE, server.url(), headers, null).whenComplete((exchange, failure) ->
+        upstream.exchange(Upstream.On.session(server, session), HttpMethod.DELETE, server.url(), headers, null).whenComplete((exchange, failure) ->
         {
             // The upstream may be gone already; the session ends here regardless.
             if (exchange != null)

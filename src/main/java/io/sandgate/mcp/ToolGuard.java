@@ -41,16 +41,17 @@ final class ToolGuard
      * 2026-07-28 request it was checked to be what {@code Mcp-Name} says. (Not an HTTP 403: clients
      * take that for an authorization failure and may start logging in again.)
      *
+     * @param policy the server's policy as it applies to the caller ({@link RequestChecks.Caller#tools})
      * @throws RpcException 400 for a batch that holds such a call, refused whole
      */
-    static String refusal(McpConfig.Server server, JsonRpc rpc)
+    static String refusal(McpConfig.Server server, McpConfig.ToolPolicy policy, JsonRpc rpc)
     {
         for (JsonNode message : rpc.messages())
         {
             if (!"tools/call".equals(message.path("method").asText()))
                 continue;
             JsonNode name = message.path("params").path("name");
-            String text = refused(server, name);
+            String text = refused(server, policy, name);
             if (text == null)
                 continue;
             if (!rpc.isSingle())
@@ -65,19 +66,19 @@ final class ToolGuard
     }
 
     /** Why a call naming this tool is refused, or null when it is not. */
-    private static String refused(McpConfig.Server server, JsonNode name)
+    private static String refused(McpConfig.Server server, McpConfig.ToolPolicy policy, JsonNode name)
     {
         if (!name.isTextual())
             return "Invalid params: tools/call names its tool with a string (params.name)";
-        if (server.tools().allows(name.asText()))
+        if (policy.allows(name.asText()))
             return null;
         return "Unknown tool: " + name.asText() + " is not available on MCP server " + server.name();
     }
 
     /** Whether an answer to this request must be read and cut rather than streamed as it comes. */
-    static boolean cutsAnswer(McpConfig.Server server, JsonRpc rpc)
+    static boolean cutsAnswer(McpConfig.ToolPolicy policy, JsonRpc rpc)
     {
-        if (server.tools().allowsAll())
+        if (policy.allowsAll())
             return false;
         for (JsonNode message : rpc.messages())
         {

@@ -12,6 +12,8 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
+import io.sandgate.config.McpConfig;
+import io.sandgate.mcp.identity.UpstreamCredentials;
 import io.sandgate.web.FlushingWriter;
 import io.sandgate.web.GatewayException;
 import jakarta.servlet.AsyncContext;
@@ -46,11 +48,14 @@ final class Upstream
 
     private final HttpClient client;
     private final ScheduledExecutorService timer;
+    private final UpstreamCredentials credentials;
 
-    Upstream(HttpClient client, ScheduledExecutorService timer)
+    /** @param credentials what each request carries in place of the client's token */
+    Upstream(HttpClient client, ScheduledExecutorService timer, UpstreamCredentials credentials)
     {
         this.client = client;
         this.timer = timer;
+        this.credentials = credentials;
     }
 
     /** An answer whose headers have arrived and whose body is still arriving. */
@@ -195,25 +200,42 @@ final class Upstream
      * Sends a request/response exchange; the future completes with the answer's headers, or fails
      * with the gateway's 502 or 504. The body is the caller's to read, relay or discard.
      */
-    CompletableFuture<Exchange> exchange(HttpMethod method, URI uri, Map<String, String> headers, String body)
+    CompletableFuture<Exchange> exchange(On on, HttpMethod method, URI uri, Map<String, String> headers, String body)
     {
-        return send(newRequest(method, uri, headers, body).idleTimeout(EXCHANGE_IDLE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS));
+        return send(newRequest(on, method, uri, headers, body).idleTimeout(EXCHANGE_IDLE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS));
     }
 
     /** Opens a long-lived GET stream; the future completes when its headers arrive. It has no idle timeout: it ends with its client. */
-    CompletableFuture<Exchange> stream(URI uri, Map<String, String> headers)
+    CompletableFuture<Exchange> stream(On on, URI uri, Map<String, String> headers)
     {
-        return send(newRequest(HttpMethod.GET, uri, headers, null).idleTimeout(0, TimeUnit.MILLISECONDS));
+        return send(newRequest(on, HttpMethod.GET, uri, headers, null).idleTimeout(0, TimeUnit.MILLISECONDS));
     }
 
-    private Request newRequest(HttpMethod method, URI uri, Map<String, String> headers, String body)
+    /**
+     * Whose request goes to which server: what the server gets as credentials depends on both.
+     *
+     * @param owner as a session records it ({@link RequestChecks.Caller#owner})
+     */
+    record On(McpConfig.Server server, String owner)
+    {
+        static On session(McpConfig.Server server, McpSession session)
+        {
+            return new On(server, session.owner());
+        }
+    }
+
+    private Request newRequest(On on, HttpMethod method, URI uri, Map<String, String> headers, String body)
     {
         Request request = client.newRequest(uri).method(method);
-        request.headers(h -> headers.forEach((name, value) ->
+        request.headers(h ->
         {
-            if (value != null)
-                h.put(name, value);
-        }));
+            headers.forEach((name, value) ->
+            {
+                if (value != null)
+                    h.put(name, value);
+            });
+            credentials.header(on.server(), on.owner(), uri).ifPresent(header -> h.put(header.name(), header.value().reveal()));
+        });
         if (body != null)
             request.body(new StringRequestContent("application/json", body));
         return request;

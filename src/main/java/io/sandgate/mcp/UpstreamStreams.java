@@ -43,12 +43,12 @@ final class UpstreamStreams
      * {@code endpoint} event announces. Later {@code message} events are relayed to the session's log.
      * The client never sees the upstream's address or session id.
      */
-    CompletableFuture<String> openLegacy(McpConfig.Server server, String sessionId, Lifetime client)
+    CompletableFuture<String> openLegacy(Upstream.On on, String sessionId, Lifetime client)
     {
         CompletableFuture<String> endpoint = new CompletableFuture<>();
         AtomicReference<Upstream.Exchange> held = new AtomicReference<>();
         client.onClose(() -> abort(held.get()));
-        upstream.stream(server.url(), Map.of(HttpHeader.ACCEPT.asString(), "text/event-stream")).whenComplete((exchange, failure) ->
+        upstream.stream(on, on.server().url(), Map.of(HttpHeader.ACCEPT.asString(), "text/event-stream")).whenComplete((exchange, failure) ->
         {
             if (failure != null)
             {
@@ -69,7 +69,7 @@ final class UpstreamStreams
             new EventStreamPump(exchange.content(), schedulers.workers(), event ->
             {
                 if ("endpoint".equals(event.name()))
-                    endpoint.complete(server.url().resolve(URI.create(event.data().trim())).toString());
+                    endpoint.complete(on.server().url().resolve(URI.create(event.data().trim())).toString());
                 else if ("message".equals(event.name()) && !event.data().isBlank())
                     return relay.relay(sessionId, event.data());
                 return EventStreamPump.HANDED_ON;
@@ -138,7 +138,7 @@ final class UpstreamStreams
             CompletableFuture<Upstream.Exchange> opened;
             try
             {
-                opened = upstream.stream(server.url(), getHeaders(session, lastUpstreamId));
+                opened = upstream.stream(Upstream.On.session(server, session), server.url(), getHeaders(session, lastUpstreamId));
             }
             catch (RuntimeException x)
             {

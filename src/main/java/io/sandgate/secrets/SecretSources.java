@@ -23,6 +23,20 @@ public final class SecretSources
     {
         if (config.credentials().isEmpty() && config.agents().isEmpty())
             return empty();
+        return source(config, clock, schedulers);
+    }
+
+    /**
+     * The configured source for another face than egress's (the MCP face's upstream and client
+     * secrets), or an empty one when it needs none.
+     */
+    public static SecretSource open(CredentialsConfig config, boolean needed, Clock clock, Schedulers schedulers)
+    {
+        return needed ? source(config, clock, schedulers) : empty();
+    }
+
+    private static SecretSource source(CredentialsConfig config, Clock clock, Schedulers schedulers)
+    {
         return switch (config.source())
         {
             case FILE -> new FileSecretSource(new FileSecretSettings(config.file()), clock);

@@ -16,6 +16,7 @@ import io.sandgate.ingress.RouteStore;
 import io.sandgate.ingress.lifecycle.ActivityTable;
 import io.sandgate.ingress.lifecycle.PauseClaims;
 import io.sandgate.ingress.lifecycle.WakeClaims;
+import io.sandgate.mcp.CallQuotas;
 import io.sandgate.mcp.MemorySessionBus;
 import io.sandgate.mcp.SessionBus;
 
@@ -34,13 +35,14 @@ public final class Store implements AutoCloseable
     private final PauseClaims pauseClaims;
     private final StickySessions sticky;
     private final SessionBus sessions;
+    private final CallQuotas quotas;
     private final Function<String, Leadership> leadership;
     private final Supplier<StoreHealth> health;
     /** Releases what the parts hold: the session bus, and for Redis its threads and connections. */
     private final Runnable close;
 
     Store(RouteStore routes, Redemptions redemptions, WakeClaims wakeClaims, Lifecycle lifecycle, StickySessions sticky, SessionBus sessions,
-        Function<String, Leadership> leadership, Supplier<StoreHealth> health, Runnable close)
+        CallQuotas quotas, Function<String, Leadership> leadership, Supplier<StoreHealth> health, Runnable close)
     {
         this.routes = routes;
         this.redemptions = redemptions;
@@ -49,6 +51,7 @@ public final class Store implements AutoCloseable
         this.pauseClaims = lifecycle.pauseClaims();
         this.sticky = sticky;
         this.sessions = sessions;
+        this.quotas = quotas;
         this.leadership = leadership;
         this.health = health;
         this.close = close;
@@ -76,7 +79,8 @@ public final class Store implements AutoCloseable
         MemorySessionBus sessions = new MemorySessionBus(config.mcp().sessionTtl(), config.mcp().replayBuffer(), config.mcp().replayBufferBytes(),
             config.mcp().replayBufferBytesPerClient(), schedulers);
         return new Store(new MemoryRouteStore(config.ingress().staticRoutes()), Redemptions.inMemory(clock), WakeClaims.inMemory(clock),
-            new Lifecycle(ActivityTable.inMemory(), PauseClaims.inMemory(clock)), new MemoryStickySessions(), sessions, name -> Leadership.always(),
+            new Lifecycle(ActivityTable.inMemory(), PauseClaims.inMemory(clock)), new MemoryStickySessions(), sessions,
+            CallQuotas.inMemory(clock), name -> Leadership.always(),
             () -> new StoreHealth("memory", true, "in-process"), sessions::close);
     }
 
@@ -125,6 +129,12 @@ public final class Store implements AutoCloseable
     public SessionBus sessions()
     {
         return sessions;
+    }
+
+    /** MCP tool-call counters ({@code mcp.servers[].quota}). */
+    public CallQuotas quotas()
+    {
+        return quotas;
     }
 
     /** Asks the backing store whether it answers; cheap enough for a readiness probe. */

@@ -153,7 +153,9 @@ public final class Errors
         response.setStatus(error.status());
         response.setHeader(HttpHeader.CACHE_CONTROL.asString(), NO_STORE);
         NoScript.set(response);
-        if (error.status() == HttpStatus.UNAUTHORIZED_401)
+        if (error.challenge() != null)
+            response.setHeader(HttpHeader.WWW_AUTHENTICATE.asString(), error.challenge());
+        else if (error.status() == HttpStatus.UNAUTHORIZED_401)
             response.setHeader(HttpHeader.WWW_AUTHENTICATE.asString(), BEARER_CHALLENGE);
         if (error.retryAfterSeconds() > 0)
             response.setHeader(HttpHeader.RETRY_AFTER.asString(), Long.toString(error.retryAfterSeconds()));

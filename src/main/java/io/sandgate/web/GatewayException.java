@@ -11,18 +11,29 @@ public class GatewayException extends RuntimeException
     private final int status;
     private final String code;
     private final long retryAfterSeconds;
+    private final String challenge;
 
     public GatewayException(int status, String code, String message)
     {
-        this(status, code, message, 0);
+        this(status, code, message, 0, null);
     }
 
-    private GatewayException(int status, String code, String message, long retryAfterSeconds)
+    private GatewayException(int status, String code, String message, long retryAfterSeconds, String challenge)
     {
         super(message, null, false, false);
         this.status = status;
         this.code = code;
         this.retryAfterSeconds = retryAfterSeconds;
+        this.challenge = challenge;
+    }
+
+    /**
+     * A refusal of a caller's credentials, 401 or 403, answered with this {@code WWW-Authenticate}
+     * challenge (RFC 6750) instead of the gateway's plain {@code Bearer}.
+     */
+    public static GatewayException challenged(int status, String code, String message, String challenge)
+    {
+        return new GatewayException(status, code, message, 0, challenge);
     }
 
     /**
@@ -32,7 +43,7 @@ public class GatewayException extends RuntimeException
      */
     public static GatewayException tooMany(String code, String message, long retryAfterSeconds)
     {
-        return new GatewayException(HttpStatus.TOO_MANY_REQUESTS_429, code, message, Math.max(1, retryAfterSeconds));
+        return new GatewayException(HttpStatus.TOO_MANY_REQUESTS_429, code, message, Math.max(1, retryAfterSeconds), null);
     }
 
     public static GatewayException badRequest(String message)
@@ -61,12 +72,18 @@ public class GatewayException extends RuntimeException
      */
     public static GatewayException starting(String message, long retryAfterSeconds)
     {
-        return new GatewayException(HttpStatus.SERVICE_UNAVAILABLE_503, "starting", message, Math.max(1, retryAfterSeconds));
+        return new GatewayException(HttpStatus.SERVICE_UNAVAILABLE_503, "starting", message, Math.max(1, retryAfterSeconds), null);
     }
 
     public int status()
     {
         return status;
+    }
+
+    /** The {@code WWW-Authenticate} value the refusal carries, or null for the gateway's default. */
+    public String challenge()
+    {
+        return challenge;
     }
 
     /** Seconds the client should wait before trying again, or 0 when waiting is not what it takes. */

@@ -1,12 +1,15 @@
 package io.sandgate.mcp;
 
 import java.net.URI;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sandgate.config.McpConfig;
+import io.sandgate.mcp.identity.Authenticator;
+import io.sandgate.mcp.identity.UpstreamCredentials;
 import io.sandgate.core.Schedulers;
 import io.sandgate.net.Origins;
 import io.sandgate.web.ClientInfo;
@@ -35,9 +38,10 @@ class RequestChecksTest
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     private final MemorySessionBus bus = new MemorySessionBus(Duration.ofMinutes(1), 100, 1 << 20, 1 << 22, schedulers);
     private final McpConfig config = new McpConfig(List.of(TOOLS, OTHER), Duration.ofSeconds(15), Duration.ofMinutes(1), 100, 1 << 20, 1 << 22, 1 << 20,
-        MAX_SESSIONS, MAX_STREAMS, List.of("https://ide.example"));
+        MAX_SESSIONS, MAX_STREAMS, List.of("https://ide.example"), false);
     private final ClientStreams streams = new ClientStreams(config, registry, schedulers);
-    private final RequestChecks checks = new RequestChecks(config, bus, new ClientInfo(List.of()), new Origins(List.of("https://app.example")), streams, registry);
+    private final RequestChecks checks = new RequestChecks(config, bus, new ClientInfo(List.of()), new Origins(List.of("https://app.example")), streams, registry,
+        new Authenticator(config, name -> null, Clock.systemUTC(), registry, Runnable::run), new UpstreamCredentials(name -> null, Clock.systemUTC(), registry));
 
     @AfterEach
     void close()

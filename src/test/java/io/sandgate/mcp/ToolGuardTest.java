@@ -95,15 +95,15 @@ class ToolGuardTest
         {
             for (String name : List.of("[\"secret_tool\"]", "1", "null", "{}"))
             {
-                String refusal = ToolGuard.refusal(server, JsonRpc.parse(call(name)));
+                String refusal = ToolGuard.refusal(server, server.tools(), JsonRpc.parse(call(name)));
                 assertTrue(refusal != null && refusal.contains("\"code\":-32602") && refusal.contains("\"id\":4"), name + " -> " + refusal);
             }
-            assertTrue(ToolGuard.refusal(server, JsonRpc.parse("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":[\"secret_tool\"]}")) != null);
-            assertNull(ToolGuard.refusal(server, JsonRpc.parse(call("\"read\""))));
-            RpcException batch = assertThrows(RpcException.class, () -> ToolGuard.refusal(server, JsonRpc.parse("[" + call("\"read\"") + "," + call("[\"x\"]") + "]")));
+            assertTrue(ToolGuard.refusal(server, server.tools(), JsonRpc.parse("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":[\"secret_tool\"]}")) != null);
+            assertNull(ToolGuard.refusal(server, server.tools(), JsonRpc.parse(call("\"read\""))));
+            RpcException batch = assertThrows(RpcException.class, () -> ToolGuard.refusal(server, server.tools(), JsonRpc.parse("[" + call("\"read\"") + "," + call("[\"x\"]") + "]")));
             assertEquals(JsonRpcErrors.INVALID_PARAMS, batch.rpcCode());
         }
-        assertTrue(ToolGuard.refusal(denyOnly, JsonRpc.parse(call("\"secret_tool\""))).contains("not available"));
+        assertTrue(ToolGuard.refusal(denyOnly, denyOnly.tools(), JsonRpc.parse(call("\"secret_tool\""))).contains("not available"));
     }
 
     @Test

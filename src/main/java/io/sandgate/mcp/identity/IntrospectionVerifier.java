@@ -1,0 +1,152 @@
+package io.sandgate.mcp.identity;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Base64;
+import java.util.Collection;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sandgate.config.McpAuthConfig;
+import io.sandgate.core.Secret;
+
+/**
+ * Opaque tokens, judged by the authorization server's introspection endpoint (RFC 7662). Each
+ * answer is kept by the token's digest (never the token) until the token expires, so that a client
+ * making many calls costs the endpoint one; a refusal is kept briefly, so that a client repeating
+ * a bad token cannot make the gateway hammer the endpoint. The table is bounded.
+ */
+final class IntrospectionVerifier implements TokenVerifier
+{
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Duration TIMEOUT = Duration.ofSeconds(5);
+    private static final Duration REFUSAL_KEPT = Duration.ofSeconds(10);
+    /** Answers kept at most: beyond it the expired go, and if that is not enough, all. */
+    static final int MAX_KEPT = 10_000;
+
+    private record Kept(Principal principal, String refusal, Instant until)
+    {
+    }
+
+    private final McpAuthConfig config;
+    private final McpAuthConfig.Introspection endpoint;
+    private final Function<String, Secret> secrets;
+    private final Clock clock;
+    private final HttpClient http;
+    private final Map<String, Kept> kept = new ConcurrentHashMap<>();
+
+    /** @param secrets the gateway's secrets by name, where its client secret is */
+    IntrospectionVerifier(McpAuthConfig config, Function<String, Secret> secrets, Clock clock)
+    {
+        this.config = config;
+        this.endpoint = config.introspection().orElseThrow();
+        this.secrets = secrets;
+        this.clock = clock;
+        this.http = HttpClient.newBuilder().connectTimeout(TIMEOUT).followRedirects(HttpClient.Redirect.NEVER).build();
+    }
+
+    @Override
+    public Principal verify(String token)
+    {
+        String key = Tokens.digest(token);
+        Instant now = clock.instant();
+        Kept answer = kept.get(key);
+        if (answer == null || !answer.until().isAfter(now))
+        {
+            answer = introspect(token, now);
+            if (kept.size() >= MAX_KEPT)
+                trim(now);
+            kept.put(key, answer);
+        }
+        if (answer.principal() == null)
+            throw new TokenRefusedException(answer.refusal());
+        return answer.principal();
+    }
+
+    private void trim(Instant now)
+    {
+        kept.values().removeIf(entry -> !entry.until().isAfter(now));
+        if (kept.size() >= MAX_KEPT)
+            kept.clear();
+    }
+
+    private Kept introspect(String token, Instant now)
+    {
+        JsonNode body;
+        try
+        {
+            String credentials = endpoint.clientId() + ":" + secrets.apply(endpoint.clientSecret()).reveal();
+            HttpRequest request = HttpRequest.newBuilder(endpoint.url()).timeout(TIMEOUT)
+                .header("Content-Type", "application/x-www-form-urlencoded")
+                .header("Accept", "application/json")
+                .header("Authorization", "Basic " + Base64.getEncoder().encodeToString(credentials.getBytes(StandardCharsets.UTF_8)))
+                .POST(HttpRequest.BodyPublishers.ofString("token=" + URLEncoder.encode(token, StandardCharsets.UTF_8) + "&token_type_hint=access_token"))
+                .build();
+            HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+            if (response.statusCode() != 200)
+                throw new TokenRefusedException("the token cannot be checked now: the introspection endpoint answered " + response.statusCode());
+            body = JSON.readTree(response.body());
+        }
+        catch (IOException x)
+        {
+            // Not kept: the next call asks again.
+            throw new TokenRefusedException("the token cannot be checked now: the introspection endpoint is unavailable");
+        }
+        catch (InterruptedException x)
+        {
+            Thread.currentThread().interrupt();
+            throw new TokenRefusedException("the token cannot be checked now");
+        }
+        return judge(body, now);
+    }
+
+    private Kept judge(JsonNode body, Instant now)
+    {
+        Instant refusalEnds = now.plus(REFUSAL_KEPT);
+        if (!body.path("active").asBoolean(false))
+            return new Kept(null, "the token is not active", refusalEnds);
+        String issuer = body.path("iss").asText(null);
+        if (issuer == null && config.issuers().size() == 1)
+            issuer = config.issuers().get(0);
+        if (issuer == null || !config.issuers().contains(issuer))
+            return new Kept(null, "the token's issuer is not one this server accepts", refusalEnds);
+        if (!audienceMatches(body.path("aud")))
+            return new Kept(null, "the token is for another audience than this server", refusalEnds);
+        long exp = body.path("exp").asLong(0);
+        if (exp == 0)
+            return new Kept(null, "the token lacks a required claim (exp)", refusalEnds);
+        Instant expires = Instant.ofEpochSecond(exp);
+        if (!expires.plus(config.clockSkew()).isAfter(now))
+            return new Kept(null, "the token has expired", refusalEnds);
+        long nbf = body.path("nbf").asLong(0);
+        if (nbf != 0 && Instant.ofEpochSecond(nbf).minus(config.clockSkew()).isAfter(now))
+            return new Kept(null, "the token is not valid yet", refusalEnds);
+        Principal principal = Principals.of(issuer, body.path("sub").asText(null), body.path("client_id").asText(""),
+            Principals.scopes(body.path("scope").isTextual() ? body.path("scope").asText() : null, null), expires);
+        return new Kept(principal, null, expires);
+    }
+
+    private boolean audienceMatches(JsonNode aud)
+    {
+        Collection<String> accepted = config.audiences();
+        if (aud.isTextual())
+            return accepted.contains(aud.asText());
+        for (JsonNode item : aud)
+        {
+            if (accepted.contains(item.asText()))
+                return true;
+        }
+        return false;
+    }
+}

@@ -1,0 +1,169 @@
+package io.sandgate.mcp.identity;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.net.MalformedURLException;
+import java.net.URI;
+import java.text.ParseException;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.Set;
+
+import com.nimbusds.jose.JOSEException;
+import com.nimbusds.jose.JOSEObjectType;
+import com.nimbusds.jose.JWSAlgorithm;
+import com.nimbusds.jose.KeySourceException;
+import com.nimbusds.jose.proc.BadJOSEException;
+import com.nimbusds.jose.proc.DefaultJOSEObjectTypeVerifier;
+import com.nimbusds.jose.proc.JWSVerificationKeySelector;
+import com.nimbusds.jose.proc.SecurityContext;
+import com.nimbusds.jose.jwk.JWKMatcher;
+import com.nimbusds.jose.jwk.JWKSelector;
+import com.nimbusds.jose.jwk.source.JWKSource;
+import com.nimbusds.jose.jwk.source.JWKSourceBuilder;
+import com.nimbusds.jose.util.DefaultResourceRetriever;
+import com.nimbusds.jwt.JWTClaimsSet;
+import com.nimbusds.jwt.proc.BadJWTException;
+import com.nimbusds.jwt.proc.DefaultJWTClaimsVerifier;
+import com.nimbusds.jwt.proc.DefaultJWTProcessor;
+import com.nimbusds.jwt.proc.ExpiredJWTException;
+import io.sandgate.config.McpAuthConfig;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * JWT access tokens, checked by nimbus-jose-jwt against the keys the issuer publishes: the key set
+ * is fetched once ahead of the first call and then again before its cached copy expires, so that a
+ * call does not wait for it; a token naming a key the copy lacks makes one fetch at most every few
+ * seconds (a key rotation shows at once, a stream of forged key ids costs the issuer nothing); the
+ * copy is used past its time while the issuer cannot be reached. Only the asymmetric algorithms
+ * configured pass: {@code none} and HMAC never do, so that a public key is never taken for a secret.
+ */
+final class JwtTokenVerifier implements TokenVerifier, Closeable
+{
+    private static final Logger LOG = LoggerFactory.getLogger(JwtTokenVerifier.class);
+    /** The largest key set read: an issuer's set is a few kilobytes; a bigger answer is not one. */
+    private static final int JWKS_SIZE_LIMIT = 256 * 1024;
+    private static final Duration JWKS_TIMEOUT = Duration.ofSeconds(5);
+    private static final Duration CACHE_TIME_TO_LIVE = Duration.ofMinutes(5);
+    /** How seldom an unknown key id may make the key set be fetched again. */
+    static final Duration REFETCH_INTERVAL = Duration.ofSeconds(5);
+    /** How long the last key set serves while the issuer cannot be reached. */
+    private static final Duration OUTAGE_TOLERANCE = Duration.ofHours(12);
+
+    private final JWKSource<SecurityContext> keys;
+    private final DefaultJWTProcessor<SecurityContext> processor = new DefaultJWTProcessor<>();
+    private final Set<String> issuers;
+
+    JwtTokenVerifier(McpAuthConfig config)
+    {
+        this.issuers = Set.copyOf(config.issuers());
+        URI jwks = config.jwksUrl().orElseThrow();
+        try
+        {
+            int timeout = (int)JWKS_TIMEOUT.toMillis();
+            this.keys = JWKSourceBuilder.<SecurityContext>create(jwks.toURL(), new DefaultResourceRetriever(timeout, timeout, JWKS_SIZE_LIMIT))
+                .cache(CACHE_TIME_TO_LIVE.toMillis(), JWKS_TIMEOUT.toMillis())
+                .refreshAheadCache(true)
+                .rateLimited(REFETCH_INTERVAL.toMillis())
+                .outageTolerant(OUTAGE_TOLERANCE.toMillis())
+                .retrying(false)
+                .build();
+        }
+        catch (MalformedURLException x)
+        {
+            throw new IllegalArgumentException("jwks-url " + jwks, x);
+        }
+        // RFC 9068 access tokens say "at+jwt"; many issuers say "JWT" or nothing.
+        processor.setJWSTypeVerifier(new DefaultJOSEObjectTypeVerifier<>(JOSEObjectType.JWT, new JOSEObjectType("at+jwt"), null));
+        processor.setJWSKeySelector(new JWSVerificationKeySelector<>(algorithms(config.algorithms()), keys));
+        DefaultJWTClaimsVerifier<SecurityContext> claims = new DefaultJWTClaimsVerifier<>(new HashSet<>(config.audiences()), null,
+            Set.of("iss", "sub", "exp", "aud"), null);
+        claims.setMaxClockSkew((int)config.clockSkew().toSeconds());
+        processor.setJWTClaimsSetVerifier(claims);
+    }
+
+    private static Set<JWSAlgorithm> algorithms(Collection<String> names)
+    {
+        Set<JWSAlgorithm> algorithms = new HashSet<>();
+        for (String name : names)
+            algorithms.add(JWSAlgorithm.parse(name));
+        return algorithms;
+    }
+
+    /** Fetches the key set ahead of the first call; a failure is only logged, calls will try again. */
+    void warm()
+    {
+        try
+        {
+            keys.get(new JWKSelector(new JWKMatcher.Builder().build()), null);
+        }
+        catch (KeySourceException x)
+        {
+            LOG.warn("Cannot fetch the MCP token issuer's key set yet; calls will try again: {}", x.getClass().getSimpleName());
+        }
+    }
+
+    @Override
+    public Principal verify(String token)
+    {
+        JWTClaimsSet claims;
+        try
+        {
+            claims = processor.process(token, null);
+        }
+        catch (ParseException x)
+        {
+            throw new TokenRefusedException("the token is not a JWT");
+        }
+        catch (ExpiredJWTException x)
+        {
+            throw new TokenRefusedException("the token has expired");
+        }
+        catch (BadJWTException x)
+        {
+            throw new TokenRefusedException(claimsProblem(x.getMessage()));
+        }
+        catch (KeySourceException x)
+        {
+            throw new TokenRefusedException("the token's key cannot be checked now: the issuer's key set is unavailable");
+        }
+        catch (BadJOSEException | JOSEException x)
+        {
+            throw new TokenRefusedException("the token's signature is not valid for this gateway (algorithm, key or content)");
+        }
+        if (!issuers.contains(claims.getIssuer()))
+            throw new TokenRefusedException("the token's issuer is not one this server accepts");
+        return Principals.of(claims.getIssuer(), claims.getSubject(), clientId(claims), Principals.scopes(claims.getClaim("scope"), claims.getClaim("scp")),
+            claims.getExpirationTime().toInstant());
+    }
+
+    private static String clientId(JWTClaimsSet claims)
+    {
+        Object clientId = claims.getClaim("client_id");
+        if (clientId == null)
+            clientId = claims.getClaim("azp");
+        return clientId == null ? "" : clientId.toString();
+    }
+
+    /** The gateway's words for a claims check that failed; the library's name no claim value, but they are not ours to show. */
+    private static String claimsProblem(String message)
+    {
+        String text = message == null ? "" : message;
+        if (text.contains("before use time"))
+            return "the token is not valid yet";
+        if (text.contains("audience"))
+            return "the token is for another audience than this server";
+        if (text.contains("missing required claims"))
+            return "the token lacks a required claim (iss, sub, exp, aud)";
+        return "the token's claims are not valid";
+    }
+
+    @Override
+    public void close() throws IOException
+    {
+        if (keys instanceof Closeable closeable)
+            closeable.close();
+    }
+}
