@@ -16,7 +16,6 @@ import com.nimbusds.jose.JWSAlgorithm;
 import com.nimbusds.jose.KeySourceException;
 import com.nimbusds.jose.proc.BadJOSEException;
 import com.nimbusds.jose.proc.DefaultJOSEObjectTypeVerifier;
-import com.nimbusds.jose.proc.JWSVerificationKeySelector;
 import com.nimbusds.jose.proc.SecurityContext;
 import com.nimbusds.jose.jwk.JWKMatcher;
 import com.nimbusds.jose.jwk.JWKSelector;
@@ -77,7 +76,8 @@ final class JwtTokenVerifier implements TokenVerifier, Closeable
         }
         // RFC 9068 access tokens say "at+jwt"; many issuers say "JWT" or nothing.
         processor.setJWSTypeVerifier(new DefaultJOSEObjectTypeVerifier<>(JOSEObjectType.JWT, new JOSEObjectType("at+jwt"), null));
-        processor.setJWSKeySelector(new JWSVerificationKeySelector<>(algorithms(config.algorithms()), keys));
+        processor.setJWSKeySelector(new EdwardsKeys.Selector(algorithms(config.algorithms()), keys));
+        processor.setJWSVerifierFactory(new EdwardsKeys.VerifierFactory());
         DefaultJWTClaimsVerifier<SecurityContext> claims = new DefaultJWTClaimsVerifier<>(new HashSet<>(config.audiences()), null,
             Set.of("iss", "sub", "exp", "aud"), null);
         claims.setMaxClockSkew((int)config.clockSkew().toSeconds());
