@@ -1,0 +1,30 @@
+// Preloaded with `node --import ./bearer.mjs` when the gateway under test authenticates its MCP
+// callers: the conformance CLI has no option for a request header, so this gives every request it
+// makes (through fetch or node:http) the bearer token in SANDGATE_CONFORMANCE_TOKEN, unless the
+// request sets Authorization itself. Nothing else about the requests changes.
+import http from 'node:http';
+import { syncBuiltinESMExports } from 'node:module';
+
+const token = process.env.SANDGATE_CONFORMANCE_TOKEN;
+if (token) {
+    const authorization = `Bearer ${token}`;
+    const originalFetch = globalThis.fetch;
+    globalThis.fetch = (input, init = {}) => {
+        const headers = new Headers(init.headers ?? (input instanceof Request ? input.headers : undefined));
+        if (!headers.has('authorization'))
+            headers.set('authorization', authorization);
+        return originalFetch(input, { ...init, headers });
+    };
+    const originalRequest = http.request;
+    http.request = (...args) => {
+        const options = args.find(arg => arg && typeof arg === 'object' && !(arg instanceof URL) && typeof arg !== 'function');
+        if (options) {
+            options.headers = { ...(options.headers ?? {}) };
+            if (!Object.keys(options.headers).some(name => name.toLowerCase() === 'authorization'))
+                options.headers.authorization = authorization;
+        }
+        return originalRequest(...args);
+    };
+    // Named imports of node:http (import { request } from ...) see the patched function too.
+    syncBuiltinESMExports();
+}
