@@ -38,11 +38,11 @@ final class StreamableTransport
      * @param bridge speaks for the client to a 2026-07-28-only server ({@code transport: stateless})
      * @param stateless serves 2026-07-28 requests, which come with no session
      * @param sseBridge speaks for the client to a 2024-11-05 server ({@code transport: sse})
+     * @param gate judges tool calls: policy, quota, audit
      */
     StreamableTransport(RequestChecks checks, SessionRelay relay, SessionBus bus, Upstream upstream, UpstreamStreams upstreams, StatelessBridge bridge,
                         StatelessTransport stateless, SseBridge sseBridge, CallGate gate)
     {
-        this.gate = gate;
         this.checks = checks;
         this.relay = relay;
         this.bus = bus;
@@ -51,6 +51,7 @@ final class StreamableTransport
         this.bridge = bridge;
         this.stateless = stateless;
         this.sseBridge = sseBridge;
+        this.gate = gate;
     }
 
     private static void checkVersion(HttpServletRequest request)
