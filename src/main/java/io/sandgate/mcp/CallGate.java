@@ -96,9 +96,11 @@ final class CallGate
             decided(server, caller, calls, "denied", started);
             return CompletableFuture.completedFuture(new Verdict(refusal, HttpStatus.OK_200, 0));
         }
-        if (server.quota().isEmpty())
+        List<CallQuotas.Limit> limits = server.quota().map(quota -> limits(quota, server, caller, calls)).orElse(List.of());
+        // A quota of some tools only leaves the others' calls with no limit: no round trip for them.
+        if (limits.isEmpty())
             return CompletableFuture.completedFuture(go(request, server, caller, calls, started));
-        return quotas.take(limits(server.quota().get(), server, caller, calls)).handle((wait, failure) ->
+        return quotas.take(limits).handle((wait, failure) ->
         {
             if (failure != null)
             {

@@ -44,6 +44,8 @@ final class RedisCallQuotas implements CallQuotas
     @Override
     public CompletableFuture<Long> take(List<Limit> limits)
     {
+        if (limits.isEmpty())
+            return CompletableFuture.completedFuture(0L);
         List<Object> keys = new ArrayList<>();
         List<Object> args = new ArrayList<>();
         for (Limit limit : limits)
