@@ -4,6 +4,7 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicLong;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -59,16 +60,21 @@ final class CallGate
     private final MeterRegistry registry;
     private final boolean principalLabel;
     private final Clock clock;
+    private final Executor workers;
     private final Counter unchecked;
     private final AtomicLong lastWarning = new AtomicLong();
 
-    /** @param principalLabel whether the call counters are labelled by caller ({@code mcp.principal-label}) */
-    CallGate(CallQuotas quotas, MeterRegistry registry, boolean principalLabel, Clock clock)
+    /**
+     * @param principalLabel whether the call counters are labelled by caller ({@code mcp.principal-label})
+     * @param workers where a request goes on once the store has counted its calls
+     */
+    CallGate(CallQuotas quotas, MeterRegistry registry, boolean principalLabel, Clock clock, Executor workers)
     {
         this.quotas = quotas;
         this.registry = registry;
         this.principalLabel = principalLabel;
         this.clock = clock;
+        this.workers = workers;
         this.unchecked = Counter.builder("sandgate.mcp.quota.unchecked").description("Tool calls let through uncounted: the store could not count them")
             .register(registry);
     }
@@ -100,7 +106,9 @@ final class CallGate
         // A quota of some tools only leaves the others' calls with no limit: no round trip for them.
         if (limits.isEmpty())
             return CompletableFuture.completedFuture(go(request, server, caller, calls, started));
-        return quotas.take(limits).handle((wait, failure) ->
+        // Not on the thread that completes the count: the store's own I/O thread, where the request's
+        // next steps (a store call among them) must not run, and Redisson refuses a blocking call.
+        return quotas.take(limits).handleAsync((wait, failure) ->
         {
             if (failure != null)
             {
@@ -118,7 +126,7 @@ final class CallGate
             if (!rpc.isSingle())
                 throw GatewayException.tooMany("over_quota", "the batch's tool calls are over this caller's quota on MCP server " + server.name(), seconds);
             return new Verdict(overQuota(calls.get(0), server, seconds), HttpStatus.TOO_MANY_REQUESTS_429, seconds);
-        });
+        }, workers);
     }
 
     /**

@@ -72,7 +72,7 @@ public final class McpGateway implements AutoCloseable
         this.upstream = new Upstream(http, schedulers.timer(), credentials);
         this.streams = new ClientStreams(config, registry, schedulers);
         this.checks = new RequestChecks(config, bus, clients, origins, streams, registry, authenticator, credentials);
-        this.gate = new CallGate(quotas, registry, config.principalLabel(), clock);
+        this.gate = new CallGate(quotas, registry, config.principalLabel(), clock, schedulers.workers());
         this.relay = new SessionRelay(bus, schedulers, tracing, registry);
     }
 
