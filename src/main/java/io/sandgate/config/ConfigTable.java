@@ -1,5 +1,7 @@
 package io.sandgate.config;
 
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -17,11 +19,37 @@ final class ConfigTable
 {
     private final String where;
     private final Map<?, ?> values;
+    /** Where the keys another table gave are, by key: so that a problem names the place it was written. */
+    private final Map<String, String> elsewhere;
 
     private ConfigTable(String where, Map<?, ?> values)
     {
+        this(where, values, Map.of());
+    }
+
+    private ConfigTable(String where, Map<?, ?> values, Map<String, String> elsewhere)
+    {
         this.where = where;
         this.values = values;
+        this.elsewhere = elsewhere;
+    }
+
+    /**
+     * One table made of two, {@code over}'s keys over {@code under}'s (a server's settings over the
+     * global ones): a problem with a key names the table that gave it, one with the whole names
+     * {@code over}.
+     */
+    static ConfigTable layered(ConfigTable under, ConfigTable over)
+    {
+        Map<Object, Object> merged = new LinkedHashMap<>(under.values);
+        merged.putAll(over.values);
+        Map<String, String> elsewhere = new HashMap<>();
+        for (Object key : under.values.keySet())
+        {
+            if (!over.values.containsKey(key))
+                elsewhere.put(key.toString(), under.at(key.toString()));
+        }
+        return new ConfigTable(over.where, merged, elsewhere);
     }
 
     /**
@@ -65,7 +93,7 @@ final class ConfigTable
     /** Where one of its keys is, for messages: {@code egress.routes[0].timeout}. */
     String at(String key)
     {
-        return where + "." + key;
+        return elsewhere.getOrDefault(key, where + "." + key);
     }
 
     /** The value as YAML or JSON gave it, or null. */
@@ -124,7 +152,7 @@ final class ConfigTable
         return values.get(key) instanceof List<?> list ? list : List.of();
     }
 
-    /** The values as given, for a table made of several (a server's settings over the global ones). */
+    /** The values as given, for a table keyed by names the user chose. */
     Map<?, ?> asMap()
     {
         return values;

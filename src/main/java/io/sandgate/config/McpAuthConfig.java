@@ -3,11 +3,11 @@ package io.sandgate.config;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * How one MCP server's endpoints authenticate their callers ({@code mcp.auth}, and
@@ -72,12 +72,9 @@ public record McpAuthConfig(List<String> issuers, Optional<URI> jwksUrl, Optiona
             return Optional.empty();
         if (global == null && own == null)
             return Optional.empty();
-        Map<Object, Object> merged = new LinkedHashMap<>();
-        if (global != null)
-            merged.putAll(ConfigTable.of(global, ConfigKeys.MCP_AUTH.name(), SHAPE, KEYS).asMap());
-        if (own != null)
-            merged.putAll(ConfigTable.of(own, where, SHAPE, KEYS).asMap());
-        ConfigTable table = ConfigTable.of(merged, own != null ? where : ConfigKeys.MCP_AUTH.name(), SHAPE, KEYS);
+        ConfigTable globalTable = global == null ? null : ConfigTable.of(global, ConfigKeys.MCP_AUTH.name(), SHAPE, KEYS);
+        ConfigTable ownTable = own == null ? null : ConfigTable.of(own, where, SHAPE, KEYS);
+        ConfigTable table = globalTable == null ? ownTable : ownTable == null ? globalTable : ConfigTable.layered(globalTable, ownTable);
         return Optional.of(parse(table, serverName, publicOrigin));
     }
 
@@ -100,7 +97,7 @@ public record McpAuthConfig(List<String> issuers, Optional<URI> jwksUrl, Optiona
         for (String algorithm : algorithms)
         {
             if (!ALGORITHMS.contains(algorithm))
-                throw new IllegalArgumentException(table.at("algorithms") + ": " + algorithm + " (expected: asymmetric JWS algorithms among " + ALGORITHMS
+                throw new IllegalArgumentException(table.at("algorithms") + ": " + algorithm + " (expected: asymmetric JWS algorithms among " + new TreeSet<>(ALGORITHMS)
                     + "; none and HMAC are never accepted)");
         }
         String base = table.text("resource-url", publicOrigin);
