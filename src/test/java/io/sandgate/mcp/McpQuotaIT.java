@@ -58,6 +58,7 @@ class McpQuotaIT
             server("short", upstream.streamableUrl(), "streamable", Map.of("calls", 2, "window", SHORT_WINDOW.toMillis() + "ms")),
             server("listing", upstream.streamableUrl(), "streamable", Map.of("calls", 1, "window", "1m")),
             server("batched", upstream.streamableUrl(), "streamable", Map.of("calls", 3, "window", "1m")),
+            server("spoofed", upstream.streamableUrl(), "streamable", Map.of("calls", 3, "window", "1m")),
             server("raced", upstream.streamableUrl(), "streamable", Map.of("calls", 4, "window", "1m")),
             server("open", upstream.streamableUrl(), "streamable", null))));
 
@@ -206,11 +207,21 @@ class McpQuotaIT
     @Test
     void bridgedCalls_onBothReplicas_shareOneQuota() throws Exception
     {
-        String session = new RawStreamableClient(replicaA, "bridged").openSession();
-        assertWent(post(replicaB, "bridged", session, echo(1, "bridged-1")), "bridged-1");
-        assertWent(post(replicaA, "bridged", session, echo(2, "bridged-2")), "bridged-2");
-        assertOverQuota(post(replicaB, "bridged", session, echo(3, "bridged-3")), 3, Duration.ofMinutes(1));
+        twoCallsThenRefused("bridged", Duration.ofMinutes(1));
         assertEquals(2, ranWith("bridged-"));
+    }
+
+    /**
+     * Opens a session on a server whose quota allows two calls of echo, makes them on either
+     * replica, and sees the third refused; the session. The calls' texts start with the server's name.
+     */
+    private static String twoCallsThenRefused(String server, Duration window) throws Exception
+    {
+        String session = new RawStreamableClient(replicaA, server).openSession();
+        assertWent(post(replicaB, server, session, echo(1, server + "-1")), server + "-1");
+        assertWent(post(replicaA, server, session, echo(2, server + "-2")), server + "-2");
+        assertOverQuota(post(replicaB, server, session, echo(3, server + "-3")), 3, window);
+        return session;
     }
 
     private static JsonNode nextMessage(RawSseClient.Stream stream) throws Exception
@@ -226,10 +237,7 @@ class McpQuotaIT
     @Test
     void aToolsLimit_limitsThatToolOnly() throws Exception
     {
-        String session = new RawStreamableClient(replicaA, "per-tool").openSession();
-        assertWent(post(replicaA, "per-tool", session, echo(1, "per-tool-1")), "per-tool-1");
-        assertWent(post(replicaB, "per-tool", session, echo(2, "per-tool-2")), "per-tool-2");
-        assertOverQuota(post(replicaA, "per-tool", session, echo(3, "per-tool-3")), 3, Duration.ofMinutes(1));
+        String session = twoCallsThenRefused("per-tool", Duration.ofMinutes(1));
         int added = upstream.callsOf("add").size();
         for (int i = 4; i <= 7; i++)
         {
@@ -240,15 +248,21 @@ class McpQuotaIT
         }
         assertEquals(added + 4, upstream.callsOf("add").size(), "a tool without a limit of its own is not limited");
         assertEquals(2, ranWith("per-tool-"));
+
+        // The name as the server reads it is what is counted: an escape is the same name, and what
+        // is no name at all never runs the tool.
+        int echoes = upstream.callsOf("echo").size();
+        String escaped = "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":\"ech\\u006f\",\"arguments\":{\"text\":\"per-tool-8\"}}}";
+        assertOverQuota(post(replicaB, "per-tool", session, escaped), 8, Duration.ofMinutes(1));
+        for (String name : List.of("[\"echo\"]", "{\"name\":\"echo\"}", "\"echo \"", "null"))
+            post(replicaA, "per-tool", session, echo(9, "per-tool-9").replace("\"echo\"", name));
+        assertEquals(echoes, upstream.callsOf("echo").size(), "no call of echo beyond its limit");
     }
 
     @Test
     void afterTheWindowEnds_callsGoAgain() throws Exception
     {
-        String session = new RawStreamableClient(replicaA, "short").openSession();
-        assertWent(post(replicaA, "short", session, echo(1, "short-1")), "short-1");
-        assertWent(post(replicaB, "short", session, echo(2, "short-2")), "short-2");
-        assertOverQuota(post(replicaA, "short", session, echo(3, "short-3")), 3, SHORT_WINDOW);
+        String session = twoCallsThenRefused("short", SHORT_WINDOW);
 
         // Refused calls count against nothing: the window ends when it would have without them.
         await().atMost(SHORT_WINDOW.multipliedBy(3)).pollInterval(Duration.ofMillis(200))
@@ -290,6 +304,27 @@ class McpQuotaIT
         assertWent(post(replicaB, "batched", session, echo(5, "batched-5")), "batched-5");
         assertWent(post(replicaA, "batched", session, echo(6, "batched-6")), "batched-6");
         assertOverQuota(post(replicaB, "batched", session, echo(7, "batched-7")), 7, Duration.ofMinutes(1));
+    }
+
+    /**
+     * A caller of an open server is its address as the gateway trusts it: headers naming another
+     * address (no proxy is trusted here) or another credential do not make another caller.
+     */
+    @Test
+    void madeUpForwardedAddressesOrCredentials_doNotMakeAFreshQuota() throws Exception
+    {
+        long before = statelessReached();
+        for (int i = 1; i <= 5; i++)
+        {
+            HttpResponse<String> response = new RawStreamableClient(i % 2 == 0 ? replicaA : replicaB, "spoofed").post(null, statelessEcho(i, "spoofed-" + i),
+                "MCP-Protocol-Version", STATELESS, "Mcp-Method", "tools/call", "Mcp-Name", "echo",
+                "X-Forwarded-For", "10.0.0." + i, "X-Real-IP", "10.0.1." + i, "Forwarded", "for=10.0.2." + i, "Authorization", "Bearer made-up-" + i);
+            if (i <= 3)
+                assertNotEquals(429, response.statusCode(), response.body());
+            else
+                assertOverQuota(response, i, Duration.ofMinutes(1));
+        }
+        assertEquals(before + 3, statelessReached());
     }
 
     /** Replicas racing for the last calls of a window: the count is checked and taken in one step, so no more go than the quota. */
