@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -274,6 +275,11 @@ public final class ConfigLoader
         List<McpConfig.Server> mcpServers = new ArrayList<>();
         Map<String, ?> mcpAuth = optional(ConfigKeys.MCP_AUTH).orElse(null);
         String publicOrigin = server == null || server.publicOrigins().isEmpty() ? null : server.publicOrigins().get(0);
+        // Checked on its own too, so that a mistake in it shows though no server uses it (the
+        // resource URL is each server's to complete); the same problem found again through each
+        // server that uses it is listed once.
+        if (mcpAuth != null)
+            attempt(() -> McpAuthConfig.resolve(mcpAuth, null, ConfigKeys.MCP_AUTH.name(), "any", "https://gateway.invalid"));
         for (Map<?, ?> entry : list(ConfigKeys.MCP_SERVERS))
         {
             McpConfig.Server parsed = attempt(() -> McpConfig.Server.parse(entry, mcpAuth, publicOrigin));
@@ -295,7 +301,7 @@ public final class ConfigLoader
             problems.add(ConfigKeys.WAKE_KUBERNETES.name() + ": true (expected: " + ConfigKeys.WATCHER_ENABLED.name() + ": true and "
                 + ConfigKeys.WATCHER_SANDBOX_API.name() + " set: the pod watcher's client scales the Sandbox resources)");
         if (!problems.isEmpty())
-            throw new ConfigException(problems);
+            throw new ConfigException(List.copyOf(new LinkedHashSet<>(problems)));
         StoreConfig store = bind(StoreConfig.class, "store.", given("redis", redis));
         return new SandgateConfig(source, server, store, ingress, mcp, egress, watcher,
             optional(ConfigKeys.ADMIN_TOKEN), history, get(ConfigKeys.ACCESS_LOG), get(ConfigKeys.LOG_FORMAT), tracing, lifecycle, drain, effective());

@@ -372,5 +372,16 @@ class McpAuthConfigTest
         {
             assertMentions(problem(AUTH, tools("auth", Map.of("algorithms", List.of("HS256")))), "mcp.servers: tools: auth.algorithms: HS256");
         }
+
+        /** A mistake in mcp.auth shows though no server uses it, and once however many servers do. */
+        @Test
+        void aProblemOfTheGlobalTable_showsOnce_usedOrNot()
+        {
+            Map<String, Object> bad = with(AUTH, "algorithms", List.of("none"));
+            String unused = problems(values(bad, List.of(tools("auth", "off"))));
+            assertMentions(unused, "mcp.auth.algorithms: none");
+            String twice = problems(values(bad, List.of(tools(), server("files"))));
+            assertEquals(1, twice.split("mcp.auth.algorithms: none", -1).length - 1, twice);
+        }
     }
 }
