@@ -3,6 +3,7 @@ package io.sandgate.config;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -57,7 +58,8 @@ public record McpAuthConfig(List<String> issuers, Optional<URI> jwksUrl, Optiona
     }
 
     /**
-     * One server's settings: its own table over the global one, key by key; {@code off} (or
+     * One server's settings: its own table over the global one, key by key ({@code jwks-url} and
+     * {@code introspection} as one key: naming either replaces both); {@code off} (or
      * {@code false}) for a server left open when the others are not.
      *
      * @param global {@code mcp.auth}, or null
@@ -72,8 +74,18 @@ public record McpAuthConfig(List<String> issuers, Optional<URI> jwksUrl, Optiona
             return Optional.empty();
         if (global == null && own == null)
             return Optional.empty();
-        ConfigTable globalTable = global == null ? null : ConfigTable.of(global, ConfigKeys.MCP_AUTH.name(), SHAPE, KEYS);
         ConfigTable ownTable = own == null ? null : ConfigTable.of(own, where, SHAPE, KEYS);
+        Map<?, ?> under = global;
+        // Two ways of checking tokens, not two settings: a server that names one does not keep the
+        // global other, which would win and leave its own unused.
+        if (global != null && ownTable != null && (ownTable.raw("jwks-url") != null || ownTable.raw("introspection") != null))
+        {
+            Map<Object, Object> rest = new LinkedHashMap<>(global);
+            rest.remove("jwks-url");
+            rest.remove("introspection");
+            under = rest;
+        }
+        ConfigTable globalTable = under == null ? null : ConfigTable.of(under, ConfigKeys.MCP_AUTH.name(), SHAPE, KEYS);
         ConfigTable table = globalTable == null ? ownTable : ownTable == null ? globalTable : ConfigTable.layered(globalTable, ownTable);
         return Optional.of(parse(table, serverName, publicOrigin));
     }
@@ -93,6 +105,9 @@ public record McpAuthConfig(List<String> issuers, Optional<URI> jwksUrl, Optiona
         });
         if (jwks.isEmpty() && introspection.isEmpty())
             throw new IllegalArgumentException(table.where() + ": jwks-url or introspection missing (expected: where token signatures are checked)");
+        if (jwks.isPresent() && introspection.isPresent())
+            throw new IllegalArgumentException(table.where() + ": jwks-url and introspection both given (expected: one of them, JWTs checked by the"
+                + " issuer's keys or opaque tokens by introspection)");
         List<String> algorithms = table.get("algorithms", ValueParser.list(), DEFAULT_ALGORITHMS);
         for (String algorithm : algorithms)
         {
