@@ -34,8 +34,8 @@ import org.slf4j.LoggerFactory;
 /**
  * JWT access tokens, checked by nimbus-jose-jwt against the keys the issuer publishes: the key set
  * is fetched once ahead of the first call and then again before its cached copy expires, so that a
- * call does not wait for it; a token naming a key the copy lacks makes one fetch at most every few
- * seconds (a key rotation shows at once, a stream of forged key ids costs the issuer nothing); the
+ * call does not wait for it; a token naming a key the copy lacks makes a fetch, two at most every few
+ * seconds (a key rotation shows at once, a stream of forged key ids costs the issuer little); the
  * copy is used past its time while the issuer cannot be reached. Only the asymmetric algorithms
  * configured pass: {@code none} and HMAC never do, so that a public key is never taken for a secret.
  */
@@ -46,7 +46,7 @@ final class JwtTokenVerifier implements TokenVerifier, Closeable
     private static final int JWKS_SIZE_LIMIT = 256 * 1024;
     private static final Duration JWKS_TIMEOUT = Duration.ofSeconds(5);
     private static final Duration CACHE_TIME_TO_LIVE = Duration.ofMinutes(5);
-    /** How seldom an unknown key id may make the key set be fetched again. */
+    /** The period in which an unknown key id may make the key set be fetched again at most twice (nimbus's rate limit). */
     static final Duration REFETCH_INTERVAL = Duration.ofSeconds(5);
     /** How long the last key set serves while the issuer cannot be reached. */
     private static final Duration OUTAGE_TOLERANCE = Duration.ofHours(12);
