@@ -239,6 +239,7 @@ class McpTokenRefusalIT
         assertEquals(METADATA + "/mcp/" + server + "/" + path.replaceAll("\\?.*", ""), challenge.get("resource_metadata"), challenge.toString());
         assertEquals(server.equals("unscoped") ? null : SCOPE, challenge.get("scope"), challenge.toString());
         assertEquals(error, challenge.get("error"), challenge.toString());
+        assertEquals(error != null, challenge.containsKey("error_description") && !challenge.get("error_description").isBlank(), challenge.toString());
         JsonNode body = JSON.readTree(answer.body());
         assertEquals("2.0", body.path("jsonrpc").asText(), answer.body());
         assertTrue(body.path("error").path("code").isInt(), answer.body());
