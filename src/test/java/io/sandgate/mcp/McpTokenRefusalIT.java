@@ -206,6 +206,8 @@ class McpTokenRefusalIT
         assertEquals(200, answer.status(), answer.body());
         assertTrue(answer.body().startsWith("endpoint: ") || answer.body().contains("protocolVersion"), answer.body());
         assertTrue(upstream.requests.size() > before, "relayed to the server");
+        for (McpUpstream.Seen seen : upstream.requests.subList(before, upstream.requests.size()))
+            assertFalse(seen.headers().toString().contains(token), "the client's token reached the server: " + seen);
     }
 
     private static Map<String, String> challenge(Answer answer)
@@ -315,6 +317,8 @@ class McpTokenRefusalIT
         // Signed by a key of the configured issuer, but saying it comes from another.
         assertRefused(endpoint, token(endpoint.server).issuer("https://issuer.example").sign(), 401, "invalid_token");
         assertRefused(endpoint, token(endpoint.server).issuer(as.issuer() + "/").sign(), 401, "invalid_token");
+        // Another issuer's key, under a key id ours uses too, for a token that names our issuer.
+        assertRefused(endpoint, anotherIssuer.token().issuer(as.issuer()).audience(resource(endpoint.server)).scope(SCOPE).sign(), 401, "invalid_token");
         assertRefused(endpoint, token(endpoint.server).without("iss").sign(), 401, "invalid_token");
     }
 
@@ -362,6 +366,10 @@ class McpTokenRefusalIT
         assertRefused(endpoint, as.signedByStranger(token(endpoint.server).claims()), 401, "invalid_token");
         assertRefused(endpoint, as.tokens().signedByStranger(token(endpoint.server).claims(), as.tokens().currentRsaKid()), 401, "invalid_token");
         assertRefused(endpoint, as.tokens().signedWithHeaderKey(token(endpoint.server).claims()), 401, "invalid_token");
+        // A key id of another kind of key than the algorithm's.
+        assertRefused(endpoint, token(endpoint.server).algorithm(JWSAlgorithm.ES256).kid("rsa-1").sign(), 401, "invalid_token");
+        assertRefused(endpoint, token(endpoint.server).algorithm(JWSAlgorithm.EdDSA).kid("ec-1").sign(), 401, "invalid_token");
+        assertRefused(endpoint, token(endpoint.server).kid("ed-1").sign(), 401, "invalid_token");
         // A valid signature under another algorithm's header, and a token cut short.
         String[] parts = valid.split("\\.");
         assertRefused(endpoint, parts[0] + "." + parts[1] + ".", 401, "invalid_token");
