@@ -1,5 +1,7 @@
 package io.sandgate.mcp;
 
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,6 +20,7 @@ import io.sandgate.testing.McpClients;
 import io.sandgate.testing.McpUpstream;
 import io.sandgate.testing.ReferenceMcpServer;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -196,6 +199,18 @@ class McpScopePolicyIT
         String refusal = client.call(tool);
         assertTrue(refusal != null && refusal.startsWith(JsonRpcErrors.INVALID_PARAMS + " ") && refusal.contains("not available"), tool + ": " + refusal);
         assertEquals(before, callsReaching(route), "the call of " + tool + " reached the server");
+    }
+
+    /** A client learns from the metadata which scopes to ask for. */
+    @Test
+    void metadata_namesTheScopesOfTheToolRules() throws Exception
+    {
+        HttpResponse<String> metadata = HttpClient.newHttpClient().send(HttpRequest.newBuilder(gateway.uri("/.well-known/oauth-protected-resource/mcp/stream/mcp"))
+            .build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, metadata.statusCode(), metadata.body());
+        List<String> scopes = new ArrayList<>();
+        JSON.readTree(metadata.body()).path("scopes_supported").forEach(scope -> scopes.add(scope.asText()));
+        assertEquals(List.of("mcp:admin", "mcp:read"), scopes.stream().sorted().toList(), metadata.body());
     }
 
     @ParameterizedTest
