@@ -74,8 +74,10 @@ final class JwtTokenVerifier implements TokenVerifier, Closeable
         {
             throw new IllegalArgumentException("jwks-url " + jwks, x);
         }
-        // RFC 9068 access tokens say "at+jwt"; many issuers say "JWT" or nothing.
-        processor.setJWSTypeVerifier(new DefaultJOSEObjectTypeVerifier<>(JOSEObjectType.JWT, new JOSEObjectType("at+jwt"), null));
+        // RFC 9068 access tokens say "at+jwt"; many issuers say "JWT" or nothing. A typ is a media
+        // type whose "application/" may be left out (RFC 7515, 4.1.9), so both spellings are one.
+        processor.setJWSTypeVerifier(new DefaultJOSEObjectTypeVerifier<>(JOSEObjectType.JWT, new JOSEObjectType("application/jwt"),
+            new JOSEObjectType("at+jwt"), new JOSEObjectType("application/at+jwt"), null));
         processor.setJWSKeySelector(new EdwardsKeys.Selector(algorithms(config.algorithms()), keys));
         processor.setJWSVerifierFactory(new EdwardsKeys.VerifierFactory());
         DefaultJWTClaimsVerifier<SecurityContext> claims = new DefaultJWTClaimsVerifier<>(new HashSet<>(config.audiences()), null,
