@@ -395,6 +395,9 @@ class McpTokenRefusalIT
         for (JWSAlgorithm algorithm : List.of(JWSAlgorithm.RS256, JWSAlgorithm.ES256, JWSAlgorithm.EdDSA))
             assertPasses(endpoint, token(endpoint.server).algorithm(algorithm).sign());
         assertPasses(endpoint, token(endpoint.server).type("JWT").sign());
+        // A typ is a media type, "application/" left out or not (RFC 7515, 4.1.9; RFC 9068, 4), in any case.
+        for (String type : List.of("application/at+jwt", "AT+JWT", "application/jwt"))
+            assertPasses(endpoint, token(endpoint.server).type(type).sign());
         assertPasses(endpoint, token(endpoint.server).type(null).sign());
         assertRefused(endpoint, token(endpoint.server).type("JOSE").sign(), 401, "invalid_token");
     }
