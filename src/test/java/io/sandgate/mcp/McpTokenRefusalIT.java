@@ -62,6 +62,7 @@ class McpTokenRefusalIT
     private static final String SCOPE = "mcp";
     private static final String INTROSPECTION_SECRET = "introspection-" + "secret-6f1c9a27e4";
     private static final Pattern PARAMETER = Pattern.compile("([a-z_]+)=\"([^\"]*)\"");
+    private static final Pattern CHALLENGE = Pattern.compile("Bearer [a-z_]+=\"[\\x20\\x21\\x23-\\x5B\\x5D-\\x7E]*\"(, [a-z_]+=\"[\\x20\\x21\\x23-\\x5B\\x5D-\\x7E]*\")*");
 
     private static final AuthorizationServerDouble as = AuthorizationServerDouble.start().client("sandgate", INTROSPECTION_SECRET, Set.of());
     private static final AuthorizationServerDouble anotherIssuer = AuthorizationServerDouble.start();
@@ -213,7 +214,8 @@ class McpTokenRefusalIT
     private static Map<String, String> challenge(Answer answer)
     {
         String challenge = answer.headers().firstValue("WWW-Authenticate").orElseThrow(() -> new AssertionError("no challenge: " + answer));
-        assertTrue(challenge.startsWith("Bearer "), challenge);
+        // RFC 6750, 3: quoted values of the characters it allows (no quote, no backslash), so that no client's parser is led astray.
+        assertTrue(CHALLENGE.matcher(challenge).matches(), challenge);
         Map<String, String> parameters = new HashMap<>();
         Matcher matcher = PARAMETER.matcher(challenge);
         while (matcher.find())
@@ -294,6 +296,8 @@ class McpTokenRefusalIT
             401, "invalid_token", valid);
         assertRefused(endpoint.server, endpoint.path, valid, 401, "invalid_token", valid);
         assertRefused(endpoint.server, endpoint.path, "Bearer", 401, "invalid_token", null);
+        // RFC 6750's query parameter is a way the metadata does not offer: the token is not looked for there.
+        assertRefused(endpoint.server, endpoint.path + "?access_token=" + valid, null, 401, null, valid);
     }
 
     @ParameterizedTest
