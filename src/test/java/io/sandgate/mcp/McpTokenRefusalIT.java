@@ -70,6 +70,8 @@ class McpTokenRefusalIT
     private static final AuthorizationServerDouble downIssuer = AuthorizationServerDouble.start();
     private static final AuthorizationServerDouble kidIssuer = AuthorizationServerDouble.start();
     private static final McpUpstream upstream = McpUpstream.start();
+    /** Where nothing listens: an issuer whose key set and introspection never answer. */
+    private static final String NOWHERE = "http://127.0.0.1:" + closedPort();
     /** When the gateway had surely fetched {@link #kidIssuer}'s key set ahead of the first call, in epoch milliseconds. */
     private static long kidSetFetchedBy;
 
@@ -89,7 +91,21 @@ class McpTokenRefusalIT
                 Map.of("url", as.introspectionEndpoint(), "client-id", "sandgate", "client-secret", "as-client"))),
             server("rotating", "streamable", ownIssuer(rotatingIssuer)),
             server("down", "streamable", ownIssuer(downIssuer)),
-            server("kid", "streamable", ownIssuer(kidIssuer)))));
+            server("kid", "streamable", ownIssuer(kidIssuer)),
+            server("keyless", "streamable", Map.of("jwks-url", NOWHERE + "/jwks")),
+            server("unjudged", "streamable", Map.of("introspection", Map.of("url", NOWHERE + "/introspect", "client-id", "sandgate", "client-secret", "as-client"))))));
+
+    private static int closedPort()
+    {
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0))
+        {
+            return socket.getLocalPort();
+        }
+        catch (java.io.IOException x)
+        {
+            throw new IllegalStateException(x);
+        }
+    }
 
     private static Map<String, Object> server(String name, String transport, Object auth)
     {
@@ -527,5 +543,23 @@ class McpTokenRefusalIT
         assertRefused(server, "mcp", "Bearer " + elsewhere, 401, "invalid_token", elsewhere);
         String unscoped = as.opaqueToken("carol", "client-c", "mcp:other", resource(server), Duration.ofMinutes(5));
         assertRefused(server, "mcp", "Bearer " + unscoped, 403, "insufficient_scope", unscoped);
+    }
+
+    /**
+     * A token the gateway cannot judge (the issuer's key set, or its introspection endpoint, does not
+     * answer) is not the client's fault: 503, not the 401 that sends a client for a new token in vain.
+     */
+    @Test
+    void whatJudgesTokens_unreachable_isA503_notARefusal() throws Exception
+    {
+        String jwt = token("keyless").sign();
+        Answer keyless = call("keyless", "mcp", "Bearer " + jwt);
+        assertEquals(503, keyless.status(), keyless.body());
+        assertTrue(keyless.headers().firstValue("WWW-Authenticate").isEmpty(), "no challenge: the token may be good");
+        assertFalse(keyless.body().contains(jwt));
+        String opaque = as.opaqueToken("carol", "client-c", SCOPE, resource("unjudged"), Duration.ofMinutes(5));
+        Answer unjudged = call("unjudged", "mcp", "Bearer " + opaque);
+        assertEquals(503, unjudged.status(), unjudged.body());
+        assertTrue(unjudged.headers().firstValue("WWW-Authenticate").isEmpty());
     }
 }

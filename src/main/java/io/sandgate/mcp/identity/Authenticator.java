@@ -103,6 +103,12 @@ public final class Authenticator implements Closeable
         {
             throw refused(auth, endpoint, "invalid", HttpStatus.UNAUTHORIZED_401, "invalid_token", x.getMessage());
         }
+        catch (TokenUncheckableException x)
+        {
+            Counter.builder("sandgate.mcp.auth.unchecked").description("MCP requests answered 503: the issuer's keys or introspection did not answer")
+                .register(registry).increment();
+            throw GatewayException.unavailable(x.getMessage());
+        }
         if (!principal.scopes().containsAll(auth.config().scopes()))
             throw refused(auth, endpoint, "insufficient_scope", HttpStatus.FORBIDDEN_403, "insufficient_scope", "the token lacks a scope this server needs");
         return Optional.of(principal);

@@ -95,18 +95,18 @@ final class IntrospectionVerifier implements TokenVerifier
                 .build();
             HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
             if (response.statusCode() != 200)
-                throw new TokenRefusedException("the token cannot be checked now: the introspection endpoint answered " + response.statusCode());
+                throw new TokenUncheckableException("the token cannot be checked now: the introspection endpoint answered " + response.statusCode());
             body = JSON.readTree(response.body());
         }
         catch (IOException x)
         {
             // Not kept: the next call asks again.
-            throw new TokenRefusedException("the token cannot be checked now: the introspection endpoint is unavailable");
+            throw new TokenUncheckableException("the token cannot be checked now: the introspection endpoint is unavailable");
         }
         catch (InterruptedException x)
         {
             Thread.currentThread().interrupt();
-            throw new TokenRefusedException("the token cannot be checked now");
+            throw new TokenUncheckableException("the token cannot be checked now");
         }
         return judge(body, now);
     }

@@ -19,6 +19,7 @@ import com.nimbusds.jose.proc.DefaultJOSEObjectTypeVerifier;
 import com.nimbusds.jose.proc.SecurityContext;
 import com.nimbusds.jose.jwk.JWKMatcher;
 import com.nimbusds.jose.jwk.JWKSelector;
+import com.nimbusds.jose.jwk.source.JWKSetUnavailableException;
 import com.nimbusds.jose.jwk.source.JWKSource;
 import com.nimbusds.jose.jwk.source.JWKSourceBuilder;
 import com.nimbusds.jose.util.DefaultResourceRetriever;
@@ -127,9 +128,14 @@ final class JwtTokenVerifier implements TokenVerifier, Closeable
         {
             throw new TokenRefusedException(claimsProblem(x.getMessage()));
         }
+        catch (JWKSetUnavailableException x)
+        {
+            throw new TokenUncheckableException("the token cannot be checked now: the issuer's key set is unavailable");
+        }
         catch (KeySourceException x)
         {
-            throw new TokenRefusedException("the token's key cannot be checked now: the issuer's key set is unavailable");
+            // Rate limited: a key id the set lacked a moment ago, asked again; as a key nobody has.
+            throw new TokenRefusedException("the token's signature is not valid for this gateway (algorithm, key or content)");
         }
         catch (BadJOSEException | JOSEException x)
         {

@@ -6,6 +6,7 @@ interface TokenVerifier
     /**
      * @throws TokenRefusedException when the token is not valid for this server: malformed, signed
      *         by no key of its issuers, expired or not yet valid, for another audience, inactive
+     * @throws TokenUncheckableException when what judges tokens (the key set, introspection) does not answer
      */
     Principal verify(String token);
 }
