@@ -419,7 +419,8 @@ class McpTokenRefusalIT
         for (String type : List.of("application/at+jwt", "AT+JWT", "application/jwt"))
             assertPasses(endpoint, token(endpoint.server).type(type).sign());
         assertPasses(endpoint, token(endpoint.server).type(null).sign());
-        assertRefused(endpoint, token(endpoint.server).type("JOSE").sign(), 401, "invalid_token");
+        Answer jose = assertRefused(endpoint, token(endpoint.server).type("JOSE").sign(), 401, "invalid_token");
+        assertTrue(challenge(jose).get("error_description").contains("typ"), "says it is the type: " + challenge(jose));
     }
 
     @Test

@@ -139,7 +139,10 @@ final class JwtTokenVerifier implements TokenVerifier, Closeable
         }
         catch (BadJOSEException | JOSEException x)
         {
-            throw new TokenRefusedException("the token's signature is not valid for this gateway (algorithm, key or content)");
+            // The library's words name no claim value, but only the type check is worth telling apart.
+            boolean type = x.getMessage() != null && x.getMessage().contains("typ");
+            throw new TokenRefusedException(type ? "the token's type (typ) is not an access token's"
+                : "the token's signature is not valid for this gateway (algorithm, key or content)");
         }
         if (!issuers.contains(claims.getIssuer()))
             throw new TokenRefusedException("the token's issuer is not one this server accepts");
