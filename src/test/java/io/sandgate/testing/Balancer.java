@@ -12,6 +12,7 @@ import org.eclipse.jetty.client.Response;
 import org.eclipse.jetty.ee10.proxy.ProxyServlet;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.Callback;
@@ -42,6 +43,22 @@ public final class Balancer implements AutoCloseable
                 routed.add(request.getMethod() + " " + request.getRequestURI() + " -> " + replica.getPort());
                 String query = request.getQueryString();
                 return replica.resolve(request.getRequestURI()) + (query == null ? "" : "?" + query);
+            }
+
+            @Override
+            protected void onServerResponseHeaders(HttpServletRequest clientRequest, HttpServletResponse proxyResponse, Response serverResponse)
+            {
+                super.onServerResponseHeaders(clientRequest, proxyResponse, serverResponse);
+                // Jetty's proxy joins a header's values again without their quotes; a challenge's
+                // parameters (resource_metadata="...") reach the client as the replica wrote them.
+                List<String> challenges = serverResponse.getHeaders().getValuesList(HttpHeader.WWW_AUTHENTICATE);
+                for (int i = 0; i < challenges.size(); i++)
+                {
+                    if (i == 0)
+                        proxyResponse.setHeader(HttpHeader.WWW_AUTHENTICATE.asString(), challenges.get(i));
+                    else
+                        proxyResponse.addHeader(HttpHeader.WWW_AUTHENTICATE.asString(), challenges.get(i));
+                }
             }
 
             @Override
