@@ -148,6 +148,7 @@ public final class AuthorizationServerDouble implements AutoCloseable
     private final Map<String, Opaque> opaqueTokens = new ConcurrentHashMap<>();
     private final Set<String> revoked = ConcurrentHashMap.newKeySet();
     private final List<Issued> issued = new CopyOnWriteArrayList<>();
+    private final List<String> issuedTokens = new CopyOnWriteArrayList<>();
     private final AtomicInteger jwksFetches = new AtomicInteger();
     private final AtomicInteger tokenRequests = new AtomicInteger();
     private final AtomicInteger introspections = new AtomicInteger();
@@ -313,6 +314,15 @@ public final class AuthorizationServerDouble implements AutoCloseable
         return List.copyOf(issued);
     }
 
+    /**
+     * The access tokens the endpoint issued, in order: what a test looks for where a token must
+     * never show up (an upstream's requests, a log).
+     */
+    public List<String> issuedTokens()
+    {
+        return List.copyOf(issuedTokens);
+    }
+
     /** The token exchanges (RFC 8693) among {@link #issued()}. */
     public List<Issued> exchanges()
     {
@@ -424,6 +434,7 @@ public final class AuthorizationServerDouble implements AutoCloseable
         List<String> audience = targets(form, "resource");
         String token = tokens.token().subject(client.id()).clientId(client.id()).audience(audience).scope(scope).sign();
         issued.add(new Issued(CLIENT_CREDENTIALS, client.id(), client.id(), audience, scope, clock.instant()));
+        issuedTokens.add(token);
         return tokenAnswer(token, null, scope);
     }
 
@@ -453,6 +464,7 @@ public final class AuthorizationServerDouble implements AutoCloseable
         String token = tokens.token().subject(subject.getSubject()).clientId(client.id()).audience(audience)
             .scope(scope.isEmpty() ? null : scope).claim("act", actor).sign();
         issued.add(new Issued(TOKEN_EXCHANGE, client.id(), subject.getSubject(), List.copyOf(audience), scope, clock.instant()));
+        issuedTokens.add(token);
         return tokenAnswer(token, requestedType == null ? ACCESS_TOKEN_TYPE : requestedType, scope);
     }
 
