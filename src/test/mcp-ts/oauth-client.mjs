@@ -2,9 +2,9 @@
 // credentials uses it: ClientCredentialsProvider is the transport's authProvider, so the SDK itself
 // reads the endpoint's 401 (WWW-Authenticate: Bearer resource_metadata=...), fetches the RFC 9728
 // protected-resource metadata and the authorization server's RFC 8414 metadata, obtains a token by
-// client credentials with the RFC 8707 resource parameter, and retries with it. OAuthClientScriptTest
-// runs it against AuthorizationServerDouble and a stand-in protected endpoint; what the SDK asks of
-// that endpoint is written down in the class comment of AuthorizationServerDouble.
+// client credentials with the RFC 8707 resource parameter, and retries with it. TypeScriptSdkOAuthIT
+// runs it through the gateway against AuthorizationServerDouble; what the SDK asks of the endpoint is
+// written down in the class comment of AuthorizationServerDouble.
 //
 //   node oauth-client.mjs <streamable|sse> <url> <clientId> <clientSecret> [scope]
 //                         [--issuer=<authorization server URL>] [--refused=<tool>] [--calls=<n>]

@@ -64,8 +64,11 @@ import org.eclipse.jetty.util.Fields;
  * Errors are RFC 6749 §5.2 JSON; answers carry {@code Cache-Control: no-store}.
  *
  * <h2>What the TypeScript MCP SDK 1.32.2 asks of the MCP endpoint in front of this server</h2>
- * Read from its {@code client/auth.js}, {@code streamableHttp.js} and {@code sse.js}, and pinned by
- * {@code OAuthClientScriptTest} (which runs {@code src/test/mcp-ts/oauth-client.mjs}):
+ * Read from its {@code client/auth.js}, {@code streamableHttp.js} and {@code sse.js}. What the
+ * gateway meets of it (the 401 and its challenge, the metadata, the resource check, the 403) is
+ * pinned by {@code TypeScriptSdkOAuthIT}, which runs {@code src/test/mcp-ts/oauth-client.mjs}
+ * through the gateway; the rest (the fallbacks when a challenge names no metadata, which the
+ * gateway's always does; {@code expectedIssuer}) is as read:
  * <ul>
  *   <li>Any 401 starts the flow. {@code WWW-Authenticate} is read only when it starts with
  *       {@code Bearer} and a space; {@code resource_metadata}, {@code scope} and {@code error} are each
