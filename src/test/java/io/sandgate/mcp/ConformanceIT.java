@@ -1,16 +1,21 @@
 package io.sandgate.mcp;
 
 import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.sandgate.mcp.ConformanceSuite.Outcome;
+import io.sandgate.testing.AuthorizationServerDouble;
+import io.sandgate.testing.Balancer;
 import io.sandgate.testing.Fixtures;
 import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.ReferenceMcpServer;
 import io.sandgate.testing.RoundRobinReplicas;
+import io.sandgate.testing.RunningGateway;
 import org.eclipse.jetty.toolchain.test.MavenPaths;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -26,8 +31,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * behind it: {@code --requirements 2025-11-25} and {@code --requirements 2026-07-28} against
  * Sandgate's reference server ({@link ReferenceMcpServer}, TypeScript SDK 2.x) directly, then
  * through one gateway, then through two replicas sharing a real Redis behind a front that
- * alternates every request between them. Scenario by scenario, the passed and failed counts and
- * the failing checks must be those of the direct run; what differs only in warnings is printed.
+ * alternates every request between them, and through one gateway with {@code mcp.auth} on, the
+ * suite's client given a valid token (the CLI has no header option: {@code bearer.mjs}, preloaded,
+ * adds {@code Authorization} to its requests). Scenario by scenario, the passed and failed counts
+ * and the failing checks must be those of the direct run; what differs only in warnings is printed.
  *
  * <p>{@link ConformanceDnsRebindingIT} stays separate: it needs an upstream with no DNS-rebinding
  * protection of its own (the reference server has one), so that only the gateway can pass it.
@@ -40,6 +47,10 @@ class ConformanceIT
 
     private static final ReferenceMcpServer reference = ReferenceMcpServer.start();
     private static RoundRobinReplicas replicas;
+    private static AuthorizationServerDouble authorizationServer;
+    /** In front of the gateway with auth: its URL is the gateway's resource URL, which the token is made for. */
+    private static Balancer authFront;
+    private static volatile RunningGateway withAuth;
     /** The direct runs, by revision: each is run once, by the first test that needs it. */
     private static final Map<String, Outcome> direct = new ConcurrentHashMap<>();
 
@@ -55,17 +66,24 @@ class ConformanceIT
     @RegisterExtension
     static final GatewayExtension twoReplicas = GatewayExtension.manual(ConformanceIT::toReference);
 
+    @RegisterExtension
+    static final GatewayExtension authenticating = GatewayExtension.manual(ConformanceIT::toReference);
+
     @BeforeAll
-    static void startReplicas() throws Exception
+    static void startGateways() throws Exception
     {
         replicas = RoundRobinReplicas.start(twoReplicas);
+        authorizationServer = AuthorizationServerDouble.start();
+        authFront = Balancer.start(request -> withAuth.uri());
+        withAuth = authenticating.startAnother(config -> config.set("mcp.auth", Map.of("issuers", List.of(authorizationServer.issuer()),
+            "jwks-url", authorizationServer.jwksUri(), "resource-url", authFront.baseUrl())));
     }
 
     @AfterAll
     static void stopAll() throws Exception
     {
         // The replicas before what they use; the extensions would stop them only after this.
-        Fixtures.closeInOrder(replicas, reference);
+        Fixtures.closeInOrder(replicas, authFront, withAuth, authorizationServer, reference);
     }
 
     @ParameterizedTest(name = "--requirements {0}")
@@ -85,6 +103,23 @@ class ConformanceIT
         Outcome through = ConformanceSuite.run("two replicas", replicas.baseUrl() + CLIENT_PATH, revision,
             RESULTS.resolve(revision + "-two-replicas"));
         assertTrue(replicas.bothServed(), replicas::routed);
+        assertScoresAsDirect(revision, through);
+    }
+
+    /**
+     * With auth on, a client holding a valid token for the endpoint meets the server as it is.
+     * The same run without the token fails nearly every check (401): what makes this one pass is
+     * the token the preload adds, not an endpoint left open.
+     */
+    @ParameterizedTest(name = "--requirements {0}")
+    @ValueSource(strings = {"2025-11-25", "2026-07-28"})
+    void oneGatewayWithAuth_aClientWithAValidToken_scoresAsTheServerDirectly(String revision) throws Exception
+    {
+        String url = authFront.baseUrl() + CLIENT_PATH;
+        // Long enough for any run; made for the endpoint, as a client asking with resource=<url> gets it.
+        String token = authorizationServer.token().subject("conformance").clientId("conformance-suite").audience(url)
+            .expiresAt(Instant.now().plus(Duration.ofHours(1))).sign();
+        Outcome through = ConformanceSuite.run("one gateway, auth on", url, revision, RESULTS.resolve(revision + "-auth-on"), token);
         assertScoresAsDirect(revision, through);
     }
 

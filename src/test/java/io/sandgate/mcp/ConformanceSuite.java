@@ -41,6 +41,8 @@ final class ConformanceSuite
     /** {@code server-tools-list-2026-11-30T07-28-52-355Z}: the scenario's results directory. */
     private static final Pattern RESULT_DIR = Pattern.compile("^server-(.+)-\\d{4}-\\d{2}-\\d{2}T[\\d-]+Z$");
     private static final Set<String> QUIET_STATUSES = Set.of("SUCCESS", "INFO");
+    /** What {@code bearer.mjs} reads the token from. */
+    private static final String TOKEN_VARIABLE = "SANDGATE_CONFORMANCE_TOKEN";
 
     private ConformanceSuite()
     {
@@ -90,6 +92,18 @@ final class ConformanceSuite
     /** Runs the scenarios {@code revision} requires against {@code url}; results go under {@code outputDir}. */
     static Outcome run(String target, String url, String revision, Path outputDir) throws IOException, InterruptedException
     {
+        return run(target, url, revision, outputDir, null);
+    }
+
+    /**
+     * Runs the scenarios as {@link #run(String, String, String, Path)}, every request of the suite
+     * carrying {@code Authorization: Bearer <token>}: the CLI has no option for a header, so
+     * {@code bearer.mjs} is preloaded and reads the token from {@code SANDGATE_CONFORMANCE_TOKEN}.
+     *
+     * @param token the bearer token, or null for requests without one
+     */
+    static Outcome run(String target, String url, String revision, Path outputDir, String token) throws IOException, InterruptedException
+    {
         Path node = LocalResources.executable("node");
         if (node == null || !Files.isRegularFile(CLI))
             throw new IllegalStateException("node or the MCP conformance suite is missing: run ./scripts/test.sh (npm ci --prefix src/test/conformance)");
@@ -97,12 +111,19 @@ final class ConformanceSuite
         FS.ensureEmpty(outputDir);
         Path console = outputDir.resolve("console.txt");
         // compat.mjs: the suite calls fs.globSync, which Node 20 lacks.
-        List<String> command = List.of(node.toString(), "--import", "./compat.mjs", CLI.toString(), "server",
-            "--url", url, "--requirements", revision, "--timeout", Long.toString(SCENARIO_TIMEOUT.toMillis()),
-            "-o", outputDir.toString());
+        List<String> command = new ArrayList<>(List.of(node.toString(), "--import", "./compat.mjs"));
+        if (token != null)
+            command.addAll(List.of("--import", "./bearer.mjs"));
+        command.addAll(List.of(CLI.toString(), "server", "--url", url, "--requirements", revision,
+            "--timeout", Long.toString(SCENARIO_TIMEOUT.toMillis()), "-o", outputDir.toString()));
         long start = System.nanoTime();
-        Process process = new ProcessBuilder(command).directory(SUITE_DIR.toFile()).redirectErrorStream(true)
-            .redirectOutput(console.toFile()).redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile())).start();
+        ProcessBuilder builder = new ProcessBuilder(command).directory(SUITE_DIR.toFile()).redirectErrorStream(true)
+            .redirectOutput(console.toFile()).redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()));
+        // Given to the one process only, never on its command line, where ps would show it.
+        builder.environment().remove(TOKEN_VARIABLE);
+        if (token != null)
+            builder.environment().put(TOKEN_VARIABLE, token);
+        Process process = builder.start();
         if (!process.waitFor(RUN_TIMEOUT.toSeconds(), TimeUnit.SECONDS))
         {
             process.descendants().forEach(ProcessHandle::destroyForcibly);
