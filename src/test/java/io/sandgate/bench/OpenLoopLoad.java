@@ -1,5 +1,8 @@
 package io.sandgate.bench;
 
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -107,36 +110,57 @@ public final class OpenLoopLoad
     static Outcome measure(HttpClient client, double rate, int seconds, int warmup, LongFunction<Request> newRequest,
         Predicate<String> acceptBody) throws InterruptedException
     {
-        Samples samples = new Samples();
-        AtomicLong errors = new AtomicLong();
-        AtomicLong outstanding = new AtomicLong();
-        AtomicReference<String> firstError = new AtomicReference<>();
+        return measureInterleaved(client, rate, seconds, warmup, 1, newRequest, acceptBody).get(0);
+    }
+
+    /**
+     * As {@link #measure}, request {@code i} counted in group {@code i % groups}: targets compared
+     * this way share every second of the run, and so the machine's noise, which runs one after
+     * another do not. {@code rate} is the total over all groups.
+     *
+     * @return one outcome per group, in group order
+     */
+    static List<Outcome> measureInterleaved(HttpClient client, double rate, int seconds, int warmup, int groups, LongFunction<Request> newRequest,
+        Predicate<String> acceptBody) throws InterruptedException
+    {
+        Samples[] samples = new Samples[groups];
+        AtomicLong[] errors = new AtomicLong[groups];
+        List<AtomicReference<String>> firstErrors = new ArrayList<>();
+        for (int g = 0; g < groups; g++)
+        {
+            samples[g] = new Samples();
+            errors[g] = new AtomicLong();
+            firstErrors.add(new AtomicReference<>());
+        }
+        AtomicLong[] outstanding = new AtomicLong[groups];
+        Arrays.setAll(outstanding, g -> new AtomicLong());
         long periodNanos = (long)(1e9 / rate);
         long warmupNanos = TimeUnit.SECONDS.toNanos(warmup);
         long total = (long)(rate * (seconds + warmup));
         long start = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(50);
         for (long i = 0; i < total; i++)
         {
+            int group = (int)(i % groups);
             long due = start + i * periodNanos;
             long wait = due - System.nanoTime();
             if (wait > 0)
                 LockSupport.parkNanos(wait);
             boolean recorded = due - start >= warmupNanos;
             Request request = newRequest.apply(i).timeout(30, TimeUnit.SECONDS);
-            outstanding.incrementAndGet();
+            outstanding[group].incrementAndGet();
             // Null for a success, else what went wrong.
             Consumer<String> answered = error ->
             {
                 long latency = System.nanoTime() - due;
-                outstanding.decrementAndGet();
+                outstanding[group].decrementAndGet();
                 if (error != null)
                 {
-                    errors.incrementAndGet();
-                    firstError.compareAndSet(null, error);
+                    errors[group].incrementAndGet();
+                    firstErrors.get(group).compareAndSet(null, error);
                 }
                 else if (recorded)
                 {
-                    samples.add(latency);
+                    samples[group].add(latency);
                 }
             };
             if (acceptBody == ANY_BODY)
@@ -157,11 +181,17 @@ public final class OpenLoopLoad
             }
         }
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (outstanding.get() > 0 && System.nanoTime() < deadline)
+        while (Arrays.stream(outstanding).mapToLong(AtomicLong::get).sum() > 0 && System.nanoTime() < deadline)
             Thread.sleep(10);
-        if (outstanding.get() > 0)
-            firstError.compareAndSet(null, outstanding.get() + " requests never answered");
-        return new Outcome(samples.sorted(), errors.get() + outstanding.get(), firstError.get());
+        List<Outcome> outcomes = new ArrayList<>();
+        for (int g = 0; g < groups; g++)
+        {
+            long left = outstanding[g].get();
+            if (left > 0)
+                firstErrors.get(g).compareAndSet(null, left + " requests never answered");
+            outcomes.add(new Outcome(samples[g].sorted(), errors[g].get() + left, firstErrors.get(g).get()));
+        }
+        return outcomes;
     }
 
     /** Null for a 200, else its status or the failure. */
