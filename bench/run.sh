@@ -827,6 +827,8 @@ if has "$SCENARIOS" mcp; then
   echo "MCP cross-replica delivery written to $OUT"
   java $SANDGATE_JAVA_OPTS -cp "$CP" io.sandgate.bench.McpStatelessBenchmark 100 "$BENCH_SECONDS" 5 "$OUT" > "$RUN/mcp-stateless.log" 2>&1
   echo "MCP 2026-07-28 stateless requests written to $OUT"
+  java $SANDGATE_JAVA_OPTS -cp "$CP" io.sandgate.bench.McpAuthBenchmark 150 "$BENCH_SECONDS" 20 "$OUT" > "$RUN/mcp-auth.log" 2>&1
+  echo "MCP token validation written to $OUT"
 fi
 if has "$SCENARIOS" egress; then
   java -cp "$CP" io.sandgate.bench.EgressFaultBenchmark "$BENCH_EGRESS_WORKFLOWS" "$OUT" > "$RUN/egress.log" 2>&1
