@@ -10,7 +10,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Base64;
 import java.util.Collection;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -86,11 +85,10 @@ final class IntrospectionVerifier implements TokenVerifier
         JsonNode body;
         try
         {
-            String credentials = endpoint.clientId() + ":" + secrets.apply(endpoint.clientSecret()).reveal();
             HttpRequest request = HttpRequest.newBuilder(endpoint.url()).timeout(TIMEOUT)
                 .header("Content-Type", "application/x-www-form-urlencoded")
                 .header("Accept", "application/json")
-                .header("Authorization", "Basic " + Base64.getEncoder().encodeToString(credentials.getBytes(StandardCharsets.UTF_8)))
+                .header("Authorization", ClientSecretBasic.header(endpoint.clientId(), secrets.apply(endpoint.clientSecret())))
                 .POST(HttpRequest.BodyPublishers.ofString("token=" + URLEncoder.encode(token, StandardCharsets.UTF_8) + "&token_type_hint=access_token"))
                 .build();
             HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());

@@ -10,7 +10,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Base64;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -150,11 +149,10 @@ public final class UpstreamCredentials
             .append("&requested_token_type=").append(encode(ACCESS_TOKEN))
             .append("&audience=").append(encode(exchange.audience()));
         exchange.scope().ifPresent(scope -> form.append("&scope=").append(encode(scope)));
-        String client = exchange.clientId() + ":" + secrets.apply(exchange.clientSecret()).reveal();
         HttpRequest request = HttpRequest.newBuilder(exchange.url()).timeout(TIMEOUT)
             .header("Content-Type", "application/x-www-form-urlencoded")
             .header("Accept", "application/json")
-            .header("Authorization", "Basic " + Base64.getEncoder().encodeToString(client.getBytes(StandardCharsets.UTF_8)))
+            .header("Authorization", ClientSecretBasic.header(exchange.clientId(), secrets.apply(exchange.clientSecret())))
             .POST(HttpRequest.BodyPublishers.ofString(form.toString()))
             .build();
         try
