@@ -80,7 +80,8 @@ class TypeScriptSdkOAuthIT
     private static final int ECHO_CALLS = 20;
     private static final String SCOPE = "mcp:tools";
     private static final String GATEWAY_CLIENT = "sandgate";
-    private static final String GATEWAY_CLIENT_SECRET = "gateway-client-secret-0123456789";
+    /** With characters that RFC 6749 §2.3.1 has a client form-encode before it joins id and secret for Basic. */
+    private static final String GATEWAY_CLIENT_SECRET = "gateway+client/secret%2F:0123456789";
     private static final String UPSTREAM_KEY = "upstream-static-key-0123456789";
     private static final ObjectMapper JSON = new ObjectMapper();
 
