@@ -1,13 +1,11 @@
 package io.sandgate.mcp;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -16,6 +14,7 @@ import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.LocalResources;
 import io.sandgate.testing.McpUpstream;
+import io.sandgate.testing.NodeScript;
 import io.sandgate.testing.ReferenceMcpServer;
 import io.sandgate.testing.RoundRobinReplicas;
 import org.eclipse.jetty.toolchain.test.MavenPaths;
@@ -137,26 +136,12 @@ class TypeScriptSdk2ClientIT
         if (node == null)
             fail("node is missing: run ./scripts/test.sh (apt-get install nodejs npm; npm ci --prefix src/test/mcp-ts)");
         Path work = Files.createTempDirectory(MavenPaths.targetTests(), "client2-");
-        Path out = work.resolve("stdout.json");
-        Path err = work.resolve("stderr.txt");
-        Process process = new ProcessBuilder(node.toString(), CLIENT.toString(), url, progressTool, arguments)
-            .directory(ReferenceMcpServer.PACKAGES_DIR.toFile())
-            .redirectOutput(out.toFile())
-            .redirectError(err.toFile())
-            .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))
-            .start();
-        if (!process.waitFor(PROCESS_TIMEOUT.toSeconds(), TimeUnit.SECONDS))
-        {
-            process.destroyForcibly();
-            fail("client2.mjs did not end within " + PROCESS_TIMEOUT + "\n" + Files.readString(err, StandardCharsets.UTF_8));
-        }
-        String stdout = Files.readString(out, StandardCharsets.UTF_8).trim();
-        String report = "--- stderr\n" + Files.readString(err, StandardCharsets.UTF_8) + "--- stdout\n" + stdout;
-        if (process.exitValue() != 0 || stdout.isEmpty())
-            fail("client2.mjs " + url + " failed (exit " + process.exitValue() + ")\n" + report);
-        JsonNode result = new ObjectMapper().readTree(stdout.substring(stdout.lastIndexOf('\n') + 1));
+        NodeScript.Ended ended = NodeScript.run(node, ReferenceMcpServer.PACKAGES_DIR, CLIENT, work, "client2", PROCESS_TIMEOUT, url, progressTool, arguments);
+        if (ended.exitCode() != 0 || ended.lastLine().isEmpty())
+            fail("client2.mjs " + url + " failed (exit " + ended.exitCode() + ")\n" + ended.output());
+        JsonNode result = new ObjectMapper().readTree(ended.lastLine());
         System.out.println("client2.mjs " + url + ": " + result);
-        assertTrue(result.path("ok").asBoolean(), report);
+        assertTrue(result.path("ok").asBoolean(), ended.output());
         return result;
     }
 }

@@ -1,19 +1,17 @@
 package io.sandgate.mcp;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sandgate.testing.LocalResources;
 import io.sandgate.testing.McpUpstream;
+import io.sandgate.testing.NodeScript;
 import org.eclipse.jetty.toolchain.test.MavenPaths;
 import org.eclipse.jetty.toolchain.test.jupiter.WorkDir;
 import org.eclipse.jetty.toolchain.test.jupiter.WorkDirExtension;
@@ -138,52 +136,13 @@ class TypeScriptSdkClientIT extends McpTwoReplicas
     private static JsonNode runClient(String transport, String url) throws Exception
     {
         // Kept under target/tests for a look after a failure.
-        Path out = work.resolve("client-" + transport + ".json");
-        Path err = work.resolve("client-" + transport + ".err");
-        Process process = new ProcessBuilder(node.toString(), CLIENT_DIR.resolve("client.mjs").toString(), transport, url)
-            .directory(CLIENT_DIR.toFile())
-            .redirectOutput(out.toFile())
-            .redirectError(err.toFile())
-            .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))
-            .start();
-        if (!process.waitFor(PROCESS_TIMEOUT.toSeconds(), TimeUnit.SECONDS))
-        {
-            // The script's own timer ends it at 60 s unless its event loop is blocked; its CPU time
-            // tells a busy loop from a wait, and the summary of a run shows only this first line.
-            String cpu = process.info().totalCpuDuration().map(d -> d.toMillis() + " ms").orElse("unknown");
-            process.descendants().forEach(ProcessHandle::destroyForcibly);
-            process.destroyForcibly();
-            process.waitFor(5, TimeUnit.SECONDS);
-            fail("client.mjs " + transport + " did not end within " + PROCESS_TIMEOUT.toSeconds() + " s (node CPU "
-                + cpu + ", " + lastStep(err) + ")\n" + report(out, err));
-        }
-        String stdout = Files.readString(out, StandardCharsets.UTF_8).trim();
-        if (process.exitValue() != 0 || stdout.isEmpty())
-            fail("client.mjs " + transport + " " + url + " failed (exit " + process.exitValue() + ")\n" + report(out, err));
-        String line = stdout.substring(stdout.lastIndexOf('\n') + 1);
-        System.out.println("client.mjs " + transport + ": " + line);
-        return new ObjectMapper().readTree(line);
-    }
-
-    /** The last "step ..." line the script logged on stderr. */
-    private static String lastStep(Path err) throws IOException
-    {
-        List<String> steps = Files.readAllLines(err, StandardCharsets.UTF_8).stream().filter(l -> l.startsWith("step ")).toList();
-        return steps.isEmpty() ? "no step logged" : "last " + steps.get(steps.size() - 1);
-    }
-
-    private static String report(Path out, Path err)
-    {
-        try
-        {
-            return "--- client.mjs stderr\n" + Files.readString(err, StandardCharsets.UTF_8)
-                + "--- client.mjs stdout\n" + Files.readString(out, StandardCharsets.UTF_8)
-                + "--- replica A is port " + replicaA.port() + ", replica B is port " + replicaB.port() + "\n";
-        }
-        catch (IOException x)
-        {
-            return "(cannot read the script's output: " + x + ")";
-        }
+        NodeScript.Ended ended = NodeScript.run(node, CLIENT_DIR, CLIENT_DIR.resolve("client.mjs"), work, "client-" + transport, PROCESS_TIMEOUT,
+            transport, url);
+        if (ended.exitCode() != 0 || ended.lastLine().isEmpty())
+            fail("client.mjs " + transport + " " + url + " failed (exit " + ended.exitCode() + ")\n" + ended.output()
+                + "--- replica A is port " + replicaA.port() + ", replica B is port " + replicaB.port() + "\n");
+        System.out.println("client.mjs " + transport + ": " + ended.lastLine());
+        return new ObjectMapper().readTree(ended.lastLine());
     }
 
     /** Fails (never skips) when node or the locked packages are missing, naming scripts/test.sh. */

@@ -1,8 +1,6 @@
 package io.sandgate.mcp;
 
-import java.io.IOException;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -12,7 +10,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -28,6 +25,7 @@ import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.LocalResources;
 import io.sandgate.testing.McpUpstream;
+import io.sandgate.testing.NodeScript;
 import io.sandgate.testing.RedisServerProcess;
 import io.sandgate.testing.RunningGateway;
 import jakarta.servlet.http.HttpServletRequest;
@@ -402,34 +400,14 @@ class TypeScriptSdkOAuthIT
         return runClient(0, transport, url, client);
     }
 
-    /** Runs oauth-client.mjs; fails with its stderr unless it exits with {@code exitCode} and prints its JSON line. */
+    /** Runs oauth-client.mjs; fails with its output unless it exits with {@code exitCode} and prints its JSON line. */
     private static JsonNode runClient(int exitCode, String transport, String url, String client) throws Exception
     {
-        Path out = work.resolve(client + ".json");
-        Path err = work.resolve(client + ".err");
-        Process process = new ProcessBuilder(node.toString(), CLIENT_DIR.resolve("oauth-client.mjs").toString(), transport, url, client, secretOf(client),
-            SCOPE, "--issuer=" + as.issuer(), "--calls=" + ECHO_CALLS)
-            .directory(CLIENT_DIR.toFile())
-            .redirectOutput(out.toFile())
-            .redirectError(err.toFile())
-            .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))
-            .start();
-        if (!process.waitFor(PROCESS_TIMEOUT.toSeconds(), TimeUnit.SECONDS))
-        {
-            process.destroyForcibly();
-            process.waitFor(5, TimeUnit.SECONDS);
-            fail("oauth-client.mjs " + transport + " did not end within " + PROCESS_TIMEOUT.toSeconds() + " s\n" + output(out, err));
-        }
-        String stdout = Files.readString(out, StandardCharsets.UTF_8).trim();
-        if (process.exitValue() != exitCode || stdout.isEmpty())
-            fail("oauth-client.mjs " + transport + " " + url + ": exit " + process.exitValue() + " (expected: " + exitCode + ")\n" + output(out, err));
-        String line = stdout.substring(stdout.lastIndexOf('\n') + 1);
-        System.out.println("oauth-client.mjs " + transport + ": " + line);
-        return JSON.readTree(line);
-    }
-
-    private static String output(Path out, Path err) throws IOException
-    {
-        return "--- stderr\n" + Files.readString(err, StandardCharsets.UTF_8) + "--- stdout\n" + Files.readString(out, StandardCharsets.UTF_8);
+        NodeScript.Ended ended = NodeScript.run(node, CLIENT_DIR, CLIENT_DIR.resolve("oauth-client.mjs"), work, client, PROCESS_TIMEOUT,
+            transport, url, client, secretOf(client), SCOPE, "--issuer=" + as.issuer(), "--calls=" + ECHO_CALLS);
+        if (ended.exitCode() != exitCode || ended.lastLine().isEmpty())
+            fail("oauth-client.mjs " + transport + " " + url + ": exit " + ended.exitCode() + " (expected: " + exitCode + ")\n" + ended.output());
+        System.out.println("oauth-client.mjs " + transport + ": " + ended.lastLine());
+        return JSON.readTree(ended.lastLine());
     }
 }
