@@ -21,8 +21,6 @@ import io.sandgate.testing.ReferenceMcpServer;
 import io.sandgate.testing.RunningGateway;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.Request;
-import org.eclipse.jetty.client.StringRequestContent;
-import org.eclipse.jetty.http.HttpMethod;
 
 /**
  * What checking the caller's bearer token ({@code mcp.auth}, JWTs against a cached JWK set) adds to
@@ -48,8 +46,6 @@ public final class McpAuthBenchmark
     private static final String HEADING = "## MCP token validation: latency added per call";
 
     private static final String SERVER_NAME = "reference";
-    private static final String TOOL = "test_simple_text";
-    private static final String REVISION = "2026-07-28";
     /**
      * The gateway's resource URL: a name the tokens' audience is made from, which this run needs
      * no client to reach (nothing here discovers the metadata).
@@ -135,19 +131,10 @@ public final class McpAuthBenchmark
 
     private static Request call(HttpClient client, Target target, long id)
     {
-        String body = "{\"jsonrpc\":\"2.0\",\"id\":" + id + ",\"method\":\"tools/call\",\"params\":{\"name\":\"" + TOOL + "\",\"arguments\":{},"
-            + "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"" + REVISION + "\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}";
-        return client.newRequest(target.endpoint()).method(HttpMethod.POST)
-            .headers(headers ->
-            {
-                headers.put("Accept", "application/json, text/event-stream")
-                    .put("MCP-Protocol-Version", REVISION)
-                    .put("Mcp-Method", "tools/call")
-                    .put("Mcp-Name", TOOL);
-                if (target.token() != null)
-                    headers.put("Authorization", "Bearer " + target.token());
-            })
-            .body(new StringRequestContent("application/json", body));
+        Request request = McpStatelessBenchmark.call(client, target.endpoint(), id);
+        if (target.token() != null)
+            request.headers(headers -> headers.put("Authorization", "Bearer " + target.token()));
+        return request;
     }
 
     /** The check alone, per call: wall-clock and this thread's CPU time, in microseconds. */

@@ -94,7 +94,8 @@ public final class McpStatelessBenchmark
             body -> body.contains("\"result\""));
     }
 
-    private static Request call(HttpClient client, URI target, long id)
+    /** The request measured: also what {@link McpAuthBenchmark} sends, with a token. */
+    static Request call(HttpClient client, URI target, long id)
     {
         String body = "{\"jsonrpc\":\"2.0\",\"id\":" + id + ",\"method\":\"tools/call\",\"params\":{\"name\":\"" + TOOL + "\",\"arguments\":{},"
             + "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"" + REVISION + "\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}";
