@@ -59,7 +59,7 @@ public final class Authenticator implements Closeable
                 TokenVerifier verifier;
                 if (auth.jwksUrl().isPresent())
                 {
-                    JwtTokenVerifier jwt = new JwtTokenVerifier(auth);
+                    JwtTokenVerifier jwt = new JwtTokenVerifier(auth, clock);
                     background.execute(jwt::warm);
                     verifier = jwt;
                 }

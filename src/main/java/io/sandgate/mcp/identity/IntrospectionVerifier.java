@@ -1,7 +1,6 @@
 package io.sandgate.mcp.identity;
 
 import java.io.IOException;
-import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -11,8 +10,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -31,9 +28,7 @@ final class IntrospectionVerifier implements TokenVerifier
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Duration TIMEOUT = Duration.ofSeconds(5);
     private static final Duration REFUSAL_KEPT = Duration.ofSeconds(10);
-    /** Answers kept at most: beyond it the expired go, and if that is not enough, all. */
-    static final int MAX_KEPT = 10_000;
-
+    /** An answer: the principal of an active token, or why the token is refused; kept until {@code until}. */
     private record Kept(Principal principal, String refusal, Instant until)
     {
     }
@@ -43,7 +38,7 @@ final class IntrospectionVerifier implements TokenVerifier
     private final Function<String, Secret> secrets;
     private final Clock clock;
     private final HttpClient http;
-    private final Map<String, Kept> kept = new ConcurrentHashMap<>();
+    private final Expiring<Kept> kept = new Expiring<>();
 
     /** @param secrets the gateway's secrets by name, where its client secret is */
     IntrospectionVerifier(McpAuthConfig config, Function<String, Secret> secrets, Clock clock)
@@ -60,24 +55,15 @@ final class IntrospectionVerifier implements TokenVerifier
     {
         String key = Tokens.digest(token);
         Instant now = clock.instant();
-        Kept answer = kept.get(key);
-        if (answer == null || !answer.until().isAfter(now))
+        Kept answer = kept.get(key, now);
+        if (answer == null)
         {
             answer = introspect(token, now);
-            if (kept.size() >= MAX_KEPT)
-                trim(now);
-            kept.put(key, answer);
+            kept.put(key, answer, answer.until(), now);
         }
         if (answer.principal() == null)
             throw new TokenRefusedException(answer.refusal());
         return answer.principal();
-    }
-
-    private void trim(Instant now)
-    {
-        kept.values().removeIf(entry -> !entry.until().isAfter(now));
-        if (kept.size() >= MAX_KEPT)
-            kept.clear();
     }
 
     private Kept introspect(String token, Instant now)

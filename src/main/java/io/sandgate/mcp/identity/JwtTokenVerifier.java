@@ -5,7 +5,9 @@ import java.io.IOException;
 import java.net.MalformedURLException;
 import java.net.URI;
 import java.text.ParseException;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.Set;
@@ -52,12 +54,23 @@ final class JwtTokenVerifier implements TokenVerifier, Closeable
     /** How long the last key set serves while the issuer cannot be reached. */
     private static final Duration OUTAGE_TOLERANCE = Duration.ofHours(12);
 
+    /**
+     * How long a verified token is taken on its digest without a new check: a signature check costs
+     * many times a digest's CPU (ES256 most, see docs/BENCHMARKS.md); a key the issuer withdraws
+     * stops its tokens within this time.
+     */
+    static final Duration VERIFIED_FOR = Duration.ofMinutes(1);
+
     private final JWKSource<SecurityContext> keys;
+    private final Clock clock;
+    private final Expiring<Principal> verified = new Expiring<>();
     private final DefaultJWTProcessor<SecurityContext> processor = new DefaultJWTProcessor<>();
     private final Set<String> issuers;
 
-    JwtTokenVerifier(McpAuthConfig config)
+    /** @param clock when a verified token is to be checked again; not when it expires, which nimbus judges on the system's clock */
+    JwtTokenVerifier(McpAuthConfig config, Clock clock)
     {
+        this.clock = clock;
         this.issuers = Set.copyOf(config.issuers());
         URI jwks = config.jwksUrl().orElseThrow();
         try
@@ -110,6 +123,19 @@ final class JwtTokenVerifier implements TokenVerifier, Closeable
 
     @Override
     public Principal verify(String token)
+    {
+        String digest = Tokens.digest(token);
+        Instant now = clock.instant();
+        Principal known = verified.get(digest, now);
+        if (known != null)
+            return known;
+        Principal principal = check(token);
+        Instant recheck = now.plus(VERIFIED_FOR);
+        verified.put(digest, principal, principal.expiresAt().isBefore(recheck) ? principal.expiresAt() : recheck, now);
+        return principal;
+    }
+
+    private Principal check(String token)
     {
         JWTClaimsSet claims;
         try

@@ -12,7 +12,11 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -38,8 +42,6 @@ public final class UpstreamCredentials
     private static final Duration TIMEOUT = Duration.ofSeconds(5);
     /** Exchanged tokens are renewed this long before they expire, so that none expires on its way. */
     private static final Duration MARGIN = Duration.ofSeconds(30);
-    /** Exchanged tokens kept at most: beyond it the expired go, and if that is not enough, all. */
-    static final int MAX_KEPT = 10_000;
     private static final String TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange";
     private static final String ACCESS_TOKEN = "urn:ietf:params:oauth:token-type:access_token";
 
@@ -48,14 +50,13 @@ public final class UpstreamCredentials
     {
     }
 
-    private record Exchanged(Secret token, Instant renewAt)
-    {
-    }
 
     private final Function<String, Secret> secrets;
     private final Clock clock;
     private final HttpClient http;
-    private final Map<String, Exchanged> exchanged = new ConcurrentHashMap<>();
+    /** Exchanged tokens by server and principal, until they are to be renewed. */
+    private final Expiring<Secret> exchanged = new Expiring<>();
+    private final Map<String, CompletableFuture<Void>> inFlight = new ConcurrentHashMap<>();
     private final Counter exchanges;
     private final Counter exchangeFailures;
 
@@ -83,18 +84,53 @@ public final class UpstreamCredentials
         if (exchange.isEmpty() || principal == null)
             return;
         String key = key(server, principal.owner());
-        Exchanged kept = exchanged.get(key);
         Instant now = clock.instant();
-        if (kept != null && kept.renewAt().isAfter(now))
+        if (exchanged.get(key, now) != null)
             return;
-        Exchanged fresh = exchange(exchange.get(), token, now);
-        if (exchanged.size() >= MAX_KEPT)
+        // A principal's first requests arriving together make one exchange, which the others wait for.
+        CompletableFuture<Void> mine = new CompletableFuture<>();
+        CompletableFuture<Void> running = inFlight.putIfAbsent(key, mine);
+        if (running != null)
         {
-            exchanged.values().removeIf(entry -> !entry.renewAt().isAfter(now));
-            if (exchanged.size() >= MAX_KEPT)
-                exchanged.clear();
+            awaitOther(running);
+            return;
         }
-        exchanged.put(key, fresh);
+        try
+        {
+            Exchanged fresh = exchange(exchange.get(), token, now);
+            exchanged.put(key, fresh.token(), fresh.renewAt(), now);
+            mine.complete(null);
+        }
+        catch (RuntimeException x)
+        {
+            mine.completeExceptionally(x);
+            throw x;
+        }
+        finally
+        {
+            inFlight.remove(key, mine);
+        }
+    }
+
+    private void awaitOther(CompletableFuture<Void> running)
+    {
+        try
+        {
+            running.get(TIMEOUT.toMillis() * 2, TimeUnit.MILLISECONDS);
+        }
+        catch (ExecutionException x)
+        {
+            throw x.getCause() instanceof GatewayException refusal ? refusal : failed("the token exchange failed");
+        }
+        catch (TimeoutException x)
+        {
+            throw failed("the token exchange took too long");
+        }
+        catch (InterruptedException x)
+        {
+            Thread.currentThread().interrupt();
+            throw failed("the token exchange was interrupted");
+        }
     }
 
     /**
@@ -117,10 +153,9 @@ public final class UpstreamCredentials
         }
         else
         {
-            Exchanged kept = exchanged.get(key(server, owner));
-            if (kept == null)
+            value = exchanged.get(key(server, owner), clock.instant());
+            if (value == null)
                 return Optional.empty();
-            value = kept.token();
         }
         return Optional.of(new Header(credential.header(), new Secret(credential.format().replace("{secret}", value.reveal()))));
     }
@@ -138,6 +173,10 @@ public final class UpstreamCredentials
     private static String key(McpConfig.Server server, String owner)
     {
         return server.name() + "\n" + owner;
+    }
+
+    private record Exchanged(Secret token, Instant renewAt)
+    {
     }
 
     private Exchanged exchange(McpUpstreamCredential.TokenExchange exchange, String token, Instant now)
