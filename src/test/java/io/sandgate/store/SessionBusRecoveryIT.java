@@ -15,6 +15,7 @@ import io.sandgate.mcp.McpSession;
 import io.sandgate.mcp.SessionBus;
 import io.sandgate.testing.RawRedis;
 import io.sandgate.testing.RedisServerProcess;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -154,6 +155,11 @@ class SessionBusRecoveryIT
      * A writer whose wake-ups go to a channel no one hears (the other naming than the subscriber's:
      * shard channel or plain) stands for every wake-up lost on its way; the pub/sub connection then
      * dropped by Redis and made again is what brings the message.
+     * <p>
+     * A wake-up of the drain still on its way from the subscription's start (Redisson confirms a
+     * subscribe on its own schedule, and a loaded machine delays it) reads the log too, and may
+     * find the unheard message first; the scenario then proves nothing and is played again on a new
+     * session, up to three times.
      */
     @ParameterizedTest
     @EnumSource(WakeUps.class)
@@ -163,25 +169,38 @@ class SessionBusRecoveryIT
         RedissonClient redisson = redisson();
         RedisSessionBus holder = bus(redisson, SLOW_POLL, wakeUps);
         RedisSessionBus unheard = bus(redisson, SLOW_POLL, wakeUps == WakeUps.BROADCAST ? WakeUps.SHARDED : WakeUps.BROADCAST);
-        McpSession session = created(holder);
-        Recorder seen = new Recorder();
-        open(holder.subscribe(session.id(), null, seen));
-        holder.append(session.id(), "k1", "heard");
-        await().atMost(PROMPTLY).until(() -> seen.messages.size() == 1);
-
-        unheard.append(session.id(), "k2", "lost wake-up");
-        // Unheard for a second; the bound leaves room for a loaded machine to look often enough.
-        await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(4)).until(() -> seen.messages.size() == 1);
-
-        try (RawRedis raw = RawRedis.connect(redis.port()))
+        for (int attempt = 1; ; attempt++)
         {
-            raw.command("CLIENT", "KILL", "TYPE", "pubsub");
+            McpSession session = created(holder);
+            Recorder seen = new Recorder();
+            open(holder.subscribe(session.id(), null, seen));
+            holder.append(session.id(), "k1", "heard");
+            await().atMost(PROMPTLY).until(() -> seen.messages.size() == 1);
+
+            unheard.append(session.id(), "k2", "lost wake-up");
+            // Unheard for a second; the bound leaves room for a loaded machine to look often enough.
+            try
+            {
+                await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(4)).until(() -> seen.messages.size() == 1);
+            }
+            catch (ConditionTimeoutException x)
+            {
+                assertTrue(attempt < 3 && seen.messages.size() == 2, "the lost wake-up's message came before the connection was restored, "
+                    + attempt + " times in a row: " + seen.messages);
+                continue;
+            }
+
+            try (RawRedis raw = RawRedis.connect(redis.port()))
+            {
+                raw.command("CLIENT", "KILL", "TYPE", "pubsub");
+            }
+            await().atMost(PROMPTLY).until(() -> seen.messages.size() == 2);
+            holder.append(session.id(), "k3", "heard again");
+            await().atMost(PROMPTLY).until(() -> seen.messages.size() >= 3);
+            await().during(Duration.ofMillis(500)).until(() -> seen.messages.size() == 3);
+            assertEquals(List.of("heard", "lost wake-up", "heard again"), seen.messages);
+            return;
         }
-        await().atMost(PROMPTLY).until(() -> seen.messages.size() == 2);
-        holder.append(session.id(), "k3", "heard again");
-        await().atMost(PROMPTLY).until(() -> seen.messages.size() >= 3);
-        await().during(Duration.ofMillis(500)).until(() -> seen.messages.size() == 3);
-        assertEquals(List.of("heard", "lost wake-up", "heard again"), seen.messages);
     }
 
     /** A stream opened while Redis is down cannot subscribe; it must once Redis is back, without waiting for the poll. */
