@@ -17,7 +17,8 @@ import io.sandgate.web.GatewayException;
  * <p>A body goes through one to three stages in turn. A request: the route's rules, as its scan
  * mode says, then the secrets the gateway holds (real keys, agents' tokens), read as sent and
  * percent-decoded on every route, whose hits refuse the exchange. A response: the route's rules,
- * and on a route that injects a credential, the injection's own keys, always redacted.</p>
+ * and on a route that injects a credential or a request whose placeholders were replaced, those
+ * keys, always redacted.</p>
  */
 final class BodyScan
 {
@@ -82,6 +83,13 @@ final class BodyScan
         if (scansResponses(route))
             stages.add(new Stage(leaks.open(route.scan()), route.scan()));
         plan.injection().map(leaks::openInjected).ifPresent(keys -> stages.add(new Stage(keys, EgressConfig.ScanMode.REDACT)));
+        plan.placeholders().held().forEach((credential, keys) ->
+        {
+            LeakScanner.Stream stream = plan.injection().filter(injection -> injection.credential().equals(credential)).isPresent()
+                ? null : leaks.openKeys(credential, keys);
+            if (stream != null)
+                stages.add(new Stage(stream, EgressConfig.ScanMode.REDACT));
+        });
         return stages.isEmpty() ? null : new BodyScan(leaks, route, "response", stages);
     }
 
@@ -98,7 +106,7 @@ final class BodyScan
      */
     static boolean readsResponses(EgressPlan plan)
     {
-        return scansResponses(plan.route()) || plan.injection().isPresent();
+        return scansResponses(plan.route()) || plan.sendsKeys();
     }
 
     /** Whether the route's request bodies may change length on their way, so that their Content-Length cannot be passed on. */

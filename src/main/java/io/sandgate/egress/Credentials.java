@@ -17,6 +17,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledFuture;
@@ -41,7 +42,8 @@ import org.slf4j.LoggerFactory;
  * Internal token -> agent -> real key. Agents call with their internal token where their SDK puts
  * an API key ({@link #TOKEN_HEADERS}); on a route that names a credential the header is replaced by the real key in the form
  * the provider expects, and on any other route an internal token is refused rather than forwarded,
- * so it never reaches a target. Tokens are looked up by their SHA-256, in an index rebuilt from the
+ * so it never reaches a target. A credential placeholder ({@link Placeholders}) in a header value or
+ * the query is replaced by its key under the same checks ({@link #placeholders}). Tokens are looked up by their SHA-256, in an index rebuilt from the
  * secret source on every refresh (and at most once a second on an unknown token, so a freshly
  * rotated token works at once without letting random tokens hammer the source).
  */
@@ -240,7 +242,8 @@ public final class Credentials implements AutoCloseable
     public Injection authorize(RequestHeaders headers, EgressConfig.Route route, String host)
     {
         String credentialName = route.credential().orElseThrow();
-        CredentialsConfig.Agent agent = agent(presented(headers));
+        Presented presented = presented(headers);
+        CredentialsConfig.Agent agent = agent(presented == null ? null : presented.token());
         CredentialsConfig.Credential credential = config.credentials().get(credentialName);
         if (credential == null)
             throw new GatewayException(HttpStatus.SERVICE_UNAVAILABLE_503, "credential_unavailable", "credential " + credentialName + " is not configured");
@@ -248,25 +251,84 @@ public final class Credentials implements AutoCloseable
             throw denied("agent " + agent.id() + " may not use credential " + credentialName);
         if (!credential.boundTo(host))
             throw denied("credential " + credentialName + " is not bound to host " + host);
-        String key;
+        String key = key(credentialName, credential);
+        counter("sandgate.egress.credentials.injected", "credential", credentialName).increment();
+        Audit.credentialInjected(agent.id(), credentialName, host);
+        String value = credential.query().isPresent() ? key : credential.format().replace("{secret}", key);
+        return new Injection(credentialName, agent.id(), credential.query().isPresent() ? Optional.empty() : Optional.of(credential.header()),
+            value, credential.query(), ring.held(List.of(credential.secret())));
+    }
+
+    /** The credential's key now; the detail of a failure (Vault's address, a file path) is for the log, not for the agent. */
+    private String key(String credentialName, CredentialsConfig.Credential credential)
+    {
         try
         {
-            key = ring.current(credential.secret()).reveal();
+            return ring.current(credential.secret()).reveal();
         }
         catch (SecretUnavailableException x)
         {
-            // The detail (Vault's address, a file path) is for the log, not for the agent.
             counter("sandgate.egress.credentials.unavailable", "credential", credentialName).increment();
             LOG.warn("Credential {} unavailable from {}: {}", credentialName, ring.source().kind(), x.getMessage());
             throw new GatewayException(HttpStatus.SERVICE_UNAVAILABLE_503, "credential_unavailable", "credential " + credentialName + " is unavailable ("
                 + (x.reason() == SecretUnavailableException.Reason.EXPIRED ? "secret source unreachable and cached key expired"
                 : x.reason() == SecretUnavailableException.Reason.SOURCE_DOWN ? "secret source unreachable" : "not in the secret source") + ")");
         }
-        counter("sandgate.egress.credentials.injected", "credential", credentialName).increment();
-        Audit.credentialInjected(agent.id(), credentialName, host);
-        String value = credential.query().isPresent() ? key : credential.format().replace("{secret}", key);
-        return new Injection(credentialName, agent.id(), credential.query().isPresent() ? Optional.empty() : Optional.of(credential.header()),
-            value, credential.query(), ring.held(List.of(credential.secret())));
+    }
+
+    /**
+     * The keys that replace a request's credential placeholders ({@link Placeholders}), each
+     * checked as a route's credential is: the request carries a valid internal token (401
+     * otherwise, as on a credential route), its agent may use the credential, the credential is
+     * bound to the target host and the target is reached over https; anything else refuses the
+     * whole request (403 {@code placeholder_refused}), so that no placeholder is ever sent as text.
+     * The token is looked for in the API-key headers' values that hold no placeholder, and that
+     * header stops at the gateway.
+     *
+     * @param found the placeholders of every header value and the query the target would get
+     * @return {@link Placeholders.Substitution#NONE} when {@code found} is empty
+     */
+    public Placeholders.Substitution placeholders(List<Placeholders.Found> found, RequestHeaders headers, String scheme, String host)
+    {
+        if (found.isEmpty())
+            return Placeholders.Substitution.NONE;
+        if (found.stream().anyMatch(placeholder -> placeholder.name() == null))
+            throw placeholderRefused("a credential placeholder is percent-encoded more than once (expected: " + Placeholders.PREFIX + "<credential>, escaped once at most)");
+        if (!scheme.equals("https"))
+            throw placeholderRefused("credential placeholders are only replaced over https (use /egress/" + host + "/...)");
+        Presented presented = presented(headers);
+        CredentialsConfig.Agent agent = agent(presented == null ? null : presented.token());
+        Map<String, String> keys = new HashMap<>();
+        Map<String, Set<String>> held = new HashMap<>();
+        for (Placeholders.Found placeholder : found)
+        {
+            String name = placeholder.name();
+            if (keys.containsKey(name))
+                continue;
+            CredentialsConfig.Credential credential = config.credentials().get(name);
+            // The agent sent the name: it is not repeated, since whatever follows the prefix may be anything.
+            if (credential == null || name.isEmpty())
+                throw placeholderRefused("a credential placeholder names no configured credential (expected: " + Placeholders.PREFIX
+                    + "<credential>, one of " + new TreeSet<>(agent.credentials()) + ")");
+            if (!agent.credentials().contains(name))
+                throw placeholderRefused("agent " + agent.id() + " may not use credential " + name);
+            if (!credential.boundTo(host))
+                throw placeholderRefused("credential " + name + " is not bound to host " + host + "; its placeholder is not sent there");
+            keys.put(name, key(name, credential));
+            held.put(name, ring.held(List.of(credential.secret())));
+        }
+        for (String name : keys.keySet())
+        {
+            counter("sandgate.egress.credentials.injected", "credential", name).increment();
+            Audit.credentialInjected(agent.id(), name, host);
+        }
+        return new Placeholders.Substitution(agent.id(), keys, held, Optional.of(presented.header()));
+    }
+
+    private GatewayException placeholderRefused(String message)
+    {
+        counter("sandgate.egress.credentials.refused", "reason", "placeholder").increment();
+        return Placeholders.refused(message);
     }
 
     /**
@@ -277,10 +339,13 @@ public final class Credentials implements AutoCloseable
      * under {@code Bearer}. Other values (an agent's own key for some public API) pass; a token
      * anywhere else in the request is the leak scanner's to find ({@link #agentTokens()}).
      */
-    public void refuseInternalToken(RequestHeaders headers, String host)
+    public void refuseInternalToken(RequestHeaders headers, String host, Placeholders.Substitution placeholders)
     {
         for (String name : TOKEN_HEADERS)
         {
+            // The token of a request with placeholders stops at the gateway with its header.
+            if (placeholders.consumes(name))
+                continue;
             for (String value : headers.values(name))
             {
                 for (String token : tokensIn(value))
@@ -330,23 +395,36 @@ public final class Credentials implements AutoCloseable
      */
     public Optional<String> agentOf(RequestHeaders headers)
     {
-        String token = presented(headers);
-        CredentialsConfig.Agent agent = token == null ? null : lookup(digest(token));
+        Presented presented = presented(headers);
+        CredentialsConfig.Agent agent = presented == null ? null : lookup(digest(presented.token()));
         if (agent == null || agent.revoked() || agent.expires().isPresent() && !clock.instant().isBefore(agent.expires().get()))
             return Optional.empty();
         return Optional.of(agent.id());
     }
 
-    /** The first API-key header value the agent sent, as a token. */
-    private static String presented(RequestHeaders headers)
+    /** An internal token as presented, and the header it came in. */
+    private record Presented(String header, String token)
+    {
+        @Override
+        public String toString()
+        {
+            return "Presented[" + header + "]";
+        }
+    }
+
+    /**
+     * The first API-key header value the agent sent, as a token, or null. A value holding a
+     * credential placeholder is the key the tool sends, not the agent's token.
+     */
+    private static Presented presented(RequestHeaders headers)
     {
         for (String name : TOKEN_HEADERS)
         {
             for (String value : headers.values(name))
             {
                 String token = token(value);
-                if (token != null)
-                    return token;
+                if (token != null && Placeholders.find(value).isEmpty())
+                    return new Presented(name, token);
             }
         }
         return null;

@@ -18,12 +18,14 @@ import io.sandgate.config.EgressConfig;
  *        for a tunnel, whose requests the gateway never sees
  * @param injection the real key that replaces the agent's internal token, when the route names a
  *        credential
+ * @param placeholders the keys that replace the agent's credential placeholders in its headers
+ *        (the query has them already), and the header of its token that stops at the gateway
  * @param sticky the agent session to keep on one node, when the route is sticky and the agent
  *        named its session
  * @param timeouts the limits every attempt runs under
  */
 public record EgressPlan(Entry entry, EgressConfig.Route route, PinnedTarget target, String pathAndQuery,
-                         Optional<Credentials.Injection> injection, Optional<Sticky> sticky, Timeouts timeouts)
+                         Optional<Credentials.Injection> injection, Placeholders.Substitution placeholders, Optional<Sticky> sticky, Timeouts timeouts)
 {
     /** How an agent call reached the gateway. */
     public enum Entry
@@ -91,10 +93,24 @@ public record EgressPlan(Entry entry, EgressConfig.Route route, PinnedTarget tar
         Objects.requireNonNull(target, "target");
         Objects.requireNonNull(pathAndQuery, "pathAndQuery");
         Objects.requireNonNull(injection, "injection");
+        Objects.requireNonNull(placeholders, "placeholders");
         Objects.requireNonNull(sticky, "sticky");
         Objects.requireNonNull(timeouts, "timeouts");
         if (entry == Entry.CONNECT ? !pathAndQuery.isEmpty() : !pathAndQuery.startsWith("/"))
             throw new IllegalArgumentException("pathAndQuery: " + pathAndQuery + " (expected: empty for a tunnel, else starting with /)");
+    }
+
+    /** A plan without credential placeholders. */
+    public EgressPlan(Entry entry, EgressConfig.Route route, PinnedTarget target, String pathAndQuery,
+                      Optional<Credentials.Injection> injection, Optional<Sticky> sticky, Timeouts timeouts)
+    {
+        this(entry, route, target, pathAndQuery, injection, Placeholders.Substitution.NONE, sticky, timeouts);
+    }
+
+    /** Whether a real key goes to the target, by the route's credential or a placeholder: the answer is then read for it. */
+    public boolean sendsKeys()
+    {
+        return injection.isPresent() || !placeholders.isEmpty();
     }
 
     /** The URI requests go to: the checked address in place of the name. */

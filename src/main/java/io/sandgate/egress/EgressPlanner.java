@@ -3,6 +3,8 @@ package io.sandgate.egress;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
@@ -97,22 +99,46 @@ public final class EgressPlanner
         // An absolute-form request named its scheme: plain http, which the route cannot upgrade.
         String scheme = entry == EgressPlan.Entry.FORWARD_PROXY ? "http" : route.scheme();
         Optional<Credentials.Injection> injection = injection(route, scheme, host, headers);
-        if (route.scan() != EgressConfig.ScanMode.OFF)
-            LeakGuard.refuseEncodedBody(headers.values(HttpHeader.CONTENT_ENCODING.asString()));
         // The authority comes back as it was: a secret in it is refused, never redacted. The agent's
         // own value of a query credential's parameter is dropped, as its token header is: not read.
         String agentQuery = injection.isPresent() ? injection.get().withoutOwnParameter(query) : query;
+        Placeholders.Substitution placeholders = placeholders(path, agentQuery, scheme, host, headers, injection);
+        if (injection.isEmpty())
+            credentials.refuseInternalToken(headers, host, placeholders);
+        if (route.scan() != EgressConfig.ScanMode.OFF)
+            LeakGuard.refuseEncodedBody(headers.values(HttpHeader.CONTENT_ENCODING.asString()));
         String line = leaks.checkRequestLine(route, path + (agentQuery == null ? "" : "?" + agentQuery));
-        leaks.checkHeaders(route, headers, name -> EgressServlet.forwards(name, injection));
+        leaks.checkHeaders(route, headers, name -> EgressServlet.forwards(name, injection) && !placeholders.consumes(name));
         refuseDeclaredBodyOverLimit(route, headers);
         int mark = line.indexOf('?');
         String checkedPath = mark < 0 ? line : line.substring(0, mark);
-        String checkedQuery = mark < 0 ? null : line.substring(mark + 1);
+        // The keys go in after the checks, which read the placeholders as sent: a held key is a leak to them.
+        String checkedQuery = placeholders.intoQuery(mark < 0 ? null : line.substring(mark + 1));
         String sentQuery = injection.isPresent() ? injection.get().intoQuery(checkedQuery) : checkedQuery;
         String pathAndQuery = (slash < 0 ? "/" : checkedPath.substring(slash)) + (sentQuery == null ? "" : "?" + sentQuery);
         requireUri(pathAndQuery);
-        Optional<EgressPlan.Sticky> sticky = sticky(route, headers, () -> injection.map(Credentials.Injection::agent));
-        return pin(scheme, host, port).thenApply(target -> plan(entry, route, target, pathAndQuery, injection, sticky));
+        Optional<String> agent = injection.map(Credentials.Injection::agent).or(() -> placeholders.isEmpty() ? Optional.empty() : Optional.of(placeholders.agent()));
+        Optional<EgressPlan.Sticky> sticky = sticky(route, headers, () -> agent);
+        return pin(scheme, host, port).thenApply(target -> plan(entry, route, target, pathAndQuery, injection, placeholders, sticky));
+    }
+
+    /**
+     * The keys for the request's credential placeholders: in every header value the target would
+     * get and in the query ({@link Placeholders}). One in the path is refused: a path names a
+     * resource, and a key put there would be logged wherever paths are.
+     */
+    private Placeholders.Substitution placeholders(String path, String query, String scheme, String host, RequestHeaders headers,
+                                                   Optional<Credentials.Injection> injection)
+    {
+        if (!Placeholders.find(path).isEmpty())
+            throw Placeholders.refused("credential placeholders are replaced in header values and the query only, not in the path; nothing was sent");
+        List<Placeholders.Found> found = new ArrayList<>(Placeholders.find(query));
+        for (String name : headers.names())
+        {
+            if (EgressServlet.forwards(name, injection))
+                headers.values(name).forEach(value -> found.addAll(Placeholders.find(value)));
+        }
+        return credentials.placeholders(found, headers, scheme, host);
     }
 
     /**
@@ -155,7 +181,7 @@ public final class EgressPlanner
         leaks.checkAuthority(route, host + ":" + port);
         // A tunnel injects nothing, but the agent may name itself with its token on the CONNECT.
         Optional<EgressPlan.Sticky> sticky = sticky(route, headers, () -> credentials.agentOf(headers));
-        return pin("https", host, port).thenApply(target -> plan(EgressPlan.Entry.CONNECT, route, target, "", Optional.empty(), sticky));
+        return pin("https", host, port).thenApply(target -> plan(EgressPlan.Entry.CONNECT, route, target, "", Optional.empty(), Placeholders.Substitution.NONE, sticky));
     }
 
     /** How long a connection to a node, and the CONNECT handshake of a tunnel, may take. */
@@ -200,15 +226,13 @@ public final class EgressPlanner
 
     /**
      * The real key for a route that names a credential, sent over https only. On any other route
-     * an internal token is refused rather than forwarded: it would reach a host it was never meant for.
+     * an internal token is refused rather than forwarded (once the placeholders have said which
+     * header carries the token that stops here): it would reach a host it was never meant for.
      */
     private Optional<Credentials.Injection> injection(EgressConfig.Route route, String scheme, String host, RequestHeaders headers)
     {
         if (route.credential().isEmpty())
-        {
-            credentials.refuseInternalToken(headers, host);
             return Optional.empty();
-        }
         if (!scheme.equals("https"))
             throw GatewayException.forbidden("credential " + route.credential().get() + " is only sent over https (use /egress/" + host + "/...)");
         return Optional.of(credentials.authorize(headers, route, host));
@@ -261,9 +285,9 @@ public final class EgressPlanner
     }
 
     private EgressPlan plan(EgressPlan.Entry entry, EgressConfig.Route route, PinnedTarget target, String pathAndQuery,
-                            Optional<Credentials.Injection> injection, Optional<EgressPlan.Sticky> sticky)
+                            Optional<Credentials.Injection> injection, Placeholders.Substitution placeholders, Optional<EgressPlan.Sticky> sticky)
     {
-        return new EgressPlan(entry, route, target, pathAndQuery, injection, sticky,
+        return new EgressPlan(entry, route, target, pathAndQuery, injection, placeholders, sticky,
             new EgressPlan.Timeouts(connectTimeout, route.idleTimeout(), route.timeout()));
     }
 }

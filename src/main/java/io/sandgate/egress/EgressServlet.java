@@ -167,7 +167,8 @@ public final class EgressServlet extends StreamingProxyServlet
      * Whether an agent's header reaches the target as the agent sent it: not the hop-by-hop ones
      * (RFC 9110, section 7.6.1), which end at the gateway, nor those {@link #copyRequestHeaders}
      * removes, nor, on a route that injects a key, the API-key headers and the header the key goes
-     * in. The leak scanner reads exactly these: a secret anywhere else leaks nowhere, and reading
+     * in (and the header of the token of a request with placeholders, which the planner leaves out
+     * too). The leak scanner reads exactly these: a secret anywhere else leaks nowhere, and reading
      * the injected key itself would refuse every call of the route.
      */
     static boolean forwards(String name, Optional<Credentials.Injection> injection)
@@ -192,6 +193,7 @@ public final class EgressServlet extends StreamingProxyServlet
                 headers.remove(HttpHeader.CONTENT_LENGTH); // a redacted body has another length: send it chunked
             if (exchange.route().scan() == EgressConfig.ScanMode.REDACT)
                 redactValues(headers); // before the key goes in, which must reach the target whole
+            exchange.plan.placeholders().applyTo(headers);
             exchange.plan.injection().ifPresent(injection ->
             {
                 // The internal token stops here, wherever the SDK put it; the real key takes its place.
@@ -305,7 +307,7 @@ public final class EgressServlet extends StreamingProxyServlet
     protected String filterServerResponseHeader(HttpServletRequest clientRequest, Response serverResponse, String headerName, String headerValue)
     {
         String value = super.filterServerResponseHeader(clientRequest, serverResponse, headerName, headerValue);
-        return value == null || EXCHANGE.get(clientRequest).plan.injection().isEmpty() ? value : egress.leaks().redactor().text(value);
+        return value == null || !EXCHANGE.get(clientRequest).plan.sendsKeys() ? value : egress.leaks().redactor().text(value);
     }
 
     /**

@@ -301,11 +301,17 @@ public final class LeakGuard
      */
     LeakScanner.Stream openInjected(Credentials.Injection injection)
     {
-        KeyScanner keys = injected.get(injection.credential());
-        if (keys == null || !keys.keys().equals(injection.keys()))
+        return openKeys(injection.credential(), injection.keys());
+    }
+
+    /** As {@link #openInjected}, for the keys of one credential however they went in (a route's credential, a placeholder). */
+    LeakScanner.Stream openKeys(String credential, Set<String> credentialKeys)
+    {
+        KeyScanner keys = injected.get(credential);
+        if (keys == null || !keys.keys().equals(credentialKeys))
         {
-            keys = new KeyScanner(injection.keys(), LeakScanner.of(List.of()).withLiterals(injection.keys()));
-            injected.put(injection.credential(), keys);
+            keys = new KeyScanner(credentialKeys, LeakScanner.of(List.of()).withLiterals(credentialKeys));
+            injected.put(credential, keys);
         }
         return keys.scanner().literalCount() == 0 ? null : keys.scanner().stream(LeakScanner.Mode.REDACT);
     }
