@@ -78,6 +78,7 @@ class CredentialPlaceholderIT
         List<Map<String, Object>> routes = new ArrayList<>();
         routes.add(Map.of("match", Map.of("domains", List.of("localhost"), "task_type", "redact"), "upstream", "main", "scan", "redact"));
         routes.add(Map.of("match", Map.of("domains", List.of("localhost"), "task_type", "llm"), "upstream", "main", "credential", "openai"));
+        routes.add(Map.of("match", Map.of("domains", List.of("localhost"), "task_type", "plain"), "upstream", "main", "scheme", "http"));
         routes.add(Map.of("match", Map.of("domains", List.of("*")), "upstream", "main"));
         Map<String, Object> credentials = new LinkedHashMap<>();
         credentials.put("openai", Map.of("secret", "openai", "hosts", List.of("localhost")));
@@ -239,6 +240,26 @@ class CredentialPlaceholderIT
         assertRefused(get("/echo?k=sandgate-credential%253Aopenai", "x-api-key", TOKEN), "escaped twice", "percent-encoded more than once");
         assertRefused(get("/echo", "X-Key", "sandgate-credential%253Aopenai", "x-api-key", TOKEN), "escaped twice, header", "more than once");
         assertRefused(get("/v1/sandgate-credential:openai/x", "x-api-key", TOKEN), "path", "not in the path");
+    }
+
+    /** A key goes over https only: a placeholder towards plain http is refused, as a credential route there is. */
+    @Test
+    void placeholderTowardsPlainHttp_isRefused() throws Exception
+    {
+        RawHttp.Response response = RawHttp.get(gateway.port(), "127.0.0.1:" + gateway.port(), "/egress/localhost:" + target.httpPort() + "/echo",
+            "X-Agent-Task-Type", "plain", "x-api-key", TOKEN, "X-Key", "sandgate-credential:openai");
+        assertRefused(response, "plain http", "only replaced over https");
+    }
+
+    /** A cookie is a header value like another: a placeholder in it is replaced where it stands. */
+    @Test
+    void placeholderInACookie_isReplacedWhereItStands() throws Exception
+    {
+        RawHttp.Response response = get("/echo", "x-api-key", TOKEN, "Cookie", "theme=dark; key=sandgate-credential:openai; z=1");
+        assertEquals(200, response.status(), response.body());
+        TargetServer.Recorded recorded = onlyRequest();
+        assertEquals("theme=dark; key=" + OPENAI_KEY + "; z=1", recorded.header("Cookie"));
+        assertClean(recorded);
     }
 
     /** The token still goes nowhere but its own header: a second copy beside the placeholder is a leak (422). */
