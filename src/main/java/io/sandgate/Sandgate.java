@@ -19,6 +19,7 @@ import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.sandgate.admin.AdminApi;
+import io.sandgate.admin.AgentPolicyApi;
 import io.sandgate.admin.AdminServlet;
 import io.sandgate.admin.SandboxApi;
 import io.sandgate.config.CredentialsConfig;
@@ -29,6 +30,8 @@ import io.sandgate.config.ServerConfig;
 import io.sandgate.config.TracingConfig;
 import io.sandgate.controlplane.PodWatcher;
 import io.sandgate.core.Schedulers;
+import io.sandgate.egress.AgentGate;
+import io.sandgate.egress.AgentPolicies;
 import io.sandgate.egress.Credentials;
 import io.sandgate.egress.Egress;
 import io.sandgate.egress.EgressServlet;
@@ -347,7 +350,11 @@ public final class Sandgate implements AutoCloseable
         redactor = forLogs(leaks.redactor());
         try
         {
-            egress = new Egress(config.egress(), store.sticky(), credentials, leaks, metrics, schedulers, resolver, tracing);
+            AgentPolicies policies = new AgentPolicies(credentialsConfig, store.agentPolicies(), schedulers);
+            built.push(policies);
+            AgentGate agents = new AgentGate(policies, store.agentBudgets(), metrics, schedulers);
+            built.push(agents);
+            egress = new Egress(config.egress(), store.sticky(), credentials, leaks, agents, metrics, schedulers, resolver, tracing);
         }
         catch (Exception x)
         {
@@ -468,6 +475,7 @@ public final class Sandgate implements AutoCloseable
         EgressConfig fresh = reloader.get().egress();
         int routes = egress.reload(fresh);
         credentials.reload(fresh.credentials());
+        egress.agentGate().policies().reload(fresh.credentials());
         return routes;
     }
 
@@ -484,6 +492,8 @@ public final class Sandgate implements AutoCloseable
             webSockets == null ? id -> 0 : webSockets::closeSandbox, this::reloadEgress, history));
         adminRoutes.addAll(SandboxApi.routes(config.ingress(), store.routes(), store.activity()));
         adminRoutes.addAll(AdminApi.drain(drain));
+        if (egress != null)
+            adminRoutes.addAll(AgentPolicyApi.routes(egress.agentGate().policies()));
         context.addServlet("sandgate-admin", new AdminServlet(config.adminToken(), adminRoutes, new Origins(config.server().publicOrigins())))
             .addMapping("/admin/*");
         context.addServlet("sandgate-metrics", new MetricsServlet(metrics)).addMapping("/metrics");

@@ -37,17 +37,20 @@ public final class AdminServlet extends HttpServlet
     private final List<Route> routes;
     private final Origins origins;
 
-    /** One operation: a method and a path below /admin, whose last segment may be {@code {id}}. */
+    /** One operation: a method and a path below /admin, one of whose segments may be {@code {id}}. */
     public record Route(String method, String pattern, Handler handler)
     {
         String match(String path)
         {
-            if (!pattern.endsWith("/{id}"))
+            int at = pattern.indexOf("/{id}");
+            if (at < 0)
                 return pattern.equals(path) ? "" : null;
-            String prefix = pattern.substring(0, pattern.length() - "{id}".length());
-            if (!path.startsWith(prefix) || path.length() == prefix.length() || path.indexOf('/', prefix.length()) >= 0)
+            String prefix = pattern.substring(0, at + 1);
+            String suffix = pattern.substring(at + "/{id}".length());
+            if (!path.startsWith(prefix) || !path.endsWith(suffix) || path.length() <= prefix.length() + suffix.length())
                 return null;
-            return path.substring(prefix.length());
+            String id = path.substring(prefix.length(), path.length() - suffix.length());
+            return id.indexOf('/') >= 0 ? null : id;
         }
     }
 

@@ -276,7 +276,7 @@ public final class ConfigKeys
     public static final ConfigKey<Map<String, ?>> EGRESS_CREDENTIALS = key("egress.credentials", null, ValueParser.structuredMap(),
         "Real keys injected in place of agents' internal tokens: `{name: {secret, hosts, header, format}}` (`format` default `Bearer {secret}` for Authorization) or `{secret, hosts, query}`.");
     public static final ConfigKey<List<Map<?, ?>>> EGRESS_AGENTS = key("egress.agents", null, ValueParser.listOfMaps(),
-        "Agents by internal token: `[{id, token, credentials, expires, revoked}]`; `token` names the secret holding the agent's token.");
+        "Agents by internal token: `[{id, token, credentials, expires, revoked, policy}]`; `token` names the secret holding the agent's token; `policy` is `{domains, mode: enforce or report, budgets: {requests_per_minute, request_bytes_per_hour, response_bytes_per_hour}}`, replaceable at run time through the admin API.");
     public static final ConfigKey<CredentialsConfig.SourceKind> SECRETS_SOURCE = key("egress.secrets.source", "file", oneOf(CredentialsConfig.SourceKind.class),
         "Where secrets come from: `file`, `env` (`SANDGATE_SECRET_<NAME>`) or `vault` (KV v2).");
     public static final ConfigKey<Path> SECRETS_FILE = key("egress.secrets.file", "conf/secrets.yaml", string().then(Path::of, "a file path"),

@@ -71,12 +71,20 @@ public record CredentialsConfig(SourceKind source, Path file, Duration overlap, 
      * @param credentials credentials it may use
      * @param expires when its token stops working
      * @param revoked whether its token is refused
+     * @param policy its policy as configured ({@code policy}); the admin API may replace it at run time
      */
-    public record Agent(String id, String tokenSecret, Set<String> credentials, Optional<Instant> expires, boolean revoked)
+    public record Agent(String id, String tokenSecret, Set<String> credentials, Optional<Instant> expires, boolean revoked, AgentPolicy policy)
     {
         public Agent
         {
             credentials = Set.copyOf(credentials);
+            Objects.requireNonNull(policy, "policy");
+        }
+
+        /** An agent without a policy of its own: only the routes bind it. */
+        public Agent(String id, String tokenSecret, Set<String> credentials, Optional<Instant> expires, boolean revoked)
+        {
+            this(id, tokenSecret, credentials, expires, revoked, AgentPolicy.NONE);
         }
     }
 

@@ -31,7 +31,7 @@ final class EgressTables
     private static final Set<String> POOL_KEYS = Set.of("region", "nodes");
     private static final Set<String> NODE_KEYS = Set.of("id", "address", "region", "weight");
     private static final Set<String> CREDENTIAL_KEYS = Set.of("secret", "hosts", "header", "format", "query");
-    private static final Set<String> AGENT_KEYS = Set.of("id", "token", "credentials", "expires", "revoked");
+    private static final Set<String> AGENT_KEYS = Set.of("id", "token", "credentials", "expires", "revoked", "policy");
 
     /** 10 MiB: far above an LLM prompt or an API call, and what a body of undeclared length may hold in memory. */
     static final int DEFAULT_MAX_BODY_SIZE = 10 * 1024 * 1024;
@@ -160,7 +160,8 @@ final class EgressTables
             Set<String> credentials = new HashSet<>();
             entry.items("credentials").forEach(c -> credentials.add(c.toString()));
             agents.add(new Agent(id.toString(), token, credentials, entry.optional("expires", ValueParser.instant()),
-                entry.get("revoked", ValueParser.bool(), false)));
+                entry.get("revoked", ValueParser.bool(), false),
+                entry.raw("policy") == null ? AgentPolicy.NONE : AgentPolicy.parse(entry.raw("policy"), entry.at("policy"))));
         }
         return agents;
     }

@@ -50,6 +50,18 @@ public final class Audit
         write(event("credential.injected").put("agent", agent).put("credential", credential).put("host", host));
     }
 
+    /** An agent's call was refused by its policy, or in report mode would have been (reason: domain or a budget's name). */
+    public static void agentPolicy(String agent, String reason, String outcome)
+    {
+        write(event("agent.policy").put("agent", agent).put("reason", reason).put("outcome", outcome));
+    }
+
+    /** An agent's policy was set at run time through the admin API; {@code policy} is its JSON, which holds no secret. */
+    public static void agentPolicySet(String agent, String policy)
+    {
+        write(event("agent.policy.set").put("agent", agent).put("policy", policy));
+    }
+
     /** A leak rule stopped a request or cut off an answer on an egress route. */
     public static void leakBlocked(String route, String rule, String direction)
     {

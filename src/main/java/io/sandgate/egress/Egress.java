@@ -43,6 +43,7 @@ public final class Egress implements AutoCloseable
     private final DnsLookups lookups;
     private final LeakGuard leaks;
     private final Credentials credentials;
+    private final AgentGate agents;
     private final Schedulers schedulers;
     private final HealthProber prober;
     /** Null when tracing is off. */
@@ -55,10 +56,12 @@ public final class Egress implements AutoCloseable
      * @param schedulers the gateway's threads: probes, deadlines and retry back-offs run there
      * @param resolver how target names are resolved for the SSRF guard, {@link Resolver#SYSTEM} outside tests
      * @param tracing where the spans of attempts go
+     * @param agents each agent's policy, held to on every call the planner plans
      */
-    public Egress(EgressConfig config, StickySessions sticky, Credentials credentials, LeakGuard leaks, MeterRegistry registry,
+    public Egress(EgressConfig config, StickySessions sticky, Credentials credentials, LeakGuard leaks, AgentGate agents, MeterRegistry registry,
                   Schedulers schedulers, Resolver resolver, Tracing tracing) throws Exception
     {
+        this.agents = agents;
         this.tracer = tracing.tracer();
         this.leaks = leaks;
         this.credentials = credentials;
@@ -68,7 +71,7 @@ public final class Egress implements AutoCloseable
         this.metrics = new EgressMetrics(registry, pools);
         this.policy = new FailurePolicy(config, metrics);
         this.lookups = new DnsLookups(config.dnsMaxInFlight(), config.dnsTimeout(), schedulers.timer());
-        this.planner = new EgressPlanner(routes, new SsrfGuard(config.ssrfAllow(), resolver), lookups, credentials, leaks, config.connectTimeout(),
+        this.planner = new EgressPlanner(routes, new SsrfGuard(config.ssrfAllow(), resolver), lookups, credentials, leaks, agents, config.connectTimeout(),
             config.connectPorts());
         this.clients = new NodeClients(config, schedulers, metrics);
         clients.start(pools.nodes());
@@ -165,6 +168,12 @@ public final class Egress implements AutoCloseable
     Span connectSpan(Function<String, String> header)
     {
         return tracer == null ? null : Spans.server(tracer, "CONNECT", header);
+    }
+
+    /** The agents' policies and budgets. */
+    public AgentGate agentGate()
+    {
+        return agents;
     }
 
     FailurePolicy policy()

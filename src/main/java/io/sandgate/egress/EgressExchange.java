@@ -20,6 +20,10 @@ final class EgressExchange
     ReplayableBody body;
     /** The current attempt's request. */
     volatile Request proxyRequest;
+    /** Body bytes read from the agent, and from the target over every attempt: what the agent's bytes budgets count. */
+    long requestBytes;
+    long responseBytes;
+    private boolean ended;
 
     EgressExchange(EgressPlan plan, Attempts attempts)
     {
@@ -30,6 +34,14 @@ final class EgressExchange
     EgressConfig.Route route()
     {
         return plan.route();
+    }
+
+    /** Whether this is the first time the exchange is said to end: its bytes are counted once. */
+    boolean end()
+    {
+        boolean first = !ended;
+        ended = true;
+        return first;
     }
 
     void cancelDeadline()

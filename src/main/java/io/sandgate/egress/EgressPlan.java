@@ -23,10 +23,14 @@ import io.sandgate.config.EgressConfig;
  * @param sticky the agent session to keep on one node, when the route is sticky and the agent
  *        named its session
  * @param timeouts the limits every attempt runs under
+ * @param agent the agent whose policy the call was held to and whose bytes it counts; empty when
+ *        the gateway cannot name the caller
  */
 public record EgressPlan(Entry entry, EgressConfig.Route route, PinnedTarget target, String pathAndQuery,
-                         Optional<Credentials.Injection> injection, Placeholders.Substitution placeholders, Optional<Sticky> sticky, Timeouts timeouts)
+                         Optional<Credentials.Injection> injection, Placeholders.Substitution placeholders, Optional<Sticky> sticky, Timeouts timeouts,
+                         Optional<String> agent)
 {
+
     /** How an agent call reached the gateway. */
     public enum Entry
     {
@@ -96,15 +100,16 @@ public record EgressPlan(Entry entry, EgressConfig.Route route, PinnedTarget tar
         Objects.requireNonNull(placeholders, "placeholders");
         Objects.requireNonNull(sticky, "sticky");
         Objects.requireNonNull(timeouts, "timeouts");
+        Objects.requireNonNull(agent, "agent");
         if (entry == Entry.CONNECT ? !pathAndQuery.isEmpty() : !pathAndQuery.startsWith("/"))
             throw new IllegalArgumentException("pathAndQuery: " + pathAndQuery + " (expected: empty for a tunnel, else starting with /)");
     }
 
-    /** A plan without credential placeholders. */
+    /** A plan without credential placeholders, of a caller the gateway does not name. */
     public EgressPlan(Entry entry, EgressConfig.Route route, PinnedTarget target, String pathAndQuery,
                       Optional<Credentials.Injection> injection, Optional<Sticky> sticky, Timeouts timeouts)
     {
-        this(entry, route, target, pathAndQuery, injection, Placeholders.Substitution.NONE, sticky, timeouts);
+        this(entry, route, target, pathAndQuery, injection, Placeholders.Substitution.NONE, sticky, timeouts, Optional.empty());
     }
 
     /** Whether a real key goes to the target, by the route's credential or a placeholder: the answer is then read for it. */

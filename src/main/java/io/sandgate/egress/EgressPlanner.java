@@ -31,8 +31,8 @@ import org.eclipse.jetty.http.HttpStatus;
  * the call is refused; nothing has been sent to any node either way.
  *
  * <p>The checks run in one order for every entry: route, credential, request line and headers,
- * declared body size, the URL's form, SSRF guard.
- * The guard comes last so that a call refused for another reason never resolves its target. It
+ * declared body size, the URL's form, the agent's policy ({@link AgentGate}: domains, then budgets),
+ * SSRF guard. The guard comes last so that a call refused for another reason never resolves its target. It
  * resolves a name on the {@link DnsLookups}' threads, never on the caller's, so a plan is a future:
  * a refusal decided before the lookup is thrown at once, one decided by or after it fails the future.
  */
@@ -50,15 +50,17 @@ public final class EgressPlanner
     private final DnsLookups lookups;
     private final Credentials credentials;
     private final LeakGuard leaks;
+    private final AgentGate agents;
     private final Duration connectTimeout;
     private final Set<Integer> connectPorts;
 
     /**
      * @param connectPorts the target ports a tunnel may reach ({@code egress.connect-ports})
      */
-    EgressPlanner(RouteTable routes, SsrfGuard guard, DnsLookups lookups, Credentials credentials, LeakGuard leaks, Duration connectTimeout,
-                  Set<Integer> connectPorts)
+    EgressPlanner(RouteTable routes, SsrfGuard guard, DnsLookups lookups, Credentials credentials, LeakGuard leaks, AgentGate agents,
+                  Duration connectTimeout, Set<Integer> connectPorts)
     {
+        this.agents = agents;
         this.routes = routes;
         this.guard = guard;
         this.lookups = lookups;
@@ -117,9 +119,11 @@ public final class EgressPlanner
         String sentQuery = injection.isPresent() ? injection.get().intoQuery(checkedQuery) : checkedQuery;
         String pathAndQuery = (slash < 0 ? "/" : checkedPath.substring(slash)) + (sentQuery == null ? "" : "?" + sentQuery);
         requireUri(pathAndQuery);
+        // The agent is named by the token a credential or a placeholder replaced: on other routes a token is refused above.
         Optional<String> agent = injection.map(Credentials.Injection::agent).or(() -> placeholders.isEmpty() ? Optional.empty() : Optional.of(placeholders.agent()));
         Optional<EgressPlan.Sticky> sticky = sticky(route, headers, () -> agent);
-        return pin(scheme, host, port).thenApply(target -> plan(entry, route, target, pathAndQuery, injection, placeholders, sticky));
+        return admitted(agents.admit(agent, host), () -> pin(scheme, host, port))
+            .thenApply(target -> plan(entry, route, target, pathAndQuery, injection, placeholders, sticky, agent));
     }
 
     /**
@@ -180,8 +184,23 @@ public final class EgressPlanner
         // secret in it is refused as in a base-URL request's authority.
         leaks.checkAuthority(route, host + ":" + port);
         // A tunnel injects nothing, but the agent may name itself with its token on the CONNECT.
-        Optional<EgressPlan.Sticky> sticky = sticky(route, headers, () -> credentials.agentOf(headers));
-        return pin("https", host, port).thenApply(target -> plan(EgressPlan.Entry.CONNECT, route, target, "", Optional.empty(), Placeholders.Substitution.NONE, sticky));
+        Optional<String> agent = credentials.agentOf(headers);
+        Optional<EgressPlan.Sticky> sticky = sticky(route, headers, () -> agent);
+        // A blind tunnel is one call of its agent's; its bytes are the agent's TLS, which nobody counts.
+        return admitted(agents.admit(agent, host), () -> pin("https", host, port))
+            .thenApply(target -> plan(EgressPlan.Entry.CONNECT, route, target, "", Optional.empty(), Placeholders.Substitution.NONE, sticky, agent));
+    }
+
+    /**
+     * The next step once the agent's policy let the call go. A policy decided from memory (no
+     * budget) goes on at once, so that a refusal before the lookup is still thrown at once; one that
+     * waited for the store goes on where the store answered, which only hands the name to the lookups.
+     */
+    private static CompletableFuture<PinnedTarget> admitted(CompletableFuture<Void> admission, Supplier<CompletableFuture<PinnedTarget>> next)
+    {
+        if (admission.isDone() && !admission.isCompletedExceptionally())
+            return next.get();
+        return admission.thenCompose(admitted -> next.get());
     }
 
     /** How long a connection to a node, and the CONNECT handshake of a tunnel, may take. */
@@ -285,9 +304,10 @@ public final class EgressPlanner
     }
 
     private EgressPlan plan(EgressPlan.Entry entry, EgressConfig.Route route, PinnedTarget target, String pathAndQuery,
-                            Optional<Credentials.Injection> injection, Placeholders.Substitution placeholders, Optional<EgressPlan.Sticky> sticky)
+                            Optional<Credentials.Injection> injection, Placeholders.Substitution placeholders, Optional<EgressPlan.Sticky> sticky,
+                            Optional<String> agent)
     {
         return new EgressPlan(entry, route, target, pathAndQuery, injection, placeholders, sticky,
-            new EgressPlan.Timeouts(connectTimeout, route.idleTimeout(), route.timeout()));
+            new EgressPlan.Timeouts(connectTimeout, route.idleTimeout(), route.timeout()), agent);
     }
 }

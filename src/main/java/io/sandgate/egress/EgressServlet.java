@@ -364,6 +364,7 @@ public final class EgressServlet extends StreamingProxyServlet
                                         byte[] buffer, int offset, int length, Callback callback)
         {
             read += length;
+            EXCHANGE.get(request).requestBytes += length;
             EgressConfig.Route route = EXCHANGE.get(request).route();
             if (read > route.maxBodySize())
             {
@@ -427,6 +428,7 @@ public final class EgressServlet extends StreamingProxyServlet
                                      byte[] buffer, int offset, int length, Callback callback)
     {
         EgressExchange exchange = EXCHANGE.get(request);
+        exchange.responseBytes += length;
         if (exchange.responseScan == null)
         {
             super.onResponseContent(request, response, proxyResponse, buffer, offset, length, callback);
@@ -496,6 +498,7 @@ public final class EgressServlet extends StreamingProxyServlet
             return;
         }
         exchange.cancelDeadline();
+        ended(exchange);
         exchange.attempts.record(FailurePolicy.Outcome.OK);
         egress.metrics().latency(exchange.plan.routeName()).record(System.nanoTime() - exchange.start, TimeUnit.NANOSECONDS);
         super.onProxyResponseSuccess(clientRequest, proxyResponse, serverResponse);
@@ -522,6 +525,7 @@ public final class EgressServlet extends StreamingProxyServlet
             retryLater(clientRequest, proxyResponse, backoff);
             return;
         }
+        ended(exchange);
         if (proxyResponse.isCommitted())
         {
             super.onProxyResponseFailure(clientRequest, proxyResponse, serverResponse, failure);
@@ -546,6 +550,16 @@ public final class EgressServlet extends StreamingProxyServlet
             if (clientRequest.isAsyncStarted())
                 clientRequest.getAsyncContext().complete();
         }
+    }
+
+    /**
+     * The exchange's bytes count against its agent's bytes budgets once it has ended, whichever way:
+     * a response's size is known only then, so a budget used up refuses the agent's next call.
+     */
+    private void ended(EgressExchange exchange)
+    {
+        if (exchange.end())
+            egress.agentGate().ended(exchange.plan.agent(), exchange.requestBytes, exchange.responseBytes);
     }
 
     /** Whether the agent's request could be sent again whole: no body, or one held in full. */

@@ -9,6 +9,8 @@ import io.sandgate.config.SandgateConfig;
 import io.sandgate.core.Leadership;
 import io.sandgate.core.Schedulers;
 import io.sandgate.core.StoreHealth;
+import io.sandgate.egress.AgentBudgets;
+import io.sandgate.egress.AgentPolicyStore;
 import io.sandgate.egress.MemoryStickySessions;
 import io.sandgate.egress.StickySessions;
 import io.sandgate.ingress.Redemptions;
@@ -36,14 +38,16 @@ public final class Store implements AutoCloseable
     private final StickySessions sticky;
     private final SessionBus sessions;
     private final CallQuotas quotas;
+    private final Agents agents;
     private final Function<String, Leadership> leadership;
     private final Supplier<StoreHealth> health;
     /** Releases what the parts hold: the session bus, and for Redis its threads and connections. */
     private final Runnable close;
 
     Store(RouteStore routes, Redemptions redemptions, WakeClaims wakeClaims, Lifecycle lifecycle, StickySessions sticky, SessionBus sessions,
-        CallQuotas quotas, Function<String, Leadership> leadership, Supplier<StoreHealth> health, Runnable close)
+        CallQuotas quotas, Agents agents, Function<String, Leadership> leadership, Supplier<StoreHealth> health, Runnable close)
     {
+        this.agents = agents;
         this.routes = routes;
         this.redemptions = redemptions;
         this.wakeClaims = wakeClaims;
@@ -80,7 +84,7 @@ public final class Store implements AutoCloseable
             config.mcp().replayBufferBytesPerClient(), schedulers);
         return new Store(new MemoryRouteStore(config.ingress().staticRoutes()), Redemptions.inMemory(clock), WakeClaims.inMemory(clock),
             new Lifecycle(ActivityTable.inMemory(), PauseClaims.inMemory(clock)), new MemoryStickySessions(), sessions,
-            CallQuotas.inMemory(clock), name -> Leadership.always(),
+            CallQuotas.inMemory(clock), new Agents(AgentPolicyStore.inMemory(), AgentBudgets.inMemory(clock)), name -> Leadership.always(),
             () -> new StoreHealth("memory", true, "in-process"), sessions::close);
     }
 
@@ -137,6 +141,18 @@ public final class Store implements AutoCloseable
         return quotas;
     }
 
+    /** Egress agents' policies set at run time. */
+    public AgentPolicyStore agentPolicies()
+    {
+        return agents.policies();
+    }
+
+    /** Egress agents' budget counters ({@code egress.agents[].policy.budgets}). */
+    public AgentBudgets agentBudgets()
+    {
+        return agents.budgets();
+    }
+
     /** Asks the backing store whether it answers; cheap enough for a readiness probe. */
     public StoreHealth health()
     {
@@ -147,6 +163,11 @@ public final class Store implements AutoCloseable
     public void close()
     {
         close.run();
+    }
+
+    /** The egress agents' shared state: their policies set at run time and their budget counters. */
+    record Agents(AgentPolicyStore policies, AgentBudgets budgets)
+    {
     }
 
     /** The idle pause's shared state: the replicas' activity and the pauses claimed. */

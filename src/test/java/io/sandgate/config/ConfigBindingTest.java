@@ -178,6 +178,21 @@ class ConfigBindingTest
     }
 
     @Test
+    void agentPolicy_boundFromTheAgentsEntry_andItsProblemsNamed()
+    {
+        CredentialsConfig.Agent agent = ConfigLoader.fromValues(Map.of("egress.agents", List.of(Map.of("id", "a1", "policy",
+            Map.of("domains", List.of("API.example.com", "*.example.org"), "mode", "report", "budgets", Map.of("requests_per_minute", 60))))))
+            .egress().credentials().agents().get(0);
+
+        assertEquals(new AgentPolicy(List.of("api.example.com", "*.example.org"), AgentPolicy.Mode.REPORT, new AgentPolicy.Budgets(60, 0, 0)), agent.policy());
+        assertTrue(agent.policy().allows("a.example.org") && agent.policy().allows("api.example.com") && !agent.policy().allows("example.org.evil.test"));
+        assertTrue(problems(Map.of("egress.agents", List.of(Map.of("id", "a", "policy", Map.of("mode", "block")))))
+            .contains("egress.agents[0].policy.mode: block (expected: enforce or report)"));
+        assertTrue(problems(Map.of("egress.agents", List.of(Map.of("id", "a", "policy", Map.of("budgets", Map.of("requests_per_minute", -5))))))
+            .contains("egress.agents[0].policy.budgets.requests_per_minute: -5 (expected: a whole number, 0 for none)"));
+    }
+
+    @Test
     void ingressAndWebSocket_eachDuration()
     {
         IngressConfig ingress = ConfigLoader.fromValues(Map.of(

@@ -98,14 +98,19 @@ class EgressPlannerTest
             return List.of(InetAddress.getByName(address));
         });
         lookups = new DnsLookups(config.dnsMaxInFlight(), config.dnsTimeout(), schedulers.timer());
+        agents = new AgentGate(new AgentPolicies(config.credentials(), AgentPolicyStore.inMemory(), schedulers), AgentBudgets.inMemory(Clock.systemUTC()),
+            registry, schedulers);
         planner = new EgressPlanner(new RouteTable(config.routes()), guard, lookups, credentials,
-            new LeakGuard(credentials, registry), config.connectTimeout(), config.connectPorts());
+            new LeakGuard(credentials, registry), agents, config.connectTimeout(), config.connectPorts());
     }
+
+    private AgentGate agents;
 
     @AfterEach
     void stop()
     {
         lookups.close();
+        agents.close();
         credentials.close();
         schedulers.close();
     }
