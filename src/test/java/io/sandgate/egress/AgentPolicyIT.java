@@ -1,8 +1,15 @@
 package io.sandgate.egress;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -52,7 +59,8 @@ class AgentPolicyIT
             .set("admin.token", ADMIN)
             .set("egress.ssrf.allow", "127.0.0.0/8")
             .set("egress.secrets.file", secrets.toString())
-            .set("egress.routes", List.of(Map.of("match", Map.of("domains", List.of("localhost")), "upstream", "main", "credential", "key")))
+            .set("egress.routes", List.of(Map.of("match", Map.of("domains", List.of("localhost")), "upstream", "main", "credential", "key"),
+                Map.of("match", Map.of("domains", List.of("127.0.0.1")), "upstream", "main")))
             .set("egress.pools", Map.of("main", Map.of("nodes", List.of(Map.of("id", "n1", "address", node.address())))))
             .set("egress.credentials", Map.of("key", Map.of("secret", "key", "hosts", List.of("localhost"))))
             .set("egress.agents", List.of(
@@ -72,13 +80,13 @@ class AgentPolicyIT
             }
             return secrets;
         }
-        catch (java.io.IOException x)
+        catch (IOException x)
         {
-            throw new java.io.UncheckedIOException(x);
+            throw new UncheckedIOException(x);
         }
     }
 
-    static HttpResponse<String> call(java.net.URI gateway, TargetServer target, String token, String body) throws Exception
+    static HttpResponse<String> call(URI gateway, TargetServer target, String token, String body) throws Exception
     {
         HttpRequest.Builder request = HttpRequest.newBuilder(gateway.resolve("/egress/localhost:" + target.httpsPort() + "/echo"))
             .header("Authorization", "Bearer " + token).timeout(Duration.ofSeconds(15));
@@ -86,7 +94,7 @@ class AgentPolicyIT
         return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }
 
-    static HttpResponse<String> admin(java.net.URI gateway, String method, String agent, String body, String token) throws Exception
+    static HttpResponse<String> admin(URI gateway, String method, String agent, String body, String token) throws Exception
     {
         HttpRequest.Builder request = HttpRequest.newBuilder(gateway.resolve("/admin/egress/agents/" + agent + "/policy")).timeout(Duration.ofSeconds(15))
             .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
@@ -209,6 +217,35 @@ class AgentPolicyIT
         assertEquals(403, admin(gateway.uri(), "PUT", "alpha", "{}", ALPHA).statusCode(), "an agent's own token is no admin token");
         assertEquals(401, admin(gateway.uri(), "GET", "alpha", null, null).statusCode());
         assertEquals(403, call(gateway.uri(), target, ALPHA, null).statusCode(), "the configured policy is still in force");
+    }
+
+    /** The status line a CONNECT to the target gets, sent as an HTTPS_PROXY client would, naming its agent by token. */
+    private String connect(String token) throws Exception
+    {
+        try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), gateway.port()))
+        {
+            socket.setSoTimeout(15_000);
+            String authority = "127.0.0.1:" + target.httpsPort();
+            socket.getOutputStream().write(("CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority + "\r\nAuthorization: Bearer " + token + "\r\n\r\n")
+                .getBytes(StandardCharsets.US_ASCII));
+            StringBuilder line = new StringBuilder();
+            InputStream in = socket.getInputStream();
+            for (int b = in.read(); b >= 0 && b != '\n'; b = in.read())
+                line.append((char)b);
+            return line.toString().trim();
+        }
+    }
+
+    @Test
+    void aBlindTunnel_isHeldToTheAgentsDomains_andCountsAsOneCall() throws Exception
+    {
+        assertTrue(connect(ALPHA).startsWith("HTTP/1.1 403"), "configured: only *.example.org");
+        assertEquals(1, policyCount("alpha", "domain", "refused"));
+        assertTrue(connect(BETA).startsWith("HTTP/1.1 200"), "beta has no policy");
+
+        assertEquals(200, put("alpha", "{\"domains\":[\"127.0.0.1\"],\"budgets\":{\"requests_per_minute\":1}}").statusCode());
+        assertTrue(connect(ALPHA).startsWith("HTTP/1.1 200"));
+        assertTrue(connect(ALPHA).startsWith("HTTP/1.1 429"), "the second tunnel of the minute");
     }
 
     @Test
