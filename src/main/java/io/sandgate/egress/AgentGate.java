@@ -8,7 +8,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -40,8 +39,12 @@ public final class AgentGate implements AutoCloseable
     /** Bytes of ended exchanges reach the store with the agent's next call, or by this flush at the latest. */
     private static final Duration FLUSH = Duration.ofSeconds(1);
 
-    /** Bytes of an agent's ended exchanges not yet added to its counters. */
-    private record Pending(LongAdder requestBytes, LongAdder responseBytes)
+    /**
+     * Bytes of an agent's ended exchanges not yet added to its counters; taken with getAndSet, so
+     * that bytes added while a call takes them are neither lost nor counted twice. One per agent, and
+     * agents are bounded by the configuration.
+     */
+    private record Pending(AtomicLong requestBytes, AtomicLong responseBytes)
     {
     }
 
@@ -87,9 +90,9 @@ public final class AgentGate implements AutoCloseable
             throw GatewayException.forbidden("agent " + id + " may not reach " + host + " (its policy's domains)");
         if (!policy.budgets().any())
             return CompletableFuture.completedFuture(null);
-        Pending owed = pending.remove(id);
-        long requestBytes = owed == null ? 0 : owed.requestBytes().sum();
-        long responseBytes = owed == null ? 0 : owed.responseBytes().sum();
+        Pending owed = pending.get(id);
+        long requestBytes = owed == null ? 0 : owed.requestBytes().getAndSet(0);
+        long responseBytes = owed == null ? 0 : owed.responseBytes().getAndSet(0);
         return budgets.take(id, policy.budgets(), true, requestBytes, responseBytes).handle((verdict, failure) ->
         {
             if (failure != null)
@@ -118,21 +121,23 @@ public final class AgentGate implements AutoCloseable
     {
         if (agent.isEmpty() || !policies.bindingOf(agent).budgets().bytes() || requestBytes + responseBytes <= 0)
             return;
-        Pending owed = pending.computeIfAbsent(agent.get(), id -> new Pending(new LongAdder(), new LongAdder()));
-        owed.requestBytes().add(requestBytes);
-        owed.responseBytes().add(responseBytes);
+        Pending owed = pending.computeIfAbsent(agent.get(), id -> new Pending(new AtomicLong(), new AtomicLong()));
+        owed.requestBytes().addAndGet(requestBytes);
+        owed.responseBytes().addAndGet(responseBytes);
     }
 
     /** Adds what the agents' ended exchanges owe, so that the other replicas see it without waiting for the next call here. */
     private void flush()
     {
-        for (String id : pending.keySet())
+        for (Map.Entry<String, Pending> entry : pending.entrySet())
         {
-            Pending owed = pending.remove(id);
-            if (owed == null)
+            long requestBytes = entry.getValue().requestBytes().getAndSet(0);
+            long responseBytes = entry.getValue().responseBytes().getAndSet(0);
+            if (requestBytes + responseBytes == 0)
                 continue;
+            String id = entry.getKey();
             AgentPolicy.Budgets limits = policies.bindingOf(Optional.of(id)).budgets();
-            budgets.take(id, limits, false, owed.requestBytes().sum(), owed.responseBytes().sum()).exceptionally(failure ->
+            budgets.take(id, limits, false, requestBytes, responseBytes).exceptionally(failure ->
             {
                 uncounted();
                 return null;

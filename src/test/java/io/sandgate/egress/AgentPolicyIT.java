@@ -152,6 +152,17 @@ class AgentPolicyIT
     }
 
     @Test
+    void reportMode_overABudget_letsTheCallsGo_andCountsEach() throws Exception
+    {
+        assertEquals(200, put("alpha", "{\"mode\":\"report\",\"budgets\":{\"requests_per_minute\":1}}").statusCode());
+        for (int i = 0; i < 3; i++)
+            assertEquals(200, call(gateway.uri(), target, ALPHA, null).statusCode(), "call " + i);
+        assertEquals(3, target.requestLog().size());
+        assertEquals(2, policyCount("alpha", "requests_per_minute", "reported"));
+        assertEquals(0, policyCount("alpha", "requests_per_minute", "refused"));
+    }
+
+    @Test
     void responseBytesPerHour_refusesTheNextCall_onceUsedUp() throws Exception
     {
         assertEquals(200, put("alpha", "{\"budgets\":{\"response_bytes_per_hour\":100}}").statusCode());
