@@ -18,6 +18,7 @@ import io.sandgate.config.EgressConfig;
 import io.sandgate.tracing.Spans;
 import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
+import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.io.SelectorManager;
@@ -216,6 +217,9 @@ public final class EgressConnectHandler extends ConnectHandler
     protected void onConnectFailure(Request request, Response response, Callback callback, Throwable failure)
     {
         int status = failure instanceof GatewayException g ? g.status() : HttpStatus.BAD_GATEWAY_502;
+        // A tunnel over its agent's budget says when to try again, as a base-URL call does.
+        if (failure instanceof GatewayException g && g.retryAfterSeconds() > 0)
+            response.getHeaders().put(HttpHeader.RETRY_AFTER, Long.toString(g.retryAfterSeconds()));
         endSpan(request, status);
         Response.writeError(request, response, callback, status, failure instanceof GatewayException ? failure.getMessage() : "egress failed");
     }
