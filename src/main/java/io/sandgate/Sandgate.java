@@ -35,6 +35,8 @@ import io.sandgate.egress.AgentPolicies;
 import io.sandgate.egress.Credentials;
 import io.sandgate.egress.Egress;
 import io.sandgate.egress.EgressServlet;
+import io.sandgate.egress.InspectionCa;
+import io.sandgate.egress.InspectionCaServlet;
 import io.sandgate.egress.LeakGuard;
 import io.sandgate.ingress.ActivityRecorder;
 import io.sandgate.ingress.Ingress;
@@ -341,9 +343,8 @@ public final class Sandgate implements AutoCloseable
     private void buildEgress()
     {
         CredentialsConfig credentialsConfig = config.egress().credentials();
-        credentials = new Credentials(credentialsConfig,
-            new SecretRing(SecretSources.open(credentialsConfig, clock, schedulers), credentialsConfig.overlap(), clock), clock, metrics,
-            schedulers);
+        SecretRing ring = new SecretRing(SecretSources.open(credentialsConfig, clock, schedulers), credentialsConfig.overlap(), clock);
+        credentials = new Credentials(credentialsConfig, ring, clock, metrics, schedulers);
         built.push(credentials);
         LeakGuard leaks = new LeakGuard(credentials, metrics);
         credentials.onHeldSecretsChange(() -> redactor = forLogs(leaks.redactor()));
@@ -354,7 +355,9 @@ public final class Sandgate implements AutoCloseable
             built.push(policies);
             AgentGate agents = new AgentGate(policies, store.agentBudgets(), metrics, schedulers);
             built.push(agents);
-            egress = new Egress(config.egress(), store.sticky(), credentials, leaks, agents, metrics, schedulers, resolver, tracing);
+            // The CA's secret is read from the credentials' source, once: a new CA needs a restart, as sandboxes must learn it.
+            InspectionCa ca = InspectionCa.of(config.egress().inspect().ca().map(name -> ring.source().get(name).reveal()), store.inspectionCa());
+            egress = new Egress(config.egress(), store.sticky(), credentials, leaks, agents, metrics, schedulers, resolver, tracing, ca);
         }
         catch (Exception x)
         {
@@ -457,6 +460,8 @@ public final class Sandgate implements AutoCloseable
         egressServlet.setAsyncSupported(true);
         egressServlet.setLoadOnStartup(1);
         egressServlet.addMapping("/egress/*");
+        // An exact mapping, which the servlet spec prefers to /egress/*: no target host is named ca.pem.
+        context.addServlet("sandgate-egress-ca", new InspectionCaServlet(egress.inspection().ca())).addMapping("/egress/ca.pem");
         // Each exchange gets its route's timeout; the client idle timeout bounds silences.
         egressServlet.setInitParameter("timeout", "0");
         egressServlet.setInitParameter("idleTimeout", Long.toString(config.egress().firstByteTimeout().toMillis()));

@@ -218,7 +218,7 @@ public final class ConfigKeys
         "Browser origins allowed on MCP endpoints besides the gateway's own; `*` allows any. Requests without Origin pass.");
 
     public static final ConfigKey<List<Map<?, ?>>> EGRESS_ROUTES = key("egress.routes", null, ValueParser.listOfMaps(),
-        "Egress route table, first match wins: `match.domains`, `match.task_type`, `upstream`, `timeout`, `retry`, `sticky_session`, `sticky_ttl`, `scheme`, `credential`, `scan`, `scan_responses`, `max_body_size` (bytes, default 10485760: larger request bodies get 413 and reach no node).");
+        "Egress route table, first match wins: `match.domains`, `match.task_type`, `upstream`, `timeout`, `retry`, `sticky_session`, `sticky_ttl`, `scheme`, `credential`, `scan`, `scan_responses`, `max_body_size` (bytes, default 10485760: larger request bodies get 413 and reach no node), `inspect` (default false: CONNECT tunnels of the route are opened with a leaf of the gateway's CA and their requests served as base-URL ones).");
     public static final ConfigKey<Map<String, ?>> EGRESS_POOLS = key("egress.pools", null, ValueParser.structuredMap(),
         "Egress node pools: `{name: {region, nodes: [{id, address, region, weight}]}}`.");
     public static final ConfigKey<Duration> EGRESS_TIMEOUT = key("egress.timeout", "30s", duration(),
@@ -238,6 +238,10 @@ public final class ConfigKeys
     public static final ConfigKey<List<Integer>> EGRESS_CONNECT_PORTS = key("egress.connect-ports", "443",
         listOf(integer(1, 65535)::parse, "ports from 1 to 65535, such as 443,8443", "list of ports 1–65535"),
         "Target ports a CONNECT tunnel, and an https target (reached through one), may go to; others are refused (403).");
+    public static final ConfigKey<String> EGRESS_INSPECT_CA = key("egress.inspect.ca", null, string(),
+        "Secret (file, env or Vault) holding the PEM certificate and key of the CA that signs inspected tunnels' leaves; unset, one is generated and shared through the store.");
+    public static final ConfigKey<List<String>> EGRESS_INSPECT_PASSTHROUGH = key("egress.inspect.passthrough", null, list(),
+        "Domain globs (`host`, `*.example.com`, `*`) whose CONNECT tunnels stay blind even on a route with `inspect: true` (pinned or mTLS origins).");
     public static final ConfigKey<Integer> EGRESS_MAX_CONNECTIONS = key("egress.max-connections-per-node", "256", integer(1, 65_535),
         "Connection pool size towards each egress node (per target).");
     public static final ConfigKey<String> EGRESS_TRUST_STORE = key("egress.tls.trust-store", null, string(),

@@ -347,7 +347,8 @@ public final class ConfigLoader
                 get(ConfigKeys.EGRESS_SCAN_MODE)),
             "pools", EgressTables.pools(pools == null ? Map.of() : pools),
             "health", health,
-            "credentials", credentials));
+            "credentials", credentials,
+            "inspect", bind(EgressConfig.Inspect.class, "egress.inspect.", Map.of())));
     }
 
     private CredentialsConfig credentials()

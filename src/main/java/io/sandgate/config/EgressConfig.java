@@ -31,14 +31,38 @@ import io.sandgate.net.Cidr;
  * @param ssrfAllow addresses a target may resolve to despite the SSRF guard
  * @param dnsTimeout longest wait for the addresses of a target's name
  * @param dnsMaxInFlight target names resolved at once; more are refused
+ * @param inspect TLS interception of CONNECT tunnels on routes that ask for it
  */
 public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health health, Duration connectTimeout,
                            Duration firstByteTimeout, double retryBudget, Duration retryBackoff, List<String> nodeErrorHeaders,
                            @Setting("egress.tls.trust-store") Optional<String> trustStore,
                            @Setting("egress.tls.trust-store-password") Optional<Secret> trustStorePassword, int maxConnectionsPerNode,
                            Optional<Integer> forwardProxyPort, Set<Integer> connectPorts, CredentialsConfig credentials, @Setting("egress.ssrf.allow") List<Cidr> ssrfAllow,
-                           Duration dnsTimeout, int dnsMaxInFlight)
+                           Duration dnsTimeout, int dnsMaxInFlight, Inspect inspect)
 {
+    /**
+     * TLS interception of CONNECT tunnels ({@code inspect: true} on a route).
+     *
+     * @param ca the secret holding the CA's PEM certificate and key; absent, one is generated and shared through the store
+     * @param passthrough domain globs whose tunnels stay blind whatever their route says
+     */
+    public record Inspect(Optional<String> ca, List<String> passthrough)
+    {
+        public Inspect
+        {
+            passthrough = passthrough.stream().map(domain -> domain.toLowerCase(java.util.Locale.ROOT)).toList();
+        }
+
+        /** Whether the host's tunnels stay blind. */
+        public boolean passesThrough(String host)
+        {
+            for (String domain : passthrough)
+                if (domain.equals("*") || domain.equals(host) || domain.startsWith("*.") && host.endsWith(domain.substring(1)))
+                    return true;
+            return false;
+        }
+    }
+
     /** What the secret-leak scanner does on a route: nothing, count, replace the match, or refuse the request (422). */
     public enum ScanMode
     {
@@ -63,10 +87,11 @@ public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health h
      * @param scan what the leak scanner does with request bodies
      * @param scanResponses whether response bodies are scanned too
      * @param maxBodySize the largest request body, in bytes, sent on (413 above)
+     * @param inspect whether its CONNECT tunnels are opened and their requests served as base-URL ones
      */
     public record Route(List<String> domains, Optional<String> taskType, String pool, Duration timeout, Duration idleTimeout, int retry,
                         boolean retryNonIdempotent, boolean sticky, Duration stickyTtl, String scheme, Optional<String> credential,
-                        ScanMode scan, boolean scanResponses, int maxBodySize)
+                        ScanMode scan, boolean scanResponses, int maxBodySize, boolean inspect)
     {
         public Route
         {

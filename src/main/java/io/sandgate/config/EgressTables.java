@@ -26,7 +26,7 @@ final class EgressTables
 {
     private static final Set<String> ROUTE_KEYS = Set.of("match", "upstream", "timeout", "idle_timeout", "retry", "retry_non_idempotent",
         "sticky_session", "sticky_ttl", "scheme", "credential", "scan", "scan_responses",
-        "max_body_size");
+        "max_body_size", "inspect");
     private static final Set<String> MATCH_KEYS = Set.of("domains", "task_type");
     private static final Set<String> POOL_KEYS = Set.of("region", "nodes");
     private static final Set<String> NODE_KEYS = Set.of("id", "address", "region", "weight");
@@ -84,6 +84,7 @@ final class EgressTables
                 .set("scan", entry.get("scan", ValueParser.oneOf(ScanMode.class), scan))
                 .set("scanResponses", entry.get("scan_responses", ValueParser.bool(), false))
                 .set("maxBodySize", entry.get("max_body_size", ValueParser.integer(0, Integer.MAX_VALUE), DEFAULT_MAX_BODY_SIZE))
+                .set("inspect", entry.get("inspect", ValueParser.bool(), false))
                 .build());
         }
         return routes;

@@ -48,6 +48,7 @@ public final class Egress implements AutoCloseable
     private final HealthProber prober;
     /** Null when tracing is off. */
     private final Tracer tracer;
+    private final TlsInspection inspection;
 
     /**
      * @param sticky where sticky sessions keep their pins
@@ -57,11 +58,13 @@ public final class Egress implements AutoCloseable
      * @param resolver how target names are resolved for the SSRF guard, {@link Resolver#SYSTEM} outside tests
      * @param tracing where the spans of attempts go
      * @param agents each agent's policy, held to on every call the planner plans
+     * @param ca the CA that signs the leaves of inspected CONNECT tunnels
      */
     public Egress(EgressConfig config, StickySessions sticky, Credentials credentials, LeakGuard leaks, AgentGate agents, MeterRegistry registry,
-                  Schedulers schedulers, Resolver resolver, Tracing tracing) throws Exception
+                  Schedulers schedulers, Resolver resolver, Tracing tracing, InspectionCa ca) throws Exception
     {
         this.agents = agents;
+        this.inspection = new TlsInspection(config.inspect(), ca, registry);
         this.tracer = tracing.tracer();
         this.leaks = leaks;
         this.credentials = credentials;
@@ -140,6 +143,12 @@ public final class Egress implements AutoCloseable
     EgressPlanner planner()
     {
         return planner;
+    }
+
+    /** TLS interception of CONNECT tunnels on the routes that ask for it. */
+    public TlsInspection inspection()
+    {
+        return inspection;
     }
 
     /** An exchange of the plan starts: it earns its share of the retry budget, and no node is chosen yet. */

@@ -18,16 +18,21 @@ import io.sandgate.config.EgressConfig;
 import io.sandgate.tracing.Spans;
 import io.sandgate.web.Errors;
 import io.sandgate.web.GatewayException;
+import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpMethod;
 import org.eclipse.jetty.http.HttpStatus;
+import org.eclipse.jetty.http.HttpURI;
 import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.io.SelectorManager;
 import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.HttpStream;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.handler.ConnectHandler;
 import org.eclipse.jetty.util.BufferUtil;
 import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.HostPort;
 import org.eclipse.jetty.util.IO;
 import org.eclipse.jetty.util.Promise;
 
@@ -69,6 +74,108 @@ public final class EgressConnectHandler extends ConnectHandler
         if (face != null)
             setConnectTimeout(face.planner().connectTimeout().toMillis());
         super.doStart();
+    }
+
+    /**
+     * A request from inside an inspected tunnel ({@link TlsInspection}) is served as the base-URL
+     * request {@code /egress/{tunnel's host}/{path}}: the tunnel's target, not the request's Host,
+     * names where it goes. What cannot be served so is refused in words the agent reads.
+     */
+    @Override
+    public boolean handle(Request request, Response response, Callback callback) throws Exception
+    {
+        if (!(request.getConnectionMetaData().getAttribute(TlsInspection.TUNNEL) instanceof TlsInspection.Tunnel tunnel))
+            return super.handle(request, response, callback);
+        if (HttpMethod.CONNECT.is(request.getMethod()))
+        {
+            Response.writeError(request, response, callback, HttpStatus.BAD_REQUEST_400, "CONNECT inside an inspected tunnel");
+            return true;
+        }
+        // A WebSocket's frames would bypass the request and response scan: refused, not relayed unread.
+        if (request.getHeaders().contains(HttpHeader.UPGRADE))
+        {
+            Response.writeError(request, response, callback, HttpStatus.NOT_IMPLEMENTED_501,
+                "protocol upgrades (WebSocket) are not served inside an inspected tunnel; use base-URL mode or a passthrough domain");
+            return true;
+        }
+        HttpURI uri = request.getHttpURI();
+        String path = uri.getPath() == null || uri.getPath().isEmpty() ? "/" : uri.getPath();
+        HttpURI rewritten = HttpURI.build(uri).path(EgressServlet.PATH + "/" + tunnel.authority() + path);
+        HttpFields headers = withTunnelHeaders(request.getHeaders(), tunnel);
+        request.setAttribute(EgressServlet.INSPECTED.name(), Boolean.TRUE);
+        return getHandler().handle(new Request.Wrapper(request)
+        {
+            @Override
+            public HttpURI getHttpURI()
+            {
+                return rewritten;
+            }
+
+            @Override
+            public HttpFields getHeaders()
+            {
+                return headers;
+            }
+        }, response, callback);
+    }
+
+    /** The CONNECT's task type and session stand for the inner request's when it names none. */
+    private static HttpFields withTunnelHeaders(HttpFields headers, TlsInspection.Tunnel tunnel)
+    {
+        boolean taskType = tunnel.taskType() != null && !headers.contains(EgressPlanner.TASK_TYPE);
+        boolean session = tunnel.session() != null && !headers.contains(EgressPlanner.SESSION);
+        if (!taskType && !session)
+            return headers;
+        HttpFields.Mutable added = HttpFields.build(headers);
+        if (taskType)
+            added.put(EgressPlanner.TASK_TYPE, tunnel.taskType());
+        if (session)
+            added.put(EgressPlanner.SESSION, tunnel.session());
+        return added.asImmutable();
+    }
+
+    /**
+     * A CONNECT whose route inspects its host is answered 200 here and its connection handed to
+     * {@link TlsInspection}; any other is planned and relayed blind, as {@link #connectToServer} does.
+     */
+    @Override
+    protected void handleConnect(Request request, Response response, Callback callback, String serverAddress)
+    {
+        Egress face = egress.get();
+        if (face == null)
+        {
+            super.handleConnect(request, response, callback, serverAddress);
+            return;
+        }
+        TlsInspection.Tunnel tunnel;
+        try
+        {
+            HostPort target = new HostPort(serverAddress);
+            String host = target.getHost().toLowerCase(java.util.Locale.ROOT);
+            int port = target.getPort(443);
+            RequestHeaders headers = RequestHeaders.of(request.getHeaders());
+            if (!face.planner().inspects(host, port, headers, face.inspection()))
+            {
+                super.handleConnect(request, response, callback, serverAddress);
+                return;
+            }
+            tunnel = new TlsInspection.Tunnel(host, port, headers.first(EgressPlanner.TASK_TYPE), headers.first(EgressPlanner.SESSION));
+        }
+        catch (GatewayException x)
+        {
+            onConnectFailure(request, response, callback, x);
+            return;
+        }
+        catch (IllegalArgumentException x)
+        {
+            onConnectFailure(request, response, callback, GatewayException.badRequest("malformed CONNECT target"));
+            return;
+        }
+        // Jetty puts this connection on the end point once the 200 has been written, as it does a relay's.
+        request.setAttribute(HttpStream.UPGRADE_CONNECTION_ATTRIBUTE, face.inspection().open(request, tunnel));
+        response.getHeaders().put(HttpFields.CONTENT_LENGTH_0);
+        response.setStatus(HttpStatus.OK_200);
+        callback.succeeded();
     }
 
     @Override

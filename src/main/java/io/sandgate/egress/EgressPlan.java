@@ -39,7 +39,9 @@ public record EgressPlan(Entry entry, EgressConfig.Route route, PinnedTarget tar
         /** An absolute-form request on the forward-proxy port: towards plain http, as the agent asked. */
         FORWARD_PROXY,
         /** A CONNECT: the agent's own TLS inside a tunnel, which the gateway can neither read nor change. */
-        CONNECT
+        CONNECT,
+        /** A request inside an inspected CONNECT tunnel ({@link TlsInspection}): towards https, as the agent asked. */
+        INSPECTED
     }
 
     /**

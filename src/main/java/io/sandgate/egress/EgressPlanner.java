@@ -85,7 +85,7 @@ public final class EgressPlanner
     public CompletableFuture<EgressPlan> plan(EgressPlan.Entry entry, String path, String query, RequestHeaders headers)
     {
         if (entry == EgressPlan.Entry.CONNECT)
-            throw new IllegalArgumentException("entry: " + entry + " (expected: BASE_URL or FORWARD_PROXY; tunnels are planned by planTunnel)");
+            throw new IllegalArgumentException("entry: " + entry + " (expected: BASE_URL, FORWARD_PROXY or INSPECTED; tunnels are planned by planTunnel)");
         int slash = path.indexOf('/');
         // Clients percent-encode the brackets of an IPv6 literal in a path segment.
         String authority = (slash < 0 ? path : path.substring(0, slash)).replace("%5B", "[").replace("%5b", "[").replace("%5D", "]").replace("%5d", "]");
@@ -99,7 +99,8 @@ public final class EgressPlanner
 
         EgressConfig.Route route = route(host, headers);
         // An absolute-form request named its scheme: plain http, which the route cannot upgrade.
-        String scheme = entry == EgressPlan.Entry.FORWARD_PROXY ? "http" : route.scheme();
+        // A request from inside an inspected tunnel came over TLS: it goes on over TLS.
+        String scheme = entry == EgressPlan.Entry.FORWARD_PROXY ? "http" : entry == EgressPlan.Entry.INSPECTED ? "https" : route.scheme();
         Optional<Credentials.Injection> injection = injection(route, scheme, host, headers);
         // The authority comes back as it was: a secret in it is refused, never redacted. The agent's
         // own value of a query credential's parameter is dropped, as its token header is: not read.
@@ -201,6 +202,26 @@ public final class EgressPlanner
         if (admission.isDone() && !admission.isCompletedExceptionally())
             return next.get();
         return admission.thenCompose(admitted -> next.get());
+    }
+
+    /**
+     * Whether a CONNECT to {@code host:port} is opened by the gateway ({@link TlsInspection}) rather
+     * than relayed blind. An inspected one is judged as a tunnel's request line is (route, a secret
+     * in the name, the tunnelled ports) before the agent is answered; each request inside is then
+     * planned by {@link #plan} as a base-URL one.
+     *
+     * @throws GatewayException when no route serves the host, or the name or the port is refused
+     */
+    boolean inspects(String host, int port, RequestHeaders headers, TlsInspection inspection)
+    {
+        EgressConfig.Route route = route(host, headers);
+        if (!inspection.inspects(route, host))
+            return false;
+        leaks.checkAuthority(route, host + ":" + port);
+        if (!connectPorts.contains(port))
+            throw GatewayException.forbidden("port " + port + " is not among the tunnelled ports ("
+                + ConfigKeys.EGRESS_CONNECT_PORTS.name() + ": " + new TreeSet<>(connectPorts) + ")");
+        return true;
     }
 
     /** How long a connection to a node, and the CONNECT handshake of a tunnel, may take. */

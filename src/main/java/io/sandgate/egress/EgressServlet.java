@@ -59,6 +59,8 @@ public final class EgressServlet extends StreamingProxyServlet
     private static final RequestAttribute<Planning> PLANNING = RequestAttribute.of("egress.planning", Planning.class);
     /** Set on requests that came in as absolute-form forward-proxy requests: their target is plain http. */
     public static final RequestAttribute<Boolean> FORWARD_PROXY = RequestAttribute.of("egress.forward-proxy", Boolean.class);
+    /** Set on requests that came from inside an inspected CONNECT tunnel: their target is https. */
+    public static final RequestAttribute<Boolean> INSPECTED = RequestAttribute.of("egress.inspected", Boolean.class);
 
     /** Headers of the agent's that are the gateway's to read and end here. */
     private static final Set<String> CONSUMED = Set.of(EgressPlanner.TASK_TYPE.toLowerCase(Locale.ROOT), EgressPlanner.SESSION.toLowerCase(Locale.ROOT),
@@ -132,7 +134,8 @@ public final class EgressServlet extends StreamingProxyServlet
             int start = request.getContextPath().length() + "/egress/".length();
             // "/egress" alone names no target: the planner refuses the empty path as it does "/egress/".
             String path = uri.length() >= start ? uri.substring(start) : "";
-            EgressPlan.Entry entry = Boolean.TRUE.equals(FORWARD_PROXY.get(request)) ? EgressPlan.Entry.FORWARD_PROXY : EgressPlan.Entry.BASE_URL;
+            EgressPlan.Entry entry = Boolean.TRUE.equals(INSPECTED.get(request)) ? EgressPlan.Entry.INSPECTED
+                : Boolean.TRUE.equals(FORWARD_PROXY.get(request)) ? EgressPlan.Entry.FORWARD_PROXY : EgressPlan.Entry.BASE_URL;
             return egress.planner().plan(entry, path, request.getQueryString(), RequestHeaders.of(request));
         }
         catch (RuntimeException x)

@@ -28,7 +28,8 @@ final class ForwardProxyPort extends Handler.Wrapper
     @Override
     public boolean handle(Request request, Response response, Callback callback) throws Exception
     {
-        if (request.getConnectionMetaData().getConnector() != connector)
+        // A request from inside an inspected tunnel on this port has its target already.
+        if (request.getConnectionMetaData().getConnector() != connector || request.getAttribute(EgressServlet.INSPECTED.name()) != null)
             return super.handle(request, response, callback);
         HttpURI uri = request.getHttpURI();
         String authority = uri.getHost() + (uri.getPort() > 0 ? ":" + uri.getPort() : "");

@@ -83,7 +83,7 @@ final class RedisStore
                 scheduler.shutdownNow();
                 sessions.close();
                 redisson.shutdown(0, 2, TimeUnit.SECONDS);
-            });
+            }).sharingInspectionCa(new RedisInspectionCa(redisson));
     }
 
     private static Config redissonConfig(StoreConfig.Redis redis, ConnectionListener listener)

@@ -11,6 +11,7 @@ import io.sandgate.core.Schedulers;
 import io.sandgate.core.StoreHealth;
 import io.sandgate.egress.AgentBudgets;
 import io.sandgate.egress.AgentPolicyStore;
+import io.sandgate.egress.InspectionCa;
 import io.sandgate.egress.MemoryStickySessions;
 import io.sandgate.egress.StickySessions;
 import io.sandgate.ingress.Redemptions;
@@ -43,6 +44,8 @@ public final class Store implements AutoCloseable
     private final Supplier<StoreHealth> health;
     /** Releases what the parts hold: the session bus, and for Redis its threads and connections. */
     private final Runnable close;
+    /** Where a generated egress inspection CA is shared; set once, as the store is made. */
+    private InspectionCa.SharedCa inspectionCa = InspectionCa.SharedCa.inProcess();
 
     Store(RouteStore routes, Redemptions redemptions, WakeClaims wakeClaims, Lifecycle lifecycle, StickySessions sticky, SessionBus sessions,
         CallQuotas quotas, Agents agents, Function<String, Leadership> leadership, Supplier<StoreHealth> health, Runnable close)
@@ -59,6 +62,19 @@ public final class Store implements AutoCloseable
         this.leadership = leadership;
         this.health = health;
         this.close = close;
+    }
+
+    /** Shares a generated egress inspection CA through this store's own key (Redis) rather than within the process. */
+    Store sharingInspectionCa(InspectionCa.SharedCa shared)
+    {
+        this.inspectionCa = shared;
+        return this;
+    }
+
+    /** Where the egress face keeps a CA it generated, so that every replica signs with the same one. */
+    public InspectionCa.SharedCa inspectionCa()
+    {
+        return inspectionCa;
     }
 
     /** On the system's clock. */

@@ -129,10 +129,10 @@ class ConfigBindingTest
             "egress.scan.mode", "report")).egress().routes();
 
         assertEquals(new EgressConfig.Route(List.of("api.example.com", "*.example.org"), Optional.of("llm"), "p", Duration.ofSeconds(11),
-            Duration.ofSeconds(12), 2, true, true, Duration.ofSeconds(13), "http", Optional.empty(), EgressConfig.ScanMode.REDACT, true, 2048),
+            Duration.ofSeconds(12), 2, true, true, Duration.ofSeconds(13), "http", Optional.empty(), EgressConfig.ScanMode.REDACT, true, 2048, false),
             routes.get(0));
         assertEquals(new EgressConfig.Route(List.of("*"), Optional.empty(), "p", Duration.ofSeconds(21), Duration.ofSeconds(22), 1,
-            false, false, Duration.ofMinutes(5), "https", Optional.empty(), EgressConfig.ScanMode.REPORT, false, 10 * 1024 * 1024), routes.get(1));
+            false, false, Duration.ofMinutes(5), "https", Optional.empty(), EgressConfig.ScanMode.REPORT, false, 10 * 1024 * 1024, false), routes.get(1));
     }
 
     @Test
@@ -154,7 +154,7 @@ class ConfigBindingTest
             .contains("egress.pools.p.nodes: id n1 appears twice (expected: unique node ids)"));
         assertTrue(problems(Map.of("egress.pools", POOLS, "egress.routes", List.of(Map.of("match", Map.of("domains", List.of("*")),
                 "upstream", "p", "stiky_session", true))))
-            .contains("egress.routes[0]: unknown key stiky_session (expected: credential, idle_timeout, match, max_body_size, retry, retry_non_idempotent, "
+            .contains("egress.routes[0]: unknown key stiky_session (expected: credential, idle_timeout, inspect, match, max_body_size, retry, retry_non_idempotent, "
                 + "scan, scan_responses, scheme, sticky_session, sticky_ttl, timeout, upstream)"));
         assertTrue(problems(Map.of("egress.agents", List.of(Map.of("id", "a", "revoked", "maybe"))))
             .contains("egress.agents[0].revoked: maybe (expected: true or false)"));

@@ -1,0 +1,279 @@
+package io.sandgate.egress;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.lang.management.ManagementFactory;
+import java.net.Socket;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLSocket;
+
+import io.sandgate.testing.ForwardProxy;
+import io.sandgate.testing.GatewayConfig;
+import io.sandgate.testing.GatewayExtension;
+import io.sandgate.testing.TargetServer;
+import org.eclipse.jetty.toolchain.test.jupiter.WorkDir;
+import org.eclipse.jetty.toolchain.test.jupiter.WorkDirExtension;
+import org.junit.jupiter.api.AutoClose;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Inspected CONNECT tunnels end to end, with curl as the agent: {@code HTTPS_PROXY} names the
+ * gateway and the gateway's CA is trusted through the environment only ({@code CURL_CA_BUNDLE}),
+ * towards a real HTTPS target through a real forward-proxy node. Inside the tunnel the base-URL
+ * pipeline runs: the internal token becomes the real key, secrets in a header or the body are
+ * refused (422) before anything reaches the target. A passthrough domain's tunnel stays blind, and
+ * clients that do not trust the CA fail on their side, counted, without the gateway keeping anything.
+ */
+@ExtendWith(WorkDirExtension.class)
+class EgressInspectionIT
+{
+    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    // Built at run time so the repository holds nothing a secret scanner would flag.
+    private static final String OPENAI_KEY = "sk-" + "proj-" + "A1b2C3d4E5f6G7h8I9j0".repeat(2);
+    private static final String AWS_KEY = "AKIA" + "QWERTYUIOP234567";
+    private static final String AGENT_TOKEN = "sgt_agent_alpha_0123456789";
+
+    @AutoClose
+    private final TargetServer target = TargetServer.start();
+    @AutoClose
+    private final ForwardProxy node = ForwardProxy.start("n1");
+    private Path work;
+
+    @RegisterExtension
+    final GatewayExtension gateway = new GatewayExtension(this::configure);
+
+    @BeforeEach
+    void writeSecrets(WorkDir workDir) throws Exception
+    {
+        work = workDir.getEmptyPathDir();
+        Path secrets = work.resolve("secrets.yaml");
+        Files.writeString(secrets, "openai: \"" + OPENAI_KEY + "\"\nalpha-token: \"" + AGENT_TOKEN + "\"\n");
+        Files.setPosixFilePermissions(secrets, PosixFilePermissions.fromString("rw-------"));
+    }
+
+    private void configure(GatewayConfig config)
+    {
+        config.trustStoreOf(target);
+        config.set("egress.ssrf.allow", "127.0.0.0/8");
+        config.set("egress.connect-ports", "443," + target.httpsPort());
+        // The file is written before each test; the extension starts the gateway after @BeforeEach.
+        config.set("egress.secrets.file", work.resolve("secrets.yaml").toString());
+        config.set("egress.routes", List.of(
+            Map.of("match", Map.of("domains", List.of("localhost")), "upstream", "main", "credential", "openai", "inspect", true),
+            Map.of("match", Map.of("domains", List.of("127.0.0.1")), "upstream", "main", "inspect", true)));
+        config.set("egress.inspect.passthrough", "127.0.0.1");
+        config.set("egress.pools", Map.of("main", Map.of("region", "eu", "nodes", List.of(Map.of("id", "n1", "address", node.address())))));
+        Map<String, Object> credentials = new LinkedHashMap<>();
+        credentials.put("openai", Map.of("secret", "openai", "hosts", List.of("localhost")));
+        config.set("egress.credentials", credentials);
+        config.set("egress.agents", List.of(Map.of("id", "alpha", "token", "alpha-token", "credentials", List.of("openai"))));
+    }
+
+    /** What curl answered: the status (000 when it got none), its exit code and its error output. */
+    private record Curl(int status, int exit, String body, String error)
+    {
+    }
+
+    /** Runs curl through the gateway as {@code HTTPS_PROXY}, trusting only the bundle given, if any. */
+    private Curl curl(Path caBundle, String... arguments) throws Exception
+    {
+        Path body = Files.createTempFile(work, "body", ".out");
+        List<String> command = new ArrayList<>(List.of("curl", "-sS", "--max-time", "20", "-o", body.toString(), "-w", "%{http_code}"));
+        command.addAll(List.of(arguments));
+        ProcessBuilder builder = new ProcessBuilder(command);
+        Map<String, String> environment = builder.environment();
+        environment.keySet().removeIf(name -> name.toLowerCase().endsWith("_proxy") || name.equals("SSL_CERT_FILE") || name.equals("SSL_CERT_DIR")
+            || name.equals("CURL_CA_BUNDLE"));
+        environment.put("HTTPS_PROXY", "http://127.0.0.1:" + gateway.internalPort());
+        if (caBundle != null)
+            environment.put("CURL_CA_BUNDLE", caBundle.toString());
+        else
+            // Only the system's CAs, which know neither the gateway's CA nor the target's certificate.
+            environment.put("CURL_CA_BUNDLE", "/etc/ssl/certs/ca-certificates.crt");
+        builder.redirectError(work.resolve("curl.err").toFile());
+        Process process = builder.start();
+        String out;
+        try (InputStream stdout = process.getInputStream())
+        {
+            out = new String(stdout.readAllBytes(), StandardCharsets.UTF_8).trim();
+        }
+        assertTrue(process.waitFor(30, TimeUnit.SECONDS), "curl finished");
+        return new Curl(out.isEmpty() ? 0 : Integer.parseInt(out), process.exitValue(), Files.readString(body), Files.readString(work.resolve("curl.err")));
+    }
+
+    /** The gateway's CA as sandboxes fetch it. */
+    private Path caPem() throws Exception
+    {
+        HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(gateway.internalUri("/egress/ca.pem")).build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, response.statusCode(), response.body());
+        assertFalse(response.body().contains("PRIVATE"), "the key never leaves");
+        X509Certificate ca = (X509Certificate)CertificateFactory.getInstance("X.509")
+            .generateCertificate(new ByteArrayInputStream(response.body().getBytes(StandardCharsets.US_ASCII)));
+        assertTrue(ca.getBasicConstraints() >= 0, "a CA certificate");
+        Path file = work.resolve("gateway-ca.pem");
+        Files.writeString(file, response.body());
+        return file;
+    }
+
+    private String url(String host, String path)
+    {
+        return "https://" + host + ":" + target.httpsPort() + path;
+    }
+
+    private double handshakes(String outcome) throws Exception
+    {
+        String metrics = HTTP.send(HttpRequest.newBuilder(gateway.internalUri("/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
+        Matcher line = Pattern.compile("(?m)^sandgate_egress_inspect_handshakes_total\\{outcome=\"" + outcome + "\"[^}]*} (\\S+)$").matcher(metrics);
+        return line.find() ? Double.parseDouble(line.group(1)) : 0;
+    }
+
+    @Test
+    void cleanRequest_reachesTheTargetWithTheRealKey_neverTheInternalToken() throws Exception
+    {
+        Curl answer = curl(caPem(), "-H", "Authorization: Bearer " + AGENT_TOKEN, "-d", "{\"messages\":[\"hi\"]}", url("localhost", "/echo?q=1"));
+        assertEquals(200, answer.status(), answer.error() + answer.body());
+        assertTrue(answer.body().contains("messages"), answer.body());
+        assertEquals(1, target.requests().size());
+        TargetServer.Recorded seen = target.requests().get(0);
+        assertEquals("https", seen.scheme());
+        assertEquals("/echo?q=1", seen.pathAndQuery());
+        assertEquals("Bearer " + OPENAI_KEY, seen.header("Authorization"));
+        assertFalse(seen.toString().contains(AGENT_TOKEN), "the target never sees the internal token");
+        assertFalse(answer.body().contains(OPENAI_KEY), "the agent never sees the real key");
+        assertEquals(1, handshakes("ok"));
+    }
+
+    @Test
+    void secretInTheBodyOrAHeader_is422_andNeverReachesTheTarget() throws Exception
+    {
+        Path ca = caPem();
+        Curl body = curl(ca, "-H", "Authorization: Bearer " + AGENT_TOKEN, "-d", "{\"key\":\"" + AWS_KEY + "\"}", url("localhost", "/echo"));
+        assertEquals(422, body.status(), body.error() + body.body());
+        assertFalse(body.body().contains(AWS_KEY), body.body());
+        Curl header = curl(ca, "-H", "Authorization: Bearer " + AGENT_TOKEN, "-H", "X-Debug: " + AWS_KEY, url("localhost", "/echo"));
+        assertEquals(422, header.status(), header.error() + header.body());
+        for (TargetServer.Recorded seen : target.requests())
+            assertFalse(seen.toString().contains(AWS_KEY), "the secret never reaches the target");
+    }
+
+    @Test
+    void inspectedTunnel_isTheBaseUrlPipeline_tokenRequiredOnACredentialRoute() throws Exception
+    {
+        Curl answer = curl(caPem(), url("localhost", "/echo"));
+        assertEquals(401, answer.status(), answer.error() + answer.body());
+        assertTrue(target.requests().isEmpty());
+    }
+
+    @Test
+    void webSocketUpgradeInsideATunnel_isRefusedInWordsTheAgentReads() throws Exception
+    {
+        Curl answer = curl(caPem(), "-H", "Authorization: Bearer " + AGENT_TOKEN, "-H", "Connection: Upgrade", "-H", "Upgrade: websocket",
+            "-H", "Sec-WebSocket-Version: 13", "-H", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", url("localhost", "/echo"));
+        assertEquals(501, answer.status(), answer.error() + answer.body());
+        assertTrue(answer.body().contains("WebSocket"), answer.body());
+        assertTrue(target.requests().isEmpty());
+    }
+
+    @Test
+    void passthroughDomain_keepsTheTargetsOwnCertificate() throws Exception
+    {
+        X509Certificate own = (X509Certificate)target.trustKeyStore().getCertificate(target.trustKeyStore().aliases().nextElement());
+        Path targetCa = work.resolve("target.pem");
+        Files.writeString(targetCa, "-----BEGIN CERTIFICATE-----\n" + Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII)).encodeToString(own.getEncoded())
+            + "\n-----END CERTIFICATE-----\n");
+        // Trusting only the target's own certificate: a leaf of the gateway would be refused.
+        Curl answer = curl(targetCa, url("127.0.0.1", "/echo"));
+        assertEquals(200, answer.status(), answer.error() + answer.body());
+        assertEquals(1, target.requests().size());
+        assertEquals(0, handshakes("ok") + handshakes("failed"), "nothing was intercepted");
+        // The same name on an inspected route is intercepted: the target's certificate alone is not enough there.
+        Curl inspected = curl(targetCa, url("localhost", "/echo"));
+        assertNotEquals(0, inspected.exit(), "the gateway's leaf is not the target's certificate");
+    }
+
+    @Test
+    void clientWithoutTheCa_failsOnItsSide_counted() throws Exception
+    {
+        caPem();
+        Curl answer = curl(null, "-H", "Authorization: Bearer " + AGENT_TOKEN, url("localhost", "/echo"));
+        assertEquals(60, answer.exit(), "curl: peer certificate cannot be authenticated; " + answer.error());
+        assertTrue(target.requests().isEmpty());
+        await().until(() -> handshakes("failed") >= 1);
+    }
+
+    @Test
+    void manyFailingHandshakes_leaveNoThreadsBehind() throws Exception
+    {
+        int before = ManagementFactory.getThreadMXBean().getThreadCount();
+        // The JVM's default trust: the gateway's CA is not in it.
+        SSLContext untrusting = SSLContext.getDefault();
+        int rounds = 200;
+        for (int i = 0; i < rounds; i++)
+        {
+            try (Socket socket = new Socket("127.0.0.1", gateway.internalPort()))
+            {
+                socket.setSoTimeout(10_000);
+                OutputStream out = socket.getOutputStream();
+                String authority = "localhost:" + target.httpsPort();
+                out.write(("CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                out.flush();
+                assertTrue(readHead(socket.getInputStream()).startsWith("HTTP/1.1 200"));
+                SSLSocket tls = (SSLSocket)untrusting.getSocketFactory().createSocket(socket, "localhost", target.httpsPort(), true);
+                assertThrows(SSLException.class, tls::startHandshake);
+                tls.close();
+            }
+        }
+        await().until(() -> handshakes("failed") >= rounds);
+        assertEquals(0, handshakes("ok"));
+        assertTrue(target.requests().isEmpty());
+        await().untilAsserted(() -> assertTrue(ManagementFactory.getThreadMXBean().getThreadCount() <= before + 16,
+            "threads after " + rounds + " failed handshakes: " + ManagementFactory.getThreadMXBean().getThreadCount() + ", before: " + before));
+        // And the gateway still serves a client that trusts its CA.
+        Curl answer = curl(caPem(), "-H", "Authorization: Bearer " + AGENT_TOKEN, url("localhost", "/echo"));
+        assertEquals(200, answer.status(), answer.error() + answer.body());
+    }
+
+    private static String readHead(InputStream in) throws IOException
+    {
+        StringBuilder head = new StringBuilder();
+        while (!head.toString().endsWith("\r\n\r\n"))
+        {
+            int b = in.read();
+            if (b < 0)
+                break;
+            head.append((char)b);
+        }
+        return head.toString();
+    }
+}
