@@ -15,12 +15,10 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
-import java.util.ArrayList;
 import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -28,6 +26,7 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLSocket;
 
+import io.sandgate.testing.Curl;
 import io.sandgate.testing.ForwardProxy;
 import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.GatewayExtension;
@@ -100,36 +99,10 @@ class EgressInspectionIT
         config.set("egress.agents", List.of(Map.of("id", "alpha", "token", "alpha-token", "credentials", List.of("openai"))));
     }
 
-    /** What curl answered: the status (000 when it got none), its exit code and its error output. */
-    private record Curl(int status, int exit, String body, String error)
-    {
-    }
-
-    /** Runs curl through the gateway as {@code HTTPS_PROXY}, trusting only the bundle given, if any. */
+    /** curl through the gateway, trusting only the bundle given (the system's CAs when null). */
     private Curl curl(Path caBundle, String... arguments) throws Exception
     {
-        Path body = Files.createTempFile(work, "body", ".out");
-        List<String> command = new ArrayList<>(List.of("curl", "-sS", "--max-time", "20", "-o", body.toString(), "-w", "%{http_code}"));
-        command.addAll(List.of(arguments));
-        ProcessBuilder builder = new ProcessBuilder(command);
-        Map<String, String> environment = builder.environment();
-        environment.keySet().removeIf(name -> name.toLowerCase().endsWith("_proxy") || name.equals("SSL_CERT_FILE") || name.equals("SSL_CERT_DIR")
-            || name.equals("CURL_CA_BUNDLE"));
-        environment.put("HTTPS_PROXY", "http://127.0.0.1:" + gateway.internalPort());
-        if (caBundle != null)
-            environment.put("CURL_CA_BUNDLE", caBundle.toString());
-        else
-            // Only the system's CAs, which know neither the gateway's CA nor the target's certificate.
-            environment.put("CURL_CA_BUNDLE", "/etc/ssl/certs/ca-certificates.crt");
-        builder.redirectError(work.resolve("curl.err").toFile());
-        Process process = builder.start();
-        String out;
-        try (InputStream stdout = process.getInputStream())
-        {
-            out = new String(stdout.readAllBytes(), StandardCharsets.UTF_8).trim();
-        }
-        assertTrue(process.waitFor(30, TimeUnit.SECONDS), "curl finished");
-        return new Curl(out.isEmpty() ? 0 : Integer.parseInt(out), process.exitValue(), Files.readString(body), Files.readString(work.resolve("curl.err")));
+        return Curl.viaProxy(work, gateway.internalPort(), caBundle == null ? Curl.SYSTEM_CAS : caBundle, arguments);
     }
 
     /** The gateway's CA as sandboxes fetch it. */
@@ -162,7 +135,7 @@ class EgressInspectionIT
     void cleanRequest_reachesTheTargetWithTheRealKey_neverTheInternalToken() throws Exception
     {
         Curl answer = curl(caPem(), "-H", "Authorization: Bearer " + AGENT_TOKEN, "-d", "{\"messages\":[\"hi\"]}", url("localhost", "/echo?q=1"));
-        assertEquals(200, answer.status(), answer.error() + answer.body());
+        assertEquals(200, answer.status(), answer.describe());
         assertTrue(answer.body().contains("messages"), answer.body());
         assertEquals(1, target.requests().size());
         TargetServer.Recorded seen = target.requests().get(0);
@@ -179,10 +152,10 @@ class EgressInspectionIT
     {
         Path ca = caPem();
         Curl body = curl(ca, "-H", "Authorization: Bearer " + AGENT_TOKEN, "-d", "{\"key\":\"" + AWS_KEY + "\"}", url("localhost", "/echo"));
-        assertEquals(422, body.status(), body.error() + body.body());
+        assertEquals(422, body.status(), body.describe());
         assertFalse(body.body().contains(AWS_KEY), body.body());
         Curl header = curl(ca, "-H", "Authorization: Bearer " + AGENT_TOKEN, "-H", "X-Debug: " + AWS_KEY, url("localhost", "/echo"));
-        assertEquals(422, header.status(), header.error() + header.body());
+        assertEquals(422, header.status(), header.describe());
         for (TargetServer.Recorded seen : target.requests())
             assertFalse(seen.toString().contains(AWS_KEY), "the secret never reaches the target");
     }
@@ -191,7 +164,7 @@ class EgressInspectionIT
     void inspectedTunnel_isTheBaseUrlPipeline_tokenRequiredOnACredentialRoute() throws Exception
     {
         Curl answer = curl(caPem(), url("localhost", "/echo"));
-        assertEquals(401, answer.status(), answer.error() + answer.body());
+        assertEquals(401, answer.status(), answer.describe());
         assertTrue(target.requests().isEmpty());
     }
 
@@ -200,7 +173,7 @@ class EgressInspectionIT
     {
         Curl answer = curl(caPem(), "-H", "Authorization: Bearer " + AGENT_TOKEN, "-H", "Connection: Upgrade", "-H", "Upgrade: websocket",
             "-H", "Sec-WebSocket-Version: 13", "-H", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", url("localhost", "/echo"));
-        assertEquals(501, answer.status(), answer.error() + answer.body());
+        assertEquals(501, answer.status(), answer.describe());
         assertTrue(answer.body().contains("WebSocket"), answer.body());
         assertTrue(target.requests().isEmpty());
     }
@@ -214,7 +187,7 @@ class EgressInspectionIT
             + "\n-----END CERTIFICATE-----\n");
         // Trusting only the target's own certificate: a leaf of the gateway would be refused.
         Curl answer = curl(targetCa, url("127.0.0.1", "/echo"));
-        assertEquals(200, answer.status(), answer.error() + answer.body());
+        assertEquals(200, answer.status(), answer.describe());
         assertEquals(1, target.requests().size());
         assertEquals(0, handshakes("ok") + handshakes("failed"), "nothing was intercepted");
         // The same name on an inspected route is intercepted: the target's certificate alone is not enough there.
@@ -227,7 +200,7 @@ class EgressInspectionIT
     {
         caPem();
         Curl answer = curl(null, "-H", "Authorization: Bearer " + AGENT_TOKEN, url("localhost", "/echo"));
-        assertEquals(60, answer.exit(), "curl: peer certificate cannot be authenticated; " + answer.error());
+        assertEquals(60, answer.exit(), "curl: peer certificate cannot be authenticated; " + answer.describe());
         assertTrue(target.requests().isEmpty());
         await().until(() -> handshakes("failed") >= 1);
     }
@@ -261,7 +234,7 @@ class EgressInspectionIT
             "threads after " + rounds + " failed handshakes: " + ManagementFactory.getThreadMXBean().getThreadCount() + ", before: " + before));
         // And the gateway still serves a client that trusts its CA.
         Curl answer = curl(caPem(), "-H", "Authorization: Bearer " + AGENT_TOKEN, url("localhost", "/echo"));
-        assertEquals(200, answer.status(), answer.error() + answer.body());
+        assertEquals(200, answer.status(), answer.describe());
     }
 
     private static String readHead(InputStream in) throws IOException
