@@ -30,6 +30,7 @@ import io.sandgate.testing.Curl;
 import io.sandgate.testing.ForwardProxy;
 import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.GatewayExtension;
+import org.eclipse.jetty.toolchain.test.MavenPaths;
 import io.sandgate.testing.TargetServer;
 import org.eclipse.jetty.toolchain.test.jupiter.WorkDir;
 import org.eclipse.jetty.toolchain.test.jupiter.WorkDirExtension;
@@ -235,6 +236,78 @@ class EgressInspectionIT
         // And the gateway still serves a client that trusts its CA.
         Curl answer = curl(caPem(), "-H", "Authorization: Bearer " + AGENT_TOKEN, url("localhost", "/echo"));
         assertEquals(200, answer.status(), answer.describe());
+    }
+
+    /** Node's fetch through undici's ProxyAgent; the gateway's CA is trusted through NODE_EXTRA_CA_CERTS only. */
+    private String[] nodeFetch(Path caBundle, String url, String headersJson, String body) throws Exception
+    {
+        Path suite = MavenPaths.projectBase().resolve("src/test/conformance");
+        assertTrue(Files.isDirectory(suite.resolve("node_modules/undici")), "run ./scripts/test.sh (npm ci --prefix src/test/conformance) to install undici");
+        List<String> command = new java.util.ArrayList<>(List.of("node", suite.resolve("proxy-fetch.mjs").toString(),
+            "http://127.0.0.1:" + gateway.internalPort(), url, headersJson));
+        if (body != null)
+            command.add(body);
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+        builder.environment().keySet().removeIf(name -> name.toLowerCase(java.util.Locale.ROOT).endsWith("_proxy") || name.startsWith("NODE_"));
+        if (caBundle != null)
+            builder.environment().put("NODE_EXTRA_CA_CERTS", caBundle.toString());
+        Process process = builder.start();
+        String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(process.waitFor(30, java.util.concurrent.TimeUnit.SECONDS), "node finished");
+        return out.split("\n", 2);
+    }
+
+    @Test
+    void nodeFetchThroughUndiciProxyAgent_isInspected() throws Exception
+    {
+        Path ca = caPem();
+        String token = "{\"Authorization\":\"Bearer " + AGENT_TOKEN + "\"}";
+        String[] clean = nodeFetch(ca, url("localhost", "/echo"), token, "{\"messages\":[\"hi\"]}");
+        assertEquals("200", clean[0], String.join("\n", clean));
+        assertEquals("Bearer " + OPENAI_KEY, target.requests().get(0).header("Authorization"));
+        String[] leak = nodeFetch(ca, url("localhost", "/echo"), token, "{\"key\":\"" + AWS_KEY + "\"}");
+        assertEquals("422", leak[0], String.join("\n", leak));
+        String[] untrusting = nodeFetch(null, url("localhost", "/echo"), token, null);
+        assertEquals("0", untrusting[0], "a Node without the CA refuses the leaf: " + String.join("\n", untrusting));
+        assertEquals(1, target.requests().size());
+        for (TargetServer.Recorded seen : target.requests())
+            assertFalse(seen.toString().contains(AGENT_TOKEN) || seen.toString().contains(AWS_KEY), seen.toString());
+    }
+
+    @Test
+    void gitOverHttps_isInspected_aSecretInAHeaderIsRefused() throws Exception
+    {
+        Path ca = caPem();
+        String repository = url("localhost", "/echo/repo.git");
+        Curl leak = git(ca, "-c", "http.extraHeader=Authorization: Bearer " + AGENT_TOKEN, "-c", "http.extraHeader=X-Debug: " + AWS_KEY,
+            "ls-remote", repository);
+        assertNotEquals(0, leak.exit());
+        assertTrue(leak.error().contains("422"), leak.describe());
+        assertTrue(target.requests().isEmpty(), "nothing of the refused request reached the target");
+        git(ca, "-c", "http.extraHeader=Authorization: Bearer " + AGENT_TOKEN, "ls-remote", repository);
+        TargetServer.Recorded seen = target.requests().get(0);
+        assertTrue(seen.pathAndQuery().startsWith("/echo/repo.git/info/refs?service=git-upload-pack"), seen.pathAndQuery());
+        assertTrue(seen.header("User-Agent").startsWith("git/"), seen.header("User-Agent"));
+        assertEquals("Bearer " + OPENAI_KEY, seen.header("Authorization"));
+    }
+
+    /** git with HTTPS_PROXY and GIT_SSL_CAINFO only; its exit code and error output. */
+    private Curl git(Path caBundle, String... arguments) throws Exception
+    {
+        List<String> command = new java.util.ArrayList<>(List.of("git"));
+        command.addAll(List.of(arguments));
+        Path error = Files.createTempFile(work, "git", ".err");
+        ProcessBuilder builder = new ProcessBuilder(command).redirectError(error.toFile()).directory(work.toFile());
+        builder.environment().keySet().removeIf(name -> name.toLowerCase(java.util.Locale.ROOT).endsWith("_proxy") || name.startsWith("GIT_") || name.startsWith("SSL_CERT_"));
+        builder.environment().put("HTTPS_PROXY", "http://127.0.0.1:" + gateway.internalPort());
+        builder.environment().put("GIT_SSL_CAINFO", caBundle.toString());
+        builder.environment().put("GIT_TERMINAL_PROMPT", "0");
+        builder.environment().put("GIT_CONFIG_NOSYSTEM", "1");
+        builder.environment().put("HOME", work.toString());
+        Process process = builder.start();
+        String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(process.waitFor(30, java.util.concurrent.TimeUnit.SECONDS), "git finished");
+        return new Curl(0, process.exitValue(), out, Files.readString(error));
     }
 
     private static String readHead(InputStream in) throws IOException
