@@ -169,6 +169,35 @@ class EgressInspectionIT
         assertTrue(target.requests().isEmpty());
     }
 
+    /**
+     * Inside the tunnel the CONNECT's host is the target: a request naming another Host, or a path
+     * of the gateway's own (the admin API), still goes to the tunnel's host and nowhere else.
+     */
+    @Test
+    void innerHostAndPath_cannotReachAnotherTargetOrTheGatewaysOwnFaces() throws Exception
+    {
+        Curl answer = curl(caPem(), "-H", "Authorization: Bearer " + AGENT_TOKEN, "-H", "Host: 127.0.0.1:" + gateway.internalPort(),
+            url("localhost", "/admin/routes"));
+        assertEquals(1, target.requests().size(), "the target answered (its 404): " + answer.describe());
+        TargetServer.Recorded seen = target.requests().get(0);
+        assertEquals("/admin/routes", seen.pathAndQuery());
+        assertTrue(seen.header("Host").startsWith("localhost"), seen.header("Host"));
+    }
+
+    /** An inspected route tunnels to the ports of egress.connect-ports only, as a blind one does: refused before the 200. */
+    @Test
+    void inspectedConnect_toAPortNotTunnelled_isRefused() throws Exception
+    {
+        try (Socket socket = new Socket("127.0.0.1", gateway.internalPort()))
+        {
+            socket.setSoTimeout(10_000);
+            socket.getOutputStream().write("CONNECT localhost:25 HTTP/1.1\r\nHost: localhost:25\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            String head = readHead(socket.getInputStream());
+            assertTrue(head.startsWith("HTTP/1.1 403"), head);
+        }
+        assertEquals(0, handshakes("ok") + handshakes("failed"));
+    }
+
     @Test
     void webSocketUpgradeInsideATunnel_isRefusedInWordsTheAgentReads() throws Exception
     {
