@@ -90,6 +90,7 @@ class EgressInspectionIT
         // The file is written before each test; the extension starts the gateway after @BeforeEach.
         config.set("egress.secrets.file", work.resolve("secrets.yaml").toString());
         config.set("egress.routes", List.of(
+            Map.of("match", Map.of("domains", List.of("localhost"), "task_type", "scrape"), "upstream", "main", "inspect", true),
             Map.of("match", Map.of("domains", List.of("localhost")), "upstream", "main", "credential", "openai", "inspect", true),
             Map.of("match", Map.of("domains", List.of("127.0.0.1")), "upstream", "main", "inspect", true)));
         config.set("egress.inspect.passthrough", "127.0.0.1");
@@ -182,6 +183,47 @@ class EgressInspectionIT
         TargetServer.Recorded seen = target.requests().get(0);
         assertEquals("/admin/routes", seen.pathAndQuery());
         assertTrue(seen.header("Host").startsWith("localhost"), seen.header("Host"));
+    }
+
+    /** Tools often set headers on the CONNECT only: its task type picks the route of the requests inside that name none. */
+    @Test
+    void taskTypeOnTheConnect_routesTheRequestsInside() throws Exception
+    {
+        Curl scrape = curl(caPem(), "--proxy-header", "X-Agent-Task-Type: scrape", url("localhost", "/echo"));
+        assertEquals(200, scrape.status(), "the scrape route names no credential: " + scrape.describe());
+        Curl plain = curl(caPem(), url("localhost", "/echo"));
+        assertEquals(401, plain.status(), "the credential route wants the internal token: " + plain.describe());
+        assertEquals(1, target.requests().size());
+        assertFalse(target.requests().get(0).toString().contains("X-Agent-Task-Type"), "the gateway's own headers end there");
+    }
+
+    /** A CONNECT sent inside an inspected tunnel would open a tunnel the inspection never sees: refused. */
+    @Test
+    void connectInsideAnInspectedTunnel_isRefused() throws Exception
+    {
+        java.security.KeyStore trust = java.security.KeyStore.getInstance("PKCS12");
+        trust.load(null, null);
+        try (InputStream pem = Files.newInputStream(caPem()))
+        {
+            trust.setCertificateEntry("gateway", CertificateFactory.getInstance("X.509").generateCertificate(pem));
+        }
+        javax.net.ssl.TrustManagerFactory trustManagers = javax.net.ssl.TrustManagerFactory.getInstance(javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+        trustManagers.init(trust);
+        SSLContext trusting = SSLContext.getInstance("TLS");
+        trusting.init(null, trustManagers.getTrustManagers(), null);
+        try (Socket socket = new Socket("127.0.0.1", gateway.internalPort()))
+        {
+            socket.setSoTimeout(10_000);
+            String authority = "localhost:" + target.httpsPort();
+            socket.getOutputStream().write(("CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            assertTrue(readHead(socket.getInputStream()).startsWith("HTTP/1.1 200"));
+            SSLSocket tls = (SSLSocket)trusting.getSocketFactory().createSocket(socket, "localhost", target.httpsPort(), true);
+            tls.startHandshake();
+            tls.getOutputStream().write(("CONNECT 127.0.0.1:" + target.httpsPort() + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            String head = readHead(tls.getInputStream());
+            assertTrue(head.startsWith("HTTP/1.1 400"), head);
+        }
+        assertTrue(target.requests().isEmpty());
     }
 
     /** An inspected route tunnels to the ports of egress.connect-ports only, as a blind one does: refused before the 200. */
