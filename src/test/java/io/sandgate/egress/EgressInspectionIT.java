@@ -197,6 +197,17 @@ class EgressInspectionIT
         assertFalse(target.requests().get(0).toString().contains("X-Agent-Task-Type"), "the gateway's own headers end there");
     }
 
+    /** On the forward-proxy port, where every request counts as plain http, a tunnel's requests still go over https. */
+    @Test
+    void inspectedTunnel_onTheForwardProxyPort_staysHttps() throws Exception
+    {
+        gateway.restart(config -> config.set("egress.forward-proxy-port", "0"));
+        Curl answer = Curl.viaProxy(work, gateway.forwardProxyPort(), caPem(), "-H", "Authorization: Bearer " + AGENT_TOKEN, url("localhost", "/echo"));
+        assertEquals(200, answer.status(), answer.describe());
+        assertEquals("https", target.requests().get(0).scheme());
+        assertEquals("Bearer " + OPENAI_KEY, target.requests().get(0).header("Authorization"));
+    }
+
     /** A CONNECT sent inside an inspected tunnel would open a tunnel the inspection never sees: refused. */
     @Test
     void connectInsideAnInspectedTunnel_isRefused() throws Exception
