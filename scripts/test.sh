@@ -20,6 +20,9 @@ command -v websockify >/dev/null 2>&1 || need_apt+=(websockify)
 [ -f /usr/share/novnc/vnc.html ] || need_apt+=(novnc)
 # The browser test drives Debian's Chromium; it never downloads a browser of its own.
 [ -x /usr/bin/chromium ] || need_apt+=(chromium fonts-dejavu-core)
+# The inspected-CONNECT tests run curl and git through the gateway as a sandbox's tools would.
+command -v curl >/dev/null 2>&1 || need_apt+=(curl)
+command -v git >/dev/null 2>&1 || need_apt+=(git)
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
 command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 
