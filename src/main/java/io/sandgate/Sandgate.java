@@ -356,7 +356,11 @@ public final class Sandgate implements AutoCloseable
             AgentGate agents = new AgentGate(policies, store.agentBudgets(), metrics, schedulers);
             built.push(agents);
             // The CA's secret is read from the credentials' source, once: a new CA needs a restart, as sandboxes must learn it.
-            InspectionCa ca = InspectionCa.of(config.egress().inspect().ca().map(name -> ring.source().get(name).reveal()), store.inspectionCa());
+            // A generated one is shared through the store only when a route inspects: a gateway that
+            // inspects nothing must start while the store is down, as it always could.
+            boolean inspects = config.egress().routes().stream().anyMatch(EgressConfig.Route::inspect);
+            InspectionCa ca = InspectionCa.of(config.egress().inspect().ca().map(name -> ring.source().get(name).reveal()),
+                inspects ? store.inspectionCa() : InspectionCa.SharedCa.inProcess());
             egress = new Egress(config.egress(), store.sticky(), credentials, leaks, agents, metrics, schedulers, resolver, tracing, ca);
         }
         catch (Exception x)

@@ -1,6 +1,7 @@
 package io.sandgate.store;
 
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 
 import io.sandgate.egress.AgentPolicyStore;
 import org.redisson.api.RMap;
@@ -20,6 +21,8 @@ final class RedisAgentPolicyStore implements AgentPolicyStore
 
     private final RMap<String, String> policies;
     private final RTopic changes;
+    /** The listener to subscribe, until a subscription is made: Redis may be down when the gateway starts. */
+    private final AtomicReference<Runnable> unsubscribed = new AtomicReference<>();
 
     RedisAgentPolicyStore(RedissonClient redisson)
     {
@@ -30,6 +33,7 @@ final class RedisAgentPolicyStore implements AgentPolicyStore
     @Override
     public Map<String, String> all()
     {
+        subscribe();
         return policies.readAllMap();
     }
 
@@ -40,9 +44,35 @@ final class RedisAgentPolicyStore implements AgentPolicyStore
         changes.publish(agent);
     }
 
+    /**
+     * Subscribes without waiting, so that a gateway starts while Redis is down; a subscription that
+     * could not be made is tried again by the next read (the periodic catch-up), which Redisson then
+     * keeps across reconnects.
+     */
     @Override
     public void onChange(Runnable listener)
     {
-        changes.addListener(String.class, (channel, agent) -> listener.run());
+        unsubscribed.set(listener);
+        subscribe();
+    }
+
+    private void subscribe()
+    {
+        Runnable listener = unsubscribed.getAndSet(null);
+        if (listener == null)
+            return;
+        try
+        {
+            changes.addListenerAsync(String.class, (channel, agent) -> listener.run()).whenComplete((id, failure) ->
+            {
+                if (failure != null)
+                    unsubscribed.compareAndSet(null, listener);
+            });
+        }
+        catch (RuntimeException x)
+        {
+            // Redisson may refuse at once when it has no connection: the next read tries again.
+            unsubscribed.compareAndSet(null, listener);
+        }
     }
 }
