@@ -36,12 +36,15 @@ final class EgressExchange
         return plan.route();
     }
 
-    /** Whether this is the first time the exchange is said to end: its bytes are counted once. */
-    boolean end()
+    /**
+     * The exchange's bytes count against its agent's bytes budgets once it has ended, whichever way,
+     * and once: a response's size is known only then, so a budget used up refuses the agent's next call.
+     */
+    void end(AgentGate agents)
     {
-        boolean first = !ended;
+        if (!ended)
+            agents.ended(plan.agent(), requestBytes, responseBytes);
         ended = true;
-        return first;
     }
 
     void cancelDeadline()

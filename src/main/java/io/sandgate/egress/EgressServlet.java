@@ -501,7 +501,7 @@ public final class EgressServlet extends StreamingProxyServlet
             return;
         }
         exchange.cancelDeadline();
-        ended(exchange);
+        exchange.end(egress.agentGate());
         exchange.attempts.record(FailurePolicy.Outcome.OK);
         egress.metrics().latency(exchange.plan.routeName()).record(System.nanoTime() - exchange.start, TimeUnit.NANOSECONDS);
         super.onProxyResponseSuccess(clientRequest, proxyResponse, serverResponse);
@@ -528,7 +528,7 @@ public final class EgressServlet extends StreamingProxyServlet
             retryLater(clientRequest, proxyResponse, backoff);
             return;
         }
-        ended(exchange);
+        exchange.end(egress.agentGate());
         if (proxyResponse.isCommitted())
         {
             super.onProxyResponseFailure(clientRequest, proxyResponse, serverResponse, failure);
@@ -553,16 +553,6 @@ public final class EgressServlet extends StreamingProxyServlet
             if (clientRequest.isAsyncStarted())
                 clientRequest.getAsyncContext().complete();
         }
-    }
-
-    /**
-     * The exchange's bytes count against its agent's bytes budgets once it has ended, whichever way:
-     * a response's size is known only then, so a budget used up refuses the agent's next call.
-     */
-    private void ended(EgressExchange exchange)
-    {
-        if (exchange.end())
-            egress.agentGate().ended(exchange.plan.agent(), exchange.requestBytes, exchange.responseBytes);
     }
 
     /** Whether the agent's request could be sent again whole: no body, or one held in full. */
