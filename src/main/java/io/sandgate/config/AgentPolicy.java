@@ -77,14 +77,7 @@ public record AgentPolicy(List<String> domains, Mode mode, Budgets budgets)
     /** Whether the agent may reach {@code host} (lower case), as a route's {@code match.domains} would match it. */
     public boolean allows(String host)
     {
-        if (domains.isEmpty())
-            return true;
-        for (String domain : domains)
-        {
-            if (domain.equals("*") || domain.equals(host) || domain.startsWith("*.") && host.endsWith(domain.substring(1)))
-                return true;
-        }
-        return false;
+        return domains.isEmpty() || DomainGlobs.matches(domains, host, true);
     }
 
     /**

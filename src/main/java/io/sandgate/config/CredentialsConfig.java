@@ -56,12 +56,7 @@ public record CredentialsConfig(SourceKind source, Path file, Duration overlap, 
 
         public boolean boundTo(String host)
         {
-            for (String pattern : hosts)
-            {
-                if (pattern.equals(host) || (pattern.startsWith("*.") && host.endsWith(pattern.substring(1))))
-                    return true;
-            }
-            return false;
+            return DomainGlobs.matches(hosts, host, false);
         }
     }
 

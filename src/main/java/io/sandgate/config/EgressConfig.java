@@ -56,10 +56,7 @@ public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health h
         /** Whether the host's tunnels stay blind. */
         public boolean passesThrough(String host)
         {
-            for (String domain : passthrough)
-                if (domain.equals("*") || domain.equals(host) || domain.startsWith("*.") && host.endsWith(domain.substring(1)))
-                    return true;
-            return false;
+            return DomainGlobs.matches(passthrough, host, true);
         }
     }
 
@@ -105,14 +102,7 @@ public record EgressConfig(List<Route> routes, Map<String, Pool> pools, Health h
         {
             if (taskType.isPresent() && !taskType.get().equalsIgnoreCase(agentTaskType))
                 return false;
-            for (String domain : domains)
-            {
-                if (domain.equals("*") || domain.equals(host))
-                    return true;
-                if (domain.startsWith("*.") && host.endsWith(domain.substring(1)))
-                    return true;
-            }
-            return false;
+            return DomainGlobs.matches(domains, host, true);
         }
     }
 
