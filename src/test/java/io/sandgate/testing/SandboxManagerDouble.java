@@ -107,6 +107,14 @@ public final class SandboxManagerDouble implements AutoCloseable
         return calls.values().stream().mapToInt(AtomicInteger::get).sum();
     }
 
+    /** The calls so far by sandbox, for a failure message that says which sandbox was asked. */
+    public Map<String, Integer> callsBySandbox()
+    {
+        Map<String, Integer> counts = new java.util.TreeMap<>();
+        calls.forEach((id, count) -> counts.put(id, count.get()));
+        return counts;
+    }
+
     /** Counts the call, then accepts it (acting later, or when released) or answers the test's status. */
     private final class Endpoint extends Handler.Abstract
     {

@@ -75,7 +75,13 @@ public final class LifecyclePass implements AutoCloseable
     {
     }
 
-    private record Idle(String sandboxId, long since)
+    /**
+     * A sandbox due a pause: idle since {@code since}, in the spell its last traffic began
+     * ({@code spell}, 0 when it has none on record). The claim is keyed by the traffic, which every
+     * replica reads alike, not by when this leader first saw the route: a leader elected anew sees
+     * every route for the first time, and would otherwise ask for the same spell's pause again.
+     */
+    private record Idle(String sandboxId, long since, long spell)
     {
     }
 
@@ -177,7 +183,10 @@ public final class LifecyclePass implements AutoCloseable
                 long since = seenSince.getOrDefault(id, now);
                 running.put(id, since);
                 if (after.isPresent())
-                    idleSince(id, since, traffic.get(id), now, after.get()).ifPresent(idleSince -> idle.add(new Idle(id, idleSince)));
+                {
+                    ActivityTable.Summary seen = traffic.get(id);
+                    idleSince(id, since, seen, now, after.get()).ifPresent(idleSince -> idle.add(new Idle(id, idleSince, seen == null ? 0 : seen.lastActivity())));
+                }
             }
             cursor = page.next().orElse(null);
         }
@@ -211,7 +220,7 @@ public final class LifecyclePass implements AutoCloseable
      */
     private boolean pause(Idle spell)
     {
-        if (!Boolean.TRUE.equals(join(claims.claim(spell.sandboxId, spell.since, claimTtl))))
+        if (!Boolean.TRUE.equals(join(claims.claim(spell.sandboxId, spell.spell, claimTtl))))
             return true;
         try
         {

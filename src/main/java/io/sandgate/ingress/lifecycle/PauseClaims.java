@@ -18,7 +18,7 @@ public interface PauseClaims
     /**
      * Claims the pause of the sandbox's idle spell.
      *
-     * @param idleSince when the spell began (epoch millis): the sandbox's last traffic, or when it was first seen running
+     * @param idleSince when the spell began (epoch millis): the sandbox's last traffic, 0 when none is on record (then a claim holds until it expires, so a route that runs again without traffic is asked again only after the claim's time to live)
      * @param ttl how long the claim holds
      * @return true when no claim was made since {@code idleSince} (this one now is); false when this spell is claimed already
      */

@@ -10,6 +10,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -111,7 +112,7 @@ class IdlePauseIT extends RedisReplicas
 
         await().atMost(Duration.ofSeconds(10)).until(() -> manager.calls(IDLE) == 1);
         // Every pass (each flush here) finds it idle and its route running: the claim alone keeps it from being asked again.
-        await().during(IDLE_AFTER).atMost(IDLE_AFTER.multipliedBy(2)).until(() -> manager.calls() == 1);
+        await().during(IDLE_AFTER).atMost(IDLE_AFTER.multipliedBy(2)).untilAsserted(() -> assertEquals(Map.of(IDLE, 1), manager.callsBySandbox()));
         assertEquals(List.of("idle"), manager.reasons);
         assertEquals(1, pauses(replica1, "ok") + pauses(replica2, "ok"));
         assertEquals(0, manager.calls(ACTIVE_DESKTOP), "the desktop passing data was paused");

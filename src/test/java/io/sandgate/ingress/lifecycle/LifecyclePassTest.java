@@ -52,20 +52,25 @@ class LifecyclePassTest
         }
     };
     private final Leadership leading = Leadership.always();
-    private final LifecyclePass pass = new LifecyclePass(CONFIG, new UntouchedRoutes()
-    {
-        @Override
-        public Optional<Route> find(String id)
-        {
-            return Optional.ofNullable(table.get(id));
-        }
+    private final LifecyclePass pass = new LifecyclePass(CONFIG, routes(), ActivityTable.inMemory(), PauseClaims.inMemory(clock), refusing, leading, schedulers, registry, clock);
 
-        @Override
-        public RoutePage search(String prefix, String cursor, int limit)
+    private UntouchedRoutes routes()
+    {
+        return new UntouchedRoutes()
         {
-            return new RoutePage(table, Optional.empty());
-        }
-    }, ActivityTable.inMemory(), PauseClaims.inMemory(clock), refusing, leading, schedulers, registry, clock);
+            @Override
+            public Optional<Route> find(String id)
+            {
+                return Optional.ofNullable(table.get(id));
+            }
+
+            @Override
+            public RoutePage search(String prefix, String cursor, int limit)
+            {
+                return new RoutePage(table, Optional.empty());
+            }
+        };
+    }
 
     @AfterEach
     void stop()
@@ -99,6 +104,65 @@ class LifecyclePassTest
         clock.advance(IDLE_AFTER);
         pass.pass();
         assertEquals(2, asked.get());
+    }
+
+    @Test
+    void aLeaderElectedAgain_doesNotAskAgainForTheSameIdleSpell_whenTheManagerLeftTheSandboxRunning()
+    {
+        AtomicInteger accepted = new AtomicInteger();
+        SandboxManager leavesItRunning = new SandboxManager()
+        {
+            @Override
+            public CompletableFuture<Void> resume(String sandboxId)
+            {
+                throw new AssertionError("resumed " + sandboxId);
+            }
+
+            @Override
+            public CompletableFuture<Void> pause(String sandboxId)
+            {
+                accepted.incrementAndGet();
+                return CompletableFuture.completedFuture(null);
+            }
+        };
+        // Elected, demoted and elected again, as a leader whose store answered late once is.
+        Runnable[] elected = new Runnable[1];
+        Leadership flapping = new Leadership()
+        {
+            @Override
+            public void run(Runnable onElected, Runnable onDemoted)
+            {
+                elected[0] = onElected;
+                onElected.run();
+            }
+
+            @Override
+            public boolean isLeader()
+            {
+                return true;
+            }
+
+            @Override
+            public void close()
+            {
+            }
+        };
+        PauseClaims claims = PauseClaims.inMemory(clock);
+        LifecyclePass first = new LifecyclePass(CONFIG, routes(), ActivityTable.inMemory(), claims, leavesItRunning, flapping, schedulers, registry, clock);
+        first.start();
+        first.pass();
+        clock.advance(IDLE_AFTER.plusSeconds(1));
+        first.pass();
+        assertEquals(1, accepted.get());
+
+        clock.advance(Duration.ofSeconds(5));
+        elected[0].run();
+        first.pass();
+        clock.advance(IDLE_AFTER.plusSeconds(1));
+        first.pass();
+        clock.advance(IDLE_AFTER.multipliedBy(3));
+        first.pass();
+        assertEquals(1, accepted.get(), "the same idle spell was asked for again after a re-election");
     }
 
     @Test
