@@ -121,6 +121,9 @@ public final class Credentials implements AutoCloseable
      * x-goog-api-key, Azure's api-key): an agent configured with its internal token as "the API
      * key" sends it in one of them, unmodified.
      */
+    /** What a refused {@code Proxy-Authorization} is answered with: clients put the token in the proxy URL's password. */
+    static final String PROXY_CHALLENGE = "Basic realm=\"sandgate egress\"";
+
     public static final List<String> TOKEN_HEADERS = List.of(HttpHeader.AUTHORIZATION.asString(), "x-api-key", "x-goog-api-key", "api-key");
 
     private static final long MISS_REFRESH_NANOS = TimeUnit.SECONDS.toNanos(1);
@@ -395,11 +398,88 @@ public final class Credentials implements AutoCloseable
      */
     public Optional<String> agentOf(RequestHeaders headers)
     {
-        Presented presented = presented(headers);
-        CredentialsConfig.Agent agent = presented == null ? null : lookup(digest(presented.token()));
+        String proxyToken = proxyToken(headers.first(HttpHeader.PROXY_AUTHORIZATION.asString()));
+        Presented presented = proxyToken != null ? new Presented(HttpHeader.PROXY_AUTHORIZATION.asString(), proxyToken) : presented(headers);
+        return presented == null ? Optional.empty() : agentOfDigest(digest(presented.token()));
+    }
+
+    /** The agent whose token has this digest, if the token is valid now: a tunnel's agent, checked again on each request inside it. */
+    Optional<String> agentOfDigest(String digest)
+    {
+        CredentialsConfig.Agent agent = lookup(digest);
         if (agent == null || agent.revoked() || agent.expires().isPresent() && !clock.instant().isBefore(agent.expires().get()))
             return Optional.empty();
         return Optional.of(agent.id());
+    }
+
+    /** An agent as it named itself to the gateway as to a proxy, and its token's digest, by which a tunnel checks it again. */
+    record ProxyAgent(String id, String digest)
+    {
+    }
+
+    /**
+     * The agent that names itself to the gateway as to a proxy, in {@code Proxy-Authorization}:
+     * Basic with the internal token as the password (what {@code HTTPS_PROXY=http://agent:TOKEN@gateway:port}
+     * makes curl, git, Node, Python and Go send), or Bearer. The header is hop-by-hop and reaches no
+     * target, so unlike an API-key header it names the agent on any route, with or without a credential.
+     *
+     * @return empty when the request carries no {@code Proxy-Authorization}
+     * @throws GatewayException 407 with a Basic challenge when it names no agent valid now
+     */
+    Optional<ProxyAgent> proxyAgent(RequestHeaders headers)
+    {
+        String value = headers.first(HttpHeader.PROXY_AUTHORIZATION.asString());
+        if (value == null)
+            return Optional.empty();
+        String token = proxyToken(value);
+        try
+        {
+            return Optional.of(new ProxyAgent(agent(token).id(), digest(token)));
+        }
+        catch (GatewayException x)
+        {
+            throw GatewayException.challenged(HttpStatus.PROXY_AUTHENTICATION_REQUIRED_407, "proxy_authentication_required",
+                x.getMessage().replace("missing internal token", "no internal token in Proxy-Authorization"), PROXY_CHALLENGE);
+        }
+    }
+
+    /**
+     * The agent a CONNECT names: in {@code Proxy-Authorization} ({@link #proxyAgent}), or else by an
+     * internal token in an API-key header, which a CONNECT's headers carry no further than the gateway.
+     *
+     * @throws GatewayException 407 as {@link #proxyAgent} does
+     */
+    Optional<ProxyAgent> connectAgent(RequestHeaders headers)
+    {
+        Optional<ProxyAgent> proxy = proxyAgent(headers);
+        if (proxy.isPresent())
+            return proxy;
+        Presented presented = presented(headers);
+        if (presented == null)
+            return Optional.empty();
+        String digest = digest(presented.token());
+        return agentOfDigest(digest).map(id -> new ProxyAgent(id, digest));
+    }
+
+    /** The token in a {@code Proxy-Authorization} value: Basic's password (its user when the password is empty), or Bearer's. */
+    private static String proxyToken(String value)
+    {
+        if (value == null)
+            return null;
+        String trimmed = value.trim();
+        if (!trimmed.regionMatches(true, 0, "Basic ", 0, 6))
+            return token(trimmed);
+        try
+        {
+            String pair = new String(Base64.getDecoder().decode(trimmed.substring(6).trim()), StandardCharsets.UTF_8);
+            int colon = pair.indexOf(':');
+            String password = colon < 0 ? "" : pair.substring(colon + 1);
+            return token(password.isEmpty() ? (colon < 0 ? pair : pair.substring(0, colon)) : password);
+        }
+        catch (IllegalArgumentException notBase64)
+        {
+            return null;
+        }
     }
 
     /** An internal token as presented, and the header it came in. */

@@ -102,7 +102,7 @@ public final class EgressConnectHandler extends ConnectHandler
         String path = uri.getPath() == null || uri.getPath().isEmpty() ? "/" : uri.getPath();
         HttpURI rewritten = HttpURI.build(uri).path(EgressServlet.PATH + "/" + tunnel.authority() + path);
         HttpFields headers = withTunnelHeaders(request.getHeaders(), tunnel);
-        request.setAttribute(EgressServlet.INSPECTED.name(), Boolean.TRUE);
+        request.setAttribute(EgressServlet.INSPECTED.name(), tunnel);
         return getHandler().handle(new Request.Wrapper(request)
         {
             @Override
@@ -159,7 +159,8 @@ public final class EgressConnectHandler extends ConnectHandler
                 super.handleConnect(request, response, callback, serverAddress);
                 return;
             }
-            tunnel = new TlsInspection.Tunnel(host, port, headers.first(EgressPlanner.TASK_TYPE), headers.first(EgressPlanner.SESSION));
+            tunnel = new TlsInspection.Tunnel(host, port, headers.first(EgressPlanner.TASK_TYPE), headers.first(EgressPlanner.SESSION),
+                face.planner().tunnelAgent(headers));
         }
         catch (GatewayException x)
         {
@@ -327,6 +328,8 @@ public final class EgressConnectHandler extends ConnectHandler
         // A tunnel over its agent's budget says when to try again, as a base-URL call does.
         if (failure instanceof GatewayException g && g.retryAfterSeconds() > 0)
             response.getHeaders().put(HttpHeader.RETRY_AFTER, Long.toString(g.retryAfterSeconds()));
+        if (failure instanceof GatewayException g && g.challenge() != null)
+            response.getHeaders().put(Errors.challengeHeader(g), g.challenge());
         endSpan(request, status);
         Response.writeError(request, response, callback, status, failure instanceof GatewayException ? failure.getMessage() : "egress failed");
     }

@@ -78,11 +78,12 @@ public final class EgressPlanner
      * @param path what follows {@code /egress/}, still percent-encoded
      * @param query the raw query string, or null
      * @param headers the agent's request headers
+     * @param tunnelAgent the agent the CONNECT of the inspected tunnel the request came through named, if any
      * @return the plan, once the target's name has been resolved; fails with a {@link GatewayException}
      *         when the SSRF guard refuses the target or its lookup does not end in time
      * @throws GatewayException when the call is refused before its target is resolved
      */
-    public CompletableFuture<EgressPlan> plan(EgressPlan.Entry entry, String path, String query, RequestHeaders headers)
+    public CompletableFuture<EgressPlan> plan(EgressPlan.Entry entry, String path, String query, RequestHeaders headers, Optional<Credentials.ProxyAgent> tunnelAgent)
     {
         if (entry == EgressPlan.Entry.CONNECT)
             throw new IllegalArgumentException("entry: " + entry + " (expected: BASE_URL, FORWARD_PROXY or INSPECTED; tunnels are planned by planTunnel)");
@@ -98,6 +99,7 @@ public final class EgressPlanner
             throw GatewayException.badRequest("malformed target port in /egress/{host}:{port}/...");
 
         EgressConfig.Route route = route(host, headers);
+        Optional<String> named = named(tunnelAgent, headers);
         // An absolute-form request named its scheme: plain http, which the route cannot upgrade.
         // A request from inside an inspected tunnel came over TLS: it goes on over TLS.
         String scheme = entry == EgressPlan.Entry.FORWARD_PROXY ? "http" : entry == EgressPlan.Entry.INSPECTED ? "https" : route.scheme();
@@ -120,11 +122,29 @@ public final class EgressPlanner
         String sentQuery = injection.isPresent() ? injection.get().intoQuery(checkedQuery) : checkedQuery;
         String pathAndQuery = (slash < 0 ? "/" : checkedPath.substring(slash)) + (sentQuery == null ? "" : "?" + sentQuery);
         requireUri(pathAndQuery);
-        // The agent is named by the token a credential or a placeholder replaced: on other routes a token is refused above.
-        Optional<String> agent = injection.map(Credentials.Injection::agent).or(() -> placeholders.isEmpty() ? Optional.empty() : Optional.of(placeholders.agent()));
+        // The agent is named by the token a credential or a placeholder replaced (on other routes a
+        // token is refused above), or by what it told the gateway as a proxy.
+        Optional<String> byToken = injection.map(Credentials.Injection::agent).or(() -> placeholders.isEmpty() ? Optional.empty() : Optional.of(placeholders.agent()));
+        if (named.isPresent() && byToken.isPresent() && !named.equals(byToken))
+            throw GatewayException.forbidden("the request's internal token is another agent's than the one named "
+                + (tunnelAgent.isPresent() ? "on its tunnel's CONNECT" : "in Proxy-Authorization"));
+        Optional<String> agent = byToken.or(() -> named);
         Optional<EgressPlan.Sticky> sticky = sticky(route, headers, () -> agent);
         return admitted(agents.admit(agent, host), () -> pin(scheme, host, port))
             .thenApply(target -> plan(entry, route, target, pathAndQuery, injection, placeholders, sticky, agent));
+    }
+
+    /**
+     * The agent the request names to the gateway itself: the one its inspected tunnel's CONNECT
+     * named, checked again so that a token revoked meanwhile ends the tunnel's use, or the one in
+     * its own {@code Proxy-Authorization}.
+     */
+    private Optional<String> named(Optional<Credentials.ProxyAgent> tunnelAgent, RequestHeaders headers)
+    {
+        if (tunnelAgent.isEmpty())
+            return credentials.proxyAgent(headers).map(Credentials.ProxyAgent::id);
+        return Optional.of(credentials.agentOfDigest(tunnelAgent.get().digest()).orElseThrow(() -> GatewayException.forbidden(
+            "the agent named on this tunnel's CONNECT is no longer valid (token revoked or expired); open a new tunnel")));
     }
 
     /**
@@ -184,8 +204,8 @@ public final class EgressPlanner
         // The name itself goes out, to the name servers that resolve it and as the tunnel's SNI: a
         // secret in it is refused as in a base-URL request's authority.
         leaks.checkAuthority(route, host + ":" + port);
-        // A tunnel injects nothing, but the agent may name itself with its token on the CONNECT.
-        Optional<String> agent = credentials.agentOf(headers);
+        // A tunnel injects nothing, but the agent may name itself on the CONNECT.
+        Optional<String> agent = credentials.connectAgent(headers).map(Credentials.ProxyAgent::id);
         Optional<EgressPlan.Sticky> sticky = sticky(route, headers, () -> agent);
         // A blind tunnel is one call of its agent's; its bytes are the agent's TLS, which nobody counts.
         return admitted(agents.admit(agent, host), () -> pin("https", host, port))
@@ -222,6 +242,16 @@ public final class EgressPlanner
             throw GatewayException.forbidden("port " + port + " is not among the tunnelled ports ("
                 + ConfigKeys.EGRESS_CONNECT_PORTS.name() + ": " + new TreeSet<>(connectPorts) + ")");
         return true;
+    }
+
+    /**
+     * The agent an inspected tunnel's CONNECT names, which every request inside then counts as.
+     *
+     * @throws GatewayException 407 when its {@code Proxy-Authorization} names no valid agent
+     */
+    Optional<Credentials.ProxyAgent> tunnelAgent(RequestHeaders headers)
+    {
+        return credentials.connectAgent(headers);
     }
 
     /** How long a connection to a node, and the CONNECT handshake of a tunnel, may take. */

@@ -60,7 +60,7 @@ public final class EgressServlet extends StreamingProxyServlet
     /** Set on requests that came in as absolute-form forward-proxy requests: their target is plain http. */
     public static final RequestAttribute<Boolean> FORWARD_PROXY = RequestAttribute.of("egress.forward-proxy", Boolean.class);
     /** Set on requests that came from inside an inspected CONNECT tunnel: their target is https. */
-    public static final RequestAttribute<Boolean> INSPECTED = RequestAttribute.of("egress.inspected", Boolean.class);
+    public static final RequestAttribute<TlsInspection.Tunnel> INSPECTED = RequestAttribute.of("egress.inspected", TlsInspection.Tunnel.class);
 
     /** Headers of the agent's that are the gateway's to read and end here. */
     private static final Set<String> CONSUMED = Set.of(EgressPlanner.TASK_TYPE.toLowerCase(Locale.ROOT), EgressPlanner.SESSION.toLowerCase(Locale.ROOT),
@@ -134,9 +134,11 @@ public final class EgressServlet extends StreamingProxyServlet
             int start = request.getContextPath().length() + "/egress/".length();
             // "/egress" alone names no target: the planner refuses the empty path as it does "/egress/".
             String path = uri.length() >= start ? uri.substring(start) : "";
-            EgressPlan.Entry entry = Boolean.TRUE.equals(INSPECTED.get(request)) ? EgressPlan.Entry.INSPECTED
+            TlsInspection.Tunnel tunnel = INSPECTED.get(request);
+            EgressPlan.Entry entry = tunnel != null ? EgressPlan.Entry.INSPECTED
                 : Boolean.TRUE.equals(FORWARD_PROXY.get(request)) ? EgressPlan.Entry.FORWARD_PROXY : EgressPlan.Entry.BASE_URL;
-            return egress.planner().plan(entry, path, request.getQueryString(), RequestHeaders.of(request));
+            return egress.planner().plan(entry, path, request.getQueryString(), RequestHeaders.of(request),
+                tunnel == null ? Optional.empty() : tunnel.agent());
         }
         catch (RuntimeException x)
         {

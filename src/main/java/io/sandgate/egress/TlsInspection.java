@@ -8,6 +8,7 @@ import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
@@ -71,9 +72,10 @@ public final class TlsInspection
 
     /**
      * The target of an inspected tunnel, as the CONNECT named it, with the routing headers the CONNECT
-     * carried (tools that speak {@code HTTPS_PROXY} often set headers on the CONNECT only).
+     * carried (tools that speak {@code HTTPS_PROXY} often set headers on the CONNECT only) and the
+     * agent it named (the proxy URL's password), which every request inside counts as.
      */
-    record Tunnel(String host, int port, String taskType, String session)
+    record Tunnel(String host, int port, String taskType, String session, Optional<Credentials.ProxyAgent> agent)
     {
         /** {@code host} or {@code host:port}, as a base-URL path names a target. */
         String authority()

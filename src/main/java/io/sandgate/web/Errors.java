@@ -144,6 +144,12 @@ public final class Errors
         context.setAttribute(BODY_OF + servletName, body);
     }
 
+    /** The header a challenge goes in: a proxy's own ({@code Proxy-Authenticate}) for a 407, {@code WWW-Authenticate} otherwise. */
+    public static HttpHeader challengeHeader(GatewayException error)
+    {
+        return error.status() == HttpStatus.PROXY_AUTHENTICATION_REQUIRED_407 ? HttpHeader.PROXY_AUTHENTICATE : HttpHeader.WWW_AUTHENTICATE;
+    }
+
     /** Writes the error unless the response is already committed, in which case there is nothing left to say. */
     public static void write(HttpServletRequest request, HttpServletResponse response, GatewayException error) throws IOException
     {
@@ -154,7 +160,7 @@ public final class Errors
         response.setHeader(HttpHeader.CACHE_CONTROL.asString(), NO_STORE);
         NoScript.set(response);
         if (error.challenge() != null)
-            response.setHeader(HttpHeader.WWW_AUTHENTICATE.asString(), error.challenge());
+            response.setHeader(challengeHeader(error).asString(), error.challenge());
         else if (error.status() == HttpStatus.UNAUTHORIZED_401)
             response.setHeader(HttpHeader.WWW_AUTHENTICATE.asString(), BEARER_CHALLENGE);
         if (error.retryAfterSeconds() > 0)

@@ -125,12 +125,12 @@ class EgressPlannerTest
 
     private EgressPlan baseUrl(String path, String query, String... headers)
     {
-        return planned(planner.plan(EgressPlan.Entry.BASE_URL, path, query, headers(headers)));
+        return planned(planner.plan(EgressPlan.Entry.BASE_URL, path, query, headers(headers), Optional.empty()));
     }
 
     private EgressPlan forwardProxy(String path, String query, RequestHeaders headers)
     {
-        return planned(planner.plan(EgressPlan.Entry.FORWARD_PROXY, path, query, headers));
+        return planned(planner.plan(EgressPlan.Entry.FORWARD_PROXY, path, query, headers, Optional.empty()));
     }
 
     private EgressPlan tunnel(String host, int port, RequestHeaders headers)
@@ -204,7 +204,7 @@ class EgressPlannerTest
         assertTrue(resolvedOn.stream().allMatch(thread -> thread.startsWith("sandgate-dns-")), "resolved on " + resolvedOn);
         // Refused before the call returns: no lookup thread, no future.
         GatewayException metadata = assertThrows(GatewayException.class,
-            () -> planner.plan(EgressPlan.Entry.BASE_URL, "169.254.169.254/latest/meta-data", null, headers(EgressPlanner.TASK_TYPE, "web")));
+            () -> planner.plan(EgressPlan.Entry.BASE_URL, "169.254.169.254/latest/meta-data", null, headers(EgressPlanner.TASK_TYPE, "web"), Optional.empty()));
         assertEquals(403, metadata.status());
         assertEquals(2, resolved.size());
     }

@@ -33,6 +33,15 @@ public record Curl(int status, int exit, String body, String error)
      */
     public static Curl viaProxy(Path work, int proxyPort, Path caBundle, String... arguments) throws Exception
     {
+        return viaProxy(work, "http://127.0.0.1:" + proxyPort, caBundle, arguments);
+    }
+
+    /**
+     * Runs curl with {@code HTTPS_PROXY} set to {@code proxyUrl}, which may carry a user and password
+     * ({@code http://agent:token@127.0.0.1:port}) that curl sends as {@code Proxy-Authorization}.
+     */
+    public static Curl viaProxy(Path work, String proxyUrl, Path caBundle, String... arguments) throws Exception
+    {
         Path body = Files.createTempFile(work, "curl", ".body");
         Path error = Files.createTempFile(work, "curl", ".err");
         List<String> command = new ArrayList<>(List.of("curl", "-sS", "--max-time", "20", "-o", body.toString(), "-w", "%{http_code}"));
@@ -40,7 +49,7 @@ public record Curl(int status, int exit, String body, String error)
         ProcessBuilder builder = new ProcessBuilder(command);
         Map<String, String> environment = builder.environment();
         environment.keySet().removeIf(name -> name.toLowerCase(Locale.ROOT).endsWith("_proxy") || name.startsWith("SSL_CERT_") || name.equals("CURL_CA_BUNDLE"));
-        environment.put("HTTPS_PROXY", "http://127.0.0.1:" + proxyPort);
+        environment.put("HTTPS_PROXY", proxyUrl);
         environment.put("CURL_CA_BUNDLE", caBundle.toString());
         builder.redirectError(error.toFile());
         Process process = builder.start();

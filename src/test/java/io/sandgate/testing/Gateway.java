@@ -24,6 +24,9 @@ public interface Gateway
 
     Sandgate sandgate();
 
+    /** The connections open on all of the gateway's listeners now: what a leak of connections would grow. */
+    int connectedEndPoints();
+
     /** {@code http://127.0.0.1:<port>}, without a trailing slash. */
     default URI uri()
     {

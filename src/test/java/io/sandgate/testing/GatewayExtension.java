@@ -195,6 +195,12 @@ public final class GatewayExtension implements Gateway, BeforeAllCallback, Befor
     }
 
     @Override
+    public int connectedEndPoints()
+    {
+        return unchecked().connectedEndPoints();
+    }
+
+    @Override
     public String toString()
     {
         return own == null ? "gateway (not running)" : own.toString();

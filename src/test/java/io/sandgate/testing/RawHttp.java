@@ -244,7 +244,14 @@ public final class RawHttp
             int semicolon = size.indexOf(';');
             int chunk = Integer.parseInt((semicolon < 0 ? size : size.substring(0, semicolon)).trim(), 16);
             if (chunk == 0)
+            {
+                // Trailers, if any, and the blank line: the next response on a kept connection starts after them.
+                while (!readLine(in).isEmpty())
+                {
+                    // skipped
+                }
                 return body.toString(StandardCharsets.UTF_8);
+            }
             body.write(in.readNBytes(chunk));
             readLine(in);
         }

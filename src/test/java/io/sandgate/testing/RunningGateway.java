@@ -103,6 +103,24 @@ public final class RunningGateway implements Gateway, AutoCloseable
         return wrapper;
     }
 
+    @Override
+    public int connectedEndPoints()
+    {
+        try
+        {
+            Field serverField = EmbeddedServer.class.getDeclaredField("server");
+            serverField.setAccessible(true);
+            int open = 0;
+            for (org.eclipse.jetty.server.Connector connector : ((Server)serverField.get(server)).getConnectors())
+                open += connector.getConnectedEndPoints().size();
+            return open;
+        }
+        catch (ReflectiveOperationException x)
+        {
+            throw new IllegalStateException(x);
+        }
+    }
+
     /** Whether the gateway's server says its handlers may block, which decides where Jetty runs each request. */
     public Invocable.InvocationType invocationType() throws ReflectiveOperationException
     {
