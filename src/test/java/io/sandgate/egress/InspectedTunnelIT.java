@@ -226,6 +226,35 @@ class InspectedTunnelIT
         return RawHttp.get(gateway.internalPort(), "127.0.0.1", path, "Proxy-Authorization", proxyAuthorization);
     }
 
+    @Test
+    void agentsFallingSilentAfterTheConnect_holdNoThread_andOthersAreServed() throws Exception
+    {
+        int before = java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount();
+        List<Socket> silent = new java.util.ArrayList<>();
+        try
+        {
+            for (int i = 0; i < 100; i++)
+            {
+                Socket socket = new Socket("127.0.0.1", gateway.internalPort());
+                silent.add(socket);
+                socket.setSoTimeout(15_000);
+                // Answered 200, then not one byte of a TLS handshake.
+                assertEquals(200, Tunnel.connect(socket, "localhost:" + target.httpsPort(), basic("beta", BETA)).status());
+            }
+            int during = java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount();
+            assertTrue(during <= before + 16, "threads with 100 silent tunnels: " + during + ", before: " + before);
+            try (Tunnel tunnel = Tunnel.open(gateway.internalPort(), "localhost:" + target.httpsPort(), basic("gamma", GAMMA), trusting(caPem())))
+            {
+                assertEquals(200, tunnel.get("/echo").status());
+            }
+        }
+        finally
+        {
+            for (Socket socket : silent)
+                socket.close();
+        }
+    }
+
     private double policyCount(String agent, String reason, String outcome)
     {
         Counter counter = gateway.sandgate().metrics().find("sandgate.egress.agent.policy").tags("agent", agent, "reason", reason, "outcome", outcome).counter();
