@@ -19,6 +19,18 @@ final class Expiring<V>
     }
 
     private final Map<String, Entry<V>> entries = new ConcurrentHashMap<>();
+    private final int max;
+
+    Expiring()
+    {
+        this(MAX);
+    }
+
+    /** @param max how many entries are kept at most */
+    Expiring(int max)
+    {
+        this.max = max;
+    }
 
     /** The value kept under the key, or null when there is none or it expired. */
     V get(String key, Instant now)
@@ -29,10 +41,10 @@ final class Expiring<V>
 
     void put(String key, V value, Instant until, Instant now)
     {
-        if (entries.size() >= MAX)
+        if (entries.size() >= max)
         {
             entries.values().removeIf(entry -> !entry.until().isAfter(now));
-            if (entries.size() >= MAX)
+            if (entries.size() >= max)
                 entries.clear();
         }
         entries.put(key, new Entry<>(value, until));

@@ -38,11 +38,24 @@ final class IntrospectionVerifier implements TokenVerifier
     private final Function<String, Secret> secrets;
     private final Clock clock;
     private final HttpClient http;
-    private final Expiring<Kept> kept = new Expiring<>();
+    private final Expiring<Kept> active;
+    /**
+     * Refusals apart from the active tokens: a flood of made-up tokens fills and empties this table
+     * only, and never makes the clients with good tokens ask the endpoint again.
+     */
+    private final Expiring<Kept> refused;
 
     /** @param secrets the gateway's secrets by name, where its client secret is */
     IntrospectionVerifier(McpAuthConfig config, Function<String, Secret> secrets, Clock clock)
     {
+        this(config, secrets, clock, Expiring.MAX);
+    }
+
+    /** @param kept how many answers each table (active tokens, refusals) keeps at most */
+    IntrospectionVerifier(McpAuthConfig config, Function<String, Secret> secrets, Clock clock, int kept)
+    {
+        this.active = new Expiring<>(kept);
+        this.refused = new Expiring<>(kept);
         this.config = config;
         this.endpoint = config.introspection().orElseThrow();
         this.secrets = secrets;
@@ -55,11 +68,13 @@ final class IntrospectionVerifier implements TokenVerifier
     {
         String key = Tokens.digest(token);
         Instant now = clock.instant();
-        Kept answer = kept.get(key, now);
+        Kept answer = active.get(key, now);
+        if (answer == null)
+            answer = refused.get(key, now);
         if (answer == null)
         {
             answer = introspect(token, now);
-            kept.put(key, answer, answer.until(), now);
+            (answer.principal() == null ? refused : active).put(key, answer, answer.until(), now);
         }
         if (answer.principal() == null)
             throw new TokenRefusedException(answer.refusal());
