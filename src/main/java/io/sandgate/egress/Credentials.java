@@ -121,10 +121,10 @@ public final class Credentials implements AutoCloseable
      * x-goog-api-key, Azure's api-key): an agent configured with its internal token as "the API
      * key" sends it in one of them, unmodified.
      */
+    public static final List<String> TOKEN_HEADERS = List.of(HttpHeader.AUTHORIZATION.asString(), "x-api-key", "x-goog-api-key", "api-key");
+
     /** What a refused {@code Proxy-Authorization} is answered with: clients put the token in the proxy URL's password. */
     static final String PROXY_CHALLENGE = "Basic realm=\"sandgate egress\"";
-
-    public static final List<String> TOKEN_HEADERS = List.of(HttpHeader.AUTHORIZATION.asString(), "x-api-key", "x-goog-api-key", "api-key");
 
     private static final long MISS_REFRESH_NANOS = TimeUnit.SECONDS.toNanos(1);
 
@@ -432,15 +432,21 @@ public final class Credentials implements AutoCloseable
         if (value == null)
             return Optional.empty();
         String token = proxyToken(value);
+        if (token == null)
+            throw proxyRefused("Proxy-Authorization holds no internal token (expected: the token as the proxy URL's password, or Bearer <token>)");
         try
         {
             return Optional.of(new ProxyAgent(agent(token).id(), digest(token)));
         }
         catch (GatewayException x)
         {
-            throw GatewayException.challenged(HttpStatus.PROXY_AUTHENTICATION_REQUIRED_407, "proxy_authentication_required",
-                x.getMessage().replace("missing internal token", "no internal token in Proxy-Authorization"), PROXY_CHALLENGE);
+            throw proxyRefused(x.getMessage());
         }
+    }
+
+    private static GatewayException proxyRefused(String message)
+    {
+        return GatewayException.challenged(HttpStatus.PROXY_AUTHENTICATION_REQUIRED_407, "proxy_authentication_required", message, PROXY_CHALLENGE);
     }
 
     /**
