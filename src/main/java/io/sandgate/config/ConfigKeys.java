@@ -189,10 +189,11 @@ public final class ConfigKeys
         "Sandbox lifecycle: a sandbox with an open WebSocket on any replica is never paused, however quiet; false pauses it by its traffic alone.");
 
     public static final ConfigKey<List<Map<?, ?>>> MCP_SERVERS = key("mcp.servers", null, ValueParser.listOfMaps(),
-        "Upstream MCP servers: `[{name, url, transport, tools, auth, quota, credential}]`, served at `/mcp/{name}/`; transport `streamable` (default), `sse` (2024-11-05) "
+        "Upstream MCP servers: `[{name, url, transport, tools, auth, quota, credential, pin}]`, served at `/mcp/{name}/`; transport `streamable` (default), `sse` (2024-11-05) "
             + "or `stateless` (2026-07-28 only); `tools: {allow: [globs], deny: [globs], scopes: {scope: [globs]}}` hides tools from lists and calls; "
             + "`quota: {calls, window, tools: {name: calls}}` per caller across replicas; `credential: {secret, header, format}` or `{token-exchange: {url, client-id, client-secret, audience, scope}}` "
-            + "is what the server gets instead of the client's token (docs/mcp-auth.md).");
+            + "is what the server gets instead of the client's token (docs/mcp-auth.md); "
+            + "`pin: off` (default), `warn` or `enforce` pins tool definitions by digest at their first list: a changed or new tool is reported and, enforced, hidden and refused until approved in the admin API (docs/mcp-pinning.md).");
     public static final ConfigKey<Map<String, ?>> MCP_AUTH = key("mcp.auth", null, ValueParser.structuredMap(),
         "MCP endpoints as OAuth 2.1 resource servers: `{issuers, jwks-url or introspection: {url, client-id, client-secret}, audiences, scopes, algorithms, clock-skew, resource-url, authorization-servers}`; "
             + "each server's `auth` overrides it key by key, `auth: off` leaves one open. Unset: the endpoints are open to any caller (docs/mcp-auth.md).");

@@ -45,6 +45,34 @@ public record McpConfig(List<Server> servers, @Setting("mcp.keepalive-interval")
     }
 
     /**
+     * Whether a server's tool definitions are pinned ({@code mcp.servers[].pin}): its tools as first
+     * listed, or as an operator approved them, are the only ones its clients see and call.
+     */
+    public enum PinMode
+    {
+        /** Definitions are not recorded. */
+        OFF,
+        /** A changed or new definition is reported and stays visible and callable. */
+        WARN,
+        /** A changed or new definition is reported, hidden from lists and refused on calls until approved. */
+        ENFORCE;
+
+        static PinMode parse(Object raw, String where)
+        {
+            if (raw == null)
+                return OFF;
+            try
+            {
+                return valueOf(raw.toString().toUpperCase(Locale.ROOT));
+            }
+            catch (IllegalArgumentException x)
+            {
+                throw new IllegalArgumentException(where + " " + raw + " (expected: off, warn or enforce)");
+            }
+        }
+    }
+
+    /**
      * Which tools of a server its clients may see and call. Patterns are globs ({@code *} any run of
      * characters, {@code ?} one); a tool must match an {@code allow} pattern, when there are any,
      * and no {@code deny} pattern. With {@code scopes} (the server authenticates its callers), a
@@ -180,10 +208,17 @@ public record McpConfig(List<Server> servers, @Setting("mcp.keepalive-interval")
      * @param auth how its callers authenticate; empty: its endpoints are open
      * @param quota how many calls one caller may make
      * @param credential what the gateway sends the server in place of its clients' tokens
+     * @param pin whether its tool definitions are pinned
      */
     public record Server(String name, URI url, Transport transport, ToolPolicy tools, Optional<McpAuthConfig> auth, Optional<McpQuota> quota,
-                         Optional<McpUpstreamCredential> credential)
+                         Optional<McpUpstreamCredential> credential, PinMode pin)
     {
+        public Server(String name, URI url, Transport transport, ToolPolicy tools, Optional<McpAuthConfig> auth, Optional<McpQuota> quota,
+                      Optional<McpUpstreamCredential> credential)
+        {
+            this(name, url, transport, tools, auth, quota, credential, PinMode.OFF);
+        }
+
         public Server(String name, URI url, Transport transport)
         {
             this(name, url, transport, ToolPolicy.ALL);
@@ -197,6 +232,7 @@ public record McpConfig(List<Server> servers, @Setting("mcp.keepalive-interval")
         public Server
         {
             tools = tools == null ? ToolPolicy.ALL : tools;
+            pin = pin == null ? PinMode.OFF : pin;
             String at = ConfigKeys.MCP_SERVERS.name() + ": " + name + ": ";
             if (!tools.scopes().isEmpty() && auth.isEmpty())
                 throw new IllegalArgumentException(at + "tools.scopes without auth (expected: mcp.auth or this server's auth, whose tokens carry the scopes)");
@@ -209,15 +245,15 @@ public record McpConfig(List<Server> servers, @Setting("mcp.keepalive-interval")
         }
 
         /**
-         * Parses one entry of {@code mcp.servers}: {@code {name, url, transport, tools, auth, quota, credential}}.
+         * Parses one entry of {@code mcp.servers}: {@code {name, url, transport, tools, auth, quota, credential, pin}}.
          *
          * @param globalAuth {@code mcp.auth}, or null
          * @param publicOrigin the first of {@code server.public-origins}, or null
          */
         static Server parse(Map<?, ?> raw, Map<String, ?> globalAuth, String publicOrigin)
         {
-            ConfigTable entry = ConfigTable.of(raw, ConfigKeys.MCP_SERVERS.name(), "{name, url, transport, tools, auth, quota, credential}",
-                Set.of("name", "url", "transport", "tools", "auth", "quota", "credential"));
+            ConfigTable entry = ConfigTable.of(raw, ConfigKeys.MCP_SERVERS.name(), "{name, url, transport, tools, auth, quota, credential, pin}",
+                Set.of("name", "url", "transport", "tools", "auth", "quota", "credential", "pin"));
             Object name = entry.raw("name");
             Object url = entry.raw("url");
             Object transport = entry.raw("transport");
@@ -245,7 +281,8 @@ public record McpConfig(List<Server> servers, @Setting("mcp.keepalive-interval")
             Optional<McpAuthConfig> auth = McpAuthConfig.resolve(globalAuth, entry.raw("auth"), at + "auth", named, publicOrigin);
             Optional<McpQuota> quota = McpQuota.parse(entry.raw("quota"), at + "quota");
             Optional<McpUpstreamCredential> credential = uri == null ? Optional.empty() : McpUpstreamCredential.parse(entry.raw("credential"), at + "credential", uri);
-            return new Server(named, uri, parsed, tools, auth, quota, credential);
+            PinMode pin = PinMode.parse(entry.raw("pin"), at + "pin");
+            return new Server(named, uri, parsed, tools, auth, quota, credential, pin);
         }
     }
 
