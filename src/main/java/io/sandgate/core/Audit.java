@@ -107,14 +107,43 @@ public final class Audit
      */
     public static void toolCall(String caller, String server, String tool, String outcome, long latencyMillis)
     {
-        String name = tool.length() > 200 ? tool.substring(0, 200) + "..." : tool;
-        write(event("mcp.tool.call").put("caller", caller).put("server", server).put("tool", name).put("outcome", outcome).put("latencyMs", latencyMillis));
+        write(event("mcp.tool.call").put("caller", caller).put("server", server).put("tool", shortened(tool)).put("outcome", outcome).put("latencyMs", latencyMillis));
+    }
+
+    /**
+     * A pinned MCP server serves a tool whose definition was never approved: {@code changed} from the
+     * approved one, or {@code added} (a new name, a rename included). Digests only: the definition
+     * itself is the server's text, shown by the admin API.
+     *
+     * @param oldDigest the approved definition's, null for an added tool
+     */
+    public static void toolChanged(String server, String tool, String kind, String oldDigest, String newDigest)
+    {
+        write(event("mcp.tool.changed").put("server", server).put("tool", shortened(tool)).put("kind", kind).put("oldDigest", oldDigest).put("newDigest", newDigest));
+    }
+
+    /** An operator approved the definition a pinned MCP server serves as a tool. */
+    public static void toolApproved(String server, String tool, String oldDigest, String newDigest)
+    {
+        write(event("mcp.tool.approved").put("server", server).put("tool", shortened(tool)).put("oldDigest", oldDigest).put("newDigest", newDigest));
+    }
+
+    /** An operator rejected the definition a pinned MCP server serves as a tool; the approved one stays. */
+    public static void toolRejected(String server, String tool, String oldDigest, String newDigest)
+    {
+        write(event("mcp.tool.rejected").put("server", server).put("tool", shortened(tool)).put("oldDigest", oldDigest).put("newDigest", newDigest));
     }
 
     /** This replica began to drain: it turned not ready and will close its connections and stop. */
     public static void drainStarted(String cause)
     {
         write(event("drain.started").put("cause", cause));
+    }
+
+    /** A tool's name as a server chose it: bounded, so that a hostile server cannot fill the log. */
+    private static String shortened(String tool)
+    {
+        return tool.length() > 200 ? tool.substring(0, 200) + "..." : tool;
     }
 
     private static ObjectNode event(String name)

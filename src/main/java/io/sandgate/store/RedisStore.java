@@ -78,7 +78,7 @@ final class RedisStore
             WakeUps.BROADCAST, schedulers, waits);
         return new Store(routes, new RedisRedemptions(redisson, waits), new RedisWakeClaims(redisson),
             new Store.Lifecycle(new RedisActivityTable(redisson, clock), new RedisPauseClaims(redisson, clock)), new RedisStickySessions(redisson, waits), sessions,
-            new RedisCallQuotas(redisson), new Store.Agents(new RedisAgentPolicyStore(redisson), new RedisAgentBudgets(redisson)), name -> new RedisLeadership(redisson, name, schedulers), routes::health, () ->
+            new RedisCallQuotas(redisson), new RedisToolPinStore(redisson), new Store.Agents(new RedisAgentPolicyStore(redisson), new RedisAgentBudgets(redisson)), name -> new RedisLeadership(redisson, name, schedulers), routes::health, () ->
             {
                 scheduler.shutdownNow();
                 sessions.close();

@@ -22,6 +22,7 @@ import io.sandgate.ingress.lifecycle.WakeClaims;
 import io.sandgate.mcp.CallQuotas;
 import io.sandgate.mcp.MemorySessionBus;
 import io.sandgate.mcp.SessionBus;
+import io.sandgate.mcp.ToolPinStore;
 
 /**
  * Shared state of all replicas: in memory for one replica, in Redis for many. The only place that
@@ -39,6 +40,7 @@ public final class Store implements AutoCloseable
     private final StickySessions sticky;
     private final SessionBus sessions;
     private final CallQuotas quotas;
+    private final ToolPinStore toolPins;
     private final Agents agents;
     private final Function<String, Leadership> leadership;
     private final Supplier<StoreHealth> health;
@@ -48,8 +50,9 @@ public final class Store implements AutoCloseable
     private InspectionCa.SharedCa inspectionCa = InspectionCa.SharedCa.inProcess();
 
     Store(RouteStore routes, Redemptions redemptions, WakeClaims wakeClaims, Lifecycle lifecycle, StickySessions sticky, SessionBus sessions,
-        CallQuotas quotas, Agents agents, Function<String, Leadership> leadership, Supplier<StoreHealth> health, Runnable close)
+        CallQuotas quotas, ToolPinStore toolPins, Agents agents, Function<String, Leadership> leadership, Supplier<StoreHealth> health, Runnable close)
     {
+        this.toolPins = toolPins;
         this.agents = agents;
         this.routes = routes;
         this.redemptions = redemptions;
@@ -100,7 +103,7 @@ public final class Store implements AutoCloseable
             config.mcp().replayBufferBytesPerClient(), schedulers);
         return new Store(new MemoryRouteStore(config.ingress().staticRoutes()), Redemptions.inMemory(clock), WakeClaims.inMemory(clock),
             new Lifecycle(ActivityTable.inMemory(), PauseClaims.inMemory(clock)), new MemoryStickySessions(), sessions,
-            CallQuotas.inMemory(clock), new Agents(AgentPolicyStore.inMemory(), AgentBudgets.inMemory(clock)), name -> Leadership.always(),
+            CallQuotas.inMemory(clock), ToolPinStore.inMemory(), new Agents(AgentPolicyStore.inMemory(), AgentBudgets.inMemory(clock)), name -> Leadership.always(),
             () -> new StoreHealth("memory", true, "in-process"), sessions::close);
     }
 
@@ -155,6 +158,12 @@ public final class Store implements AutoCloseable
     public CallQuotas quotas()
     {
         return quotas;
+    }
+
+    /** Pinned MCP tool definitions ({@code mcp.servers[].pin}). */
+    public ToolPinStore toolPins()
+    {
+        return toolPins;
     }
 
     /** Egress agents' policies set at run time. */

@@ -1,0 +1,375 @@
+package io.sandgate.mcp;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.sandgate.config.McpConfig;
+import io.sandgate.config.McpConfig.PinMode;
+import io.sandgate.core.Audit;
+import io.sandgate.core.Schedulers;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The pinned tool definitions of the servers that pin them ({@code mcp.servers[].pin}), as every
+ * replica judges lists and calls by them: read from the {@link ToolPinStore} into memory, read again
+ * whenever a replica announces a change (so an approval is in force everywhere within a moment), and
+ * every few seconds in case an announcement was missed. Lists and calls never wait for the store.
+ * <p>
+ * Trust on first use: the first {@code tools/list} answer seen for a server with no records is
+ * approved whole. After that, a tool whose definition differs from the approved one, or a name
+ * never approved (a rename is a new tool), is a pending change: recorded, reported once (audit
+ * line {@code mcp.tool.changed}, counter {@code sandgate.mcp.tool.pin.changes}) by the replica whose
+ * write won, and under {@code enforce} hidden from lists and refused on calls until approved. While
+ * the records cannot be read, an enforcing server's tools are hidden and refused.
+ */
+public final class ToolPins implements AutoCloseable
+{
+    private static final Logger LOG = LoggerFactory.getLogger(ToolPins.class);
+    private static final Duration CATCH_UP = Duration.ofSeconds(5);
+    private static final long ADMIN_WAIT_SECONDS = 5;
+    /** Compare-and-set rounds an approval tries while lists keep changing the record under it. */
+    private static final int ADMIN_ATTEMPTS = 3;
+
+    /**
+     * A pending change as an operator decides on it.
+     *
+     * @param before null for an added tool
+     * @param since when the served definition was first seen (ISO-8601)
+     */
+    public record Change(String server, String tool, String kind, Definition before, Definition after, String since)
+    {
+    }
+
+    /** A definition as the admin API shows it. */
+    public record Definition(String digest, JsonNode description, JsonNode inputSchema, JsonNode outputSchema, JsonNode definition)
+    {
+        static Definition of(ToolDefinition definition)
+        {
+            return definition == null ? null : new Definition(definition.digest(), definition.part("description"), definition.part("inputSchema"),
+                definition.part("outputSchema"), definition.canonical());
+        }
+    }
+
+    /** A record as read, with its text: the text is what a compare-and-set expects. */
+    private record Stored(String text, ToolPin pin)
+    {
+    }
+
+    private final McpConfig config;
+    private final ToolPinStore store;
+    private final Schedulers schedulers;
+    private final MeterRegistry registry;
+    private final Clock clock;
+    /** By server; a server is absent until its records were read once. */
+    private final Map<String, Map<String, Stored>> pins = new ConcurrentHashMap<>();
+    private final Set<String> readsQueued = ConcurrentHashMap.newKeySet();
+    private final ScheduledFuture<?> catchUp;
+
+    public ToolPins(McpConfig config, ToolPinStore store, Schedulers schedulers, MeterRegistry registry, Clock clock)
+    {
+        this.config = config;
+        this.store = store;
+        this.schedulers = schedulers;
+        this.registry = registry;
+        this.clock = clock;
+        store.onChange(this::readSoon);
+        pinned().forEach(server -> readSoon(server.name()));
+        this.catchUp = pinned().isEmpty() ? null : schedulers.every(CATCH_UP, CATCH_UP, "MCP tool pins catch-up",
+            () -> pinned().forEach(server -> readSoon(server.name())));
+    }
+
+    /** The configured server of that name if it pins its tools. */
+    public Optional<McpConfig.Server> pinning(String server)
+    {
+        return Optional.ofNullable(config.server(server)).filter(found -> found.pin() != PinMode.OFF);
+    }
+
+    /**
+     * Records what a {@code tools/list} answer of the server lists, and says which of its names
+     * clients may not see. Answers at once from memory; writes go to the store in the background.
+     *
+     * @param tools the answer's {@code tools} array, whole
+     * @return the names to hide: none unless the server enforces
+     */
+    Set<String> observe(McpConfig.Server server, JsonNode tools)
+    {
+        if (server.pin() == PinMode.OFF)
+            return Set.of();
+        Map<String, ToolDefinition> listed = definitions(tools);
+        Map<String, Stored> known = pins.get(server.name());
+        if (known == null)
+        {
+            readSoon(server.name());
+            return enforcing(server) ? listed.keySet() : Set.of();
+        }
+        Instant now = clock.instant();
+        Set<String> hidden = new HashSet<>();
+        boolean firstList = known.isEmpty();
+        listed.forEach((tool, definition) ->
+        {
+            Stored stored = known.get(tool);
+            ToolPin next;
+            if (firstList)
+                next = definition.ambiguous() ? new ToolPin(null, definition, now, List.of()) : ToolPin.trusted(definition);
+            else
+                next = stored == null ? new ToolPin(null, definition, now, List.of()) : stored.pin().serving(definition, now);
+            if (next.hides(definition))
+                hidden.add(tool);
+            boolean unchanged = stored != null && sameServed(stored.pin(), next);
+            if (!unchanged)
+                write(server.name(), tool, stored, next);
+        });
+        return enforcing(server) ? hidden : Set.of();
+    }
+
+    /** Whether a call of the tool may go: always unless the server enforces. */
+    boolean callable(McpConfig.Server server, String tool)
+    {
+        if (!enforcing(server))
+            return true;
+        Map<String, Stored> known = pins.get(server.name());
+        if (known == null)
+        {
+            readSoon(server.name());
+            return false;
+        }
+        // Nothing pinned yet: the server's first list will be trusted, and so are calls before it.
+        if (known.isEmpty())
+            return true;
+        Stored stored = known.get(tool);
+        return stored != null && stored.pin().callable();
+    }
+
+    /**
+     * The server's pending changes, as the store holds them now.
+     *
+     * @throws RuntimeException when the store cannot be reached
+     */
+    public List<Change> pending(String server)
+    {
+        List<Change> changes = new ArrayList<>();
+        readNow(server).forEach((tool, stored) ->
+        {
+            if (stored.pin().pending())
+                changes.add(change(server, tool, stored.pin()));
+        });
+        changes.sort((a, b) -> a.tool().compareTo(b.tool()));
+        return changes;
+    }
+
+    /**
+     * Approves what the server serves as the tool; in force on every replica within a moment.
+     *
+     * @param digest the digest the operator saw, if given: a newer definition is not approved in its place
+     * @return the change approved, or empty when the tool has none pending or rejected
+     * @throws IllegalArgumentException when {@code digest} is not the served one, or the tool is listed ambiguously
+     */
+    public Optional<Change> approve(String server, String tool, Optional<String> digest)
+    {
+        return decide(server, tool, digest, true);
+    }
+
+    /**
+     * Rejects what the server serves as the tool: no longer reported; under {@code enforce} the tool
+     * stays hidden while the server serves it.
+     */
+    public Optional<Change> reject(String server, String tool, Optional<String> digest)
+    {
+        return decide(server, tool, digest, false);
+    }
+
+    private Optional<Change> decide(String server, String tool, Optional<String> digest, boolean approve)
+    {
+        for (int attempt = 0; attempt < ADMIN_ATTEMPTS; attempt++)
+        {
+            Stored stored = readNow(server).get(tool);
+            if (stored == null || stored.pin().served() == null)
+                return Optional.empty();
+            ToolPin pin = stored.pin();
+            ToolDefinition served = pin.served();
+            if (digest.isPresent() && !digest.get().equals(served.digest()))
+                throw new IllegalArgumentException("tool " + tool + " of MCP server " + server + " is served with digest " + served.digest() + " now, not " + digest.get());
+            if (approve && served.ambiguous())
+                throw new IllegalArgumentException("MCP server " + server + " lists tool " + tool + " more than once with different definitions: it cannot be approved");
+            ToolPin next = approve ? pin.approve() : pin.reject();
+            if (await(store.replace(server, tool, stored.text(), next.toJson())))
+            {
+                cache(server, tool, next);
+                String old = pin.approved() == null ? null : pin.approved().digest();
+                if (approve)
+                    Audit.toolApproved(server, tool, old, served.digest());
+                else
+                    Audit.toolRejected(server, tool, old, served.digest());
+                return Optional.of(change(server, tool, pin));
+            }
+        }
+        throw new IllegalArgumentException("tool " + tool + " of MCP server " + server + " keeps changing; list it again and retry");
+    }
+
+    private static Change change(String server, String tool, ToolPin pin)
+    {
+        return new Change(server, tool, pin.kind(), Definition.of(pin.approved()), Definition.of(pin.served()),
+            pin.since() == null ? null : pin.since().toString());
+    }
+
+    private static boolean enforcing(McpConfig.Server server)
+    {
+        return server.pin() == PinMode.ENFORCE;
+    }
+
+    private static boolean sameServed(ToolPin current, ToolPin next)
+    {
+        ToolDefinition before = current.served();
+        ToolDefinition after = next.served();
+        return before == null ? after == null : after != null && before.digest().equals(after.digest());
+    }
+
+    /**
+     * Each listed name's definition: a name listed twice with one definition is that one; with
+     * different ones, both at once, which is never served (a client would pick one of them at random).
+     */
+    private static Map<String, ToolDefinition> definitions(JsonNode tools)
+    {
+        Map<String, Map<String, ToolDefinition>> byName = new LinkedHashMap<>();
+        for (JsonNode tool : tools)
+        {
+            JsonNode name = tool.path("name");
+            if (name.isTextual())
+            {
+                ToolDefinition definition = ToolDefinition.of(tool);
+                byName.computeIfAbsent(name.asText(), key -> new LinkedHashMap<>()).putIfAbsent(definition.digest(), definition);
+            }
+        }
+        Map<String, ToolDefinition> definitions = new LinkedHashMap<>();
+        byName.forEach((name, distinct) -> definitions.put(name, distinct.size() == 1
+            ? distinct.values().iterator().next() : ToolDefinition.ambiguous(List.copyOf(distinct.values()))));
+        return definitions;
+    }
+
+    /** Writes a record in the background; the replica whose write wins reports a new pending change. */
+    private void write(String server, String tool, Stored stored, ToolPin next)
+    {
+        store.replace(server, tool, stored == null ? null : stored.text(), next.toJson()).whenComplete((set, failure) ->
+        {
+            if (failure != null || !set)
+            {
+                // Another replica wrote first, or the store is away: read what is there.
+                readSoon(server);
+                return;
+            }
+            cache(server, tool, next);
+            if (next.pending() && (stored == null || !sameServed(stored.pin(), next)))
+            {
+                String old = next.approved() == null ? null : next.approved().digest();
+                Audit.toolChanged(server, tool, next.kind(), old, next.served().digest());
+                Counter.builder("sandgate.mcp.tool.pin.changes").description("Changed or added MCP tool definitions, each counted once as it is first seen")
+                    .tag("server", server).tag("kind", next.kind()).register(registry).increment();
+            }
+        });
+    }
+
+    private void cache(String server, String tool, ToolPin pin)
+    {
+        pins.computeIfPresent(server, (name, known) ->
+        {
+            Map<String, Stored> updated = new HashMap<>(known);
+            updated.put(tool, new Stored(pin.toJson(), pin));
+            return Map.copyOf(updated);
+        });
+    }
+
+    /** Reads a server's records on a worker: announcements arrive on the store's threads, where nothing may wait. */
+    private void readSoon(String server)
+    {
+        if (pinning(server).isEmpty() || !readsQueued.add(server))
+            return;
+        schedulers.workers().execute(() ->
+        {
+            readsQueued.remove(server);
+            store.all(server).whenComplete((read, failure) ->
+            {
+                if (failure != null)
+                    LOG.warn("Pinned tools of MCP server {} could not be read from the store: {}", server, failure.toString());
+                else
+                    pins.put(server, parsed(server, read));
+            });
+        });
+    }
+
+    private Map<String, Stored> readNow(String server)
+    {
+        Map<String, Stored> read = parsed(server, await(store.all(server)));
+        pins.put(server, read);
+        return read;
+    }
+
+    private static Map<String, Stored> parsed(String server, Map<String, String> read)
+    {
+        Map<String, Stored> parsed = new HashMap<>();
+        read.forEach((tool, text) ->
+        {
+            try
+            {
+                parsed.put(tool, new Stored(text, ToolPin.parse(text)));
+            }
+            catch (IllegalArgumentException x)
+            {
+                // Written by another version, or by hand: the tool counts as never approved.
+                LOG.warn("Pinned definition of tool {} of MCP server {} ignored: {}", tool, server, x.getMessage());
+            }
+        });
+        return Map.copyOf(parsed);
+    }
+
+    private List<McpConfig.Server> pinned()
+    {
+        return config.servers().stream().filter(server -> server.pin() != PinMode.OFF).toList();
+    }
+
+    private static <T> T await(CompletableFuture<T> future)
+    {
+        try
+        {
+            return future.get(ADMIN_WAIT_SECONDS, TimeUnit.SECONDS);
+        }
+        catch (ExecutionException x)
+        {
+            throw x.getCause() instanceof RuntimeException cause ? cause : new IllegalStateException(x.getCause());
+        }
+        catch (TimeoutException x)
+        {
+            throw new IllegalStateException("the store did not answer in " + ADMIN_WAIT_SECONDS + " s", x);
+        }
+        catch (InterruptedException x)
+        {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", x);
+        }
+    }
+
+    @Override
+    public void close()
+    {
+        if (catchUp != null)
+            catchUp.cancel(false);
+    }
+}
