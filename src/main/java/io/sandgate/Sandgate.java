@@ -21,6 +21,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.sandgate.admin.AdminApi;
 import io.sandgate.admin.AgentPolicyApi;
 import io.sandgate.admin.AdminServlet;
+import io.sandgate.admin.McpPinApi;
 import io.sandgate.admin.SandboxApi;
 import io.sandgate.config.CredentialsConfig;
 import io.sandgate.config.EgressConfig;
@@ -237,7 +238,7 @@ public final class Sandgate implements AutoCloseable
                 built.push(secrets);
                 SecretRing ring = new SecretRing(secrets, config.egress().credentials().overlap(), clock);
                 mcp = new McpGateway(config.mcp(), store.sessions(), internalClients, new Origins(config.server().publicOrigins()), metrics, schedulers, tracing,
-                    store.quotas(), ring::current, clock);
+                    store.quotas(), store.toolPins(), ring::current, clock);
             }
             catch (Exception x)
             {
@@ -503,6 +504,8 @@ public final class Sandgate implements AutoCloseable
         adminRoutes.addAll(AdminApi.drain(drain));
         if (egress != null)
             adminRoutes.addAll(AgentPolicyApi.routes(egress.agentGate().policies()));
+        if (mcp != null)
+            adminRoutes.addAll(McpPinApi.routes(config.mcp(), mcp.pins()));
         context.addServlet("sandgate-admin", new AdminServlet(config.adminToken(), adminRoutes, new Origins(config.server().publicOrigins())))
             .addMapping("/admin/*");
         context.addServlet("sandgate-metrics", new MetricsServlet(metrics)).addMapping("/metrics");

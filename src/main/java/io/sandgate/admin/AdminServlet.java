@@ -3,6 +3,7 @@ package io.sandgate.admin;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -18,6 +19,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
+import org.eclipse.jetty.util.URIUtil;
 
 /**
  * The admin API under {@code /admin/}, guarded by {@code Authorization: Bearer <admin.token>}. With
@@ -37,26 +39,53 @@ public final class AdminServlet extends HttpServlet
     private final List<Route> routes;
     private final Origins origins;
 
-    /** One operation: a method and a path below /admin, one of whose segments may be {@code {id}}. */
+    /**
+     * One operation: a method and a path below /admin, whose segments in braces ({@code {id}},
+     * {@code {tool}}) match any one non-empty segment, percent-decoded on its own: an encoded
+     * {@code /} or {@code ..} in a name stays inside its segment.
+     */
     public record Route(String method, String pattern, Handler handler)
     {
-        String match(String path)
+        /** The segments in braces, in order, or null when the path is another one. */
+        List<String> match(List<String> segments)
         {
-            int at = pattern.indexOf("/{id}");
-            if (at < 0)
-                return pattern.equals(path) ? "" : null;
-            String prefix = pattern.substring(0, at + 1);
-            String suffix = pattern.substring(at + "/{id}".length());
-            if (!path.startsWith(prefix) || !path.endsWith(suffix) || path.length() <= prefix.length() + suffix.length())
+            String[] parts = pattern.substring(1).split("/", -1);
+            if (parts.length != segments.size())
                 return null;
-            String id = path.substring(prefix.length(), path.length() - suffix.length());
-            return id.indexOf('/') >= 0 ? null : id;
+            List<String> values = new ArrayList<>();
+            for (int i = 0; i < parts.length; i++)
+            {
+                String segment = segments.get(i);
+                if (parts[i].startsWith("{") && parts[i].endsWith("}"))
+                {
+                    if (segment.isEmpty())
+                        return null;
+                    values.add(segment);
+                }
+                else if (!parts[i].equals(segment))
+                {
+                    return null;
+                }
+            }
+            return values;
         }
     }
 
-    /** What an operation gets: the {@code {id}} segment, query parameters and the JSON body. */
-    public record Call(String id, HttpServletRequest request, JsonNode body)
+    /** What an operation gets: the segments in braces, query parameters and the JSON body. */
+    public record Call(List<String> segments, HttpServletRequest request, JsonNode body)
     {
+        /** The first segment in braces. */
+        public String id()
+        {
+            return segments.isEmpty() ? "" : segments.get(0);
+        }
+
+        /** The second segment in braces. */
+        public String second()
+        {
+            return segments.get(1);
+        }
+
         public int intParam(String name, int fallback, int max)
         {
             String value = request.getParameter(name);
@@ -128,11 +157,12 @@ public final class AdminServlet extends HttpServlet
             if (!MessageDigest.isEqual(authorization.substring(7).getBytes(StandardCharsets.UTF_8), token.get().bytes()))
                 throw GatewayException.forbidden("admin token wrong");
             String path = pathInfo;
+            List<String> segments = segments(request);
             boolean pathKnown = false;
             for (Route route : routes)
             {
-                String id = route.match(path);
-                if (id == null)
+                List<String> values = route.match(segments);
+                if (values == null)
                     continue;
                 pathKnown = true;
                 if (!route.method().equals(request.getMethod()))
@@ -140,7 +170,7 @@ public final class AdminServlet extends HttpServlet
                 Object result;
                 try
                 {
-                    result = route.handler().handle(new Call(id, request, body(request)));
+                    result = route.handler().handle(new Call(values, request, body(request)));
                 }
                 catch (IllegalArgumentException x)
                 {
@@ -170,6 +200,16 @@ public final class AdminServlet extends HttpServlet
             if (token.isPresent() && !isDashboard(pathInfo))
                 Audit.adminCall(request.getMethod(), request.getRequestURI(), response.getStatus(), request.getRemoteAddr());
         }
+    }
+
+    /** The path below /admin as sent, cut into segments, each then percent-decoded. */
+    private static List<String> segments(HttpServletRequest request)
+    {
+        String raw = request.getRequestURI().substring(request.getContextPath().length() + request.getServletPath().length());
+        List<String> segments = new ArrayList<>();
+        for (String segment : (raw.startsWith("/") ? raw.substring(1) : raw).split("/", -1))
+            segments.add(URIUtil.decodePath(segment));
+        return segments;
     }
 
     private static boolean isDashboard(String pathInfo)

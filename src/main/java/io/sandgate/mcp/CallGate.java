@@ -96,7 +96,7 @@ final class CallGate
         if (calls.isEmpty())
             return CompletableFuture.completedFuture(Verdict.GO);
         long started = clock.millis();
-        String refusal = ToolGuard.refusal(server, caller.tools(server), rpc);
+        String refusal = ToolGuard.refusal(caller.tools(server), rpc);
         if (refusal != null)
         {
             decided(server, caller, calls, "denied", started);

@@ -276,10 +276,10 @@ final class ClientStream extends Lifetime
     abstract static class Delivery implements SessionBus.Listener
     {
         final ClientStream stream;
-        private final McpConfig.ToolPolicy tools;
+        private final ToolAccess tools;
 
         /** @param tools the policy of the server whose session this is */
-        Delivery(ClientStream stream, McpConfig.ToolPolicy tools)
+        Delivery(ClientStream stream, ToolAccess tools)
         {
             this.stream = stream;
             this.tools = tools;

@@ -102,7 +102,7 @@ record LegacySseTransport(RequestChecks checks, SessionRelay relay, SessionBus b
     }
 
     /** Announces the message endpoint, then relays the session's log to the client stream. */
-    private void relay(McpConfig.Server server, McpSession session, String lastEventId, ClientStream stream, String endpoint, McpConfig.ToolPolicy tools)
+    private void relay(McpConfig.Server server, McpSession session, String lastEventId, ClientStream stream, String endpoint, ToolAccess tools)
         throws IOException
     {
         String sessionId = session.id();

@@ -41,16 +41,18 @@ public final class McpGateway implements AutoCloseable
     private final SessionRelay relay;
     private final Authenticator authenticator;
     private final CallGate gate;
+    private final ToolPins pins;
 
     /**
      * @param origins the browser origins the deployment allows ({@code server.public-origins}); the
      *        face adds {@code mcp.allowed-origins}
      * @param tracing where the spans of messages delivered on this replica go
      * @param quotas the tool-call counters the replicas share
+     * @param pinStore the pinned tool definitions the replicas share
      * @param secrets the gateway's secrets by name: upstream credentials, introspection and token-exchange client secrets
      */
     public McpGateway(McpConfig config, SessionBus bus, ClientInfo clients, Origins origins, MeterRegistry registry, Schedulers schedulers,
-                      Tracing tracing, CallQuotas quotas, Function<String, Secret> secrets, Clock clock) throws Exception
+                      Tracing tracing, CallQuotas quotas, ToolPinStore pinStore, Function<String, Secret> secrets, Clock clock) throws Exception
     {
         this.config = config;
         this.bus = bus;
@@ -71,7 +73,8 @@ public final class McpGateway implements AutoCloseable
         UpstreamCredentials credentials = new UpstreamCredentials(secrets, clock, registry);
         this.upstream = new Upstream(http, schedulers.timer(), credentials);
         this.streams = new ClientStreams(config, registry, schedulers);
-        this.checks = new RequestChecks(config, bus, clients, origins, streams, registry, authenticator, credentials);
+        this.pins = new ToolPins(config, pinStore, schedulers, registry, clock);
+        this.checks = new RequestChecks(config, bus, clients, origins, streams, registry, authenticator, credentials, pins);
         this.gate = new CallGate(quotas, registry, config.principalLabel(), clock, schedulers.workers());
         this.relay = new SessionRelay(bus, schedulers, tracing, registry);
     }
@@ -94,6 +97,12 @@ public final class McpGateway implements AutoCloseable
     public ResourceMetadataServlet metadataServlet()
     {
         return authenticator.any() ? new ResourceMetadataServlet(config, authenticator) : null;
+    }
+
+    /** The servers' pinned tool definitions, for the admin API. */
+    public ToolPins pins()
+    {
+        return pins;
     }
 
     /** Client streams this replica holds, ending ones included: a drain waits until there are none. */
@@ -121,6 +130,7 @@ public final class McpGateway implements AutoCloseable
     public void close() throws Exception
     {
         streams.closeAll();
+        pins.close();
         authenticator.close();
         // Stopping the client ends the upstream streams' reads.
         http.stop();

@@ -178,7 +178,7 @@ public final class McpServlet extends HttpServlet
      * Answers with an upstream's answer, under the status given: its type, and its body streamed as
      * it comes, or read whole first when the server's tool policy must cut it. Completes the exchange.
      */
-    static void relay(AsyncContext async, Upstream.Exchange exchange, int status, McpConfig.ToolPolicy tools, JsonRpc rpc)
+    static void relay(AsyncContext async, Upstream.Exchange exchange, int status, ToolAccess tools, JsonRpc rpc)
     {
         try
         {

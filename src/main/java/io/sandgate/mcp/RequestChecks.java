@@ -38,6 +38,7 @@ final class RequestChecks
     private final Counter foreign;
     private final Authenticator authenticator;
     private final UpstreamCredentials credentials;
+    private final ToolPins pins;
 
     /**
      * @param origins the browser origins the deployment allows ({@code server.public-origins}); the
@@ -45,8 +46,9 @@ final class RequestChecks
      * @param streams the client streams this replica holds, whose number per client is capped
      */
     RequestChecks(McpConfig config, SessionBus bus, ClientInfo clients, Origins origins, ClientStreams streams, MeterRegistry registry,
-                  Authenticator authenticator, UpstreamCredentials credentials)
+                  Authenticator authenticator, UpstreamCredentials credentials, ToolPins pins)
     {
+        this.pins = pins;
         this.authenticator = authenticator;
         this.credentials = credentials;
         this.config = config;
@@ -67,8 +69,9 @@ final class RequestChecks
      * @param limitKey what the client's sessions and streams are counted by: its address (an IPv6
      *        one by its network), which a client cannot vary at will as it can its credential
      * @param principal who the token names; null where the server is open
+     * @param pins the servers' pinned tool definitions; null where none pins
      */
-    record Caller(String owner, String limitKey, Principal principal)
+    record Caller(String owner, String limitKey, Principal principal, ToolPins pins)
     {
         Caller
         {
@@ -78,13 +81,16 @@ final class RequestChecks
 
         Caller(String owner, String limitKey)
         {
-            this(owner, limitKey, null);
+            this(owner, limitKey, null, null);
         }
 
-        /** The server's tool policy as it applies to this caller: narrowed to its scopes' tools where rules go by scope. */
-        McpConfig.ToolPolicy tools(McpConfig.Server server)
+        /**
+         * What the caller may list and call of the server's tools: its tool policy narrowed to the
+         * caller's scopes' tools where rules go by scope, and what its pins let through.
+         */
+        ToolAccess tools(McpConfig.Server server)
         {
-            return server.tools().grantedTo(principal == null ? Set.of() : principal.scopes());
+            return new ToolAccess(server, server.tools().grantedTo(principal == null ? Set.of() : principal.scopes()), pins);
         }
 
         /** What the caller's quota is counted by: its principal, else its address (a made-up credential is no one). */
@@ -115,7 +121,7 @@ final class RequestChecks
         if (principal != null)
         {
             credentials.prepare(server, principal, Authenticator.bearer(credential));
-            return new Caller(principal.owner(), clients.limitKey(address), principal);
+            return new Caller(principal.owner(), clients.limitKey(address), principal, pins);
         }
         return caller(credential, address);
     }
@@ -123,7 +129,7 @@ final class RequestChecks
     /** The caller of an open server. */
     Caller caller(String credential, String address)
     {
-        return new Caller(credential == null ? ADDRESS + address : CREDENTIAL + sha256(credential), clients.limitKey(address));
+        return new Caller(credential == null ? ADDRESS + address : CREDENTIAL + sha256(credential), clients.limitKey(address), null, pins);
     }
 
     /** The server a request's path names. */

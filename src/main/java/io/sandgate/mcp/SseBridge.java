@@ -131,7 +131,7 @@ final class SseBridge
      * @param place the answer's place among its client's streams; null for a message that is no request
      */
     private void relay(AsyncContext async, McpConfig.Server server, McpSession session, JsonRpc rpc, String body, ClientStreams.Place place,
-                       McpConfig.ToolPolicy tools)
+                       ToolAccess tools)
         throws IOException
     {
         URI url = URI.create(session.upstreamMessageUrl().orElseThrow(() -> GatewayException.unavailable("session not ready")));
@@ -192,7 +192,7 @@ final class SseBridge
     }
 
     private ClientStream answer(AsyncContext async, McpConfig.Server server, McpSession session, JsonNode call, String after, ClientStreams.Place place,
-                                McpConfig.ToolPolicy tools)
+                                ToolAccess tools)
         throws IOException
     {
         JsonNode id = call.path("id");

@@ -232,7 +232,7 @@ final class StreamableTransport
         }
     }
 
-    private void get(HttpServletRequest request, McpConfig.Server server, McpSession session, ClientStreams.Place place, McpConfig.ToolPolicy tools)
+    private void get(HttpServletRequest request, McpConfig.Server server, McpSession session, ClientStreams.Place place, ToolAccess tools)
     {
         String lastEventId = request.getHeader(McpHeaders.LAST_EVENT_ID);
         // An id of the upstream's: the client resumes a POST answer the upstream cut short (SSE
@@ -277,7 +277,7 @@ final class StreamableTransport
     }
 
     private void relay(AsyncContext async, McpConfig.Server server, McpSession session, String lastEventId, Upstream.Exchange upstreamGet,
-                       ClientStreams.Place place, McpConfig.ToolPolicy tools) throws IOException
+                       ClientStreams.Place place, ToolAccess tools) throws IOException
     {
         ClientStream stream = ClientStream.start(async);
         place.open(stream);

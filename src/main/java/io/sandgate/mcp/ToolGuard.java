@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Set;
 import java.util.regex.Pattern;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
@@ -19,7 +20,9 @@ import org.eclipse.jetty.http.HttpStatus;
  * A server's tool policy ({@code mcp.servers[].tools}) on the MCP face: a call of a tool the policy
  * hides is answered by the gateway as one of a tool the server does not have, and
  * {@code tools/list} answers lose the tools it hides, on every transport and revision, so that a
- * hidden tool is neither listed nor callable. Servers without a policy cost nothing: no answer is read.
+ * hidden tool is neither listed nor callable. The same goes for the tools a server's pins hide
+ * ({@link ToolPins}), which read every list to check it. Servers without a policy or pins cost
+ * nothing: no answer is read.
  */
 final class ToolGuard
 {
@@ -46,12 +49,18 @@ final class ToolGuard
      */
     static String refusal(McpConfig.Server server, McpConfig.ToolPolicy policy, JsonRpc rpc)
     {
+        return refusal(new ToolAccess(server, policy, null), rpc);
+    }
+
+    /** As {@link #refusal(McpConfig.Server, McpConfig.ToolPolicy, JsonRpc)}, for the tools the caller may call. */
+    static String refusal(ToolAccess access, JsonRpc rpc)
+    {
         for (JsonNode message : rpc.messages())
         {
             if (!"tools/call".equals(message.path("method").asText()))
                 continue;
             JsonNode name = message.path("params").path("name");
-            String text = refused(server, policy, name);
+            String text = refused(access, name);
             if (text == null)
                 continue;
             if (!rpc.isSingle())
@@ -66,19 +75,19 @@ final class ToolGuard
     }
 
     /** Why a call naming this tool is refused, or null when it is not. */
-    private static String refused(McpConfig.Server server, McpConfig.ToolPolicy policy, JsonNode name)
+    private static String refused(ToolAccess access, JsonNode name)
     {
         if (!name.isTextual())
             return "Invalid params: tools/call names its tool with a string (params.name)";
-        if (policy.allows(name.asText()))
+        if (access.allows(name.asText()))
             return null;
-        return "Unknown tool: " + name.asText() + " is not available on MCP server " + server.name();
+        return "Unknown tool: " + name.asText() + " is not available on MCP server " + access.server().name();
     }
 
     /** Whether an answer to this request must be read and cut rather than streamed as it comes. */
-    static boolean cutsAnswer(McpConfig.ToolPolicy policy, JsonRpc rpc)
+    static boolean cutsAnswer(ToolAccess access, JsonRpc rpc)
     {
-        if (policy.allowsAll())
+        if (!access.readsLists())
             return false;
         for (JsonNode message : rpc.messages())
         {
@@ -92,14 +101,14 @@ final class ToolGuard
      * Reads a whole answer, JSON or an event stream, cuts its {@code tools/list} results and writes
      * it to the client of {@code async}, then completes it.
      */
-    static void relayCut(McpConfig.ToolPolicy policy, Upstream.Exchange exchange, AsyncContext async)
+    static void relayCut(ToolAccess access, Upstream.Exchange exchange, AsyncContext async)
     {
         exchange.text().whenComplete((text, failure) ->
         {
             try
             {
                 if (failure == null)
-                    async.getResponse().getWriter().write(exchange.isEventStream() ? cutEvents(policy, text) : cut(policy, text));
+                    async.getResponse().getWriter().write(exchange.isEventStream() ? cutEvents(access, text) : cut(access, text));
             }
             catch (IOException | RuntimeException x)
             {
@@ -120,13 +129,18 @@ final class ToolGuard
      */
     static String cutEvents(McpConfig.ToolPolicy policy, String events)
     {
+        return cutEvents(ToolAccess.of(policy), events);
+    }
+
+    static String cutEvents(ToolAccess access, String events)
+    {
         StringBuilder result = new StringBuilder(events.length());
         List<String> event = new ArrayList<>();
         for (String line : LINE_END.split(events))
         {
             if (line.equals("\n") || line.equals("\r\n") || line.equals("\r"))
             {
-                cutEvent(policy, event, result);
+                cutEvent(access, event, result);
                 result.append(line);
             }
             else
@@ -134,12 +148,12 @@ final class ToolGuard
                 event.add(line);
             }
         }
-        cutEvent(policy, event, result);
+        cutEvent(access, event, result);
         return result.toString();
     }
 
     /** Appends the lines of one event, its data cut, and forgets them. */
-    private static void cutEvent(McpConfig.ToolPolicy policy, List<String> lines, StringBuilder result)
+    private static void cutEvent(ToolAccess access, List<String> lines, StringBuilder result)
     {
         StringBuilder data = null;
         for (String line : lines)
@@ -149,7 +163,7 @@ final class ToolGuard
                 data = data == null ? new StringBuilder(value) : data.append('\n').append(value);
         }
         String whole = data == null ? null : data.toString();
-        String cut = whole == null ? null : cut(policy, whole);
+        String cut = whole == null ? null : cut(access, whole);
         // cut() gives back the very string it was given when it cuts nothing.
         boolean unchanged = cut == whole;
         boolean written = false;
@@ -178,14 +192,20 @@ final class ToolGuard
         return value.startsWith(" ") ? value.substring(1) : value;
     }
 
-    /**
-     * A JSON-RPC message or batch without the tools the policy hides in any {@code tools/list}
-     * result (a result that holds a {@code tools} array of named tools); anything else unchanged.
-     */
     static String cut(McpConfig.ToolPolicy policy, String message)
     {
+        return cut(ToolAccess.of(policy), message);
+    }
+
+    /**
+     * A JSON-RPC message or batch without the tools the policy or the pins hide in any
+     * {@code tools/list} result (a result that holds a {@code tools} array of named tools); anything
+     * else unchanged. The pins see each such result whole, before the policy narrows it for the caller.
+     */
+    static String cut(ToolAccess access, String message)
+    {
         // A JSON escape in the key would hide it from the shortcut, not from a client's parser.
-        if (policy.allowsAll() || !message.contains("\"tools\"") && !message.contains("\\u"))
+        if (!access.readsLists() || !message.contains("\"tools\"") && !message.contains("\\u"))
             return message;
         JsonNode root;
         try
@@ -201,10 +221,11 @@ final class ToolGuard
         {
             if (node.path("result").path("tools") instanceof ArrayNode tools)
             {
+                Set<String> hidden = access.hiddenOf(tools);
                 for (Iterator<JsonNode> i = tools.elements(); i.hasNext(); )
                 {
                     JsonNode name = i.next().path("name");
-                    if (!name.isTextual() || !policy.allows(name.asText()))
+                    if (!name.isTextual() || !access.policy().allows(name.asText()) || hidden.contains(name.asText()))
                     {
                         i.remove();
                         cut = true;

@@ -17,6 +17,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.micrometer.core.instrument.Counter;
@@ -81,6 +82,14 @@ public final class ToolPins implements AutoCloseable
     private final Clock clock;
     /** By server; a server is absent until its records were read once. */
     private final Map<String, Map<String, Stored>> pins = new ConcurrentHashMap<>();
+    /**
+     * By server, changed only inside {@code pins.compute} for that server: the newest read applied,
+     * and how many records this replica wrote into its memory. A read that began before a newer
+     * one, or before a write of this replica, would take back what is known since, and is dropped.
+     */
+    private final Map<String, Long> readApplied = new ConcurrentHashMap<>();
+    private final Map<String, Long> written = new ConcurrentHashMap<>();
+    private final AtomicLong reads = new AtomicLong();
     private final Set<String> readsQueued = ConcurrentHashMap.newKeySet();
     private final ScheduledFuture<?> catchUp;
 
@@ -291,6 +300,7 @@ public final class ToolPins implements AutoCloseable
     {
         pins.computeIfPresent(server, (name, known) ->
         {
+            written.merge(server, 1L, Long::sum);
             Map<String, Stored> updated = new HashMap<>(known);
             updated.put(tool, new Stored(pin.toJson(), pin));
             return Map.copyOf(updated);
@@ -305,21 +315,42 @@ public final class ToolPins implements AutoCloseable
         schedulers.workers().execute(() ->
         {
             readsQueued.remove(server);
-            store.all(server).whenComplete((read, failure) ->
+            long read = reads.incrementAndGet();
+            long writes = written.getOrDefault(server, 0L);
+            store.all(server).whenComplete((records, failure) ->
             {
                 if (failure != null)
                     LOG.warn("Pinned tools of MCP server {} could not be read from the store: {}", server, failure.toString());
-                else
-                    pins.put(server, parsed(server, read));
+                else if (!apply(server, read, writes, parsed(server, records)))
+                    readSoon(server);
             });
         });
     }
 
     private Map<String, Stored> readNow(String server)
     {
-        Map<String, Stored> read = parsed(server, await(store.all(server)));
-        pins.put(server, read);
-        return read;
+        long read = reads.incrementAndGet();
+        long writes = written.getOrDefault(server, 0L);
+        Map<String, Stored> records = parsed(server, await(store.all(server)));
+        apply(server, read, writes, records);
+        return records;
+    }
+
+    /** Takes a read into memory unless it is older than what is there; false when a write of this replica came after it. */
+    private boolean apply(String server, long read, long writes, Map<String, Stored> records)
+    {
+        boolean[] current = {true};
+        pins.compute(server, (name, known) ->
+        {
+            if (known != null && (written.getOrDefault(server, 0L) != writes || readApplied.getOrDefault(server, 0L) > read))
+            {
+                current[0] = written.getOrDefault(server, 0L) == writes;
+                return known;
+            }
+            readApplied.put(server, read);
+            return records;
+        });
+        return current[0];
     }
 
     private static Map<String, Stored> parsed(String server, Map<String, String> read)

@@ -41,7 +41,7 @@ class RequestChecksTest
         MAX_SESSIONS, MAX_STREAMS, List.of("https://ide.example"), false);
     private final ClientStreams streams = new ClientStreams(config, registry, schedulers);
     private final RequestChecks checks = new RequestChecks(config, bus, new ClientInfo(List.of()), new Origins(List.of("https://app.example")), streams, registry,
-        new Authenticator(config, name -> null, Clock.systemUTC(), registry, Runnable::run), new UpstreamCredentials(name -> null, Clock.systemUTC(), registry));
+        new Authenticator(config, name -> null, Clock.systemUTC(), registry, Runnable::run), new UpstreamCredentials(name -> null, Clock.systemUTC(), registry), null);
 
     @AfterEach
     void close()

@@ -232,6 +232,23 @@ public final class McpUpstream implements AutoCloseable
         return result;
     }
 
+    /**
+     * Serves a tool under another definition from now on, on both transports, as a server that
+     * changes a tool behind its operator's back: the name {@code renamed} (the old one is gone when
+     * it differs), the description and the input parameters given. A call answers
+     * {@code <renamed>: <first parameter's value>}.
+     */
+    public void redefine(String name, String renamed, String description, Map<String, String> parameterTypes)
+    {
+        String first = parameterTypes.keySet().iterator().next();
+        for (McpSyncServer s : new McpSyncServer[] {streamableServer, sseServer})
+        {
+            String transport = s == streamableServer ? TRANSPORT_STREAMABLE : TRANSPORT_SSE;
+            s.removeTool(name);
+            s.addTool(tool(transport, renamed, description, parameterTypes, (call, args) -> renamed + ": " + args.get(first)));
+        }
+    }
+
     /** Forgets what was recorded; counters start again from zero. */
     public void clearRecords()
     {

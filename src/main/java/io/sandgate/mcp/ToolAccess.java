@@ -1,0 +1,46 @@
+package io.sandgate.mcp;
+
+import java.util.Set;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.sandgate.config.McpConfig;
+
+/**
+ * What of a server's tools one caller may list and call: the server's tool policy as it applies to
+ * the caller, and the server's pinned definitions ({@link ToolPins}) where it pins them.
+ *
+ * @param server null only for a policy judged on its own (no pins)
+ * @param policy the policy as it applies to the caller ({@link RequestChecks.Caller#tools})
+ * @param pins null where nothing is pinned
+ */
+record ToolAccess(McpConfig.Server server, McpConfig.ToolPolicy policy, ToolPins pins)
+{
+    /** A policy alone. */
+    static ToolAccess of(McpConfig.ToolPolicy policy)
+    {
+        return new ToolAccess(null, policy, null);
+    }
+
+    private boolean pinned()
+    {
+        return pins != null && server != null && server.pin() != McpConfig.PinMode.OFF;
+    }
+
+    /** Whether {@code tools/list} answers must be read: to cut them, or to check them against the pins. */
+    boolean readsLists()
+    {
+        return !policy.allowsAll() || pinned();
+    }
+
+    /** Whether a call of the tool may go. */
+    boolean allows(String tool)
+    {
+        return policy.allows(tool) && (!pinned() || pins.callable(server, tool));
+    }
+
+    /** Checks a listed {@code tools} array against the pins; the names the pins hide. */
+    Set<String> hiddenOf(JsonNode tools)
+    {
+        return pinned() ? pins.observe(server, tools) : Set.of();
+    }
+}
