@@ -12,8 +12,10 @@
 
   function token() { return sessionStorage.getItem(KEY); }
 
-  function call(method, path) {
-    return fetch(base + path, { method: method, headers: { 'Authorization': 'Bearer ' + token() } }).then(function (r) {
+  function call(method, path, body) {
+    var headers = { 'Authorization': 'Bearer ' + token() };
+    if (body !== undefined) { headers['Content-Type'] = 'application/json'; }
+    return fetch(base + path, { method: method, headers: headers, body: body === undefined ? undefined : JSON.stringify(body) }).then(function (r) {
       if (r.status === 401) { sessionStorage.removeItem(KEY); show(); throw new Error('token refused'); }
       return r;
     });
@@ -35,9 +37,9 @@
   }
 
   // An action: asks first, then calls, then says how it went (the error's own message on failure).
-  function act(question, method, path) {
+  function act(question, method, path, body) {
     if (!confirm(question)) { return Promise.resolve(false); }
-    return call(method, path).then(function (r) {
+    return call(method, path, body).then(function (r) {
       if (r.ok) { notice('Done: ' + question.replace(/\?$/, '')); return true; }
       return r.json().catch(function () { return {}; }).then(function (body) {
         notice('Refused (' + r.status + '): ' + (body.message || body.error || path), true);
@@ -93,6 +95,21 @@
     var id = encodeURIComponent(r.id);
     button(actions, 'Revoke access', function () { act('Revoke every grant and session of sandbox ' + r.id + '?', 'POST', '/revoke/' + id); });
     button(actions, 'Delete route', function () { act('Delete the route of sandbox ' + r.id + '?', 'DELETE', '/routes/' + id); });
+  }
+
+  // A pending tool change: the server's own text, shown as text only. Approval names the digest
+  // shown, so that a definition changed again since is not approved in its place.
+  function pinRow(row, c) {
+    var schema = c.before && JSON.stringify([c.before.inputSchema, c.before.outputSchema]) !== JSON.stringify([c.after.inputSchema, c.after.outputSchema]);
+    cell(row, c.server);
+    cell(row, c.tool);
+    cell(row, c.kind);
+    cell(row, (c.before ? String(c.before.description) : '(new tool)') + ' → ' + String(c.after.description) + (schema ? ' (schema changed)' : ''));
+    cell(row, c.since);
+    var path = '/mcp/servers/' + encodeURIComponent(c.server) + '/tools/' + encodeURIComponent(c.tool);
+    var actions = cell(row, '');
+    button(actions, 'Approve', function () { act('Approve the served definition of tool ' + c.tool + ' on ' + c.server + '?', 'POST', path + '/approve', { digest: c.after.digest }); });
+    button(actions, 'Reject', function () { act('Reject the served definition of tool ' + c.tool + ' on ' + c.server + '?', 'POST', path + '/reject', { digest: c.after.digest }); });
   }
 
   function searchRoutes(more) {
@@ -235,6 +252,11 @@
         cell(row, s.id); cell(row, s.server); cell(row, s.protocolVersion || '');
         button(cell(row, ''), 'End session', function () { act('End MCP session ' + s.id + ' on every replica?', 'DELETE', '/mcp/sessions/' + encodeURIComponent(s.id)); });
       });
+    });
+    api('/mcp/tools/pending').then(function (pins) {
+      var changes = [];
+      Object.keys((pins && pins.servers) || {}).forEach(function (name) { changes = changes.concat(pins.servers[name].pending); });
+      fill('pins', changes, pinRow);
     });
     api('/egress/pools').then(function (pools) {
       document.getElementById('egress-reload').hidden = pools === null;
