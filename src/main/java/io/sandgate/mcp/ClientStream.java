@@ -278,11 +278,14 @@ final class ClientStream extends Lifetime
         final ClientStream stream;
         private final ToolAccess tools;
 
-        /** @param tools the policy of the server whose session this is */
+        /**
+         * @param tools what the caller may see of the server whose session this is; lists are
+         *        judged by the pins here, not checked into them: that happened as they came in
+         */
         Delivery(ClientStream stream, ToolAccess tools)
         {
             this.stream = stream;
-            this.tools = tools;
+            this.tools = tools.judging();
         }
 
         /** Writes the event to {@link #stream}, or skips it; {@code message} is what the client may see of it. */

@@ -264,7 +264,7 @@ record LegacySseTransport(RequestChecks checks, SessionRelay relay, SessionBus b
                 McpServlet.end(async, failure);
                 return;
             }
-            relay.pump(session.id(), exchange, trace);
+            relay.pump(server, session.id(), exchange, trace);
             async.complete();
         });
     }
@@ -282,7 +282,7 @@ record LegacySseTransport(RequestChecks checks, SessionRelay relay, SessionBus b
                 bus.update(session.withUpstreamSessionId(upstreamSession));
             }
             if (server.transport() == McpConfig.Transport.STREAMABLE && status != HttpStatus.ACCEPTED_202)
-                relay.pump(session.id(), exchange, trace);
+                relay.pump(server, session.id(), exchange, trace);
             else
                 exchange.discard();
             response.setStatus(HttpStatus.ACCEPTED_202);

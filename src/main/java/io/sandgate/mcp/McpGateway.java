@@ -76,7 +76,7 @@ public final class McpGateway implements AutoCloseable
         this.pins = new ToolPins(config, pinStore, schedulers, registry, clock);
         this.checks = new RequestChecks(config, bus, clients, origins, streams, registry, authenticator, credentials, pins);
         this.gate = new CallGate(quotas, registry, config.principalLabel(), clock, schedulers.workers());
-        this.relay = new SessionRelay(bus, schedulers, tracing, registry);
+        this.relay = new SessionRelay(bus, schedulers, tracing, registry, pins);
     }
 
     /** The face's servlet glue, to map at {@code /mcp/*}. */

@@ -9,6 +9,7 @@ import java.util.concurrent.TimeUnit;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.opentelemetry.api.trace.Tracer;
+import io.sandgate.config.McpConfig;
 import io.sandgate.core.Schedulers;
 import io.sandgate.core.StoreUnavailableException;
 import io.sandgate.tracing.Tracing;
@@ -39,10 +40,15 @@ final class SessionRelay
     private final Counter replays;
     private final Counter lost;
     private final Counter dead;
+    private final ToolPins pins;
 
-    /** @param tracing where the spans of messages delivered on this replica go */
-    SessionRelay(SessionBus bus, Schedulers schedulers, Tracing tracing, MeterRegistry registry)
+    /**
+     * @param tracing where the spans of messages delivered on this replica go
+     * @param pins what checks a pinned server's tool lists as they come in; null where none pins
+     */
+    SessionRelay(SessionBus bus, Schedulers schedulers, Tracing tracing, MeterRegistry registry, ToolPins pins)
     {
+        this.pins = pins;
         this.bus = bus;
         this.schedulers = schedulers;
         this.tracer = tracing.tracer();
@@ -64,6 +70,23 @@ final class SessionRelay
     CompletableFuture<Void> relay(String sessionId, String message)
     {
         return relay(sessionId, message, null);
+    }
+
+    /**
+     * As {@link #relay(String, String)}, for a message of the server's as it comes in. A pinned
+     * server's tool lists are checked against its pins here, once: a delivery only judges them, so
+     * that a client replaying its log (Last-Event-ID) cannot present an old list as the server's.
+     */
+    CompletableFuture<Void> relay(McpConfig.Server server, String sessionId, String message)
+    {
+        return relay(server, sessionId, message, null);
+    }
+
+    private CompletableFuture<Void> relay(McpConfig.Server server, String sessionId, String message, String traceparent)
+    {
+        if (pins != null)
+            pins.record(server, message);
+        return relay(sessionId, message, traceparent);
     }
 
     /**
@@ -188,27 +211,27 @@ final class SessionRelay
      *
      * @param traceparent the trace context of the request the upstream answers, or null
      */
-    void pump(String sessionId, Upstream.Exchange exchange, String traceparent)
+    void pump(McpConfig.Server server, String sessionId, Upstream.Exchange exchange, String traceparent)
     {
         if (exchange.isEventStream())
         {
             new EventStreamPump(exchange.content(), schedulers.workers(),
-                event -> "message".equals(event.name()) && !event.data().isBlank() ? relay(sessionId, event.data(), traceparent) : EventStreamPump.HANDED_ON,
+                event -> "message".equals(event.name()) && !event.data().isBlank() ? relay(server, sessionId, event.data(), traceparent) : EventStreamPump.HANDED_ON,
                 ended -> upstreamEnded(sessionId, ended)).start();
             return;
         }
         // Relayed on a worker: the first attempt of each relay may wait on the store.
         exchange.text()
-            .thenComposeAsync(body -> relayAll(sessionId, JsonRpc.split(body), traceparent), schedulers.workers())
+            .thenComposeAsync(body -> relayAll(server, sessionId, JsonRpc.split(body), traceparent), schedulers.workers())
             .whenComplete((ignored, failure) -> upstreamEnded(sessionId, failure));
     }
 
     /** Relays messages one after another, each once the one before it is stored or given up. */
-    private CompletableFuture<Void> relayAll(String sessionId, List<String> messages, String traceparent)
+    private CompletableFuture<Void> relayAll(McpConfig.Server server, String sessionId, List<String> messages, String traceparent)
     {
         CompletableFuture<Void> relayed = CompletableFuture.completedFuture(null);
         for (String message : messages)
-            relayed = relayed.thenCompose(ignored -> relay(sessionId, message, traceparent));
+            relayed = relayed.thenCompose(ignored -> relay(server, sessionId, message, traceparent));
         return relayed;
     }
 

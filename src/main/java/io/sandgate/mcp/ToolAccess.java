@@ -13,12 +13,26 @@ import io.sandgate.config.McpConfig;
  * @param policy the policy as it applies to the caller ({@link RequestChecks.Caller#tools})
  * @param pins null where nothing is pinned
  */
-record ToolAccess(McpConfig.Server server, McpConfig.ToolPolicy policy, ToolPins pins)
+record ToolAccess(McpConfig.Server server, McpConfig.ToolPolicy policy, ToolPins pins, boolean records)
 {
+    ToolAccess(McpConfig.Server server, McpConfig.ToolPolicy policy, ToolPins pins)
+    {
+        this(server, policy, pins, true);
+    }
+
     /** A policy alone. */
     static ToolAccess of(McpConfig.ToolPolicy policy)
     {
         return new ToolAccess(null, policy, null);
+    }
+
+    /**
+     * The same access for lists that may not be fresh from the server (a session's log, replayed
+     * to a client that resumes): the pins judge them, and record nothing of them.
+     */
+    ToolAccess judging()
+    {
+        return new ToolAccess(server, policy, pins, false);
     }
 
     private boolean pinned()
@@ -38,9 +52,11 @@ record ToolAccess(McpConfig.Server server, McpConfig.ToolPolicy policy, ToolPins
         return policy.allows(tool) && (!pinned() || pins.callable(server, tool));
     }
 
-    /** Checks a listed {@code tools} array against the pins; the names the pins hide. */
+    /** Checks a listed {@code tools} array against the pins, recording it when fresh; the names the pins hide. */
     Set<String> hiddenOf(JsonNode tools)
     {
-        return pinned() ? pins.observe(server, tools) : Set.of();
+        if (!pinned())
+            return Set.of();
+        return records ? pins.observe(server, tools) : pins.judge(server, tools);
     }
 }

@@ -19,7 +19,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.McpConfig;
@@ -45,6 +47,7 @@ import org.slf4j.LoggerFactory;
 public final class ToolPins implements AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(ToolPins.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
     private static final Duration CATCH_UP = Duration.ofSeconds(5);
     private static final long ADMIN_WAIT_SECONDS = 5;
     /** Compare-and-set rounds an approval tries while lists keep changing the record under it. */
@@ -148,6 +151,58 @@ public final class ToolPins implements AutoCloseable
                 write(server.name(), tool, stored, next);
         });
         return enforcing(server) ? hidden : Set.of();
+    }
+
+    /**
+     * Checks an upstream message as it comes in: the {@code tools} arrays of its results are
+     * {@linkplain #observe observed}. Costs nothing for a server that does not pin, or a message
+     * that holds no such array.
+     */
+    void record(McpConfig.Server server, String message)
+    {
+        if (server.pin() == PinMode.OFF || !message.contains("\"tools\"") && !message.contains("\\u"))
+            return;
+        try
+        {
+            JsonNode root = JSON.readTree(message);
+            for (JsonNode node : root.isArray() ? root : List.of(root))
+            {
+                if (node.path("result").path("tools").isArray())
+                    observe(server, node.path("result").path("tools"));
+            }
+        }
+        catch (JsonProcessingException x)
+        {
+            // Not JSON: no list in it.
+        }
+    }
+
+    /**
+     * The names of a {@code tools} array that clients may not see, judged by the pins as they are,
+     * recording nothing: for a list that may be an old one.
+     */
+    Set<String> judge(McpConfig.Server server, JsonNode tools)
+    {
+        if (!enforcing(server))
+            return Set.of();
+        Map<String, ToolDefinition> listed = definitions(tools);
+        Map<String, Stored> known = pins.get(server.name());
+        if (known == null)
+        {
+            readSoon(server.name());
+            return listed.keySet();
+        }
+        // Nothing pinned yet: the server's first list is trusted as it comes in.
+        if (known.isEmpty())
+            return Set.of();
+        Set<String> hidden = new HashSet<>();
+        listed.forEach((tool, definition) ->
+        {
+            Stored stored = known.get(tool);
+            if (stored == null || stored.pin().hides(definition))
+                hidden.add(tool);
+        });
+        return hidden;
     }
 
     /** Whether a call of the tool may go: always unless the server enforces. */
@@ -274,9 +329,13 @@ public final class ToolPins implements AutoCloseable
         return definitions;
     }
 
-    /** Writes a record in the background; the replica whose write wins reports a new pending change. */
+    /**
+     * Writes a record in the background, and into memory at once, so that this replica judges the
+     * next delivery of the very list by it; the replica whose write wins reports a new pending change.
+     */
     private void write(String server, String tool, Stored stored, ToolPin next)
     {
+        cache(server, tool, next);
         store.replace(server, tool, stored == null ? null : stored.text(), next.toJson()).whenComplete((set, failure) ->
         {
             if (failure != null || !set)
@@ -285,7 +344,6 @@ public final class ToolPins implements AutoCloseable
                 readSoon(server);
                 return;
             }
-            cache(server, tool, next);
             if (next.pending() && (stored == null || !sameServed(stored.pin(), next)))
             {
                 String old = next.approved() == null ? null : next.approved().digest();

@@ -71,7 +71,7 @@ final class UpstreamStreams
                 if ("endpoint".equals(event.name()))
                     endpoint.complete(on.server().url().resolve(URI.create(event.data().trim())).toString());
                 else if ("message".equals(event.name()) && !event.data().isBlank())
-                    return relay.relay(sessionId, event.data());
+                    return relay.relay(on.server(), sessionId, event.data());
                 return EventStreamPump.HANDED_ON;
             }, ended ->
             {
@@ -178,7 +178,7 @@ final class UpstreamStreams
             {
                 if (event.id() != null)
                     lastUpstreamId = event.id();
-                return event.data().isBlank() ? EventStreamPump.HANDED_ON : relay.relay(session.id(), event.data());
+                return event.data().isBlank() ? EventStreamPump.HANDED_ON : relay.relay(server, session.id(), event.data());
             }, failure -> again()).start();
         }
 

@@ -48,6 +48,7 @@ class McpToolPinningIT
     private static final McpUpstream renamedUpstream = McpUpstream.start();
     private static final McpUpstream schemaUpstream = McpUpstream.start();
     private static final McpUpstream sseUpstream = McpUpstream.start();
+    private static final McpUpstream replayedUpstream = McpUpstream.start();
     private static final ScriptedToolsServer stateless2026 = ScriptedToolsServer.start();
     private static final ScriptedToolsServer statelessOnly = ScriptedToolsServer.start();
     private static final ScriptedToolsServer twice = ScriptedToolsServer.start();
@@ -65,6 +66,7 @@ class McpToolPinningIT
             pinned("schema", schemaUpstream.streamableUrl(), "streamable", "enforce"),
             pinned("legacy", sseUpstream.sseUrl(), "sse", "enforce"),
             pinned("bridged", sseUpstream.sseUrl(), "sse", "enforce"),
+            pinned("replayed", replayedUpstream.sseUrl(), "sse", "enforce"),
             pinned("now", stateless2026.url(), "streamable", "enforce"),
             pinned("stateless", statelessOnly.url(), "stateless", "enforce"),
             pinned("twice", twice.url(), "streamable", "enforce"),
@@ -80,7 +82,7 @@ class McpToolPinningIT
     @AfterAll
     static void stop() throws Exception
     {
-        Fixtures.closeInOrder(enforcedUpstream, warnedUpstream, renamedUpstream, schemaUpstream, sseUpstream, stateless2026, statelessOnly, twice, odd, changing);
+        Fixtures.closeInOrder(enforcedUpstream, warnedUpstream, renamedUpstream, schemaUpstream, sseUpstream, replayedUpstream, stateless2026, statelessOnly, twice, odd, changing);
     }
 
     private static McpSyncClient streamable(String server)
@@ -231,6 +233,41 @@ class McpToolPinningIT
             assertEquals(List.of("add", "ask", "progress"), names(bridged));
             assertRefused(legacy, "echo", sseUpstream);
             assertRefused(bridged, "echo", sseUpstream);
+        }
+    }
+
+    @Test
+    void attack_aClientReplayingAnOldListWithLastEventId_doesNotUnlockAChangedTool() throws Exception
+    {
+        RawSseClient client = new RawSseClient("replayed");
+        RawSseClient.Stream stream = client.stream(gateway, "", null);
+        String session = client.openSession(stream, gateway);
+        assertEquals(202, client.post(gateway, session, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}"));
+        String beforeLists = answer(stream, 9).id();
+        assertEquals(202, client.post(gateway, session, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}"));
+        assertTrue(answer(stream, 1).data().contains("\"echo\""));
+        replayedUpstream.redefine("echo", "echo", RUG_PULL, TEXT);
+        assertEquals(202, client.post(gateway, session, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}"));
+        assertFalse(answer(stream, 2).data().contains("\"echo\""));
+
+        // The old list, with the approved echo, delivered again: judged, not taken for the server's word.
+        RawSseClient.Stream resumed = client.stream(gateway, "?sessionId=" + session, beforeLists);
+        assertTrue(answer(resumed, 1).data().contains("\"echo\""), "the old list as it was");
+        assertEquals(202, client.post(gateway, session, RawSseClient.call(4)));
+        String refusal = answer(resumed, 4).data();
+        assertTrue(refusal.contains("\"error\"") && refusal.contains("not available"), refusal);
+        assertEquals(0, replayedUpstream.toolCalls.get());
+    }
+
+    /** The next message event on the stream answering JSON-RPC id {@code id}. */
+    private static RawSseClient.Event answer(RawSseClient.Stream stream, int id) throws InterruptedException
+    {
+        while (true)
+        {
+            RawSseClient.Event event = stream.next();
+            assertTrue(event.name() != null, "the stream ended");
+            if ("message".equals(event.name()) && event.data().matches("(?s).*\"id\":" + id + "[,}].*"))
+                return event;
         }
     }
 

@@ -28,7 +28,7 @@ class SessionRelayTest
     private final Schedulers schedulers = Schedulers.create();
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     private final FlakyStore store = new FlakyStore(new MemorySessionBus(Duration.ofMinutes(1), 100, 1 << 20, 1 << 22, schedulers));
-    private final SessionRelay relay = new SessionRelay(store, schedulers, Tracing.OFF, registry);
+    private final SessionRelay relay = new SessionRelay(store, schedulers, Tracing.OFF, registry, null);
 
     @AfterEach
     void close()

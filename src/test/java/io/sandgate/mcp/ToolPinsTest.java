@@ -100,6 +100,18 @@ class ToolPinsTest
     }
 
     @Test
+    void judgingAList_recordsNothing() throws Exception
+    {
+        list(enforced, READ);
+        list(enforced, READ_CHANGED);
+        assertEquals(Set.of(), pins.judge(enforced, JSON.readTree("[" + READ + "]")), "an old list shows the approved definition");
+        assertFalse(pins.callable(enforced, "read"), "but does not make the server's change callable");
+        assertEquals(Set.of("read"), pins.judge(enforced, JSON.readTree("[" + READ_CHANGED + "]")));
+        assertEquals(Set.of("write"), pins.judge(enforced, JSON.readTree("[" + WRITE + "]")), "an unknown name is hidden");
+        assertEquals(1, pins.pending("enforced").size());
+    }
+
+    @Test
     void warn_reportsButHidesNothing() throws Exception
     {
         list(warned, READ);
