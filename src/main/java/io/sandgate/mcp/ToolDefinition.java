@@ -56,10 +56,24 @@ record ToolDefinition(JsonNode canonical, String digest)
         return ofCanonical(all);
     }
 
+    /**
+     * A definition too long to keep, kept as its digest and length: changes of it are still seen,
+     * and an operator approves it by digest, without the admin API showing its text. No server's
+     * definition has an {@code oversized} member: only the pinned parts are ever taken.
+     */
+    static ToolDefinition oversized(String name, ToolDefinition definition)
+    {
+        ObjectNode kept = CANONICAL.createObjectNode().put("name", name).put("oversized", definition.digest())
+            .put("description", "(a definition of " + text(definition.canonical()).length() + " characters, too long to keep: only its digest is)");
+        // Kept ambiguous when it was: such a definition is never approved.
+        return new ToolDefinition(definition.ambiguous() ? CANONICAL.createArrayNode().add(kept) : kept, definition.digest());
+    }
+
     /** A definition read back from the store, where it was kept in canonical form. */
     static ToolDefinition ofCanonical(JsonNode canonical)
     {
-        return new ToolDefinition(canonical, sha256(text(canonical)));
+        JsonNode oversized = (canonical.isArray() ? canonical.path(0) : canonical).path("oversized");
+        return new ToolDefinition(canonical, oversized.isTextual() ? oversized.asText() : sha256(text(canonical)));
     }
 
     /** Whether this is a name listed with different definitions at once: such a tool is never served. */

@@ -52,6 +52,15 @@ public final class ToolPins implements AutoCloseable
     private static final long ADMIN_WAIT_SECONDS = 5;
     /** Compare-and-set rounds an approval tries while lists keep changing the record under it. */
     private static final int ADMIN_ATTEMPTS = 3;
+    /**
+     * Bounds on what one server gets kept in the store: the server chooses its names and texts,
+     * and must not fill Redis. A name past the first {@value #MAX_TOOLS} is not recorded and never
+     * served under {@code enforce}; a definition longer than {@value #MAX_RECORD_CHARS} characters
+     * is kept as its digest alone ({@link ToolDefinition#oversized}).
+     */
+    static final int MAX_TOOLS = 4096;
+    static final int MAX_RECORD_CHARS = 64 * 1024;
+    private static final long WARN_EVERY_MILLIS = 60_000;
 
     /**
      * A pending change as an operator decides on it.
@@ -93,6 +102,7 @@ public final class ToolPins implements AutoCloseable
     private final Map<String, Long> readApplied = new ConcurrentHashMap<>();
     private final Map<String, Long> written = new ConcurrentHashMap<>();
     private final AtomicLong reads = new AtomicLong();
+    private final AtomicLong lastWarning = new AtomicLong(Long.MIN_VALUE / 2);
     private final Set<String> readsQueued = ConcurrentHashMap.newKeySet();
     private final ScheduledFuture<?> catchUp;
 
@@ -136,9 +146,19 @@ public final class ToolPins implements AutoCloseable
         Instant now = clock.instant();
         Set<String> hidden = new HashSet<>();
         boolean firstList = known.isEmpty();
-        listed.forEach((tool, definition) ->
+        int[] records = {known.size()};
+        Map<String, ToolPin> changed = new LinkedHashMap<>();
+        listed.forEach((tool, listedDefinition) ->
         {
             Stored stored = known.get(tool);
+            if (stored == null && records[0]++ >= MAX_TOOLS)
+            {
+                hidden.add(tool);
+                tooMuch(server.name());
+                return;
+            }
+            ToolDefinition definition = ToolDefinition.text(listedDefinition.canonical()).length() > MAX_RECORD_CHARS
+                ? ToolDefinition.oversized(tool, listedDefinition) : listedDefinition;
             ToolPin next;
             if (firstList)
                 next = definition.ambiguous() ? new ToolPin(null, definition, now, List.of()) : ToolPin.trusted(definition);
@@ -146,10 +166,13 @@ public final class ToolPins implements AutoCloseable
                 next = stored == null ? new ToolPin(null, definition, now, List.of()) : stored.pin().serving(definition, now);
             if (next.hides(definition))
                 hidden.add(tool);
-            boolean unchanged = stored != null && sameServed(stored.pin(), next);
-            if (!unchanged)
-                write(server.name(), tool, stored, next);
+            if (stored == null || !sameServed(stored.pin(), next))
+                changed.put(tool, next);
         });
+        // Into memory at once, so that this replica judges the next delivery of the very list by
+        // them; then to the store, in the background.
+        cache(server.name(), changed);
+        changed.forEach((tool, next) -> write(server.name(), tool, known.get(tool), next));
         return enforcing(server) ? hidden : Set.of();
     }
 
@@ -329,13 +352,9 @@ public final class ToolPins implements AutoCloseable
         return definitions;
     }
 
-    /**
-     * Writes a record in the background, and into memory at once, so that this replica judges the
-     * next delivery of the very list by it; the replica whose write wins reports a new pending change.
-     */
+    /** Writes a record in the background; the replica whose write wins reports a new pending change. */
     private void write(String server, String tool, Stored stored, ToolPin next)
     {
-        cache(server, tool, next);
         store.replace(server, tool, stored == null ? null : stored.text(), next.toJson()).whenComplete((set, failure) ->
         {
             if (failure != null || !set)
@@ -354,13 +373,28 @@ public final class ToolPins implements AutoCloseable
         });
     }
 
+    private void tooMuch(String server)
+    {
+        long now = clock.millis();
+        long last = lastWarning.get();
+        if (now - last >= WARN_EVERY_MILLIS && lastWarning.compareAndSet(last, now))
+            LOG.warn("MCP server {} lists more than {} tools: the others are not recorded, and never served under pin: enforce", server, MAX_TOOLS);
+    }
+
     private void cache(String server, String tool, ToolPin pin)
     {
+        cache(server, Map.of(tool, pin));
+    }
+
+    private void cache(String server, Map<String, ToolPin> records)
+    {
+        if (records.isEmpty())
+            return;
         pins.computeIfPresent(server, (name, known) ->
         {
             written.merge(server, 1L, Long::sum);
             Map<String, Stored> updated = new HashMap<>(known);
-            updated.put(tool, new Stored(pin.toJson(), pin));
+            records.forEach((tool, pin) -> updated.put(tool, new Stored(pin.toJson(), pin)));
             return Map.copyOf(updated);
         });
     }

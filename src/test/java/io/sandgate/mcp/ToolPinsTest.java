@@ -38,6 +38,7 @@ class ToolPinsTest
     private final McpConfig.Server fresh = server("fresh", PinMode.ENFORCE);
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     private final Schedulers schedulers = Schedulers.create();
+    private final ToolPinStore store = ToolPinStore.inMemory();
     private ToolPins pins;
 
     private static McpConfig.Server server(String name, PinMode pin)
@@ -51,7 +52,7 @@ class ToolPinsTest
     {
         McpConfig config = new McpConfig(List.of(enforced, warned, fresh), Duration.ofSeconds(15), Duration.ofMinutes(1), 100, 1 << 20, 1 << 22, 1 << 20,
             16, 16, List.of(), false);
-        pins = new ToolPins(config, ToolPinStore.inMemory(), schedulers, registry, Clock.systemUTC());
+        pins = new ToolPins(config, store, schedulers, registry, Clock.systemUTC());
         // Read once at start, on a worker: until then an enforcing server's tools are refused.
         await().until(() -> pins.callable(enforced, "anything") && pins.callable(fresh, "anything"));
     }
@@ -109,6 +110,33 @@ class ToolPinsTest
         assertEquals(Set.of("read"), pins.judge(enforced, JSON.readTree("[" + READ_CHANGED + "]")));
         assertEquals(Set.of("write"), pins.judge(enforced, JSON.readTree("[" + WRITE + "]")), "an unknown name is hidden");
         assertEquals(1, pins.pending("enforced").size());
+    }
+
+    @Test
+    void attack_aHugeDefinition_isKeptAsItsDigest_andStillHeldBack() throws Exception
+    {
+        list(enforced, READ);
+        String huge = ScriptedToolsServer.tool("read", "x".repeat(ToolPins.MAX_RECORD_CHARS * 4), "path");
+        assertEquals(Set.of("read"), list(enforced, huge));
+        assertFalse(pins.callable(enforced, "read"));
+        assertEquals(Set.of("read"), list(enforced, huge.replace("xxx\"", "xxy\"")), "a change of it is still seen");
+        assertTrue(store.all("enforced").get().get("read").length() < 2048, "the store keeps no more than the digest");
+        ToolPins.Change change = pins.pending("enforced").get(0);
+        assertTrue(change.after().description().asText().contains("too long to keep"), change.toString());
+        pins.approve("enforced", "read", Optional.of(change.after().digest()));
+        assertEquals(Set.of(), list(enforced, huge.replace("xxx\"", "xxy\"")), "approved by its digest");
+    }
+
+    @Test
+    void attack_moreToolsThanAreKept_areHiddenAndRefused() throws Exception
+    {
+        String[] tools = new String[ToolPins.MAX_TOOLS + 2];
+        for (int i = 0; i < tools.length; i++)
+            tools[i] = ScriptedToolsServer.tool("t" + i, "Tool " + i + ".", "x");
+        assertEquals(Set.of("t" + ToolPins.MAX_TOOLS, "t" + (ToolPins.MAX_TOOLS + 1)), list(fresh, tools));
+        assertEquals(ToolPins.MAX_TOOLS, store.all("fresh").get().size());
+        assertFalse(pins.callable(fresh, "t" + ToolPins.MAX_TOOLS));
+        assertTrue(pins.callable(fresh, "t0"));
     }
 
     @Test
