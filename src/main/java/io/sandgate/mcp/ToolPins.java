@@ -96,11 +96,14 @@ public final class ToolPins implements AutoCloseable
     private final Map<String, Map<String, Stored>> pins = new ConcurrentHashMap<>();
     /**
      * By server, changed only inside {@code pins.compute} for that server: the newest read applied,
-     * and how many records this replica wrote into its memory. A read that began before a newer
-     * one, or before a write of this replica, would take back what is known since, and is dropped.
+     * how many records this replica put into its memory, and how many of those the store has
+     * answered for. Memory runs ahead of the store while writes are under way: a read that began
+     * before a newer one, or that a write of this replica overlapped, would take back what is known
+     * since, and is dropped.
      */
     private final Map<String, Long> readApplied = new ConcurrentHashMap<>();
     private final Map<String, Long> written = new ConcurrentHashMap<>();
+    private final Map<String, Long> answered = new ConcurrentHashMap<>();
     private final AtomicLong reads = new AtomicLong();
     private final AtomicLong lastWarning = new AtomicLong(Long.MIN_VALUE / 2);
     private final Set<String> readsQueued = ConcurrentHashMap.newKeySet();
@@ -113,7 +116,9 @@ public final class ToolPins implements AutoCloseable
         this.schedulers = schedulers;
         this.registry = registry;
         this.clock = clock;
-        store.onChange(this::readSoon);
+        // No subscription, nor reads, on a deployment where no server pins.
+        if (!pinned().isEmpty())
+            store.onChange(this::readSoon);
         pinned().forEach(server -> readSoon(server.name()));
         this.catchUp = pinned().isEmpty() ? null : schedulers.every(CATCH_UP, CATCH_UP, "MCP tool pins catch-up",
             () -> pinned().forEach(server -> readSoon(server.name())));
@@ -357,6 +362,11 @@ public final class ToolPins implements AutoCloseable
     {
         store.replace(server, tool, stored == null ? null : stored.text(), next.toJson()).whenComplete((set, failure) ->
         {
+            pins.computeIfPresent(server, (name, known) ->
+            {
+                answered.merge(server, 1L, Long::sum);
+                return known;
+            });
             if (failure != null || !set)
             {
                 // Another replica wrote first, or the store is away: read what is there.
@@ -381,18 +391,25 @@ public final class ToolPins implements AutoCloseable
             LOG.warn("MCP server {} lists more than {} tools: the others are not recorded, and never served under pin: enforce", server, MAX_TOOLS);
     }
 
+    /** A record the store already holds, into memory. */
     private void cache(String server, String tool, ToolPin pin)
     {
+        pins.computeIfPresent(server, (name, known) ->
+        {
+            answered.merge(server, 1L, Long::sum);
+            return known;
+        });
         cache(server, Map.of(tool, pin));
     }
 
+    /** Records into memory, each counted as a write the store is to answer for. */
     private void cache(String server, Map<String, ToolPin> records)
     {
         if (records.isEmpty())
             return;
         pins.computeIfPresent(server, (name, known) ->
         {
-            written.merge(server, 1L, Long::sum);
+            written.merge(server, (long)records.size(), Long::sum);
             Map<String, Stored> updated = new HashMap<>(known);
             records.forEach((tool, pin) -> updated.put(tool, new Stored(pin.toJson(), pin)));
             return Map.copyOf(updated);
@@ -434,9 +451,11 @@ public final class ToolPins implements AutoCloseable
         boolean[] current = {true};
         pins.compute(server, (name, known) ->
         {
-            if (known != null && (written.getOrDefault(server, 0L) != writes || readApplied.getOrDefault(server, 0L) > read))
+            long now = written.getOrDefault(server, 0L);
+            boolean overlapped = now != writes || answered.getOrDefault(server, 0L) != now;
+            if (known != null && (overlapped || readApplied.getOrDefault(server, 0L) > read))
             {
-                current[0] = written.getOrDefault(server, 0L) == writes;
+                current[0] = !overlapped;
                 return known;
             }
             readApplied.put(server, read);
