@@ -164,13 +164,6 @@ class McpToolPinReplicasIT
 
     private static JsonNode list2026(RunningGateway replica) throws Exception
     {
-        String meta = "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}";
-        HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(replica.uri("/mcp/pinned/mcp")).timeout(Duration.ofSeconds(10))
-            .header("Content-Type", "application/json").header("Accept", "application/json, text/event-stream")
-            .header("MCP-Protocol-Version", "2026-07-28").header("Mcp-Method", "tools/list")
-            .POST(HttpRequest.BodyPublishers.ofString("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{" + meta + "}}")).build(),
-            HttpResponse.BodyHandlers.ofString());
-        assertEquals(200, response.statusCode(), response.body());
-        return JSON.readTree(response.body()).path("result").path("tools");
+        return ScriptedToolsServer.list2026(replica, "pinned");
     }
 }

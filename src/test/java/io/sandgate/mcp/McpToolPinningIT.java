@@ -395,7 +395,7 @@ class McpToolPinningIT
         throw new AssertionError("no pending change of " + tool);
     }
 
-    private static final String META = "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}";
+    private static final String META = ScriptedToolsServer.META_2026;
 
     private static String segment(String name)
     {
@@ -404,19 +404,12 @@ class McpToolPinningIT
 
     private static HttpResponse<String> post2026(String server, String body, String method, String name) throws Exception
     {
-        HttpRequest.Builder request = HttpRequest.newBuilder(gateway.uri("/mcp/" + server + "/mcp")).timeout(Duration.ofSeconds(10))
-            .header("Content-Type", "application/json").header("Accept", "application/json, text/event-stream")
-            .header("MCP-Protocol-Version", "2026-07-28").header("Mcp-Method", method);
-        if (name != null)
-            request.header("Mcp-Name", name);
-        return HTTP.send(request.POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+        return ScriptedToolsServer.post2026(gateway, server, body, method, name);
     }
 
     /** The tools a 2026-07-28 {@code tools/list} answers with, through the gateway. */
     static JsonNode list2026(String server) throws Exception
     {
-        HttpResponse<String> response = post2026(server, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{" + META + "}}", "tools/list", null);
-        assertEquals(200, response.statusCode(), response.body());
-        return JSON.readTree(response.body()).path("result").path("tools");
+        return ScriptedToolsServer.list2026(gateway, server);
     }
 }

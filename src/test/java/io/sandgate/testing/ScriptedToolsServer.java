@@ -1,6 +1,10 @@
 package io.sandgate.testing;
 
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -29,6 +33,9 @@ import org.eclipse.jetty.util.component.LifeCycle;
 public final class ScriptedToolsServer implements AutoCloseable
 {
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    /** The {@code _meta} of a 2026-07-28 request's params. */
+    public static final String META_2026 = "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}";
 
     /** The names of the tools called, in order. */
     public final List<String> called = new CopyOnWriteArrayList<>();
@@ -87,6 +94,27 @@ public final class ScriptedToolsServer implements AutoCloseable
         ObjectNode schema = tool.putObject("inputSchema").put("type", "object");
         schema.putObject("properties").putObject(property).put("type", "string");
         return tool.toString();
+    }
+
+    /** POSTs a 2026-07-28 request to the gateway's Streamable endpoint of {@code server}, with its routing headers. */
+    public static HttpResponse<String> post2026(Gateway gateway, String server, String body, String method, String name) throws Exception
+    {
+        HttpRequest.Builder request = HttpRequest.newBuilder(gateway.uri("/mcp/" + server + "/mcp")).timeout(Duration.ofSeconds(10))
+            .header("Content-Type", "application/json").header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2026-07-28").header("Mcp-Method", method);
+        if (name != null)
+            request.header("Mcp-Name", name);
+        return HTTP.send(request.POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** The tools a 2026-07-28 {@code tools/list} through the gateway answers with. */
+    public static JsonNode list2026(Gateway gateway, String server) throws Exception
+    {
+        HttpResponse<String> response = post2026(gateway, server, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{" + META_2026 + "}}",
+            "tools/list", null);
+        if (response.statusCode() != 200)
+            throw new AssertionError("tools/list answered " + response.statusCode() + ": " + response.body());
+        return JSON.readTree(response.body()).path("result").path("tools");
     }
 
     private void answer(String body, Response response, Callback callback)
