@@ -12,6 +12,7 @@ import io.sandgate.config.McpConfig;
  * @param server null only for a policy judged on its own (no pins)
  * @param policy the policy as it applies to the caller ({@link RequestChecks.Caller#tools})
  * @param pins null where nothing is pinned
+ * @param records whether the lists judged are fresh from the server, and so checked into the pins
  */
 record ToolAccess(McpConfig.Server server, McpConfig.ToolPolicy policy, ToolPins pins, boolean records)
 {

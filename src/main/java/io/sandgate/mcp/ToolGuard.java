@@ -12,7 +12,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.sandgate.config.McpConfig;
 import jakarta.servlet.AsyncContext;
 import org.eclipse.jetty.http.HttpStatus;
 
@@ -37,22 +36,17 @@ final class ToolGuard
     /**
      * The answer to a call the gateway refuses, as the server would give it: a JSON-RPC error
      * response with the code of invalid params. Null when the request calls no such tool. Refused are
-     * a call of a tool the policy hides, answered as one of a tool the server does not have, and a
+     * a call of a tool the policy or the pins hide, answered as one of a tool the server does not have, and a
      * call that names its tool with anything but a string, with or without a policy: servers read
      * such a name in ways of their own ({@code ["add"]} as {@code add}, by a JavaScript property
      * lookup), so the policy could not judge the call the server reads. The tool is the body's: on a
      * 2026-07-28 request it was checked to be what {@code Mcp-Name} says. (Not an HTTP 403: clients
      * take that for an authorization failure and may start logging in again.)
      *
-     * @param policy the server's policy as it applies to the caller ({@link RequestChecks.Caller#tools})
+     * @param access what the caller may call ({@link RequestChecks.Caller#tools}): the server's policy as
+     *        it applies to the caller, and its pins
      * @throws RpcException 400 for a batch that holds such a call, refused whole
      */
-    static String refusal(McpConfig.Server server, McpConfig.ToolPolicy policy, JsonRpc rpc)
-    {
-        return refusal(new ToolAccess(server, policy, null), rpc);
-    }
-
-    /** As {@link #refusal(McpConfig.Server, McpConfig.ToolPolicy, JsonRpc)}, for the tools the caller may call. */
     static String refusal(ToolAccess access, JsonRpc rpc)
     {
         for (JsonNode message : rpc.messages())
@@ -127,11 +121,6 @@ final class ToolGuard
      * {@link SseParser} reads the session's messages. An event that loses a tool has its data on
      * one line; every other line, and every event left whole, passes as it came.
      */
-    static String cutEvents(McpConfig.ToolPolicy policy, String events)
-    {
-        return cutEvents(ToolAccess.of(policy), events);
-    }
-
     static String cutEvents(ToolAccess access, String events)
     {
         StringBuilder result = new StringBuilder(events.length());
@@ -190,11 +179,6 @@ final class ToolGuard
             return null;
         String value = content.substring("data:".length());
         return value.startsWith(" ") ? value.substring(1) : value;
-    }
-
-    static String cut(McpConfig.ToolPolicy policy, String message)
-    {
-        return cut(ToolAccess.of(policy), message);
     }
 
     /**

@@ -41,16 +41,16 @@ class ToolGuardTest
     void cut_removesHiddenToolsFromListResults_only()
     {
         String list = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"read_file\"},{\"name\":\"read_secret\"},{\"name\":\"exec\"}],\"ttlMs\":5}}";
-        assertEquals("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"read_file\"}],\"ttlMs\":5}}", ToolGuard.cut(POLICY, list));
+        assertEquals("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"read_file\"}],\"ttlMs\":5}}", ToolGuard.cut(ToolAccess.of(POLICY), list));
 
         String batch = "[" + list + ",{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}]";
         assertEquals("[{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"read_file\"}],\"ttlMs\":5}},{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}]",
-            ToolGuard.cut(POLICY, batch));
+            ToolGuard.cut(ToolAccess.of(POLICY), batch));
 
         String call = "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"\\\"tools\\\"\"}]}}";
-        assertSame(call, ToolGuard.cut(POLICY, call), "other messages pass as they came");
-        assertSame(list, ToolGuard.cut(ToolPolicy.ALL, list), "no policy, nothing read");
-        assertSame("not json \"tools\"", ToolGuard.cut(POLICY, "not json \"tools\""));
+        assertSame(call, ToolGuard.cut(ToolAccess.of(POLICY), call), "other messages pass as they came");
+        assertSame(list, ToolGuard.cut(ToolAccess.of(ToolPolicy.ALL), list), "no policy, nothing read");
+        assertSame("not json \"tools\"", ToolGuard.cut(ToolAccess.of(POLICY), "not json \"tools\""));
     }
 
     @Test
@@ -58,7 +58,7 @@ class ToolGuardTest
     {
         String events = "id: 7\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"exec\"},{\"name\":\"search\"}]}}\n\n: keepalive\n";
         assertEquals("id: 7\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"search\"}]}}\n\n: keepalive\n",
-            ToolGuard.cutEvents(POLICY, events));
+            ToolGuard.cutEvents(ToolAccess.of(POLICY), events));
     }
 
     /** As a client reads events: the data lines of one event joined, whatever ends the lines. */
@@ -66,18 +66,18 @@ class ToolGuardTest
     void cutEvents_cutsTheDataOfEachEvent_asAClientJoinsIt()
     {
         String split = "id: 7\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"exec\"},\r\ndata: {\"name\":\"search\"}]}}\r\n\r\n";
-        assertEquals("id: 7\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"search\"}]}}\n\r\n", ToolGuard.cutEvents(POLICY, split));
+        assertEquals("id: 7\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"search\"}]}}\n\r\n", ToolGuard.cutEvents(ToolAccess.of(POLICY), split));
         String crOnly = "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"exec\"}]}}\r\r";
-        assertEquals("data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[]}}\n\r", ToolGuard.cutEvents(POLICY, crOnly));
+        assertEquals("data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[]}}\n\r", ToolGuard.cutEvents(ToolAccess.of(POLICY), crOnly));
         String whole = "retry: 1000\nid: 1\ndata:\n\n";
-        assertEquals(whole, ToolGuard.cutEvents(POLICY, whole), "events without tools pass as they came");
+        assertEquals(whole, ToolGuard.cutEvents(ToolAccess.of(POLICY), whole), "events without tools pass as they came");
     }
 
     @Test
     void cut_readsEscapedKeys_andDropsToolsWithoutAStringName()
     {
         String escaped = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"\\u0074ools\":[{\"name\":\"exec\"},{\"name\":[\"exec\"]},{\"name\":\"search\"}]}}";
-        assertEquals("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"search\"}]}}", ToolGuard.cut(POLICY, escaped));
+        assertEquals("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"search\"}]}}", ToolGuard.cut(ToolAccess.of(POLICY), escaped));
     }
 
     private static String call(String name)
@@ -95,15 +95,15 @@ class ToolGuardTest
         {
             for (String name : List.of("[\"secret_tool\"]", "1", "null", "{}"))
             {
-                String refusal = ToolGuard.refusal(server, server.tools(), JsonRpc.parse(call(name)));
+                String refusal = ToolGuard.refusal(new ToolAccess(server, server.tools(), null), JsonRpc.parse(call(name)));
                 assertTrue(refusal != null && refusal.contains("\"code\":-32602") && refusal.contains("\"id\":4"), name + " -> " + refusal);
             }
-            assertTrue(ToolGuard.refusal(server, server.tools(), JsonRpc.parse("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":[\"secret_tool\"]}")) != null);
-            assertNull(ToolGuard.refusal(server, server.tools(), JsonRpc.parse(call("\"read\""))));
-            RpcException batch = assertThrows(RpcException.class, () -> ToolGuard.refusal(server, server.tools(), JsonRpc.parse("[" + call("\"read\"") + "," + call("[\"x\"]") + "]")));
+            assertTrue(ToolGuard.refusal(new ToolAccess(server, server.tools(), null), JsonRpc.parse("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":[\"secret_tool\"]}")) != null);
+            assertNull(ToolGuard.refusal(new ToolAccess(server, server.tools(), null), JsonRpc.parse(call("\"read\""))));
+            RpcException batch = assertThrows(RpcException.class, () -> ToolGuard.refusal(new ToolAccess(server, server.tools(), null), JsonRpc.parse("[" + call("\"read\"") + "," + call("[\"x\"]") + "]")));
             assertEquals(JsonRpcErrors.INVALID_PARAMS, batch.rpcCode());
         }
-        assertTrue(ToolGuard.refusal(denyOnly, denyOnly.tools(), JsonRpc.parse(call("\"secret_tool\""))).contains("not available"));
+        assertTrue(ToolGuard.refusal(new ToolAccess(denyOnly, denyOnly.tools(), null), JsonRpc.parse(call("\"secret_tool\""))).contains("not available"));
     }
 
     @Test
