@@ -7,6 +7,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -16,6 +17,7 @@ import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.spec.McpSchema.Tool;
 import io.sandgate.testing.Fixtures;
 import io.sandgate.testing.GatewayExtension;
+import io.sandgate.testing.LogCapture;
 import io.sandgate.testing.McpClients;
 import io.sandgate.testing.McpUpstream;
 import io.sandgate.testing.ScriptedToolsServer;
@@ -174,7 +176,7 @@ class McpToolPinningIT
     @Test
     void warn_reportsTheChange_andServesTheTool() throws Exception
     {
-        try (McpSyncClient client = streamable("warned"))
+        try (McpSyncClient client = streamable("warned"); LogCapture audit = LogCapture.auditLog())
         {
             names(client);
             warnedUpstream.redefine("echo", "echo", RUG_PULL, TEXT);
@@ -186,6 +188,20 @@ class McpToolPinningIT
             String metrics = HTTP.send(HttpRequest.newBuilder(gateway.uri("/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
             assertTrue(metrics.matches("(?s).*sandgate_mcp_tool_pin_changes_total\\{[^}]*kind=\"changed\"[^}]*server=\"warned\"[^}]*} 1\\.0\n.*"),
                 "one change counted once over three lists");
+            List<JsonNode> changes = new ArrayList<>();
+            for (String line : audit.lines())
+            {
+                JsonNode event = JSON.readTree(line);
+                if (event.path("event").asText().equals("mcp.tool.changed"))
+                    changes.add(event);
+            }
+            assertEquals(1, changes.size(), changes.toString());
+            JsonNode changed = changes.get(0);
+            assertEquals("warned", changed.path("server").asText());
+            assertEquals("echo", changed.path("tool").asText());
+            assertEquals("changed", changed.path("kind").asText());
+            assertTrue(changed.path("oldDigest").asText().matches("[0-9a-f]{64}") && changed.path("newDigest").asText().matches("[0-9a-f]{64}"), changed.toString());
+            assertFalse(String.join("\n", audit.lines()).contains("id_rsa"), "never the definition itself");
         }
     }
 
