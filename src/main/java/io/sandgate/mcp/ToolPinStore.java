@@ -28,6 +28,14 @@ public interface ToolPinStore
     CompletableFuture<Boolean> replace(String server, String tool, String expected, String value);
 
     /**
+     * Sets all the records at once if the server has none yet, and announces it: the first list
+     * trusted whole, so that no replica reads part of it and takes the rest for tools added since.
+     *
+     * @return whether they were set
+     */
+    CompletableFuture<Boolean> trustFirst(String server, Map<String, String> records);
+
+    /**
      * Called with a server's name, on a thread of the store's where nothing may block, whenever a
      * record of that server was set on any replica.
      */
@@ -50,8 +58,28 @@ public interface ToolPinStore
             @Override
             public CompletableFuture<Boolean> replace(String server, String tool, String expected, String value)
             {
-                Map<String, String> records = servers.computeIfAbsent(server, name -> new ConcurrentHashMap<>());
-                boolean set = expected == null ? records.putIfAbsent(tool, value) == null : records.replace(tool, expected, value);
+                boolean set;
+                synchronized (servers)
+                {
+                    Map<String, String> records = servers.computeIfAbsent(server, name -> new ConcurrentHashMap<>());
+                    set = expected == null ? records.putIfAbsent(tool, value) == null : records.replace(tool, expected, value);
+                }
+                if (set)
+                    listeners.forEach(listener -> listener.accept(server));
+                return CompletableFuture.completedFuture(set);
+            }
+
+            @Override
+            public CompletableFuture<Boolean> trustFirst(String server, Map<String, String> first)
+            {
+                boolean set;
+                synchronized (servers)
+                {
+                    Map<String, String> records = servers.computeIfAbsent(server, name -> new ConcurrentHashMap<>());
+                    set = records.isEmpty();
+                    if (set)
+                        records.putAll(first);
+                }
                 if (set)
                     listeners.forEach(listener -> listener.accept(server));
                 return CompletableFuture.completedFuture(set);

@@ -177,7 +177,10 @@ public final class ToolPins implements AutoCloseable
         // Into memory at once, so that this replica judges the next delivery of the very list by
         // them; then to the store, in the background.
         cache(server.name(), changed);
-        changed.forEach((tool, next) -> write(server.name(), tool, known.get(tool), next));
+        if (firstList)
+            trustFirst(server.name(), changed);
+        else
+            changed.forEach((tool, next) -> write(server.name(), tool, known.get(tool), next));
         return enforcing(server) ? hidden : Set.of();
     }
 
@@ -357,29 +360,57 @@ public final class ToolPins implements AutoCloseable
         return definitions;
     }
 
+    /** Writes a server's first list in the background, whole, unless another replica wrote one first. */
+    private void trustFirst(String server, Map<String, ToolPin> first)
+    {
+        Map<String, String> records = new LinkedHashMap<>();
+        first.forEach((tool, pin) -> records.put(tool, pin.toJson()));
+        store.trustFirst(server, records).whenComplete((set, failure) ->
+        {
+            answered(server, first.size());
+            if (failure != null || !set)
+            {
+                readSoon(server);
+                return;
+            }
+            first.forEach((tool, pin) -> reported(server, tool, null, pin));
+        });
+    }
+
     /** Writes a record in the background; the replica whose write wins reports a new pending change. */
     private void write(String server, String tool, Stored stored, ToolPin next)
     {
         store.replace(server, tool, stored == null ? null : stored.text(), next.toJson()).whenComplete((set, failure) ->
         {
-            pins.computeIfPresent(server, (name, known) ->
-            {
-                answered.merge(server, 1L, Long::sum);
-                return known;
-            });
+            answered(server, 1);
             if (failure != null || !set)
             {
                 // Another replica wrote first, or the store is away: read what is there.
                 readSoon(server);
                 return;
             }
-            if (next.pending() && (stored == null || !sameServed(stored.pin(), next)))
-            {
-                String old = next.approved() == null ? null : next.approved().digest();
-                Audit.toolChanged(server, tool, next.kind(), old, next.served().digest());
-                Counter.builder("sandgate.mcp.tool.pin.changes").description("Changed or added MCP tool definitions, each counted once as it is first seen")
-                    .tag("server", server).tag("kind", next.kind()).register(registry).increment();
-            }
+            reported(server, tool, stored, next);
+        });
+    }
+
+    /** A record written: a new pending change is reported, once, by the replica that wrote it. */
+    private void reported(String server, String tool, Stored stored, ToolPin next)
+    {
+        if (!next.pending() || stored != null && sameServed(stored.pin(), next))
+            return;
+        String old = next.approved() == null ? null : next.approved().digest();
+        Audit.toolChanged(server, tool, next.kind(), old, next.served().digest());
+        Counter.builder("sandgate.mcp.tool.pin.changes").description("Changed or added MCP tool definitions, each counted once as it is first seen")
+            .tag("server", server).tag("kind", next.kind()).register(registry).increment();
+    }
+
+    /** Writes the store has answered for, whether it took them or not. */
+    private void answered(String server, int writes)
+    {
+        pins.computeIfPresent(server, (name, known) ->
+        {
+            answered.merge(server, (long)writes, Long::sum);
+            return known;
         });
     }
 
@@ -394,11 +425,7 @@ public final class ToolPins implements AutoCloseable
     /** A record the store already holds, into memory. */
     private void cache(String server, String tool, ToolPin pin)
     {
-        pins.computeIfPresent(server, (name, known) ->
-        {
-            answered.merge(server, 1L, Long::sum);
-            return known;
-        });
+        answered(server, 1);
         cache(server, Map.of(tool, pin));
     }
 
