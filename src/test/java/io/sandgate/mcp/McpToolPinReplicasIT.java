@@ -141,6 +141,8 @@ class McpToolPinReplicasIT
         {
             server.tools(ScriptedToolsServer.tool("read", "Reads a file.", "path"));
             assertEquals(0, list2026(replica).size(), "no pins read: nothing is served under enforce");
+            HttpResponse<String> unreadable = admin(replica, "GET", "/mcp/servers/pinned/tools/pending", null);
+            assertEquals(503, unreadable.statusCode(), unreadable.body());
 
             down.restart();
             await().atMost(Duration.ofSeconds(15)).until(() -> list2026(replica).size() == 1);
