@@ -8,7 +8,6 @@ import java.util.Deque;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
-import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 
@@ -504,8 +503,7 @@ public final class Sandgate implements AutoCloseable
         adminRoutes.addAll(AdminApi.drain(drain));
         if (egress != null)
             adminRoutes.addAll(AgentPolicyApi.routes(egress.agentGate().policies()));
-        if (mcp != null)
-            adminRoutes.addAll(McpPinApi.routes(config.mcp(), mcp.pins()));
+        adminRoutes.addAll(mcp == null ? List.of() : McpPinApi.routes(config.mcp(), mcp.pins()));
         context.addServlet("sandgate-admin", new AdminServlet(config.adminToken(), adminRoutes, new Origins(config.server().publicOrigins())))
             .addMapping("/admin/*");
         context.addServlet("sandgate-metrics", new MetricsServlet(metrics)).addMapping("/metrics");
