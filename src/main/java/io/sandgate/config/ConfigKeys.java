@@ -193,6 +193,9 @@ public final class ConfigKeys
             + "or `stateless` (2026-07-28 only); `tools: {allow: [globs], deny: [globs], scopes: {scope: [globs]}}` hides tools from lists and calls; "
             + "`quota: {calls, window, tools: {name: calls}}` per caller across replicas; `credential: {secret, header, format}` or `{token-exchange: {url, client-id, client-secret, audience, scope}}` "
             + "is what the server gets instead of the client's token (docs/mcp-auth.md).");
+    public static final ConfigKey<List<Map<?, ?>>> MCP_FEDERATIONS = key("mcp.federations", null, ValueParser.listOfMaps(),
+        "Several MCP servers as one: `[{name, servers: [names of mcp.servers], prefix: always or when-needed, separator}]`, served at `/mcp/{name}/mcp`; "
+            + "names get `{server}{separator}` (default `__`) always, or only where they clash (docs/mcp-federation.md).");
     public static final ConfigKey<Map<String, ?>> MCP_AUTH = key("mcp.auth", null, ValueParser.structuredMap(),
         "MCP endpoints as OAuth 2.1 resource servers: `{issuers, jwks-url or introspection: {url, client-id, client-secret}, audiences, scopes, algorithms, clock-skew, resource-url, authorization-servers}`; "
             + "each server's `auth` overrides it key by key, `auth: off` leaves one open. Unset: the endpoints are open to any caller (docs/mcp-auth.md).");
