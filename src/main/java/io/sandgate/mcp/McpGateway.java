@@ -84,7 +84,10 @@ public final class McpGateway implements AutoCloseable
         LegacySseTransport sse = new LegacySseTransport(checks, relay, bus, upstream, upstreams, bridge, gate);
         StreamableTransport streamable = new StreamableTransport(checks, relay, bus, upstream, upstreams, bridge,
             new StatelessTransport(upstream, gate), new SseBridge(checks, relay, bus, upstream, upstreams), gate);
-        return new McpServlet(checks, clients, config.maxBodySize(), sse, streamable);
+        FederationMembers members = new FederationMembers(config, bus, upstream, bridge);
+        FederatedLists lists = new FederatedLists(members);
+        FederatedTransport federated = new FederatedTransport(config, checks, bus, members, lists, new FederatedCalls(members, lists, gate, schedulers.workers()));
+        return new McpServlet(checks, clients, config.maxBodySize(), sse, streamable, federated);
     }
 
     /**

@@ -160,10 +160,16 @@ final class RequestChecks
      */
     McpSession session(String id, McpConfig.Server server, Caller caller)
     {
+        return session(id, server.name(), caller);
+    }
+
+    /** As {@link #session(String, McpConfig.Server, Caller)}, for a server or federation by name. */
+    McpSession session(String id, String server, Caller caller)
+    {
         if (!McpSession.isWellFormedId(id))
             throw unknownSession("unknown MCP session");
         McpSession session = bus.find(id).orElseThrow(() -> unknownSession("unknown or ended MCP session"));
-        if (!session.server().equals(server.name()))
+        if (!session.server().equals(server))
             throw unknownSession("unknown MCP session");
         if (!session.owner().equals(caller.owner()))
         {
@@ -182,7 +188,13 @@ final class RequestChecks
      */
     McpSession newSession(McpConfig.Server server, Caller caller)
     {
-        McpSession session = McpSession.create(McpSession.newId(), server.name(), caller.owner());
+        return newSession(server.name(), caller);
+    }
+
+    /** As {@link #newSession(McpConfig.Server, Caller)}, for a server or federation by name. */
+    McpSession newSession(String server, Caller caller)
+    {
+        McpSession session = McpSession.create(McpSession.newId(), server, caller.owner());
         if (!bus.create(session, caller.limitKey(), config.maxSessionsPerClient()))
         {
             sessionsRefused.increment();

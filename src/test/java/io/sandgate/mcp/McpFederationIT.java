@@ -1,0 +1,358 @@
+package io.sandgate.mcp;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sandgate.testing.Fixtures;
+import io.sandgate.testing.GatewayConfig;
+import io.sandgate.testing.GatewayExtension;
+import io.sandgate.testing.LocalResources;
+import io.sandgate.testing.McpUpstream;
+import io.sandgate.testing.NodeScript;
+import io.sandgate.testing.PagedMcpServer;
+import io.sandgate.testing.ReferenceMcpServer;
+import io.sandgate.testing.RoundRobinReplicas;
+import org.eclipse.jetty.toolchain.test.MavenPaths;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * Federations of real MCP servers (the TypeScript reference server, the MCP Java SDK server, and
+ * two paging servers on the TypeScript SDK) behind two gateway replicas sharing a real Redis, every
+ * request sent to the other replica than the last: the TypeScript SDK 2.x client
+ * ({@code src/test/mcp-ts/federation-client.mjs}) and raw JSON-RPC requests.
+ */
+class McpFederationIT
+{
+    private static final Path CLIENT = ReferenceMcpServer.PACKAGES_DIR.resolve("federation-client.mjs");
+    private static final Duration PROCESS_TIMEOUT = Duration.ofSeconds(45);
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    private static final String INITIALIZE = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\","
+        + "\"capabilities\":{},\"clientInfo\":{\"name\":\"raw\",\"version\":\"1\"}}}";
+
+    private static final ReferenceMcpServer reference = ReferenceMcpServer.start();
+    private static final McpUpstream javaSdk = McpUpstream.start();
+    private static final PagedMcpServer alpha = PagedMcpServer.start("alpha", 7, 3);
+    private static final PagedMcpServer beta = PagedMcpServer.start("beta", 5, 2);
+    private static RoundRobinReplicas replicas;
+
+    private static void federations(GatewayConfig config)
+    {
+        config.set("mcp.servers", List.of(
+            Map.of("name", "reference", "url", reference.url()),
+            Map.of("name", "java", "url", javaSdk.streamableUrl()),
+            Map.of("name", "alpha", "url", alpha.url()),
+            Map.of("name", "beta", "url", beta.url()),
+            Map.of("name", "guarded", "url", alpha.url(), "tools", Map.of("deny", List.of("tool_*"))),
+            // Nothing listens on port 1: a member that is down.
+            Map.of("name", "gone", "url", "http://127.0.0.1:1/mcp")));
+        config.set("mcp.federations", List.of(
+            Map.of("name", "all", "servers", List.of("reference", "java")),
+            Map.of("name", "paged", "servers", List.of("alpha", "beta")),
+            Map.of("name", "with-down", "servers", List.of("alpha", "gone")),
+            Map.of("name", "policy", "servers", List.of("guarded", "beta")),
+            Map.of("name", "one", "servers", List.of("java"), "prefix", "when-needed")));
+    }
+
+    @RegisterExtension
+    static final GatewayExtension gateways = GatewayExtension.manual(McpFederationIT::federations);
+
+    @BeforeAll
+    static void startReplicas() throws Exception
+    {
+        replicas = RoundRobinReplicas.start(gateways);
+    }
+
+    @AfterAll
+    static void stopAll() throws Exception
+    {
+        Fixtures.closeInOrder(replicas, reference, javaSdk, alpha, beta);
+    }
+
+    @BeforeEach
+    void clearRouted()
+    {
+        replicas.clearRouted();
+    }
+
+    private static String endpoint(String federation)
+    {
+        return replicas.baseUrl() + "/mcp/" + federation + "/mcp";
+    }
+
+    @Test
+    void typeScriptClient_listsEveryMembersToolsPrefixedAndCallsOneOnEach() throws Exception
+    {
+        JsonNode result = runClient(endpoint("all"), "[{\"name\":\"reference__test_simple_text\"},{\"name\":\"java__echo\",\"arguments\":{\"text\":\"hi\"}}]");
+
+        List<String> tools = strings(result.path("tools"));
+        assertTrue(tools.contains("reference__test_simple_text") && tools.contains("reference__test_tool_with_progress"), tools::toString);
+        assertEquals(McpUpstream.TOOL_NAMES.stream().map(name -> "java__" + name).sorted().toList(),
+            tools.stream().filter(name -> name.startsWith("java__")).sorted().toList());
+        assertTrue(tools.stream().allMatch(name -> name.startsWith("reference__") || name.startsWith("java__")), tools::toString);
+        assertEquals("This is a simple text response for testing.", result.path("calls").get(0).path("text").asText(), result::toPrettyString);
+        assertEquals("echo: hi", result.path("calls").get(1).path("text").asText(), result::toPrettyString);
+        assertEquals("all", result.path("serverName").asText());
+        assertTrue(result.path("capabilities").has("tools") && result.path("capabilities").has("prompts") && result.path("capabilities").has("resources"),
+            result::toPrettyString);
+        assertTrue(replicas.bothServed(), replicas::routed);
+    }
+
+    @Test
+    void typeScriptClient_pagesThroughMembersWhoseListsTakeSeveralPages() throws Exception
+    {
+        JsonNode result = runClient(endpoint("paged"), "[{\"name\":\"alpha__tool_02\"},{\"name\":\"beta__echo\"}]");
+
+        List<String> expected = Stream.concat(pagedTools("alpha", 7), pagedTools("beta", 5)).toList();
+        List<String> tools = strings(result.path("tools"));
+        assertEquals(expected.stream().sorted().toList(), tools.stream().sorted().toList());
+        assertEquals("alpha:tool_02", result.path("calls").get(0).path("text").asText(), result::toPrettyString);
+        assertEquals("beta:echo", result.path("calls").get(1).path("text").asText(), result::toPrettyString);
+        assertTrue(replicas.bothServed(), replicas::routed);
+    }
+
+    @Test
+    void pagesComposeTheMembersCursors() throws Exception
+    {
+        String session = initialize("paged");
+        List<List<String>> pages = new ArrayList<>();
+        String cursor = null;
+        do
+        {
+            String params = cursor == null ? "{}" : "{\"cursor\":\"" + cursor + "\"}";
+            JsonNode page = message(post("paged", session, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":" + params + "}"));
+            pages.add(names(page.path("result").path("tools")));
+            cursor = page.path("result").path("nextCursor").asText(null);
+        }
+        while (cursor != null && pages.size() < 10);
+        // alpha: 3 pages of 3, beta: 3 pages of 2, asked together: 3 pages, each member's in order.
+        assertEquals(List.of(
+            List.of("alpha__ask", "alpha__confirm", "alpha__progress", "beta__ask", "beta__confirm"),
+            List.of("alpha__echo", "alpha__tool_00", "alpha__tool_01", "beta__progress", "beta__echo"),
+            List.of("alpha__tool_02", "beta__tool_00")), pages);
+        assertTrue(replicas.bothServed(), replicas::routed);
+    }
+
+    private static Stream<String> pagedTools(String member, int count)
+    {
+        return Stream.concat(Stream.of("ask", "confirm", "progress", "echo"), IntStream.range(0, count - 4).mapToObj(i -> String.format("tool_%02d", i)))
+            .map(tool -> member + "__" + tool);
+    }
+
+    @Test
+    void typeScriptClient_answersSamplingAndElicitationOfMembersAndGetsProgress() throws Exception
+    {
+        JsonNode result = runClient(endpoint("paged"),
+            "[{\"name\":\"alpha__ask\"},{\"name\":\"beta__confirm\"},{\"name\":\"beta__ask\"},{\"name\":\"alpha__progress\"}]");
+
+        JsonNode calls = result.path("calls");
+        assertEquals("alpha:ask:forty-two", calls.get(0).path("text").asText(), result::toPrettyString);
+        assertEquals("beta:confirm:accept:{\"ok\":true}", calls.get(1).path("text").asText(), result::toPrettyString);
+        assertEquals("beta:ask:forty-two", calls.get(2).path("text").asText(), result::toPrettyString);
+        assertEquals(List.of("1", "2", "3"), strings(calls.get(3).path("progress")), result::toPrettyString);
+        assertEquals(List.of("question from alpha", "question from beta"), strings(result.path("sampling")), result::toPrettyString);
+        assertEquals(List.of("confirm for beta"), strings(result.path("elicitation")), result::toPrettyString);
+    }
+
+    @Test
+    void aMemberDown_listsAnswerWithTheOthersAndItsCallsNameIt() throws Exception
+    {
+        String session = initialize("with-down");
+
+        JsonNode list = message(post("with-down", session, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{}}"));
+        List<String> tools = names(list.path("result").path("tools"));
+        assertEquals(List.of("alpha__ask", "alpha__confirm", "alpha__progress"), tools, list::toPrettyString);
+        assertTrue(list.path("result").has("nextCursor"), list::toPrettyString);
+
+        HttpResponse<String> call = post("with-down", session, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"gone__echo\"}}");
+        assertEquals(200, call.statusCode(), call::body);
+        JsonNode error = message(call);
+        assertEquals(3, error.path("id").asInt(), call::body);
+        assertEquals(-32000, error.path("error").path("code").asInt(), call::body);
+        assertTrue(error.path("error").path("message").asText().contains("MCP server gone (member of federation with-down) is unavailable"), call::body);
+        assertFalse(call.body().contains("127.0.0.1:1"), call::body);
+
+        // The session lives on: the other member still answers.
+        JsonNode echo = message(post("with-down", session, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"alpha__echo\"}}"));
+        assertEquals("alpha:echo", echo.path("result").path("content").get(0).path("text").asText(), echo::toPrettyString);
+        assertTrue(replicas.bothServed(), replicas::routed);
+    }
+
+    @Test
+    void anUnknownPrefixAMalformedCursorAndAnUnknownSessionAreClearErrorsThatChangeNothing() throws Exception
+    {
+        String session = initialize("all");
+        int callsBefore = javaSdk.toolCalls.get();
+
+        JsonNode unknown = message(post("all", session, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"nobody__echo\",\"arguments\":{\"text\":\"x\"}}}"));
+        assertEquals(-32602, unknown.path("error").path("code").asInt(), unknown::toPrettyString);
+        assertTrue(unknown.path("error").path("message").asText().contains("no member of federation all has nobody__echo"), unknown::toPrettyString);
+
+        for (String cursor : List.of("\"not base64 !\"", "\"eyJ2IjoxLCJtIjp7Im90aGVyIjpudWxsfX0\"", "42"))
+        {
+            JsonNode bad = message(post("all", session, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/list\",\"params\":{\"cursor\":" + cursor + "}}"));
+            assertEquals(-32602, bad.path("error").path("code").asInt(), bad::toPrettyString);
+            assertTrue(bad.path("error").path("message").asText().contains("cursor"), bad::toPrettyString);
+        }
+
+        HttpResponse<String> ended = post("all", "0123456789abcdef0123456789abcdef", "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/list\",\"params\":{}}");
+        assertEquals(404, ended.statusCode(), ended::body);
+        assertEquals(-32001, message(ended).path("error").path("code").asInt(), ended::body);
+
+        // Nothing reached the member, and the session still serves.
+        assertEquals(callsBefore, javaSdk.toolCalls.get());
+        JsonNode echo = message(post("all", session, "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/call\",\"params\":{\"name\":\"java__echo\",\"arguments\":{\"text\":\"still\"}}}"));
+        assertEquals("echo: still", echo.path("result").path("content").get(0).path("text").asText(), echo::toPrettyString);
+    }
+
+    @Test
+    void anotherClientsCredentialCannotUseTheSession() throws Exception
+    {
+        String session = initialize("paged", "Authorization", "Bearer mine");
+
+        HttpResponse<String> foreign = post("paged", session, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"alpha__echo\"}}",
+            "Authorization", "Bearer someone-else");
+        assertEquals(404, foreign.statusCode(), foreign::body);
+
+        HttpResponse<String> own = post("paged", session, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"alpha__echo\"}}",
+            "Authorization", "Bearer mine");
+        assertEquals("alpha:echo", message(own).path("result").path("content").get(0).path("text").asText(), own::body);
+    }
+
+    @Test
+    void aMembersToolPolicyStillHidesAndRefusesItsTools() throws Exception
+    {
+        String session = initialize("policy");
+        List<String> tools = new ArrayList<>();
+        String cursor = null;
+        do
+        {
+            String params = cursor == null ? "{}" : "{\"cursor\":\"" + cursor + "\"}";
+            JsonNode page = message(post("policy", session, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":" + params + "}"));
+            tools.addAll(names(page.path("result").path("tools")));
+            cursor = page.path("result").path("nextCursor").asText(null);
+        }
+        while (cursor != null);
+        assertEquals(List.of("guarded__ask", "guarded__confirm", "guarded__echo", "guarded__progress"),
+            tools.stream().filter(name -> name.startsWith("guarded__")).sorted().toList());
+
+        JsonNode refused = message(post("policy", session, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"guarded__tool_00\"}}"));
+        assertEquals(-32602, refused.path("error").path("code").asInt(), refused::toPrettyString);
+        assertTrue(refused.path("error").path("message").asText().contains("not available on MCP server guarded"), refused::toPrettyString);
+    }
+
+    @Test
+    void aFederationOfOneMemberWhenNeededIsThatMember() throws Exception
+    {
+        HttpResponse<String> opened = post("one", null, INITIALIZE);
+        JsonNode initialized = message(opened);
+        assertEquals("sandgate-mcp-upstream", initialized.path("result").path("serverInfo").path("name").asText(), opened::body);
+        String session = opened.headers().firstValue("Mcp-Session-Id").orElseThrow();
+
+        JsonNode list = message(post("one", session, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{}}"));
+        assertEquals(McpUpstream.TOOL_NAMES.stream().sorted().toList(), names(list.path("result").path("tools")).stream().sorted().toList(), list::toPrettyString);
+        assertFalse(list.path("result").has("nextCursor"), list::toPrettyString);
+        JsonNode echo = message(post("one", session, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"one\"}}}"));
+        assertEquals("echo: one", echo.path("result").path("content").get(0).path("text").asText(), echo::toPrettyString);
+    }
+
+    @Test
+    void deleteEndsTheFederatedSessionOnEveryReplica() throws Exception
+    {
+        String session = initialize("paged");
+        HttpRequest delete = HttpRequest.newBuilder(URI.create(endpoint("paged"))).header("Mcp-Session-Id", session).DELETE().build();
+        assertEquals(204, HTTP.send(delete, HttpResponse.BodyHandlers.ofString()).statusCode());
+        for (int i = 0; i < 2; i++)
+            assertEquals(404, post("paged", session, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{}}").statusCode());
+    }
+
+    // --- helpers
+
+    private static String initialize(String federation, String... headers) throws Exception
+    {
+        HttpResponse<String> opened = post(federation, null, INITIALIZE, headers);
+        assertEquals(200, opened.statusCode(), opened::body);
+        return opened.headers().firstValue("Mcp-Session-Id").orElseThrow(() -> new AssertionError("no session id: " + opened.body()));
+    }
+
+    private static HttpResponse<String> post(String federation, String session, String body, String... headers) throws Exception
+    {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(endpoint(federation)))
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2025-11-25")
+            .timeout(Duration.ofSeconds(30))
+            .POST(HttpRequest.BodyPublishers.ofString(body));
+        if (session != null)
+            request.header("Mcp-Session-Id", session);
+        for (int i = 0; i < headers.length; i += 2)
+            request.header(headers[i], headers[i + 1]);
+        return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** The answer's response: the JSON body, or the event of an event stream that answers a request. */
+    private static JsonNode message(HttpResponse<String> response) throws Exception
+    {
+        String type = response.headers().firstValue("Content-Type").orElse("");
+        if (!type.startsWith("text/event-stream"))
+            return JSON.readTree(response.body());
+        for (String line : response.body().split("\n"))
+        {
+            if (!line.startsWith("data:"))
+                continue;
+            JsonNode event = JSON.readTree(line.substring(5).strip());
+            if (event.has("result") || event.has("error"))
+                return event;
+        }
+        throw new AssertionError("no response in " + response.body());
+    }
+
+    private static List<String> names(JsonNode items)
+    {
+        List<String> names = new ArrayList<>();
+        items.forEach(item -> names.add(item.path("name").asText()));
+        return names;
+    }
+
+    private static List<String> strings(JsonNode array)
+    {
+        List<String> values = new ArrayList<>();
+        array.forEach(v -> values.add(v.asText()));
+        return values;
+    }
+
+    private static JsonNode runClient(String url, String calls) throws Exception
+    {
+        Path node = LocalResources.executable("node");
+        if (node == null)
+            fail("node is missing: run ./scripts/test.sh (apt-get install nodejs npm; npm ci --prefix src/test/mcp-ts)");
+        Path work = Files.createTempDirectory(MavenPaths.targetTests(), "federation-client-");
+        NodeScript.Ended ended = NodeScript.run(node, ReferenceMcpServer.PACKAGES_DIR, CLIENT, work, "federation-client", PROCESS_TIMEOUT, url, calls);
+        if (ended.exitCode() != 0 || ended.lastLine().isEmpty())
+            fail("federation-client.mjs " + url + " failed (exit " + ended.exitCode() + ")\n" + ended.output());
+        JsonNode result = JSON.readTree(ended.lastLine());
+        assertTrue(result.path("ok").asBoolean(), ended.output());
+        return result;
+    }
+}

@@ -1,0 +1,73 @@
+// The TypeScript SDK 2.x client (@modelcontextprotocol/client) in front of a federation of MCP
+// servers through Sandgate, driven by McpFederationIT.
+//
+//   node federation-client.mjs <url> <calls as JSON: [{"name": ..., "arguments": {...}}]>
+//
+// It declares sampling and elicitation, answers every sampling request with "forty-two" and every
+// elicitation with {ok: true}, pages through the whole tools/list, then calls each tool given with
+// a progress callback. It prints one JSON line (what it saw) and exits 0, or 1 on any error (the
+// line then has "ok": false and "error").
+
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+
+const HARD_TIMEOUT_MS = 30_000;
+const report = { ok: false, step: 'start', serverName: null, capabilities: null, pages: 0, tools: [], calls: [], sampling: [], elicitation: [] };
+
+function finish(code, message)
+{
+    if (message)
+    {
+        report.error = message;
+        process.stderr.write(`federation-client.mjs: ${message}\n`);
+    }
+    process.stdout.write(JSON.stringify(report) + '\n', () => process.exit(code));
+}
+
+const textOf = content => (content ?? []).filter(c => c.type === 'text').map(c => c.text).join('\n');
+
+async function main()
+{
+    const [url, rawCalls] = process.argv.slice(2);
+    const client = new Client({ name: 'sandgate-federation-client', version: '1.0.0' },
+        { capabilities: { sampling: {}, elicitation: { form: {} } } });
+    client.setRequestHandler('sampling/createMessage', async request =>
+    {
+        report.sampling.push(textOf(request.params.messages.map(m => m.content)));
+        return { role: 'assistant', content: { type: 'text', text: 'forty-two' }, model: 'test-model' };
+    });
+    client.setRequestHandler('elicitation/create', async request =>
+    {
+        report.elicitation.push(request.params.message);
+        return { action: 'accept', content: { ok: true } };
+    });
+    report.step = 'connect';
+    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+    report.serverName = client.getServerVersion()?.name ?? null;
+    report.capabilities = client.getServerCapabilities() ?? null;
+
+    report.step = 'tools/list';
+    let cursor;
+    do
+    {
+        const page = await client.listTools(cursor ? { cursor } : undefined);
+        report.pages++;
+        report.tools.push(...page.tools.map(t => t.name));
+        cursor = page.nextCursor;
+    }
+    while (cursor);
+
+    for (const call of JSON.parse(rawCalls ?? '[]'))
+    {
+        report.step = `tools/call ${call.name}`;
+        const progress = [];
+        const result = await client.callTool({ name: call.name, arguments: call.arguments ?? {} }, { onprogress: p => progress.push(p.progress) });
+        report.calls.push({ name: call.name, text: textOf(result.content), isError: result.isError === true, progress });
+    }
+
+    report.step = 'close';
+    await client.close();
+    report.ok = true;
+}
+
+setTimeout(() => finish(3, `no end after ${HARD_TIMEOUT_MS} ms (step ${report.step})`), HARD_TIMEOUT_MS).unref();
+main().then(() => finish(0), error => finish(1, `${report.step}: ${error?.stack ?? error}`));
