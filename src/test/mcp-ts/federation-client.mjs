@@ -1,17 +1,18 @@
 // The TypeScript SDK 2.x client (@modelcontextprotocol/client) in front of a federation of MCP
 // servers through Sandgate, driven by McpFederationIT.
 //
-//   node federation-client.mjs <url> <calls as JSON: [{"name": ..., "arguments": {...}}]>
+//   node federation-client.mjs <url> <calls as JSON: [{"name": ..., "arguments": {...}}]> [log messages to wait for]
 //
 // It declares sampling and elicitation, answers every sampling request with "forty-two" and every
 // elicitation with {ok: true}, pages through the whole tools/list, then calls each tool given with
-// a progress callback. It prints one JSON line (what it saw) and exits 0, or 1 on any error (the
+// a progress callback; it records the log messages and tools/list_changed notifications it gets
+// and, when told how many log messages to expect, waits for them before it closes. It prints one JSON line (what it saw) and exits 0, or 1 on any error (the
 // line then has "ok": false and "error").
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
 const HARD_TIMEOUT_MS = 30_000;
-const report = { ok: false, step: 'start', serverName: null, capabilities: null, pages: 0, tools: [], calls: [], sampling: [], elicitation: [] };
+const report = { ok: false, step: 'start', serverName: null, capabilities: null, pages: 0, tools: [], calls: [], sampling: [], elicitation: [], logs: [], listChanged: 0 };
 
 function finish(code, message)
 {
@@ -27,7 +28,7 @@ const textOf = content => (content ?? []).filter(c => c.type === 'text').map(c =
 
 async function main()
 {
-    const [url, rawCalls] = process.argv.slice(2);
+    const [url, rawCalls, rawLogs] = process.argv.slice(2);
     const client = new Client({ name: 'sandgate-federation-client', version: '1.0.0' },
         { capabilities: { sampling: {}, elicitation: { form: {} } } });
     client.setRequestHandler('sampling/createMessage', async request =>
@@ -40,6 +41,8 @@ async function main()
         report.elicitation.push(request.params.message);
         return { action: 'accept', content: { ok: true } };
     });
+    client.setNotificationHandler('notifications/message', notification => { report.logs.push(notification.params.data); });
+    client.setNotificationHandler('notifications/tools/list_changed', () => { report.listChanged++; });
     report.step = 'connect';
     await client.connect(new StreamableHTTPClientTransport(new URL(url)));
     report.serverName = client.getServerVersion()?.name ?? null;
@@ -63,6 +66,10 @@ async function main()
         const result = await client.callTool({ name: call.name, arguments: call.arguments ?? {} }, { onprogress: p => progress.push(p.progress) });
         report.calls.push({ name: call.name, text: textOf(result.content), isError: result.isError === true, progress });
     }
+
+    report.step = 'logs';
+    while (report.logs.length < Number(rawLogs ?? 0))
+        await new Promise(resolve => setTimeout(resolve, 20));
 
     report.step = 'close';
     await client.close();

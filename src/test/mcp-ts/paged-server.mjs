@@ -16,6 +16,8 @@ import { Server, WebStandardStreamableHTTPServerTransport, isInitializeRequest }
 const [port, name, count, pageSize] = [Number(process.argv[2] ?? 0), process.argv[3] ?? 'paged', Number(process.argv[4] ?? 5), Number(process.argv[5] ?? 2)];
 const text = value => ({ type: 'text', text: value });
 const TOOLS = ['ask', 'confirm', 'progress', 'echo'];
+// Not listed: tools on the session's own GET stream.
+const UNLISTED = ['ask_aside', 'broadcast'];
 for (let i = 0; TOOLS.length < count; i++)
     TOOLS.push(`tool_${String(i).padStart(2, '0')}`);
 const sessions = new Map();
@@ -25,7 +27,7 @@ const onThisCall = ctx => ({ relatedRequestId: ctx.mcpReq.id });
 
 function buildServer()
 {
-    const server = new Server({ name, version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
+    const server = new Server({ name, version: '1.0.0' }, { capabilities: { tools: { listChanged: true }, logging: {} } });
     server.setRequestHandler('tools/list', async request =>
     {
         const start = Number(request.params?.cursor ?? 0);
@@ -38,7 +40,7 @@ function buildServer()
     server.setRequestHandler('tools/call', async (request, ctx) =>
     {
         const tool = request.params.name;
-        if (!TOOLS.includes(tool))
+        if (!TOOLS.includes(tool) && !UNLISTED.includes(tool))
             return { content: [text(`unknown tool ${tool}`)], isError: true };
         if (tool === 'ask')
         {
@@ -49,6 +51,19 @@ function buildServer()
         {
             const answer = await ctx.mcpReq.elicitInput({ message: `confirm for ${name}`, requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] } }, onThisCall(ctx));
             return { content: [text(`${name}:confirm:${answer.action}:${JSON.stringify(answer.content ?? {})}`)] };
+        }
+        if (tool === 'ask_aside')
+        {
+            const answer = await ctx.mcpReq.requestSampling({ messages: [{ role: 'user', content: text(`aside from ${name}`) }], maxTokens: 10 });
+            return { content: [text(`${name}:ask_aside:${answer.content?.text}`)] };
+        }
+        if (tool === 'broadcast')
+        {
+            const count = Number(request.params.arguments?.count ?? 1);
+            for (let i = 1; i <= count; i++)
+                await server.notification({ method: 'notifications/message', params: { level: 'info', data: `${name} note ${i}` } });
+            await server.notification({ method: 'notifications/tools/list_changed' });
+            return { content: [text(`${name}:broadcast:${count}`)] };
         }
         if (tool === 'progress')
         {

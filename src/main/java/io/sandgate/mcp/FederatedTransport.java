@@ -44,10 +44,13 @@ final class FederatedTransport
     private final FederationMembers members;
     private final FederatedLists lists;
     private final FederatedCalls calls;
+    private final FederatedStream stream;
     private final Map<String, FederatedNames> names = new ConcurrentHashMap<>();
 
-    FederatedTransport(McpConfig config, RequestChecks checks, SessionBus bus, FederationMembers members, FederatedLists lists, FederatedCalls calls)
+    FederatedTransport(McpConfig config, RequestChecks checks, SessionBus bus, FederationMembers members, FederatedLists lists, FederatedCalls calls,
+                       FederatedStream stream)
     {
+        this.stream = stream;
         this.config = config;
         this.checks = checks;
         this.bus = bus;
@@ -212,10 +215,9 @@ final class FederatedTransport
         return CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new)).thenApply(ignored -> JSON.createObjectNode());
     }
 
-    void get(McpFederation federation)
+    void get(HttpServletRequest request, McpFederation federation, RequestChecks.Caller caller) throws IOException
     {
-        throw new GatewayException(HttpStatus.METHOD_NOT_ALLOWED_405, "method_not_allowed",
-            "no session stream on federation " + federation.name() + " yet: messages come with the answers to POSTs");
+        stream.get(request, federation, names(federation), caller);
     }
 
     void delete(HttpServletRequest request, HttpServletResponse response, McpFederation federation, RequestChecks.Caller caller)

@@ -86,7 +86,8 @@ public final class McpGateway implements AutoCloseable
             new StatelessTransport(upstream, gate), new SseBridge(checks, relay, bus, upstream, upstreams), gate);
         FederationMembers members = new FederationMembers(config, bus, upstream, bridge);
         FederatedLists lists = new FederatedLists(members);
-        FederatedTransport federated = new FederatedTransport(config, checks, bus, members, lists, new FederatedCalls(members, lists, gate, schedulers.workers()));
+        FederatedTransport federated = new FederatedTransport(config, checks, bus, members, lists, new FederatedCalls(members, lists, gate, schedulers.workers()),
+            new FederatedStream(checks, bus, relay, upstreams, members));
         return new McpServlet(checks, clients, config.maxBodySize(), sse, streamable, federated);
     }
 

@@ -127,7 +127,7 @@ public final class McpServlet extends HttpServlet
         switch (request.getMethod())
         {
             case "POST" -> withBody(request, response, body -> federated.post(request, response, federation, caller, body));
-            case "GET" -> federated.get(federation);
+            case "GET" -> federated.get(request, federation, caller);
             case "DELETE" -> federated.delete(request, response, federation, caller);
             default -> throw new GatewayException(HttpStatus.METHOD_NOT_ALLOWED_405, "method_not_allowed", "use POST, GET or DELETE");
         }

@@ -31,6 +31,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -176,6 +177,69 @@ class McpFederationIT
     }
 
     @Test
+    void typeScriptClient_getsWhatMembersSendOnTheirOwnStreams() throws Exception
+    {
+        JsonNode result = runClient(endpoint("paged"),
+            "[{\"name\":\"alpha__ask_aside\"},{\"name\":\"beta__broadcast\",\"arguments\":{\"count\":2}},{\"name\":\"alpha__broadcast\",\"arguments\":{\"count\":1}}]",
+            "3");
+
+        assertEquals("alpha:ask_aside:forty-two", result.path("calls").get(0).path("text").asText(), result::toPrettyString);
+        assertEquals(List.of("aside from alpha"), strings(result.path("sampling")), result::toPrettyString);
+        assertEquals(List.of("alpha note 1", "beta note 1", "beta note 2"), strings(result.path("logs")).stream().sorted().toList(), result::toPrettyString);
+        assertTrue(replicas.bothServed(), replicas::routed);
+    }
+
+    @Test
+    void aCutStreamResumesOnTheOtherReplicaWithNothingLostOrDoubled() throws Exception
+    {
+        String session = initialize("paged");
+        List<String> first = new ArrayList<>();
+        String lastSeen;
+        try (SseEvents stream = SseEvents.open(endpoint("paged"), session, null))
+        {
+            // Members' GET streams are opened with the client's: wait until alpha's carries messages.
+            await().atMost(Duration.ofSeconds(10)).until(() ->
+            {
+                post("paged", session, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"alpha__broadcast\",\"arguments\":{\"count\":0}}}");
+                return stream.poll(200) != null;
+            });
+            while (stream.poll(300) != null)
+            {
+                // Earlier tries' notifications.
+            }
+            post("paged", session, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"alpha__broadcast\",\"arguments\":{\"count\":3}}}");
+            SseEvents.Event event = stream.next();
+            first.add(event.data());
+            lastSeen = event.id();
+        }
+        assertTrue(first.get(0).contains("alpha note 1"), first::toString);
+        // Whatever else the member sent is in the federated log; the client read none of it. The front
+        // sends each request to the other replica than the last: the resumption goes to the one that
+        // did not hold the stream.
+        List<String> routed = replicas.routedList();
+        String streamPort = port(routed.stream().filter(r -> r.startsWith("GET ")).findFirst().orElseThrow());
+        if (!port(routed.get(routed.size() - 1)).equals(streamPort))
+            post("paged", session, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\"}");
+        try (SseEvents resumed = SseEvents.open(endpoint("paged"), session, lastSeen))
+        {
+            List<String> rest = new ArrayList<>();
+            for (int i = 0; i < 3; i++)
+                rest.add(resumed.next().data());
+            assertTrue(rest.get(0).contains("alpha note 2") && rest.get(1).contains("alpha note 3") && rest.get(2).contains("notifications/tools/list_changed"),
+                rest::toString);
+            assertEquals(null, resumed.poll(500), "nothing is delivered twice");
+        }
+        List<String> streams = new ArrayList<>();
+        for (String request : replicas.routedList())
+        {
+            if (request.startsWith("GET "))
+                streams.add(port(request));
+        }
+        assertEquals(2, streams.size(), replicas::routed);
+        assertFalse(streams.get(0).equals(streams.get(1)), "the stream resumed on the other replica: " + streams);
+    }
+
+    @Test
     void aMemberDown_listsAnswerWithTheOthersAndItsCallsNameIt() throws Exception
     {
         String session = initialize("with-down");
@@ -289,6 +353,12 @@ class McpFederationIT
 
     // --- helpers
 
+    /** The replica's port a routed request went to. */
+    private static String port(String routed)
+    {
+        return routed.substring(routed.lastIndexOf(' ') + 1);
+    }
+
     private static String initialize(String federation, String... headers) throws Exception
     {
         HttpResponse<String> opened = post(federation, null, INITIALIZE, headers);
@@ -344,11 +414,16 @@ class McpFederationIT
 
     private static JsonNode runClient(String url, String calls) throws Exception
     {
+        return runClient(url, calls, "0");
+    }
+
+    private static JsonNode runClient(String url, String calls, String logs) throws Exception
+    {
         Path node = LocalResources.executable("node");
         if (node == null)
             fail("node is missing: run ./scripts/test.sh (apt-get install nodejs npm; npm ci --prefix src/test/mcp-ts)");
         Path work = Files.createTempDirectory(MavenPaths.targetTests(), "federation-client-");
-        NodeScript.Ended ended = NodeScript.run(node, ReferenceMcpServer.PACKAGES_DIR, CLIENT, work, "federation-client", PROCESS_TIMEOUT, url, calls);
+        NodeScript.Ended ended = NodeScript.run(node, ReferenceMcpServer.PACKAGES_DIR, CLIENT, work, "federation-client", PROCESS_TIMEOUT, url, calls, logs);
         if (ended.exitCode() != 0 || ended.lastLine().isEmpty())
             fail("federation-client.mjs " + url + " failed (exit " + ended.exitCode() + ")\n" + ended.output());
         JsonNode result = JSON.readTree(ended.lastLine());
