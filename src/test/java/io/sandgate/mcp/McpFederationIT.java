@@ -67,13 +67,16 @@ class McpFederationIT
             Map.of("name", "beta", "url", beta.url()),
             Map.of("name", "guarded", "url", alpha.url(), "tools", Map.of("deny", List.of("tool_*"))),
             // Nothing listens on port 1: a member that is down.
-            Map.of("name", "gone", "url", "http://127.0.0.1:1/mcp")));
+            Map.of("name", "gone", "url", "http://127.0.0.1:1/mcp"),
+            // The reference server, told to the gateway as one that speaks only 2026-07-28.
+            Map.of("name", "modern", "url", reference.url(), "transport", "stateless")));
         config.set("mcp.federations", List.of(
             Map.of("name", "all", "servers", List.of("reference", "java")),
             Map.of("name", "paged", "servers", List.of("alpha", "beta")),
             Map.of("name", "with-down", "servers", List.of("alpha", "gone")),
             Map.of("name", "policy", "servers", List.of("guarded", "beta")),
-            Map.of("name", "one", "servers", List.of("java"), "prefix", "when-needed")));
+            Map.of("name", "one", "servers", List.of("java"), "prefix", "when-needed"),
+            Map.of("name", "mixed", "servers", List.of("modern", "java"))));
     }
 
     @RegisterExtension
@@ -237,6 +240,25 @@ class McpFederationIT
         }
         assertEquals(2, streams.size(), replicas::routed);
         assertFalse(streams.get(0).equals(streams.get(1)), "the stream resumed on the other replica: " + streams);
+    }
+
+    @Test
+    void typeScriptClient_reachesA2026OnlyMemberThroughTheBridge() throws Exception
+    {
+        JsonNode result = runClient(endpoint("mixed"),
+            "[{\"name\":\"modern__test_tool_with_progress\"},{\"name\":\"java__add\",\"arguments\":{\"a\":2,\"b\":3}}]");
+
+        List<String> tools = strings(result.path("tools"));
+        assertTrue(tools.contains("modern__test_simple_text") && tools.contains("java__echo"), tools::toString);
+        JsonNode calls = result.path("calls");
+        assertEquals("Progress tool finished", calls.get(0).path("text").asText(), result::toPrettyString);
+        assertEquals(List.of("0", "50", "100"), strings(calls.get(0).path("progress")), result::toPrettyString);
+        assertEquals("5", calls.get(1).path("text").asText(), result::toPrettyString);
+        // The reference server saw the bridge's stateless requests only.
+        List<JsonNode> seen = new ArrayList<>();
+        reference.observed().forEach(seen::add);
+        assertTrue(seen.stream().anyMatch(r -> "tools/call".equals(r.path("mcpMethod").asText()) && "2026-07-28".equals(r.path("protocolVersion").asText())),
+            seen::toString);
     }
 
     @Test
