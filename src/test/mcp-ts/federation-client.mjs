@@ -1,13 +1,14 @@
 // The TypeScript SDK 2.x client (@modelcontextprotocol/client) in front of a federation of MCP
 // servers through Sandgate, driven by McpFederationIT.
 //
-//   node federation-client.mjs <url> <calls as JSON: [{"name": ..., "arguments": {...}}]> [log messages to wait for]
+//   node federation-client.mjs <url> <calls as JSON: [{"name": ..., "arguments": {...}}]> [log messages to wait for] [auto]
 //
 // It declares sampling and elicitation, answers every sampling request with "forty-two" and every
 // elicitation with {ok: true}, pages through the whole tools/list, then calls each tool given with
 // a progress callback; it records the log messages and tools/list_changed notifications it gets
 // and, when told how many log messages to expect, waits for them before it closes. It prints one JSON line (what it saw) and exits 0, or 1 on any error (the
-// line then has "ok": false and "error").
+// line then has "ok": false and "error"). With "auto" the client chooses the revision itself (a
+// server/discover probe, then 2026-07-28 if offered), else it opens a 2025 session.
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
@@ -28,9 +29,9 @@ const textOf = content => (content ?? []).filter(c => c.type === 'text').map(c =
 
 async function main()
 {
-    const [url, rawCalls, rawLogs] = process.argv.slice(2);
+    const [url, rawCalls, rawLogs, mode] = process.argv.slice(2);
     const client = new Client({ name: 'sandgate-federation-client', version: '1.0.0' },
-        { capabilities: { sampling: {}, elicitation: { form: {} } } });
+        { capabilities: { sampling: {}, elicitation: { form: {} } }, ...(mode ? { versionNegotiation: { mode } } : {}) });
     client.setRequestHandler('sampling/createMessage', async request =>
     {
         report.sampling.push(textOf(request.params.messages.map(m => m.content)));
@@ -46,6 +47,7 @@ async function main()
     report.step = 'connect';
     await client.connect(new StreamableHTTPClientTransport(new URL(url)));
     report.serverName = client.getServerVersion()?.name ?? null;
+    report.protocolVersion = client.getNegotiatedProtocolVersion() ?? null;
     report.capabilities = client.getServerCapabilities() ?? null;
 
     report.step = 'tools/list';

@@ -57,7 +57,7 @@ final class FederatedCalls
     }
 
     /** Routes a request of a {@link #routes routed} method; ends the exchange. */
-    void call(HttpServletRequest request, McpSession federated, FederatedNames names, RequestChecks.Caller caller, ObjectNode message)
+    void call(HttpServletRequest request, MemberChannel channel, FederatedNames names, RequestChecks.Caller caller, ObjectNode message)
     {
         AsyncContext async = request.getAsyncContext();
         ObjectNode rewritten = message.deepCopy();
@@ -66,7 +66,7 @@ final class FederatedCalls
             throw new RpcException(HttpStatus.OK_200, JsonRpcErrors.INVALID_PARAMS,
                 "Invalid params: " + message.path("method").asText() + " names its tool, prompt or resource with a string", null);
         String name = target.holder().get(target.field()).asText();
-        resolve(federated, names, caller, target.kind(), name).whenComplete((routed, failure) ->
+        resolve(channel, names, caller, target.kind(), name).whenComplete((routed, failure) ->
         {
             if (failure != null)
             {
@@ -79,11 +79,11 @@ final class FederatedCalls
             {
                 if (!"tools/call".equals(rewritten.path("method").asText()))
                 {
-                    send(async, federated, names, server, rewritten, true);
+                    send(async, channel, names, server, rewritten, true);
                     return;
                 }
                 McpServlet.whenAdmitted(async, gate.admit(request, server, caller, JsonRpc.parse(rewritten.toString())),
-                    () -> send(async, federated, names, server, rewritten, true));
+                    () -> send(async, channel, names, server, rewritten, true));
             }
             catch (RuntimeException x)
             {
@@ -115,7 +115,7 @@ final class FederatedCalls
      * The member a name goes to: the one whose prefix begins it; in a federation of one member,
      * that member; else the one member whose list has it.
      */
-    private CompletableFuture<FederatedNames.Routed> resolve(McpSession federated, FederatedNames names, RequestChecks.Caller caller, ListKind kind, String name)
+    private CompletableFuture<FederatedNames.Routed> resolve(MemberChannel channel, FederatedNames names, RequestChecks.Caller caller, ListKind kind, String name)
     {
         var prefixed = names.route(name);
         if (prefixed.isPresent())
@@ -123,7 +123,7 @@ final class FederatedCalls
         List<String> all = names.federation().servers();
         if (all.size() == 1)
             return CompletableFuture.completedFuture(new FederatedNames.Routed(all.get(0), name));
-        return lists.owners(federated, names, kind, name, caller).thenApply(owners ->
+        return lists.owners(channel, names, kind, name, caller).thenApply(owners ->
         {
             if (owners.size() == 1)
                 return new FederatedNames.Routed(owners.get(0), name);
@@ -137,28 +137,26 @@ final class FederatedCalls
      * Sends a message in the member's session and relays the answer. A member that no longer knows
      * the session (404: restarted) gets a new one and the message once more.
      */
-    private void send(AsyncContext async, McpSession federated, FederatedNames names, McpConfig.Server server, ObjectNode message, boolean again)
+    private void send(AsyncContext async, MemberChannel channel, FederatedNames names, McpConfig.Server server, ObjectNode message, boolean again)
     {
         String member = server.name();
-        members.session(federated, member)
-            .thenCompose(session -> members.send(server, session, message))
+        channel.send(server, message)
             .whenComplete((exchange, failure) ->
             {
                 if (failure != null)
                 {
-                    McpServlet.end(async, FederationMembers.unavailable(federated.server(), member, failure));
+                    McpServlet.end(async, FederationMembers.unavailable(channel.federation(), member, failure));
                     return;
                 }
-                if (exchange.status() == HttpStatus.NOT_FOUND_404 && again)
+                if (exchange.status() == HttpStatus.NOT_FOUND_404 && again && channel.forget(member))
                 {
                     exchange.discard();
-                    members.forget(federated, member);
-                    send(async, federated, names, server, message, false);
+                    send(async, channel, names, server, message, false);
                     return;
                 }
                 try
                 {
-                    relay(async, names, federated.server(), member, exchange);
+                    relay(async, channel, names, member, exchange);
                 }
                 catch (IOException | RuntimeException x)
                 {
@@ -173,7 +171,7 @@ final class FederatedCalls
      * the member sends them (its progress and requests before the response), JSON whole. An answer
      * that is no JSON-RPC message (an error page) makes the member unavailable to the client.
      */
-    private void relay(AsyncContext async, FederatedNames names, String federation, String member, Upstream.Exchange exchange) throws IOException
+    private void relay(AsyncContext async, MemberChannel channel, FederatedNames names, String member, Upstream.Exchange exchange) throws IOException
     {
         if (exchange.status() == HttpStatus.ACCEPTED_202)
         {
@@ -211,12 +209,13 @@ final class FederatedCalls
                 boolean message = answer.has("jsonrpc") && (answer.has("result") || answer.has("error"));
                 if (!message)
                 {
-                    McpServlet.end(async, FederationMembers.unavailable(federation, member, "it answered HTTP " + status));
+                    McpServlet.end(async, FederationMembers.unavailable(channel.federation(), member, "it answered HTTP " + status));
                     return;
                 }
                 // A JSON-RPC error the member gave its own HTTP status (2026-07-28 servers do) is the
-                // answer to the request, not the end of the client's session.
-                McpServlet.answer(async, MemberMessages.toClient(names, member, text));
+                // answer to the request; a session-era client would read the status as its session's end.
+                int answered = channel.keepsStatus() ? status : HttpStatus.OK_200;
+                McpServlet.answer(async, new CallGate.Verdict(MemberMessages.toClient(names, member, text), answered, 0));
             }
             catch (IOException | RuntimeException x)
             {

@@ -47,7 +47,7 @@ final class FederatedLists
      * @param params the client's params: its cursor (the federation's), and what else it sent, which each member gets too
      * @throws RpcException invalid params (answered with 200) for a cursor the federation did not give
      */
-    CompletableFuture<ObjectNode> page(McpSession federated, FederatedNames names, ListKind kind, JsonNode params, RequestChecks.Caller caller)
+    CompletableFuture<ObjectNode> page(MemberChannel channel, FederatedNames names, ListKind kind, JsonNode params, RequestChecks.Caller caller)
     {
         List<String> all = names.federation().servers();
         JsonNode cursor = params.path("cursor");
@@ -68,12 +68,12 @@ final class FederatedLists
             }
         }
         Map<String, CompletableFuture<JsonNode>> asked = new LinkedHashMap<>();
-        state.forEach((member, memberCursor) -> asked.put(member, fetch(federated, member, kind, params, memberCursor, caller)
+        state.forEach((member, memberCursor) -> asked.put(member, fetch(channel, member, kind, params, memberCursor, caller)
             .orTimeout(MEMBER_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
             .exceptionally(failure ->
             {
                 LOG.warn("MCP federation {}: {} left out of {}: {}", names.federation().name(), member, kind.method(),
-                    FederationMembers.unavailable(federated.server(), member, failure).getMessage());
+                    FederationMembers.unavailable(channel.federation(), member, failure).getMessage());
                 return null;
             })));
         return CompletableFuture.allOf(asked.values().toArray(CompletableFuture[]::new)).thenApply(ignored ->
@@ -95,7 +95,7 @@ final class FederatedLists
     }
 
     /** One page of one member's list, cut by its tool policy for the caller. */
-    CompletableFuture<JsonNode> fetch(McpSession federated, String member, ListKind kind, JsonNode params, String cursor, RequestChecks.Caller caller)
+    CompletableFuture<JsonNode> fetch(MemberChannel channel, String member, ListKind kind, JsonNode params, String cursor, RequestChecks.Caller caller)
     {
         McpConfig.Server server = members.server(member);
         ObjectNode request = JSON.createObjectNode().put("jsonrpc", "2.0").put("id", FederationMembers.GATEWAY_REQUEST_ID).put("method", kind.method());
@@ -104,24 +104,22 @@ final class FederatedLists
         if (cursor != null)
             memberParams.put("cursor", cursor);
         request.set("params", memberParams);
-        return members.session(federated, member)
-            .thenCompose(session -> members.send(server, session, request).thenCompose(exchange ->
+        return channel.send(server, request).thenCompose(exchange ->
             {
-                if (exchange.status() == HttpStatus.NOT_FOUND_404)
+                if (exchange.status() == HttpStatus.NOT_FOUND_404 && channel.forget(member))
                 {
                     exchange.discard();
-                    members.forget(federated, member);
-                    throw FederationMembers.unavailable(federated.server(), member, "it no longer knew the session (a new one opens with the next request)");
+                    throw FederationMembers.unavailable(channel.federation(), member, "it no longer knew the session (a new one opens with the next request)");
                 }
                 return FederationMembers.messages(exchange);
-            }))
+            })
             .thenApply(messages ->
             {
                 McpConfig.ToolPolicy policy = caller.tools(server);
                 List<JsonNode> cut = new ArrayList<>();
                 for (JsonNode message : messages)
                     cut.add(kind == ListKind.TOOLS ? FederationMembers.parse(ToolGuard.cut(policy, message.toString())) : message);
-                return FederationMembers.result(cut, federated.server(), member);
+                return FederationMembers.result(cut, channel.federation(), member);
             });
     }
 
@@ -129,12 +127,12 @@ final class FederatedLists
      * The members whose whole list (every page) has an item of that name or URI: where a name
      * without a member's prefix goes.
      */
-    CompletableFuture<List<String>> owners(McpSession federated, FederatedNames names, ListKind kind, String key, RequestChecks.Caller caller)
+    CompletableFuture<List<String>> owners(MemberChannel channel, FederatedNames names, ListKind kind, String key, RequestChecks.Caller caller)
     {
         Map<String, CompletableFuture<Boolean>> asked = new LinkedHashMap<>();
         for (String member : names.federation().servers())
         {
-            asked.put(member, has(federated, member, kind, key, null, caller, 0)
+            asked.put(member, has(channel, member, kind, key, null, caller, 0)
                 .orTimeout(MEMBER_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
                 .exceptionally(failure -> false));
         }
@@ -150,15 +148,15 @@ final class FederatedLists
         });
     }
 
-    private CompletableFuture<Boolean> has(McpSession federated, String member, ListKind kind, String key, String cursor, RequestChecks.Caller caller, int pages)
+    private CompletableFuture<Boolean> has(MemberChannel channel, String member, ListKind kind, String key, String cursor, RequestChecks.Caller caller, int pages)
     {
-        return fetch(federated, member, kind, JSON.createObjectNode(), cursor, caller).thenCompose(page ->
+        return fetch(channel, member, kind, JSON.createObjectNode(), cursor, caller).thenCompose(page ->
         {
             if (ListMerge.keysOf(kind, page).contains(key))
                 return CompletableFuture.completedFuture(true);
             if (!page.path("nextCursor").isTextual() || pages + 1 >= MAX_LOOKUP_PAGES)
                 return CompletableFuture.completedFuture(false);
-            return has(federated, member, kind, key, page.get("nextCursor").asText(), caller, pages + 1);
+            return has(channel, member, kind, key, page.get("nextCursor").asText(), caller, pages + 1);
         });
     }
 }

@@ -45,12 +45,14 @@ final class FederatedTransport
     private final FederatedLists lists;
     private final FederatedCalls calls;
     private final FederatedStream stream;
+    private final FederatedStateless stateless;
     private final Map<String, FederatedNames> names = new ConcurrentHashMap<>();
 
     FederatedTransport(McpConfig config, RequestChecks checks, SessionBus bus, FederationMembers members, FederatedLists lists, FederatedCalls calls,
                        FederatedStream stream)
     {
         this.stream = stream;
+        this.stateless = new FederatedStateless(members, lists, calls);
         this.config = config;
         this.checks = checks;
         this.bus = bus;
@@ -75,8 +77,10 @@ final class FederatedTransport
         JsonRpc rpc = JsonRpc.parse(body);
         JsonRpcErrors.parsed(request, rpc);
         if (StatelessTransport.applies(request, rpc))
-            throw new RpcException(HttpStatus.BAD_REQUEST_400, JsonRpcErrors.INVALID_REQUEST,
-                "a federation serves 2025-era sessions only so far: send initialize without _meta", null);
+        {
+            stateless.post(request, response, federation, names(federation), caller, rpc);
+            return;
+        }
         StreamableTransport.checkVersion(request);
         if (!rpc.isSingle())
             throw GatewayException.badRequest("a batch cannot be sent to a federation: send its messages one at a time");
@@ -106,9 +110,9 @@ final class FederatedTransport
         }
         ListKind kind = ListKind.of(method);
         if (kind != null)
-            answer(async, message, lists.page(federated, named, kind, message.path("params"), caller));
+            answer(async, message, lists.page(members.channel(federated), named, kind, message.path("params"), caller));
         else if (FederatedCalls.routes(method))
-            calls.call(request, federated, named, caller, message);
+            calls.call(request, members.channel(federated), named, caller, message);
         else if ("ping".equals(method))
             answer(async, message, CompletableFuture.completedFuture(JSON.createObjectNode()));
         else if ("logging/setLevel".equals(method))
@@ -118,7 +122,7 @@ final class FederatedTransport
     }
 
     /** Answers a request with the result the future gives, or the error it fails with. */
-    private static void answer(AsyncContext async, JsonNode request, CompletableFuture<? extends JsonNode> result)
+    static void answer(AsyncContext async, JsonNode request, CompletableFuture<? extends JsonNode> result)
     {
         result.whenComplete((value, failure) ->
         {

@@ -142,6 +142,83 @@ final class FederationMembers
         return upstream.exchange(Upstream.On.session(server, session), HttpMethod.POST, server.url(), headers, message.toString());
     }
 
+    /** The members of a federated session, each in its member session. */
+    MemberChannel channel(McpSession federated)
+    {
+        return new MemberChannel()
+        {
+            @Override
+            public String federation()
+            {
+                return federated.server();
+            }
+
+            @Override
+            public CompletableFuture<Upstream.Exchange> send(McpConfig.Server member, ObjectNode message)
+            {
+                return session(federated, member.name()).thenCompose(session -> FederationMembers.this.send(member, session, message));
+            }
+
+            @Override
+            public boolean forget(String member)
+            {
+                FederationMembers.this.forget(federated, member);
+                return true;
+            }
+
+            @Override
+            public boolean keepsStatus()
+            {
+                return false;
+            }
+        };
+    }
+
+    /**
+     * The members of a federation for one 2026-07-28 request: each gets the request as a
+     * 2026-07-28 request of its own, its routing headers made for what it receives (its names
+     * without the prefix). Members that do not speak that revision answer an error.
+     *
+     * @param owner the caller, as the members' credentials depend on it
+     * @param accept the client's {@code Accept}, or null
+     */
+    MemberChannel stateless(String federation, String owner, String version, String accept)
+    {
+        return new MemberChannel()
+        {
+            @Override
+            public String federation()
+            {
+                return federation;
+            }
+
+            @Override
+            public CompletableFuture<Upstream.Exchange> send(McpConfig.Server member, ObjectNode message)
+            {
+                Map<String, String> headers = headers(null);
+                if (accept != null)
+                    headers.put(HttpHeader.ACCEPT.asString(), accept);
+                String method = message.path("method").asText();
+                headers.put(McpHeaders.PROTOCOL_VERSION, version);
+                headers.put(McpHeaders.METHOD, method);
+                headers.put(McpHeaders.NAME, StatelessTransport.name(method, message.path("params")));
+                return upstream.exchange(new Upstream.On(member, owner), HttpMethod.POST, member.url(), headers, message.toString());
+            }
+
+            @Override
+            public boolean forget(String member)
+            {
+                return false;
+            }
+
+            @Override
+            public boolean keepsStatus()
+            {
+                return true;
+            }
+        };
+    }
+
     /** Ends a federated session's member sessions, upstream (best effort) and in the store. */
     void end(McpSession federated, McpFederation federation)
     {

@@ -76,7 +76,8 @@ class McpFederationIT
             Map.of("name", "with-down", "servers", List.of("alpha", "gone")),
             Map.of("name", "policy", "servers", List.of("guarded", "beta")),
             Map.of("name", "one", "servers", List.of("java"), "prefix", "when-needed"),
-            Map.of("name", "mixed", "servers", List.of("modern", "java"))));
+            Map.of("name", "mixed", "servers", List.of("modern", "java")),
+            Map.of("name", "modern-pair", "servers", List.of("reference", "modern"))));
     }
 
     @RegisterExtension
@@ -262,6 +263,44 @@ class McpFederationIT
     }
 
     @Test
+    void typeScriptClientOf2026_speaksStatelessToTheFederationAndItsMembers() throws Exception
+    {
+        int seenBefore = reference.observed().size();
+        JsonNode result = runClient(endpoint("modern-pair"),
+            "[{\"name\":\"modern__test_tool_with_progress\"},{\"name\":\"reference__test_simple_text\"}]", "0", "auto");
+
+        assertEquals("2026-07-28", result.path("protocolVersion").asText(), result::toPrettyString);
+        assertEquals("modern-pair", result.path("serverName").asText(), result::toPrettyString);
+        List<String> tools = strings(result.path("tools"));
+        assertTrue(tools.contains("modern__test_simple_text") && tools.contains("reference__test_simple_text"), tools::toString);
+        assertTrue(tools.stream().allMatch(name -> name.startsWith("modern__") || name.startsWith("reference__")), tools::toString);
+        JsonNode calls = result.path("calls");
+        assertEquals(List.of("0", "50", "100"), strings(calls.get(0).path("progress")), result::toPrettyString);
+        assertEquals("This is a simple text response for testing.", calls.get(1).path("text").asText(), result::toPrettyString);
+        // Every request the members saw was a 2026-07-28 one, without a session, naming the member's own tool.
+        List<JsonNode> seen = new ArrayList<>();
+        reference.observed().forEach(seen::add);
+        List<JsonNode> ours = seen.subList(seenBefore, seen.size());
+        assertTrue(ours.stream().allMatch(r -> "2026-07-28".equals(r.path("protocolVersion").asText()) && !r.path("session").asBoolean()), ours::toString);
+        assertTrue(ours.stream().anyMatch(r -> "tools/call".equals(r.path("mcpMethod").asText())), ours::toString);
+        assertTrue(replicas.bothServed(), replicas::routed);
+    }
+
+    @Test
+    void a2026RequestNamingAnotherToolInItsHeaderThanInItsBodyIsRefused() throws Exception
+    {
+        String body = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"reference__test_simple_text\",\"_meta\":{"
+            + "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}";
+        HttpRequest request = HttpRequest.newBuilder(URI.create(endpoint("modern-pair")))
+            .header("Content-Type", "application/json").header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2026-07-28").header("Mcp-Method", "tools/call").header("Mcp-Name", "modern__test_error_handling")
+            .POST(HttpRequest.BodyPublishers.ofString(body)).build();
+        HttpResponse<String> refused = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
+        assertEquals(400, refused.statusCode(), refused::body);
+        assertEquals(-32020, JSON.readTree(refused.body()).path("error").path("code").asInt(), refused::body);
+    }
+
+    @Test
     void aMemberDown_listsAnswerWithTheOthersAndItsCallsNameIt() throws Exception
     {
         String session = initialize("with-down");
@@ -439,13 +478,14 @@ class McpFederationIT
         return runClient(url, calls, "0");
     }
 
-    private static JsonNode runClient(String url, String calls, String logs) throws Exception
+    private static JsonNode runClient(String url, String calls, String logs, String... mode) throws Exception
     {
         Path node = LocalResources.executable("node");
         if (node == null)
             fail("node is missing: run ./scripts/test.sh (apt-get install nodejs npm; npm ci --prefix src/test/mcp-ts)");
         Path work = Files.createTempDirectory(MavenPaths.targetTests(), "federation-client-");
-        NodeScript.Ended ended = NodeScript.run(node, ReferenceMcpServer.PACKAGES_DIR, CLIENT, work, "federation-client", PROCESS_TIMEOUT, url, calls, logs);
+        NodeScript.Ended ended = NodeScript.run(node, ReferenceMcpServer.PACKAGES_DIR, CLIENT, work, "federation-client", PROCESS_TIMEOUT,
+            Stream.concat(Stream.of(url, calls, logs), Stream.of(mode)).toArray(String[]::new));
         if (ended.exitCode() != 0 || ended.lastLine().isEmpty())
             fail("federation-client.mjs " + url + " failed (exit " + ended.exitCode() + ")\n" + ended.output());
         JsonNode result = JSON.readTree(ended.lastLine());

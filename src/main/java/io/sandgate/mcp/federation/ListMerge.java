@@ -55,7 +55,31 @@ public final class ListMerge
         String cursor = FederatedCursor.encode(next);
         if (cursor != null)
             result.put("nextCursor", cursor);
+        pages.values().forEach(page -> mergeExtras(kind, page, result));
         return result;
+    }
+
+    /**
+     * What a page holds besides its items and cursor (2026-07-28's {@code resultType} and caching
+     * hints): the first page's, except that the merged page may be cached only as briefly as the
+     * briefest member's, and only privately if any member's is private.
+     */
+    private static void mergeExtras(ListKind kind, JsonNode page, ObjectNode result)
+    {
+        page.fields().forEachRemaining(entry ->
+        {
+            String field = entry.getKey();
+            JsonNode value = entry.getValue();
+            if (field.equals(kind.items()) || field.equals("nextCursor"))
+                return;
+            JsonNode have = result.get(field);
+            if (have == null)
+                result.set(field, value.deepCopy());
+            else if (field.equals("ttlMs") && value.isNumber() && have.isNumber() && value.asLong() < have.asLong())
+                result.set(field, value);
+            else if (field.equals("cacheScope") && "private".equals(value.asText()))
+                result.set(field, value);
+        });
     }
 
     /** What the items of a page route by. */
