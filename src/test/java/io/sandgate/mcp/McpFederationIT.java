@@ -301,6 +301,73 @@ class McpFederationIT
     }
 
     @Test
+    void promptsResourcesTemplatesAndCompletionsAreListedPrefixedAndRoutedBack() throws Exception
+    {
+        String session = initialize("all");
+
+        JsonNode prompts = message(post("all", session, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"prompts/list\",\"params\":{}}"));
+        assertTrue(names(prompts.path("result").path("prompts")).contains("reference__test_simple_prompt"), prompts::toPrettyString);
+        JsonNode prompt = message(post("all", session, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"prompts/get\",\"params\":{\"name\":\"reference__test_simple_prompt\"}}"));
+        assertEquals("This is a simple prompt for testing.", prompt.path("result").path("messages").get(0).path("content").path("text").asText(), prompt::toPrettyString);
+
+        JsonNode resources = message(post("all", session, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/list\",\"params\":{}}"));
+        List<String> uris = new ArrayList<>();
+        resources.path("result").path("resources").forEach(r -> uris.add(r.path("uri").asText()));
+        assertTrue(uris.contains("reference__test://static-text"), resources::toPrettyString);
+        assertTrue(names(resources.path("result").path("resources")).contains("reference__static-text"), resources::toPrettyString);
+        JsonNode read = message(post("all", session, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"resources/read\",\"params\":{\"uri\":\"reference__test://static-text\"}}"));
+        assertEquals("This is the content of the static text resource.", read.path("result").path("contents").get(0).path("text").asText(), read::toPrettyString);
+
+        JsonNode templates = message(post("all", session, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"resources/templates/list\",\"params\":{}}"));
+        assertEquals("reference__test://template/{id}/data", templates.path("result").path("resourceTemplates").get(0).path("uriTemplate").asText(), templates::toPrettyString);
+        JsonNode templated = message(post("all", session, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"resources/read\",\"params\":{\"uri\":\"reference__test://template/5/data\"}}"));
+        assertTrue(templated.path("result").path("contents").get(0).path("text").asText().contains("Data for ID: 5"), templated::toPrettyString);
+
+        JsonNode completed = message(post("all", session, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"completion/complete\",\"params\":{\"ref\":{\"type\":\"ref/prompt\","
+            + "\"name\":\"reference__test_prompt_with_arguments\"},\"argument\":{\"name\":\"arg1\",\"value\":\"par\"}}}"));
+        assertEquals("[\"paris\",\"park\",\"party\"]", completed.path("result").path("completion").path("values").toString(), completed::toPrettyString);
+
+        // A resource link a member gave (its own URI) is routed to the member that lists it.
+        JsonNode unprefixed = message(post("all", session, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"resources/read\",\"params\":{\"uri\":\"test://static-text\"}}"));
+        assertEquals("This is the content of the static text resource.", unprefixed.path("result").path("contents").get(0).path("text").asText(), unprefixed::toPrettyString);
+        assertTrue(replicas.bothServed(), replicas::routed);
+    }
+
+    @Test
+    void sessionsOfAFederationAndOfItsMembersDoNotOpenEachOther() throws Exception
+    {
+        String federated = initialize("paged");
+        HttpRequest onMember = HttpRequest.newBuilder(URI.create(replicas.baseUrl() + "/mcp/alpha/mcp"))
+            .header("Content-Type", "application/json").header("Accept", "application/json, text/event-stream").header("Mcp-Session-Id", federated)
+            .POST(HttpRequest.BodyPublishers.ofString("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{}}")).build();
+        assertEquals(404, HTTP.send(onMember, HttpResponse.BodyHandlers.ofString()).statusCode());
+
+        HttpRequest memberInitialize = HttpRequest.newBuilder(URI.create(replicas.baseUrl() + "/mcp/alpha/mcp"))
+            .header("Content-Type", "application/json").header("Accept", "application/json, text/event-stream")
+            .POST(HttpRequest.BodyPublishers.ofString(INITIALIZE)).build();
+        String single = HTTP.send(memberInitialize, HttpResponse.BodyHandlers.ofString()).headers().firstValue("Mcp-Session-Id").orElseThrow();
+        assertEquals(404, post("paged", single, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\",\"params\":{}}").statusCode());
+    }
+
+    @Test
+    void malformedRequestsAreRefusedBeforeAnyMemberHearsOfThem() throws Exception
+    {
+        String session = initialize("all");
+        int callsBefore = javaSdk.toolCalls.get();
+
+        JsonNode notAString = message(post("all", session, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":[\"java__echo\"]}}"));
+        assertEquals(-32602, notAString.path("error").path("code").asInt(), notAString::toPrettyString);
+        HttpResponse<String> batch = post("all", session, "[{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"java__echo\"}}]");
+        assertEquals(400, batch.statusCode(), batch::body);
+        JsonNode unknown = message(post("all", session, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"sandgate/anything\",\"params\":{}}"));
+        assertEquals(-32601, unknown.path("error").path("code").asInt(), unknown::toPrettyString);
+        // An answer to a request no member made goes nowhere.
+        assertEquals(202, post("all", session, "{\"jsonrpc\":\"2.0\",\"id\":\"java__{}\",\"result\":{}}").statusCode());
+        assertEquals(202, post("all", session, "{\"jsonrpc\":\"2.0\",\"id\":\"elsewhere__1\",\"result\":{}}").statusCode());
+        assertEquals(callsBefore, javaSdk.toolCalls.get());
+    }
+
+    @Test
     void aMemberDown_listsAnswerWithTheOthersAndItsCallsNameIt() throws Exception
     {
         String session = initialize("with-down");
