@@ -4,11 +4,12 @@
 //   node federation-client.mjs <url> <calls as JSON: [{"name": ..., "arguments": {...}}]> [log messages to wait for] [auto]
 //
 // It declares sampling and elicitation, answers every sampling request with "forty-two" and every
-// elicitation with {ok: true}, pages through the whole tools/list, then calls each tool given with
-// a progress callback; it records the log messages and tools/list_changed notifications it gets
-// and, when told how many log messages to expect, waits for them before it closes. It prints one JSON line (what it saw) and exits 0, or 1 on any error (the
-// line then has "ok": false and "error"). With "auto" the client chooses the revision itself (a
-// server/discover probe, then 2026-07-28 if offered), else it opens a 2025 session.
+// elicitation with what its form asks for (true for a flag, made-up strings), pages through the
+// whole tools/list, then calls each tool given with a progress callback. It records the log
+// messages and tools/list_changed notifications it gets and, when told how many log messages to
+// expect, waits for them before it closes. With "auto" the client chooses the revision itself (a
+// server/discover probe, then 2026-07-28 if offered), else it opens a 2025 session. It prints one
+// JSON line (what it saw) and exits 0, or 1 on any error (the line then has "ok": false and "error").
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
@@ -40,7 +41,11 @@ async function main()
     client.setRequestHandler('elicitation/create', async request =>
     {
         report.elicitation.push(request.params.message);
-        return { action: 'accept', content: { ok: true } };
+        // What the form asks for: true for a flag, a made-up address or name for a string.
+        const content = {};
+        for (const [key, property] of Object.entries(request.params.requestedSchema?.properties ?? {}))
+            content[key] = property.type === 'boolean' ? true : key === 'email' || property.format === 'email' ? 'sandgate@example.com' : 'sandgate';
+        return { action: 'accept', content };
     });
     client.setNotificationHandler('notifications/message', notification => { report.logs.push(notification.params.data); });
     client.setNotificationHandler('notifications/tools/list_changed', () => { report.listChanged++; });

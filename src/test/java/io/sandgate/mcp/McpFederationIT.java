@@ -77,7 +77,8 @@ class McpFederationIT
             Map.of("name", "policy", "servers", List.of("guarded", "beta")),
             Map.of("name", "one", "servers", List.of("java"), "prefix", "when-needed"),
             Map.of("name", "mixed", "servers", List.of("modern", "java")),
-            Map.of("name", "modern-pair", "servers", List.of("reference", "modern"))));
+            Map.of("name", "modern-pair", "servers", List.of("reference", "modern")),
+            Map.of("name", "three", "servers", List.of("reference", "java", "modern"))));
     }
 
     @RegisterExtension
@@ -121,6 +122,30 @@ class McpFederationIT
         assertEquals("all", result.path("serverName").asText());
         assertTrue(result.path("capabilities").has("tools") && result.path("capabilities").has("prompts") && result.path("capabilities").has("resources"),
             result::toPrettyString);
+        assertTrue(replicas.bothServed(), replicas::routed);
+    }
+
+    @Test
+    void typeScriptClient_usesThreeMembersOfTwoErasWithProgressSamplingAndElicitation() throws Exception
+    {
+        JsonNode result = runClient(endpoint("three"), "["
+            + "{\"name\":\"reference__test_sampling\",\"arguments\":{\"prompt\":\"what?\"}},"
+            + "{\"name\":\"reference__test_elicitation\",\"arguments\":{\"message\":\"who are you?\"}},"
+            + "{\"name\":\"java__ask\",\"arguments\":{\"question\":\"why?\"}},"
+            + "{\"name\":\"java__progress\",\"arguments\":{\"steps\":2}},"
+            + "{\"name\":\"modern__test_tool_with_progress\"}]");
+
+        List<String> tools = strings(result.path("tools"));
+        for (String member : List.of("reference__", "java__", "modern__"))
+            assertTrue(tools.stream().anyMatch(name -> name.startsWith(member)), tools::toString);
+        JsonNode calls = result.path("calls");
+        assertEquals("LLM response: forty-two", calls.get(0).path("text").asText(), result::toPrettyString);
+        assertTrue(calls.get(1).path("text").asText().contains("sandgate@example.com"), result::toPrettyString);
+        assertEquals("client said: forty-two", calls.get(2).path("text").asText(), result::toPrettyString);
+        assertEquals(2, calls.get(3).path("progress").size(), result::toPrettyString);
+        assertEquals(List.of("0", "50", "100"), strings(calls.get(4).path("progress")), result::toPrettyString);
+        assertEquals(List.of("who are you?"), strings(result.path("elicitation")), result::toPrettyString);
+        assertEquals(2, result.path("sampling").size(), result::toPrettyString);
         assertTrue(replicas.bothServed(), replicas::routed);
     }
 
