@@ -8,10 +8,11 @@
 // Prints "listening http://127.0.0.1:<port>/mcp" once it accepts connections.
 
 import { createServer } from 'node:http';
-import { Readable } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 
 import { Server, WebStandardStreamableHTTPServerTransport, isInitializeRequest } from '@modelcontextprotocol/server';
+
+import { respond } from './node-http.mjs';
 
 const [port, name, count, pageSize] = [Number(process.argv[2] ?? 0), process.argv[3] ?? 'paged', Number(process.argv[4] ?? 5), Number(process.argv[5] ?? 2)];
 const text = value => ({ type: 'text', text: value });
@@ -105,33 +106,7 @@ async function handle(req, res)
         res.writeHead(404).end();
         return;
     }
-    const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
-    const aborted = new AbortController();
-    res.on('close', () => aborted.abort());
-    const response = await serve(new Request(url, {
-        method: req.method,
-        headers: Object.entries(req.headers).flatMap(([key, value]) => (Array.isArray(value) ? value : [value]).map(v => [key, v])),
-        body: hasBody ? Readable.toWeb(req) : undefined,
-        duplex: hasBody ? 'half' : undefined,
-        signal: aborted.signal
-    }));
-    res.writeHead(response.status, [...response.headers].flat());
-    if (!response.body)
-    {
-        res.end();
-        return;
-    }
-    res.flushHeaders();
-    try
-    {
-        for await (const chunk of response.body)
-            res.write(chunk);
-    }
-    catch
-    {
-        // The client went away.
-    }
-    res.end();
+    await respond(req, res, url, serve);
 }
 
 const http = createServer((req, res) => handle(req, res).catch(error =>

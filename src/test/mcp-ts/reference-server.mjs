@@ -21,7 +21,6 @@
 // client chose, as the server saw it rather than as the client reports it.
 
 import { createServer } from 'node:http';
-import { Readable } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 
 import {
@@ -41,6 +40,8 @@ import {
     originValidationResponse
 } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
+
+import { respond } from './node-http.mjs';
 
 const MCP_PATH = '/mcp';
 const OBSERVED_PATH = '/observed';
@@ -457,7 +458,6 @@ async function serveMcp(request)
     return await isLegacyRequest(request) ? serveLegacy(request) : modern.fetch(request);
 }
 
-/** node:http to the SDK's web-standard Request and Response, streaming both ways. */
 async function handle(req, res)
 {
     const url = new URL(req.url, `http://${req.headers.host ?? '127.0.0.1'}`);
@@ -471,34 +471,7 @@ async function handle(req, res)
         res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
         return;
     }
-    const aborted = new AbortController();
-    res.on('close', () => aborted.abort());
-    const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
-    const request = new Request(url, {
-        method: req.method,
-        headers: Object.entries(req.headers).flatMap(([name, value]) => (Array.isArray(value) ? value : [value]).map(v => [name, v])),
-        body: hasBody ? Readable.toWeb(req) : undefined,
-        duplex: hasBody ? 'half' : undefined,
-        signal: aborted.signal
-    });
-    const response = await serveMcp(request);
-    res.writeHead(response.status, [...response.headers].flat());
-    if (!response.body)
-    {
-        res.end();
-        return;
-    }
-    res.flushHeaders();
-    try
-    {
-        for await (const chunk of response.body)
-            res.write(chunk);
-    }
-    catch
-    {
-        // The client went away, or the SDK ended the stream: nothing left to write to.
-    }
-    res.end();
+    await respond(req, res, url, serveMcp);
 }
 
 const port = Number(process.argv[2] ?? process.env.PORT ?? 0);

@@ -153,16 +153,8 @@ final class FederatedTransport
     private void initialize(AsyncContext async, HttpServletResponse response, McpFederation federation, RequestChecks.Caller caller, ObjectNode message)
     {
         JsonNode params = message.path("params");
-        String requested = params.path("protocolVersion").asText("");
-        String revision = StatelessTransport.SESSION_REVISIONS.contains(requested) ? requested : StatelessBridge.NEWEST_SESSION_REVISION;
-        ObjectNode client = JSON.createObjectNode();
-        client.set("capabilities", params.path("capabilities").isObject() ? params.get("capabilities") : JSON.createObjectNode());
-        if (params.path("clientInfo").isObject())
-            client.set("clientInfo", params.get("clientInfo"));
-        String said = client.toString();
-        if (said.length() > StatelessBridge.MAX_CLIENT)
-            throw new RpcException(HttpStatus.BAD_REQUEST_400, JsonRpcErrors.INVALID_PARAMS,
-                "initialize: capabilities and clientInfo together take " + said.length() + " characters, at most " + StatelessBridge.MAX_CLIENT, null);
+        String revision = StatelessBridge.revision(params);
+        String said = StatelessBridge.clientSaid(params);
         McpSession federated = checks.newSession(federation.name(), caller).withProtocolVersion(revision).withClient(said);
         bus.update(federated);
         Map<String, CompletableFuture<JsonNode>> opened = new LinkedHashMap<>();

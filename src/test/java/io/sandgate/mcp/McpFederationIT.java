@@ -165,17 +165,7 @@ class McpFederationIT
     @Test
     void pagesComposeTheMembersCursors() throws Exception
     {
-        String session = initialize("paged");
-        List<List<String>> pages = new ArrayList<>();
-        String cursor = null;
-        do
-        {
-            String params = cursor == null ? "{}" : "{\"cursor\":\"" + cursor + "\"}";
-            JsonNode page = message(post("paged", session, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":" + params + "}"));
-            pages.add(names(page.path("result").path("tools")));
-            cursor = page.path("result").path("nextCursor").asText(null);
-        }
-        while (cursor != null && pages.size() < 10);
+        List<List<String>> pages = toolPages("paged", initialize("paged"));
         // alpha: 3 pages of 3, beta: 3 pages of 2, asked together: 3 pages, each member's in order.
         assertEquals(List.of(
             List.of("alpha__ask", "alpha__confirm", "alpha__progress", "beta__ask", "beta__confirm"),
@@ -461,16 +451,7 @@ class McpFederationIT
     void aMembersToolPolicyStillHidesAndRefusesItsTools() throws Exception
     {
         String session = initialize("policy");
-        List<String> tools = new ArrayList<>();
-        String cursor = null;
-        do
-        {
-            String params = cursor == null ? "{}" : "{\"cursor\":\"" + cursor + "\"}";
-            JsonNode page = message(post("policy", session, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":" + params + "}"));
-            tools.addAll(names(page.path("result").path("tools")));
-            cursor = page.path("result").path("nextCursor").asText(null);
-        }
-        while (cursor != null);
+        List<String> tools = toolPages("policy", session).stream().flatMap(List::stream).toList();
         assertEquals(List.of("guarded__ask", "guarded__confirm", "guarded__echo", "guarded__progress"),
             tools.stream().filter(name -> name.startsWith("guarded__")).sorted().toList());
 
@@ -505,6 +486,22 @@ class McpFederationIT
     }
 
     // --- helpers
+
+    /** The names of each page of a federation's tools, following its cursors (at most 10 pages). */
+    private static List<List<String>> toolPages(String federation, String session) throws Exception
+    {
+        List<List<String>> pages = new ArrayList<>();
+        String cursor = null;
+        do
+        {
+            String params = cursor == null ? "{}" : "{\"cursor\":\"" + cursor + "\"}";
+            JsonNode page = message(post(federation, session, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":" + params + "}"));
+            pages.add(names(page.path("result").path("tools")));
+            cursor = page.path("result").path("nextCursor").asText(null);
+        }
+        while (cursor != null && pages.size() < 10);
+        return pages;
+    }
 
     /** The replica's port a routed request went to. */
     private static String port(String routed)
