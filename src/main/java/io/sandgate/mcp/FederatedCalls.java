@@ -191,7 +191,9 @@ final class FederatedCalls
                 try
                 {
                     stream.event(null, null, MemberMessages.toClient(names, member, event.data()));
-                    return EventStreamPump.HANDED_ON;
+                    // A client that does not read holds the member's answer back, not the replica's memory.
+                    CompletableFuture<Void> room = new CompletableFuture<>();
+                    return stream.ready(() -> room.complete(null)) ? EventStreamPump.HANDED_ON : room;
                 }
                 catch (IOException x)
                 {

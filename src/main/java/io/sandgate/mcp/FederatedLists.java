@@ -17,8 +17,6 @@ import io.sandgate.mcp.federation.FederatedNames;
 import io.sandgate.mcp.federation.ListKind;
 import io.sandgate.mcp.federation.ListMerge;
 import org.eclipse.jetty.http.HttpStatus;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A federation's lists: each page asked of the members in parallel, cut by each member's tool
@@ -31,7 +29,6 @@ final class FederatedLists
     static final Duration MEMBER_TIMEOUT = Duration.ofSeconds(10);
     /** The most pages of one member read to find which member has a name: a member that pages forever must not hold a request forever. */
     private static final int MAX_LOOKUP_PAGES = 50;
-    private static final Logger LOG = LoggerFactory.getLogger(FederatedLists.class);
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final FederationMembers members;
@@ -72,8 +69,7 @@ final class FederatedLists
             .orTimeout(MEMBER_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
             .exceptionally(failure ->
             {
-                LOG.warn("MCP federation {}: {} left out of {}: {}", names.federation().name(), member, kind.method(),
-                    FederationMembers.unavailable(channel.federation(), member, failure).getMessage());
+                members.leftOut(channel.federation(), member, kind.method(), failure);
                 return null;
             })));
         return CompletableFuture.allOf(asked.values().toArray(CompletableFuture[]::new)).thenApply(ignored ->

@@ -19,8 +19,6 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * 2026-07-28 requests at {@code /mcp/{federation}/mcp}: no session, so nothing is kept; each
@@ -31,7 +29,6 @@ import org.slf4j.LoggerFactory;
  */
 final class FederatedStateless
 {
-    private static final Logger LOG = LoggerFactory.getLogger(FederatedStateless.class);
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String META_SERVER_INFO = "io.modelcontextprotocol/serverInfo";
 
@@ -86,8 +83,7 @@ final class FederatedStateless
                 .orTimeout(FederatedLists.MEMBER_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
                 .exceptionally(failure ->
                 {
-                    LOG.warn("MCP federation {}: {} left out of server/discover: {}", federation.name(), member,
-                        FederationMembers.unavailable(federation.name(), member, failure).getMessage());
+                    members.leftOut(federation.name(), member, "server/discover", failure);
                     return null;
                 }));
         }

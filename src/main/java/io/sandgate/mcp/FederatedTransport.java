@@ -22,8 +22,6 @@ import jakarta.servlet.AsyncContext;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.eclipse.jetty.http.HttpStatus;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Streamable HTTP with 2025-era sessions at {@code /mcp/{federation}/mcp} (docs/mcp-federation.md).
@@ -35,7 +33,6 @@ import org.slf4j.LoggerFactory;
  */
 final class FederatedTransport
 {
-    private static final Logger LOG = LoggerFactory.getLogger(FederatedTransport.class);
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final McpConfig config;
@@ -164,8 +161,7 @@ final class FederatedTransport
                 .orTimeout(FederatedLists.MEMBER_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
                 .exceptionally(failure ->
                 {
-                    LOG.warn("MCP federation {}: {} left out of a new session: {}", federation.name(), member,
-                        FederationMembers.unavailable(federation.name(), member, failure).getMessage());
+                    members.leftOut(federation.name(), member, "initialize", failure);
                     return null;
                 }));
         }

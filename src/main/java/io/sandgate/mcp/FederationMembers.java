@@ -17,12 +17,16 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.McpConfig;
 import io.sandgate.config.McpFederation;
 import io.sandgate.web.GatewayException;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
 import org.eclipse.jetty.http.HttpStatus;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The member sessions of federated sessions, and the messages sent in them. A member session is an
@@ -37,17 +41,35 @@ final class FederationMembers
     /** The id of the requests the gateway makes itself in a member session; the client never sees their answers. */
     static final String GATEWAY_REQUEST_ID = "sandgate-federation";
 
+    private static final Logger LOG = LoggerFactory.getLogger(FederationMembers.class);
+
     private final McpConfig config;
     private final SessionBus bus;
     private final Upstream upstream;
     private final StatelessBridge bridge;
+    private final MeterRegistry registry;
 
-    FederationMembers(McpConfig config, SessionBus bus, Upstream upstream, StatelessBridge bridge)
+    FederationMembers(McpConfig config, SessionBus bus, Upstream upstream, StatelessBridge bridge, MeterRegistry registry)
     {
         this.config = config;
         this.bus = bus;
         this.upstream = upstream;
         this.bridge = bridge;
+        this.registry = registry;
+    }
+
+    /**
+     * A member left out of an answer (a list, a new session's capabilities, {@code server/discover})
+     * because it failed or did not answer in time: the answer goes on without it, and the operator
+     * sees it in the log and in {@code sandgate.mcp.federation.members.left.out}.
+     *
+     * @param what the method whose answer goes without the member
+     */
+    void leftOut(String federation, String member, String what, Throwable failure)
+    {
+        LOG.warn("MCP federation {}: {} left out of {}: {}", federation, member, what, unavailable(federation, member, failure).getMessage());
+        Counter.builder("sandgate.mcp.federation.members.left.out").description("Answers of a federation given without a member that failed or did not answer in time")
+            .tag("federation", federation).tag("member", member).register(registry).increment();
     }
 
     /** The member's server. */

@@ -41,6 +41,7 @@ public final class McpGateway implements AutoCloseable
     private final SessionRelay relay;
     private final Authenticator authenticator;
     private final CallGate gate;
+    private final MeterRegistry registry;
 
     /**
      * @param origins the browser origins the deployment allows ({@code server.public-origins}); the
@@ -53,6 +54,7 @@ public final class McpGateway implements AutoCloseable
                       Tracing tracing, CallQuotas quotas, Function<String, Secret> secrets, Clock clock) throws Exception
     {
         this.config = config;
+        this.registry = registry;
         this.bus = bus;
         this.clients = clients;
         this.schedulers = schedulers;
@@ -84,7 +86,7 @@ public final class McpGateway implements AutoCloseable
         LegacySseTransport sse = new LegacySseTransport(checks, relay, bus, upstream, upstreams, bridge, gate);
         StreamableTransport streamable = new StreamableTransport(checks, relay, bus, upstream, upstreams, bridge,
             new StatelessTransport(upstream, gate), new SseBridge(checks, relay, bus, upstream, upstreams), gate);
-        FederationMembers members = new FederationMembers(config, bus, upstream, bridge);
+        FederationMembers members = new FederationMembers(config, bus, upstream, bridge, registry);
         FederatedLists lists = new FederatedLists(members);
         FederatedTransport federated = new FederatedTransport(config, checks, bus, members, lists, new FederatedCalls(members, lists, gate, schedulers.workers()),
             new FederatedStream(checks, bus, relay, upstreams, members));

@@ -391,6 +391,7 @@ class McpFederationIT
         List<String> tools = names(list.path("result").path("tools"));
         assertEquals(List.of("alpha__ask", "alpha__confirm", "alpha__progress"), tools, list::toPrettyString);
         assertTrue(list.path("result").has("nextCursor"), list::toPrettyString);
+        assertTrue(leftOut("with-down", "gone") >= 1, "counted in sandgate_mcp_federation_members_left_out_total");
 
         HttpResponse<String> call = post("with-down", session, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"gone__echo\"}}");
         assertEquals(200, call.statusCode(), call::body);
@@ -501,6 +502,24 @@ class McpFederationIT
         }
         while (cursor != null && pages.size() < 10);
         return pages;
+    }
+
+    /** How often both replicas left the member out of an answer of the federation, by their metrics. */
+    private static double leftOut(String federation, String member) throws Exception
+    {
+        double sum = 0;
+        // The front alternates: two scrapes read both replicas.
+        for (int i = 0; i < 2; i++)
+        {
+            String metrics = HTTP.send(HttpRequest.newBuilder(URI.create(replicas.baseUrl() + "/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
+            for (String line : metrics.split("\n"))
+            {
+                if (line.startsWith("sandgate_mcp_federation_members_left_out_total{") && line.contains("federation=\"" + federation + "\"")
+                    && line.contains("member=\"" + member + "\""))
+                    sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return sum;
     }
 
     /** The replica's port a routed request went to. */
