@@ -289,7 +289,7 @@ public final class ConfigLoader
         List<McpFederation> federations = new ArrayList<>();
         for (Map<?, ?> entry : list(ConfigKeys.MCP_FEDERATIONS))
         {
-            McpFederation parsed = attempt(() -> McpFederation.parse(entry));
+            McpFederation parsed = attempt(() -> McpFederation.parse(entry, mcpAuth, publicOrigin));
             if (parsed != null)
                 federations.add(parsed);
         }

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -15,8 +16,10 @@ import java.util.Set;
  * @param servers the members, names of {@code mcp.servers}, in the order lists merge them
  * @param prefix when a member's names get its prefix
  * @param separator between a member's name and its item's name
+ * @param auth how its callers authenticate ({@code mcp.auth}, with the federation's own resource
+ *        URL and audience); empty: its endpoint is open
  */
-public record McpFederation(String name, List<String> servers, Prefix prefix, String separator)
+public record McpFederation(String name, List<String> servers, Prefix prefix, String separator, Optional<McpAuthConfig> auth)
 {
     public static final String DEFAULT_SEPARATOR = "__";
 
@@ -29,8 +32,15 @@ public record McpFederation(String name, List<String> servers, Prefix prefix, St
         WHEN_NEEDED
     }
 
+    /** An open federation. */
+    public McpFederation(String name, List<String> servers, Prefix prefix, String separator)
+    {
+        this(name, servers, prefix, separator, Optional.empty());
+    }
+
     public McpFederation
     {
+        Objects.requireNonNull(auth, "auth");
         String at = ConfigKeys.MCP_FEDERATIONS.name() + ": " + name + ": ";
         if (name == null || !name.matches("[a-z0-9][a-z0-9-]{0,62}"))
             throw new IllegalArgumentException(ConfigKeys.MCP_FEDERATIONS.name() + ": name " + name + " (expected: lower-case letters, digits and '-')");
@@ -53,8 +63,13 @@ public record McpFederation(String name, List<String> servers, Prefix prefix, St
         return member + separator;
     }
 
-    /** Parses one entry: {@code {name, servers, prefix, separator}}. */
-    static McpFederation parse(Map<?, ?> raw)
+    /**
+     * Parses one entry: {@code {name, servers, prefix, separator}}.
+     *
+     * @param globalAuth {@code mcp.auth}, or null: the federation's callers authenticate as it says
+     * @param publicOrigin the first of {@code server.public-origins}, or null
+     */
+    static McpFederation parse(Map<?, ?> raw, Map<String, ?> globalAuth, String publicOrigin)
     {
         ConfigTable entry = ConfigTable.of(raw, ConfigKeys.MCP_FEDERATIONS.name(), "{name, servers, prefix, separator}",
             Set.of("name", "servers", "prefix", "separator"));
@@ -70,7 +85,8 @@ public record McpFederation(String name, List<String> servers, Prefix prefix, St
             case "when-needed" -> Prefix.WHEN_NEEDED;
             default -> throw new IllegalArgumentException(at + "prefix " + prefix + " (expected: always or when-needed)");
         };
-        return new McpFederation(name, items.stream().map(Object::toString).toList(), parsed, entry.text("separator", DEFAULT_SEPARATOR));
+        Optional<McpAuthConfig> auth = McpAuthConfig.resolve(globalAuth, null, at + "auth", name, publicOrigin);
+        return new McpFederation(name, items.stream().map(Object::toString).toList(), parsed, entry.text("separator", DEFAULT_SEPARATOR), auth);
     }
 
     /**
@@ -92,8 +108,10 @@ public record McpFederation(String name, List<String> servers, Prefix prefix, St
                 throw new IllegalArgumentException(at + "server " + member + " is not in mcp.servers (expected: names of mcp.servers)");
             if (server.transport() == McpConfig.Transport.SSE)
                 throw new IllegalArgumentException(at + "server " + member + " speaks HTTP+SSE (expected: streamable or stateless members; sse ones are not federated yet)");
-            if (server.auth().isPresent())
-                throw new IllegalArgumentException(at + "server " + member + " authenticates its callers (expected: members without auth; a federation has no audience of its own yet)");
+            // Open, the federation would let anyone reach what the member lets only its callers reach.
+            if (server.auth().isPresent() && auth.isEmpty())
+                throw new IllegalArgumentException(at + "server " + member + " authenticates its callers, and the federation's are not (expected: mcp.auth set, "
+                    + "which the federation's callers then authenticate with, or members without auth)");
         }
     }
 }

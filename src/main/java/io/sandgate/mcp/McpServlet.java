@@ -123,7 +123,7 @@ public final class McpServlet extends HttpServlet
         checks.checkOrigin(request.getHeader(HttpHeader.ORIGIN.asString()));
         if (!"mcp".equals(endpoint))
             throw GatewayException.notFound("not an MCP endpoint: a federation is served at /mcp/{federation}/mcp");
-        RequestChecks.Caller caller = checks.caller(request.getHeader(HttpHeader.AUTHORIZATION.asString()), clients.clientAddress(request));
+        RequestChecks.Caller caller = checks.caller(federation, request.getHeader(HttpHeader.AUTHORIZATION.asString()), clients.clientAddress(request));
         switch (request.getMethod())
         {
             case "POST" -> withBody(request, response, body -> federated.post(request, response, federation, caller, body));

@@ -10,6 +10,7 @@ import java.util.Set;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.McpConfig;
+import io.sandgate.config.McpFederation;
 import io.sandgate.mcp.identity.Authenticator;
 import io.sandgate.mcp.identity.Principal;
 import io.sandgate.mcp.identity.UpstreamCredentials;
@@ -118,6 +119,21 @@ final class RequestChecks
             return new Caller(principal.owner(), clients.limitKey(address), principal);
         }
         return caller(credential, address);
+    }
+
+    /**
+     * The caller of a federation, once its token is checked where the federation wants one; each
+     * member's credential for the principal is then at hand too (a token exchange per member that
+     * makes one).
+     */
+    Caller caller(McpFederation federation, String credential, String address)
+    {
+        Principal principal = authenticator.authenticate(federation.name(), "mcp", credential).orElse(null);
+        if (principal == null)
+            return caller(credential, address);
+        for (String member : federation.servers())
+            credentials.prepare(config.server(member), principal, Authenticator.bearer(credential));
+        return new Caller(principal.owner(), clients.limitKey(address), principal);
     }
 
     /** The caller of an open server. */

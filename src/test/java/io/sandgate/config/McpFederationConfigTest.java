@@ -81,6 +81,21 @@ class McpFederationConfigTest
     }
 
     @Test
+    void aMemberThatAuthenticatesNeedsAFederationThatDoesToo()
+    {
+        Map<String, Object> auth = Map.of("issuers", List.of("https://as.example"), "jwks-url", "https://as.example/jwks", "resource-url", "https://gw.example");
+        List<Map<String, Object>> servers = List.of(Map.of("name", "files", "url", "http://files:8080/mcp", "auth", auth));
+        Map<String, Object> federation = Map.of("name", "all", "servers", List.of("files"));
+        ConfigException open = assertThrows(ConfigException.class,
+            () -> ConfigLoader.fromValues(Map.of("mcp.servers", servers, "mcp.federations", List.of(federation))));
+        assertContains(String.join("\n", open.problems()), "server files authenticates its callers, and the federation's are not");
+
+        McpFederation guarded = ConfigLoader.fromValues(Map.of("mcp.auth", auth, "mcp.servers", servers, "mcp.federations", List.of(federation)))
+            .mcp().federation("all");
+        assertEquals(List.of("https://gw.example/mcp/all"), guarded.auth().orElseThrow().audiences().subList(0, 1));
+    }
+
+    @Test
     void twoFederationsOfOneNameAreRefused()
     {
         Map<String, Object> one = Map.of("name", "all", "servers", List.of("files"));
