@@ -181,11 +181,13 @@ final class FederatedTransport
                     instructions.add(federation.servers().size() == 1 ? memberResult.get("instructions").asText()
                         : entry.getKey() + ": " + memberResult.get("instructions").asText());
             }
-            ObjectNode initialized = JSON.createObjectNode().put("protocolVersion", revision);
+            // A federation of one member is that member to its client: its revision and its name.
+            boolean single = federation.servers().size() == 1 && only != null;
+            ObjectNode initialized = JSON.createObjectNode()
+                .put("protocolVersion", single && only.path("protocolVersion").isTextual() ? only.get("protocolVersion").asText() : revision);
             initialized.set("capabilities", ListMerge.capabilities(capabilities));
-            // A federation of one member is that member to its client.
-            boolean single = federation.servers().size() == 1 && only != null && only.path("serverInfo").isObject();
-            initialized.set("serverInfo", single ? only.get("serverInfo") : JSON.createObjectNode().put("name", federation.name()).put("version", "sandgate-federation"));
+            initialized.set("serverInfo", single && only.path("serverInfo").isObject() ? only.get("serverInfo")
+                : JSON.createObjectNode().put("name", federation.name()).put("version", "sandgate-federation"));
             if (!instructions.isEmpty())
                 initialized.put("instructions", String.join("\n\n", instructions));
             return initialized;

@@ -467,6 +467,11 @@ class McpFederationIT
         HttpResponse<String> opened = post("one", null, INITIALIZE);
         JsonNode initialized = message(opened);
         assertEquals("sandgate-mcp-upstream", initialized.path("result").path("serverInfo").path("name").asText(), opened::body);
+        HttpRequest direct = HttpRequest.newBuilder(URI.create(javaSdk.streamableUrl())).header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream").POST(HttpRequest.BodyPublishers.ofString(INITIALIZE)).build();
+        JsonNode member = message(HTTP.send(direct, HttpResponse.BodyHandlers.ofString()));
+        assertEquals(member.path("result").path("protocolVersion"), initialized.path("result").path("protocolVersion"), opened::body);
+        assertEquals(member.path("result").path("capabilities"), initialized.path("result").path("capabilities"), opened::body);
         String session = opened.headers().firstValue("Mcp-Session-Id").orElseThrow();
 
         JsonNode list = message(post("one", session, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{}}"));
