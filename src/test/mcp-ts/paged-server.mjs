@@ -18,7 +18,7 @@ const [port, name, count, pageSize] = [Number(process.argv[2] ?? 0), process.arg
 const text = value => ({ type: 'text', text: value });
 const TOOLS = ['ask', 'confirm', 'progress', 'echo'];
 // Not listed: tools on the session's own GET stream.
-const UNLISTED = ['ask_aside', 'broadcast'];
+const UNLISTED = ['ask_aside', 'broadcast', 'forget_sessions'];
 for (let i = 0; TOOLS.length < count; i++)
     TOOLS.push(`tool_${String(i).padStart(2, '0')}`);
 const sessions = new Map();
@@ -65,6 +65,12 @@ function buildServer()
                 await server.notification({ method: 'notifications/message', params: { level: 'info', data: `${name} note ${i}` } });
             await server.notification({ method: 'notifications/tools/list_changed' });
             return { content: [text(`${name}:broadcast:${count}`)] };
+        }
+        if (tool === 'forget_sessions')
+        {
+            // As a restart would: every session is unknown from now on (404); this answer still goes out on its stream.
+            sessions.clear();
+            return { content: [text(`${name}:forget_sessions`)] };
         }
         if (tool === 'progress')
         {

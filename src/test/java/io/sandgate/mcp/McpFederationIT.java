@@ -482,6 +482,21 @@ class McpFederationIT
     }
 
     @Test
+    void aMemberThatForgotItsSessionGetsANewOneAndTheCallGoesThrough() throws Exception
+    {
+        String session = initialize("paged");
+        JsonNode forgot = message(post("paged", session, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"beta__forget_sessions\"}}"));
+        assertEquals("beta:forget_sessions", forgot.path("result").path("content").get(0).path("text").asText(), forgot::toPrettyString);
+
+        // beta answers 404 for the member session: the gateway opens another and sends the call again.
+        JsonNode echo = message(post("paged", session, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"beta__echo\"}}"));
+        assertEquals("beta:echo", echo.path("result").path("content").get(0).path("text").asText(), echo::toPrettyString);
+        // The federated session lived on through it, alpha's member session too.
+        List<String> tools = toolPages("paged", session).stream().flatMap(List::stream).toList();
+        assertTrue(tools.contains("alpha__echo") && tools.contains("beta__echo"), tools::toString);
+    }
+
+    @Test
     void deleteEndsTheFederatedSessionOnEveryReplica() throws Exception
     {
         String session = initialize("paged");
