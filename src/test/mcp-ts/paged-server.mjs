@@ -3,7 +3,10 @@
 // page. Its tools answer "<server name>:<tool>"; 'ask' asks the client to sample and 'confirm'
 // elicits, each answering what the client said; 'progress' reports progress 1..3 when asked.
 //
-//   node paged-server.mjs <port> <server name> <tools> <page size>
+//   node paged-server.mjs <port> <server name> <tools> <page size> [sessionless]
+//
+// With "sessionless" it makes no sessions: every POST is served on its own, as Streamable HTTP
+// allows, and GET is 405.
 //
 // Prints "listening http://127.0.0.1:<port>/mcp" once it accepts connections.
 
@@ -15,6 +18,7 @@ import { Server, WebStandardStreamableHTTPServerTransport, isInitializeRequest }
 import { respond } from './node-http.mjs';
 
 const [port, name, count, pageSize] = [Number(process.argv[2] ?? 0), process.argv[3] ?? 'paged', Number(process.argv[4] ?? 5), Number(process.argv[5] ?? 2)];
+const sessionless = process.argv[6] === 'sessionless';
 const text = value => ({ type: 'text', text: value });
 const TOOLS = ['ask', 'confirm', 'progress', 'echo'];
 // Not listed: tools on the session's own GET stream.
@@ -85,6 +89,14 @@ function buildServer()
 
 async function serve(request)
 {
+    if (sessionless)
+    {
+        if (request.method !== 'POST')
+            return new Response(null, { status: 405, headers: { allow: 'POST' } });
+        const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+        await buildServer().connect(transport);
+        return transport.handleRequest(request);
+    }
     const sessionId = request.headers.get('mcp-session-id');
     if (sessionId)
     {

@@ -102,9 +102,13 @@ final class FederationMembers
         return bus.find(memberSessionId(federated.id(), member)).filter(session -> isOpen(server, session));
     }
 
+    /**
+     * Whether the member answered its initialize: a revision is recorded then. (A Streamable server
+     * need not make sessions: one that gave no {@code Mcp-Session-Id} gets requests without one.)
+     */
     private static boolean isOpen(McpConfig.Server server, McpSession session)
     {
-        return server.transport() == McpConfig.Transport.STATELESS ? session.client().isPresent() : session.upstreamSessionId().isPresent();
+        return server.transport() == McpConfig.Transport.STATELESS ? session.client().isPresent() : session.protocolVersion().isPresent();
     }
 
     /** The member session, opened first when it is not (the member was down at initialize, or it expired). */
@@ -144,10 +148,10 @@ final class FederationMembers
             {
                 String upstreamSession = exchange.header(McpHeaders.SESSION_ID);
                 JsonNode result = result(messages, federated.server(), member);
-                if (exchange.status() / 100 != 2 || upstreamSession == null)
-                    throw unavailable(federated.server(), member, "it answered initialize with " + exchange.status() + " and no session");
-                McpSession opened = created.withUpstreamSessionId(upstreamSession)
-                    .withProtocolVersion(result.path("protocolVersion").asText(params.get("protocolVersion").asText()));
+                if (exchange.status() / 100 != 2)
+                    throw unavailable(federated.server(), member, "it answered initialize with " + exchange.status());
+                McpSession negotiated = created.withProtocolVersion(result.path("protocolVersion").asText(params.get("protocolVersion").asText()));
+                McpSession opened = upstreamSession == null ? negotiated : negotiated.withUpstreamSessionId(upstreamSession);
                 bus.update(opened);
                 ObjectNode initialized = JSON.createObjectNode().put("jsonrpc", "2.0").put("method", "notifications/initialized");
                 send(server, opened, initialized).thenAccept(Upstream.Exchange::discard);
@@ -249,7 +253,7 @@ final class FederationMembers
             McpConfig.Server server = server(member);
             find(federated, member).ifPresent(session ->
             {
-                if (server.transport() == McpConfig.Transport.STREAMABLE)
+                if (server.transport() == McpConfig.Transport.STREAMABLE && session.upstreamSessionId().isPresent())
                 {
                     Map<String, String> headers = headers(session);
                     upstream.exchange(Upstream.On.session(server, session), HttpMethod.DELETE, server.url(), headers, null)

@@ -56,6 +56,7 @@ class McpFederationIT
     private static final McpUpstream javaSdk = McpUpstream.start();
     private static final PagedMcpServer alpha = PagedMcpServer.start("alpha", 7, 3);
     private static final PagedMcpServer beta = PagedMcpServer.start("beta", 5, 2);
+    private static final PagedMcpServer gamma = PagedMcpServer.start("gamma", 4, 10, true);
     private static RoundRobinReplicas replicas;
 
     private static void federations(GatewayConfig config)
@@ -68,6 +69,7 @@ class McpFederationIT
             Map.of("name", "guarded", "url", alpha.url(), "tools", Map.of("deny", List.of("tool_*"))),
             // Nothing listens on port 1: a member that is down.
             Map.of("name", "gone", "url", "http://127.0.0.1:1/mcp"),
+            Map.of("name", "gamma", "url", gamma.url()),
             // The reference server, told to the gateway as one that speaks only 2026-07-28.
             Map.of("name", "modern", "url", reference.url(), "transport", "stateless")));
         config.set("mcp.federations", List.of(
@@ -78,7 +80,8 @@ class McpFederationIT
             Map.of("name", "one", "servers", List.of("java"), "prefix", "when-needed"),
             Map.of("name", "mixed", "servers", List.of("modern", "java")),
             Map.of("name", "modern-pair", "servers", List.of("reference", "modern")),
-            Map.of("name", "three", "servers", List.of("reference", "java", "modern"))));
+            Map.of("name", "three", "servers", List.of("reference", "java", "modern")),
+            Map.of("name", "loose", "servers", List.of("gamma", "alpha"))));
     }
 
     @RegisterExtension
@@ -93,7 +96,7 @@ class McpFederationIT
     @AfterAll
     static void stopAll() throws Exception
     {
-        Fixtures.closeInOrder(replicas, reference, javaSdk, alpha, beta);
+        Fixtures.closeInOrder(replicas, reference, javaSdk, alpha, beta, gamma);
     }
 
     @BeforeEach
@@ -494,6 +497,17 @@ class McpFederationIT
         // The federated session lived on through it, alpha's member session too.
         List<String> tools = toolPages("paged", session).stream().flatMap(List::stream).toList();
         assertTrue(tools.contains("alpha__echo") && tools.contains("beta__echo"), tools::toString);
+    }
+
+    @Test
+    void aMemberThatMakesNoSessionsIsServedWithout() throws Exception
+    {
+        JsonNode result = runClient(endpoint("loose"), "[{\"name\":\"gamma__echo\"},{\"name\":\"alpha__echo\"}]");
+
+        List<String> tools = strings(result.path("tools"));
+        assertTrue(tools.containsAll(List.of("gamma__ask", "gamma__confirm", "gamma__progress", "gamma__echo", "alpha__echo")), tools::toString);
+        assertEquals("gamma:echo", result.path("calls").get(0).path("text").asText(), result::toPrettyString);
+        assertEquals("alpha:echo", result.path("calls").get(1).path("text").asText(), result::toPrettyString);
     }
 
     @Test

@@ -30,13 +30,19 @@ public final class PagedMcpServer extends ProcessFixture
     /** Starts a server of {@code tools} tools ({@code ask}, {@code confirm}, {@code progress}, {@code echo}, then {@code tool_00}...). */
     public static PagedMcpServer start(String name, int tools, int pageSize)
     {
+        return start(name, tools, pageSize, false);
+    }
+
+    /** @param sessionless a server that makes no sessions: each POST is served on its own, GET is 405 */
+    public static PagedMcpServer start(String name, int tools, int pageSize, boolean sessionless)
+    {
         Path node = executable("node", INSTALL);
         PagedMcpServer server = new PagedMcpServer(node, name);
         server.onAFreePort(port ->
         {
             server.port = port;
             Process started = server.launch(List.of(node.toString(), SCRIPT.toString(), Integer.toString(port), name, Integer.toString(tools),
-                Integer.toString(pageSize)), server.console(), server.console());
+                Integer.toString(pageSize), sessionless ? "sessionless" : "sessions"), server.console(), server.console());
             server.process = started;
             server.awaitReady(started, "paged-server.mjs on port " + port, "print its URL",
                 () -> Files.readString(server.console()).contains("listening " + server.url()));
