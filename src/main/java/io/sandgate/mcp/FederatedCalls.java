@@ -190,7 +190,7 @@ final class FederatedCalls
                     return EventStreamPump.HANDED_ON;
                 try
                 {
-                    stream.event(null, null, MemberMessages.toClient(names, member, event.data()));
+                    stream.event(null, null, forClient(channel, names, member, event.data()));
                     // A client that does not read holds the member's answer back, not the replica's memory.
                     CompletableFuture<Void> room = new CompletableFuture<>();
                     return stream.ready(() -> room.complete(null)) ? EventStreamPump.HANDED_ON : room;
@@ -217,13 +217,19 @@ final class FederatedCalls
                 // A JSON-RPC error the member gave its own HTTP status (2026-07-28 servers do) is the
                 // answer to the request; a session-era client would read the status as its session's end.
                 int answered = channel.keepsStatus() ? status : HttpStatus.OK_200;
-                McpServlet.answer(async, new CallGate.Verdict(MemberMessages.toClient(names, member, text), answered, 0));
+                McpServlet.answer(async, new CallGate.Verdict(forClient(channel, names, member, text), answered, 0));
             }
             catch (IOException | RuntimeException x)
             {
                 McpServlet.end(async, x);
             }
         });
+    }
+
+    private static String forClient(MemberChannel channel, FederatedNames names, String member, String message)
+    {
+        String rewritten = MemberMessages.toClient(names, member, message);
+        return channel.completesResults() ? MemberMessages.completed(rewritten) : rewritten;
     }
 
     /**

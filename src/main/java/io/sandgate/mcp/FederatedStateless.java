@@ -33,12 +33,14 @@ final class FederatedStateless
     private static final String META_SERVER_INFO = "io.modelcontextprotocol/serverInfo";
 
     private final FederationMembers members;
+    private final StatelessMembers stateless;
     private final FederatedLists lists;
     private final FederatedCalls calls;
 
-    FederatedStateless(FederationMembers members, FederatedLists lists, FederatedCalls calls)
+    FederatedStateless(FederationMembers members, StatelessMembers stateless, FederatedLists lists, FederatedCalls calls)
     {
         this.members = members;
+        this.stateless = stateless;
         this.lists = lists;
         this.calls = calls;
     }
@@ -55,15 +57,22 @@ final class FederatedStateless
             async.complete();
             return;
         }
-        MemberChannel channel = members.stateless(federation.name(), caller.owner(), request.getHeader(McpHeaders.PROTOCOL_VERSION).strip(),
-            request.getHeader(HttpHeader.ACCEPT.asString()));
+        String version = request.getHeader(McpHeaders.PROTOCOL_VERSION).strip();
+        String accept = request.getHeader(HttpHeader.ACCEPT.asString());
+        MemberChannel channel = stateless.channel(federation.name(), caller, version, accept, message);
         ListKind kind = ListKind.of(method);
         if (kind != null)
-            FederatedTransport.answer(async, message, lists.page(channel, names, kind, message.path("params"), caller));
+            FederatedTransport.answer(async, message, lists.page(channel, names, kind, message.path("params"), caller).thenApply(page ->
+            {
+                // Required in this revision; a page of session-era members only has none.
+                if (!page.has("resultType"))
+                    page.put("resultType", "complete");
+                return page;
+            }));
         else if (FederatedCalls.routes(method))
             calls.call(request, channel, names, caller, message);
         else if ("server/discover".equals(method))
-            FederatedTransport.answer(async, message, discover(channel, federation, message));
+            FederatedTransport.answer(async, message, discover(federation, caller, version, accept, message));
         else
             throw new RpcException(HttpStatus.NOT_FOUND_404, JsonRpcErrors.METHOD_NOT_FOUND, "Method not found: " + method, null);
     }
@@ -72,14 +81,12 @@ final class FederatedStateless
      * The members' {@code server/discover} results as one: the first answer's shape, the union of
      * the capabilities, and the federation as the server (a federation of one member is that member).
      */
-    private CompletableFuture<JsonNode> discover(MemberChannel channel, McpFederation federation, ObjectNode message)
+    private CompletableFuture<JsonNode> discover(McpFederation federation, RequestChecks.Caller caller, String version, String accept, ObjectNode message)
     {
         Map<String, CompletableFuture<JsonNode>> asked = new LinkedHashMap<>();
         for (String member : federation.servers())
         {
-            asked.put(member, channel.send(members.server(member), message)
-                .thenCompose(FederationMembers::messages)
-                .thenApply(messages -> FederationMembers.result(messages, federation.name(), member))
+            asked.put(member, stateless.discover(federation.name(), caller, version, accept, members.server(member), message)
                 .orTimeout(FederatedLists.MEMBER_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
                 .exceptionally(failure ->
                 {
@@ -97,9 +104,16 @@ final class FederatedStateless
             });
             if (results.isEmpty())
                 throw FederationMembers.unavailable(federation.name(), String.join(", ", federation.servers()), "none answered server/discover");
-            ObjectNode discovered = results.get(0).deepCopy();
+            // The shape of a member's own answer; session-era members give capabilities only.
+            ObjectNode discovered = results.stream().filter(result -> result.has("supportedVersions")).findFirst()
+                .map(result -> (ObjectNode)result.deepCopy()).orElseGet(() ->
+                {
+                    ObjectNode made = JSON.createObjectNode().put("resultType", "complete");
+                    made.putArray("supportedVersions").add(version);
+                    return made;
+                });
             discovered.set("capabilities", ListMerge.capabilities(results.stream().map(result -> result.path("capabilities")).toList()));
-            if (federation.servers().size() > 1)
+            if (federation.servers().size() > 1 || !discovered.path("_meta").has(META_SERVER_INFO))
             {
                 ObjectNode meta = discovered.path("_meta").isObject() ? (ObjectNode)discovered.get("_meta") : discovered.putObject("_meta");
                 meta.set(META_SERVER_INFO, JSON.createObjectNode().put("name", federation.name()).put("version", "sandgate-federation"));

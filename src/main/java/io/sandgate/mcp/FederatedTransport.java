@@ -46,10 +46,10 @@ final class FederatedTransport
     private final Map<String, FederatedNames> names = new ConcurrentHashMap<>();
 
     FederatedTransport(McpConfig config, RequestChecks checks, SessionBus bus, FederationMembers members, FederatedLists lists, FederatedCalls calls,
-                       FederatedStream stream)
+                       FederatedStream stream, StatelessMembers statelessMembers)
     {
         this.stream = stream;
-        this.stateless = new FederatedStateless(members, lists, calls);
+        this.stateless = new FederatedStateless(members, statelessMembers, lists, calls);
         this.config = config;
         this.checks = checks;
         this.bus = bus;

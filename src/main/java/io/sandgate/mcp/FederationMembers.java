@@ -200,51 +200,6 @@ final class FederationMembers
         };
     }
 
-    /**
-     * The members of a federation for one 2026-07-28 request: each gets the request as a
-     * 2026-07-28 request of its own, its routing headers made for what it receives (its names
-     * without the prefix). Members that do not speak that revision answer an error.
-     *
-     * @param owner the caller, as the members' credentials depend on it
-     * @param accept the client's {@code Accept}, or null
-     */
-    MemberChannel stateless(String federation, String owner, String version, String accept)
-    {
-        return new MemberChannel()
-        {
-            @Override
-            public String federation()
-            {
-                return federation;
-            }
-
-            @Override
-            public CompletableFuture<Upstream.Exchange> send(McpConfig.Server member, ObjectNode message)
-            {
-                Map<String, String> headers = headers(null);
-                if (accept != null)
-                    headers.put(HttpHeader.ACCEPT.asString(), accept);
-                String method = message.path("method").asText();
-                headers.put(McpHeaders.PROTOCOL_VERSION, version);
-                headers.put(McpHeaders.METHOD, method);
-                headers.put(McpHeaders.NAME, StatelessTransport.name(method, message.path("params")));
-                return upstream.exchange(new Upstream.On(member, owner), HttpMethod.POST, member.url(), headers, message.toString());
-            }
-
-            @Override
-            public boolean forget(String member)
-            {
-                return false;
-            }
-
-            @Override
-            public boolean keepsStatus()
-            {
-                return true;
-            }
-        };
-    }
-
     /** Ends a federated session's member sessions, upstream (best effort) and in the store. */
     void end(McpSession federated, McpFederation federation)
     {
@@ -268,13 +223,30 @@ final class FederationMembers
         }
     }
 
+    /**
+     * Opens the member session again, ending the one it had (best effort): what the member says at
+     * initialize is asked for anew.
+     */
+    CompletableFuture<JsonNode> reopen(McpSession federated, String member)
+    {
+        McpConfig.Server server = server(member);
+        find(federated, member).filter(session -> session.upstreamSessionId().isPresent()).ifPresent(session ->
+            upstream.exchange(Upstream.On.session(server, session), HttpMethod.DELETE, server.url(), headers(session), null)
+                .whenComplete((exchange, failure) ->
+                {
+                    if (exchange != null)
+                        exchange.discard();
+                }));
+        return open(federated, member);
+    }
+
     /** Forgets a member session its upstream no longer knows (404), so that the next request opens another. */
     void forget(McpSession federated, String member)
     {
         bus.delete(memberSessionId(federated.id(), member));
     }
 
-    private static Map<String, String> headers(McpSession session)
+    static Map<String, String> headers(McpSession session)
     {
         Map<String, String> headers = new HashMap<>();
         headers.put(HttpHeader.CONTENT_TYPE.asString(), "application/json");

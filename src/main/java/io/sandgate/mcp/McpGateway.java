@@ -42,6 +42,7 @@ public final class McpGateway implements AutoCloseable
     private final Authenticator authenticator;
     private final CallGate gate;
     private final MeterRegistry registry;
+    private final Clock clock;
 
     /**
      * @param origins the browser origins the deployment allows ({@code server.public-origins}); the
@@ -55,6 +56,7 @@ public final class McpGateway implements AutoCloseable
     {
         this.config = config;
         this.registry = registry;
+        this.clock = clock;
         this.bus = bus;
         this.clients = clients;
         this.schedulers = schedulers;
@@ -89,7 +91,7 @@ public final class McpGateway implements AutoCloseable
         FederationMembers members = new FederationMembers(config, bus, upstream, bridge, registry);
         FederatedLists lists = new FederatedLists(members);
         FederatedTransport federated = new FederatedTransport(config, checks, bus, members, lists, new FederatedCalls(members, lists, gate, schedulers.workers()),
-            new FederatedStream(checks, bus, relay, upstreams, members));
+            new FederatedStream(checks, bus, relay, upstreams, members), new StatelessMembers(config, bus, upstream, members, clock));
         return new McpServlet(checks, clients, config.maxBodySize(), sse, streamable, federated);
     }
 

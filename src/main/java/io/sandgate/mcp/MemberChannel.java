@@ -26,4 +26,13 @@ interface MemberChannel
 
     /** Whether a member's HTTP status reaches the client as it is (2026-07-28), or a JSON-RPC error goes with 200 (a session's). */
     boolean keepsStatus();
+
+    /**
+     * Whether results reach the client with {@code resultType} where a session-era member gave
+     * none: 2026-07-28 clients require it, and a session-era member's result is complete.
+     */
+    default boolean completesResults()
+    {
+        return false;
+    }
 }

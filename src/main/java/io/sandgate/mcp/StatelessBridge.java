@@ -37,7 +37,7 @@ final class StatelessBridge
      * the store with up to {@code mcp.max-body-size} each.
      */
     static final int MAX_CLIENT = 16 * 1024;
-    private static final String META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo";
+    static final String META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo";
     private static final String META_SERVER_INFO = "io.modelcontextprotocol/serverInfo";
     private static final ObjectMapper JSON = new ObjectMapper();
 

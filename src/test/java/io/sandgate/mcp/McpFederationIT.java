@@ -305,6 +305,27 @@ class McpFederationIT
     }
 
     @Test
+    void typeScriptClientOf2026_reachesSessionEraMembersThroughMemberSessionsHeldForIt() throws Exception
+    {
+        int javaCalls = javaSdk.toolCalls.get();
+        JsonNode result = runClient(endpoint("three"), "[{\"name\":\"java__echo\",\"arguments\":{\"text\":\"modern\"}},"
+            + "{\"name\":\"java__progress\",\"arguments\":{\"steps\":2}},{\"name\":\"modern__test_simple_text\"},{\"name\":\"reference__test_simple_text\"}]",
+            "0", "auto");
+
+        assertEquals("2026-07-28", result.path("protocolVersion").asText(), result::toPrettyString);
+        List<String> tools = strings(result.path("tools"));
+        for (String member : List.of("reference__", "java__", "modern__"))
+            assertTrue(tools.stream().anyMatch(name -> name.startsWith(member)), tools::toString);
+        JsonNode calls = result.path("calls");
+        assertEquals("echo: modern", calls.get(0).path("text").asText(), result::toPrettyString);
+        assertEquals(2, calls.get(1).path("progress").size(), result::toPrettyString);
+        assertEquals("This is a simple text response for testing.", calls.get(2).path("text").asText(), result::toPrettyString);
+        assertEquals("This is a simple text response for testing.", calls.get(3).path("text").asText(), result::toPrettyString);
+        assertEquals(javaCalls + 2, javaSdk.toolCalls.get());
+        assertTrue(replicas.bothServed(), replicas::routed);
+    }
+
+    @Test
     void a2026RequestNamingAnotherToolInItsHeaderThanInItsBodyIsRefused() throws Exception
     {
         String body = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"reference__test_simple_text\",\"_meta\":{"

@@ -40,6 +40,33 @@ public final class MemberMessages
         return rewrite(names, member, root) ? root.toString() : message;
     }
 
+    /**
+     * A message (or batch) of a session-era member for a 2026-07-28 client, which requires a
+     * {@code resultType} on every result: a session-era result is complete.
+     */
+    public static String completed(String message)
+    {
+        JsonNode root;
+        try
+        {
+            root = JSON.readTree(message);
+        }
+        catch (JsonProcessingException x)
+        {
+            return message;
+        }
+        boolean changed = false;
+        for (JsonNode node : root instanceof ArrayNode batch ? batch : java.util.List.of(root))
+        {
+            if (node.path("result") instanceof ObjectNode result && !result.has("resultType"))
+            {
+                result.put("resultType", "complete");
+                changed = true;
+            }
+        }
+        return changed ? root.toString() : message;
+    }
+
     /** Rewrites one message in place; whether anything changed. */
     private static boolean rewrite(FederatedNames names, String member, JsonNode node)
     {
