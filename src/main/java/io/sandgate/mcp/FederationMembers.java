@@ -326,6 +326,9 @@ final class FederationMembers
         Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
         if (cause instanceof RpcException rpc && rpc.getMessage().contains("(member of federation "))
             return rpc;
+        // The client's own limit, not the member's trouble: it hears it as such.
+        if (cause instanceof GatewayException refused && refused.status() == HttpStatus.TOO_MANY_REQUESTS_429)
+            return refused;
         String why = cause instanceof GatewayException gateway ? gateway.getMessage()
             : cause instanceof java.util.concurrent.TimeoutException ? "it did not answer in time" : "it could not be reached";
         return unavailable(federation, member, why);
