@@ -17,7 +17,7 @@
 // handler is made with legacy: 'reject' so that it never second-guesses that routing.
 //
 // GET /observed answers what this server has seen on /mcp (HTTP method, MCP-Protocol-Version,
-// Mcp-Method, whether a session id came along): the tests read it to learn which revision a
+// Mcp-Method, whether a session id came along, the names of the Mcp-Param-* headers): the tests read it to learn which revision a
 // client chose, as the server saw it rather than as the client reports it.
 
 import { createServer } from 'node:http';
@@ -453,7 +453,8 @@ async function serveMcp(request)
         method: request.method,
         protocolVersion: request.headers.get('mcp-protocol-version'),
         mcpMethod: request.headers.get('mcp-method'),
-        session: request.headers.has('mcp-session-id')
+        session: request.headers.has('mcp-session-id'),
+        paramHeaders: [...request.headers.keys()].filter(name => name.startsWith('mcp-param-'))
     });
     return await isLegacyRequest(request) ? serveLegacy(request) : modern.fetch(request);
 }

@@ -1,8 +1,11 @@
 package io.sandgate.mcp;
 
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -59,7 +62,13 @@ final class FederatedStateless
         }
         String version = request.getHeader(McpHeaders.PROTOCOL_VERSION).strip();
         String accept = request.getHeader(HttpHeader.ACCEPT.asString());
-        MemberChannel channel = stateless.channel(federation.name(), caller, version, accept, message);
+        Map<String, String> toolHeaders = new HashMap<>();
+        for (String name : Collections.list(request.getHeaderNames()))
+        {
+            if (name.toLowerCase(Locale.ROOT).startsWith("mcp-param-"))
+                toolHeaders.put(name, request.getHeader(name));
+        }
+        MemberChannel channel = stateless.channel(federation.name(), caller, version, accept, toolHeaders, message);
         ListKind kind = ListKind.of(method);
         if (kind != null)
             FederatedTransport.answer(async, message, lists.page(channel, names, kind, message.path("params"), caller).thenApply(page ->

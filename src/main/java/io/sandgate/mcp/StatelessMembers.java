@@ -58,8 +58,10 @@ final class StatelessMembers
      *
      * @param request the client's message: its {@code _meta} says what the client is, should a member session be opened for it
      * @param accept the client's {@code Accept}, or null
+     * @param toolHeaders the client's {@code Mcp-Param-*} headers, which carry a tool's arguments and
+     *        which a member checks against the body as the gateway relays it (the prefix is not in them)
      */
-    MemberChannel channel(String federation, RequestChecks.Caller caller, String version, String accept, JsonNode request)
+    MemberChannel channel(String federation, RequestChecks.Caller caller, String version, String accept, Map<String, String> toolHeaders, JsonNode request)
     {
         return new MemberChannel()
         {
@@ -77,7 +79,7 @@ final class StatelessMembers
                 return speaksStateless(member, caller.owner(), version).thenCompose(stateless ->
                 {
                     if (stateless)
-                        return sendStateless(member, caller.owner(), version, accept, message);
+                        return sendStateless(member, caller.owner(), version, accept, toolHeaders, message);
                     return members.channel(holder()).send(member, sessionEra(message));
                 });
             }
@@ -113,9 +115,11 @@ final class StatelessMembers
         };
     }
 
-    private CompletableFuture<Upstream.Exchange> sendStateless(McpConfig.Server member, String owner, String version, String accept, ObjectNode message)
+    private CompletableFuture<Upstream.Exchange> sendStateless(McpConfig.Server member, String owner, String version, String accept,
+                                                               Map<String, String> toolHeaders, ObjectNode message)
     {
         Map<String, String> headers = FederationMembers.headers(null);
+        headers.putAll(toolHeaders);
         if (accept != null)
             headers.put(HttpHeader.ACCEPT.asString(), accept);
         String method = message.path("method").asText();
@@ -137,7 +141,7 @@ final class StatelessMembers
         ObjectNode meta = discover.putObject("params").putObject("_meta");
         meta.put(StatelessTransport.META_PROTOCOL_VERSION, version);
         meta.putObject(StatelessTransport.META_CLIENT_CAPABILITIES);
-        return sendStateless(member, owner, version, null, discover)
+        return sendStateless(member, owner, version, null, Map.of(), discover)
             .thenCompose(FederationMembers::messages)
             .thenApply(messages ->
             {
@@ -155,7 +159,7 @@ final class StatelessMembers
     CompletableFuture<JsonNode> discover(String federation, RequestChecks.Caller caller, String version, String accept, McpConfig.Server member, ObjectNode request)
     {
         return speaksStateless(member, caller.owner(), version).thenCompose(stateless -> stateless
-            ? sendStateless(member, caller.owner(), version, accept, request)
+            ? sendStateless(member, caller.owner(), version, accept, Map.of(), request)
                 .thenCompose(FederationMembers::messages)
                 .thenApply(messages -> FederationMembers.result(messages, federation, member.name()))
             : members.reopen(holder(federation, caller, request), member.name()).thenApply(initialized ->

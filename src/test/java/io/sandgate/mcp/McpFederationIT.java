@@ -326,6 +326,24 @@ class McpFederationIT
     }
 
     @Test
+    void a2026CallCarriesTheToolsOwnHeadersToItsMember() throws Exception
+    {
+        String body = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"modern__test_simple_text\",\"_meta\":{"
+            + "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}";
+        HttpRequest request = HttpRequest.newBuilder(URI.create(endpoint("modern-pair")))
+            .header("Content-Type", "application/json").header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2026-07-28").header("Mcp-Method", "tools/call").header("Mcp-Name", "modern__test_simple_text")
+            .header("Mcp-Param-Region", "eu")
+            .POST(HttpRequest.BodyPublishers.ofString(body)).build();
+        HttpResponse<String> answered = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, answered.statusCode(), answered::body);
+        JsonNode seen = reference.observed();
+        JsonNode last = seen.get(seen.size() - 1);
+        assertEquals("tools/call", last.path("mcpMethod").asText(), seen::toString);
+        assertEquals("[\"mcp-param-region\"]", last.path("paramHeaders").toString(), seen::toString);
+    }
+
+    @Test
     void a2026RequestNamingAnotherToolInItsHeaderThanInItsBodyIsRefused() throws Exception
     {
         String body = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"reference__test_simple_text\",\"_meta\":{"
