@@ -23,15 +23,9 @@ public final class MemberMessages
     /** A member's message (or batch) as the federation's client gets it; text that is not JSON passes as it is. */
     public static String toClient(FederatedNames names, String member, String message)
     {
-        JsonNode root;
-        try
-        {
-            root = JSON.readTree(message);
-        }
-        catch (JsonProcessingException x)
-        {
+        JsonNode root = parse(message);
+        if (root == null)
             return message;
-        }
         if (root instanceof ArrayNode batch)
         {
             batch.forEach(node -> rewrite(names, member, node));
@@ -46,15 +40,9 @@ public final class MemberMessages
      */
     public static String completed(String message)
     {
-        JsonNode root;
-        try
-        {
-            root = JSON.readTree(message);
-        }
-        catch (JsonProcessingException x)
-        {
+        JsonNode root = parse(message);
+        if (root == null)
             return message;
-        }
         boolean changed = false;
         for (JsonNode node : root instanceof ArrayNode batch ? batch : java.util.List.of(root))
         {
@@ -65,6 +53,19 @@ public final class MemberMessages
             }
         }
         return changed ? root.toString() : message;
+    }
+
+    /** The message as JSON; null when it is not JSON, which passes as it came. */
+    private static JsonNode parse(String message)
+    {
+        try
+        {
+            return JSON.readTree(message);
+        }
+        catch (JsonProcessingException x)
+        {
+            return null;
+        }
     }
 
     /** Rewrites one message in place; whether anything changed. */

@@ -103,4 +103,15 @@ class FederatedNamesTest
         assertEquals(response, MemberMessages.toClient(ALWAYS, "files", response));
         assertEquals("not json", MemberMessages.toClient(ALWAYS, "files", "not json"));
     }
+
+    @Test
+    void sessionEraResultsGetTheResultTypeModernClientsRequire()
+    {
+        assertEquals("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[],\"resultType\":\"complete\"}}",
+            MemberMessages.completed("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[]}}"));
+        String own = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"resultType\":\"input_required\"}}";
+        assertEquals(own, MemberMessages.completed(own));
+        String notification = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}";
+        assertEquals(notification, MemberMessages.completed(notification));
+    }
 }
