@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandgate.config.McpConfig;
+import io.sandgate.config.McpFederation;
 import io.sandgate.mcp.federation.FederatedNames;
 import io.sandgate.mcp.federation.ListKind;
 import io.sandgate.mcp.federation.MemberMessages;
@@ -123,14 +124,25 @@ final class FederatedCalls
         List<String> all = names.federation().servers();
         if (all.size() == 1)
             return CompletableFuture.completedFuture(new FederatedNames.Routed(all.get(0), name));
+        // Under always, the federation gave every tool and prompt a prefix: only a resource URI a
+        // member put in a result may come without one. Each look-up lists every member, which a
+        // client must not set off with any name it makes up.
+        if (names.federation().prefix() == McpFederation.Prefix.ALWAYS && (kind == ListKind.TOOLS || kind == ListKind.PROMPTS))
+            return CompletableFuture.failedFuture(noMember(names, name));
         return lists.owners(channel, names, kind, name, caller).thenApply(owners ->
         {
             if (owners.size() == 1)
                 return new FederatedNames.Routed(owners.get(0), name);
-            throw new RpcException(HttpStatus.OK_200, JsonRpcErrors.INVALID_PARAMS, owners.isEmpty()
-                ? "Invalid params: no member of federation " + names.federation().name() + " has " + name
-                : "Invalid params: several members of federation " + names.federation().name() + " have " + name + ": use the name with its member's prefix", null);
+            if (owners.isEmpty())
+                throw noMember(names, name);
+            throw new RpcException(HttpStatus.OK_200, JsonRpcErrors.INVALID_PARAMS,
+                "Invalid params: several members of federation " + names.federation().name() + " have " + name + ": use the name with its member's prefix", null);
         });
+    }
+
+    private static RpcException noMember(FederatedNames names, String name)
+    {
+        return new RpcException(HttpStatus.OK_200, JsonRpcErrors.INVALID_PARAMS, "Invalid params: no member of federation " + names.federation().name() + " has " + name, null);
     }
 
     /**

@@ -458,6 +458,11 @@ class McpFederationIT
         JsonNode unknown = message(post("all", session, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"nobody__echo\",\"arguments\":{\"text\":\"x\"}}}"));
         assertEquals(-32602, unknown.path("error").path("code").asInt(), unknown::toPrettyString);
         assertTrue(unknown.path("error").path("message").asText().contains("no member of federation all has nobody__echo"), unknown::toPrettyString);
+        // Unprefixed, under always: unknown at once, no member asked for its list.
+        int seenBefore = reference.observed().size();
+        JsonNode unprefixed = message(post("all", session, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\"}}"));
+        assertEquals(-32602, unprefixed.path("error").path("code").asInt(), unprefixed::toPrettyString);
+        assertEquals(seenBefore, reference.observed().size());
 
         for (String cursor : List.of("\"not base64 !\"", "\"eyJ2IjoxLCJtIjp7Im90aGVyIjpudWxsfX0\"", "42"))
         {
