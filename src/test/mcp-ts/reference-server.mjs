@@ -17,11 +17,10 @@
 // handler is made with legacy: 'reject' so that it never second-guesses that routing.
 //
 // GET /observed answers what this server has seen on /mcp (HTTP method, MCP-Protocol-Version,
-// Mcp-Method, whether a session id came along): the tests read it to learn which revision a
+// Mcp-Method, whether a session id came along, the names of the Mcp-Param-* headers): the tests read it to learn which revision a
 // client chose, as the server saw it rather than as the client reports it.
 
 import { createServer } from 'node:http';
-import { Readable } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 
 import {
@@ -41,6 +40,8 @@ import {
     originValidationResponse
 } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
+
+import { respond } from './node-http.mjs';
 
 const MCP_PATH = '/mcp';
 const OBSERVED_PATH = '/observed';
@@ -452,12 +453,12 @@ async function serveMcp(request)
         method: request.method,
         protocolVersion: request.headers.get('mcp-protocol-version'),
         mcpMethod: request.headers.get('mcp-method'),
-        session: request.headers.has('mcp-session-id')
+        session: request.headers.has('mcp-session-id'),
+        paramHeaders: [...request.headers.keys()].filter(name => name.startsWith('mcp-param-'))
     });
     return await isLegacyRequest(request) ? serveLegacy(request) : modern.fetch(request);
 }
 
-/** node:http to the SDK's web-standard Request and Response, streaming both ways. */
 async function handle(req, res)
 {
     const url = new URL(req.url, `http://${req.headers.host ?? '127.0.0.1'}`);
@@ -471,34 +472,7 @@ async function handle(req, res)
         res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
         return;
     }
-    const aborted = new AbortController();
-    res.on('close', () => aborted.abort());
-    const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
-    const request = new Request(url, {
-        method: req.method,
-        headers: Object.entries(req.headers).flatMap(([name, value]) => (Array.isArray(value) ? value : [value]).map(v => [name, v])),
-        body: hasBody ? Readable.toWeb(req) : undefined,
-        duplex: hasBody ? 'half' : undefined,
-        signal: aborted.signal
-    });
-    const response = await serveMcp(request);
-    res.writeHead(response.status, [...response.headers].flat());
-    if (!response.body)
-    {
-        res.end();
-        return;
-    }
-    res.flushHeaders();
-    try
-    {
-        for await (const chunk of response.body)
-            res.write(chunk);
-    }
-    catch
-    {
-        // The client went away, or the SDK ended the stream: nothing left to write to.
-    }
-    res.end();
+    await respond(req, res, url, serveMcp);
 }
 
 const port = Number(process.argv[2] ?? process.env.PORT ?? 0);

@@ -429,9 +429,9 @@ public final class Sandgate implements AutoCloseable
             installEgress(context, sharedThreads);
         if (listener != Listener.INTERNAL)
         {
-            LOG.info("Sandgate ready: store={} ingress={} access={} mcp servers={} config={}", config.store().type().name().toLowerCase(Locale.ROOT),
+            LOG.info("Sandgate ready: store={} ingress={} access={} mcp servers={} federations={} config={}", config.store().type().name().toLowerCase(Locale.ROOT),
                 ingress == null ? "off" : config.ingress().prefix(), config.ingress().access().name().toLowerCase(Locale.ROOT),
-                mcp == null ? "off" : config.mcp().servers().size(), config.source());
+                mcp == null ? "off" : config.mcp().servers().size(), mcp == null ? "off" : config.mcp().federations().size(), config.source());
             if (config.adminToken().isEmpty())
                 LOG.info("admin.token is not set: the admin API is off");
             if (egress != null && !config.egress().routes().isEmpty())

@@ -194,6 +194,9 @@ public final class ConfigKeys
             + "`quota: {calls, window, tools: {name: calls}}` per caller across replicas; `credential: {secret, header, format}` or `{token-exchange: {url, client-id, client-secret, audience, scope}}` "
             + "is what the server gets instead of the client's token (docs/mcp-auth.md); "
             + "`pin: off` (default), `warn` or `enforce` pins tool definitions by digest at their first list: a changed or new tool is reported and, enforced, hidden and refused until approved in the admin API (docs/mcp-pinning.md).");
+    public static final ConfigKey<List<Map<?, ?>>> MCP_FEDERATIONS = key("mcp.federations", null, ValueParser.listOfMaps(),
+        "Several MCP servers as one: `[{name, servers: [names of mcp.servers], prefix: always or when-needed, separator}]`, served at `/mcp/{name}/mcp`; "
+            + "names get `{server}{separator}` (default `__`) always, or only where they clash (docs/mcp-federation.md).");
     public static final ConfigKey<Map<String, ?>> MCP_AUTH = key("mcp.auth", null, ValueParser.structuredMap(),
         "MCP endpoints as OAuth 2.1 resource servers: `{issuers, jwks-url or introspection: {url, client-id, client-secret}, audiences, scopes, algorithms, clock-skew, resource-url, authorization-servers}`; "
             + "each server's `auth` overrides it key by key, `auth: off` leaves one open. Unset: the endpoints are open to any caller (docs/mcp-auth.md).");

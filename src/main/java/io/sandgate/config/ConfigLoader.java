@@ -286,7 +286,14 @@ public final class ConfigLoader
             if (parsed != null)
                 mcpServers.add(parsed);
         }
-        McpConfig mcp = attempt(() -> bind(McpConfig.class, "mcp.", given("servers", mcpServers)));
+        List<McpFederation> federations = new ArrayList<>();
+        for (Map<?, ?> entry : list(ConfigKeys.MCP_FEDERATIONS))
+        {
+            McpFederation parsed = attempt(() -> McpFederation.parse(entry, mcpAuth, publicOrigin));
+            if (parsed != null)
+                federations.add(parsed);
+        }
+        McpConfig mcp = attempt(() -> bind(McpConfig.class, "mcp.", given("servers", mcpServers, "federations", federations)));
         EgressConfig egress = attempt(this::egress);
         WatcherConfig watcher = attempt(() -> bind(WatcherConfig.class, "controlplane.watcher.", Map.of()));
         TracingConfig tracing = attempt(() -> bind(TracingConfig.class, "tracing.",

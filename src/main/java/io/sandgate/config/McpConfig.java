@@ -26,10 +26,19 @@ import java.util.Set;
  * @param maxStreamsPerClient open client streams one client address may hold on one replica
  * @param allowedOrigins browser origins allowed besides the gateway's own; "*" for any
  * @param principalLabel whether tool-call counters are labelled by caller
+ * @param federations servers served together, each at /mcp/{name}/mcp
  */
 public record McpConfig(List<Server> servers, @Setting("mcp.keepalive-interval") Duration keepalive, Duration sessionTtl, int replayBuffer, int replayBufferBytes, int replayBufferBytesPerClient, int maxBodySize,
-                        int maxSessionsPerClient, int maxStreamsPerClient, List<String> allowedOrigins, boolean principalLabel)
+                        int maxSessionsPerClient, int maxStreamsPerClient, List<String> allowedOrigins, boolean principalLabel, List<McpFederation> federations)
 {
+    /** Without federations. */
+    public McpConfig(List<Server> servers, Duration keepalive, Duration sessionTtl, int replayBuffer, int replayBufferBytes, int replayBufferBytesPerClient, int maxBodySize,
+                     int maxSessionsPerClient, int maxStreamsPerClient, List<String> allowedOrigins, boolean principalLabel)
+    {
+        this(servers, keepalive, sessionTtl, replayBuffer, replayBufferBytes, replayBufferBytesPerClient, maxBodySize, maxSessionsPerClient, maxStreamsPerClient,
+            allowedOrigins, principalLabel, List.of());
+    }
+
     /** How Sandgate talks to an upstream MCP server. */
     public enum Transport
     {
@@ -296,6 +305,24 @@ public record McpConfig(List<Server> servers, @Setting("mcp.keepalive-interval")
                 throw new IllegalArgumentException(ConfigKeys.MCP_SERVERS.name() + ": name " + server.name() + " appears twice (expected: unique names)");
         }
         allowedOrigins = List.copyOf(allowedOrigins);
+        federations = List.copyOf(federations);
+        for (McpFederation federation : federations)
+        {
+            federation.check(servers);
+            if (!names.add(federation.name()))
+                throw new IllegalArgumentException(ConfigKeys.MCP_FEDERATIONS.name() + ": name " + federation.name() + " appears twice (expected: unique names)");
+        }
+    }
+
+    /** The federation of that name, or null. */
+    public McpFederation federation(String name)
+    {
+        for (McpFederation federation : federations)
+        {
+            if (federation.name().equals(name))
+                return federation;
+        }
+        return null;
     }
 
     /** Whether a server needs the secret source: a credential of its own, or a client secret at its authorization server. */

@@ -42,6 +42,8 @@ public final class McpGateway implements AutoCloseable
     private final Authenticator authenticator;
     private final CallGate gate;
     private final ToolPins pins;
+    private final MeterRegistry registry;
+    private final Clock clock;
 
     /**
      * @param origins the browser origins the deployment allows ({@code server.public-origins}); the
@@ -55,6 +57,8 @@ public final class McpGateway implements AutoCloseable
                       Tracing tracing, CallQuotas quotas, ToolPinStore pinStore, Function<String, Secret> secrets, Clock clock) throws Exception
     {
         this.config = config;
+        this.registry = registry;
+        this.clock = clock;
         this.bus = bus;
         this.clients = clients;
         this.schedulers = schedulers;
@@ -87,7 +91,11 @@ public final class McpGateway implements AutoCloseable
         LegacySseTransport sse = new LegacySseTransport(checks, relay, bus, upstream, upstreams, bridge, gate);
         StreamableTransport streamable = new StreamableTransport(checks, relay, bus, upstream, upstreams, bridge,
             new StatelessTransport(upstream, gate), new SseBridge(checks, relay, bus, upstream, upstreams), gate);
-        return new McpServlet(checks, clients, config.maxBodySize(), sse, streamable);
+        FederationMembers members = new FederationMembers(config, bus, upstream, bridge, registry);
+        FederatedLists lists = new FederatedLists(members);
+        FederatedTransport federated = new FederatedTransport(config, checks, bus, members, lists, new FederatedCalls(members, lists, gate, schedulers.workers()),
+            new FederatedStream(checks, bus, relay, upstreams, members), new StatelessMembers(config, bus, upstream, members, clock));
+        return new McpServlet(checks, clients, config.maxBodySize(), sse, streamable, federated);
     }
 
     /**

@@ -10,6 +10,7 @@ import java.util.function.Consumer;
 
 import io.opentelemetry.api.trace.Span;
 import io.sandgate.config.McpConfig;
+import io.sandgate.config.McpFederation;
 import io.sandgate.tracing.TraceAttributes;
 import io.sandgate.web.AccessNote;
 import io.sandgate.web.ClientInfo;
@@ -41,13 +42,15 @@ public final class McpServlet extends HttpServlet
     private final int maxBodySize;
     private final LegacySseTransport sse;
     private final StreamableTransport streamable;
+    private final FederatedTransport federated;
 
     /**
      * @param clients how the client's address is read from a request, behind trusted proxies
      * @param maxBodySize the largest JSON-RPC body read, bytes ({@code mcp.max-body-size})
      */
-    McpServlet(RequestChecks checks, ClientInfo clients, int maxBodySize, LegacySseTransport sse, StreamableTransport streamable)
+    McpServlet(RequestChecks checks, ClientInfo clients, int maxBodySize, LegacySseTransport sse, StreamableTransport streamable, FederatedTransport federated)
     {
+        this.federated = federated;
         this.checks = checks;
         this.clients = clients;
         this.maxBodySize = maxBodySize;
@@ -72,6 +75,12 @@ public final class McpServlet extends HttpServlet
             String[] parts = path == null ? new String[0] : path.split("/", -1);
             if (parts.length != 3)
                 throw GatewayException.notFound("not an MCP endpoint: use /mcp/{server}/sse, /message or /mcp");
+            McpFederation federation = federated.federation(parts[1]);
+            if (federation != null)
+            {
+                federated(request, response, federation, parts[2]);
+                return;
+            }
             McpConfig.Server server = checks.server(parts[1]);
             LogContext.put(LogContext.Field.MCP_SERVER, server.name());
             describe(ServerSpan.of(request), request.getMethod(), server, parts[2]);
@@ -104,6 +113,23 @@ public final class McpServlet extends HttpServlet
         catch (RuntimeException x)
         {
             Errors.write(request, response, Errors.map(x, Errors.Peer.MCP_SERVER));
+        }
+    }
+
+    /** A request to a federation, served at {@code /mcp/{federation}/mcp} only. */
+    private void federated(HttpServletRequest request, HttpServletResponse response, McpFederation federation, String endpoint) throws IOException
+    {
+        LogContext.put(LogContext.Field.MCP_SERVER, federation.name());
+        checks.checkOrigin(request.getHeader(HttpHeader.ORIGIN.asString()));
+        if (!"mcp".equals(endpoint))
+            throw GatewayException.notFound("not an MCP endpoint: a federation is served at /mcp/{federation}/mcp");
+        RequestChecks.Caller caller = checks.caller(federation, request.getHeader(HttpHeader.AUTHORIZATION.asString()), clients.clientAddress(request));
+        switch (request.getMethod())
+        {
+            case "POST" -> withBody(request, response, body -> federated.post(request, response, federation, caller, body));
+            case "GET" -> federated.get(request, federation, caller);
+            case "DELETE" -> federated.delete(request, response, federation, caller);
+            default -> throw new GatewayException(HttpStatus.METHOD_NOT_ALLOWED_405, "method_not_allowed", "use POST, GET or DELETE");
         }
     }
 

@@ -10,6 +10,7 @@ import java.util.Set;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.McpConfig;
+import io.sandgate.config.McpFederation;
 import io.sandgate.mcp.identity.Authenticator;
 import io.sandgate.mcp.identity.Principal;
 import io.sandgate.mcp.identity.UpstreamCredentials;
@@ -126,6 +127,21 @@ final class RequestChecks
         return caller(credential, address);
     }
 
+    /**
+     * The caller of a federation, once its token is checked where the federation wants one; each
+     * member's credential for the principal is then at hand too (a token exchange per member that
+     * makes one).
+     */
+    Caller caller(McpFederation federation, String credential, String address)
+    {
+        Principal principal = authenticator.authenticate(federation.name(), "mcp", credential).orElse(null);
+        if (principal == null)
+            return caller(credential, address);
+        for (String member : federation.servers())
+            credentials.prepare(config.server(member), principal, Authenticator.bearer(credential));
+        return new Caller(principal.owner(), clients.limitKey(address), principal, pins);
+    }
+
     /** The caller of an open server. */
     Caller caller(String credential, String address)
     {
@@ -166,10 +182,16 @@ final class RequestChecks
      */
     McpSession session(String id, McpConfig.Server server, Caller caller)
     {
+        return session(id, server.name(), caller);
+    }
+
+    /** As {@link #session(String, McpConfig.Server, Caller)}, for a server or federation by name. */
+    McpSession session(String id, String server, Caller caller)
+    {
         if (!McpSession.isWellFormedId(id))
             throw unknownSession("unknown MCP session");
         McpSession session = bus.find(id).orElseThrow(() -> unknownSession("unknown or ended MCP session"));
-        if (!session.server().equals(server.name()))
+        if (!session.server().equals(server))
             throw unknownSession("unknown MCP session");
         if (!session.owner().equals(caller.owner()))
         {
@@ -188,7 +210,13 @@ final class RequestChecks
      */
     McpSession newSession(McpConfig.Server server, Caller caller)
     {
-        McpSession session = McpSession.create(McpSession.newId(), server.name(), caller.owner());
+        return newSession(server.name(), caller);
+    }
+
+    /** As {@link #newSession(McpConfig.Server, Caller)}, for a server or federation by name. */
+    McpSession newSession(String server, Caller caller)
+    {
+        McpSession session = McpSession.create(McpSession.newId(), server, caller.owner());
         if (!bus.create(session, caller.limitKey(), config.maxSessionsPerClient()))
         {
             sessionsRefused.increment();

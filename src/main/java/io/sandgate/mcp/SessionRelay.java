@@ -79,7 +79,18 @@ final class SessionRelay
      */
     CompletableFuture<Void> relay(McpConfig.Server server, String sessionId, String message)
     {
-        return relay(server, sessionId, message, null);
+        return relay(server, sessionId, message, (String)null);
+    }
+
+    /**
+     * As {@link #relay(McpConfig.Server, String, String)}, for a federation member's message that
+     * reaches the federated session's log rewritten: the pins see it as the member sent it.
+     */
+    CompletableFuture<Void> relay(McpConfig.Server server, String logId, String message, java.util.function.UnaryOperator<String> rewrite)
+    {
+        if (pins != null)
+            pins.record(server, message);
+        return relay(logId, rewrite.apply(message), null);
     }
 
     private CompletableFuture<Void> relay(McpConfig.Server server, String sessionId, String message, String traceparent)

@@ -37,7 +37,7 @@ final class StatelessBridge
      * the store with up to {@code mcp.max-body-size} each.
      */
     static final int MAX_CLIENT = 16 * 1024;
-    private static final String META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo";
+    static final String META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo";
     private static final String META_SERVER_INFO = "io.modelcontextprotocol/serverInfo";
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -58,17 +58,16 @@ final class StatelessBridge
     CompletableFuture<String> initialize(McpConfig.Server server, McpSession session, JsonNode initialize)
     {
         JsonNode params = initialize.path("params");
-        String requested = params.path("protocolVersion").asText("");
-        String revision = StatelessTransport.SESSION_REVISIONS.contains(requested) ? requested : NEWEST_SESSION_REVISION;
-        ObjectNode client = JSON.createObjectNode();
-        client.set("capabilities", params.path("capabilities").isObject() ? params.get("capabilities") : JSON.createObjectNode());
-        if (params.path("clientInfo").isObject())
-            client.set("clientInfo", params.get("clientInfo"));
-        String said = client.toString();
-        if (said.length() > MAX_CLIENT)
-            return CompletableFuture.failedFuture(new RpcException(HttpStatus.BAD_REQUEST_400, JsonRpcErrors.INVALID_PARAMS,
-                "initialize: capabilities and clientInfo together take " + said.length() + " characters, at most " + MAX_CLIENT
-                    + " are kept for a session the gateway holds", null));
+        String revision = revision(params);
+        String said;
+        try
+        {
+            said = clientSaid(params);
+        }
+        catch (RpcException x)
+        {
+            return CompletableFuture.failedFuture(x);
+        }
         McpSession bridged = session.withProtocolVersion(revision).withClient(said);
 
         ObjectNode discover = JSON.createObjectNode().put("jsonrpc", "2.0").put("id", "sandgate-discover").put("method", "server/discover");
@@ -89,6 +88,33 @@ final class StatelessBridge
                 initialized.set("instructions", result.get("instructions"));
             return answer.toString();
         }));
+    }
+
+    /** The revision a session answers an initialize with: the one asked for, or the newest of the era when the gateway does not know it. */
+    static String revision(JsonNode initializeParams)
+    {
+        String requested = initializeParams.path("protocolVersion").asText("");
+        return StatelessTransport.SESSION_REVISIONS.contains(requested) ? requested : NEWEST_SESSION_REVISION;
+    }
+
+    /**
+     * What a client said of itself at initialize ({@code {"capabilities":...,"clientInfo":...}}),
+     * as a session the gateway speaks for keeps it.
+     *
+     * @throws RpcException invalid params when it is over {@link #MAX_CLIENT}
+     */
+    static String clientSaid(JsonNode initializeParams)
+    {
+        ObjectNode client = JSON.createObjectNode();
+        client.set("capabilities", initializeParams.path("capabilities").isObject() ? initializeParams.get("capabilities") : JSON.createObjectNode());
+        if (initializeParams.path("clientInfo").isObject())
+            client.set("clientInfo", initializeParams.get("clientInfo"));
+        String said = client.toString();
+        if (said.length() > MAX_CLIENT)
+            throw new RpcException(HttpStatus.BAD_REQUEST_400, JsonRpcErrors.INVALID_PARAMS,
+                "initialize: capabilities and clientInfo together take " + said.length() + " characters, at most " + MAX_CLIENT
+                    + " are kept for a session the gateway holds", null);
+        return said;
     }
 
     /**

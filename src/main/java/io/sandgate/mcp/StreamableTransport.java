@@ -54,13 +54,13 @@ final class StreamableTransport
         this.gate = gate;
     }
 
-    private static void checkVersion(HttpServletRequest request)
+    /** A session's requests name a session-era revision, when they name one. */
+    static void checkVersion(HttpServletRequest request)
     {
         String version = request.getHeader(McpHeaders.PROTOCOL_VERSION);
         if (version != null && !StatelessTransport.SESSION_REVISIONS.contains(version))
             throw GatewayException.badRequest("unsupported MCP-Protocol-Version " + version + " for a session: 2026-07-28 requests carry no Mcp-Session-Id");
     }
-
 
     /** Relays a POST: its answer (JSON, or an SSE stream) streams straight back to the client. */
     void post(HttpServletRequest request, HttpServletResponse response, McpConfig.Server server, RequestChecks.Caller caller, String body) throws IOException

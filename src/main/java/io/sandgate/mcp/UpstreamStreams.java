@@ -8,6 +8,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.UnaryOperator;
 
 import io.sandgate.config.McpConfig;
 import io.sandgate.core.Schedulers;
@@ -107,7 +108,18 @@ final class UpstreamStreams
      */
     void holdGet(McpConfig.Server server, McpSession session, ClientStream client, Upstream.Exchange first)
     {
-        new HeldGet(server, session, client).read(first);
+        new HeldGet(server, session, client, session.id(), UnaryOperator.identity()).read(first);
+    }
+
+    /**
+     * Holds a member's GET stream for a federation's client stream: what the member sends on it
+     * goes, rewritten for the federation's client, into the federated session's log.
+     *
+     * @param logId the federated session, whose log the client stream reads
+     */
+    void holdGet(McpConfig.Server server, McpSession memberSession, ClientStream client, String logId, UnaryOperator<String> rewrite)
+    {
+        new HeldGet(server, memberSession, client, logId, rewrite).read(null);
     }
 
     /**
@@ -119,15 +131,19 @@ final class UpstreamStreams
         private final McpConfig.Server server;
         private final McpSession session;
         private final ClientStream client;
+        private final String logId;
+        private final UnaryOperator<String> rewrite;
         private volatile Upstream.Exchange held;
         /** The upstream's own id of the last event relayed, to resume after when reconnecting. */
         private volatile String lastUpstreamId;
 
-        HeldGet(McpConfig.Server server, McpSession session, ClientStream client)
+        HeldGet(McpConfig.Server server, McpSession session, ClientStream client, String logId, UnaryOperator<String> rewrite)
         {
             this.server = server;
             this.session = session;
             this.client = client;
+            this.logId = logId;
+            this.rewrite = rewrite;
             client.onClose(() -> abort(held));
         }
 
@@ -178,7 +194,7 @@ final class UpstreamStreams
             {
                 if (event.id() != null)
                     lastUpstreamId = event.id();
-                return event.data().isBlank() ? EventStreamPump.HANDED_ON : relay.relay(server, session.id(), event.data());
+                return event.data().isBlank() ? EventStreamPump.HANDED_ON : relay.relay(server, logId, event.data(), rewrite);
             }, failure -> again()).start();
         }
 

@@ -65,7 +65,7 @@ public final class ReferenceMcpServer extends ProcessFixture
      * What the server saw on its endpoint so far, oldest first: one object per HTTP request with
      * {@code method}, {@code protocolVersion} (the MCP-Protocol-Version header, or null),
      * {@code mcpMethod} (the Mcp-Method header, or null) and {@code session} (whether an
-     * Mcp-Session-Id came along).
+     * Mcp-Session-Id came along) and {@code paramHeaders} (the names of its Mcp-Param-* headers).
      */
     public JsonNode observed() throws IOException, InterruptedException
     {

@@ -65,6 +65,12 @@ public final class RoundRobinReplicas implements AutoCloseable
         return routed.stream().anyMatch(r -> r.endsWith("-> " + a.port())) && routed.stream().anyMatch(r -> r.endsWith("-> " + b.port()));
     }
 
+    /** The requests routed since {@link #clearRouted}, each as {@code METHOD path -> port}. */
+    public List<String> routedList()
+    {
+        return List.copyOf(front.routed);
+    }
+
     /** The requests routed, for a failure message. */
     public String routed()
     {

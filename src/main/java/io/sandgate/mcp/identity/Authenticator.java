@@ -21,6 +21,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.McpAuthConfig;
 import io.sandgate.config.McpConfig;
+import io.sandgate.config.McpFederation;
 import io.sandgate.core.Secret;
 import io.sandgate.web.GatewayException;
 import org.eclipse.jetty.http.HttpStatus;
@@ -53,23 +54,26 @@ public final class Authenticator implements Closeable
     {
         this.registry = registry;
         for (McpConfig.Server server : config.servers())
+            server.auth().ifPresent(auth -> servers.put(server.name(), serverAuth(auth, secrets, clock, background)));
+        // Federations and servers share one name space: a federation is known by its name here too.
+        for (McpFederation federation : config.federations())
+            federation.auth().ifPresent(auth -> servers.put(federation.name(), serverAuth(auth, secrets, clock, background)));
+    }
+
+    private static ServerAuth serverAuth(McpAuthConfig auth, Function<String, Secret> secrets, Clock clock, Executor background)
+    {
+        TokenVerifier verifier;
+        if (auth.jwksUrl().isPresent())
         {
-            server.auth().ifPresent(auth ->
-            {
-                TokenVerifier verifier;
-                if (auth.jwksUrl().isPresent())
-                {
-                    JwtTokenVerifier jwt = new JwtTokenVerifier(auth, clock);
-                    background.execute(jwt::warm);
-                    verifier = jwt;
-                }
-                else
-                {
-                    verifier = new IntrospectionVerifier(auth, secrets, clock);
-                }
-                servers.put(server.name(), new ServerAuth(auth, verifier));
-            });
+            JwtTokenVerifier jwt = new JwtTokenVerifier(auth, clock);
+            background.execute(jwt::warm);
+            verifier = jwt;
         }
+        else
+        {
+            verifier = new IntrospectionVerifier(auth, secrets, clock);
+        }
+        return new ServerAuth(auth, verifier);
     }
 
     /** Whether any server authenticates its callers. */
@@ -86,7 +90,13 @@ public final class Authenticator implements Closeable
      */
     public Optional<Principal> authenticate(McpConfig.Server server, String endpoint, String authorization)
     {
-        ServerAuth auth = servers.get(server.name());
+        return authenticate(server.name(), endpoint, authorization);
+    }
+
+    /** As {@link #authenticate(McpConfig.Server, String, String)}, for a server or a federation by name. */
+    public Optional<Principal> authenticate(String name, String endpoint, String authorization)
+    {
+        ServerAuth auth = servers.get(name);
         if (auth == null)
             return Optional.empty();
         if (authorization == null)
@@ -166,17 +176,22 @@ public final class Authenticator implements Closeable
         if (endpoint != null && !List.of("mcp", "sse", "message").contains(endpoint))
             return Optional.empty();
         McpConfig.Server server = config.server(parts[2]);
-        ServerAuth auth = server == null ? null : servers.get(server.name());
-        if (auth == null)
+        McpFederation federation = config.federation(parts[2]);
+        if (federation != null && endpoint != null && !"mcp".equals(endpoint))
+            return Optional.empty();
+        ServerAuth auth = servers.get(parts[2]);
+        if (auth == null || server == null && federation == null)
             return Optional.empty();
         ObjectNode body = JSON.createObjectNode().put("resource", resourceOf(auth.config(), endpoint));
         auth.config().authorizationServers().forEach(body.putArray("authorization_servers")::add);
         Set<String> scopes = new LinkedHashSet<>(auth.config().scopes());
-        scopes.addAll(server.tools().scopes().keySet());
+        // A federation's callers get what their scopes grant on each member.
+        for (McpConfig.Server granting : server != null ? List.of(server) : federation.servers().stream().map(config::server).toList())
+            scopes.addAll(granting.tools().scopes().keySet());
         if (!scopes.isEmpty())
             scopes.forEach(body.putArray("scopes_supported")::add);
         body.putArray("bearer_methods_supported").add("header");
-        body.put("resource_name", "MCP server " + server.name());
+        body.put("resource_name", server != null ? "MCP server " + server.name() : "MCP federation " + federation.name());
         return Optional.of(body.toString());
     }
 
