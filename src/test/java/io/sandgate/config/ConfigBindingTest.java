@@ -159,7 +159,7 @@ class ConfigBindingTest
         assertTrue(problems(Map.of("egress.agents", List.of(Map.of("id", "a", "revoked", "maybe"))))
             .contains("egress.agents[0].revoked: maybe (expected: true or false)"));
         assertTrue(problems(Map.of("mcp.servers", List.of(Map.of("name", "files", "url", "http://files/", "tranport", "sse"))))
-            .contains("mcp.servers: unknown key tranport (expected: auth, credential, name, quota, tools, transport, url)"));
+            .contains("mcp.servers: unknown key tranport (expected: auth, credential, name, pin, quota, tools, transport, url)"));
         assertTrue(problems(Map.of("mcp.servers", List.of(Map.of("name", "files", "url", "http://files/", "tools", Map.of("allow", "read_*"))))).contains(
             "mcp.servers: files: tools.allow: read_* (expected: a list of tool-name globs)"));
     }
