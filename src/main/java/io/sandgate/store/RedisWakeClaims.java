@@ -29,9 +29,8 @@ final class RedisWakeClaims implements WakeClaims
     }
 
     @Override
-    public void release(String sandboxId)
+    public CompletableFuture<Void> release(String sandboxId)
     {
-        // Asked and forgotten: at worst the claim holds until it expires, and the next wake waits that long.
-        redisson.getBucket(PREFIX + sandboxId, StringCodec.INSTANCE).deleteAsync();
+        return redisson.getBucket(PREFIX + sandboxId, StringCodec.INSTANCE).deleteAsync().toCompletableFuture().thenApply(deleted -> null);
     }
 }

@@ -20,8 +20,12 @@ public interface WakeClaims
      */
     CompletableFuture<Boolean> claim(String sandboxId, Duration ttl);
 
-    /** Gives a claim back before it expires (the wake failed), so that the next request asks again. */
-    void release(String sandboxId);
+    /**
+     * Gives a claim back before it expires (the wake failed), so that the next request asks again.
+     *
+     * @return done once the claim is gone, or failed when the store could not be told (the claim then expires)
+     */
+    CompletableFuture<Void> release(String sandboxId);
 
     /** Claims of one replica: the in-memory store's. */
     static WakeClaims inMemory(Clock clock)
@@ -41,9 +45,10 @@ public interface WakeClaims
             }
 
             @Override
-            public void release(String sandboxId)
+            public CompletableFuture<Void> release(String sandboxId)
             {
                 claims.remove(sandboxId);
+                return CompletableFuture.completedFuture(null);
             }
         };
     }

@@ -146,16 +146,21 @@ public final class Wakes implements SandboxWaker
                     return;
                 Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null ? failure.getCause() : failure;
                 String reason = cause instanceof SandboxManager.ManagerException ? cause.getMessage() : "store unreachable (" + cause.getClass().getSimpleName() + ")";
-                claims.release(sandboxId);
-                if (cause instanceof SandboxManager.ManagerException refused && refused.unknown())
+                if (!(cause instanceof SandboxManager.ManagerException refused && refused.unknown()))
                 {
-                    // As for any id without a route: nothing said about whether it was ever there.
-                    end(sandboxId, null, GatewayException.notFound("no route for sandbox " + sandboxId));
-                    return;
+                    LOG.warn("Sandbox {} could not be woken: {}", sandboxId, reason);
+                    Audit.lifecycleFailed(sandboxId, "resume", reason);
                 }
-                LOG.warn("Sandbox {} could not be woken: {}", sandboxId, reason);
-                Audit.lifecycleFailed(sandboxId, "resume", reason);
-                end(sandboxId, null, GatewayException.starting("the sandbox could not be started; try again later", RETRY_AFTER_SECONDS));
+                // The waiting requests are answered once the claim is given back, so that a client
+                // told to try again asks the manager again, on whichever replica it reaches.
+                claims.release(sandboxId).whenComplete((released, notTold) ->
+                {
+                    if (cause instanceof SandboxManager.ManagerException refused && refused.unknown())
+                        // As for any id without a route: nothing said about whether it was ever there.
+                        end(sandboxId, null, GatewayException.notFound("no route for sandbox " + sandboxId));
+                    else
+                        end(sandboxId, null, GatewayException.starting("the sandbox could not be started; try again later", RETRY_AFTER_SECONDS));
+                });
             });
     }
 
