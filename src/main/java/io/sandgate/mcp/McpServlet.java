@@ -202,7 +202,8 @@ public final class McpServlet extends HttpServlet
 
     /**
      * Answers with an upstream's answer, under the status given: its type, and its body streamed as
-     * it comes, or read whole first when the server's tool policy must cut it. Completes the exchange.
+     * it comes, event by event with each cut when the server's tool policy or pins cut its lists, or
+     * read whole first when it answers a {@code tools/list}. Completes the exchange.
      */
     static void relay(AsyncContext async, Upstream.Exchange exchange, int status, ToolAccess tools, JsonRpc rpc)
     {
@@ -215,10 +216,13 @@ public final class McpServlet extends HttpServlet
                 response.setContentType(type);
             if (exchange.isEventStream())
                 response.setHeader(McpHeaders.X_ACCEL_BUFFERING, "no");
-            if (ToolGuard.cutsAnswer(tools, rpc))
-                ToolGuard.relayCut(tools, exchange, async);
-            else
+            // A server whose lists are cut gets every answer read: it may put a list on any of them.
+            if (!tools.readsLists())
                 exchange.relayTo(async);
+            else if (exchange.isEventStream() && !ToolGuard.cutsAnswer(tools, rpc))
+                ToolGuard.relayCutEvents(tools, exchange, async);
+            else
+                ToolGuard.relayCut(tools, exchange, async);
         }
         catch (IOException | RuntimeException x)
         {

@@ -116,6 +116,33 @@ final class ToolGuard
     }
 
     /**
+     * An event-stream answer relayed event by event, the data of each cut as {@link #cut} cuts a
+     * message: a {@code tools/list} result is cut wherever a server puts it, also on the answer to
+     * another request, where a client's SDK still matches it by id to its pending list request. Not
+     * read whole first, so that a call's progress reaches the client as it comes; a client that
+     * does not read holds the server's answer back, not the replica's memory.
+     */
+    static void relayCutEvents(ToolAccess access, Upstream.Exchange exchange, AsyncContext async) throws IOException
+    {
+        ClientStream stream = ClientStream.start(async);
+        stream.onClose(() -> exchange.response().abort(new java.util.concurrent.CancellationException("client stream closed")));
+        // Handing on only writes to the client's queue: the thread that brings the bytes may do it.
+        new EventStreamPump(exchange.content(), Runnable::run, event ->
+        {
+            try
+            {
+                stream.event(event.id(), event.name(), cut(access, event.data()));
+                java.util.concurrent.CompletableFuture<Void> room = new java.util.concurrent.CompletableFuture<>();
+                return stream.ready(() -> room.complete(null)) ? EventStreamPump.HANDED_ON : room;
+            }
+            catch (IOException x)
+            {
+                return java.util.concurrent.CompletableFuture.failedFuture(x);
+            }
+        }, ended -> stream.close()).start();
+    }
+
+    /**
      * An event stream with the data of each event cut, the data as a client reads it: the
      * {@code data:} lines of one event joined, whatever ends its lines (LF, CRLF or CR), as
      * {@link SseParser} reads the session's messages. An event that loses a tool has its data on
