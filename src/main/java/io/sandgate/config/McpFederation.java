@@ -93,6 +93,22 @@ public record McpFederation(String name, List<String> servers, Prefix prefix, St
      * Checks the federation against the servers: its members must be servers the federation can
      * serve, and its name no server's (paths and session records share one name space).
      */
+    /**
+     * The federation checks its callers' tokens with its own table ({@code mcp.auth}): a member whose
+     * own table asks more (another issuer or key source, algorithms the federation does not take,
+     * scopes the federation does not require) would be reached through the federation by callers it
+     * refuses on its own endpoint. Audiences differ by design: each endpoint is its own resource.
+     */
+    private static void requireNoWider(String at, String member, McpAuthConfig own, McpAuthConfig federation)
+    {
+        boolean sameSource = own.issuers().equals(federation.issuers()) && own.jwksUrl().equals(federation.jwksUrl())
+            && own.introspection().equals(federation.introspection());
+        if (!sameSource || !own.algorithms().containsAll(federation.algorithms()) || !federation.scopes().containsAll(own.scopes()))
+            throw new IllegalArgumentException(at + "server " + member + " authenticates its callers otherwise than the federation does (its issuers, key source, "
+                + "algorithms or required scopes " + own.scopes() + "), so the federation would let in callers it refuses (expected: members whose auth "
+                + "is mcp.auth's, with no scope the federation does not require too)");
+    }
+
     void check(List<McpConfig.Server> all)
     {
         String at = ConfigKeys.MCP_FEDERATIONS.name() + ": " + name + ": ";
@@ -112,6 +128,8 @@ public record McpFederation(String name, List<String> servers, Prefix prefix, St
             if (server.auth().isPresent() && auth.isEmpty())
                 throw new IllegalArgumentException(at + "server " + member + " authenticates its callers, and the federation's are not (expected: mcp.auth set, "
                     + "which the federation's callers then authenticate with, or members without auth)");
+            if (server.auth().isPresent())
+                requireNoWider(at, member, server.auth().get(), auth.get());
         }
     }
 }

@@ -96,6 +96,26 @@ class McpFederationConfigTest
     }
 
     @Test
+    void aMemberAskingMoreOfItsCallersThanTheFederation_isRefused()
+    {
+        Map<String, Object> auth = Map.of("issuers", List.of("https://as.example"), "jwks-url", "https://as.example/jwks", "resource-url", "https://gw.example");
+        Map<String, Object> federation = Map.of("name", "all", "servers", List.of("files"));
+        for (Map<String, Object> own : List.of(Map.<String, Object>of("scopes", List.of("files:admin")), Map.<String, Object>of("issuers", List.of("https://other.example"))))
+        {
+            List<Map<String, Object>> servers = List.of(Map.of("name", "files", "url", "http://files:8080/mcp", "auth", own));
+            ConfigException wider = assertThrows(ConfigException.class,
+                () -> ConfigLoader.fromValues(Map.of("mcp.auth", auth, "mcp.servers", servers, "mcp.federations", List.of(federation))));
+            assertContains(String.join("\n", wider.problems()), "server files authenticates its callers otherwise than the federation does");
+        }
+        // The same scope required of the federation's callers too: every one of them has it.
+        Map<String, Object> scoped = new java.util.HashMap<>(auth);
+        scoped.put("scopes", List.of("files:admin"));
+        List<Map<String, Object>> servers = List.of(Map.of("name", "files", "url", "http://files:8080/mcp", "auth", Map.of("scopes", List.of("files:admin"))));
+        assertEquals("all", ConfigLoader.fromValues(Map.of("mcp.auth", scoped, "mcp.servers", servers, "mcp.federations", List.of(federation)))
+            .mcp().federation("all").name());
+    }
+
+    @Test
     void twoFederationsOfOneNameAreRefused()
     {
         Map<String, Object> one = Map.of("name", "all", "servers", List.of("files"));
