@@ -46,6 +46,10 @@ import org.slf4j.LoggerFactory;
  */
 public final class ToolPins implements AutoCloseable
 {
+    /** How long a read that overlapped a write of this replica's waits before it is made again. */
+    private static final long REREAD_AFTER_MILLIS = 200;
+    /** The longest tool name MCP allows (2025-11-25: 1 to 128 characters). */
+    static final int MAX_NAME_CHARS = 128;
     private static final Logger LOG = LoggerFactory.getLogger(ToolPins.class);
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Duration CATCH_UP = Duration.ofSeconds(5);
@@ -156,6 +160,14 @@ public final class ToolPins implements AutoCloseable
         listed.forEach((tool, listedDefinition) ->
         {
             Stored stored = known.get(tool);
+            // A name longer than MCP allows is never a record's key (a megabyte name on every replica
+            // and in the store, times the record limit): hidden where enforced, and that is all.
+            if (stored == null && tool.length() > MAX_NAME_CHARS)
+            {
+                if (enforcing(server))
+                    hidden.add(tool);
+                return;
+            }
             if (stored == null && records[0]++ >= MAX_TOOLS)
             {
                 hidden.add(tool);
@@ -458,7 +470,8 @@ public final class ToolPins implements AutoCloseable
                 if (failure != null)
                     LOG.warn("Pinned tools of MCP server {} could not be read from the store: {}", server, failure.toString());
                 else if (!apply(server, read, writes, parsed(server, records)))
-                    readSoon(server);
+                    // A write of this replica's is still under way: read again once it has had time to land, not at once in a loop.
+                    schedulers.timer().schedule(() -> readSoon(server), REREAD_AFTER_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
             });
         });
     }

@@ -128,6 +128,17 @@ class ToolPinsTest
     }
 
     @Test
+    void attack_aNameLongerThanMcpAllows_isHiddenAndNeverStored() throws Exception
+    {
+        list(enforced, READ);
+        String name = "n".repeat(1 << 20);
+        assertEquals(Set.of(name), list(enforced, READ, ScriptedToolsServer.tool(name, "Long.", "x")));
+        assertFalse(pins.callable(enforced, name));
+        assertFalse(store.all("enforced").get().containsKey(name), "a megabyte name as a record's key");
+        assertEquals(List.of(), pins.pending("enforced"));
+    }
+
+    @Test
     void attack_moreToolsThanAreKept_areHiddenAndRefused() throws Exception
     {
         String[] tools = new String[ToolPins.MAX_TOOLS + 2];
