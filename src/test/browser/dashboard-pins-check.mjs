@@ -31,6 +31,8 @@ try {
     const text = await row.textContent();
     if (!text.includes(before + ' → ' + after))
         throw new Error('the row shows the descriptions before and after: ' + text);
+    if (!text.includes('whole definitions') || !text.includes('"description": ' + JSON.stringify(after)))
+        throw new Error('the row holds the whole definition that an approval approves: ' + text);
     if (await page.locator('#pins img').count() !== 0)
         throw new Error('markup in a description must stay text');
     mkdirSync(dirname(screenshot), { recursive: true });

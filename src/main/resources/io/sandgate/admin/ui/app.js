@@ -100,11 +100,22 @@
   // A pending tool change: the server's own text, shown as text only. Approval names the digest
   // shown, so that a definition changed again since is not approved in its place.
   function pinRow(row, c) {
-    var schema = c.before && JSON.stringify([c.before.inputSchema, c.before.outputSchema]) !== JSON.stringify([c.after.inputSchema, c.after.outputSchema]);
     cell(row, c.server);
     cell(row, c.tool);
     cell(row, c.kind);
-    cell(row, (c.before ? String(c.before.description) : '(new tool)') + ' → ' + String(c.after.description) + (schema ? ' (schema changed)' : ''));
+    // The description at a glance, and the whole definitions the digest covers (title, schemas,
+    // annotations): an approval approves all of it, so all of it is shown, as text only.
+    var change = cell(row, (c.before ? String(c.before.description) : '(new tool)') + ' → ' + String(c.after.description));
+    var details = document.createElement('details');
+    var summary = document.createElement('summary');
+    summary.textContent = 'whole definitions';
+    details.appendChild(summary);
+    [['before', c.before], ['after', c.after]].forEach(function (side) {
+      var pre = document.createElement('pre');
+      pre.textContent = side[0] + ': ' + (side[1] ? JSON.stringify(side[1].definition, null, 2) : '(none)');
+      details.appendChild(pre);
+    });
+    change.appendChild(details);
     cell(row, c.since);
     var path = '/mcp/servers/' + encodeURIComponent(c.server) + '/tools/' + encodeURIComponent(c.tool);
     var actions = cell(row, '');
