@@ -121,9 +121,22 @@ final class ClientStream extends Lifetime
      */
     void event(String id, String name, String data) throws IOException
     {
+        event(id, name, data, null);
+    }
+
+    /**
+     * As {@link #event(String, String, String)}, with the reconnection time the client should wait
+     * after the stream drops: a relay passes on its server's, so that the client polls as the server asked.
+     *
+     * @param retry milliseconds, digits only; null for none
+     */
+    void event(String id, String name, String data, String retry) throws IOException
+    {
         StringBuilder frame = new StringBuilder(data.length() + 64);
         if (id != null)
             frame.append("id: ").append(id).append('\n');
+        if (retry != null && !retry.isEmpty() && retry.chars().allMatch(c -> c >= '0' && c <= '9'))
+            frame.append("retry: ").append(retry).append('\n');
         if (name != null)
             frame.append("event: ").append(name).append('\n');
         for (String line : data.split("\n", -1))

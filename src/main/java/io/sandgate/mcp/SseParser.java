@@ -7,7 +7,8 @@ import java.util.function.Consumer;
 
 /**
  * A text/event-stream parsed as its bytes arrive, as the HTML spec defines it: fields
- * {@code event}, {@code data} (joined with newlines), {@code id}; comments skipped; an empty line
+ * {@code event}, {@code data} (joined with newlines), {@code id}, {@code retry} (digits only, handed
+ * on with the next event, so that a relay can pass the server's reconnection time on); comments skipped; an empty line
  * dispatches; lines end with LF, CRLF or CR. An event the stream ends in the middle of is not
  * dispatched.
  *
@@ -23,6 +24,7 @@ final class SseParser
     private String id;
     private String name = "message";
     private StringBuilder data;
+    private String retry;
 
     /** Takes the next bytes of the stream (UTF-8 split on bytes: CR and LF never occur inside a character). */
     void feed(ByteBuffer bytes, Consumer<SseReader.Event> events)
@@ -56,8 +58,9 @@ final class SseParser
         {
             if (data != null)
             {
-                SseReader.Event event = new SseReader.Event(id, name, data.toString());
+                SseReader.Event event = new SseReader.Event(id, name, data.toString(), retry);
                 id = null;
+                retry = null;
                 data = null;
                 name = "message";
                 events.accept(event);
@@ -84,6 +87,11 @@ final class SseParser
             }
             case "event" -> name = value;
             case "id" -> id = value;
+            case "retry" ->
+            {
+                if (!value.isEmpty() && value.chars().allMatch(c -> c >= '0' && c <= '9'))
+                    retry = value;
+            }
             default ->
             {
             }

@@ -19,9 +19,17 @@ final class SseReader
     /** Bytes read ahead at most. */
     private static final int READ_AHEAD = 512;
 
-    /** One dispatched event. */
-    record Event(String id, String name, String data)
+    /**
+     * One dispatched event.
+     *
+     * @param retry the reconnection time in milliseconds the stream set since the event before, or null
+     */
+    record Event(String id, String name, String data, String retry)
     {
+        Event(String id, String name, String data)
+        {
+            this(id, name, data, null);
+        }
     }
 
     private final InputStream input;

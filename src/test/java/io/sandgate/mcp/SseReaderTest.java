@@ -38,7 +38,20 @@ class SseReaderTest
         String stream = ": keepalive" + end + end
             + "id: 7" + end + "event: message" + end + "data: {\"a\":1}" + end + end
             + "data:first" + end + "data: second" + end + "retry: 10" + end + end;
-        assertEquals(List.of(new SseReader.Event("7", "message", "{\"a\":1}"), new SseReader.Event(null, "message", "first\nsecond")), read(bytes(stream)));
+        assertEquals(List.of(new SseReader.Event("7", "message", "{\"a\":1}"), new SseReader.Event(null, "message", "first\nsecond", "10")), read(bytes(stream)));
+    }
+
+    /**
+     * A server's reconnection time goes with the next event, so that a relay can pass it on (a
+     * priming event has an id and empty data); anything but digits is no reconnection time and
+     * goes nowhere, so a server cannot slip a field of its own into the client's stream through it.
+     */
+    @Test
+    void retry_goesWithTheNextEvent_digitsOnly() throws IOException
+    {
+        String stream = "id: s1_1\nretry: 500\ndata: \n\nretry: 5\ndata: x\n\nretry: 1\nid: 9\ndata: y\n\nretry: 20 0\ndata: z\n\n";
+        assertEquals(List.of(new SseReader.Event("s1_1", "message", "", "500"), new SseReader.Event(null, "message", "x", "5"),
+            new SseReader.Event("9", "message", "y", "1"), new SseReader.Event(null, "message", "z")), read(bytes(stream)));
     }
 
     /** CR at the end of one read and LF at the start of the next are one line end, and a character may be split between reads. */
