@@ -198,11 +198,14 @@ final class FederatedCalls
             stream.onClose(() -> exchange.response().abort(new CancellationException("client stream closed")));
             new EventStreamPump(exchange.content(), workers, event ->
             {
-                if (event.data().isBlank())
+                // The member's event ids, under its prefix, and its retry: a client whose stream the
+                // member cuts short resumes it with the federated GET stream (FederatedStream).
+                String id = event.id() == null ? null : names.federation().prefixOf(member) + event.id();
+                if (event.data().isBlank() && id == null && event.retry() == null)
                     return EventStreamPump.HANDED_ON;
                 try
                 {
-                    stream.event(null, null, forClient(channel, names, member, event.data()));
+                    stream.event(id, null, event.data().isBlank() ? "" : forClient(channel, names, member, event.data()), event.retry());
                     // A client that does not read holds the member's answer back, not the replica's memory.
                     CompletableFuture<Void> room = new CompletableFuture<>();
                     return stream.ready(() -> room.complete(null)) ? EventStreamPump.HANDED_ON : room;

@@ -74,13 +74,17 @@ final class FederatedStream
             }
         });
         stream.onClose(subscription::close);
+        // A member's own event id under its prefix (FederatedCalls): the client resumes a POST answer
+        // the member cut short (SSE polling), which only the member can replay, on its GET stream.
+        FederatedNames.Routed resumed = lastEventId != null && !bus.isEventId(lastEventId) ? names.route(lastEventId).orElse(null) : null;
         for (String member : federation.servers())
         {
             McpConfig.Server server = members.server(member);
             if (server.transport() != McpConfig.Transport.STREAMABLE)
                 continue;
+            String resumeAfter = resumed != null && resumed.member().equals(member) ? resumed.name() : null;
             members.find(federated, member).ifPresent(session ->
-                upstreams.holdGet(server, session, stream, federated.id(), message -> MemberMessages.toClient(names, member, message)));
+                upstreams.holdGet(server, session, stream, federated.id(), message -> MemberMessages.toClient(names, member, message), resumeAfter));
         }
     }
 }

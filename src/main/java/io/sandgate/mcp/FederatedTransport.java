@@ -21,6 +21,7 @@ import io.sandgate.web.GatewayException;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 
 /**
@@ -106,20 +107,30 @@ final class FederatedTransport
             return;
         }
         ListKind kind = ListKind.of(method);
+        // What the gateway answers itself in a session comes as the SDKs' servers answer a client that
+        // takes both: an event stream (one event), so that the federation looks to a client as its members do.
+        String accept = request.getHeader(HttpHeader.ACCEPT.asString());
+        boolean events = accept != null && accept.contains("text/event-stream");
         if (kind != null)
-            answer(async, message, lists.page(members.channel(federated), named, kind, message.path("params"), caller));
+            answer(async, message, lists.page(members.channel(federated), named, kind, message.path("params"), caller), events);
         else if (FederatedCalls.routes(method))
             calls.call(request, members.channel(federated), named, caller, message);
         else if ("ping".equals(method))
-            answer(async, message, CompletableFuture.completedFuture(JSON.createObjectNode()));
+            answer(async, message, CompletableFuture.completedFuture(JSON.createObjectNode()), events);
         else if ("logging/setLevel".equals(method))
-            answer(async, message, setLevel(federated, federation, message));
+            answer(async, message, setLevel(federated, federation, message), events);
         else
             throw new RpcException(HttpStatus.OK_200, JsonRpcErrors.METHOD_NOT_FOUND, "Method not found: " + method, null);
     }
 
     /** Answers a request with the result the future gives, or the error it fails with. */
     static void answer(AsyncContext async, JsonNode request, CompletableFuture<? extends JsonNode> result)
+    {
+        answer(async, request, result, false);
+    }
+
+    /** As {@link #answer(AsyncContext, JsonNode, CompletableFuture)}; a result comes as an event stream of one event when {@code events}. */
+    private static void answer(AsyncContext async, JsonNode request, CompletableFuture<? extends JsonNode> result, boolean events)
     {
         result.whenComplete((value, failure) ->
         {
@@ -133,7 +144,16 @@ final class FederatedTransport
                 ObjectNode answer = JSON.createObjectNode().put("jsonrpc", "2.0");
                 answer.set("id", request.get("id"));
                 answer.set("result", value);
-                McpServlet.answer(async, answer.toString());
+                if (events)
+                {
+                    ClientStream stream = ClientStream.start(async);
+                    stream.event(null, null, answer.toString());
+                    stream.close();
+                }
+                else
+                {
+                    McpServlet.answer(async, answer.toString());
+                }
             }
             catch (IOException | RuntimeException x)
             {

@@ -116,10 +116,13 @@ final class UpstreamStreams
      * goes, rewritten for the federation's client, into the federated session's log.
      *
      * @param logId the federated session, whose log the client stream reads
+     * @param lastUpstreamId the member's own event id to resume after (a POST answer it cut short), or null
      */
-    void holdGet(McpConfig.Server server, McpSession memberSession, ClientStream client, String logId, UnaryOperator<String> rewrite)
+    void holdGet(McpConfig.Server server, McpSession memberSession, ClientStream client, String logId, UnaryOperator<String> rewrite, String lastUpstreamId)
     {
-        new HeldGet(server, memberSession, client, logId, rewrite).read(null);
+        HeldGet held = new HeldGet(server, memberSession, client, logId, rewrite);
+        held.lastUpstreamId = lastUpstreamId;
+        held.read(null);
     }
 
     /**
