@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -34,14 +35,18 @@ final class FederatedStateless
 {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String META_SERVER_INFO = "io.modelcontextprotocol/serverInfo";
+    /** Methods of the session era that this revision dropped (subscriptions/listen took over resource updates): as its servers do, not found. */
+    private static final Set<String> REMOVED = Set.of("resources/subscribe", "resources/unsubscribe");
 
     private final FederationMembers members;
     private final StatelessMembers stateless;
     private final FederatedLists lists;
     private final FederatedCalls calls;
+    private final FederatedListen listen;
 
-    FederatedStateless(FederationMembers members, StatelessMembers stateless, FederatedLists lists, FederatedCalls calls)
+    FederatedStateless(FederationMembers members, StatelessMembers stateless, FederatedLists lists, FederatedCalls calls, FederatedListen listen)
     {
+        this.listen = listen;
         this.members = members;
         this.stateless = stateless;
         this.lists = lists;
@@ -78,6 +83,10 @@ final class FederatedStateless
                     page.put("resultType", "complete");
                 return page;
             }));
+        else if (REMOVED.contains(method))
+            throw new RpcException(HttpStatus.NOT_FOUND_404, JsonRpcErrors.METHOD_NOT_FOUND, "Method not found: " + method + " is not of " + version, null);
+        else if ("subscriptions/listen".equals(method))
+            listen.listen(async, channel, names, caller, version, message);
         else if (FederatedCalls.routes(method))
             calls.call(request, channel, names, caller, message);
         else if ("server/discover".equals(method))

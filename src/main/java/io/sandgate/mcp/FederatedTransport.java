@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -47,10 +48,10 @@ final class FederatedTransport
     private final Map<String, FederatedNames> names = new ConcurrentHashMap<>();
 
     FederatedTransport(McpConfig config, RequestChecks checks, SessionBus bus, FederationMembers members, FederatedLists lists, FederatedCalls calls,
-                       FederatedStream stream, StatelessMembers statelessMembers)
+                       FederatedStream stream, StatelessMembers statelessMembers, Executor workers)
     {
         this.stream = stream;
-        this.stateless = new FederatedStateless(members, statelessMembers, lists, calls);
+        this.stateless = new FederatedStateless(members, statelessMembers, lists, calls, new FederatedListen(members, statelessMembers, workers));
         this.config = config;
         this.checks = checks;
         this.bus = bus;

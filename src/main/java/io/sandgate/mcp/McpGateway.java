@@ -94,7 +94,7 @@ public final class McpGateway implements AutoCloseable
         FederationMembers members = new FederationMembers(config, bus, upstream, bridge, registry);
         FederatedLists lists = new FederatedLists(members);
         FederatedTransport federated = new FederatedTransport(config, checks, bus, members, lists, new FederatedCalls(members, lists, gate, schedulers.workers()),
-            new FederatedStream(checks, bus, relay, upstreams, members), new StatelessMembers(config, bus, upstream, members, clock));
+            new FederatedStream(checks, bus, relay, upstreams, members), new StatelessMembers(config, bus, upstream, members, clock), schedulers.workers());
         return new McpServlet(checks, clients, config.maxBodySize(), sse, streamable, federated);
     }
 
