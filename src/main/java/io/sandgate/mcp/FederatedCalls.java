@@ -168,7 +168,7 @@ final class FederatedCalls
                 }
                 try
                 {
-                    relay(async, channel, names, member, exchange);
+                    relay(async, channel, names, member, MemberMessages.Answering.request(message), exchange);
                 }
                 catch (IOException | RuntimeException x)
                 {
@@ -181,9 +181,12 @@ final class FederatedCalls
     /**
      * A member's answer to the client, each message rewritten: an event stream event by event as
      * the member sends them (its progress and requests before the response), JSON whole. An answer
-     * that is no JSON-RPC message (an error page) makes the member unavailable to the client.
+     * that is no JSON-RPC message (an error page), or answers another request than the one routed,
+     * makes the member unavailable to the client; in an event stream, what the member may not send
+     * the client ({@link MemberMessages}) is dropped.
      */
-    private void relay(AsyncContext async, MemberChannel channel, FederatedNames names, String member, Upstream.Exchange exchange) throws IOException
+    private void relay(AsyncContext async, MemberChannel channel, FederatedNames names, String member, MemberMessages.Answering answering,
+                       Upstream.Exchange exchange) throws IOException
     {
         if (exchange.status() == HttpStatus.ACCEPTED_202)
         {
@@ -203,9 +206,13 @@ final class FederatedCalls
                 String id = event.id() == null ? null : names.federation().prefixOf(member) + event.id();
                 if (event.data().isBlank() && id == null && event.retry() == null)
                     return EventStreamPump.HANDED_ON;
+                // A priming event (an id, no data) passes as it is; a message the member may not send is dropped.
+                String forClient = event.data().isBlank() ? "" : forClient(channel, names, member, event.data(), answering);
+                if (forClient == null)
+                    return EventStreamPump.HANDED_ON;
                 try
                 {
-                    stream.event(id, null, event.data().isBlank() ? "" : forClient(channel, names, member, event.data()), event.retry());
+                    stream.event(id, null, forClient, event.retry());
                     // A client that does not read holds the member's answer back, not the replica's memory.
                     CompletableFuture<Void> room = new CompletableFuture<>();
                     return stream.ready(() -> room.complete(null)) ? EventStreamPump.HANDED_ON : room;
@@ -229,10 +236,16 @@ final class FederatedCalls
                     McpServlet.end(async, FederationMembers.unavailable(channel.federation(), member, "it answered HTTP " + status));
                     return;
                 }
+                String forClient = forClient(channel, names, member, text, answering);
+                if (forClient == null)
+                {
+                    McpServlet.end(async, FederationMembers.unavailable(channel.federation(), member, "it answered another request"));
+                    return;
+                }
                 // A JSON-RPC error the member gave its own HTTP status (2026-07-28 servers do) is the
                 // answer to the request; a session-era client would read the status as its session's end.
                 int answered = channel.keepsStatus() ? status : HttpStatus.OK_200;
-                McpServlet.answer(async, new CallGate.Verdict(forClient(channel, names, member, text), answered, 0));
+                McpServlet.answer(async, new CallGate.Verdict(forClient, answered, 0));
             }
             catch (IOException | RuntimeException x)
             {
@@ -241,10 +254,11 @@ final class FederatedCalls
         });
     }
 
-    private static String forClient(MemberChannel channel, FederatedNames names, String member, String message)
+    /** Null when nothing of the message may reach the client. */
+    private static String forClient(MemberChannel channel, FederatedNames names, String member, String message, MemberMessages.Answering answering)
     {
-        String rewritten = MemberMessages.toClient(names, member, message);
-        return channel.completesResults() ? MemberMessages.completed(rewritten) : rewritten;
+        String rewritten = MemberMessages.toClient(names, member, message, answering);
+        return rewritten != null && channel.completesResults() ? MemberMessages.completed(rewritten) : rewritten;
     }
 
     /**

@@ -245,7 +245,8 @@ final class FederatedListen
                 params.put("uri", original);
             }
             (params.path("_meta") instanceof ObjectNode meta ? meta : params.putObject("_meta")).set(SUBSCRIPTION_ID, id);
-            return RESOURCE_UPDATED.equals(method) ? notification.toString() : MemberMessages.toClient(names, part.member, notification.toString());
+            return RESOURCE_UPDATED.equals(method) ? notification.toString()
+                : MemberMessages.toClient(names, part.member, notification.toString(), MemberMessages.Answering.NOTHING);
         }
     }
 
@@ -310,7 +311,8 @@ final class FederatedListen
                     JsonNode parsed = FederationMembers.parse(text);
                     if (!parsed.has("jsonrpc") || !(parsed.has("result") || parsed.has("error")))
                         throw FederationMembers.unavailable(listen.names.federation().name(), member, "it answered HTTP " + answered);
-                    answer = MemberMessages.toClient(listen.names, member, text);
+                    // A JSON body answers the listen request it was sent for, whatever id it names.
+                    answer = MemberMessages.toClient(listen.names, member, text, new MemberMessages.Answering(parsed.get("id"), null));
                     status = answered;
                     return this;
                 });

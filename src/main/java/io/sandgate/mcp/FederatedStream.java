@@ -65,6 +65,8 @@ final class FederatedStream
         async.setTimeout(0);
         ClientStream stream = ClientStream.start(async);
         place.open(stream);
+        // No member's response reaches this log (MemberMessages drops them on GET streams), so no
+        // tools/list answer is in it for a member's policy to cut.
         SessionBus.Subscription subscription = relay.subscribe(federated.id(), after, new ClientStream.Delivery(stream, ToolAccess.of(McpConfig.ToolPolicy.ALL))
         {
             @Override
@@ -84,7 +86,8 @@ final class FederatedStream
                 continue;
             String resumeAfter = resumed != null && resumed.member().equals(member) ? resumed.name() : null;
             members.find(federated, member).ifPresent(session ->
-                upstreams.holdGet(server, session, stream, federated.id(), message -> MemberMessages.toClient(names, member, message), resumeAfter));
+                upstreams.holdGet(server, session, stream, federated.id(),
+                    message -> MemberMessages.toClient(names, member, message, MemberMessages.Answering.NOTHING), resumeAfter));
         }
     }
 }

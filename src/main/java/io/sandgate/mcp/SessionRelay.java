@@ -84,13 +84,15 @@ final class SessionRelay
 
     /**
      * As {@link #relay(McpConfig.Server, String, String)}, for a federation member's message that
-     * reaches the federated session's log rewritten: the pins see it as the member sent it.
+     * reaches the federated session's log rewritten (or not at all, when {@code rewrite} gives
+     * null): the pins see it as the member sent it.
      */
     CompletableFuture<Void> relay(McpConfig.Server server, String logId, String message, java.util.function.UnaryOperator<String> rewrite)
     {
         if (pins != null)
             pins.record(server, message);
-        return relay(logId, rewrite.apply(message), null);
+        String rewritten = rewrite.apply(message);
+        return rewritten == null ? CompletableFuture.completedFuture(null) : relay(logId, rewritten, null);
     }
 
     private CompletableFuture<Void> relay(McpConfig.Server server, String sessionId, String message, String traceparent)

@@ -9,8 +9,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 /**
  * What a member sends the client, as the client of the federation must see it: a request of the
  * member's (sampling, elicitation, roots, ping) under an id that says whose it is, a resource URI
- * under its member's prefix. Responses to the client's requests carry the client's own id and
- * pass as they are, as do progress (the client's tokens) and the other notifications.
+ * under its member's prefix, a cancellation of the member's own request under that request's id.
+ * A member is not trusted with anything of the client's but the request routed to it: only the
+ * response to that request and progress of its token pass; a response anywhere else (a forged
+ * list, another member's answer) and progress of another call's token are dropped.
  */
 public final class MemberMessages
 {
@@ -20,18 +22,46 @@ public final class MemberMessages
     {
     }
 
-    /** A member's message (or batch) as the federation's client gets it; text that is not JSON passes as it is. */
-    public static String toClient(FederatedNames names, String member, String message)
+    /**
+     * The request of the client's a member is answering: its id and progress token, the only ones
+     * the member's messages may carry.
+     *
+     * @param id null on a member's GET stream, where no response belongs (the spec forbids them there)
+     * @param progressToken null when the request asked for no progress
+     */
+    public record Answering(JsonNode id, JsonNode progressToken)
+    {
+        /** A member's GET stream: no request of the client's is answered on it. */
+        public static final Answering NOTHING = new Answering(null, null);
+
+        /** The request a routed message is. */
+        public static Answering request(JsonNode message)
+        {
+            JsonNode token = message.path("params").path("_meta").get("progressToken");
+            return new Answering(message.get("id"), token == null || token.isNull() ? null : token);
+        }
+    }
+
+    /**
+     * A member's message (or batch) as the federation's client gets it; null when nothing of it
+     * may reach the client (text that is not JSON included).
+     */
+    public static String toClient(FederatedNames names, String member, String message, Answering answering)
     {
         JsonNode root = parse(message);
         if (root == null)
-            return message;
+            return null;
         if (root instanceof ArrayNode batch)
         {
-            batch.forEach(node -> rewrite(names, member, node));
-            return batch.toString();
+            ArrayNode kept = JSON.createArrayNode();
+            batch.forEach(node ->
+            {
+                if (rewrite(names, member, node, answering))
+                    kept.add(node);
+            });
+            return kept.isEmpty() ? null : kept.toString();
         }
-        return rewrite(names, member, root) ? root.toString() : message;
+        return rewrite(names, member, root, answering) ? root.toString() : null;
     }
 
     /**
@@ -68,22 +98,46 @@ public final class MemberMessages
         }
     }
 
-    /** Rewrites one message in place; whether anything changed. */
-    private static boolean rewrite(FederatedNames names, String member, JsonNode node)
+    /** Rewrites one message in place; whether it may reach the client. */
+    private static boolean rewrite(FederatedNames names, String member, JsonNode node, Answering answering)
     {
-        if (!(node instanceof ObjectNode message) || !message.path("method").isTextual())
+        if (!(node instanceof ObjectNode message))
             return false;
+        if (!message.path("method").isTextual())
+            return answering.id() != null && answering.id().equals(message.get("id"));
         if (message.has("id") && !message.get("id").isNull())
         {
             message.put("id", names.requestId(member, message.get("id")));
             return true;
         }
-        if ("notifications/resources/updated".equals(message.get("method").asText()) && message.path("params").path("uri").isTextual())
+        JsonNode params = message.path("params");
+        return switch (message.get("method").asText())
         {
-            ObjectNode params = (ObjectNode)message.get("params");
-            params.put("uri", names.outward(member, params.get("uri").asText(), false));
-            return true;
-        }
-        return false;
+            case "notifications/progress" -> answering.progressToken() != null && answering.progressToken().equals(params.get("progressToken"));
+            case "notifications/cancelled" -> cancelsOwn(names, member, params);
+            case "notifications/resources/updated" ->
+            {
+                if (params.path("uri").isTextual())
+                    ((ObjectNode)params).put("uri", names.outward(member, params.get("uri").asText(), false));
+                yield true;
+            }
+            default -> true;
+        };
+    }
+
+    /**
+     * A member cancels only its own requests: the id it names is put under its prefix, as its
+     * requests' ids are, and one under another member's prefix (a try at another member's
+     * request) is dropped.
+     */
+    private static boolean cancelsOwn(FederatedNames names, String member, JsonNode params)
+    {
+        JsonNode requestId = params.get("requestId");
+        if (!(params instanceof ObjectNode object) || requestId == null || !(requestId.isTextual() || requestId.isIntegralNumber()))
+            return false;
+        if (requestId.isTextual() && names.route(requestId.asText()).filter(routed -> !routed.member().equals(member)).isPresent())
+            return false;
+        object.put("requestId", names.requestId(member, requestId));
+        return true;
     }
 }

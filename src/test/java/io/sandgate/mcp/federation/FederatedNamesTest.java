@@ -12,6 +12,7 @@ import io.sandgate.config.McpFederation;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -95,13 +96,32 @@ class FederatedNamesTest
     @Test
     void membersMessagesGetFederatedRequestIdsAndPrefixedUris()
     {
+        MemberMessages.Answering stream = MemberMessages.Answering.NOTHING;
         assertEquals("{\"jsonrpc\":\"2.0\",\"id\":\"files__3\",\"method\":\"sampling/createMessage\"}",
-            MemberMessages.toClient(ALWAYS, "files", "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"sampling/createMessage\"}"));
+            MemberMessages.toClient(ALWAYS, "files", "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"sampling/createMessage\"}", stream));
         assertEquals("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/updated\",\"params\":{\"uri\":\"files__file:///a\"}}",
-            MemberMessages.toClient(ALWAYS, "files", "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/updated\",\"params\":{\"uri\":\"file:///a\"}}"));
+            MemberMessages.toClient(ALWAYS, "files", "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/updated\",\"params\":{\"uri\":\"file:///a\"}}", stream));
+        assertEquals("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"files__3\"}}",
+            MemberMessages.toClient(ALWAYS, "files", "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":3}}", stream));
+    }
+
+    @Test
+    void aMemberPassesOnlyTheResponseAndProgressOfTheRequestRoutedToIt() throws Exception
+    {
         String response = "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}";
-        assertEquals(response, MemberMessages.toClient(ALWAYS, "files", response));
-        assertEquals("not json", MemberMessages.toClient(ALWAYS, "files", "not json"));
+        MemberMessages.Answering call = MemberMessages.Answering.request(JSON.readTree(
+            "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"_meta\":{\"progressToken\":\"t\"}}}"));
+        assertEquals(response, MemberMessages.toClient(ALWAYS, "files", response, call));
+        assertNull(MemberMessages.toClient(ALWAYS, "files", "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{}}", call));
+        assertNull(MemberMessages.toClient(ALWAYS, "files", response, MemberMessages.Answering.NOTHING));
+        String progress = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"t\",\"progress\":1}}";
+        assertEquals(progress, MemberMessages.toClient(ALWAYS, "files", progress, call));
+        assertNull(MemberMessages.toClient(ALWAYS, "files", progress.replace("\"t\"", "\"u\""), call));
+        assertNull(MemberMessages.toClient(ALWAYS, "files", progress, MemberMessages.Answering.NOTHING));
+        assertNull(MemberMessages.toClient(ALWAYS, "files",
+            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"search__3\"}}", call));
+        assertEquals("[" + response + "]", MemberMessages.toClient(ALWAYS, "files", "[" + response + ",{\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{}}]", call));
+        assertNull(MemberMessages.toClient(ALWAYS, "files", "not json", call));
     }
 
     @Test

@@ -1,0 +1,189 @@
+package io.sandgate.mcp;
+
+import java.io.BufferedReader;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sandgate.testing.Fixtures;
+import io.sandgate.testing.GatewayExtension;
+import io.sandgate.testing.HostileMcpServer;
+import io.sandgate.testing.McpUpstream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A federation member that attacks the gateway ({@link HostileMcpServer}, beside the MCP Java SDK
+ * server as an honest member): what it may send the federation's client, which ids it sees, how
+ * much of its answers the gateway reads, and what it can make the gateway do or log.
+ */
+class McpFederationHostileMemberIT
+{
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    private static final String INITIALIZE = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\","
+        + "\"capabilities\":{},\"clientInfo\":{\"name\":\"raw\",\"version\":\"1\"}}}";
+
+    private static final HostileMcpServer hostile = HostileMcpServer.start();
+    private static final HostileMcpServer pager = HostileMcpServer.start();
+    private static final McpUpstream javaSdk = McpUpstream.start();
+
+    @RegisterExtension
+    static final GatewayExtension gateway = new GatewayExtension(config -> config
+        .set("mcp.servers", List.of(
+            Map.of("name", "hostile", "url", hostile.url()),
+            Map.of("name", "pager", "url", pager.url()),
+            Map.of("name", "java", "url", javaSdk.streamableUrl())))
+        .set("mcp.federations", List.of(
+            Map.of("name", "pair", "servers", List.of("hostile", "java")),
+            Map.of("name", "loose", "servers", List.of("hostile", "java"), "prefix", "when-needed"),
+            Map.of("name", "cursors", "servers", List.of("hostile", "pager")))));
+
+    @AfterAll
+    static void stop() throws Exception
+    {
+        Fixtures.closeInOrder(hostile, pager, javaSdk);
+    }
+
+    @BeforeEach
+    void reset()
+    {
+        for (HostileMcpServer server : List.of(hostile, pager))
+        {
+            server.received.clear();
+            server.onGet.clear();
+            server.beforeCallAnswer.clear();
+            server.listAnswer = HostileMcpServer.ListAnswer.NORMAL;
+            server.cursor = null;
+        }
+    }
+
+    @Test
+    void onItsGetStreamAMemberCannotForgeResponsesNorTouchOtherMembersRequestsOrProgress() throws Exception
+    {
+        hostile.onGet.addAll(List.of(
+            "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[{\"name\":\"forged\",\"inputSchema\":{\"type\":\"object\"}}]}}",
+            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"java__1\"}}",
+            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":7}}",
+            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"p1\",\"progress\":1}}",
+            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"marker\"}}"));
+        String session = initialize("pair");
+
+        List<String> events = getStreamUntil("pair", session, "marker");
+
+        assertTrue(events.stream().noneMatch(event -> event.contains("forged") || event.contains("\"result\"")), events::toString);
+        assertTrue(events.stream().noneMatch(event -> event.contains("notifications/progress")), events::toString);
+        assertTrue(events.stream().noneMatch(event -> event.contains("java__1")), events::toString);
+        // Its own cancellation names its own request as the client knows it.
+        assertTrue(events.stream().anyMatch(event -> event.contains("\"requestId\":\"hostile__7\"")), events::toString);
+    }
+
+    @Test
+    void inTheAnswerToACallRoutedToItAMemberPassesOnlyThatCallsResponseAndProgress() throws Exception
+    {
+        hostile.beforeCallAnswer.addAll(List.of(
+            "{\"jsonrpc\":\"2.0\",\"id\":99,\"result\":{\"tools\":[{\"name\":\"forged\",\"inputSchema\":{\"type\":\"object\"}}]}}",
+            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"another-call\",\"progress\":1}}",
+            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":$TOKEN,\"progress\":2}}",
+            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"java__1\"}}"));
+        String session = initialize("pair");
+
+        HttpResponse<String> call = post("pair", session, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"hostile__tool\","
+            + "\"arguments\":{},\"_meta\":{\"progressToken\":\"mine\"}}}");
+
+        List<JsonNode> messages = messages(call);
+        List<JsonNode> responses = messages.stream().filter(message -> !message.has("method")).toList();
+        assertEquals(1, responses.size(), call::body);
+        assertEquals(5, responses.get(0).path("id").asInt(), call::body);
+        assertEquals("hostile answer", responses.get(0).path("result").path("content").get(0).path("text").asText(), call::body);
+        List<JsonNode> progress = messages.stream().filter(message -> "notifications/progress".equals(message.path("method").asText())).toList();
+        assertEquals(1, progress.size(), call::body);
+        assertEquals("mine", progress.get(0).path("params").path("progressToken").asText(), call::body);
+        assertFalse(call.body().contains("java__1"), call::body);
+    }
+
+    /** Reads the federated session's GET stream until an event holds {@code marker}; the events' data. */
+    private static List<String> getStreamUntil(String federation, String session, String marker) throws Exception
+    {
+        HttpRequest request = HttpRequest.newBuilder(gateway.uri("/mcp/" + federation + "/mcp")).GET()
+            .header("Accept", "text/event-stream").header("MCP-Protocol-Version", "2025-11-25").header("Mcp-Session-Id", session).build();
+        HttpResponse<InputStream> response = HTTP.send(request, HttpResponse.BodyHandlers.ofInputStream());
+        assertEquals(200, response.statusCode());
+        List<String> events = new ArrayList<>();
+        try (BufferedReader lines = new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8)))
+        {
+            assertTimeoutPreemptively(Duration.ofSeconds(10), () ->
+            {
+                for (String line; (line = lines.readLine()) != null; )
+                {
+                    if (!line.startsWith("data:"))
+                        continue;
+                    events.add(line.substring(5).strip());
+                    if (line.contains(marker))
+                        return;
+                }
+            }, () -> "no " + marker + " after " + events);
+        }
+        return events;
+    }
+
+    private static String initialize(String federation) throws Exception
+    {
+        HttpResponse<String> opened = post(federation, null, INITIALIZE);
+        assertEquals(200, opened.statusCode(), opened::body);
+        return opened.headers().firstValue("Mcp-Session-Id").orElseThrow(() -> new AssertionError("no session id: " + opened.body()));
+    }
+
+    private static HttpResponse<String> post(String federation, String session, String body) throws Exception
+    {
+        HttpRequest.Builder request = HttpRequest.newBuilder(gateway.uri("/mcp/" + federation + "/mcp"))
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2025-11-25")
+            .timeout(Duration.ofSeconds(30))
+            .POST(HttpRequest.BodyPublishers.ofString(body));
+        if (session != null)
+            request.header("Mcp-Session-Id", session);
+        return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** The messages of an answer: its JSON body, or its event stream's events. */
+    private static List<JsonNode> messages(HttpResponse<String> response) throws Exception
+    {
+        List<JsonNode> messages = new ArrayList<>();
+        if (!response.headers().firstValue("Content-Type").orElse("").startsWith("text/event-stream"))
+        {
+            messages.add(JSON.readTree(response.body()));
+            return messages;
+        }
+        for (String line : response.body().split("\n"))
+        {
+            if (line.startsWith("data:") && !line.substring(5).isBlank())
+                messages.add(JSON.readTree(line.substring(5).strip()));
+        }
+        return messages;
+    }
+
+    /** The answer's response (its result or error). */
+    private static JsonNode response(HttpResponse<String> response) throws Exception
+    {
+        return messages(response).stream().filter(message -> !message.has("method")).findFirst()
+            .orElseThrow(() -> new AssertionError("no response in " + response.body()));
+    }
+}
