@@ -94,7 +94,7 @@ final class FederatedLists
     CompletableFuture<JsonNode> fetch(MemberChannel channel, String member, ListKind kind, JsonNode params, String cursor, RequestChecks.Caller caller)
     {
         McpConfig.Server server = members.server(member);
-        ObjectNode request = JSON.createObjectNode().put("jsonrpc", "2.0").put("id", FederationMembers.GATEWAY_REQUEST_ID).put("method", kind.method());
+        ObjectNode request = JSON.createObjectNode().put("jsonrpc", "2.0").put("id", FederationMembers.gatewayRequestId()).put("method", kind.method());
         ObjectNode memberParams = params.isObject() ? ((ObjectNode)params).deepCopy() : JSON.createObjectNode();
         memberParams.remove("cursor");
         if (cursor != null)

@@ -75,6 +75,7 @@ final class FederatedTransport
     {
         JsonRpc rpc = JsonRpc.parse(body);
         JsonRpcErrors.parsed(request, rpc);
+        FederationMembers.refuseGatewayIds(rpc);
         if (StatelessTransport.applies(request, rpc))
         {
             stateless.post(request, response, federation, names(federation), caller, rpc);

@@ -10,6 +10,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
@@ -38,8 +39,12 @@ import org.slf4j.LoggerFactory;
 final class FederationMembers
 {
     private static final ObjectMapper JSON = new ObjectMapper();
-    /** The id of the requests the gateway makes itself in a member session; the client never sees their answers. */
-    static final String GATEWAY_REQUEST_ID = "sandgate-federation";
+    /**
+     * How the ids of the requests the gateway makes itself in member sessions (list pages,
+     * look-ups, initialize, probes) begin; the client never sees their answers, and may not use
+     * such an id itself ({@link #refuseGatewayIds}).
+     */
+    static final String GATEWAY_REQUEST_ID_PREFIX = "sandgate-federation:";
 
     private static final Logger LOG = LoggerFactory.getLogger(FederationMembers.class);
 
@@ -70,6 +75,31 @@ final class FederationMembers
         LOG.warn("MCP federation {}: {} left out of {}: {}", federation, member, what, unavailable(federation, member, failure).getMessage());
         Counter.builder("sandgate.mcp.federation.members.left.out").description("Answers of a federation given without a member that failed or did not answer in time")
             .tag("federation", federation).tag("member", member).register(registry).increment();
+    }
+
+    /**
+     * A new id for a request of the gateway's own: each its own, so that a member never sees two
+     * requests in flight with one id (parallel list pages of one session), and random, so that no
+     * one can name it (a client's cancellation of it).
+     */
+    static String gatewayRequestId()
+    {
+        return GATEWAY_REQUEST_ID_PREFIX + UUID.randomUUID();
+    }
+
+    /**
+     * Refuses a client's message whose id begins as the gateway's own ids do: in a member session
+     * it could be taken for one of them.
+     */
+    static void refuseGatewayIds(JsonRpc rpc)
+    {
+        for (JsonNode message : rpc.messages())
+        {
+            JsonNode id = message.get("id");
+            if (id != null && id.isTextual() && id.asText().startsWith(GATEWAY_REQUEST_ID_PREFIX))
+                throw new RpcException(HttpStatus.OK_200, JsonRpcErrors.INVALID_REQUEST,
+                    "Invalid request: ids beginning with " + GATEWAY_REQUEST_ID_PREFIX + " are the gateway's own", null);
+        }
     }
 
     /** The member's server. */
@@ -133,7 +163,7 @@ final class FederationMembers
         McpConfig.Server server = server(member);
         McpSession created = McpSession.create(memberSessionId(federated.id(), member), member, federated.owner());
         bus.create(created);
-        ObjectNode initialize = JSON.createObjectNode().put("jsonrpc", "2.0").put("id", GATEWAY_REQUEST_ID).put("method", "initialize");
+        ObjectNode initialize = JSON.createObjectNode().put("jsonrpc", "2.0").put("id", gatewayRequestId()).put("method", "initialize");
         ObjectNode params = initialize.putObject("params").put("protocolVersion", federated.protocolVersion().orElse(StatelessBridge.NEWEST_SESSION_REVISION));
         JsonNode client = client(federated);
         params.set("capabilities", client.path("capabilities").isObject() ? client.get("capabilities") : JSON.createObjectNode());

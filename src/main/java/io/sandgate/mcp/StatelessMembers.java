@@ -137,7 +137,7 @@ final class StatelessMembers
         Era known = eras.get(member.name());
         if (known != null && known.until().isAfter(clock.instant()))
             return CompletableFuture.completedFuture(known.stateless());
-        ObjectNode discover = JSON.createObjectNode().put("jsonrpc", "2.0").put("id", FederationMembers.GATEWAY_REQUEST_ID).put("method", "server/discover");
+        ObjectNode discover = JSON.createObjectNode().put("jsonrpc", "2.0").put("id", FederationMembers.gatewayRequestId()).put("method", "server/discover");
         ObjectNode meta = discover.putObject("params").putObject("_meta");
         meta.put(StatelessTransport.META_PROTOCOL_VERSION, version);
         meta.putObject(StatelessTransport.META_CLIENT_CAPABILITIES);

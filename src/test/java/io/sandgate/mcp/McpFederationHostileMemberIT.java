@@ -11,6 +11,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -118,6 +121,25 @@ class McpFederationHostileMemberIT
         assertFalse(call.body().contains("java__1"), call::body);
     }
 
+    @Test
+    void everyRequestTheGatewayMakesInAMemberSessionHasAnIdOfItsOwnThatNoClientCanUse() throws Exception
+    {
+        String session = initialize("pair");
+        List<CompletableFuture<HttpResponse<String>>> lists = new ArrayList<>();
+        for (String method : List.of("tools/list", "prompts/list", "resources/list", "resources/templates/list", "tools/list"))
+            lists.add(postAsync("pair", session, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"" + method + "\"}"));
+        for (CompletableFuture<HttpResponse<String>> list : lists)
+            assertEquals(200, list.get(30, TimeUnit.SECONDS).statusCode());
+
+        List<String> ids = hostile.received.stream().filter(message -> message.has("id")).map(message -> message.get("id").asText()).toList();
+        assertEquals(6, ids.size(), ids::toString);
+        assertEquals(ids.size(), Set.copyOf(ids).size(), ids::toString);
+
+        HttpResponse<String> refused = post("pair", session, "{\"jsonrpc\":\"2.0\",\"id\":\"sandgate-federation:made-up\",\"method\":\"tools/call\",\"params\":{\"name\":\"hostile__tool\"}}");
+        assertEquals(-32600, response(refused).path("error").path("code").asInt(), refused::body);
+        assertEquals(6, hostile.received.stream().filter(message -> message.has("id")).count());
+    }
+
     /** Reads the federated session's GET stream until an event holds {@code marker}; the events' data. */
     private static List<String> getStreamUntil(String federation, String session, String marker) throws Exception
     {
@@ -152,6 +174,16 @@ class McpFederationHostileMemberIT
 
     private static HttpResponse<String> post(String federation, String session, String body) throws Exception
     {
+        return HTTP.send(request(federation, session, body), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static CompletableFuture<HttpResponse<String>> postAsync(String federation, String session, String body)
+    {
+        return HTTP.sendAsync(request(federation, session, body), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static HttpRequest request(String federation, String session, String body)
+    {
         HttpRequest.Builder request = HttpRequest.newBuilder(gateway.uri("/mcp/" + federation + "/mcp"))
             .header("Content-Type", "application/json")
             .header("Accept", "application/json, text/event-stream")
@@ -160,7 +192,7 @@ class McpFederationHostileMemberIT
             .POST(HttpRequest.BodyPublishers.ofString(body));
         if (session != null)
             request.header("Mcp-Session-Id", session);
-        return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
+        return request.build();
     }
 
     /** The messages of an answer: its JSON body, or its event stream's events. */
