@@ -213,7 +213,7 @@ public final class ConfigKeys
     public static final ConfigKey<Integer> MCP_REPLAY_BUFFER_BYTES_PER_CLIENT = key("mcp.replay-buffer-bytes-per-client", "67108864", integer(65536, Integer.MAX_VALUE),
         "Memory store: bytes of messages the logs of one client's sessions keep together (a client may hold `mcp.max-sessions-per-client` of them); past it the session being written to loses its oldest first, its newest always kept. The Redis store bounds a client by the product of the two (docs/CAPACITY.md).");
     public static final ConfigKey<Integer> MCP_MAX_BODY = key("mcp.max-body-size", "4194304", integer(1024, 256 * 1024 * 1024),
-        "Largest JSON-RPC request body accepted, in bytes (413 above).");
+        "Largest JSON-RPC request body accepted, in bytes (413 above); also the most of a federation member's answer read whole (a list page, initialize), over which the member is left out.");
     public static final ConfigKey<Integer> MCP_MAX_SESSIONS_PER_CLIENT = key("mcp.max-sessions-per-client", "256", integer(1, 1_000_000),
         "Live 2025-era sessions one client address (the trusted one) may hold across replicas (429 above); DELETE or `mcp.session-ttl` frees them.");
     public static final ConfigKey<Integer> MCP_MAX_STREAMS_PER_CLIENT = key("mcp.max-streams-per-client", "64", integer(1, 1_000_000),

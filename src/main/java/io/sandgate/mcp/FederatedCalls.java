@@ -225,11 +225,16 @@ final class FederatedCalls
             return;
         }
         int status = exchange.status();
-        exchange.text().whenComplete((text, failure) ->
+        exchange.text(members.maxBodySize()).whenComplete((text, failure) ->
         {
             try
             {
-                JsonNode answer = failure == null ? FederationMembers.parse(text) : JSON.createObjectNode();
+                if (failure != null)
+                {
+                    McpServlet.end(async, FederationMembers.unavailable(channel.federation(), member, failure));
+                    return;
+                }
+                JsonNode answer = FederationMembers.parse(text);
                 boolean message = answer.has("jsonrpc") && (answer.has("result") || answer.has("error"));
                 if (!message)
                 {

@@ -107,7 +107,7 @@ final class FederatedLists
                     exchange.discard();
                     throw FederationMembers.unavailable(channel.federation(), member, "it no longer knew the session (a new one opens with the next request)");
                 }
-                return FederationMembers.messages(exchange);
+                return members.messages(exchange);
             })
             .thenApply(messages ->
             {

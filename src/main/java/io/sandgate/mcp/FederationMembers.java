@@ -13,6 +13,7 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -100,6 +101,12 @@ final class FederationMembers
                 throw new RpcException(HttpStatus.OK_200, JsonRpcErrors.INVALID_REQUEST,
                     "Invalid request: ids beginning with " + GATEWAY_REQUEST_ID_PREFIX + " are the gateway's own", null);
         }
+    }
+
+    /** The most bytes of a member's answer read whole ({@code mcp.max-body-size}). */
+    int maxBodySize()
+    {
+        return config.maxBodySize();
     }
 
     /** The member's server. */
@@ -289,11 +296,16 @@ final class FederationMembers
         return headers;
     }
 
-    /** The messages of a whole answer, JSON or an event stream, read without blocking. */
-    static CompletableFuture<List<JsonNode>> messages(Upstream.Exchange exchange)
+    /**
+     * The messages of a whole answer, JSON or an event stream, read without blocking: at most
+     * {@code mcp.max-body-size} bytes, and in {@link FederatedLists#MEMBER_TIMEOUT}, else the
+     * exchange is aborted and the member is unavailable. The answers read whole are the gateway's
+     * own requests' (lists, initialize), which a member must not make it buffer without end.
+     */
+    CompletableFuture<List<JsonNode>> messages(Upstream.Exchange exchange)
     {
         boolean events = exchange.isEventStream();
-        return exchange.text().thenApply(text ->
+        return exchange.text(config.maxBodySize()).orTimeout(FederatedLists.MEMBER_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).thenApply(text ->
         {
             List<JsonNode> messages = new ArrayList<>();
             if (events)
@@ -359,7 +371,7 @@ final class FederationMembers
         // The client's own limit, not the member's trouble: it hears it as such.
         if (cause instanceof GatewayException refused && refused.status() == HttpStatus.TOO_MANY_REQUESTS_429)
             return refused;
-        String why = cause instanceof GatewayException gateway ? gateway.getMessage()
+        String why = cause instanceof GatewayException || cause instanceof BoundedText.TooLarge ? cause.getMessage()
             : cause instanceof java.util.concurrent.TimeoutException ? "it did not answer in time" : "it could not be reached";
         return unavailable(federation, member, why);
     }

@@ -142,7 +142,7 @@ final class StatelessMembers
         meta.put(StatelessTransport.META_PROTOCOL_VERSION, version);
         meta.putObject(StatelessTransport.META_CLIENT_CAPABILITIES);
         return sendStateless(member, owner, version, null, Map.of(), discover)
-            .thenCompose(FederationMembers::messages)
+            .thenCompose(members::messages)
             .thenApply(messages ->
             {
                 boolean stateless = messages.stream().anyMatch(message -> message.path("result").path("supportedVersions").toString().contains("\"" + version + "\""));
@@ -160,7 +160,7 @@ final class StatelessMembers
     {
         return speaksStateless(member, caller.owner(), version).thenCompose(stateless -> stateless
             ? sendStateless(member, caller.owner(), version, accept, Map.of(), request)
-                .thenCompose(FederationMembers::messages)
+                .thenCompose(members::messages)
                 .thenApply(messages -> FederationMembers.result(messages, federation, member.name()))
             : members.reopen(holder(federation, caller, request), member.name()).thenApply(initialized ->
             {

@@ -83,6 +83,12 @@ final class Upstream
             return Content.Source.asStringAsync(content, StandardCharsets.UTF_8);
         }
 
+        /** The whole body, read without blocking, at most {@code maxBytes} ({@link BoundedText}). */
+        CompletableFuture<String> text(int maxBytes)
+        {
+            return BoundedText.read(this, maxBytes);
+        }
+
         /** Reads and drops the body, so the connection can be reused. */
         void discard()
         {

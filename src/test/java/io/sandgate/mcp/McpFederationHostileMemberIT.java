@@ -26,6 +26,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
@@ -49,6 +50,7 @@ class McpFederationHostileMemberIT
 
     @RegisterExtension
     static final GatewayExtension gateway = new GatewayExtension(config -> config
+        .set("mcp.max-body-size", "65536")
         .set("mcp.servers", List.of(
             Map.of("name", "hostile", "url", hostile.url()),
             Map.of("name", "pager", "url", pager.url()),
@@ -140,6 +142,36 @@ class McpFederationHostileMemberIT
         assertEquals(6, hostile.received.stream().filter(message -> message.has("id")).count());
     }
 
+    @Test
+    void aMemberFloodingItsListAnswerIsCutAtTheBodyLimitAndLeftOut() throws Exception
+    {
+        String session = initialize("pair");
+        hostile.endlessAnswerCut.set(false);
+        hostile.listAnswer = HostileMcpServer.ListAnswer.FLOOD;
+        double before = leftOut("pair", "hostile");
+
+        HttpResponse<String> list = post("pair", session, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
+
+        assertEquals(200, list.statusCode(), list::body);
+        assertTrue(response(list).path("result").path("tools").toString().contains("java__echo"), list::body);
+        // Cut at 64 KiB, long before the member's time is up.
+        await().atMost(Duration.ofSeconds(5)).until(hostile.endlessAnswerCut::get);
+        assertEquals(before + 1, leftOut("pair", "hostile"));
+    }
+
+    @Test
+    void aMemberTricklingItsListAnswerIsCutWhenItsTimeIsUp() throws Exception
+    {
+        String session = initialize("pair");
+        hostile.endlessAnswerCut.set(false);
+        hostile.listAnswer = HostileMcpServer.ListAnswer.TRICKLE;
+
+        HttpResponse<String> list = post("pair", session, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
+
+        assertTrue(response(list).path("result").path("tools").toString().contains("java__echo"), list::body);
+        await().atMost(Duration.ofSeconds(15)).until(hostile.endlessAnswerCut::get);
+    }
+
     /** Reads the federated session's GET stream until an event holds {@code marker}; the events' data. */
     private static List<String> getStreamUntil(String federation, String session, String marker) throws Exception
     {
@@ -210,6 +242,20 @@ class McpFederationHostileMemberIT
                 messages.add(JSON.readTree(line.substring(5).strip()));
         }
         return messages;
+    }
+
+    /** How often the gateway left the member out of an answer of the federation, by its metrics. */
+    private static double leftOut(String federation, String member) throws Exception
+    {
+        String metrics = HTTP.send(HttpRequest.newBuilder(gateway.uri("/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
+        double sum = 0;
+        for (String line : metrics.split("\n"))
+        {
+            if (line.startsWith("sandgate_mcp_federation_members_left_out_total{") && line.contains("federation=\"" + federation + "\"")
+                && line.contains("member=\"" + member + "\""))
+                sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+        }
+        return sum;
     }
 
     /** The answer's response (its result or error). */
