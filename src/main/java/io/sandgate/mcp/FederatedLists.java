@@ -81,7 +81,8 @@ final class FederatedLists
                 if (result != null)
                     pages.put(member, result);
             });
-            return ListMerge.merge(names, kind, pages);
+            return ListMerge.merge(names, kind, pages, member -> members.leftOut(channel.federation(), member, "the pages of " + kind.method() + " after this one",
+                "its cursor is too long for the federation's (" + FederatedCursor.MAX_LENGTH + " characters at most)"));
         });
     }
 

@@ -73,7 +73,13 @@ final class FederationMembers
      */
     void leftOut(String federation, String member, String what, Throwable failure)
     {
-        LOG.warn("MCP federation {}: {} left out of {}: {}", federation, member, what, unavailable(federation, member, failure).getMessage());
+        leftOut(federation, member, what, unavailable(federation, member, failure).getMessage());
+    }
+
+    /** As {@link #leftOut(String, String, String, Throwable)}, for a reason the gateway found itself. */
+    void leftOut(String federation, String member, String what, String why)
+    {
+        LOG.warn("MCP federation {}: {} left out of {}: {}", federation, member, what, why);
         Counter.builder("sandgate.mcp.federation.members.left.out").description("Answers of a federation given without a member that failed or did not answer in time")
             .tag("federation", federation).tag("member", member).register(registry).increment();
     }

@@ -172,6 +172,27 @@ class McpFederationHostileMemberIT
         await().atMost(Duration.ofSeconds(15)).until(hostile.endlessAnswerCut::get);
     }
 
+    @Test
+    void aMemberWhoseCursorWouldMakeTheFederationsTooLongIsLeftOutOfTheNextPagesAndTheOthersPageOn() throws Exception
+    {
+        String session = initialize("cursors");
+        hostile.cursor = "c".repeat(3100);
+        pager.cursor = "next";
+        double before = leftOut("cursors", "hostile");
+
+        JsonNode first = response(post("cursors", session, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}"));
+        assertEquals(List.of("hostile__tool", "pager__tool"), names(first.path("result").path("tools")), first::toString);
+        String cursor = first.path("result").path("nextCursor").asText();
+        assertFalse(cursor.isEmpty(), first::toString);
+
+        JsonNode second = response(post("cursors", session,
+            "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\",\"params\":{\"cursor\":\"" + cursor + "\"}}"));
+        assertEquals(List.of("pager__tool"), names(second.path("result").path("tools")), second::toString);
+        assertEquals(1, hostile.received("tools/list").size());
+        assertEquals(2, pager.received("tools/list").size());
+        assertEquals(before + 1, leftOut("cursors", "hostile"));
+    }
+
     /** Reads the federated session's GET stream until an event holds {@code marker}; the events' data. */
     private static List<String> getStreamUntil(String federation, String session, String marker) throws Exception
     {
@@ -242,6 +263,13 @@ class McpFederationHostileMemberIT
                 messages.add(JSON.readTree(line.substring(5).strip()));
         }
         return messages;
+    }
+
+    private static List<String> names(JsonNode items)
+    {
+        List<String> names = new ArrayList<>();
+        items.forEach(item -> names.add(item.path("name").asText()));
+        return names;
     }
 
     /** How often the gateway left the member out of an answer of the federation, by its metrics. */

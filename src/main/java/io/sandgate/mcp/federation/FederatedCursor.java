@@ -20,8 +20,11 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  */
 public final class FederatedCursor
 {
-    /** A cursor longer than this is none the gateway made: members' own cursors are short. */
-    static final int MAX_LENGTH = 4096;
+    /**
+     * A cursor longer than this is none the gateway made: members' own cursors are short, and
+     * {@link ListMerge} leaves out of the next pages a member whose cursor is not.
+     */
+    public static final int MAX_LENGTH = 4096;
     /** Strict: a cursor with anything after its object is none the federation made. */
     private static final ObjectMapper JSON = JsonMapper.builder().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS).build();
 

@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Consumer;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -29,6 +30,19 @@ public final class ListMerge
      */
     public static ObjectNode merge(FederatedNames names, ListKind kind, Map<String, JsonNode> pages)
     {
+        return merge(names, kind, pages, member ->
+        {
+        });
+    }
+
+    /**
+     * As {@link #merge(FederatedNames, ListKind, Map)}, telling of each member whose own cursor
+     * would make the federation's longer than a federation's cursor may be: that member is left
+     * out of the pages after this one, so that the others page on with a cursor the federation
+     * takes back.
+     */
+    public static ObjectNode merge(FederatedNames names, ListKind kind, Map<String, JsonNode> pages, Consumer<String> cursorTooLong)
+    {
         Map<String, List<String>> keys = new LinkedHashMap<>();
         pages.forEach((member, page) -> keys.put(member, keysOf(kind, page)));
         Set<String> clashing = names.clashing(keys);
@@ -50,7 +64,14 @@ public final class ListMerge
                 items.add(renamed);
             }
             if (page.path("nextCursor").isTextual())
+            {
                 next.put(member, page.get("nextCursor").asText());
+                if (FederatedCursor.encode(next).length() > FederatedCursor.MAX_LENGTH)
+                {
+                    next.remove(member);
+                    cursorTooLong.accept(member);
+                }
+            }
         });
         String cursor = FederatedCursor.encode(next);
         if (cursor != null)
