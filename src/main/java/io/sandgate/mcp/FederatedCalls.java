@@ -124,10 +124,9 @@ final class FederatedCalls
         List<String> all = names.federation().servers();
         if (all.size() == 1)
             return CompletableFuture.completedFuture(new FederatedNames.Routed(all.get(0), name));
-        // Under always, the federation gave every tool and prompt a prefix: only a resource URI a
-        // member put in a result may come without one. Each look-up lists every member, which a
-        // client must not set off with any name it makes up.
-        if (names.federation().prefix() == McpFederation.Prefix.ALWAYS && (kind == ListKind.TOOLS || kind == ListKind.PROMPTS))
+        // Under always, the federation gave every name and URI it listed a prefix. A look-up lists
+        // every member, which a client must not set off with any name or URI it makes up.
+        if (names.federation().prefix() == McpFederation.Prefix.ALWAYS)
             return CompletableFuture.failedFuture(noMember(names, name));
         return lists.owners(channel, names, kind, name, caller).thenApply(owners ->
         {

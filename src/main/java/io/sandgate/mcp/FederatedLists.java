@@ -27,8 +27,12 @@ final class FederatedLists
 {
     /** How long a list waits for a member before it answers without it. */
     static final Duration MEMBER_TIMEOUT = Duration.ofSeconds(10);
-    /** The most pages of one member read to find which member has a name: a member that pages forever must not hold a request forever. */
-    private static final int MAX_LOOKUP_PAGES = 50;
+    /**
+     * The most pages of one member read to find which member has a name: a member that pages
+     * forever must not hold a request forever, and any client request (under when-needed) may set
+     * a look-up off, so each must cost the members little.
+     */
+    private static final int MAX_LOOKUP_PAGES = 5;
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final FederationMembers members;

@@ -193,6 +193,36 @@ class McpFederationHostileMemberIT
         assertEquals(before + 1, leftOut("cursors", "hostile"));
     }
 
+    @Test
+    void underAlwaysAnUnprefixedUriOrCompletionRefIsUnknownAtOnceWithoutListingAnyMember() throws Exception
+    {
+        String session = initialize("pair");
+        hostile.received.clear();
+
+        for (String request : List.of(
+            "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/read\",\"params\":{\"uri\":\"file:///made-up\"}}",
+            "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/subscribe\",\"params\":{\"uri\":\"file:///made-up\"}}",
+            "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"completion/complete\",\"params\":{\"ref\":{\"type\":\"ref/resource\",\"uri\":\"file:///{x}\"},"
+                + "\"argument\":{\"name\":\"x\",\"value\":\"\"}}}"))
+        {
+            HttpResponse<String> answered = post("pair", session, request);
+            assertEquals(-32602, response(answered).path("error").path("code").asInt(), answered::body);
+        }
+        assertEquals(List.of(), hostile.received, hostile.received::toString);
+    }
+
+    @Test
+    void underWhenNeededALookUpReadsFewPagesOfAMemberThatPagesForever() throws Exception
+    {
+        String session = initialize("loose");
+        hostile.cursor = "more";
+
+        HttpResponse<String> read = post("loose", session, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/read\",\"params\":{\"uri\":\"file:///made-up\"}}");
+
+        assertEquals(-32602, response(read).path("error").path("code").asInt(), read::body);
+        assertEquals(5, hostile.received("resources/list").size());
+    }
+
     /** Reads the federated session's GET stream until an event holds {@code marker}; the events' data. */
     private static List<String> getStreamUntil(String federation, String session, String marker) throws Exception
     {

@@ -74,6 +74,7 @@ class McpFederationIT
             Map.of("name", "modern", "url", reference.url(), "transport", "stateless")));
         config.set("mcp.federations", List.of(
             Map.of("name", "all", "servers", List.of("reference", "java")),
+            Map.of("name", "all-loose", "servers", List.of("reference", "java"), "prefix", "when-needed"),
             Map.of("name", "paged", "servers", List.of("alpha", "beta")),
             Map.of("name", "with-down", "servers", List.of("alpha", "gone")),
             Map.of("name", "policy", "servers", List.of("guarded", "beta")),
@@ -384,8 +385,12 @@ class McpFederationIT
             + "\"name\":\"reference__test_prompt_with_arguments\"},\"argument\":{\"name\":\"arg1\",\"value\":\"par\"}}}"));
         assertEquals("[\"paris\",\"park\",\"party\"]", completed.path("result").path("completion").path("values").toString(), completed::toPrettyString);
 
-        // A resource link a member gave (its own URI) is routed to the member that lists it.
-        JsonNode unprefixed = message(post("all", session, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"resources/read\",\"params\":{\"uri\":\"test://static-text\"}}"));
+        // Under always, a URI without a prefix is none the federation gave: no member is asked.
+        JsonNode refused = message(post("all", session, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"resources/read\",\"params\":{\"uri\":\"test://static-text\"}}"));
+        assertEquals(-32602, refused.path("error").path("code").asInt(), refused::toPrettyString);
+        // Under when-needed, a resource link a member gave (its own URI) is routed to the member that lists it.
+        JsonNode unprefixed = message(post("all-loose", initialize("all-loose"),
+            "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"resources/read\",\"params\":{\"uri\":\"test://static-text\"}}"));
         assertEquals("This is the content of the static text resource.", unprefixed.path("result").path("contents").get(0).path("text").asText(), unprefixed::toPrettyString);
         assertTrue(replicas.bothServed(), replicas::routed);
     }
