@@ -23,6 +23,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.McpConfig;
 import io.sandgate.config.McpFederation;
+import io.sandgate.core.LogText;
 import io.sandgate.web.GatewayException;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
@@ -48,6 +49,8 @@ final class FederationMembers
     static final String GATEWAY_REQUEST_ID_PREFIX = "sandgate-federation:";
 
     private static final Logger LOG = LoggerFactory.getLogger(FederationMembers.class);
+    /** The most of a left-out member's reason logged: enough for a member's error message. */
+    private static final int MAX_LOGGED_REASON = 512;
 
     private final McpConfig config;
     private final SessionBus bus;
@@ -79,7 +82,8 @@ final class FederationMembers
     /** As {@link #leftOut(String, String, String, Throwable)}, for a reason the gateway found itself. */
     void leftOut(String federation, String member, String what, String why)
     {
-        LOG.warn("MCP federation {}: {} left out of {}: {}", federation, member, what, why);
+        // The reason may hold the member's own words (its error message): kept from forging log lines.
+        LOG.warn("MCP federation {}: {} left out of {}: {}", federation, member, what, LogText.printable(why, MAX_LOGGED_REASON));
         Counter.builder("sandgate.mcp.federation.members.left.out").description("Answers of a federation given without a member that failed or did not answer in time")
             .tag("federation", federation).tag("member", member).register(registry).increment();
     }

@@ -15,6 +15,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.Tracer;
+import io.sandgate.core.LogText;
 import io.sandgate.leak.Redactor;
 import io.sandgate.tracing.Spans;
 import io.sandgate.tracing.TraceAttributes;
@@ -51,6 +52,8 @@ import org.slf4j.spi.LoggingEventBuilder;
 public final class AccessLogFilter extends HttpFilter implements AccessLog
 {
     private static final Logger ACCESS = LoggerFactory.getLogger("sandgate.access");
+    /** The most of a path, and of a query, logged: a hostile one must not flood the log. */
+    private static final int MAX_LOGGED_PART = 512;
     /**
      * Histogram buckets of the request and sandbox times in microseconds, so that an operator can
      * read a p99 from {@code /metrics}: from a tenth of a millisecond, where a proxy's own share of a
@@ -211,7 +214,7 @@ public final class AccessLogFilter extends HttpFilter implements AccessLog
         String face = note.face().label();
         long micros = nanos / 1000;
         // A query may carry a grant or an API key: those parameters' values never reach the log.
-        String logged = query == null || query.isEmpty() ? printable(path) : printable(path) + withoutControls("?" + redactor.get().query(query));
+        String logged = query == null || query.isEmpty() ? printable(path) : printable(path) + LogText.printable("?" + redactor.get().query(query), MAX_LOGGED_PART);
         String subject = note.subject() == null ? "-" : note.subject();
         String via = note.via() == null ? "-" : note.via();
         long upstreamMicros = note.upstreamNanos() < 0 ? -1 : note.upstreamNanos() / 1000;
@@ -260,18 +263,6 @@ public final class AccessLogFilter extends HttpFilter implements AccessLog
     @Override
     public String printable(String path)
     {
-        return withoutControls(redactor.get().url(path));
-    }
-
-    /** Keeps a hostile path from forging log lines. */
-    private static String withoutControls(String path)
-    {
-        StringBuilder out = new StringBuilder(Math.min(path.length(), 512));
-        for (int i = 0; i < path.length() && i < 512; i++)
-        {
-            char c = path.charAt(i);
-            out.append(c < 0x20 || c == 0x7f ? '?' : c);
-        }
-        return out.toString();
+        return LogText.printable(redactor.get().url(path), MAX_LOGGED_PART);
     }
 }

@@ -20,6 +20,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sandgate.testing.Fixtures;
 import io.sandgate.testing.GatewayExtension;
 import io.sandgate.testing.HostileMcpServer;
+import io.sandgate.testing.LogCapture;
 import io.sandgate.testing.McpUpstream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -76,6 +77,7 @@ class McpFederationHostileMemberIT
             server.beforeCallAnswer.clear();
             server.listAnswer = HostileMcpServer.ListAnswer.NORMAL;
             server.cursor = null;
+            server.errorText = "failed";
         }
     }
 
@@ -221,6 +223,25 @@ class McpFederationHostileMemberIT
 
         assertEquals(-32602, response(read).path("error").path("code").asInt(), read::body);
         assertEquals(5, hostile.received("resources/list").size());
+    }
+
+    @Test
+    void aMemberLeftOutCannotWriteLinesOfItsOwnIntoTheLog() throws Exception
+    {
+        String session = initialize("pair");
+        hostile.listAnswer = HostileMcpServer.ListAnswer.ERROR;
+        hostile.errorText = "broken\r\n12:00:00.000 ERROR io.sandgate.Sandgate - forged line\u2028" + "x".repeat(5000);
+
+        try (LogCapture log = new LogCapture(FederationMembers.class.getName()))
+        {
+            HttpResponse<String> list = post("pair", session, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
+            assertEquals(200, list.statusCode(), list::body);
+
+            List<String> lines = log.lines().stream().filter(line -> line.contains("hostile left out")).toList();
+            assertEquals(1, lines.size(), lines::toString);
+            assertTrue(lines.get(0).contains("broken??12:00:00.000 ERROR io.sandgate.Sandgate - forged line?"), lines::toString);
+            assertTrue(lines.get(0).length() < 1000, () -> "a line of " + lines.get(0).length());
+        }
     }
 
     /** Reads the federated session's GET stream until an event holds {@code marker}; the events' data. */
