@@ -86,6 +86,20 @@ class FederatedNamesTest
     }
 
     @Test
+    void aMemberWhoseCursorWouldMakeTheFederationsTooLongIsToldOfAndLeftOutOfTheCursor() throws Exception
+    {
+        Map<String, JsonNode> pages = new java.util.LinkedHashMap<>();
+        pages.put("files", JSON.readTree("{\"tools\":[],\"nextCursor\":\"" + "c".repeat(3100) + "\"}"));
+        pages.put("search", JSON.readTree("{\"tools\":[],\"nextCursor\":\"2\"}"));
+        List<String> tooLong = new java.util.ArrayList<>();
+        JsonNode merged = ListMerge.merge(ALWAYS, ListKind.TOOLS, pages, tooLong::add);
+        assertEquals(List.of("files"), tooLong);
+        String cursor = merged.get("nextCursor").asText();
+        assertTrue(cursor.length() <= FederatedCursor.MAX_LENGTH);
+        assertEquals(Map.of("search", "2"), FederatedCursor.decode(cursor, List.of("files", "search")));
+    }
+
+    @Test
     void capabilitiesAreTheUnion() throws Exception
     {
         JsonNode union = ListMerge.capabilities(List.of(JSON.readTree("{\"tools\":{\"listChanged\":false},\"logging\":{}}"),
