@@ -86,8 +86,10 @@ final class FederatedStream
                 continue;
             String resumeAfter = resumed != null && resumed.member().equals(member) ? resumed.name() : null;
             members.find(federated, member).ifPresent(session ->
-                upstreams.holdGet(server, session, stream, federated.id(),
-                    message -> MemberMessages.toClient(names, member, message, MemberMessages.Answering.NOTHING), resumeAfter));
+            {
+                MemberMessages.Answering answering = resumeAfter == null ? MemberMessages.Answering.NOTHING : MemberMessages.Answering.RESUMED;
+                upstreams.holdGet(server, session, stream, federated.id(), message -> MemberMessages.toClient(names, member, message, answering), resumeAfter);
+            });
         }
     }
 }

@@ -29,10 +29,21 @@ public final class MemberMessages
      * @param id null on a member's GET stream, where no response belongs (the spec forbids them there)
      * @param progressToken null when the request asked for no progress
      */
-    public record Answering(JsonNode id, JsonNode progressToken)
+    public record Answering(JsonNode id, JsonNode progressToken, boolean resumed)
     {
         /** A member's GET stream: no request of the client's is answered on it. */
-        public static final Answering NOTHING = new Answering(null, null);
+        public static final Answering NOTHING = new Answering(null, null, false);
+        /**
+         * A member's answer stream cut short and taken up again on the GET stream ({@code Last-Event-ID}
+         * under the member's prefix): which request it answers is not known there, so its response and
+         * progress pass, on the stream the client itself asked to resume from that member.
+         */
+        public static final Answering RESUMED = new Answering(null, null, true);
+
+        public Answering(JsonNode id, JsonNode progressToken)
+        {
+            this(id, progressToken, false);
+        }
 
         /** The request a routed message is. */
         public static Answering request(JsonNode message)
@@ -104,7 +115,7 @@ public final class MemberMessages
         if (!(node instanceof ObjectNode message))
             return false;
         if (!message.path("method").isTextual())
-            return answering.id() != null && answering.id().equals(message.get("id"));
+            return answering.resumed() || answering.id() != null && answering.id().equals(message.get("id"));
         if (message.has("id") && !message.get("id").isNull())
         {
             message.put("id", names.requestId(member, message.get("id")));
@@ -113,7 +124,7 @@ public final class MemberMessages
         JsonNode params = message.path("params");
         return switch (message.get("method").asText())
         {
-            case "notifications/progress" -> answering.progressToken() != null && answering.progressToken().equals(params.get("progressToken"));
+            case "notifications/progress" -> answering.resumed() || answering.progressToken() != null && answering.progressToken().equals(params.get("progressToken"));
             case "notifications/cancelled" -> cancelsOwn(names, member, params);
             case "notifications/resources/updated" ->
             {
