@@ -1,5 +1,8 @@
 package io.sandgate.mcp;
 
+import java.util.List;
+import java.util.Map;
+
 import io.sandgate.mcp.ConformanceSuite.Outcome;
 import io.sandgate.testing.Fixtures;
 import io.sandgate.testing.GatewayExtension;
@@ -16,17 +19,24 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The official MCP conformance suite scores two replicas sharing a real Redis, behind a front that
  * alternates every request between them, as it scores the reference server directly (see
- * {@link ConformanceIT}, which runs it through one gateway; the classes run side by side).
+ * {@link ConformanceIT}, which runs it through one gateway; the two classes run side by side); and
+ * so it scores, through the same replicas, a federation whose one member is that server.
  */
 class ConformanceReplicasIT
 {
     private static final String CLIENT_PATH = "/mcp/" + ConformanceIT.SERVER_NAME + "/mcp";
+    /** The reference server alone behind a federation that prefixes only what clashes: nothing does. */
+    private static final String FEDERATION = "conf-fed";
     private static final ReferenceMcpServer reference = ReferenceMcpServer.start();
     private static final ConformanceBaseline baseline = new ConformanceBaseline(reference, "two-replicas");
     private static RoundRobinReplicas replicas;
 
     @RegisterExtension
-    static final GatewayExtension twoReplicas = GatewayExtension.manual(config -> ConformanceIT.toReference(config, reference));
+    static final GatewayExtension twoReplicas = GatewayExtension.manual(config ->
+    {
+        ConformanceIT.toReference(config, reference);
+        config.set("mcp.federations", List.of(Map.of("name", FEDERATION, "servers", List.of(ConformanceIT.SERVER_NAME), "prefix", "when-needed")));
+    });
 
     @BeforeAll
     static void startReplicas() throws Exception
@@ -47,6 +57,17 @@ class ConformanceReplicasIT
     {
         replicas.clearRouted();
         Outcome through = ConformanceSuite.run("two replicas", replicas.baseUrl() + CLIENT_PATH, revision, baseline.results(revision + "-two-replicas"));
+        assertTrue(replicas.bothServed(), replicas::routed);
+        baseline.assertScoresAsDirect(revision, through);
+    }
+
+    @ParameterizedTest(name = "--requirements {0}")
+    @ValueSource(strings = {"2025-11-25", "2026-07-28"})
+    void aFederationOfOneMember_onTwoReplicasRoundRobin_scoresAsTheServerDirectly(String revision) throws Exception
+    {
+        replicas.clearRouted();
+        Outcome through = ConformanceSuite.run("federation of one", replicas.baseUrl() + "/mcp/" + FEDERATION + "/mcp", revision,
+            baseline.results(revision + "-federation"));
         assertTrue(replicas.bothServed(), replicas::routed);
         baseline.assertScoresAsDirect(revision, through);
     }
