@@ -420,10 +420,20 @@ public final class WebSocketBridge implements AutoCloseable
         public void onTimeout(AsyncEvent event)
         {
             settle(null, new TimeoutException("the sandbox leg did not open in time"));
-            // Even when the leg's own outcome won an instant ago (a busy machine delays the client's
-            // timeout past the container's): a timeout that no listener dispatches is answered 500
-            // by the container.
-            dispatch(event.getAsyncContext());
+            // Dispatched here even when the leg's own outcome won an instant ago and dispatched
+            // already (a busy machine delays the client's timeout past the container's): that
+            // dispatch may have come while the container was starting to expire the request, where
+            // it does not count, and a timeout that no listener dispatches is answered 500 by the
+            // container. A dispatch that did count makes this one throw, and the request goes back once.
+            dispatched.set(true);
+            try
+            {
+                event.getAsyncContext().dispatch();
+            }
+            catch (IllegalStateException alreadyDispatched)
+            {
+                LOG.debug("WebSocket to sandbox {}: dispatched before the timeout", sandboxId);
+            }
         }
 
         @Override
