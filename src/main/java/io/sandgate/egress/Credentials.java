@@ -3,15 +3,12 @@ package io.sandgate.egress;
 import java.net.URLDecoder;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -29,6 +26,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.CredentialsConfig;
 import io.sandgate.config.EgressConfig;
 import io.sandgate.core.Audit;
+import io.sandgate.core.Digests;
 import io.sandgate.core.Schedulers;
 import io.sandgate.secrets.SecretRing;
 import io.sandgate.secrets.SecretUnavailableException;
@@ -581,14 +579,7 @@ public final class Credentials implements AutoCloseable
 
     static String digest(String token)
     {
-        try
-        {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8)));
-        }
-        catch (NoSuchAlgorithmException x)
-        {
-            throw new IllegalStateException(x);
-        }
+        return Digests.sha256Hex(token);
     }
 
     @Override

@@ -1,9 +1,5 @@
 package io.sandgate.mcp;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
 import java.util.Objects;
 import java.util.Set;
 
@@ -11,6 +7,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.McpConfig;
 import io.sandgate.config.McpFederation;
+import io.sandgate.core.Digests;
 import io.sandgate.mcp.identity.Authenticator;
 import io.sandgate.mcp.identity.Principal;
 import io.sandgate.mcp.identity.UpstreamCredentials;
@@ -145,7 +142,7 @@ final class RequestChecks
     /** The caller of an open server. */
     Caller caller(String credential, String address)
     {
-        return new Caller(credential == null ? ADDRESS + address : CREDENTIAL + sha256(credential), clients.limitKey(address), null, pins);
+        return new Caller(credential == null ? ADDRESS + address : CREDENTIAL + Digests.sha256Hex(credential), clients.limitKey(address), null, pins);
     }
 
     /** The server a request's path names. */
@@ -245,15 +242,4 @@ final class RequestChecks
         return new GatewayException(HttpStatus.NOT_FOUND_404, JsonRpcErrors.UNKNOWN_SESSION, message);
     }
 
-    private static String sha256(String text)
-    {
-        try
-        {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
-        }
-        catch (NoSuchAlgorithmException x)
-        {
-            throw new IllegalStateException(x);
-        }
-    }
 }

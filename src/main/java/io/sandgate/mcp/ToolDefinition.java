@@ -1,10 +1,6 @@
 package io.sandgate.mcp;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 
@@ -14,6 +10,7 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandgate.core.Digests;
 
 /**
  * A tool's definition as it is pinned: the parts a model reads or a client relies on (name, title,
@@ -73,7 +70,7 @@ record ToolDefinition(JsonNode canonical, String digest)
     static ToolDefinition ofCanonical(JsonNode canonical)
     {
         JsonNode oversized = (canonical.isArray() ? canonical.path(0) : canonical).path("oversized");
-        return new ToolDefinition(canonical, oversized.isTextual() ? oversized.asText() : sha256(text(canonical)));
+        return new ToolDefinition(canonical, oversized.isTextual() ? oversized.asText() : Digests.sha256Hex(text(canonical)));
     }
 
     /** Whether this is a name listed with different definitions at once: such a tool is never served. */
@@ -124,15 +121,4 @@ record ToolDefinition(JsonNode canonical, String digest)
         return node;
     }
 
-    private static String sha256(String text)
-    {
-        try
-        {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
-        }
-        catch (NoSuchAlgorithmException x)
-        {
-            throw new IllegalStateException("every Java platform has SHA-256", x);
-        }
-    }
 }

@@ -1,9 +1,6 @@
 package io.sandgate.mcp.identity;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
+import io.sandgate.core.Digests;
 
 /** Bearer tokens as the gateway may hold them: by digest, never as they are. */
 final class Tokens
@@ -14,13 +11,6 @@ final class Tokens
 
     static String digest(String token)
     {
-        try
-        {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8)));
-        }
-        catch (NoSuchAlgorithmException x)
-        {
-            throw new IllegalStateException(x);
-        }
+        return Digests.sha256Hex(token);
     }
 }
