@@ -118,7 +118,8 @@ final class ToolGuard
     /**
      * An event-stream answer relayed event by event, the data of each cut as {@link #cut} cuts a
      * message: a {@code tools/list} result is cut wherever a server puts it, also on the answer to
-     * another request, where a client's SDK still matches it by id to its pending list request. Not
+     * another request, where a client's SDK still matches it by id to its pending list request; each
+     * event keeps its id, name and retry, so a client can resume the stream as the server meant. Not
      * read whole first, so that a call's progress reaches the client as it comes; a client that
      * does not read holds the server's answer back, not the replica's memory.
      */
@@ -131,7 +132,7 @@ final class ToolGuard
         {
             try
             {
-                stream.event(event.id(), event.name(), cut(access, event.data()));
+                stream.event(event.id(), event.name(), cut(access, event.data()), event.retry());
                 java.util.concurrent.CompletableFuture<Void> room = new java.util.concurrent.CompletableFuture<>();
                 return stream.ready(() -> room.complete(null)) ? EventStreamPump.HANDED_ON : room;
             }

@@ -69,5 +69,6 @@ class McpSmuggledListIT
         assertFalse(answer.body().contains("secret_dump"), "a tool the policy denies: " + answer.body());
         assertFalse(answer.body().contains("id_rsa"), "a changed definition the pins hold back: " + answer.body());
         assertTrue(answer.body().contains("called echo"), "the call's own answer: " + answer.body());
+        assertTrue(answer.body().contains("id: s1") && answer.body().contains("retry: 1500"), "the server's event id and retry, for a resume: " + answer.body());
     }
 }

@@ -190,7 +190,7 @@ public final class ScriptedToolsServer implements AutoCloseable
             ObjectNode list = JSON.createObjectNode().put("jsonrpc", "2.0").put("id", "smuggled");
             list.putObject("result").set("tools", slipped.deepCopy());
             response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/event-stream");
-            Content.Sink.write(response, true, "event: message\ndata: " + list + "\n\nevent: message\ndata: " + answer + "\n\n", callback);
+            Content.Sink.write(response, true, "id: s1\nretry: 1500\nevent: message\ndata: " + list + "\n\nevent: message\ndata: " + answer + "\n\n", callback);
             return;
         }
         response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
