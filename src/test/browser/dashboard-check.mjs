@@ -22,6 +22,19 @@ if (!screenshot) {
     process.stderr.write('usage: node dashboard-check.mjs URL TOKEN SANDBOX_ID NODE_ID NEW_ID SCREENSHOT.png\n');
     process.exit(2);
 }
+// The dashboard draws its charts anew on every refresh, replacing each SVG: a screenshot that
+// meets a replaced one is taken again of the new one.
+async function chartScreenshot(page, options = {}) {
+    for (let attempt = 1; ; attempt++) {
+        try {
+            return await page.locator('#chart-egress').screenshot(options);
+        } catch (e) {
+            if (attempt === 5 || !/not attached|detached/i.test(e.message))
+                throw e;
+        }
+    }
+}
+
 const browser = await launchChromium();
 let ok = false;
 try {
@@ -44,7 +57,7 @@ try {
         return values.length > 0 && values[values.length - 1] > 0;
     }, [node], { timeout: 15000 });
     // On the screen, not only in the DOM: no red in the weight chart while the node is healthy.
-    const healthyRed = pixelsNear(decodePng(await page.locator('#chart-egress').screenshot()), EJECTED_RED, 40);
+    const healthyRed = pixelsNear(decodePng(await chartScreenshot(page)), EJECTED_RED, 40);
     if (healthyRed.length !== 0)
         throw new Error('red in the chart of a healthy node, at ' + JSON.stringify(healthyRed.slice(0, 5)));
     console.log('READY');
@@ -74,7 +87,7 @@ try {
     mkdirSync(dirname(screenshot), { recursive: true });
     await page.screenshot({ path: screenshot, fullPage: true });
     // And on the screen: red, along the zero line.
-    const chartShot = await page.locator('#chart-egress').screenshot({ path: screenshot.replace(/\.png$/, '-egress-chart.png') });
+    const chartShot = await chartScreenshot(page, { path: screenshot.replace(/\.png$/, '-egress-chart.png') });
     const image = decodePng(chartShot);
     const red = pixelsNear(image, EJECTED_RED, 40);
     const baseline = await page.locator('#chart-egress').evaluate(svg => parseFloat(svg.dataset.baseline));
