@@ -41,9 +41,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class McpFederationHostileMemberIT
 {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-    private static final String INITIALIZE = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\","
-        + "\"capabilities\":{},\"clientInfo\":{\"name\":\"raw\",\"version\":\"1\"}}}";
+    private static final HttpClient HTTP = FederationRequests.HTTP;
+    private static final FederationRequests requests = new FederationRequests(McpFederationHostileMemberIT::baseUrl);
 
     private static final HostileMcpServer hostile = HostileMcpServer.start();
     private static final HostileMcpServer pager = HostileMcpServer.start();
@@ -269,34 +268,24 @@ class McpFederationHostileMemberIT
         return events;
     }
 
+    private static String baseUrl()
+    {
+        return gateway.uri().toString();
+    }
+
     private static String initialize(String federation) throws Exception
     {
-        HttpResponse<String> opened = post(federation, null, INITIALIZE);
-        assertEquals(200, opened.statusCode(), opened::body);
-        return opened.headers().firstValue("Mcp-Session-Id").orElseThrow(() -> new AssertionError("no session id: " + opened.body()));
+        return requests.initialize(federation);
     }
 
     private static HttpResponse<String> post(String federation, String session, String body) throws Exception
     {
-        return HTTP.send(request(federation, session, body), HttpResponse.BodyHandlers.ofString());
+        return requests.post(federation, session, body);
     }
 
     private static CompletableFuture<HttpResponse<String>> postAsync(String federation, String session, String body)
     {
-        return HTTP.sendAsync(request(federation, session, body), HttpResponse.BodyHandlers.ofString());
-    }
-
-    private static HttpRequest request(String federation, String session, String body)
-    {
-        HttpRequest.Builder request = HttpRequest.newBuilder(gateway.uri("/mcp/" + federation + "/mcp"))
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json, text/event-stream")
-            .header("MCP-Protocol-Version", "2025-11-25")
-            .timeout(Duration.ofSeconds(30))
-            .POST(HttpRequest.BodyPublishers.ofString(body));
-        if (session != null)
-            request.header("Mcp-Session-Id", session);
-        return request.build();
+        return requests.postAsync(federation, session, body);
     }
 
     /** The messages of an answer: its JSON body, or its event stream's events. */

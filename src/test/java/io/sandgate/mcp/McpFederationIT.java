@@ -4,8 +4,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,24 +16,22 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sandgate.testing.Fixtures;
 import io.sandgate.testing.GatewayConfig;
 import io.sandgate.testing.GatewayExtension;
-import io.sandgate.testing.LocalResources;
 import io.sandgate.testing.McpUpstream;
-import io.sandgate.testing.NodeScript;
 import io.sandgate.testing.PagedMcpServer;
 import io.sandgate.testing.ReferenceMcpServer;
 import io.sandgate.testing.RoundRobinReplicas;
-import org.eclipse.jetty.toolchain.test.MavenPaths;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import static io.sandgate.mcp.FederationRequests.message;
+import static io.sandgate.mcp.FederationRequests.strings;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * Federations of real MCP servers (the TypeScript reference server, the MCP Java SDK server, and
@@ -45,12 +41,9 @@ import static org.junit.jupiter.api.Assertions.fail;
  */
 class McpFederationIT
 {
-    private static final Path CLIENT = ReferenceMcpServer.PACKAGES_DIR.resolve("federation-client.mjs");
-    private static final Duration PROCESS_TIMEOUT = Duration.ofSeconds(45);
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-    private static final String INITIALIZE = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\","
-        + "\"capabilities\":{},\"clientInfo\":{\"name\":\"raw\",\"version\":\"1\"}}}";
+    private static final HttpClient HTTP = FederationRequests.HTTP;
+    private static final String INITIALIZE = FederationRequests.INITIALIZE;
 
     private static final ReferenceMcpServer reference = ReferenceMcpServer.start();
     private static final McpUpstream javaSdk = McpUpstream.start();
@@ -58,6 +51,7 @@ class McpFederationIT
     private static final PagedMcpServer beta = PagedMcpServer.start("beta", 5, 2);
     private static final PagedMcpServer gamma = PagedMcpServer.start("gamma", 4, 10, true);
     private static RoundRobinReplicas replicas;
+    private static final FederationRequests requests = new FederationRequests(() -> replicas.baseUrl());
 
     private static void federations(GatewayConfig config)
     {
@@ -611,45 +605,6 @@ class McpFederationIT
         return routed.substring(routed.lastIndexOf(' ') + 1);
     }
 
-    private static String initialize(String federation, String... headers) throws Exception
-    {
-        HttpResponse<String> opened = post(federation, null, INITIALIZE, headers);
-        assertEquals(200, opened.statusCode(), opened::body);
-        return opened.headers().firstValue("Mcp-Session-Id").orElseThrow(() -> new AssertionError("no session id: " + opened.body()));
-    }
-
-    private static HttpResponse<String> post(String federation, String session, String body, String... headers) throws Exception
-    {
-        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(endpoint(federation)))
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json, text/event-stream")
-            .header("MCP-Protocol-Version", "2025-11-25")
-            .timeout(Duration.ofSeconds(30))
-            .POST(HttpRequest.BodyPublishers.ofString(body));
-        if (session != null)
-            request.header("Mcp-Session-Id", session);
-        for (int i = 0; i < headers.length; i += 2)
-            request.header(headers[i], headers[i + 1]);
-        return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
-    }
-
-    /** The answer's response: the JSON body, or the event of an event stream that answers a request. */
-    private static JsonNode message(HttpResponse<String> response) throws Exception
-    {
-        String type = response.headers().firstValue("Content-Type").orElse("");
-        if (!type.startsWith("text/event-stream"))
-            return JSON.readTree(response.body());
-        for (String line : response.body().split("\n"))
-        {
-            if (!line.startsWith("data:"))
-                continue;
-            JsonNode event = JSON.readTree(line.substring(5).strip());
-            if (event.has("result") || event.has("error"))
-                return event;
-        }
-        throw new AssertionError("no response in " + response.body());
-    }
-
     private static List<String> names(JsonNode items)
     {
         List<String> names = new ArrayList<>();
@@ -657,30 +612,23 @@ class McpFederationIT
         return names;
     }
 
-    private static List<String> strings(JsonNode array)
+    private static String initialize(String federation, String... headers) throws Exception
     {
-        List<String> values = new ArrayList<>();
-        array.forEach(v -> values.add(v.asText()));
-        return values;
+        return requests.initialize(federation, headers);
     }
 
-    private static JsonNode runClient(String url, String calls) throws Exception
+    private static HttpResponse<String> post(String federation, String session, String body, String... headers) throws Exception
     {
-        return runClient(url, calls, "0");
+        return requests.post(federation, session, body, headers);
     }
 
     private static JsonNode runClient(String url, String calls, String logs, String... mode) throws Exception
     {
-        Path node = LocalResources.executable("node");
-        if (node == null)
-            fail("node is missing: run ./scripts/test.sh (apt-get install nodejs npm; npm ci --prefix src/test/mcp-ts)");
-        Path work = Files.createTempDirectory(MavenPaths.targetTests(), "federation-client-");
-        NodeScript.Ended ended = NodeScript.run(node, ReferenceMcpServer.PACKAGES_DIR, CLIENT, work, "federation-client", PROCESS_TIMEOUT,
-            Stream.concat(Stream.of(url, calls, logs), Stream.of(mode)).toArray(String[]::new));
-        if (ended.exitCode() != 0 || ended.lastLine().isEmpty())
-            fail("federation-client.mjs " + url + " failed (exit " + ended.exitCode() + ")\n" + ended.output());
-        JsonNode result = JSON.readTree(ended.lastLine());
-        assertTrue(result.path("ok").asBoolean(), ended.output());
-        return result;
+        return FederationRequests.runClient(url, calls, logs, mode);
+    }
+
+    private static JsonNode runClient(String url, String calls) throws Exception
+    {
+        return FederationRequests.runClient(url, calls, "0");
     }
 }
