@@ -122,8 +122,6 @@ public record McpFederation(String name, List<String> servers, Prefix prefix, St
             McpConfig.Server server = all.stream().filter(s -> s.name().equals(member)).findFirst().orElse(null);
             if (server == null)
                 throw new IllegalArgumentException(at + "server " + member + " is not in mcp.servers (expected: names of mcp.servers)");
-            if (server.transport() == McpConfig.Transport.SSE)
-                throw new IllegalArgumentException(at + "server " + member + " speaks HTTP+SSE (expected: streamable or stateless members; sse ones are not federated yet)");
             // Open, the federation would let anyone reach what the member lets only its callers reach.
             if (server.auth().isPresent() && auth.isEmpty())
                 throw new IllegalArgumentException(at + "server " + member + " authenticates its callers, and the federation's are not (expected: mcp.auth set, "

@@ -41,7 +41,7 @@ final class BoundedText implements Runnable
         read.text.whenComplete((text, failure) ->
         {
             if (failure != null)
-                exchange.response().abort(failure);
+                exchange.abort(failure);
         });
         read.run();
         return read.text;

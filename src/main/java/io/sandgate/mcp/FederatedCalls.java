@@ -197,7 +197,7 @@ final class FederatedCalls
         if (exchange.isEventStream() && exchange.status() == HttpStatus.OK_200)
         {
             ClientStream stream = ClientStream.start(async);
-            stream.onClose(() -> exchange.response().abort(new CancellationException("client stream closed")));
+            stream.onClose(() -> exchange.abort(new CancellationException("client stream closed")));
             new EventStreamPump(exchange.content(), workers, event ->
             {
                 // The member's event ids, under its prefix, and its retry: a client whose stream the
@@ -276,7 +276,7 @@ final class FederatedCalls
         if (memberId.isEmpty() || !names.federation().servers().contains(memberId.get().member()))
             return;
         McpConfig.Server server = members.server(memberId.get().member());
-        if (server.transport() != McpConfig.Transport.STREAMABLE)
+        if (server.transport() == McpConfig.Transport.STATELESS)
             return;
         ObjectNode forMember = message.deepCopy();
         forMember.set("id", memberId.get().id());
@@ -289,7 +289,7 @@ final class FederatedCalls
         for (String member : names.federation().servers())
         {
             McpConfig.Server server = members.server(member);
-            if (server.transport() != McpConfig.Transport.STREAMABLE)
+            if (server.transport() == McpConfig.Transport.STATELESS)
                 continue;
             members.find(federated, member).ifPresent(session -> members.send(server, session, message).thenAccept(Upstream.Exchange::discard));
         }

@@ -370,7 +370,7 @@ final class FederatedListen
             aborted = true;
             Upstream.Exchange held = exchange;
             if (held != null)
-                held.response().abort(new CancellationException("listen ended"));
+                held.abort(new CancellationException("listen ended"));
         }
     }
 }

@@ -24,6 +24,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.sandgate.config.McpConfig;
 import io.sandgate.config.McpFederation;
 import io.sandgate.core.LogText;
+import io.sandgate.mcp.federation.FederatedNames;
+import io.sandgate.mcp.federation.MemberMessages;
 import io.sandgate.web.GatewayException;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
@@ -56,14 +58,16 @@ final class FederationMembers
     private final SessionBus bus;
     private final Upstream upstream;
     private final StatelessBridge bridge;
+    private final SseMembers sse;
     private final MeterRegistry registry;
 
-    FederationMembers(McpConfig config, SessionBus bus, Upstream upstream, StatelessBridge bridge, MeterRegistry registry)
+    FederationMembers(McpConfig config, SessionBus bus, Upstream upstream, StatelessBridge bridge, SseMembers sse, MeterRegistry registry)
     {
         this.config = config;
         this.bus = bus;
         this.upstream = upstream;
         this.bridge = bridge;
+        this.sse = sse;
         this.registry = registry;
     }
 
@@ -188,6 +192,8 @@ final class FederationMembers
             : JSON.createObjectNode().put("name", "sandgate-federation").put("version", "1"));
         if (server.transport() == McpConfig.Transport.STATELESS)
             return bridge.initialize(server, created, initialize).thenApply(answer -> result(List.of(parse(answer)), federated.server(), member));
+        if (server.transport() == McpConfig.Transport.SSE)
+            return openSse(federated, server, created, initialize);
         Map<String, String> headers = headers(null);
         headers.put(McpHeaders.PROTOCOL_VERSION, params.get("protocolVersion").asText());
         return upstream.exchange(new Upstream.On(server, federated.owner()), HttpMethod.POST, server.url(), headers, initialize.toString())
@@ -206,11 +212,33 @@ final class FederationMembers
             }));
     }
 
+    /**
+     * A 2024-11-05 member's session: its event stream opened and held on this replica, then its
+     * initialize sent, answered in the member session's log.
+     */
+    private CompletableFuture<JsonNode> openSse(McpSession federated, McpConfig.Server server, McpSession created, ObjectNode initialize)
+    {
+        String member = server.name();
+        FederatedNames names = new FederatedNames(config.federation(federated.server()));
+        return sse.open(server, created, federated.id(), message -> MemberMessages.toClient(names, member, message, MemberMessages.Answering.NOTHING))
+            .thenCompose(ready -> sse.send(server, ready, initialize).thenCompose(this::messages).thenApply(messages ->
+            {
+                JsonNode result = result(messages, federated.server(), member);
+                McpSession opened = ready.withProtocolVersion(result.path("protocolVersion").asText("2024-11-05"));
+                bus.update(opened);
+                ObjectNode initialized = JSON.createObjectNode().put("jsonrpc", "2.0").put("method", "notifications/initialized");
+                sse.send(server, opened, initialized).thenAccept(Upstream.Exchange::discard);
+                return result;
+            }));
+    }
+
     /** Sends one message in a member session; the answer is the caller's to read. */
     CompletableFuture<Upstream.Exchange> send(McpConfig.Server server, McpSession session, JsonNode message)
     {
         if (server.transport() == McpConfig.Transport.STATELESS)
             return bridge.send(server, session, message);
+        if (server.transport() == McpConfig.Transport.SSE)
+            return sse.send(server, session, message);
         Map<String, String> headers = headers(session);
         return upstream.exchange(Upstream.On.session(server, session), HttpMethod.POST, server.url(), headers, message.toString());
     }
@@ -277,6 +305,9 @@ final class FederationMembers
     CompletableFuture<JsonNode> reopen(McpSession federated, String member)
     {
         McpConfig.Server server = server(member);
+        // A 2024-11-05 member's session ends with its stream, which the end of the record closes.
+        if (server.transport() == McpConfig.Transport.SSE)
+            forget(federated, member);
         find(federated, member).filter(session -> session.upstreamSessionId().isPresent()).ifPresent(session ->
             upstream.exchange(Upstream.On.session(server, session), HttpMethod.DELETE, server.url(), headers(session), null)
                 .whenComplete((exchange, failure) ->

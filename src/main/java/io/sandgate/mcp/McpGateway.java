@@ -91,7 +91,7 @@ public final class McpGateway implements AutoCloseable
         LegacySseTransport sse = new LegacySseTransport(checks, relay, bus, upstream, upstreams, bridge, gate);
         StreamableTransport streamable = new StreamableTransport(checks, relay, bus, upstream, upstreams, bridge,
             new StatelessTransport(upstream, gate), new SseBridge(checks, relay, bus, upstream, upstreams), gate);
-        FederationMembers members = new FederationMembers(config, bus, upstream, bridge, registry);
+        FederationMembers members = new FederationMembers(config, bus, upstream, bridge, new SseMembers(bus, upstream, upstreams, schedulers.timer()), registry);
         FederatedLists lists = new FederatedLists(members);
         FederatedTransport federated = new FederatedTransport(config, checks, bus, members, lists, new FederatedCalls(members, lists, gate, schedulers.workers()),
             new FederatedStream(checks, bus, relay, upstreams, members), new StatelessMembers(config, bus, upstream, members, clock), schedulers.workers());

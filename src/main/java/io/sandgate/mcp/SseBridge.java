@@ -112,12 +112,12 @@ final class SseBridge
     /** Opens the server's SSE stream for a new session; completes with the session once the server announced its message URL. */
     private CompletableFuture<McpSession> open(McpConfig.Server server, McpSession session)
     {
-        SessionLifetime lifetime = new SessionLifetime(session.id());
+        SessionLifetime lifetime = new SessionLifetime(bus, session.id());
         return upstreams.openLegacy(Upstream.On.session(server, session), session.id(), lifetime).thenApply(url ->
         {
             McpSession ready = session.withUpstreamMessageUrl(url);
             bus.update(ready);
-            lifetime.watch();
+            lifetime.watch(url);
             return ready;
         });
     }
@@ -253,47 +253,6 @@ final class SseBridge
         catch (JsonProcessingException x)
         {
             return null;
-        }
-    }
-
-    /**
-     * A session as the lifetime of the upstream stream held for it: it ends when the session is
-     * deleted or expires on any replica, and ending it (the server closed its stream) ends the session.
-     */
-    private final class SessionLifetime extends Lifetime
-    {
-        private final String sessionId;
-        private volatile SessionBus.Subscription watch;
-
-        SessionLifetime(String sessionId)
-        {
-            this.sessionId = sessionId;
-        }
-
-        /** Starts noticing the session's end, once it is ready. */
-        void watch()
-        {
-            watch = bus.subscribe(sessionId, bus.lastEventId(sessionId), new SessionBus.Listener()
-            {
-                @Override
-                public void onEvent(String eventId, String message)
-                {
-                }
-
-                @Override
-                public void onEnd()
-                {
-                    close();
-                }
-            });
-            onClose(watch::close);
-        }
-
-        @Override
-        void close()
-        {
-            if (ended())
-                bus.delete(sessionId);
         }
     }
 }

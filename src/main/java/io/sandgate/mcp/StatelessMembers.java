@@ -134,6 +134,8 @@ final class StatelessMembers
     {
         if (member.transport() == McpConfig.Transport.STATELESS)
             return CompletableFuture.completedFuture(true);
+        if (member.transport() == McpConfig.Transport.SSE)
+            return CompletableFuture.completedFuture(false);
         Era known = eras.get(member.name());
         if (known != null && known.until().isAfter(clock.instant()))
             return CompletableFuture.completedFuture(known.stateless());

@@ -257,7 +257,7 @@ final class StreamableTransport
             if (upstreamGet.status() != HttpStatus.OK_200 || !upstreamGet.isEventStream())
             {
                 place.cancel();
-                upstreamGet.response().abort(new IllegalStateException("no event stream"));
+                upstreamGet.abort(new IllegalStateException("no event stream"));
                 McpServlet.end(async, upstreamGet.status() == HttpStatus.METHOD_NOT_ALLOWED_405
                     ? new GatewayException(HttpStatus.METHOD_NOT_ALLOWED_405, "method_not_allowed", "the MCP server offers no GET stream")
                     : new GatewayException(HttpStatus.BAD_GATEWAY_502, "upstream_failed", "the MCP server refused the GET stream (" + upstreamGet.status() + ")"));
@@ -270,7 +270,7 @@ final class StreamableTransport
             catch (IOException | RuntimeException x)
             {
                 place.cancel();
-                upstreamGet.response().abort(x);
+                upstreamGet.abort(x);
                 McpServlet.end(async, x);
             }
         });

@@ -126,7 +126,7 @@ final class ToolGuard
     static void relayCutEvents(ToolAccess access, Upstream.Exchange exchange, AsyncContext async) throws IOException
     {
         ClientStream stream = ClientStream.start(async);
-        stream.onClose(() -> exchange.response().abort(new java.util.concurrent.CancellationException("client stream closed")));
+        stream.onClose(() -> exchange.abort(new java.util.concurrent.CancellationException("client stream closed")));
         // Handing on only writes to the client's queue: the thread that brings the bytes may do it.
         new EventStreamPump(exchange.content(), Runnable::run, event ->
         {

@@ -11,6 +11,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 
 import io.sandgate.config.McpConfig;
 import io.sandgate.mcp.identity.UpstreamCredentials;
@@ -22,6 +23,7 @@ import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.client.Response;
 import org.eclipse.jetty.client.StringRequestContent;
+import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
 import org.eclipse.jetty.http.HttpStatus;
@@ -44,7 +46,7 @@ final class Upstream
      * a tool call may be quiet while the tool works, hence minutes rather than seconds; held GET
      * streams are not exchanges and have none (they end with their client stream).
      */
-    private static final Duration EXCHANGE_IDLE_TIMEOUT = Duration.ofMinutes(5);
+    static final Duration EXCHANGE_IDLE_TIMEOUT = Duration.ofMinutes(5);
 
     private final HttpClient client;
     private final ScheduledExecutorService timer;
@@ -58,23 +60,34 @@ final class Upstream
         this.credentials = credentials;
     }
 
-    /** An answer whose headers have arrived and whose body is still arriving. */
-    record Exchange(Response response, Content.Source content)
+    /**
+     * An answer whose headers have arrived and whose body is still arriving: an upstream's, or one
+     * the gateway makes of a session's log ({@link SseMembers}).
+     *
+     * @param abort ends the answer early: the upstream's exchange is aborted, or the log no longer read
+     */
+    record Exchange(int status, HttpFields headers, Content.Source content, Consumer<Throwable> abort)
     {
-        int status()
+        static Exchange of(Response response, Content.Source content)
         {
-            return response.getStatus();
+            return new Exchange(response.getStatus(), response.getHeaders(), content, response::abort);
         }
 
         String header(String name)
         {
-            return response.getHeaders().get(name);
+            return headers.get(name);
         }
 
         boolean isEventStream()
         {
             String type = header(HttpHeader.CONTENT_TYPE.asString());
             return type != null && type.toLowerCase(Locale.ROOT).startsWith("text/event-stream");
+        }
+
+        /** Ends the answer early. */
+        void abort(Throwable failure)
+        {
+            abort.accept(failure);
         }
 
         /** The whole body, read without blocking. */
@@ -106,7 +119,7 @@ final class Upstream
             FlushingWriter writer = new FlushingWriter(output, failure ->
             {
                 content.fail(failure);
-                response.abort(failure);
+                abort(failure);
             });
             new Relay(content, writer, output, async).next();
         }
@@ -255,7 +268,7 @@ final class Upstream
         request.onResponseContentSource((response, content) ->
         {
             deadline.cancel(false);
-            answer.complete(new Exchange(response, content));
+            answer.complete(Exchange.of(response, content));
         });
         request.send(result ->
         {

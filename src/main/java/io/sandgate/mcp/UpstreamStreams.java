@@ -46,6 +46,18 @@ final class UpstreamStreams
      */
     CompletableFuture<String> openLegacy(Upstream.On on, String sessionId, Lifetime client)
     {
+        return openLegacy(on, sessionId, client, null, null);
+    }
+
+    /**
+     * As {@link #openLegacy(Upstream.On, String, Lifetime)}, for a federation's member session:
+     * each message also goes, rewritten, into the federated session's log, unless {@code rewrite}
+     * gives null for it.
+     *
+     * @param alsoLog the federated session whose log gets what the member sends outside its calls; null for none
+     */
+    CompletableFuture<String> openLegacy(Upstream.On on, String sessionId, Lifetime client, String alsoLog, UnaryOperator<String> rewrite)
+    {
         CompletableFuture<String> endpoint = new CompletableFuture<>();
         AtomicReference<Upstream.Exchange> held = new AtomicReference<>();
         client.onClose(() -> abort(held.get()));
@@ -72,7 +84,11 @@ final class UpstreamStreams
                 if ("endpoint".equals(event.name()))
                     endpoint.complete(on.server().url().resolve(URI.create(event.data().trim())).toString());
                 else if ("message".equals(event.name()) && !event.data().isBlank())
-                    return relay.relay(on.server(), sessionId, event.data());
+                {
+                    CompletableFuture<Void> relayed = relay.relay(on.server(), sessionId, event.data());
+                    String also = alsoLog == null ? null : rewrite.apply(event.data());
+                    return also == null ? relayed : relayed.thenCompose(stored -> relay.relay(alsoLog, also));
+                }
                 return EventStreamPump.HANDED_ON;
             }, ended ->
             {
@@ -223,6 +239,6 @@ final class UpstreamStreams
     private static void abort(Upstream.Exchange exchange)
     {
         if (exchange != null)
-            exchange.response().abort(new CancellationException("client stream closed"));
+            exchange.abort(new CancellationException("client stream closed"));
     }
 }

@@ -75,9 +75,9 @@ class McpFederationConfigTest
     }
 
     @Test
-    void sseMembersAreNotFederatedYet()
+    void anSseMemberIsFederatedLikeAnyOther()
     {
-        assertContains(refusal(Map.of("name", "all", "servers", List.of("old"))), "speaks HTTP+SSE");
+        assertEquals(List.of("old", "files"), load(Map.of("name", "all", "servers", List.of("old", "files"))).mcp().federation("all").servers());
     }
 
     @Test

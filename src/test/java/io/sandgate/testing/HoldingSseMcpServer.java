@@ -29,7 +29,8 @@ import org.eclipse.jetty.util.FutureCallback;
  */
 public final class HoldingSseMcpServer implements AutoCloseable
 {
-    private static final Pattern ID = Pattern.compile("\"id\"\\s*:\\s*(\\d+)");
+    /** A request's id, a number or a string, as it is written in the request (a string keeps its quotes). */
+    private static final Pattern ID = Pattern.compile("\"id\"\\s*:\\s*(\\d+|\"(?:[^\"\\\\]|\\\\.)*\")");
 
     private final Server server;
     private final AtomicInteger sessions = new AtomicInteger();
@@ -106,8 +107,23 @@ public final class HoldingSseMcpServer implements AutoCloseable
         for (Held call; (call = held.poll()) != null; )
         {
             call.stream().event("{\"jsonrpc\":\"2.0\",\"id\":" + call.id()
-                + ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"done " + call.id() + "\"}]}}");
+                + ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"done " + call.id().replace("\"", "") + "\"}]}}");
         }
+    }
+
+    /**
+     * Forgets every session, their streams left open: as a server restarted behind a proxy that
+     * kept the connections, it answers their messages 404 from now on.
+     */
+    public void forgetSessions()
+    {
+        streams.clear();
+    }
+
+    /** Sessions whose streams are open and known. */
+    public int sessions()
+    {
+        return streams.size();
     }
 
     private boolean open(Response response, Callback callback)
