@@ -151,7 +151,9 @@ final class FederatedCalls
     private void send(AsyncContext async, MemberChannel channel, FederatedNames names, McpConfig.Server server, ObjectNode message, boolean again)
     {
         String member = server.name();
-        channel.send(server, message)
+        ObjectNode sent = channel.forMember(message);
+        MemberMessages.Answering answering = sent == message ? MemberMessages.Answering.request(message) : MemberMessages.Answering.request(sent, message);
+        channel.send(server, sent)
             .whenComplete((exchange, failure) ->
             {
                 if (failure != null)
@@ -167,7 +169,7 @@ final class FederatedCalls
                 }
                 try
                 {
-                    relay(async, channel, names, member, MemberMessages.Answering.request(message), exchange);
+                    relay(async, channel, names, member, answering, exchange);
                 }
                 catch (IOException | RuntimeException x)
                 {

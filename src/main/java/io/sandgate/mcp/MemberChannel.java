@@ -2,8 +2,10 @@ package io.sandgate.mcp;
 
 import java.util.concurrent.CompletableFuture;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandgate.config.McpConfig;
+import io.sandgate.mcp.federation.MemberMessages;
 
 /**
  * How one request of a federation's client reaches its members: in the member sessions of a
@@ -23,6 +25,17 @@ interface MemberChannel
      * answer itself: false.
      */
     boolean forget(String member);
+
+    /**
+     * A routed request as the member gets it. By default as it is; a channel whose member sessions
+     * several callers share (2026-07-28 callers of one owner) gives it an id and progress token of
+     * its own, unguessable, so that two callers' requests never meet under one id in a member
+     * session, and the answer goes back under the client's ({@link MemberMessages.Answering#request(JsonNode, JsonNode)}).
+     */
+    default ObjectNode forMember(ObjectNode message)
+    {
+        return message;
+    }
 
     /** Whether a member's HTTP status reaches the client as it is (2026-07-28), or a JSON-RPC error goes with 200 (a session's). */
     boolean keepsStatus();

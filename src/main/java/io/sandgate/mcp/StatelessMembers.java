@@ -4,6 +4,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -31,6 +32,12 @@ final class StatelessMembers
     private static final Duration ERA_TTL = Duration.ofMinutes(5);
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String META_PREFIX = "io.modelcontextprotocol/";
+    /**
+     * How the ids and progress tokens of the caller's requests begin as members get them: the
+     * member sessions held for a caller are shared by every caller of its owner (one address, one
+     * credential), whose own ids may be alike.
+     */
+    private static final String CALL_ID_PREFIX = "sandgate-call:";
 
     private record Era(boolean stateless, Instant until)
     {
@@ -82,6 +89,17 @@ final class StatelessMembers
                         return sendStateless(member, caller.owner(), version, accept, toolHeaders, message);
                     return members.channel(holder()).send(member, sessionEra(message));
                 });
+            }
+
+            @Override
+            public ObjectNode forMember(ObjectNode message)
+            {
+                ObjectNode copy = message.deepCopy();
+                if (copy.hasNonNull("id"))
+                    copy.put("id", CALL_ID_PREFIX + UUID.randomUUID());
+                if (copy.path("params").path("_meta") instanceof ObjectNode meta && meta.hasNonNull("progressToken"))
+                    meta.put("progressToken", CALL_ID_PREFIX + UUID.randomUUID());
+                return copy;
             }
 
             private synchronized McpSession holder()

@@ -1,5 +1,7 @@
 package io.sandgate.mcp;
 
+import java.net.URI;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
@@ -168,6 +170,35 @@ class McpFederationSseMemberIT
         assertEquals(5, answer.path("id").asInt(), answer::toString);
         assertEquals("done 5", answer.path("result").path("content").get(0).path("text").asText(), answer::toString);
         assertEquals(calls + 1, holding.toolCalls(), "the member got the call once");
+    }
+
+    @Test
+    void twoCallersOfOneOwner_sharingTheHeldMemberSession_withTheSameRequestId_eachGetTheirOwnAnswer() throws Exception
+    {
+        // Two 2026-07-28 clients behind one address: the gateway holds one member session for both.
+        int held = holding.held();
+        CompletableFuture<HttpResponse<String>> first = call2026("A");
+        CompletableFuture<HttpResponse<String>> second = call2026("B");
+        await().atMost(Duration.ofSeconds(10)).until(() -> holding.held() == held + 2);
+        holding.answerAll();
+        JsonNode a = message(first.get(10, TimeUnit.SECONDS));
+        JsonNode b = message(second.get(10, TimeUnit.SECONDS));
+        assertEquals(1, a.path("id").asInt(), a::toString);
+        assertEquals(1, b.path("id").asInt(), b::toString);
+        assertTrue(a.path("result").path("content").get(0).path("text").asText().endsWith(" for A"), a::toString);
+        assertTrue(b.path("result").path("content").get(0).path("text").asText().endsWith(" for B"), b::toString);
+    }
+
+    /** A 2026-07-28 {@code tools/call} with id 1 and a progress token of 1, as any two clients might send. */
+    private static CompletableFuture<HttpResponse<String>> call2026(String tag)
+    {
+        String body = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"held__work\",\"arguments\":{\"tag\":\"" + tag + "\"},"
+            + "\"_meta\":{\"progressToken\":1,\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}";
+        HttpRequest request = HttpRequest.newBuilder(URI.create(requests.endpoint("holding")))
+            .header("Content-Type", "application/json").header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2026-07-28").header("Mcp-Method", "tools/call").header("Mcp-Name", "held__work")
+            .timeout(Duration.ofSeconds(30)).POST(HttpRequest.BodyPublishers.ofString(body)).build();
+        return FederationRequests.HTTP.sendAsync(request, HttpResponse.BodyHandlers.ofString());
     }
 
     private static String initialize() throws Exception

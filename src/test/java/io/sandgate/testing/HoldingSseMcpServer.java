@@ -30,6 +30,8 @@ import org.eclipse.jetty.util.FutureCallback;
 public final class HoldingSseMcpServer implements AutoCloseable
 {
     /** A request's id, a number or a string, as it is written in the request (a string keeps its quotes). */
+    /** A call's argument {@code tag}, named in its answer. */
+    private static final Pattern TAG = Pattern.compile("\"tag\"\\s*:\\s*\"([^\"]*)\"");
     private static final Pattern ID = Pattern.compile("\"id\"\\s*:\\s*(\\d+|\"(?:[^\"\\\\]|\\\\.)*\")");
 
     private final Server server;
@@ -56,7 +58,7 @@ public final class HoldingSseMcpServer implements AutoCloseable
         }
     }
 
-    private record Held(Stream stream, String id)
+    private record Held(Stream stream, String id, String tag)
     {
     }
 
@@ -101,13 +103,14 @@ public final class HoldingSseMcpServer implements AutoCloseable
         return held.size();
     }
 
-    /** Answers every held call, on its session's stream, with the text {@code done <id>}. */
+    /** Answers every held call, on its session's stream, with the text {@code done <id>}, then {@code  for <tag>} when the call named one. */
     public void answerAll()
     {
         for (Held call; (call = held.poll()) != null; )
         {
             call.stream().event("{\"jsonrpc\":\"2.0\",\"id\":" + call.id()
-                + ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"done " + call.id().replace("\"", "") + "\"}]}}");
+                + ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"done " + call.id().replace("\"", "")
+                + (call.tag() == null ? "" : " for " + call.tag()) + "\"}]}}");
         }
     }
 
@@ -159,7 +162,8 @@ public final class HoldingSseMcpServer implements AutoCloseable
         else if (body.contains("\"tools/call\""))
         {
             toolCalls.incrementAndGet();
-            held.add(new Held(stream, requestId));
+            Matcher tag = TAG.matcher(body);
+            held.add(new Held(stream, requestId, tag.find() ? tag.group(1) : null));
         }
         return true;
     }

@@ -29,27 +29,42 @@ public final class MemberMessages
      * @param id null on a member's GET stream, where no response belongs (the spec forbids them there)
      * @param progressToken null when the request asked for no progress
      */
-    public record Answering(JsonNode id, JsonNode progressToken, boolean resumed)
+    public record Answering(JsonNode id, JsonNode progressToken, boolean resumed, JsonNode clientId, JsonNode clientProgressToken)
     {
         /** A member's GET stream: no request of the client's is answered on it. */
-        public static final Answering NOTHING = new Answering(null, null, false);
+        public static final Answering NOTHING = new Answering(null, null, false, null, null);
         /**
          * A member's answer stream cut short and taken up again on the GET stream ({@code Last-Event-ID}
          * under the member's prefix): which request it answers is not known there, so its response and
          * progress pass, on the stream the client itself asked to resume from that member.
          */
-        public static final Answering RESUMED = new Answering(null, null, true);
+        public static final Answering RESUMED = new Answering(null, null, true, null, null);
 
         public Answering(JsonNode id, JsonNode progressToken)
         {
-            this(id, progressToken, false);
+            this(id, progressToken, false, null, null);
         }
 
         /** The request a routed message is. */
         public static Answering request(JsonNode message)
         {
+            return new Answering(message.get("id"), progressToken(message));
+        }
+
+        /**
+         * A routed request the member got under an id and progress token of the gateway's
+         * ({@code sent}) in place of the client's ({@code message}): its answer goes to the client
+         * under the client's.
+         */
+        public static Answering request(JsonNode sent, JsonNode message)
+        {
+            return new Answering(sent.get("id"), progressToken(sent), false, message.get("id"), progressToken(message));
+        }
+
+        private static JsonNode progressToken(JsonNode message)
+        {
             JsonNode token = message.path("params").path("_meta").get("progressToken");
-            return new Answering(message.get("id"), token == null || token.isNull() ? null : token);
+            return token == null || token.isNull() ? null : token;
         }
     }
 
@@ -115,7 +130,15 @@ public final class MemberMessages
         if (!(node instanceof ObjectNode message))
             return false;
         if (!message.path("method").isTextual())
-            return answering.resumed() || answering.id() != null && answering.id().equals(message.get("id"));
+        {
+            if (answering.resumed())
+                return true;
+            if (answering.id() == null || !answering.id().equals(message.get("id")))
+                return false;
+            if (answering.clientId() != null)
+                message.set("id", answering.clientId());
+            return true;
+        }
         if (message.has("id") && !message.get("id").isNull())
         {
             message.put("id", names.requestId(member, message.get("id")));
@@ -124,7 +147,16 @@ public final class MemberMessages
         JsonNode params = message.path("params");
         return switch (message.get("method").asText())
         {
-            case "notifications/progress" -> answering.resumed() || answering.progressToken() != null && answering.progressToken().equals(params.get("progressToken"));
+            case "notifications/progress" ->
+            {
+                if (answering.resumed())
+                    yield true;
+                if (answering.progressToken() == null || !answering.progressToken().equals(params.get("progressToken")))
+                    yield false;
+                if (answering.clientProgressToken() != null)
+                    ((ObjectNode)params).set("progressToken", answering.clientProgressToken());
+                yield true;
+            }
             case "notifications/cancelled" -> cancelsOwn(names, member, params);
             case "notifications/resources/updated" ->
             {
