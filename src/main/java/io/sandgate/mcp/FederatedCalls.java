@@ -14,6 +14,7 @@ import io.sandgate.config.McpFederation;
 import io.sandgate.mcp.federation.FederatedNames;
 import io.sandgate.mcp.federation.ListKind;
 import io.sandgate.mcp.federation.MemberMessages;
+import io.sandgate.mcp.federation.ResumeIds;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -204,7 +205,7 @@ final class FederatedCalls
             {
                 // The member's event ids, under its prefix, and its retry: a client whose stream the
                 // member cuts short resumes it with the federated GET stream (FederatedStream).
-                String id = event.id() == null ? null : names.federation().prefixOf(member) + event.id();
+                String id = event.id() == null ? null : names.federation().prefixOf(member) + ResumeIds.eventId(answering, event.id());
                 if (event.data().isBlank() && id == null && event.retry() == null)
                     return EventStreamPump.HANDED_ON;
                 // A priming event (an id, no data) passes as it is; a message the member may not send is dropped.

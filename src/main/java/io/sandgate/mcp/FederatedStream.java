@@ -6,6 +6,7 @@ import io.sandgate.config.McpConfig;
 import io.sandgate.config.McpFederation;
 import io.sandgate.mcp.federation.FederatedNames;
 import io.sandgate.mcp.federation.MemberMessages;
+import io.sandgate.mcp.federation.ResumeIds;
 import io.sandgate.web.GatewayException;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.http.HttpServletRequest;
@@ -78,16 +79,18 @@ final class FederatedStream
         stream.onClose(subscription::close);
         // A member's own event id under its prefix (FederatedCalls): the client resumes a POST answer
         // the member cut short (SSE polling), which only the member can replay, on its GET stream.
-        FederatedNames.Routed resumed = lastEventId != null && !bus.isEventId(lastEventId) ? names.route(lastEventId).orElse(null) : null;
+        FederatedNames.Routed routed = lastEventId != null && !bus.isEventId(lastEventId) ? names.route(lastEventId).orElse(null) : null;
+        ResumeIds.Resumed resumed = routed == null ? null : ResumeIds.parse(routed.name()).orElse(null);
         for (String member : federation.servers())
         {
             McpConfig.Server server = members.server(member);
             if (server.transport() != McpConfig.Transport.STREAMABLE)
                 continue;
-            String resumeAfter = resumed != null && resumed.member().equals(member) ? resumed.name() : null;
+            boolean resuming = resumed != null && routed.member().equals(member);
+            String resumeAfter = resuming ? resumed.memberEventId() : null;
             members.find(federated, member).ifPresent(session ->
             {
-                MemberMessages.Answering answering = resumeAfter == null ? MemberMessages.Answering.NOTHING : MemberMessages.Answering.RESUMED;
+                MemberMessages.Answering answering = resuming ? resumed.answering() : MemberMessages.Answering.NOTHING;
                 upstreams.holdGet(server, session, stream, federated.id(), message -> MemberMessages.toClient(names, member, message, answering), resumeAfter);
             });
         }

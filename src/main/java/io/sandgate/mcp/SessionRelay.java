@@ -85,14 +85,17 @@ final class SessionRelay
     /**
      * As {@link #relay(McpConfig.Server, String, String)}, for a federation member's message that
      * reaches the federated session's log rewritten (or not at all, when {@code rewrite} gives
-     * null): the pins see it as the member sent it.
+     * null): the pins see it as the member sent it, when it reaches the client at all.
      */
     CompletableFuture<Void> relay(McpConfig.Server server, String logId, String message, java.util.function.UnaryOperator<String> rewrite)
     {
+        String rewritten = rewrite.apply(message);
+        if (rewritten == null)
+            return CompletableFuture.completedFuture(null);
+        // Only what reaches the client counts as what the member listed: a list it sends where none belongs is dropped unseen.
         if (pins != null)
             pins.record(server, message);
-        String rewritten = rewrite.apply(message);
-        return rewritten == null ? CompletableFuture.completedFuture(null) : relay(logId, rewritten, null);
+        return relay(logId, rewritten, null);
     }
 
     private CompletableFuture<Void> relay(McpConfig.Server server, String sessionId, String message, String traceparent)

@@ -25,8 +25,10 @@ import org.eclipse.jetty.util.Callback;
  * no SDK lets a server: it sends what the test scripts on its GET stream (responses with any id,
  * cancellations and progress of other requests), puts scripted messages before the answer to a
  * {@code tools/call}, pages its lists forever with a cursor of the test's, answers {@code tools/list}
- * with an error of the test's text, or answers it with an event stream that never ends. Every
- * request it receives is recorded.
+ * with an error of the test's text, or answers it with an event stream that never ends; or cuts a
+ * call's answer short after its first event and, when the gateway resumes it on a GET stream
+ * ({@code Last-Event-ID}), replays whatever the test scripts before the answer. Every request it
+ * receives is recorded.
  */
 public final class HostileMcpServer implements AutoCloseable
 {
@@ -51,6 +53,15 @@ public final class HostileMcpServer implements AutoCloseable
     public final List<String> onGet = new CopyOnWriteArrayList<>();
     /** Sent on a {@code tools/call}'s event stream before its response; {@code $TOKEN} becomes the call's progress token. */
     public final List<String> beforeCallAnswer = new CopyOnWriteArrayList<>();
+    /**
+     * When set, a {@code tools/call}'s answer ends after one event (id {@value #CUT_EVENT_ID}, no
+     * data) and a GET stream resuming after that id sends these, then the answer; {@code $TOKEN}
+     * becomes the call's progress token.
+     */
+    public final List<String> onResume = new CopyOnWriteArrayList<>();
+    public volatile boolean cutCallAnswers;
+    public static final String CUT_EVENT_ID = "cut-1";
+    private volatile String cutCall;
     /** Whether an answer that never ends was cut by the gateway. */
     public final AtomicBoolean endlessAnswerCut = new AtomicBoolean();
     public volatile ListAnswer listAnswer = ListAnswer.NORMAL;
@@ -72,7 +83,11 @@ public final class HostileMcpServer implements AutoCloseable
                 {
                     stream(response);
                     StringBuilder events = new StringBuilder();
-                    onGet.forEach(message -> events.append("data: ").append(message).append("\n\n"));
+                    String cut = cutCall;
+                    if (CUT_EVENT_ID.equals(request.getHeaders().get("Last-Event-ID")) && cut != null)
+                        events.append(cut);
+                    else
+                        onGet.forEach(message -> events.append("data: ").append(message).append("\n\n"));
                     // Never completed: the stream stays open until the gateway leaves.
                     Content.Sink.write(response, false, events.toString(), Callback.NOOP);
                     return true;
@@ -177,6 +192,15 @@ public final class HostileMcpServer implements AutoCloseable
                     events.append("data: ").append(before.replace("$TOKEN", token.toString())).append("\n\n");
                 events.append("data: ").append(answer).append("\n\n");
                 stream(response);
+                if (cutCallAnswers)
+                {
+                    StringBuilder replay = new StringBuilder();
+                    for (String resumed : onResume)
+                        replay.append("data: ").append(resumed.replace("$TOKEN", token.toString())).append("\n\n");
+                    cutCall = replay.append("data: ").append(answer).append("\n\n").toString();
+                    Content.Sink.write(response, true, "id: " + CUT_EVENT_ID + "\nretry: 100\ndata: \n\n", callback);
+                    return;
+                }
                 Content.Sink.write(response, true, events.toString(), callback);
                 return;
             }

@@ -29,20 +29,13 @@ public final class MemberMessages
      * @param id null on a member's GET stream, where no response belongs (the spec forbids them there)
      * @param progressToken null when the request asked for no progress
      */
-    public record Answering(JsonNode id, JsonNode progressToken, boolean resumed, JsonNode clientId, JsonNode clientProgressToken)
+    public record Answering(JsonNode id, JsonNode progressToken, JsonNode clientId, JsonNode clientProgressToken)
     {
         /** A member's GET stream: no request of the client's is answered on it. */
-        public static final Answering NOTHING = new Answering(null, null, false, null, null);
-        /**
-         * A member's answer stream cut short and taken up again on the GET stream ({@code Last-Event-ID}
-         * under the member's prefix): which request it answers is not known there, so its response and
-         * progress pass, on the stream the client itself asked to resume from that member.
-         */
-        public static final Answering RESUMED = new Answering(null, null, true, null, null);
-
+        public static final Answering NOTHING = new Answering(null, null, null, null);
         public Answering(JsonNode id, JsonNode progressToken)
         {
-            this(id, progressToken, false, null, null);
+            this(id, progressToken, null, null);
         }
 
         /** The request a routed message is. */
@@ -58,7 +51,7 @@ public final class MemberMessages
          */
         public static Answering request(JsonNode sent, JsonNode message)
         {
-            return new Answering(sent.get("id"), progressToken(sent), false, message.get("id"), progressToken(message));
+            return new Answering(sent.get("id"), progressToken(sent), message.get("id"), progressToken(message));
         }
 
         private static JsonNode progressToken(JsonNode message)
@@ -131,8 +124,6 @@ public final class MemberMessages
             return false;
         if (!message.path("method").isTextual())
         {
-            if (answering.resumed())
-                return true;
             if (answering.id() == null || !answering.id().equals(message.get("id")))
                 return false;
             if (answering.clientId() != null)
@@ -149,8 +140,6 @@ public final class MemberMessages
         {
             case "notifications/progress" ->
             {
-                if (answering.resumed())
-                    yield true;
                 if (answering.progressToken() == null || !answering.progressToken().equals(params.get("progressToken")))
                     yield false;
                 if (answering.clientProgressToken() != null)
