@@ -23,6 +23,7 @@ import io.sandgate.config.McpConfig;
 import io.sandgate.mcp.federation.FederatedNames;
 import io.sandgate.mcp.federation.MemberMessages;
 import jakarta.servlet.AsyncContext;
+import jakarta.servlet.http.HttpServletRequest;
 import org.eclipse.jetty.http.HttpStatus;
 
 /**
@@ -31,7 +32,9 @@ import org.eclipse.jetty.http.HttpStatus;
  * {@code notifications/subscriptions/acknowledged} first, what the members acknowledged taken
  * together, then what the members send, each notification tagged with the client's subscription
  * id. The gateway holds to the client's filter itself, whatever a member sends: a member cannot
- * push onto the client a notification type the client did not ask for.
+ * push onto the client a notification type the client did not ask for. The client's stream counts
+ * against its streams ({@code mcp.max-streams-per-client}) and gets keepalives, as its other
+ * streams do: the members' own keepalives do not reach it.
  */
 final class FederatedListen
 {
@@ -47,22 +50,27 @@ final class FederatedListen
 
     private final FederationMembers members;
     private final StatelessMembers stateless;
+    private final RequestChecks checks;
     private final Executor workers;
 
-    FederatedListen(FederationMembers members, StatelessMembers stateless, Executor workers)
+    FederatedListen(FederationMembers members, StatelessMembers stateless, RequestChecks checks, Executor workers)
     {
         this.members = members;
         this.stateless = stateless;
+        this.checks = checks;
         this.workers = workers;
     }
 
     /** Serves one {@code subscriptions/listen}; ends the exchange. */
-    void listen(AsyncContext async, MemberChannel channel, FederatedNames names, RequestChecks.Caller caller, String version, ObjectNode message)
+    void listen(HttpServletRequest request, MemberChannel channel, FederatedNames names, RequestChecks.Caller caller, String version, ObjectNode message)
     {
         if (!(message.path("params").path("notifications") instanceof ObjectNode filter))
             throw new RpcException(HttpStatus.OK_200, JsonRpcErrors.INVALID_PARAMS, "Invalid params: 'notifications' is required and must be a SubscriptionFilter", null);
+        AsyncContext async = request.getAsyncContext();
         JsonNode id = message.get("id");
-        Listen listen = new Listen(async, names, id, filter);
+        // Before any member hears of it.
+        ClientStreams.Place place = checks.reserveStream(caller, McpServlet.streamOpened(request));
+        Listen listen = new Listen(async, names, id, filter, place);
         Map<String, CompletableFuture<MemberListen>> opened = new LinkedHashMap<>();
         for (String member : names.federation().servers())
         {
@@ -90,6 +98,7 @@ final class FederatedListen
             catch (IOException | RuntimeException x)
             {
                 listen.abortAll();
+                place.cancel();
                 McpServlet.end(async, x);
             }
         });
@@ -102,6 +111,7 @@ final class FederatedListen
         private final FederatedNames names;
         private final JsonNode id;
         private final ObjectNode filter;
+        private final ClientStreams.Place place;
         private final List<MemberListen> all = new ArrayList<>();
         /** Completes with the client's stream once the acknowledgement is on it: members' notifications wait for it. */
         private final CompletableFuture<ClientStream> started = new CompletableFuture<>();
@@ -109,12 +119,13 @@ final class FederatedListen
         private final AtomicInteger streaming = new AtomicInteger(1);
         private final AtomicBoolean graceful = new AtomicBoolean();
 
-        Listen(AsyncContext async, FederatedNames names, JsonNode id, ObjectNode filter)
+        Listen(AsyncContext async, FederatedNames names, JsonNode id, ObjectNode filter, ClientStreams.Place place)
         {
             this.async = async;
             this.names = names;
             this.id = id;
             this.filter = filter;
+            this.place = place;
         }
 
         synchronized MemberListen part(String member)
@@ -143,6 +154,7 @@ final class FederatedListen
                 {
                     if (part != null && part.answer != null)
                     {
+                        place.cancel();
                         McpServlet.answer(async, new CallGate.Verdict(part.answer, part.status, 0));
                         return;
                     }
@@ -151,6 +163,7 @@ final class FederatedListen
                     "Method not found: no member of federation " + names.federation().name() + " serves subscriptions/listen", null);
             }
             ClientStream stream = ClientStream.start(async);
+            place.open(stream);
             stream.onClose(this::abortAll);
             ObjectNode ack = JSON.createObjectNode().put("jsonrpc", "2.0").put("method", ACKNOWLEDGED);
             ObjectNode params = ack.putObject("params");

@@ -86,7 +86,7 @@ final class FederatedStateless
         else if (REMOVED.contains(method))
             throw new RpcException(HttpStatus.NOT_FOUND_404, JsonRpcErrors.METHOD_NOT_FOUND, "Method not found: " + method + " is not of " + version, null);
         else if ("subscriptions/listen".equals(method))
-            listen.listen(async, channel, names, caller, version, message);
+            listen.listen(request, channel, names, caller, version, message);
         else if (FederatedCalls.routes(method))
             calls.call(request, channel, names, caller, message);
         else if ("server/discover".equals(method))

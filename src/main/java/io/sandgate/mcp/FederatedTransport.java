@@ -51,7 +51,7 @@ final class FederatedTransport
                        FederatedStream stream, StatelessMembers statelessMembers, Executor workers)
     {
         this.stream = stream;
-        this.stateless = new FederatedStateless(members, statelessMembers, lists, calls, new FederatedListen(members, statelessMembers, workers));
+        this.stateless = new FederatedStateless(members, statelessMembers, lists, calls, new FederatedListen(members, statelessMembers, checks, workers));
         this.config = config;
         this.checks = checks;
         this.bus = bus;

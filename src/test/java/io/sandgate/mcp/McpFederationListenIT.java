@@ -1,5 +1,8 @@
 package io.sandgate.mcp;
 
+import java.io.BufferedReader;
+import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -29,7 +32,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -53,6 +58,8 @@ class McpFederationListenIT
     @RegisterExtension
     static final GatewayExtension gateway = new GatewayExtension(config -> config
         .set("log.access", "false")
+        .set("mcp.max-streams-per-client", "1")
+        .set("mcp.keepalive-interval", "1s")
         .set("mcp.servers", List.of(
             Map.of("name", "noisy", "url", noisy.url(), "transport", "stateless"),
             Map.of("name", "quiet", "url", quiet.url(), "transport", "stateless")))
@@ -122,14 +129,44 @@ class McpFederationListenIT
         assertTrue(noisy.seen.stream().noneMatch(seen -> seen.contains("resources/")), noisy.seen::toString);
     }
 
+    @Test
+    void aHeldListenCountsAgainstItsClientsStreams_andGetsKeepalives() throws Exception
+    {
+        String listen = "{\"jsonrpc\":\"2.0\",\"id\":\"hold-1\",\"method\":\"subscriptions/listen\",\"params\":{" + META + ",\"notifications\":{\"toolsListChanged\":true}}}";
+        HttpResponse<InputStream> held = HTTP.send(request("subscriptions/listen", listen), HttpResponse.BodyHandlers.ofInputStream());
+        assertEquals(200, held.statusCode());
+        try (BufferedReader lines = new BufferedReader(new InputStreamReader(held.body(), StandardCharsets.UTF_8)))
+        {
+            List<String> read = new ArrayList<>();
+            // Quiet members send nothing after their acknowledgements: the gateway's keepalive keeps the stream alive.
+            assertTimeoutPreemptively(Duration.ofSeconds(10), () ->
+            {
+                for (String line; (line = lines.readLine()) != null && !line.startsWith(": keepalive"); )
+                    read.add(line);
+            }, () -> "no keepalive after " + read);
+            assertTrue(read.stream().anyMatch(line -> line.contains("notifications/subscriptions/acknowledged")), read::toString);
+
+            // mcp.max-streams-per-client is 1 here, and this client holds one.
+            HttpResponse<String> second = post("subscriptions/listen", listen.replace("hold-1", "hold-2"));
+            assertEquals(429, second.statusCode(), second::body);
+        }
+        // Its place is given back once it ends.
+        await().atMost(Duration.ofSeconds(10)).until(() -> post("subscriptions/listen",
+            "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"subscriptions/listen\",\"params\":{" + META + ",\"notifications\":{\"toolsListChanged\":true}}}").statusCode() == 200);
+    }
+
     private static HttpResponse<String> post(String method, String body) throws Exception
     {
-        HttpRequest request = HttpRequest.newBuilder(gateway.uri("/mcp/both/mcp"))
+        return HTTP.send(request(method, body), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static HttpRequest request(String method, String body)
+    {
+        return HttpRequest.newBuilder(gateway.uri("/mcp/both/mcp"))
             .header("Content-Type", "application/json").header("Accept", "application/json, text/event-stream")
             .header("MCP-Protocol-Version", "2026-07-28").header("Mcp-Method", method)
             .timeout(Duration.ofSeconds(30))
             .POST(HttpRequest.BodyPublishers.ofString(body)).build();
-        return HTTP.send(request, HttpResponse.BodyHandlers.ofString());
     }
 
     private static List<JsonNode> frames(String stream) throws Exception
@@ -180,6 +217,12 @@ class McpFederationListenIT
                             String tag = ",\"_meta\":{\"" + SUBSCRIPTION_ID + "\":" + id + "}";
                             events.append(event("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/subscriptions/acknowledged\",\"params\":{\"notifications\":"
                                 + (noisy ? "{\"toolsListChanged\":true,\"promptsListChanged\":true,\"resourceSubscriptions\":[\"file:///a.txt\"]}" : "{}") + tag + "}}"));
+                            if (id.startsWith("\"hold"))
+                            {
+                                // Acknowledged, then held open with nothing more to say.
+                                Content.Sink.write(response, false, events.toString(), Callback.NOOP);
+                                return;
+                            }
                             if (noisy)
                             {
                                 events.append(event("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\",\"params\":{" + tag.substring(1) + "}}"));
