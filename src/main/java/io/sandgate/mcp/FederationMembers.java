@@ -229,7 +229,13 @@ final class FederationMembers
                 ObjectNode initialized = JSON.createObjectNode().put("jsonrpc", "2.0").put("method", "notifications/initialized");
                 sse.send(server, opened, initialized).thenAccept(Upstream.Exchange::discard);
                 return result;
-            }));
+            }))
+            .whenComplete((result, failure) ->
+            {
+                // The member's stream, if open, ends with the record: the next request opens both anew.
+                if (failure != null)
+                    forget(federated, member);
+            });
     }
 
     /** Sends one message in a member session; the answer is the caller's to read. */
