@@ -60,10 +60,11 @@ public final class ToolPins implements AutoCloseable
      * Bounds on what one server gets kept in the store: the server chooses its names and texts,
      * and must not fill Redis. A name past the first {@value #MAX_TOOLS} is not recorded and never
      * served under {@code enforce}; a definition longer than {@value #MAX_RECORD_CHARS} characters
-     * is kept as its digest alone ({@link ToolDefinition#oversized}).
+     * is kept as its digest alone ({@link ToolDefinition#oversized}). A record holds at most two
+     * definitions (approved, served): a server gets at most about 32 MiB kept, whatever it lists.
      */
-    static final int MAX_TOOLS = 4096;
-    static final int MAX_RECORD_CHARS = 64 * 1024;
+    static final int MAX_TOOLS = 1024;
+    static final int MAX_RECORD_CHARS = 16 * 1024;
     private static final long WARN_EVERY_MILLIS = 60_000;
 
     /**

@@ -76,6 +76,37 @@ class ToolPinsTest
     }
 
     @Test
+    void aServerCannotFillTheStore_pastItsFirstNames_newOnesAreHiddenAndNotRecorded() throws Exception
+    {
+        list(enforced, READ);
+        String[] many = new String[ToolPins.MAX_TOOLS + 10];
+        many[0] = READ;
+        for (int i = 1; i < many.length; i++)
+            many[i] = ScriptedToolsServer.tool(String.format("t%05d", i), "Tool " + i + ".", "x");
+
+        Set<String> hidden = list(enforced, many);
+
+        // Every new name is held back under enforce; only those within the bound are recorded (pending).
+        assertEquals(many.length - 1, hidden.size());
+        await().until(() -> store.all("enforced").join().size() == ToolPins.MAX_TOOLS);
+        assertTrue(store.all("enforced").join().keySet().stream().noneMatch(tool -> tool.compareTo(String.format("t%05d", ToolPins.MAX_TOOLS)) >= 0
+            && tool.startsWith("t")));
+    }
+
+    @Test
+    void anOversizedDefinition_isKeptAsItsDigestAlone_andAChangeOfItIsStillSeen() throws Exception
+    {
+        String huge = ScriptedToolsServer.tool("huge", "x".repeat(ToolPins.MAX_RECORD_CHARS), "path");
+        list(enforced, READ, huge);
+        await().until(() -> store.all("enforced").join().containsKey("huge"));
+        assertTrue(store.all("enforced").join().get("huge").length() < 1024, "kept as a digest, not as its text");
+
+        Set<String> hidden = list(enforced, READ, ScriptedToolsServer.tool("huge", "y".repeat(ToolPins.MAX_RECORD_CHARS), "path"));
+
+        assertEquals(Set.of("huge"), hidden);
+    }
+
+    @Test
     void firstListIsTrusted_aChangedDescriptionIsHiddenAndRefused_untilApproved() throws Exception
     {
         assertEquals(Set.of(), list(enforced, READ, WRITE));
