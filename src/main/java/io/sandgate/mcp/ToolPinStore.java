@@ -41,11 +41,23 @@ public interface ToolPinStore
      */
     void onChange(Consumer<String> listener);
 
+    /** Whether the records outlive the process: false for {@link #inMemory()}. */
+    default boolean durable()
+    {
+        return true;
+    }
+
     /** For one replica: records in this process. */
     static ToolPinStore inMemory()
     {
         return new ToolPinStore()
         {
+            @Override
+            public boolean durable()
+            {
+                return false;
+            }
+
             private final Map<String, Map<String, String>> servers = new ConcurrentHashMap<>();
             private final List<Consumer<String>> listeners = new CopyOnWriteArrayList<>();
 

@@ -124,6 +124,10 @@ public final class ToolPins implements AutoCloseable
         // No subscription, nor reads, on a deployment where no server pins.
         if (!pinned().isEmpty())
             store.onChange(this::readSoon);
+        // Trust on first use starts over with every restart: the operator must know it.
+        if (!pinned().isEmpty() && !store.durable())
+            LOG.warn("MCP tool pins of {} are kept in this process only: a restart loses them and the first list seen after it is trusted again; "
+                + "set store.type: redis to keep them", pinned().stream().map(McpConfig.Server::name).toList());
         pinned().forEach(server -> readSoon(server.name()));
         this.catchUp = pinned().isEmpty() ? null : schedulers.every(CATCH_UP, CATCH_UP, "MCP tool pins catch-up",
             () -> pinned().forEach(server -> readSoon(server.name())));

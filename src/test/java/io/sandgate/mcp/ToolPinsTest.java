@@ -13,6 +13,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sandgate.config.McpConfig;
 import io.sandgate.config.McpConfig.PinMode;
 import io.sandgate.core.Schedulers;
+import io.sandgate.testing.LogCapture;
 import io.sandgate.testing.ScriptedToolsServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -73,6 +74,17 @@ class ToolPinsTest
     {
         var counter = registry.find("sandgate.mcp.tool.pin.changes").tag("server", server).tag("kind", kind).counter();
         return counter == null ? 0 : counter.count();
+    }
+
+    @Test
+    void pinsKeptInMemory_areSaidToBeLostOnRestart() throws Exception
+    {
+        try (LogCapture log = new LogCapture(ToolPins.class.getName());
+             ToolPins again = new ToolPins(new McpConfig(List.of(enforced), Duration.ofSeconds(15), Duration.ofMinutes(1), 100, 1 << 20, 1 << 22, 1 << 20,
+                 16, 16, List.of(), false), ToolPinStore.inMemory(), schedulers, registry, Clock.systemUTC()))
+        {
+            assertTrue(log.lines().stream().anyMatch(line -> line.contains("[enforced]") && line.contains("a restart loses them")), log.lines()::toString);
+        }
     }
 
     @Test
