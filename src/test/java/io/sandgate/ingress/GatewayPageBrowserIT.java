@@ -50,7 +50,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * <p>The browser side is {@code src/test/browser/gateway-page-check.mjs}; the attack itself is
  * sandbox 1's page below, as a hostile sandbox would serve it.</p>
  */
-@EachIngressFrontEnd
+@EachIngressFrontEnd(split = true)
 class GatewayPageBrowserIT
 {
     private static final String SECRET = "gateway-page-it-secret-0123456789";

@@ -21,7 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * which never reaches the cookie jar. The fixture is {@link NoVncBrowsers}'.
  */
 @ExtendWith(WorkDirExtension.class)
-@EachIngressFrontEnd
+@EachIngressFrontEnd(split = true)
 class NoVncAttacksBrowserIT extends NoVncBrowsers
 {
     @Test

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * browser side are {@link NoVncBrowsers}'.
  */
 @ExtendWith(WorkDirExtension.class)
-@EachIngressFrontEnd
+@EachIngressFrontEnd(split = true)
 class NoVncBrowserIT extends NoVncBrowsers
 {
     @Test

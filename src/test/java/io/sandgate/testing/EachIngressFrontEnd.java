@@ -20,4 +20,12 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(IngressFrontEnds.class)
 public @interface EachIngressFrontEnd
 {
+    /**
+     * Runs each test on one front-end only, the class's tests taking the front-ends in turn (in the
+     * order of their names), so that every front-end is still driven by each class; a test shows as
+     * skipped in the run of the other front-ends. For the browser tests: a real Chromium costs about
+     * ten seconds a scenario, and the walls they drive are the same gateway code behind either
+     * front-end, which the HTTP-level tests of the same walls check on both.
+     */
+    boolean split() default false;
 }
