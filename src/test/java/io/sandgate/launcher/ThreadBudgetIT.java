@@ -82,26 +82,14 @@ class ThreadBudgetIT
      * pools of their own, which kept Jetty's eight threads each while idle, on every replica, MCP
      * servers configured or not: a third of an idle runner's threads. They keep their selector's
      * thread and one more.
+     *
+     * <p>Each egress node has three clients (traffic, probes, one-shot requests), and each client was
+     * on a pool of Jetty's default that kept eight threads while idle: four nodes, 108 threads doing
+     * nothing. Each keeps its selector's thread and one more. (One runner for both: each costs a JVM
+     * start and a thread dump.)</p>
      */
     @Test
-    void idleRunner_itsOwnClientsKeepTwoThreadsEach(@TempDir Path directory) throws Exception
-    {
-        assertRunnerStarts(directory, Runtime.getRuntime().availableProcessors(), Map.of(), runner ->
-        {
-            List<String> threads = threadNames(runner, directory);
-            assertTrue(count(threads, "sandgate-ws-") <= 2, () -> "the tunnels' client: " + threads);
-            assertTrue(count(threads, "sandgate-mcp-client-") <= 2, () -> "the MCP face's client: " + threads);
-            assertEquals(0, onJettysDefaultPool(threads), () -> "a client on a pool of Jetty's default: " + threads);
-        });
-    }
-
-    /**
-     * Each egress node has three clients (traffic, probes, one-shot requests), and each client was on
-     * a pool of Jetty's default that kept eight threads while idle: four nodes, 108 threads doing
-     * nothing. Each keeps its selector's thread and one more.
-     */
-    @Test
-    void idleRunnerWithEgressNodes_eachNodeClientKeepsTwoThreads(@TempDir Path directory) throws Exception
+    void idleRunner_itsOwnClientsAndEachEgressNodesClients_keepTwoThreadsEach(@TempDir Path directory) throws Exception
     {
         String pools = """
             egress:
@@ -121,21 +109,18 @@ class ThreadBudgetIT
         assertRunnerStarts(directory, Runtime.getRuntime().availableProcessors(), Map.of(), pools, runner ->
         {
             List<String> threads = threadNames(runner, directory);
+            assertTrue(count(threads, "sandgate-ws-") <= 2, () -> "the tunnels' client: " + threads);
+            assertTrue(count(threads, "sandgate-mcp-client-") <= 2, () -> "the MCP face's client: " + threads);
             long egress = count(threads, "sandgate-egress-");
             assertTrue(egress >= 12, () -> "a selector for each of the 12 clients: " + threads);
             assertTrue(egress <= 2 * 12, () -> "two threads for each of the 12 clients: " + threads);
-            assertEquals(0, onJettysDefaultPool(threads), () -> "a node's client on a pool of Jetty's default: " + threads);
+            assertEquals(0, onJettysDefaultPool(threads), () -> "a client on a pool of Jetty's default: " + threads);
         });
     }
 
     private static void assertRunnerStarts(Path directory, int cores, Map<String, String> settings) throws Exception
     {
         assertRunnerStarts(directory, cores, settings, "{}\n", runner -> { });
-    }
-
-    private static void assertRunnerStarts(Path directory, int cores, Map<String, String> settings, WhileRunning whileRunning) throws Exception
-    {
-        assertRunnerStarts(directory, cores, settings, "{}\n", whileRunning);
     }
 
     /** What to check of a started runner, before it is stopped. */
