@@ -1,6 +1,7 @@
 package io.sandgate.web;
 
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.net.http.HttpClient;
@@ -24,7 +25,9 @@ import org.eclipse.jetty.websocket.api.Session;
 import org.eclipse.jetty.websocket.client.WebSocketClient;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.AfterTestExecutionCallback;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.awaitility.Awaitility.await;
@@ -50,7 +53,16 @@ class ClientLimitIT
     private final List<InputStream> streams = new ArrayList<>();
 
     @RegisterExtension
+    @Order(1)
     final GatewayExtension gateway = new GatewayExtension(this::configure);
+    /**
+     * Closes the test's event streams as soon as it has run, before the gateway stops (an extension
+     * registered after it is called before it): a stream still open would hold the stop for its
+     * whole timeout.
+     */
+    @RegisterExtension
+    @Order(2)
+    final AfterTestExecutionCallback closeStreamsFirst = context -> closeStreams();
 
     @BeforeEach
     void start() throws Exception
@@ -72,8 +84,7 @@ class ClientLimitIT
     @AfterEach
     void stop() throws Exception
     {
-        for (InputStream stream : streams)
-            stream.close();
+        closeStreams();
         webSockets.close();
         sandbox.close();
     }
@@ -129,6 +140,14 @@ class ClientLimitIT
             assertTrue(line != null && line.startsWith("event: endpoint"), "the stream is open: " + line);
         }
         return response.statusCode();
+    }
+
+    /** Closes the event streams the test opened, so that a gateway stops without waiting for them. */
+    private void closeStreams() throws IOException
+    {
+        for (InputStream stream : streams)
+            stream.close();
+        streams.clear();
     }
 
     private double refused(String identity)
@@ -229,6 +248,7 @@ class ClientLimitIT
         assertEquals(200, openMcpStream("X-Forwarded-For", "2001:db8:0:2::1"), "the next /64 is another");
 
         // The pods of one node of an IPv6 cluster share its /64, one address each.
+        closeStreams();
         gateway.restart(config -> config.set("ingress.trusted-proxies", "127.0.0.1/32").set("mcp.max-streams-per-client", "2")
             .set("server.client-ipv6-prefix", "128"));
         for (String address : List.of("2001:db8:0:1::1", "2001:db8:0:1::2", "2001:db8:0:1::3"))
@@ -257,6 +277,7 @@ class ClientLimitIT
         release(held);
 
         // Where a client of the internal listener can take any address of its /64, it is counted by it.
+        closeStreams();
         gateway.restart(config -> config.set("server.internal-port", "0").set("ingress.trusted-proxies", "127.0.0.1/32")
             .set("mcp.max-streams-per-client", "2").set("server.internal-client-ipv6-prefix", "64"));
         assertEquals(200, openMcpStream("X-Forwarded-For", "2001:db8:0:1::1"));
