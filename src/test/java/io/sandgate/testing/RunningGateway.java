@@ -5,6 +5,7 @@ import java.util.function.Consumer;
 
 import io.sandgate.Sandgate;
 import io.sandgate.launcher.EmbeddedServer;
+import org.eclipse.jetty.server.AbstractConnector;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
@@ -136,7 +137,27 @@ public final class RunningGateway implements Gateway, AutoCloseable
         if (closed)
             return;
         closed = true;
+        closeIdleConnectionsSoon();
         server.close();
+    }
+
+    /**
+     * On stop, Jetty closes a kept-alive connection between exchanges only once it has been idle
+     * for the connector's shutdown idle timeout (1 s by default), which a test gateway's stop timeout
+     * (1 s) then waits out whole; nearly every test's client keeps such a connection, so nearly
+     * every stop took a second. A test gateway closes connections idle for 200 ms instead: an
+     * exchange that sends and receives nothing for that long is cut then rather than at the stop
+     * timeout, and the gateway is stopping either way.
+     */
+    private void closeIdleConnectionsSoon() throws ReflectiveOperationException
+    {
+        Field serverField = EmbeddedServer.class.getDeclaredField("server");
+        serverField.setAccessible(true);
+        for (org.eclipse.jetty.server.Connector connector : ((Server)serverField.get(server)).getConnectors())
+        {
+            if (connector instanceof AbstractConnector abstractConnector)
+                abstractConnector.setShutdownIdleTimeout(200);
+        }
     }
 
     @Override
