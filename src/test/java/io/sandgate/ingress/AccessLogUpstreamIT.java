@@ -114,17 +114,21 @@ class AccessLogUpstreamIT
         assertTrue(series.stream().filter(l -> l.contains("_bucket{")).allMatch(l -> l.matches(Pattern.quote(SANDBOX) + "_bucket\\{le=\"[^\"]+\"}")), series.toString());
     }
 
-    /** An exchange with a sandbox that holds its head for 300 ms is over the 250 ms buckets and in the 500 ms one. */
+    /**
+     * An exchange with a sandbox that holds its head for 300 ms is over the 250 ms buckets, once, in
+     * the sandboxes' histogram and the exchanges'. (Not asserted to be within 500 ms: a loaded
+     * machine can take longer than the sandbox's 300 ms.)
+     */
     private static void assertSlowSandboxIsInTheHistograms(Gateway gateway) throws Exception
     {
         String before = metrics(gateway);
         assertEquals(200, get(gateway.uri(), "/vnc/37579/slow?ms=300").statusCode());
         // The meters are recorded once the exchange has ended, which may be just after the browser has its answer.
         await().atMost(Duration.ofSeconds(5)).until(() -> count(metrics(gateway), EXCHANGE + "_count{face=\"ingress\"}")
-            > count(before, EXCHANGE + "_count{face=\"ingress\"}"));
+            > count(before, EXCHANGE + "_count{face=\"ingress\"}") && count(metrics(gateway), SANDBOX + "_count") > count(before, SANDBOX + "_count"));
         String after = metrics(gateway);
         assertEquals(count(before, SANDBOX + "_bucket{le=\"0.25\"}"), count(after, SANDBOX + "_bucket{le=\"0.25\"}"), "300 ms is over 250 ms");
-        assertEquals(count(before, SANDBOX + "_bucket{le=\"0.5\"}") + 1, count(after, SANDBOX + "_bucket{le=\"0.5\"}"));
+        assertEquals(count(before, SANDBOX + "_count") + 1, count(after, SANDBOX + "_count"));
         assertEquals(count(before, EXCHANGE + "_bucket{face=\"ingress\",le=\"0.25\"}"), count(after, EXCHANGE + "_bucket{face=\"ingress\",le=\"0.25\"}"),
             "the whole exchange took the sandbox's 300 ms at least");
     }
