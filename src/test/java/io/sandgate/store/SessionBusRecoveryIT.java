@@ -29,6 +29,7 @@ import org.redisson.config.ConstantDelay;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * What the Redis session bus does when a wake-up is lost, against a real redis-server, with the
@@ -158,8 +159,9 @@ class SessionBusRecoveryIT
      * <p>
      * A wake-up of the drain still on its way from the subscription's start (Redisson confirms a
      * subscribe on its own schedule, and a loaded machine delays it) reads the log too, and may
-     * find the unheard message first; the scenario then proves nothing and is played again on a new
-     * session, up to three times.
+     * find the unheard message first (so may a repair after a read that timed out); the scenario then
+     * proves nothing and is played again on a new session, up to five times, and the test is
+     * reported as not run (not passed) when a machine too loaded never lets it be set up.
      */
     @ParameterizedTest
     @EnumSource(WakeUps.class)
@@ -185,8 +187,9 @@ class SessionBusRecoveryIT
             }
             catch (ConditionTimeoutException x)
             {
-                assertTrue(attempt < 3 && seen.messages.size() == 2, "the lost wake-up's message came before the connection was restored, "
-                    + attempt + " times in a row: " + seen.messages);
+                assertEquals(2, seen.messages.size(), seen.messages::toString);
+                assumeTrue(attempt < 5, "the lost wake-up's message came before the connection was restored, " + attempt + " times in a row: "
+                    + "no wake-up could be lost on this machine now");
                 continue;
             }
 
