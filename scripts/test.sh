@@ -34,10 +34,15 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
 fi
 
+# The three Node package sets install side by side (each npm ci waits mostly on its own files);
+# the script goes on once all are in, and stops if one failed.
+installs=()
+
 # Node packages of the browser test (playwright-core, @novnc/novnc), exactly as locked.
 if [ ! -d src/test/browser/node_modules/playwright-core ] || [ ! -d src/test/browser/node_modules/@novnc/novnc ]; then
   echo "Installing browser test packages (npm ci in src/test/browser)"
-  PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --prefix src/test/browser --no-audit --no-fund --loglevel=error >/dev/null
+  PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --prefix src/test/browser --no-audit --no-fund --loglevel=error >/dev/null &
+  installs+=($!)
 fi
 
 # Node packages of the TypeScript MCP SDK tests (@modelcontextprotocol/sdk 1.x, the 2.x client and
@@ -45,15 +50,23 @@ fi
 if [ ! -d src/test/mcp-ts/node_modules/@modelcontextprotocol/sdk ] || [ ! -d src/test/mcp-ts/node_modules/@modelcontextprotocol/server ] \
   || [ ! -d src/test/mcp-ts/node_modules/@modelcontextprotocol/client ] || [ ! -d src/test/mcp-ts/node_modules/zod ]; then
   echo "Installing MCP TypeScript client test packages (npm ci in src/test/mcp-ts)"
-  npm ci --prefix src/test/mcp-ts --no-audit --no-fund --loglevel=error >/dev/null
+  npm ci --prefix src/test/mcp-ts --no-audit --no-fund --loglevel=error >/dev/null &
+  installs+=($!)
 fi
 
 # The official MCP conformance suite (@modelcontextprotocol/conformance), exactly as locked; on Node
 # 20 it runs with the small load hook in src/test/conformance/compat-hooks.mjs.
 if [ ! -d src/test/conformance/node_modules/@modelcontextprotocol/conformance ]; then
   echo "Installing the MCP conformance suite (npm ci in src/test/conformance)"
-  npm ci --prefix src/test/conformance --no-audit --no-fund --loglevel=error >/dev/null
+  npm ci --prefix src/test/conformance --no-audit --no-fund --loglevel=error >/dev/null &
+  installs+=($!)
 fi
 
+for install in "${installs[@]}"; do
+  wait "$install"
+done
+
 # A redis-server started by the distribution is not used: every test starts its own on a free port.
-exec mvn -B -ntp verify "$@"
+# The runner jar (maven-shade-plugin, after the tests) is left out: no test uses it, and the run
+# command of the README builds it.
+exec mvn -B -ntp verify -Drunner.skip=true "$@"
