@@ -131,12 +131,17 @@ final class ConformanceSuite
             throw new IllegalStateException("the conformance suite did not finish against " + url + " within " + RUN_TIMEOUT + ":\n"
                 + Files.readString(console, StandardCharsets.UTF_8));
         }
-        Duration took = Duration.ofNanos(System.nanoTime() - start);
-        String report = Files.readString(console, StandardCharsets.UTF_8).replaceAll("\u001b\\[[0-9;]*m", "");
-        Outcome outcome = new Outcome(target, parse(report, notPassedChecks(outputDir)), report, took);
+        Outcome outcome = read(target, outputDir, Duration.ofNanos(System.nanoTime() - start));
         if (outcome.scenarios().isEmpty())
-            throw new IllegalStateException("the conformance suite ran no scenario against " + url + ":\n" + report);
+            throw new IllegalStateException("the conformance suite ran no scenario against " + url + ":\n" + outcome.report());
         return outcome;
+    }
+
+    /** A finished run's outcome, read from its results directory. */
+    static Outcome read(String target, Path outputDir, Duration took) throws IOException
+    {
+        String report = Files.readString(outputDir.resolve("console.txt"), StandardCharsets.UTF_8).replaceAll("\u001b\\[[0-9;]*m", "");
+        return new Outcome(target, parse(report, notPassedChecks(outputDir)), report, took);
     }
 
     private static Map<String, Scenario> parse(String report, Map<String, Set<String>> notPassed)

@@ -33,9 +33,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * the trust-boundary review, each refused. A grant link replayed (on the replica that redeemed it
  * or another) is refused as used; the access a five-minute grant opens ends when the grant says,
  * and switching tabs does not extend it; a revocation through the admin API, or the sandbox's pod
- * replaced, refuses outstanding cookies on both replicas within a second.
+ * replaced, refuses outstanding cookies on both replicas within a second. The grants are judged
+ * alike behind either front end: each test runs on one, the class's tests alternating.
  */
-@EachIngressFrontEnd
+@EachIngressFrontEnd(split = true)
 class RedisGrantsIT extends RedisReplicas
 {
     private static final Duration WITHIN_A_SECOND = Duration.ofMillis(1000);

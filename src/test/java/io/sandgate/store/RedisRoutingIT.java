@@ -23,9 +23,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The Redis route store against a real {@code redis-server}: routes written by a plain RESP client
  * (never Redisson) reach two gateway replicas within a second, cached routes cost no Redis round
- * trip, and a Redis outage degrades to cached routes and recovers without a restart.
+ * trip, and a Redis outage degrades to cached routes and recovers without a restart. The route
+ * store is the same behind either front end: each test runs on one, the class's tests alternating.
  */
-@EachIngressFrontEnd
+@EachIngressFrontEnd(split = true)
 class RedisRoutingIT extends RedisReplicas
 {
     private static final Duration WITHIN_A_SECOND = Duration.ofMillis(1000);
