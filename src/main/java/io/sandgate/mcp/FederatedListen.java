@@ -72,20 +72,30 @@ final class FederatedListen
         ClientStreams.Place place = checks.reserveStream(caller, McpServlet.streamOpened(request));
         Listen listen = new Listen(async, names, id, filter, place);
         Map<String, CompletableFuture<MemberListen>> opened = new LinkedHashMap<>();
-        for (String member : names.federation().servers())
+        try
         {
-            McpConfig.Server server = members.server(member);
-            MemberListen part = listen.part(member);
-            // A session-era member has no listen of its own: its list changes reach session clients only.
-            opened.put(member, stateless.speaksStateless(server, caller.owner(), version)
-                .thenCompose(speaks -> speaks ? channel.send(server, part.request(message)).thenCompose(part::open) : CompletableFuture.completedFuture(null))
-                .orTimeout(FederatedLists.MEMBER_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
-                .exceptionally(failure ->
-                {
-                    part.abort();
-                    members.leftOut(names.federation().name(), member, "subscriptions/listen", failure);
-                    return null;
-                }));
+            for (String member : names.federation().servers())
+            {
+                McpConfig.Server server = members.server(member);
+                MemberListen part = listen.part(member);
+                // A session-era member has no listen of its own: its list changes reach session clients only.
+                opened.put(member, stateless.speaksStateless(server, caller.owner(), version)
+                    .thenCompose(speaks -> speaks ? channel.send(server, part.request(message)).thenCompose(part::open) : CompletableFuture.completedFuture(null))
+                    .orTimeout(FederatedLists.MEMBER_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+                    .exceptionally(failure ->
+                    {
+                        part.abort();
+                        members.leftOut(names.federation().name(), member, "subscriptions/listen", failure);
+                        return null;
+                    }));
+            }
+        }
+        catch (RuntimeException x)
+        {
+            // The place is given back with whatever was opened: the request ends here.
+            listen.abortAll();
+            place.cancel();
+            throw x;
         }
         CompletableFuture.allOf(opened.values().toArray(CompletableFuture[]::new)).whenComplete((ignored, failure) ->
         {
