@@ -199,13 +199,14 @@ final class FederatedCalls
         }
         if (exchange.isEventStream() && exchange.status() == HttpStatus.OK_200)
         {
+            // The member's event ids, under its prefix and the request they answer, and its retry: a client
+            // whose stream the member cuts short resumes it with the federated GET stream (FederatedStream).
+            String idPrefix = names.federation().prefixOf(member) + ResumeIds.requestPart(answering);
             ClientStream stream = ClientStream.start(async);
             stream.onClose(() -> exchange.abort(new CancellationException("client stream closed")));
             new EventStreamPump(exchange.content(), workers, event ->
             {
-                // The member's event ids, under its prefix, and its retry: a client whose stream the
-                // member cuts short resumes it with the federated GET stream (FederatedStream).
-                String id = event.id() == null ? null : names.federation().prefixOf(member) + ResumeIds.eventId(answering, event.id());
+                String id = event.id() == null ? null : idPrefix + event.id();
                 if (event.data().isBlank() && id == null && event.retry() == null)
                     return EventStreamPump.HANDED_ON;
                 // A priming event (an id, no data) passes as it is; a message the member may not send is dropped.

@@ -32,13 +32,16 @@ public final class ResumeIds
     {
     }
 
-    /** The id the client gets for a member's event that answers {@code answering}, without the member's prefix. */
-    public static String eventId(MemberMessages.Answering answering, String memberEventId)
+    /**
+     * What the ids of the events answering {@code answering} begin with, after the member's prefix:
+     * made once for an answer, each event's id is this and the member's own ({@code part + id}).
+     */
+    public static String requestPart(MemberMessages.Answering answering)
     {
         ArrayNode request = JSON.createArrayNode();
         request.add(answering.clientId() != null ? answering.clientId() : answering.id());
         request.add(answering.clientProgressToken() != null ? answering.clientProgressToken() : answering.progressToken());
-        return Base64.getUrlEncoder().withoutPadding().encodeToString(request.toString().getBytes(StandardCharsets.UTF_8)) + "." + memberEventId;
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(request.toString().getBytes(StandardCharsets.UTF_8)) + ".";
     }
 
     /** What an event id of {@link #eventId}, its prefix taken off, names; empty when it is not one. */
