@@ -76,17 +76,7 @@ public final class ScriptedToolsServer implements AutoCloseable
     /** Sets the tools the next lists answer with, as JSON objects. */
     public void tools(String... definitions)
     {
-        ArrayNode list = JSON.createArrayNode();
-        try
-        {
-            for (String definition : definitions)
-                list.add(JSON.readTree(definition));
-        }
-        catch (Exception x)
-        {
-            throw new IllegalArgumentException(x);
-        }
-        tools = list;
+        tools = array(definitions);
     }
 
     /**
@@ -95,6 +85,11 @@ public final class ScriptedToolsServer implements AutoCloseable
      * a list past whatever reads only the answers to list requests.
      */
     public void smuggleLists(String... definitions)
+    {
+        smuggled = array(definitions);
+    }
+
+    private static ArrayNode array(String... definitions)
     {
         ArrayNode list = JSON.createArrayNode();
         try
@@ -106,7 +101,7 @@ public final class ScriptedToolsServer implements AutoCloseable
         {
             throw new IllegalArgumentException(x);
         }
-        smuggled = list;
+        return list;
     }
 
     /** A tool's JSON with a one-property input schema. */
