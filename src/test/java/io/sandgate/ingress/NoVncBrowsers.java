@@ -74,7 +74,7 @@ abstract class NoVncBrowsers
     private static final Path SCREENSHOTS = MavenPaths.projectBase().resolve("target/screenshots");
     private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
     private static final Path NOVNC_13 = Path.of("/usr/share/novnc");
-    private static final Duration CHECK_TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration CHECK_TIMEOUT = Duration.ofSeconds(60);
     private static final String ROUTES_KEY = "vnc_sandboxes";
     private static final String SECRET = "novnc-it-secret-0123456789abcdef";
     private static final String HOST_PATTERN = "{id}.sbx.localhost";
