@@ -322,7 +322,7 @@ public final class Sandgate implements AutoCloseable
         built.push(activity);
         activity.start();
         LifecyclePass pass = new LifecyclePass(lifecycle, store.routes(), store.activity(), store.pauseClaims(), pauser(),
-            store.leadership("sandbox-lifecycle"), schedulers, metrics, clock);
+            store.leadership("sandbox-lifecycle"), activity::inStep, schedulers, metrics, clock);
         built.push(pass);
         pass.start();
         return activity;

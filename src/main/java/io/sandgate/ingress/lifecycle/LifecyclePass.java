@@ -11,6 +11,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -38,6 +39,10 @@ import org.slf4j.LoggerFactory;
  * is never paused, however quiet. A spell is paused once: only running routes are asked about, and
  * a claim in the store ({@link PauseClaims}) stops a second ask while the manager takes its time,
  * whichever replica leads by then.</p>
+ *
+ * <p>The pass pauses nothing while this replica's own traffic is not in the table
+ * ({@link ReplicaActivity#inStep()}): after a stall of the process, or while its writes hang, the
+ * table is as it was before, and every sandbox would look idle at once.</p>
  */
 public final class LifecyclePass implements AutoCloseable
 {
@@ -65,6 +70,10 @@ public final class LifecyclePass implements AutoCloseable
     private final Semaphore pausing = new Semaphore(PAUSING_AT_ONCE);
     private final Counter paused;
     private final Counter pauseFailed;
+    private final Counter held;
+    private final BooleanSupplier inStep;
+    /** Whether the last pass held its pauses; the log says so when that changes, not at every pass. */
+    private volatile boolean holding;
     /** When each running sandbox was first seen running by this leader, epoch millis; replaced whole by each complete pass. */
     private volatile Map<String, Long> runningSince = Map.of();
     /** The last complete count while leading; null otherwise, and the gauges then read NaN. */
@@ -88,9 +97,10 @@ public final class LifecyclePass implements AutoCloseable
     /**
      * @param manager asked to pause idle sandboxes; {@link SandboxManager#NONE} when idle pause is off
      * @param leadership which replica makes the pass
+     * @param inStep whether this replica's own traffic is in the table lately ({@link ReplicaActivity#inStep()})
      */
     public LifecyclePass(LifecycleConfig config, RouteStore routes, ActivityTable activity, PauseClaims claims, SandboxManager manager,
-                         Leadership leadership, Schedulers schedulers, MeterRegistry registry, Clock clock)
+                         Leadership leadership, BooleanSupplier inStep, Schedulers schedulers, MeterRegistry registry, Clock clock)
     {
         this.config = config;
         this.routes = routes;
@@ -98,6 +108,7 @@ public final class LifecyclePass implements AutoCloseable
         this.claims = claims;
         this.manager = manager;
         this.leadership = leadership;
+        this.inStep = inStep;
         this.schedulers = schedulers;
         this.clock = clock;
         this.period = config.idle().after().map(after ->
@@ -108,6 +119,8 @@ public final class LifecyclePass implements AutoCloseable
         this.claimTtl = ReplicaActivity.retention(config);
         this.paused = pauses(registry, "ok");
         this.pauseFailed = pauses(registry, "failed");
+        this.held = Counter.builder("sandgate.sandbox.lifecycle.held")
+            .description("Lifecycle passes that paused nothing: this replica's own traffic was not in the store lately").register(registry);
         for (Route.State state : Route.State.values())
         {
             Gauge.builder("sandgate.sandboxes", this, pass -> pass.count(state)).tag("state", state.label())
@@ -163,6 +176,8 @@ public final class LifecyclePass implements AutoCloseable
     {
         long now = clock.millis();
         Optional<Duration> after = config.idle().after();
+        // Read before the table: a flush that lands between the two cannot make an old table look current.
+        boolean current = inStep.getAsBoolean();
         Map<String, ActivityTable.Summary> traffic = after.isPresent() ? join(activity.all()) : Map.of();
         Map<String, Long> seenSince = runningSince;
         Map<String, Long> running = new HashMap<>();
@@ -195,6 +210,17 @@ public final class LifecyclePass implements AutoCloseable
             return;
         runningSince = after.isPresent() ? running : Map.of();
         census = new Census(running.size(), paused);
+        if (!idle.isEmpty() && !current)
+        {
+            held.increment();
+            if (!holding)
+                LOG.warn("Idle pauses held: this replica's traffic has not reached the store lately (a stall, or the store not answering)");
+            holding = true;
+            return;
+        }
+        if (holding)
+            LOG.info("Idle pauses resumed: this replica's traffic reaches the store again");
+        holding = false;
         for (Idle spell : idle)
         {
             if (!leadership.isLeader() || !pause(spell))

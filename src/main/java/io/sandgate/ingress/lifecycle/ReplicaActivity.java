@@ -45,6 +45,9 @@ public final class ReplicaActivity implements ActivityRecorder, AutoCloseable
     private static final int WEBSOCKET_TTL_FLUSHES = 3;
     private static final Duration MAX_TICK = Duration.ofSeconds(1);
     private static final Duration CLOSE_FLUSH_WAIT = Duration.ofSeconds(1);
+    /** The table is this replica's traffic of at most this many flushes ago, and never less than {@link #MIN_IN_STEP}. */
+    private static final int IN_STEP_FLUSHES = 3;
+    private static final Duration MIN_IN_STEP = Duration.ofSeconds(1);
 
     private final String replica;
     private final ActivityTable table;
@@ -52,6 +55,9 @@ public final class ReplicaActivity implements ActivityRecorder, AutoCloseable
     private final Duration flushEvery;
     private final Duration retention;
     private final Duration webSocketTtl;
+    private final Duration inStepWithin;
+    /** The time of the newest traffic the table holds in full, epoch millis: a flush's when it was written or had nothing to write. */
+    private volatile long upToDate;
     private final ScheduledExecutorService timer;
     private final Map<String, Sandbox> sandboxes = new ConcurrentHashMap<>();
     /** A request's note, made under the map's lock for its id so that it never lands on an entry being forgotten. */
@@ -147,6 +153,9 @@ public final class ReplicaActivity implements ActivityRecorder, AutoCloseable
         this.retention = retention(config);
         Duration ttl = flushEvery.multipliedBy(WEBSOCKET_TTL_FLUSHES);
         this.webSocketTtl = ttl.compareTo(MIN_WEBSOCKET_TTL) < 0 ? MIN_WEBSOCKET_TTL : ttl;
+        Duration inStep = flushEvery.multipliedBy(IN_STEP_FLUSHES);
+        this.inStepWithin = inStep.compareTo(MIN_IN_STEP) < 0 ? MIN_IN_STEP : inStep;
+        this.upToDate = clock.millis();
         this.tick = clock.millis();
         this.flushed = flushes(registry, "ok");
         this.flushFailed = flushes(registry, "failed");
@@ -204,6 +213,17 @@ public final class ReplicaActivity implements ActivityRecorder, AutoCloseable
         return replica;
     }
 
+    /**
+     * Whether the table holds this replica's traffic up to a few flushes ago. It does not when the
+     * replica stalled (a long collection, a starved CPU: no flush ran) or its writes fail or hang;
+     * then the table shows every sandbox as quiet as it was before, and the idle pass must not
+     * trust it.
+     */
+    public boolean inStep()
+    {
+        return clock.millis() - upToDate <= inStepWithin.toMillis();
+    }
+
     /** Starts the ticks and the flushes. */
     public void start()
     {
@@ -236,6 +256,7 @@ public final class ReplicaActivity implements ActivityRecorder, AutoCloseable
     {
         if (!writing.compareAndSet(false, true))
             return;
+        long collected = clock.millis();
         ActivityTable.Flush flush;
         try
         {
@@ -248,6 +269,7 @@ public final class ReplicaActivity implements ActivityRecorder, AutoCloseable
         }
         if (flush.quiet())
         {
+            upToDate = collected;
             writing.set(false);
             return;
         }
@@ -255,6 +277,7 @@ public final class ReplicaActivity implements ActivityRecorder, AutoCloseable
         {
             if (failure == null)
             {
+                upToDate = collected;
                 flushed.increment();
                 entries.increment(flush.lastActivity().size());
             }

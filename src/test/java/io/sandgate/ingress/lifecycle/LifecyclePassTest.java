@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -52,7 +53,7 @@ class LifecyclePassTest
         }
     };
     private final Leadership leading = Leadership.always();
-    private final LifecyclePass pass = new LifecyclePass(CONFIG, routes(), ActivityTable.inMemory(), PauseClaims.inMemory(clock), refusing, leading, schedulers, registry, clock);
+    private final LifecyclePass pass = new LifecyclePass(CONFIG, routes(), ActivityTable.inMemory(), PauseClaims.inMemory(clock), refusing, leading, () -> true, schedulers, registry, clock);
 
     private UntouchedRoutes routes()
     {
@@ -148,7 +149,7 @@ class LifecyclePassTest
             }
         };
         PauseClaims claims = PauseClaims.inMemory(clock);
-        LifecyclePass first = new LifecyclePass(CONFIG, routes(), ActivityTable.inMemory(), claims, leavesItRunning, flapping, schedulers, registry, clock);
+        LifecyclePass first = new LifecyclePass(CONFIG, routes(), ActivityTable.inMemory(), claims, leavesItRunning, flapping, () -> true, schedulers, registry, clock);
         first.start();
         first.pass();
         clock.advance(IDLE_AFTER.plusSeconds(1));
@@ -163,6 +164,33 @@ class LifecyclePassTest
         clock.advance(IDLE_AFTER.multipliedBy(3));
         first.pass();
         assertEquals(1, accepted.get(), "the same idle spell was asked for again after a re-election");
+    }
+
+    /**
+     * A leader whose own traffic has not reached the store (its process stalled, or its writes hang)
+     * reads a table where every sandbox looks idle, the busy ones too: it counts, and pauses nothing
+     * until its traffic is written again.
+     */
+    @Test
+    void aLeaderOutOfStepWithTheStore_holdsItsPauses_untilItsTrafficIsWrittenAgain()
+    {
+        AtomicBoolean inStep = new AtomicBoolean(true);
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        LifecyclePass stalled = new LifecyclePass(CONFIG, routes(), ActivityTable.inMemory(), PauseClaims.inMemory(clock), refusing, leading,
+            inStep::get, schedulers, meters, clock);
+        leading.run(() -> { }, () -> { });
+        stalled.pass();
+        clock.advance(IDLE_AFTER.plusSeconds(1));
+        inStep.set(false);
+        stalled.pass();
+        stalled.pass();
+        assertEquals(1.0, meters.get("sandgate.sandboxes").tag("state", "running").gauge().value(), "still counted");
+        assertEquals(0, asked.get(), "paused while out of step");
+        assertEquals(2.0, meters.get("sandgate.sandbox.lifecycle.held").counter().count());
+
+        inStep.set(true);
+        stalled.pass();
+        assertEquals(1, asked.get());
     }
 
     @Test

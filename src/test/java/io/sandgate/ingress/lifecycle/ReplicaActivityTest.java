@@ -19,6 +19,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** How a replica coalesces its notes into flushes, forgets quiet sandboxes, and recovers from a failed write. */
@@ -96,6 +97,36 @@ class ReplicaActivityTest
         assertEquals(Set.of("1"), closing.closedWebSockets());
         assertEquals(Map.of(), closing.openWebSockets());
         assertEquals(null, flush(), "a flush with nothing to say writes nothing");
+    }
+
+    @Test
+    void inStep_untilNoFlushWasWrittenForThreeFlushes_andAgainOnceOneIs()
+    {
+        assertTrue(activity.inStep(), "a replica just started has nothing the table lacks");
+        activity.forwarded("1");
+        clock.advance(FLUSH);
+        flush();
+        clock.advance(FLUSH.multipliedBy(3));
+        assertTrue(activity.inStep(), "three flushes after the last one written");
+
+        // A stall: no flush ran for a moment longer than that.
+        clock.advance(Duration.ofMillis(1));
+        assertFalse(activity.inStep());
+
+        // The store refuses the write: the table still lacks this traffic.
+        failing = true;
+        activity.forwarded("1");
+        flush();
+        assertFalse(activity.inStep());
+        failing = false;
+        flush();
+        assertTrue(activity.inStep());
+
+        // A flush with nothing to write leaves the table as up to date as the replica.
+        clock.advance(FLUSH.multipliedBy(4));
+        assertFalse(activity.inStep());
+        assertEquals(null, flush());
+        assertTrue(activity.inStep());
     }
 
     @Test
