@@ -1,5 +1,6 @@
 package io.sandgate.egress;
 
+import java.security.KeyStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -9,6 +10,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 import io.sandgate.config.EgressConfig;
+import io.sandgate.core.Secret;
 import io.sandgate.core.Schedulers;
 import io.sandgate.web.ClientThreads;
 import io.sandgate.web.StreamingProxyServlet;
@@ -21,6 +23,9 @@ import org.eclipse.jetty.client.transport.HttpDestination;
 import org.eclipse.jetty.http.HttpCookieStore;
 import org.eclipse.jetty.io.ClientConnector;
 import org.eclipse.jetty.io.ssl.SslHandshakeListener;
+import org.eclipse.jetty.util.resource.Resource;
+import org.eclipse.jetty.util.resource.ResourceFactory;
+import org.eclipse.jetty.util.security.CertificateUtils;
 import org.eclipse.jetty.util.ssl.SslContextFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -97,8 +102,12 @@ final class NodeClients implements AutoCloseable
         Map<NodeState, Clients> made = new LinkedHashMap<>();
         try
         {
+            KeyStore trust = nodes.isEmpty() ? null : trustStore();
             for (NodeState node : nodes)
-                made.put(node, new Clients(start(node, "traffic", false, started), start(node, "probe", false, started), start(node, "one-shot", true, started)));
+            {
+                made.put(node, new Clients(start(node, "traffic", false, trust, started), start(node, "probe", false, trust, started),
+                    start(node, "one-shot", true, trust, started)));
+            }
         }
         catch (Exception x)
         {
@@ -180,20 +189,42 @@ final class NodeClients implements AutoCloseable
     }
 
     /**
+     * The configured trust store, read once for all the clients one start makes (three per node)
+     * rather than by each: a PKCS12 file's integrity check is thousands of HMAC rounds per read. A
+     * reload reads it again, so a node it adds trusts the file as it is then.
+     *
+     * @return null for the JVM's CAs
+     */
+    private KeyStore trustStore() throws Exception
+    {
+        if (config.trustStore().isEmpty())
+            return null;
+        Resource file = ResourceFactory.root().newResource(config.trustStore().get());
+        if (file == null || !file.exists())
+            throw new IllegalStateException("egress.tls.trust-store " + config.trustStore().get() + " was not found");
+        try
+        {
+            return CertificateUtils.getKeyStore(file, "PKCS12", null, config.trustStorePassword().map(Secret::reveal).orElse(null));
+        }
+        catch (Exception x)
+        {
+            // The JDK's words ("keystore password was incorrect") never hold the password.
+            throw new IllegalStateException("egress.tls.trust-store " + config.trustStore().get() + " cannot be read: " + x.getMessage(), x);
+        }
+    }
+
+    /**
      * @param role what the client is for, in its threads' names
+     * @param trust the trust store of TLS to targets, null for the JVM's CAs
      * @param started where the client goes before it starts, so that it is stopped if this or a later one fails
      */
-    private HttpClient start(NodeState state, String role, boolean singleUse, List<HttpClient> started) throws Exception
+    private HttpClient start(NodeState state, String role, boolean singleUse, KeyStore trust, List<HttpClient> started) throws Exception
     {
         EgressConfig.Node node = state.node();
         // Targets are pinned to the address the SSRF guard checked; TLS still verifies the name.
         SslContextFactory.Client tls = new PinnedSslContextFactory();
-        config.trustStore().ifPresent(path ->
-        {
-            tls.setTrustStorePath(path);
-            tls.setTrustStoreType("PKCS12");
-            config.trustStorePassword().ifPresent(p -> tls.setTrustStorePassword(p.reveal()));
-        });
+        if (trust != null)
+            tls.setTrustStore(trust);
         ClientConnector connector = new NodeConnector(() -> state.answered(System.nanoTime()),
             nanos -> metrics.timed(state, EgressMetrics.Phase.CONNECT, nanos));
         connector.setSslContextFactory(tls);
