@@ -12,6 +12,8 @@ import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
 import java.security.cert.Certificate;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -358,6 +360,14 @@ public final class TargetServer implements RecordsRequests<TargetServer.Recorded
             this.trustStore = directory.resolve("target-trust.p12");
         }
 
+        /**
+         * The JDK's PKCS12 settings for one round of each key derivation instead of 10 000: every
+         * server and client of a test reads these files, and the test JVMs (C1 only, without the
+         * SHA intrinsics) spent more CPU on those rounds than on anything else.
+         */
+        private static final Map<String, String> PKCS12_CHEAP = Map.of("keystore.pkcs12.macIterationCount", "1",
+            "keystore.pkcs12.keyPbeIterationCount", "1", "keystore.pkcs12.certPbeIterationCount", "1");
+
         static synchronized TestCertificate get()
         {
             if (instance == null)
@@ -389,7 +399,9 @@ public final class TargetServer implements RecordsRequests<TargetServer.Recorded
         {
             // The keytool of the JDK running the tests, so it is there wherever the tests run.
             Path keytool = Path.of(System.getProperty("java.home"), "bin", "keytool");
-            List<String> command = List.of(keytool.toString(), "-genkeypair", "-noprompt",
+            List<String> command = new ArrayList<>(List.of(keytool.toString()));
+            PKCS12_CHEAP.forEach((name, value) -> command.add("-J-D" + name + "=" + value));
+            command.addAll(List.of("-genkeypair", "-noprompt",
                     "-alias", "target",
                     "-keyalg", "EC", "-groupname", "secp256r1", "-sigalg", "SHA256withECDSA",
                     "-dname", "CN=127.0.0.1, O=Sandgate tests",
@@ -398,7 +410,7 @@ public final class TargetServer implements RecordsRequests<TargetServer.Recorded
                     // Back-dated a day so a skewed clock cannot make it "not yet valid".
                     "-startdate", "-1d", "-validity", "30",
                     "-storetype", "PKCS12", "-keystore", keyStore.toString(),
-                    "-storepass", PASSWORD, "-keypass", PASSWORD);
+                    "-storepass", PASSWORD, "-keypass", PASSWORD));
             Path output = directory.resolve("keytool.out");
             try
             {
@@ -430,6 +442,8 @@ public final class TargetServer implements RecordsRequests<TargetServer.Recorded
 
         private void writeTrustStore()
         {
+            Map<String, String> before = new HashMap<>();
+            PKCS12_CHEAP.forEach((name, value) -> before.put(name, System.setProperty(name, value)));
             try (InputStream in = Files.newInputStream(keyStore); OutputStream out = Files.newOutputStream(trustStore))
             {
                 KeyStore keys = KeyStore.getInstance("PKCS12");
@@ -443,6 +457,16 @@ public final class TargetServer implements RecordsRequests<TargetServer.Recorded
             catch (IOException | GeneralSecurityException e)
             {
                 throw new IllegalStateException("cannot write the test trust store", e);
+            }
+            finally
+            {
+                before.forEach((name, value) ->
+                {
+                    if (value == null)
+                        System.clearProperty(name);
+                    else
+                        System.setProperty(name, value);
+                });
             }
         }
 

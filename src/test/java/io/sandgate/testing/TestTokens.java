@@ -36,7 +36,6 @@ import com.nimbusds.jose.jwk.OctetKeyPair;
 import com.nimbusds.jose.jwk.RSAKey;
 import com.nimbusds.jose.jwk.gen.ECKeyGenerator;
 import com.nimbusds.jose.jwk.gen.OctetKeyPairGenerator;
-import com.nimbusds.jose.jwk.gen.RSAKeyGenerator;
 import com.nimbusds.jose.util.Base64URL;
 import com.nimbusds.jose.util.JSONObjectUtils;
 import com.nimbusds.jwt.JWTClaimsSet;
@@ -46,7 +45,8 @@ import com.nimbusds.jwt.SignedJWT;
  * The signing keys of {@link AuthorizationServerDouble} and the tokens a test makes with them: real
  * ones ({@link #token()}) and the forgeries a hostile client would try against a resource server.
  * Keys are generated when the double starts: RSA 2048 {@code rsa-1} (RS256), EC P-256 {@code ec-1}
- * (ES256) and Ed25519 {@code ed-1} (EdDSA). {@link #rotate()} adds {@code rsa-2}, {@code rsa-3}, ...,
+ * (ES256) and Ed25519 {@code ed-1} (EdDSA). The RSA key pairs come from {@link RsaKeys}, made once per
+ * build. {@link #rotate()} adds {@code rsa-2}, {@code rsa-3}, ...,
  * each becoming the RS256 key; older keys stay published until {@link #unpublish(String)}, and an
  * unpublished key still signs, which is how a test makes a token whose {@code kid} no JWKS names.
  */
@@ -85,7 +85,7 @@ public final class TestTokens
         this.clock = clock;
         try
         {
-            keys.put("rsa-1", new RSAKeyGenerator(2048).keyID("rsa-1").algorithm(JWSAlgorithm.RS256).generate());
+            keys.put("rsa-1", RsaKeys.next("rsa-1"));
             keys.put("ec-1", new ECKeyGenerator(Curve.P_256).keyID("ec-1").algorithm(JWSAlgorithm.ES256).generate());
             keys.put("ed-1", new OctetKeyPairGenerator(Curve.Ed25519).keyID("ed-1").algorithm(JWSAlgorithm.EdDSA).generate());
         }
@@ -113,14 +113,7 @@ public final class TestTokens
     public synchronized String rotate()
     {
         String kid = "rsa-" + ++rsaKeys;
-        try
-        {
-            keys.put(kid, new RSAKeyGenerator(2048).keyID(kid).algorithm(JWSAlgorithm.RS256).generate());
-        }
-        catch (JOSEException x)
-        {
-            throw new IllegalStateException("cannot generate " + kid, x);
-        }
+        keys.put(kid, RsaKeys.next(kid));
         currentRsaKid = kid;
         return kid;
     }
@@ -422,16 +415,7 @@ public final class TestTokens
     private synchronized RSAKey stranger()
     {
         if (stranger == null)
-        {
-            try
-            {
-                stranger = new RSAKeyGenerator(2048).keyID("stranger").generate();
-            }
-            catch (JOSEException x)
-            {
-                throw new IllegalStateException("cannot generate the stranger's key", x);
-            }
-        }
+            stranger = RsaKeys.stranger();
         return stranger;
     }
 
