@@ -3,6 +3,7 @@ package io.sandgate.egress;
 import java.security.GeneralSecurityException;
 import java.security.KeyPair;
 import java.security.KeyStore;
+import java.security.PrivateKey;
 import java.security.cert.Certificate;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
@@ -10,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 
+import javax.crypto.spec.PBEParameterSpec;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
@@ -43,7 +45,8 @@ import org.eclipse.jetty.server.Request;
  * tunnel's end point as Jetty stacks them on an https connector.</p>
  *
  * <p>Leaves are cached per host in a small LRU map (bounded, not Caffeine: a miss costs one EC
- * signature, the map needs no eviction thread, and two tunnels missing at once only sign twice).
+ * signature and a TLS context, the map needs no eviction thread, and two tunnels missing at once
+ * only sign twice).
  * All leaves share one key pair, made at start: a leaf's key protects nothing the CA's does not.</p>
  */
 public final class TlsInspection
@@ -55,6 +58,8 @@ public final class TlsInspection
     static final int LEAF_CACHE_SIZE = 1024;
     /** What ALPN offers inside a tunnel: only what the gateway then serves. */
     private static final String[] ALPN = {"http/1.1"};
+    /** The PKCS12 key protection of the JDK's default, with the round count of our choosing. */
+    private static final String ONE_ROUND = "PBEWithHmacSHA256AndAES_256";
 
     private final InspectionCa ca;
     private final EgressConfig.Inspect config;
@@ -167,12 +172,24 @@ public final class TlsInspection
 
     private SSLContext context(X509Certificate leaf)
     {
+        return context(leafKeys.getPrivate(), new Certificate[] {leaf, ca.certificate()});
+    }
+
+    /**
+     * A server TLS context of one key and its chain. The key store it goes through never leaves
+     * memory, so its key is protected with one round of the key derivation: the JDK's default,
+     * 10 000 rounds to store it and as many to read it back, cost a new host far more than the
+     * leaf's signature (LeafContextBenchmark).
+     */
+    static SSLContext context(PrivateKey key, Certificate[] chain)
+    {
         try
         {
             char[] password = new char[0];
             KeyStore store = KeyStore.getInstance("PKCS12");
             store.load(null, null);
-            store.setKeyEntry("leaf", leafKeys.getPrivate(), password, new Certificate[] {leaf, ca.certificate()});
+            store.setEntry("leaf", new KeyStore.PrivateKeyEntry(key, chain),
+                new KeyStore.PasswordProtection(password, ONE_ROUND, new PBEParameterSpec(new byte[16], 1)));
             KeyManagerFactory keys = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
             keys.init(store, password);
             SSLContext context = SSLContext.getInstance("TLS");
