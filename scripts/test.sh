@@ -66,6 +66,12 @@ for install in "${installs[@]}"; do
   wait "$install"
 done
 
+# Maven's own JVM compiles, packages and hands classes to the test JVMs: short work, done faster
+# and at half the CPU by the C1 compiler alone and the serial collector (clean test-compile: 21 s and
+# 41 s of CPU against 16 s and 19 s). Only here, not in .mvn/jvm.config: the benchmarks that run
+# under exec:java need the full compiler. A MAVEN_OPTS of the caller's comes after, and wins.
+export MAVEN_OPTS="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC ${MAVEN_OPTS:-}"
+
 # A redis-server started by the distribution is not used: every test starts its own on a free port.
 # The runner jar (maven-shade-plugin, after the tests) is left out: no test uses it, and the run
 # command of the README builds it.
