@@ -1,16 +1,12 @@
 package io.sandgate.mcp;
 
-import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.sandgate.mcp.ConformanceSuite.Outcome;
+import io.sandgate.testing.PerBuild;
 import io.sandgate.testing.ReferenceMcpServer;
 import org.eclipse.jetty.toolchain.test.MavenPaths;
 
@@ -74,28 +70,14 @@ final class ConformanceBaseline
     }
 
     /**
-     * The direct run of this build ({@code test.run}, set by the pom), made once: a run of the
-     * suite costs seconds of both cores, and the reference server scores alike on any port. A file
-     * lock orders the JVMs that ask at once; a run of another build is never taken, and without
-     * {@code test.run} (a run outside Maven) each class makes its own.
+     * The direct run of this build, made once ({@link PerBuild}): a run of the suite costs seconds
+     * of both cores, and the reference server scores alike on any port.
      */
     private Outcome shared(String revision) throws Exception
     {
-        String build = System.getProperty("test.run", "");
-        if (build.isEmpty())
-            return ConformanceSuite.run("direct", reference.url(), revision, results(revision + "-direct"));
         Path shared = results.getParent().resolve("direct");
-        Files.createDirectories(shared);
-        Path done = shared.resolve(revision + ".done");
-        try (FileChannel channel = FileChannel.open(shared.resolve(revision + ".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-             FileLock held = channel.lock())
-        {
-            List<String> made = Files.isRegularFile(done) ? Files.readAllLines(done) : List.of();
-            if (made.size() == 2 && made.get(0).equals(build))
-                return ConformanceSuite.read("direct", shared.resolve(revision), Duration.ofMillis(Long.parseLong(made.get(1))));
-            Outcome run = ConformanceSuite.run("direct", reference.url(), revision, shared.resolve(revision));
-            Files.write(done, List.of(build, Long.toString(run.took().toMillis())));
-            return run;
-        }
+        String took = PerBuild.once(shared, revision,
+            () -> Long.toString(ConformanceSuite.run("direct", reference.url(), revision, shared.resolve(revision)).took().toMillis()));
+        return ConformanceSuite.read("direct", shared.resolve(revision), Duration.ofMillis(Long.parseLong(took)));
     }
 }

@@ -1,11 +1,8 @@
 package io.sandgate.testing;
 
-import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -26,9 +23,8 @@ import org.eclipse.jetty.toolchain.test.MavenPaths;
  *
  * <p>Generating a pair takes most of a second of CPU in a test JVM (they run the C1 compiler only,
  * which has none of the big-number intrinsics), and the suite starts dozens of doubles. So the
- * pairs are generated once per build ({@code test.run}, set by the pom) by a JVM of their own with
- * the full compiler, into a file under {@code target/tests} that every test JVM reads; a file lock
- * orders the JVMs that ask at once. Outside Maven each JVM generates them itself.</p>
+ * pairs are generated once per build ({@link PerBuild}) by a JVM of their own with the full
+ * compiler, and every test JVM reads them. Outside Maven each JVM generates them itself.</p>
  */
 public final class RsaKeys
 {
@@ -62,28 +58,17 @@ public final class RsaKeys
 
     private static List<RSAKey> load()
     {
-        String build = System.getProperty("test.run", "");
-        if (build.isEmpty())
+        if (System.getProperty("test.run", "").isEmpty())
             return generate(PAIRS + 1);
-        Path directory = MavenPaths.targetTests().resolve("rsa-keys");
-        Path file = directory.resolve("pairs.json");
         try
         {
-            Files.createDirectories(directory);
-            try (FileChannel channel = FileChannel.open(directory.resolve("pairs.lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-                 FileLock held = channel.lock())
+            Path directory = MavenPaths.targetTests().resolve("rsa-keys");
+            return parse(PerBuild.once(directory, "pairs", () ->
             {
-                if (Files.isRegularFile(file))
-                {
-                    List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
-                    if (lines.size() == 2 && lines.get(0).equals(build))
-                        return parse(lines.get(1));
-                }
-                Path made = directory.resolve("pairs.new");
+                Path made = directory.resolve("pairs.json");
                 generateElsewhere(made);
-                Files.write(file, List.of(build, Files.readString(made, StandardCharsets.UTF_8).trim()), StandardCharsets.UTF_8);
-                return parse(Files.readAllLines(file, StandardCharsets.UTF_8).get(1));
-            }
+                return Files.readString(made, StandardCharsets.UTF_8).trim();
+            }));
         }
         catch (Exception x)
         {
