@@ -153,7 +153,7 @@ final class FederatedCalls
     {
         String member = server.name();
         ObjectNode sent = channel.forMember(message);
-        MemberMessages.Answering answering = sent == message ? MemberMessages.Answering.request(message) : MemberMessages.Answering.request(sent, message);
+        MemberMessages.Answering answering = MemberMessages.Answering.request(sent, message);
         channel.send(server, sent)
             .whenComplete((exchange, failure) ->
             {

@@ -33,6 +33,7 @@ public final class MemberMessages
     {
         /** A member's GET stream: no request of the client's is answered on it. */
         public static final Answering NOTHING = new Answering(null, null, null, null);
+
         public Answering(JsonNode id, JsonNode progressToken)
         {
             this(id, progressToken, null, null);
@@ -45,9 +46,9 @@ public final class MemberMessages
         }
 
         /**
-         * A routed request the member got under an id and progress token of the gateway's
-         * ({@code sent}) in place of the client's ({@code message}): its answer goes to the client
-         * under the client's.
+         * A routed request as the member got it ({@code sent}) and as the client sent it
+         * ({@code message}): the same, or with an id and progress token of the gateway's in place of
+         * the client's; either way its answer goes to the client under the client's.
          */
         public static Answering request(JsonNode sent, JsonNode message)
         {

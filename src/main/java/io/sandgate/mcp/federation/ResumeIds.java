@@ -44,7 +44,7 @@ public final class ResumeIds
         return Base64.getUrlEncoder().withoutPadding().encodeToString(request.toString().getBytes(StandardCharsets.UTF_8)) + ".";
     }
 
-    /** What an event id of {@link #eventId}, its prefix taken off, names; empty when it is not one. */
+    /** What an event id made with {@link #requestPart}, its prefix taken off, names; empty when it is not one. */
     public static Optional<Resumed> parse(String id)
     {
         int dot = id.indexOf('.');
